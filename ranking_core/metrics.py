@@ -1,0 +1,180 @@
+"""Ranking metrics, all vectorised.
+
+* pairwise misranking, seed 003 eq. (1), in O(n log n);
+* magnitude-preserving MSD and M1D, seed 000 eqs. (67)–(68), in O(n) and O(n log n);
+* DCG, NDCG, MRR, WTA, Precision@n and expected rank utility, seed 001 §3.2 eqs. (9)–(16).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy.stats import kendalltau
+
+__all__ = [
+    "dcg",
+    "expected_rank_utility",
+    "mean_1norm_difference",
+    "mean_squared_difference",
+    "mrr",
+    "ndcg",
+    "pairwise_misranking",
+    "precision_at",
+    "wta",
+]
+
+
+def _pair(y_true: ArrayLike, y_score: ArrayLike) -> tuple[NDArray, NDArray]:
+    y = np.asarray(y_true, dtype=np.float64).ravel()
+    f = np.asarray(y_score, dtype=np.float64).ravel()
+    if y.shape != f.shape:
+        raise ValueError(f"y_true has {y.size} values but y_score has {f.size}")
+    if not (np.all(np.isfinite(y)) and np.all(np.isfinite(f))):
+        raise ValueError("y_true and y_score must be finite")
+    return y, f
+
+
+def _tied_pairs(*columns: NDArray) -> int:
+    """Number of unordered pairs equal in every given column, Σ t(t − 1)/2 over tie groups."""
+    order = np.lexsort(columns[::-1])
+    sorted_cols = np.stack([c[order] for c in columns])
+    starts = np.flatnonzero(np.r_[True, np.any(np.diff(sorted_cols, axis=1) != 0, axis=0)])
+    counts = np.diff(np.r_[starts, sorted_cols.shape[1]]).astype(np.int64)
+    return int((counts * (counts - 1) // 2).sum())
+
+
+def pairwise_misranking(y_true: ArrayLike, y_score: ArrayLike) -> float:
+    """Share of pairs with y_i > y_j that the scores rank f_i ≤ f_j (seed 003 eq. (1)).
+
+    .. math:: \\widehat{\\mathcal E}_{0-1} = \\frac{\\sum_{i,j} 1\\{y_i > y_j \\wedge f_i \\le f_j\\}}
+                                                {\\sum_{i,j} 1\\{y_i > y_j\\}}
+
+    Ties in the scores count as errors, ties in y_true are not pairs. Computed in O(n log n)
+    from tie counts and Kendall's τ_b (``scipy.stats.kendalltau``, a merge-sort count): with
+    n₀ = n(n−1)/2 and t_y, t_f, t_yf the pairs tied in y, in f and in both, the concordant pairs
+    are C = ((n₀ − t_y − t_f + t_yf) + τ_b·√((n₀ − t_y)(n₀ − t_f)))/2, and the result is
+    1 − C/(n₀ − t_y). Returns NaN when y_true is constant (no pair to rank).
+    """
+    y, f = _pair(y_true, y_score)
+    n = y.size
+    total = n * (n - 1) // 2
+    tied_y, tied_f = _tied_pairs(y), _tied_pairs(f)
+    ordered = total - tied_y
+    if ordered == 0:
+        return math.nan
+    untied = total - tied_y - tied_f + _tied_pairs(y, f)
+    concordant = 0
+    if untied > 0:
+        tau = kendalltau(y, f, variant="b").statistic
+        c_minus_d = round(tau * math.sqrt(total - tied_y) * math.sqrt(total - tied_f))
+        concordant = (untied + c_minus_d) // 2
+    return (ordered - concordant) / ordered
+
+
+def mean_squared_difference(y_true: ArrayLike, y_score: ArrayLike) -> float:
+    """MSD, seed 000 eq. (67): (1/n²) Σ_i Σ_j ((h_j − h_i) − (y_j − y_i))².
+
+    With d = h − y the double sum equals 2n Σd² − 2(Σd)², so MSD = 2·Var(d) (population
+    variance), O(n).
+    """
+    y, f = _pair(y_true, y_score)
+    d = f - y
+    return float(2.0 * np.mean((d - d.mean()) ** 2))
+
+
+def mean_1norm_difference(y_true: ArrayLike, y_score: ArrayLike) -> float:
+    """M1D, seed 000 eq. (68): (1/n²) Σ_i Σ_j |(h_j − h_i) − (y_j − y_i)|, O(n log n).
+
+    With d = h − y sorted ascending, Σ_{i<j} (d_(j) − d_(i)) = Σ_k d_(k)(2k − n + 1) (0-based k).
+    """
+    y, f = _pair(y_true, y_score)
+    d = np.sort(f - y)
+    n = d.size
+    weights = 2.0 * np.arange(n) - n + 1.0
+    return float(2.0 * (d @ weights) / n**2)
+
+
+# --- permutation-based measures (seed 001 §3.2) --------------------------------------------
+
+
+def _gains(y: NDArray, gain: str) -> NDArray:
+    if gain == "exponential":
+        return np.exp2(y) - 1.0
+    if gain == "linear":
+        return y
+    raise ValueError(f"gain must be 'exponential' or 'linear', got {gain!r}")
+
+
+def dcg(y_true: ArrayLike, y_score: ArrayLike, k: int | None = None,
+        gain: str = "exponential") -> float:
+    """DCG@k, seed 001 eq. (11): Σ_{i ≤ k} b_i / log₂(i + 1), b = 2^r − 1 (``gain="exponential"``)
+    or b = r (``"linear"``), documents ordered by decreasing score.
+
+    Tied scores share the mean gain of their tie group (as ``sklearn.metrics.dcg_score``), so the
+    value does not depend on an arbitrary order among ties.
+    """
+    y, f = _pair(y_true, y_score)
+    b = _gains(y, gain)
+    n = y.size
+    k = n if k is None else min(int(k), n)
+    discount = np.zeros(n)
+    discount[:k] = 1.0 / np.log2(np.arange(2, k + 2))
+    _, inverse, counts = np.unique(-f, return_inverse=True, return_counts=True)
+    group_gain = np.bincount(inverse, weights=b) / counts
+    cum_discount = np.r_[0.0, np.cumsum(discount)]
+    ends = np.cumsum(counts)
+    group_discount = cum_discount[ends] - cum_discount[ends - counts]
+    return float(group_gain @ group_discount)
+
+
+def ndcg(y_true: ArrayLike, y_score: ArrayLike, k: int | None = None,
+         gain: str = "exponential") -> float:
+    """NDCG@k = DCG@k(π, y) / DCG@k(ideal, y), seed 001 eqs. (12)–(14); 0 if the ideal is 0."""
+    ideal = dcg(y_true, y_true, k, gain)
+    return dcg(y_true, y_score, k, gain) / ideal if ideal > 0 else 0.0
+
+
+def _order(y_score: NDArray) -> NDArray[np.intp]:
+    """Documents by decreasing score; ties keep their input order."""
+    return np.argsort(-y_score, kind="stable")
+
+
+def mrr(y_true: ArrayLike, y_score: ArrayLike) -> float:
+    """Reciprocal rank of the first most-relevant document (seed 001, MRR, a_i = 1/i)."""
+    y, f = _pair(y_true, y_score)
+    ranked = y[_order(f)]
+    return 1.0 / (int(np.argmax(ranked == y.max())) + 1)
+
+
+def wta(y_true: ArrayLike, y_score: ArrayLike) -> float:
+    """Winner takes all, seed 001 eq. (9): 1 if the top-scored document is most relevant."""
+    y, f = _pair(y_true, y_score)
+    return float(y[_order(f)[0]] == y.max())
+
+
+def precision_at(y_true: ArrayLike, y_score: ArrayLike, n: int = 10,
+                 threshold: float | None = None) -> float:
+    """Precision@n, seed 001 eq. (15): share of the top n documents that are relevant
+    (y ≥ ``threshold``; by default the most relevant grade present)."""
+    y, f = _pair(y_true, y_score)
+    cut = y.max() if threshold is None else threshold
+    top = y[_order(f)[: max(int(n), 1)]]
+    return float(np.mean(top >= cut))
+
+
+def expected_rank_utility(y_true: ArrayLike, y_score: ArrayLike, neutral: float = 0.0,
+                          halflife: float = 5.0, normalize: bool = True) -> float:
+    """Expected rank utility, seed 001 eq. (16): Σ_i max(r_i − d, 0)·2^((1 − i)/(α − 1)),
+    d = ``neutral`` vote, α = ``halflife``; divided by its ideal value when ``normalize``."""
+    if halflife <= 1:
+        raise ValueError(f"halflife must be > 1, got {halflife!r}")
+    y, f = _pair(y_true, y_score)
+    utility = np.maximum(y - neutral, 0.0)
+    decay = np.exp2(-np.arange(y.size) / (halflife - 1.0))
+    value = float(utility[_order(f)] @ decay)
+    if not normalize:
+        return value
+    best = float(np.sort(utility)[::-1] @ decay)
+    return value / best if best > 0 else 0.0

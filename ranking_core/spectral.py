@@ -1,0 +1,175 @@
+"""One eigendecomposition per training set; every filter and every λ from it (DESIGN §3).
+
+For ranking (seed 003 eq. (4) and §3) the operator S*DS/m² acts on kernel coefficients as CK/m and,
+on the range of C = I − 11ᵀ/m, coincides with the symmetric matrix K̃ = CKC/m. With
+K̃ = U diag(σ) Uᵀ and b = Cy/m,
+
+    c(λ) = g_λ(K̃) b = U (g_λ(σ) ⊙ Uᵀb) + g_λ(0) (b − UUᵀb).
+
+The last term is exact when U spans only part of the space and the rest of the spectrum is treated
+as 0 (truncated decompositions); it vanishes for a full basis. For supervised regression (SLR,
+seed 003 §4.1) the same algebra applies to K/m and b = y/m with no centring.
+
+Three ways to obtain (U, σ):
+
+* ``dense``   — ``scipy.linalg.eigh`` of K̃: O(m³) once.
+* ``low-rank``— pivoted Cholesky K ≈ LLᵀ (rank r, residual trace ≤ tol·trace K), then the thin
+  SVD of CL/√m: O(m r²). Smooth kernels on low-dimensional inputs (glucose pairs) give r ≪ m.
+* ``primal``  — explicit features (linear kernel, d < m; seed 002 §3.1): eigh of the d × d
+  covariance X_cᵀX_c/m and coefficients w in feature space, O(d³ + d²m).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg
+from numpy.typing import NDArray
+
+from ranking_core.filters import Filter
+from ranking_core.kernels import Kernel
+
+__all__ = ["Spectrum", "dense_spectrum", "lowrank_spectrum", "pivoted_cholesky", "primal_spectrum"]
+
+
+@dataclass(frozen=True)
+class Spectrum:
+    """An immutable eigen-decomposition of the training operator, ready to be filtered.
+
+    Attributes
+    ----------
+    vectors : (p, r) eigenvectors (p = m training points, or d features for ``primal``).
+    values : (r,) eigenvalues σ ≥ 0.
+    projection : (r,) Uᵀb, the right-hand side in the eigenbasis.
+    residual : (p,) b − UUᵀb, the part of b outside span(U) (zero for a full basis).
+    feature_mean : (p,) mean over the training inputs of the feature map (kernel row or x),
+        used to put the mean training prediction on the mean rating.
+    norm_weights : (r,) w_k such that ‖f_λ‖²_H = Σ_k w_k g_λ(σ_k)² (for quasi-optimality).
+    method : ``"dense"``, ``"low-rank"`` or ``"primal"``.
+    """
+
+    vectors: NDArray[np.float64]
+    values: NDArray[np.float64]
+    projection: NDArray[np.float64]
+    residual: NDArray[np.float64]
+    feature_mean: NDArray[np.float64]
+    norm_weights: NDArray[np.float64]
+    method: str
+
+    @property
+    def rank(self) -> int:
+        return int(self.values.size)
+
+    def factors(self, filter: Filter, lams: NDArray[np.float64]) -> NDArray[np.float64]:
+        """g_λ(σ) for every λ, shape (len(lams), r)."""
+        return filter.factors(self.values[None, :], np.asarray(lams, dtype=np.float64)[:, None])
+
+    def coefficients(self, filter: Filter, lams: NDArray[np.float64]) -> NDArray[np.float64]:
+        """c(λ) for every λ, shape (len(lams), p); O(len(lams)·p·r) flops."""
+        lams = np.asarray(lams, dtype=np.float64)
+        # one call with σ = 0 appended, so that data-dependent filters (Landweber's step) see
+        # the same spectrum for g_λ(σ) and g_λ(0)
+        with_zero = filter.factors(np.append(self.values, 0.0)[None, :], lams[:, None])
+        coef = (with_zero[:, :-1] * self.projection) @ self.vectors.T
+        if self.method != "primal":
+            coef += with_zero[:, -1:] * self.residual
+        return coef
+
+
+def _center_columns(A: NDArray[np.float64]) -> NDArray[np.float64]:
+    return A - A.mean(axis=0)
+
+
+def dense_spectrum(K: NDArray[np.float64], y: NDArray[np.float64], centered: bool) -> Spectrum:
+    """Full eigendecomposition of K̃ = CKC/m (``centered``) or K/m; O(m³)."""
+    m = len(y)
+    if centered:
+        operator = _center_columns(_center_columns(K).T) / m  # C K C / m (K symmetric)
+        b = (y - y.mean()) / m
+    else:
+        operator = K / m
+        b = y / m
+    operator = (operator + operator.T) / 2.0
+    values, vectors = scipy.linalg.eigh(operator, driver="evd", overwrite_a=True)
+    values = np.maximum(values, 0.0)
+    projection = vectors.T @ b
+    return Spectrum(
+        vectors=vectors,
+        values=values,
+        projection=projection,
+        residual=b - vectors @ projection,
+        feature_mean=K.mean(axis=0),
+        norm_weights=m * values * projection**2,
+        method="dense",
+    )
+
+
+def pivoted_cholesky(
+    kernel: Kernel, X: NDArray[np.float64], tol: float, max_rank: int
+) -> tuple[NDArray[np.float64], NDArray[np.intp]] | None:
+    """Greedy pivoted Cholesky K ≈ LLᵀ of the Gram matrix, evaluating only r kernel columns.
+
+    Stops when the residual trace Σ diag(K − LLᵀ) ≤ tol·trace(K); returns (L (m, r), pivots),
+    or ``None`` if that needs more than ``max_rank`` columns. Cost O(m r²).
+    """
+    m = len(X)
+    diag = kernel.diagonal(X).astype(np.float64, copy=True)
+    target = tol * diag.sum()
+    factor_t = np.empty((min(max_rank, m), m))  # row k holds column k of L
+    pivots = []
+    for k in range(min(max_rank, m)):
+        if diag.sum() <= target:
+            return factor_t[:k].T.copy(), np.asarray(pivots, dtype=np.intp)
+        p = int(np.argmax(diag))
+        column = kernel(X, X[p : p + 1])[:, 0] - factor_t[:k].T @ factor_t[:k, p]
+        factor_t[k] = column / np.sqrt(diag[p])
+        diag -= factor_t[k] ** 2
+        diag[p] = 0.0
+        pivots.append(p)
+    if diag.sum() <= target:
+        return factor_t.T.copy(), np.asarray(pivots, dtype=np.intp)
+    return None
+
+
+def lowrank_spectrum(
+    L: NDArray[np.float64], y: NDArray[np.float64], centered: bool
+) -> Spectrum:
+    """Spectrum of K̃ ≈ (CL)(CL)ᵀ/m from a factor K ≈ LLᵀ by a thin SVD; O(m r²)."""
+    m = len(y)
+    Z = (_center_columns(L) if centered else L) / np.sqrt(m)
+    vectors, singular, _ = scipy.linalg.svd(Z, full_matrices=False, lapack_driver="gesdd")
+    values = singular**2
+    b = (y - y.mean()) / m if centered else y / m
+    projection = vectors.T @ b
+    return Spectrum(
+        vectors=vectors,
+        values=values,
+        projection=projection,
+        residual=b - vectors @ projection,
+        feature_mean=L @ L.mean(axis=0),
+        norm_weights=m * values * projection**2,
+        method="low-rank",
+    )
+
+
+def primal_spectrum(X: NDArray[np.float64], y: NDArray[np.float64], centered: bool) -> Spectrum:
+    """Primal form for explicit features (seed 002 §3.1): w(λ) = g_λ(X_cᵀX_c/m) X_cᵀ y/m.
+
+    Uses g(AᵀA)Aᵀ = Aᵀg(AAᵀ) with A = X_c/√m, so predictions equal the dual solution's.
+    Cost O(d²m + d³).
+    """
+    m = len(y)
+    Xc = _center_columns(X) if centered else X
+    values, vectors = scipy.linalg.eigh(Xc.T @ Xc / m, driver="evd")
+    values = np.maximum(values, 0.0)
+    projection = vectors.T @ (Xc.T @ y / m)
+    return Spectrum(
+        vectors=vectors,
+        values=values,
+        projection=projection,
+        residual=np.zeros(X.shape[1]),
+        feature_mean=X.mean(axis=0),
+        norm_weights=projection**2,
+        method="primal",
+    )

@@ -1,0 +1,76 @@
+"""Input checks shared by every learner: one sentence shape per rule, naming the bad rows."""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from sklearn.utils.validation import check_array
+
+__all__ = ["check_inputs", "check_training_data", "describe_rows", "positive_float"]
+
+
+def describe_rows(rows: NDArray[np.intp], limit: int = 10) -> str:
+    """'rows 3, 17 and 40' (0-based), abbreviated after ``limit`` rows."""
+    rows = np.asarray(rows).ravel()
+    shown = ", ".join(str(int(r)) for r in rows[:limit])
+    more = f" and {len(rows) - limit} more" if len(rows) > limit else ""
+    return f"row{'s' if len(rows) > 1 else ''} {shown}{more}"
+
+
+def check_inputs(X: ArrayLike, owner: str, n_features: int | None = None) -> NDArray[np.float64]:
+    """X as a finite 2-D float64 array; names the first non-finite rows."""
+    X = check_array(X, dtype=np.float64, ensure_all_finite=False, ensure_2d=True)
+    bad = np.flatnonzero(~np.isfinite(X).all(axis=1))
+    if bad.size:
+        raise ValueError(
+            f"{owner}: X has NaN or infinite values in {describe_rows(bad)} "
+            "(rule: every input must be a finite number)"
+        )
+    if n_features is not None and X.shape[1] != n_features:
+        raise ValueError(
+            f"{owner}: X has {X.shape[1]} features, but the model was fitted with {n_features}"
+        )
+    return X
+
+
+def check_training_data(
+    X: ArrayLike, y: ArrayLike, owner: str
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Validate a training set (X, y) for a ranking learner.
+
+    Rules, each with its own message: X and y have the same length; at least 2 points; every value
+    finite (the bad rows are named); y not constant (a ranking needs at least one pair y_i > y_j).
+    """
+    y_arr = np.asarray(y)
+    if y_arr.ndim != 1:
+        y_arr = np.asarray(check_array(y_arr, ensure_2d=False, dtype=np.float64)).ravel()
+    n_x = len(X) if hasattr(X, "__len__") else None
+    if n_x is not None and n_x != len(y_arr):
+        raise ValueError(f"{owner}: X has {n_x} rows but y has {len(y_arr)} values")
+    X = check_inputs(X, owner)
+    y_arr = check_array(y_arr, dtype=np.float64, ensure_2d=False, ensure_all_finite=False)
+    if len(X) < 2:
+        raise ValueError(f"{owner}: need at least 2 training points, got {len(X)}")
+    bad = np.flatnonzero(~np.isfinite(y_arr))
+    if bad.size:
+        raise ValueError(
+            f"{owner}: y has NaN or infinite values in {describe_rows(bad)} "
+            "(rule: every rating must be a finite number)"
+        )
+    if np.ptp(y_arr) == 0:
+        raise ValueError(
+            f"{owner}: y is constant ({y_arr[0]!r}); ranking needs at least two different ratings"
+        )
+    return X, y_arr
+
+
+def positive_float(value: object, name: str, owner: str) -> float:
+    """A parameter that must be a positive finite number (for example λ)."""
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        number = float("nan")
+    if not np.isfinite(number) or number <= 0:
+        raise ValueError(f"{owner}: parameter {name!r} must be a positive finite number; "
+                         f"got {value!r}")
+    return number
