@@ -16,8 +16,8 @@ from ranking_core.ranker import RegularizationPath, SpectralRanker, SpectralRegr
 __all__ = [
     "GaussianKernel",
     "IteratedLavrentiev",
-    "LaplacianKernel",
     "Landweber",
+    "LaplacianKernel",
     "Lavrentiev",
     "LinearKernel",
     "PolynomialKernel",

@@ -6,8 +6,8 @@ written so that they stay finite and accurate both for σ → 0 and for σ ≫ �
 forms, no 1 − (1 − ε) cancellation).
 
 Every filter has one method, ``factors(sigma, lam)``, which broadcasts: pass ``sigma[None, :]`` and
-``lam[:, None]`` to get the factors of a whole λ-path at once. Its ``qualification`` is the largest p
-with sup_t t^p |1 − t g_λ(t)| ≤ γ_p λ^p (seed 003 §3).
+``lam[:, None]`` to get the factors of a whole λ-path at once. Its ``qualification`` is the
+largest p with sup_t t^p |1 − t g_λ(t)| ≤ γ_p λ^p (seed 003 §3).
 """
 
 from __future__ import annotations

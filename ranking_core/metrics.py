@@ -48,8 +48,8 @@ def _tied_pairs(*columns: NDArray) -> int:
 def pairwise_misranking(y_true: ArrayLike, y_score: ArrayLike) -> float:
     """Share of pairs with y_i > y_j that the scores rank f_i ≤ f_j (seed 003 eq. (1)).
 
-    .. math:: \\widehat{\\mathcal E}_{0-1} = \\frac{\\sum_{i,j} 1\\{y_i > y_j \\wedge f_i \\le f_j\\}}
-                                                {\\sum_{i,j} 1\\{y_i > y_j\\}}
+    .. math:: E_{0-1} = \\frac{\\sum_{i,j} 1\\{y_i > y_j \\wedge f_i \\le f_j\\}}
+                              {\\sum_{i,j} 1\\{y_i > y_j\\}}
 
     Ties in the scores count as errors, ties in y_true are not pairs. Computed in O(n log n)
     from tie counts and Kendall's τ_b (``scipy.stats.kendalltau``, a merge-sort count): with

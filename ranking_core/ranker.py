@@ -260,7 +260,7 @@ class SpectralRanker(_SpectralEstimator):
 class SpectralRegressor(_SpectralEstimator):
     """Supervised learning regression (SLR, kernel ridge regression for Lavrentiev).
 
-    .. math:: f_z^\\lambda = g_\\lambda\\bigl(\\tfrac{1}{m}S_x^*S_x\\bigr)\\,\\tfrac{1}{m}S_x^*\\mathbf{y}
+    .. math:: f_z^\\lambda = g_\\lambda(S_x^*S_x/m)\\, S_x^*\\mathbf{y}/m
 
     the comparison learner of seed 003 §4.1 (Smale–Zhou regularized least squares:
     c = (K + mλI)⁻¹y for Lavrentiev). Same parameters and attributes as :class:`SpectralRanker`;

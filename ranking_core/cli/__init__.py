@@ -1,0 +1,19 @@
+"""The ``riskgrid`` command line: one module per command group, registered here."""
+
+from __future__ import annotations
+
+import typer
+
+from ranking_core.cli import reproduce
+
+app = typer.Typer(
+    name="riskgrid",
+    help="Learned clinical error grids by regularized ranking.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+app.add_typer(reproduce.app, name="reproduce")
+
+
+def main() -> None:  # pragma: no cover - console entry point
+    app()

@@ -1,0 +1,3 @@
+from ranking_core.cli import app
+
+app(prog_name="riskgrid")
