@@ -21,6 +21,7 @@ __all__ = [
     "mrr",
     "ndcg",
     "pairwise_misranking",
+    "pairwise_misranking_batch",
     "precision_at",
     "wta",
 ]
@@ -71,6 +72,37 @@ def pairwise_misranking(y_true: ArrayLike, y_score: ArrayLike) -> float:
         c_minus_d = round(tau * math.sqrt(total - tied_y) * math.sqrt(total - tied_f))
         concordant = (untied + c_minus_d) // 2
     return (ordered - concordant) / ordered
+
+
+# pairwise_misranking_batch compares score rows on explicit pair lists up to this many pairs·rows
+_BATCH_ENTRIES = 1 << 22
+
+
+def pairwise_misranking_batch(y_true: ArrayLike, scores: ArrayLike) -> NDArray[np.float64]:
+    """:func:`pairwise_misranking` of every row of ``scores`` (L, n) against one y_true (n,).
+
+    For validation curves over a λ grid: the ordered pairs (y_i > y_j) are listed once and each
+    row's errors f_i ≤ f_j are counted in vectorised blocks, O(L·P) for P ordered pairs (no
+    per-row Python call). Falls back to one O(n log n) call per row when P alone exceeds the
+    block budget (n beyond a few thousand). Returns (L,), NaN everywhere when y_true is constant.
+    """
+    y = np.asarray(y_true, dtype=np.float64).ravel()
+    S = np.atleast_2d(np.asarray(scores, dtype=np.float64))
+    if S.shape[1] != y.size:
+        raise ValueError(f"y_true has {y.size} values but scores have {S.shape[1]} columns")
+    if not (np.all(np.isfinite(y)) and np.all(np.isfinite(S))):
+        raise ValueError("y_true and scores must be finite")
+    higher, lower = np.nonzero(y[:, None] > y[None, :])
+    if higher.size == 0:
+        return np.full(S.shape[0], np.nan)
+    if higher.size > _BATCH_ENTRIES:
+        return np.array([pairwise_misranking(y, row) for row in S])
+    step = max(1, _BATCH_ENTRIES // higher.size)
+    errors = np.empty(S.shape[0])
+    for start in range(0, S.shape[0], step):
+        block = S[start:start + step]
+        errors[start:start + step] = np.count_nonzero(block[:, higher] <= block[:, lower], axis=1)
+    return errors / higher.size
 
 
 def mean_squared_difference(y_true: ArrayLike, y_score: ArrayLike) -> float:

@@ -15,7 +15,7 @@ from scipy.optimize import lsq_linear
 from sklearn.base import BaseEstimator, clone
 from sklearn.model_selection import KFold
 
-from ranking_core.metrics import pairwise_misranking
+from ranking_core.metrics import pairwise_misranking_batch
 from ranking_core.validation import check_training_data
 
 __all__ = [
@@ -59,7 +59,7 @@ class LambdaChoice:
 
 def _validation_curve(model: BaseEstimator, lams: NDArray, X: NDArray, y: NDArray) -> NDArray:
     predictions = model.path(lams).predict(X)
-    return np.array([pairwise_misranking(y, p) for p in predictions])
+    return pairwise_misranking_batch(y, predictions)
 
 
 def _first_minimum(curve: NDArray, what: str) -> int:
