@@ -68,3 +68,24 @@ def test_log_transform_kernel_is_gaussian_on_warped_coordinates():
 def test_transform_rejects_bad_parameters(bad):
     with pytest.raises(ValueError, match="GlucoseTransform"):
         GlucoseTransform(**bad)
+
+
+def test_signed_ratings_follow_the_seg_sign_convention():
+    from ranking_core.grids.signed import side_of_diagonal, signed_ratings
+
+    X = np.array([[300.0, 100.0], [100.0, 300.0], [120.0, 120.0]])
+    np.testing.assert_array_equal(side_of_diagonal(X), [1, -1, 0])  # low reading → positive
+    np.testing.assert_array_equal(signed_ratings(X, [1.6, 2.1, 0.3]), [1.6, -2.1, 0.0])
+
+
+def test_absolute_risk_grid_is_the_absolute_signed_grid():
+    from ranking_core.grids.signed import AbsoluteRisk, signed_ratings
+
+    X, y = _data()
+    signed = SpectralRanker(gamma=1e4, lam=1e-3).fit(X, signed_ratings(X, y))
+    model = AbsoluteRisk(signed)
+    grid = learned_grid(model, AXIS)
+    np.testing.assert_allclose(grid, np.abs(learned_grid(signed, AXIS)), atol=0)
+    direct = model.predict(lattice_points(AXIS)).reshape(AXIS.size, AXIS.size)
+    np.testing.assert_allclose(grid, direct, atol=1e-10)
+    assert grid.min() >= 0

@@ -25,6 +25,7 @@ from ranking_core.filters import Filter, IteratedLavrentiev
 from ranking_core.grids.compare import DIFFERENCE_BINS, difference_shares
 from ranking_core.grids.coordinates import GlucoseTransform, TransformedKernel
 from ranking_core.grids.seg import GLUCOSE_MAX, SEGTable
+from ranking_core.grids.signed import AbsoluteRisk, signed_ratings
 from ranking_core.kernels import GaussianKernel, Kernel
 from ranking_core.metrics import pairwise_misranking
 from ranking_core.ranker import SpectralRanker
@@ -73,6 +74,8 @@ class SEGRecipe:
     transform : per-coordinate glucose warp applied before the kernel (None = mg/dL as is).
     filter : spectral filter (``"lavrentiev"`` is eq. (4); ``IteratedLavrentiev(k)`` eq. (13)).
     lam0, q, n_lams : the λ grid λ_j = λ₀·q^j, j < n_lams.
+    signed : learn sign(REF − estimate)·y and predict |f|
+        (:mod:`ranking_core.grids.signed`; a project extension).
     selection : ``"holdout"`` (the paper: first m/2 fit, last m/2 choose; the model keeps the
         first half only) or ``"kfold"`` (k-fold validation misranking, then a refit on all m).
     n_splits : folds for ``"kfold"``.
@@ -85,6 +88,7 @@ class SEGRecipe:
     lam0: float = 1.0
     q: float = 0.95
     n_lams: int = 200
+    signed: bool = False
     selection: str = "holdout"
     n_splits: int = 5
 
@@ -106,6 +110,7 @@ class SEGRecipe:
             {"scale": self.transform.scale, "offset_mgdl": self.transform.offset},
             "filter": self.filter if isinstance(self.filter, str) else repr(self.filter),
             "lambda_grid": {"lam0": self.lam0, "q": self.q, "n": self.n_lams},
+            "signed": self.signed,
             "selection": self.selection,
             "n_splits": self.n_splits if self.selection == "kfold" else None,
         }
@@ -133,12 +138,17 @@ def draw_seg_ratings(
     return X, table.risk(X[:, 0], X[:, 1])
 
 
-def fit_recipe(recipe: SEGRecipe, X: NDArray, y: NDArray) -> tuple[SpectralRanker, float, object]:
+def fit_recipe(recipe: SEGRecipe, X: NDArray, y: NDArray) -> tuple[object, float, object]:
     """Choose (γ, λ) by the recipe's validation misranking and return (model, λ, γ).
 
-    One decomposition per γ (and per fold); every λ is solved from it.
+    One decomposition per γ (and per fold); every λ is solved from it. The model is a fitted
+    :class:`~ranking_core.SpectralRanker`, or an
+    :class:`~ranking_core.grids.signed.AbsoluteRisk` around one when ``recipe.signed``
+    (λ and γ are then chosen by the misranking of the signed ratings).
     """
     lams = recipe.lams()
+    if recipe.signed:
+        y = signed_ratings(X, y)
     best = None
     for gamma in recipe.gammas:
         ranker = recipe.ranker(gamma)
@@ -153,10 +163,11 @@ def fit_recipe(recipe: SEGRecipe, X: NDArray, y: NDArray) -> tuple[SpectralRanke
         if best is None or score < best[0]:
             best = (score, choice, gamma)
     assert best is not None
-    return best[1].model, best[1].lam, best[2]
+    model = AbsoluteRisk(best[1].model) if recipe.signed else best[1].model
+    return model, best[1].lam, best[2]
 
 
-def _evaluate(model: SpectralRanker, table: SEGTable, rng: np.random.Generator,
+def _evaluate(model: SpectralRanker | AbsoluteRisk, table: SEGTable, rng: np.random.Generator,
               n_test: int) -> tuple[float, NDArray]:
     X_test, y_test = draw_seg_ratings(table, n_test, rng)
     predicted = model.predict(X_test)
@@ -238,11 +249,14 @@ def run_apriori(
         misranking, shares, rules = [], [], []
         for _ in range(repeats):
             X, y = draw_seg_ratings(table, int(m), rng)
-            rule = fit_apriori_lambda(ranker, X, y, sizes=small_sizes, draws=draws,
+            targets = signed_ratings(X, y) if recipe.signed else y
+            rule = fit_apriori_lambda(ranker, X, targets, sizes=small_sizes, draws=draws,
                                       lams=recipe.lams(), n_bootstrap=0,
                                       random_state=int(rng.integers(2**31)))
             lam = float(rule(int(m)))
-            model = clone(ranker).set_params(lam=lam).fit(X, y)
+            model = clone(ranker).set_params(lam=lam).fit(X, targets)
+            if recipe.signed:
+                model = AbsoluteRisk(model)
             score, share = _evaluate(model, table, rng, n_test)
             misranking.append(score)
             shares.append(share)

@@ -16,6 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ranking_core.grids.coordinates import TransformedKernel
 from ranking_core.grids.seg import GLUCOSE_MAX
+from ranking_core.grids.signed import AbsoluteRisk
 from ranking_core.kernels import GaussianKernel, gaussian_lattice
 
 __all__ = ["GLUCOSE_AXIS", "lattice_points", "learned_grid"]
@@ -38,8 +39,9 @@ def learned_grid(model, axis: ArrayLike = GLUCOSE_AXIS) -> NDArray[np.float64]:
     ----------
     model : a fitted :class:`~ranking_core.SpectralRanker` or
         :class:`~ranking_core.SpectralRegressor` (attributes ``coef_``, ``intercept_``,
-        ``X_fit_``, ``kernel_``) on inputs (REF, estimate) in mg/dL, or any fitted model with
-        ``predict`` on (n, 2) inputs.
+        ``X_fit_``, ``kernel_``) on inputs (REF, estimate) in mg/dL, an
+        :class:`~ranking_core.grids.signed.AbsoluteRisk` around one (the grid is |signed grid|),
+        or any fitted model with ``predict`` on (n, 2) inputs.
     axis : (n,) glucose values in mg/dL; default 0..600 step 1.
 
     Returns
@@ -48,6 +50,8 @@ def learned_grid(model, axis: ArrayLike = GLUCOSE_AXIS) -> NDArray[np.float64]:
     ``model.predict`` on the n² lattice points (which blocks its kernel rows).
     """
     axis = np.asarray(axis, dtype=np.float64).ravel()
+    if isinstance(model, AbsoluteRisk):
+        return np.abs(learned_grid(model.signed_model, axis))
     kernel = getattr(model, "kernel_", None)
     transform = None
     if isinstance(kernel, TransformedKernel):
