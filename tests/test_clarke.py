@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -71,3 +73,14 @@ def test_shape_broadcast_and_bad_values():
     assert clarke_zone(100, [100, 300]).tolist() == ["A", "C"]
     with pytest.raises(ValueError, match="row 1"):
         clarke_zone([100, np.nan], [100, 100])
+
+
+def test_drawn_lines_separate_different_zones():
+    from ranking_core.grids import zone_polylines
+
+    for name, line in zone_polylines("clarke").items():
+        for a, b in itertools.pairwise(line):
+            mid, d = (a + b) / 2, b - a
+            normal = np.array([-d[1], d[0]]) / np.hypot(*d) * 0.5
+            one, other = clarke_zone(*(mid + normal)), clarke_zone(*(mid - normal))
+            assert one != other, (name, mid)

@@ -5,24 +5,22 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ranking_core.validation import describe_rows
+from ranking_core.grids._checks import check_glucose_pairs
 
-__all__ = ["CLARKE_ZONES", "check_glucose_pairs", "clarke_zone"]
+__all__ = ["CLARKE_LINES", "CLARKE_ZONES", "clarke_zone"]
 
 CLARKE_ZONES = ("A", "B", "C", "D", "E")
-
-
-def check_glucose_pairs(
-    ref: ArrayLike, bgm: ArrayLike, owner: str
-) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """REF and BGM (mg/dL) broadcast to one shape as float64; names the non-finite rows."""
-    ref_a, bgm_a = np.broadcast_arrays(np.asarray(ref, dtype=np.float64),
-                                       np.asarray(bgm, dtype=np.float64))
-    bad = np.flatnonzero(~(np.isfinite(ref_a) & np.isfinite(bgm_a)).ravel())
-    if bad.size:
-        raise ValueError(f"{owner}: REF or BGM is NaN or infinite in {describe_rows(bad)} "
-                         "(rule: every value must be a finite number in mg/dL)")
-    return ref_a, bgm_a
+# Zone boundaries (REF, BGM) in mg/dL on the 0..600 lattice, as drawn on the usual Clarke plot
+CLARKE_LINES: dict[str, tuple[tuple[float, float], ...]] = {
+    "A upper": ((0, 70), (70 / 1.2, 70), (500, 600)),
+    "A lower": ((70, 0), (70, 56), (600, 480)),
+    "C upper": ((70, 180), (490, 600)),
+    "C lower": ((130, 0), (180, 70)),
+    "D left": ((70, 84), (70, 180)),
+    "D right": ((240, 70), (240, 180), (600, 180)),
+    "E upper": ((0, 180), (70, 180), (70, 600)),
+    "E lower": ((180, 0), (180, 70), (600, 70)),
+}
 
 
 def clarke_zone(ref: ArrayLike, bgm: ArrayLike) -> NDArray[np.str_]:
