@@ -174,3 +174,32 @@ def test_to_dict_holds_every_table(seg):
         assert [r.get("count") for r in data[name]] == (table["count"].tolist()
                                                         if "count" in table else [None])
     assert data["accuracy"][0]["ref_zero_left_out"] == 1
+
+
+def test_random_pairs_against_a_plain_python_count():
+    """Every count recomputed pair by pair with explicit comparisons (no NumPy binning)."""
+    rng = np.random.default_rng(3)
+    ref = rng.integers(-5, 640, 400)
+    bgm = rng.integers(-5, 640, 400)
+    risk = np.round(rng.uniform(-4, 4, (SIZE, SIZE)) * 4) / 4  # many values exactly on edges
+    report = meter_report(_pairs(bgm, ref), SEGTable(risk))
+    grades = dict.fromkeys("ABCDE", 0)
+    categories = [0] * 8
+    iso = [0] * 5
+    included = 0
+    for r, b in zip(ref.tolist(), bgm.tolist(), strict=True):
+        if r > 600 or b > 600 or r < 0 or b < 0:
+            continue
+        included += 1
+        a = abs(risk[r, b])
+        grade = "A" if a < 0.5 else "B" if a < 1.5 else "C" if a < 2.5 else "D" if a < 3.5 else "E"
+        grades[grade] += 1
+        categories[next((i for i, top in enumerate([0.5, 1, 1.5, 2, 2.5, 3, 3.5]) if a <= top),
+                        7)] += 1
+        d = abs(b - r) if r < 100 else 100 * abs(b - r) / r
+        iso[next((i for i, top in enumerate([5, 10, 15, 20]) if d <= top), 4)] += 1
+    assert report.pair_types["count"].iloc[-1] == included
+    assert report.risk_grades["count"].tolist() == list(grades.values())
+    assert report.risk_categories["count"].tolist() == categories
+    assert report.iso_ranges["count"].tolist() == iso
+    assert report.binomial["compliant"].iloc[0] == sum(iso[:3])
