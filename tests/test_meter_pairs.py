@@ -80,6 +80,13 @@ def test_files_without_pairs_raise_with_the_rule(content, rule):
         _read(content)
 
 
+def test_broken_or_old_workbooks():
+    with pytest.raises(PairsFileError, match="cannot be read as an XLSX workbook"):
+        _read(b"BGM,REF\n1,2\n", name="pairs.xlsx")
+    with pytest.raises(PairsFileError, match=r"\.xls format is not supported"):
+        _read(b"whatever", name="pairs.xls")
+
+
 def test_missing_file():
     with pytest.raises(PairsFileError, match="not found"):
         read_pairs("/nonexistent/pairs.csv")

@@ -154,8 +154,15 @@ def read_pairs(path: str | os.PathLike | IO[bytes], name: str | None = None) -> 
     label = name or (str(path) if isinstance(path, str | os.PathLike) else "uploaded pairs")
     suffix = Path(label).suffix.lower()
     try:
-        if suffix in (".xlsx", ".xlsm", ".xls"):
-            frame = pd.read_excel(path, dtype=object)
+        if suffix == ".xls":
+            raise PairsFileError(f"{label}: the old Excel .xls format is not supported; save "
+                                 "the sheet as .xlsx or CSV")
+        if suffix in (".xlsx", ".xlsm"):
+            try:
+                frame = pd.read_excel(path, dtype=object)
+            except Exception as exc:  # openpyxl and zipfile raise their own error types
+                raise PairsFileError(f"{label}: cannot be read as an XLSX workbook "
+                                     f"({type(exc).__name__}: {exc})") from exc
             return pairs_from_frame(frame, label, first_row=2, unit="row")
         raw = Path(path).read_bytes() if isinstance(path, str | os.PathLike) else path.read()
         text = _decode(raw)
