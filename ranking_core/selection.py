@@ -15,7 +15,7 @@ from scipy.optimize import lsq_linear
 from sklearn.base import BaseEstimator, clone
 from sklearn.model_selection import KFold
 
-from ranking_core.metrics import pairwise_misranking
+from ranking_core.metrics import pairwise_misranking_rows
 from ranking_core.validation import check_training_data
 
 __all__ = [
@@ -58,8 +58,7 @@ class LambdaChoice:
 
 
 def _validation_curve(model: BaseEstimator, lams: NDArray, X: NDArray, y: NDArray) -> NDArray:
-    predictions = model.path(lams).predict(X)
-    return np.array([pairwise_misranking(y, p) for p in predictions])
+    return pairwise_misranking_rows(y, model.path(lams).predict(X))
 
 
 def _first_minimum(curve: NDArray, what: str) -> int:
