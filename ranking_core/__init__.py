@@ -11,6 +11,7 @@ from ranking_core.filters import (
     SpectralCutoff,
 )
 from ranking_core.kernels import GaussianKernel, LaplacianKernel, LinearKernel, PolynomialKernel
+from ranking_core.nystrom import NystromRanker
 from ranking_core.ranker import RegularizationPath, SpectralRanker, SpectralRegressor
 
 __all__ = [
@@ -20,6 +21,7 @@ __all__ = [
     "LaplacianKernel",
     "Lavrentiev",
     "LinearKernel",
+    "NystromRanker",
     "PolynomialKernel",
     "RegularizationPath",
     "Showalter",
