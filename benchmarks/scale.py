@@ -12,7 +12,8 @@ Methods: ``exact`` (SpectralRanker, dense eigh, O(m³), up to ``--exact-max``), 
 ``nystrom-uniform-R`` (NystromRanker), ``cg`` (exact Lavrentiev system by matrix-free conjugate
 gradients with a rank-``--cg-rank`` Nyström preconditioner, up to ``--cg-max``).
 
-Run from the repository root: ``PYTHONPATH=. python benchmarks/scale.py`` (about 5 minutes on 2 busy cores).
+Run from the repository root: ``PYTHONPATH=. python benchmarks/scale.py``
+(about 5 minutes on 2 busy cores).
 """
 
 from __future__ import annotations
