@@ -12,6 +12,7 @@ from ranking_core.filters import (
 )
 from ranking_core.kernels import GaussianKernel, LaplacianKernel, LinearKernel, PolynomialKernel
 from ranking_core.nystrom import NystromRanker
+from ranking_core.online import OnlineMPRank
 from ranking_core.preference import PreferenceRanker
 from ranking_core.ranker import RegularizationPath, SpectralRanker, SpectralRegressor
 
@@ -23,6 +24,7 @@ __all__ = [
     "Lavrentiev",
     "LinearKernel",
     "NystromRanker",
+    "OnlineMPRank",
     "PolynomialKernel",
     "PreferenceRanker",
     "RegularizationPath",
