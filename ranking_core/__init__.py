@@ -15,6 +15,7 @@ from ranking_core.nystrom import NystromRanker
 from ranking_core.online import OnlineMPRank
 from ranking_core.preference import PreferenceRanker
 from ranking_core.ranker import RegularizationPath, SpectralRanker, SpectralRegressor
+from ranking_core.svrank import SVRank
 
 __all__ = [
     "GaussianKernel",
@@ -28,6 +29,7 @@ __all__ = [
     "PolynomialKernel",
     "PreferenceRanker",
     "RegularizationPath",
+    "SVRank",
     "Showalter",
     "SpectralCutoff",
     "SpectralRanker",
