@@ -35,6 +35,7 @@ def test_matches_brute_force_minimisation(eps: float) -> None:
     np.testing.assert_allclose(w, best.x, atol=1e-4)
 
 
+@pytest.mark.slow
 def test_ranks_like_the_least_squares_ranker_on_clean_data() -> None:
     rng = np.random.default_rng(1)
     X = rng.uniform(0, 10, size=(20, 1))
