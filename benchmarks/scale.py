@@ -13,7 +13,7 @@ Methods: ``exact`` (SpectralRanker, dense eigh, O(m³), up to ``--exact-max``), 
 gradients with a rank-``--cg-rank`` Nyström preconditioner, up to ``--cg-max``).
 
 Run from the repository root: ``PYTHONPATH=. python benchmarks/scale.py``
-(about 5 minutes on 2 busy cores).
+(about 10 minutes on 2 busy cores).
 """
 
 from __future__ import annotations
