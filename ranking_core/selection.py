@@ -228,3 +228,13 @@ def fit_apriori_lambda(
             boot.append(_fit_power_law(sizes_arr, resampled, beta_max))
     spread = np.std(np.asarray(boot), axis=0, ddof=1) if len(boot) > 1 else (np.nan, np.nan)
     return AprioriRule(alpha, beta, float(spread[0]), float(spread[1]), sizes_arr, lam_plus)
+
+
+# The exact leave-pair-out shortcut lives in its own module (one idea per module).
+from ranking_core.lpo import (  # noqa: E402
+    leave_pair_out,
+    leave_pair_out_differences,
+    leave_pair_out_squared,
+)
+
+__all__ += ["leave_pair_out", "leave_pair_out_differences", "leave_pair_out_squared"]
