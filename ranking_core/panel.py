@@ -20,6 +20,7 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 from scipy.ndimage import gaussian_filter
 
+from ranking_core.grids.parkes import PARKES_ZONES, parkes_zone
 from ranking_core.grids.seg import GLUCOSE_MAX, SEGTable
 
 __all__ = ["DESIGNS", "SEG_OUTLIER_FRACTION", "parkes_surface", "simulate_panel"]
@@ -53,14 +54,13 @@ def parkes_surface(smoothing: float = PARKES_SMOOTHING) -> NDArray[np.float64]:
     reflected) so that the risk rises continuously across zone boundaries as a panel's mean
     rating would. Read-only (401 KB per cached copy) — copy before changing it.
     """
-    from ranking_core.grids.parkes import parkes_zone
-
     axis = np.arange(GLUCOSE_MAX + 1, dtype=np.float64)
     ref, bgm = np.meshgrid(axis, axis, indexing="ij")
-    zones = np.asarray(parkes_zone(ref.ravel(), bgm.ravel(), diabetes_type=1))
-    codes = (np.frombuffer("".join(zones.tolist()).encode("ascii"), dtype=np.uint8)
-             - ord("A")).astype(np.float64)
-    surface = gaussian_filter(codes.reshape(ref.shape), smoothing, mode="reflect")
+    zones = parkes_zone(ref, bgm, diabetes_type=1)
+    codes = np.zeros(ref.shape)
+    for code, zone in enumerate(PARKES_ZONES):
+        codes[zones == zone] = code
+    surface = gaussian_filter(codes, smoothing, mode="reflect")
     surface.setflags(write=False)
     return surface
 

@@ -77,3 +77,34 @@ def test_bad_parameters_are_named(kwargs, message):
     arguments = {"m": 10, "reference": np.abs(SYNTHETIC), **kwargs}
     with pytest.raises(ValueError, match=message):
         simulate_panel(**arguments)
+
+
+def test_builtin_surface_follows_the_parkes_type1_zones():
+    from ranking_core.grids.parkes import parkes_zone
+    from ranking_core.panel import parkes_surface
+
+    surface = parkes_surface()
+    assert surface.shape == (601, 601)
+    assert not surface.flags.writeable
+    assert 0 <= surface.min() and surface.max() <= 4
+    # far inside a zone (≥ 3 blur sd from any boundary) the surface equals the zone code
+    for ref, bgm in [(300, 300), (450, 450)]:
+        assert parkes_zone(ref, bgm) == "A" and surface[ref, bgm] == pytest.approx(0, abs=1e-3)
+    assert parkes_zone(10, 590) == "E" and surface[10, 590] == pytest.approx(4, abs=1e-3)
+    # smooth: one mg/dL never changes the risk by more than a fraction of a zone
+    assert np.abs(np.diff(surface, axis=0)).max() < 0.2
+    assert np.abs(np.diff(surface, axis=1)).max() < 0.2
+    # monotone in severity: mean risk per Parkes zone increases A < B < … < E
+    axis = np.arange(601)
+    zones = parkes_zone(*np.meshgrid(axis, axis, indexing="ij"))
+    means = [surface[zones == z].mean() for z in "ABCDE"]
+    assert means == sorted(means)
+
+
+def test_default_panel_uses_the_builtin_surface():
+    from ranking_core.panel import parkes_surface
+
+    frame = simulate_panel(100, noise=0.0, outlier_fraction=0.0, random_state=6)
+    ref = np.rint(frame["reference"]).astype(int)
+    est = np.rint(frame["estimate"]).astype(int)
+    np.testing.assert_allclose(frame["rating"], parkes_surface()[ref, est])
