@@ -14,6 +14,7 @@ from ranking_core.cli import app
 from ranking_core.experiments.seg import (
     PAPER_RECIPE,
     RECIPES,
+    SEGRecipe,
     draw_seg_ratings,
     fit_recipe,
     run_apriori,
@@ -60,10 +61,23 @@ def test_more_ratings_misrank_less(seg):
 
 def test_best_recipe_fits_and_chooses_a_listed_width(seg):
     X, y = draw_seg_ratings(seg, 80, np.random.default_rng(0))
-    model, lam, gamma = fit_recipe(RECIPES["best"], X, y)
-    assert gamma in RECIPES["best"].gammas
-    assert lam in RECIPES["best"].lams()
-    assert model.X_fit_.shape[0] == 80  # k-fold selection refits on every rating
+    recipe = RECIPES["best"]
+    model, lam, gamma = fit_recipe(recipe, X, y)
+    assert gamma in recipe.gammas
+    assert lam in recipe.lams()
+    inner = model.signed_model if recipe.signed else model
+    assert inner.X_fit_.shape[0] == 80  # k-fold selection refits on every rating
+    assert np.all(model.predict(X) >= 0)
+
+
+def test_width_is_chosen_with_lambda_by_validation(seg):
+    X, y = draw_seg_ratings(seg, 60, np.random.default_rng(2))
+    gammas = (300.0, 1e4)
+    recipe = SEGRecipe("two widths", gammas=gammas)
+    _, lam, gamma = fit_recipe(recipe, X, y)
+    curves = {g: holdout_lambda(SpectralRanker(gamma=g), X, y, recipe.lams()) for g in gammas}
+    best = min(gammas, key=lambda g: np.nanmin(curves[g].curve))
+    assert gamma == best and lam == curves[best].lam
 
 
 def test_apriori_protocol_runs_and_reports_the_rule(seg):
