@@ -115,8 +115,11 @@ def test_cli_apriori_and_unknown_recipe(seg, tmp_path):
     runner = CliRunner()
     out = tmp_path / "a.json"
     outcome = runner.invoke(app, ["reproduce", "apriori", "--m", "100", "--reps", "2",
-                                  "--json", str(out)])
+                                  "--beta-max", "3", "--json", str(out)])
     assert outcome.exit_code == 0, outcome.output
-    assert "misranking_mean" in json.loads(out.read_text())["sizes"]["100"]
+    data = json.loads(out.read_text())
+    assert "misranking_mean" in data["sizes"]["100"]
+    assert data["beta_max"] == 3.0
+    assert all(0 < rule["beta"] <= 3.0 for rule in data["sizes"]["100"]["rules"])
     bad = runner.invoke(app, ["reproduce", "seg-table3", "--recipe", "magic", "--reps", "1"])
     assert bad.exit_code == 2 and "paper" in bad.output

@@ -141,6 +141,7 @@ def apriori(
     reps: Annotated[int, typer.Option(help="Repetitions per size.")] = 20,
     recipe: RecipeOption = "paper",
     draws: Annotated[int, typer.Option(help="Subsets per small size for λ₊ (paper: 1).")] = 1,
+    beta_max: Annotated[float, typer.Option(help="Upper bound of β (theory: 1).")] = 1.0,
     seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
     out: Annotated[Path | None, typer.Option("--json", "--out", help="Write JSON here.")] = None,
 ) -> None:
@@ -149,8 +150,8 @@ def apriori(
     chosen = _recipe_or_exit(recipe)
     sizes = m or [PAPER_APRIORI["m"]]
     with progress_bar(f"a-priori λ ({chosen.name})") as update:
-        result = run_apriori(table, sizes, reps, chosen, draws=draws, seed=seed,
-                             progress=update)
+        result = run_apriori(table, sizes, reps, chosen, draws=draws, beta_max=beta_max,
+                             seed=seed, progress=update)
     grid = Table(title=f"A-priori λ̃(m) from λ₊ on m = 20, 30, 40, 50, recipe {chosen.name!r}: "
                        "pairwise misranking on 1,000 unseen points (paper: seed 003 §4.4)")
     for column in ("m", "misranking (ours)", "paper", "α (median)", "β (median)",

@@ -228,13 +228,15 @@ def run_apriori(
     recipe: SEGRecipe = PAPER_RECIPE,
     small_sizes: Sequence[int] = (20, 30, 40, 50),
     draws: int = 1,
+    beta_max: float = 1.0,
     n_test: int = 1000,
     seed: int = 0,
     progress: Progress | None = None,
 ) -> dict:
     """Seed 003 §4.4: per repetition, draw m ratings; fit λ̃(m) = α·m^(−β/2) to λ₊ found by the
     hold-out protocol on ``draws`` random subsets of each small size
-    (:func:`~ranking_core.selection.fit_apriori_lambda`, 0 < β ≤ 1); fit all m ratings at λ̃(m)
+    (:func:`~ranking_core.selection.fit_apriori_lambda`, 0 < β ≤ ``beta_max``; the theory's
+    β = 1/(r + 1) ≤ 1); fit all m ratings at λ̃(m)
     with the recipe's first γ; measure on ``n_test`` new points. Fractions, as in
     :func:`run_seg_table3`.
     """
@@ -243,7 +245,8 @@ def run_apriori(
     ranker = recipe.ranker(gamma)
     result: dict = {"protocol": "seed 003 §4.4 (a-priori λ)", "recipe": recipe.describe(),
                     "gamma": list(gamma) if isinstance(gamma, tuple) else gamma,
-                    "small_sizes": list(small_sizes), "draws": draws, "repeats": repeats,
+                    "small_sizes": list(small_sizes), "draws": draws, "beta_max": beta_max,
+                    "repeats": repeats,
                     "n_test": n_test, "seed": seed, "sizes": {}}
     done, total = 0, len(sizes) * repeats
     for m in sizes:
@@ -252,7 +255,7 @@ def run_apriori(
             X, y = draw_seg_ratings(table, int(m), rng)
             targets = signed_ratings(X, y) if recipe.signed else y
             rule = fit_apriori_lambda(ranker, X, targets, sizes=small_sizes, draws=draws,
-                                      lams=recipe.lams(), n_bootstrap=0,
+                                      lams=recipe.lams(), beta_max=beta_max, n_bootstrap=0,
                                       random_state=int(rng.integers(2**31)))
             lam = float(rule(int(m)))
             model = clone(ranker).set_params(lam=lam).fit(X, targets)
