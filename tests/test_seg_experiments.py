@@ -123,3 +123,10 @@ def test_cli_apriori_and_unknown_recipe(seg, tmp_path):
     assert all(0 < rule["beta"] <= 3.0 for rule in data["sizes"]["100"]["rules"])
     bad = runner.invoke(app, ["reproduce", "seg-table3", "--recipe", "magic", "--reps", "1"])
     assert bad.exit_code == 2 and "paper" in bad.output
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [({"selection": "loo"}, "selection"),
+                                                  ({"gammas": ()}, "gammas")])
+def test_recipe_rejects_bad_choices(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        SEGRecipe("bad", **kwargs)

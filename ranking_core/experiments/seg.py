@@ -50,6 +50,7 @@ __all__ = [
 ]
 
 Progress = Callable[[int, int], None]
+SELECTIONS = ("holdout", "kfold")
 
 # seed 003 Table 3: % of test points per |Δy| bin (None = "-") and pairwise misranking, in %
 PAPER_TABLE3 = {
@@ -91,6 +92,13 @@ class SEGRecipe:
     signed: bool = False
     selection: str = "holdout"
     n_splits: int = 5
+
+    def __post_init__(self) -> None:
+        if self.selection not in SELECTIONS:
+            raise ValueError(f"SEGRecipe: selection must be one of {SELECTIONS}; "
+                             f"got {self.selection!r}")
+        if not self.gammas:
+            raise ValueError("SEGRecipe: gammas must list at least one width")
 
     def lams(self) -> NDArray[np.float64]:
         return paper_lambda_grid(self.lam0, self.q, self.n_lams)
@@ -150,20 +158,16 @@ def fit_recipe(recipe: SEGRecipe, X: NDArray, y: NDArray) -> tuple[object, float
     lams = recipe.lams()
     if recipe.signed:
         y = signed_ratings(X, y)
-    best = None
+    best: tuple = ()
     for gamma in recipe.gammas:
         ranker = recipe.ranker(gamma)
         if recipe.selection == "holdout":
             choice = holdout_lambda(ranker, X, y, lams)
-        elif recipe.selection == "kfold":
-            choice = kfold_lambda(ranker, X, y, lams, n_splits=recipe.n_splits, random_state=0)
         else:
-            raise ValueError(f"SEGRecipe.selection must be 'holdout' or 'kfold'; "
-                             f"got {recipe.selection!r}")
+            choice = kfold_lambda(ranker, X, y, lams, n_splits=recipe.n_splits, random_state=0)
         score = float(np.nanmin(choice.curve))
-        if best is None or score < best[0]:
+        if not best or score < best[0]:
             best = (score, choice, gamma)
-    assert best is not None
     model = AbsoluteRisk(best[1].model) if recipe.signed else best[1].model
     return model, best[1].lam, best[2]
 
