@@ -6,10 +6,10 @@ variant the same training and test draws, so differences between variants are pa
 
     SEG_TABLE=... python benchmarks/seg_recipes.py --variants paper,kfold --reps 8 --seed 1
 
-Two variants need more than a recipe and are defined here only: ``rotated`` (a Gaussian on the
-(sum, difference) of the log-warped coordinates, anisotropic along / across the diagonal; it does
-not factorise over REF and estimate) and ``anchors`` (the best recipe plus 41 zero-risk points
-(g, g), g = 0, 15, …, 600 mg/dL on the diagonal: prior knowledge, not ratings).
+``rotated`` needs more than a recipe and is defined here only: a Gaussian on the (sum,
+difference) of the log-warped coordinates, anisotropic along / across the diagonal (it does not
+factorise over REF and estimate). ``anchors`` = ``best`` = ``best-no-anchors`` plus 41 zero-risk
+points (g, g), g = 0, 15, …, 600 mg/dL (prior knowledge, not ratings).
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ from typing import ClassVar
 
 import numpy as np
 
-import ranking_core.experiments.seg as seg_experiment
 from ranking_core import SpectralRanker
 from ranking_core.experiments.seg import BEST_RECIPE, PAPER_RECIPE, SEGRecipe, run_seg_table3
 from ranking_core.filters import IteratedLavrentiev
@@ -100,7 +99,13 @@ VARIANTS: dict[str, SEGRecipe] = {
     "ksl-anisotropic": SEGRecipe("ksl-anisotropic", gammas=((8e3, 1.6e4), (1.6e4, 8e3),
                                                            (1.6e4, 3.2e4), (3.2e4, 1.6e4)),
                                  **KFOLD_SIGNED_LOG),
+    "best-no-anchors": SEGRecipe("best-no-anchors", gammas=(1.6e4,), **KFOLD_SIGNED_LOG),
     "best": BEST_RECIPE,
+    "best-10fold": SEGRecipe("best-10fold", gammas=(1.6e4,), n_splits=10, **KFOLD_SIGNED_LOG),
+    "best-10fold-gamma12k": SEGRecipe("best-10fold-gamma12k", gammas=(1.2e4,), n_splits=10,
+                                      **KFOLD_SIGNED_LOG),
+    "best-fine-lams": SEGRecipe("best-fine-lams", gammas=(1.6e4,), q=0.98,
+                                **{**KFOLD_SIGNED_LOG, "n_lams": 1000}),
     "best-gamma12k": SEGRecipe("best-gamma12k", gammas=(1.2e4,), **KFOLD_SIGNED_LOG),
     "best-gamma24k": SEGRecipe("best-gamma24k", gammas=(2.4e4,), **KFOLD_SIGNED_LOG),
     "best-cutoff": SEGRecipe("best-cutoff", gammas=(1.6e4,), filter="spectral-cutoff",
@@ -109,24 +114,8 @@ VARIANTS: dict[str, SEGRecipe] = {
                                 **KFOLD_SIGNED_LOG),
     "rotated": RotatedRecipe("rotated", gammas=((3.2e4, 4e3), (1.6e4, 4e3), (1.6e4, 2e3),
                                                 (3.2e4, 8e3)), **KFOLD_SIGNED_LOG),
-    "anchors": BEST_RECIPE,
+    "anchors": SEGRecipe("anchors", gammas=(1.6e4,), diagonal_anchors=41, **KFOLD_SIGNED_LOG),
 }
-
-
-def _with_diagonal_anchors(draw, m_train: int):
-    """Wrap draw_seg_ratings: append 41 zero-risk diagonal points to each training draw."""
-    anchors = np.arange(0.0, 601.0, 15.0)
-
-    def draw_with_anchors(table, m, rng):
-        X, y = draw(table, m, rng)
-        if m != m_train:  # the test draw stays as it is
-            return X, y
-        X = np.vstack([X, np.column_stack([anchors, anchors])])
-        y = np.r_[y, np.zeros(anchors.size)]
-        order = np.random.default_rng(0).permutation(len(y))
-        return X[order], y[order]
-
-    return draw_with_anchors
 
 
 def main() -> None:
@@ -137,14 +126,11 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
     table = find_seg_table()
-    original_draw = seg_experiment.draw_seg_ratings
     names = args.variants.split(",")
     unknown = [n for n in names if n not in VARIANTS]
     if unknown:
         parser.error(f"unknown variant(s) {', '.join(unknown)}; choose from {', '.join(VARIANTS)}")
     for name in names:
-        seg_experiment.draw_seg_ratings = (_with_diagonal_anchors(original_draw, args.m)
-                                           if name == "anchors" else original_draw)
         start = time.perf_counter()
         result = run_seg_table3(table, (args.m,), args.reps, VARIANTS[name], seed=args.seed)
         entry = result["sizes"][str(args.m)]

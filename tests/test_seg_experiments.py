@@ -19,6 +19,7 @@ from ranking_core.experiments.seg import (
     fit_recipe,
     run_apriori,
     run_seg_table3,
+    with_diagonal_anchors,
 )
 from ranking_core.grids.compare import DIFFERENCE_BINS
 from ranking_core.grids.seg import SEG_TABLE_ENV, find_seg_table
@@ -66,7 +67,8 @@ def test_best_recipe_fits_and_chooses_a_listed_width(seg):
     assert gamma in recipe.gammas
     assert lam in recipe.lams()
     inner = model.signed_model if recipe.signed else model
-    assert inner.X_fit_.shape[0] == 80  # k-fold selection refits on every rating
+    # k-fold selection refits on every rating (and the diagonal anchors)
+    assert inner.X_fit_.shape[0] == 80 + recipe.diagonal_anchors
     assert np.all(model.predict(X) >= 0)
 
 
@@ -130,3 +132,16 @@ def test_cli_apriori_and_unknown_recipe(seg, tmp_path):
 def test_recipe_rejects_bad_choices(kwargs, message):
     with pytest.raises(ValueError, match=message):
         SEGRecipe("bad", **kwargs)
+
+
+def test_diagonal_anchors_are_zero_risk_points_on_the_diagonal():
+    X = np.array([[100.0, 300.0], [200.0, 50.0]])
+    y = np.array([2.0, 1.5])
+    recipe = SEGRecipe("anchored", diagonal_anchors=5)
+    Xa, ya = with_diagonal_anchors(recipe, X, y)
+    assert Xa.shape == (7, 2)
+    diagonal = Xa[:, 0] == Xa[:, 1]
+    np.testing.assert_array_equal(np.sort(Xa[diagonal, 0]), [0, 150, 300, 450, 600])
+    assert np.all(ya[diagonal] == 0)
+    np.testing.assert_array_equal(ya[~diagonal][np.argsort(Xa[~diagonal, 0])], [2.0, 1.5])
+    assert with_diagonal_anchors(SEGRecipe("plain"), X, y)[0] is X

@@ -47,6 +47,7 @@ __all__ = [
     "fit_recipe",
     "run_apriori",
     "run_seg_table3",
+    "with_diagonal_anchors",
 ]
 
 Progress = Callable[[int, int], None]
@@ -77,6 +78,10 @@ class SEGRecipe:
     lam0, q, n_lams : the λ grid λ_j = λ₀·q^j, j < n_lams.
     signed : learn sign(REF − estimate)·y and predict |f|
         (:mod:`ranking_core.grids.signed`; a project extension).
+    diagonal_anchors : number of zero-risk points (g, g), g evenly spaced on 0..600 mg/dL, added
+        to the training ratings (prior knowledge, not ratings: an exact reading carries no
+        risk; a project extension). They are mixed in at fixed random positions so that a
+        hold-out split sees them in both halves.
     selection : ``"holdout"`` (the paper: first m/2 fit, last m/2 choose; the model keeps the
         first half only) or ``"kfold"`` (k-fold validation misranking, then a refit on all m).
     n_splits : folds for ``"kfold"``.
@@ -90,6 +95,7 @@ class SEGRecipe:
     q: float = 0.95
     n_lams: int = 200
     signed: bool = False
+    diagonal_anchors: int = 0
     selection: str = "holdout"
     n_splits: int = 5
 
@@ -97,6 +103,9 @@ class SEGRecipe:
         if self.selection not in SELECTIONS:
             raise ValueError(f"SEGRecipe: selection must be one of {SELECTIONS}; "
                              f"got {self.selection!r}")
+        if int(self.diagonal_anchors) != self.diagonal_anchors or self.diagonal_anchors < 0:
+            raise ValueError(f"SEGRecipe: diagonal_anchors must be an integer ≥ 0; "
+                             f"got {self.diagonal_anchors!r}")
         if not self.gammas:
             raise ValueError("SEGRecipe: gammas must list at least one width")
 
@@ -119,6 +128,7 @@ class SEGRecipe:
             "filter": self.filter if isinstance(self.filter, str) else repr(self.filter),
             "lambda_grid": {"lam0": self.lam0, "q": self.q, "n": self.n_lams},
             "signed": self.signed,
+            "diagonal_anchors": self.diagonal_anchors,
             "selection": self.selection,
             "n_splits": self.n_splits if self.selection == "kfold" else None,
         }
@@ -126,14 +136,15 @@ class SEGRecipe:
 
 PAPER_RECIPE = SEGRecipe("paper")
 # The best recipe measured so far (docs/results/grids.md): glucose on the log warp with
-# g₀ = 50 mg/dL, γ = 1.6·10⁴ on that scale, signed ratings, λ from 0.95^j (j < 400) by 5-fold
-# validation misranking and a refit on all m ratings.
+# g₀ = 50 mg/dL, γ = 1.6·10⁴ on that scale, signed ratings, 41 zero-risk diagonal anchors,
+# λ from 0.95^j (j < 400) by 5-fold validation misranking and a refit on all m ratings.
 BEST_RECIPE = SEGRecipe(
     "best",
     gammas=(1.6e4,),
     transform=GlucoseTransform("log", offset=50.0),
     n_lams=400,
     signed=True,
+    diagonal_anchors=41,
     selection="kfold",
 )
 RECIPES = {"paper": PAPER_RECIPE, "best": BEST_RECIPE}
@@ -147,6 +158,17 @@ def draw_seg_ratings(
     return X, table.risk(X[:, 0], X[:, 1])
 
 
+def with_diagonal_anchors(recipe: SEGRecipe, X: NDArray, y: NDArray) -> tuple[NDArray, NDArray]:
+    """(X, y) plus the recipe's zero-risk diagonal points, rows in a fixed random order."""
+    if not recipe.diagonal_anchors:
+        return X, y
+    g = np.linspace(0.0, GLUCOSE_MAX, recipe.diagonal_anchors)
+    X = np.vstack([X, np.column_stack([g, g])])
+    y = np.r_[y, np.zeros(g.size)]
+    order = np.random.default_rng(0).permutation(len(y))
+    return X[order], y[order]
+
+
 def fit_recipe(recipe: SEGRecipe, X: NDArray, y: NDArray) -> tuple[object, float, object]:
     """Choose (γ, λ) by the recipe's validation misranking and return (model, λ, γ).
 
@@ -156,6 +178,7 @@ def fit_recipe(recipe: SEGRecipe, X: NDArray, y: NDArray) -> tuple[object, float
     (λ and γ are then chosen by the misranking of the signed ratings).
     """
     lams = recipe.lams()
+    X, y = with_diagonal_anchors(recipe, X, y)
     if recipe.signed:
         y = signed_ratings(X, y)
     best: tuple = ()
@@ -256,7 +279,7 @@ def run_apriori(
     for m in sizes:
         misranking, shares, rules = [], [], []
         for _ in range(repeats):
-            X, y = draw_seg_ratings(table, int(m), rng)
+            X, y = with_diagonal_anchors(recipe, *draw_seg_ratings(table, int(m), rng))
             targets = signed_ratings(X, y) if recipe.signed else y
             rule = fit_apriori_lambda(ranker, X, targets, sizes=small_sizes, draws=draws,
                                       lams=recipe.lams(), beta_max=beta_max, n_bootstrap=0,
