@@ -11,6 +11,7 @@ from ranking_core.filters import (
     SpectralCutoff,
 )
 from ranking_core.kernels import GaussianKernel, LaplacianKernel, LinearKernel, PolynomialKernel
+from ranking_core.rankboost import RankBoost
 from ranking_core.ranker import RegularizationPath, SpectralRanker, SpectralRegressor
 
 __all__ = [
@@ -21,6 +22,7 @@ __all__ = [
     "Lavrentiev",
     "LinearKernel",
     "PolynomialKernel",
+    "RankBoost",
     "RegularizationPath",
     "Showalter",
     "SpectralCutoff",

@@ -5,7 +5,8 @@ s_ui = ⟨p_u, q_i⟩ + a_u + b_i + ε (rank-``rank`` factors, user and item bia
 cut into 1..5 stars at the quantiles of MovieLens 100K's rating distribution
 (6 %, 11 %, 27 %, 34 %, 22 %). Each user rates at least ``min_ratings`` items, the number above it
 log-normal with median ``median_ratings − min_ratings`` (MovieLens 100K: min 20, median 65);
-items are picked with Zipf-like popularity, so a few items are rated by many users.
+items are picked with Zipf-like popularity that grows with the item's bias (well-liked items are
+rated by many users), so which reference users rated an item already says something about it.
 """
 
 from __future__ import annotations
@@ -42,8 +43,10 @@ def synthetic_ratings(
     item_bias = 0.5 * rng.normal(size=n_items)
     extra = rng.lognormal(np.log(median_ratings - min_ratings), 1.0, size=n_users)
     counts = np.minimum(min_ratings + extra.astype(np.int64), n_items // 2)
-    popularity = 1.0 / np.arange(1, n_items + 1) ** 0.8
-    popularity = rng.permutation(popularity / popularity.sum())
+    zipf = 1.0 / np.arange(1, n_items + 1) ** 0.8
+    # better items are more popular (as in MovieLens): Zipf weights by rank of a noisy item bias
+    popularity = np.empty(n_items)
+    popularity[np.argsort(-(item_bias + 0.5 * rng.normal(size=n_items)))] = zipf / zipf.sum()
     rows = np.repeat(np.arange(n_users), counts)
     cols = np.concatenate(
         [rng.choice(n_items, size=c, replace=False, p=popularity) for c in counts]
