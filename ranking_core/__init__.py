@@ -11,6 +11,7 @@ from ranking_core.filters import (
     SpectralCutoff,
 )
 from ranking_core.kernels import GaussianKernel, LaplacianKernel, LinearKernel, PolynomialKernel
+from ranking_core.pairwise_linear import PairwiseLinearRanker
 from ranking_core.rankboost import RankBoost
 from ranking_core.ranker import RegularizationPath, SpectralRanker, SpectralRegressor
 
@@ -21,6 +22,7 @@ __all__ = [
     "LaplacianKernel",
     "Lavrentiev",
     "LinearKernel",
+    "PairwiseLinearRanker",
     "PolynomialKernel",
     "RankBoost",
     "RegularizationPath",
