@@ -62,3 +62,21 @@ def test_per_user_rejects_a_bad_group() -> None:
     result = runner.invoke(app, ["cf", "per-user", "--format", "synthetic", "--group", "forty",
                                  *SMALL])
     assert result.exit_code != 0 and "40-60" in result.output
+
+
+def test_pairs_synthetic(tmp_path: Path) -> None:
+    out = tmp_path / "pairs.json"
+    result = runner.invoke(app, ["cf", "pairs", "--format", "synthetic", "--train-pairs", "400",
+                                 "--test-pairs", "1000", "--validation-pairs", "400",
+                                 "--experiments", "2", "--alpha", "0.01", "--loss", "hinge",
+                                 "--loss", "value-linear", "--json", str(out)])
+    assert result.exit_code == 0, result.output
+    saved = json.loads(out.read_text())
+    assert set(saved["test_loss"]) == {"hinge", "value-linear"}
+    assert len(saved["test_loss"]["hinge"]["400"]["per_run"]) == 2
+
+
+def test_pairs_needs_movie_metadata(tmp_path: Path) -> None:
+    (tmp_path / "u.data").write_text("1\t1\t5\t0\n1\t2\t3\t0\n")
+    result = runner.invoke(app, ["cf", "pairs", "--data", str(tmp_path), "--format", "ml-100k"])
+    assert result.exit_code != 0 and "u.item" in result.output

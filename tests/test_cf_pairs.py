@@ -16,6 +16,7 @@ from ranking_core.cf.pairs import (
     read_movie_info,
     run_pairs,
     sample_pairs,
+    synthetic_movie_info,
 )
 
 
@@ -76,9 +77,7 @@ def test_read_movie_info(tmp_path: Path) -> None:
 
 def test_run_pairs_small_synthetic() -> None:
     data = synthetic_ratings(n_users=150, n_items=200, seed=5)
-    rng = np.random.default_rng(0)
-    info = MovieInfo(rng.integers(1930, 1998, size=200).astype(float),
-                     (rng.random((200, 19)) < 0.15).astype(float))
+    info = synthetic_movie_info(200)
     config = PairsConfig(train_pairs=(300, 1200), test_pairs=2000, validation_pairs=800,
                          experiments=2, alphas=(1e-3, 1.0))
     calls = []

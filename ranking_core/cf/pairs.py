@@ -39,6 +39,7 @@ __all__ = [
     "read_movie_info",
     "run_pairs",
     "sample_pairs",
+    "synthetic_movie_info",
 ]
 
 GENRES = 19
@@ -89,6 +90,13 @@ def read_movie_info(path: str | Path, item_ids: NDArray[np.int64]) -> MovieInfo:
         raise ValueError(f"{path}: no metadata for movie id(s) {missing[:10].tolist()}")
     rows = position.loc[item_ids].to_numpy()
     return MovieInfo(year[rows], np.nan_to_num(genres[rows]))
+
+
+def synthetic_movie_info(n_items: int, seed: int = 0) -> MovieInfo:
+    """Release years 1930–1997 and independent genre flags (15 % each) for synthetic data."""
+    rng = np.random.default_rng(seed)
+    return MovieInfo(rng.integers(1930, DATA_YEAR, size=n_items).astype(np.float64),
+                     (rng.random((n_items, GENRES)) < 0.15).astype(np.float64))
 
 
 def movie_features(users: NDArray, items: NDArray, train: RatingMatrix,

@@ -13,10 +13,18 @@ from rich.console import Console
 from rich.table import Table
 
 from ranking_core.cf import RatingMatrix, read_ratings, synthetic_ratings
+from ranking_core.cf.pairs import (
+    SEED004_TABLE1,
+    PairsConfig,
+    read_movie_info,
+    run_pairs,
+    synthetic_movie_info,
+)
 from ranking_core.cf.parallel import run_per_user
 from ranking_core.cf.per_user import LEARNERS, METRICS, PerUserConfig
 from ranking_core.cf.published import SEED000_TABLE1, SEED003_TABLE2
 from ranking_core.cli.progress import progress_bar
+from ranking_core.pairwise_linear import LOSSES
 
 app = typer.Typer(help="Collaborative-filtering experiments of the papers (MovieLens, Jester).",
                   no_args_is_help=True)
@@ -34,6 +42,7 @@ class DataFormat(StrEnum):
 
 
 Learner = StrEnum("Learner", {name.replace("-", "_"): name for name in LEARNERS})
+Loss = StrEnum("Loss", {name.replace("-", "_"): name for name in LOSSES})
 
 
 def _range(text: str, option: str) -> tuple[int, int]:
@@ -133,6 +142,10 @@ def per_user(
         result.update(result["learners"][config.learners[0]])
     dataset = "jester" if jester else "synthetic" if format is DataFormat.synthetic else "movielens"
     _print_table(result, dataset, group)
+    _write(result, out)
+
+
+def _write(result: dict, out: Path | None) -> None:
     text = json.dumps(result, indent=2)
     if out is None:
         typer.echo(text)
@@ -140,4 +153,68 @@ def per_user(
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(text)
         console.print(f"wrote {out}")
+
+
+@app.command("pairs")
+def pairs(
+    data: Annotated[Path | None, typer.Option(
+        help="MovieLens 100K folder (u.data and u.item) or u.data path.")] = None,
+    format: Annotated[DataFormat, typer.Option("--format", help="ml-100k or synthetic.")]
+    = DataFormat.ml_100k,
+    items: Annotated[Path | None, typer.Option(help="u.item (default: beside u.data).")] = None,
+    train_pairs: Annotated[list[int] | None, typer.Option(
+        help="Training pairs (repeat; default 20000 40000 80000 120000 160000).")] = None,
+    test_pairs: Annotated[int, typer.Option(help="Test pairs per run.")] = 40000,
+    validation_pairs: Annotated[int, typer.Option(help="Validation pairs per run.")] = 20000,
+    experiments: Annotated[int, typer.Option(help="Runs (distinct validation/test parts).")]
+    = 15,
+    alpha: Annotated[list[float] | None, typer.Option(
+        help="ℓ2 regularization candidates (repeat).")] = None,
+    loss: Annotated[list[Loss] | None, typer.Option(help="Losses (repeat; default all).")]
+    = None,
+    seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
+    out: Annotated[Path | None, typer.Option("--json", help="Write the results here.")] = None,
+) -> None:
+    """Pair-sampling experiment of seed 004 §4 (Table 1): linear models from weighted pairs."""
+    defaults = PairsConfig()
+    try:
+        config = PairsConfig(
+            train_pairs=tuple(train_pairs or defaults.train_pairs), test_pairs=test_pairs,
+            validation_pairs=validation_pairs, experiments=experiments,
+            alphas=tuple(alpha or defaults.alphas),
+            losses=tuple(item.value for item in loss) if loss else defaults.losses, seed=seed)
+    except ValueError as error:
+        raise typer.BadParameter(str(error)) from None
+    if format not in (DataFormat.ml_100k, DataFormat.synthetic):
+        raise typer.BadParameter("the pairs experiment needs movie metadata: --format ml-100k "
+                                 "or synthetic")
+    ratings = load(data, format, seed)
+    if format is DataFormat.synthetic:
+        info = synthetic_movie_info(ratings.n_items, seed)
+    else:
+        folder = data if data is not None and data.is_dir() else Path(ratings.source).parent
+        try:
+            info = read_movie_info(items or folder, ratings.item_ids)
+        except (ValueError, FileNotFoundError) as error:
+            raise typer.BadParameter(str(error)) from None
+    with progress_bar("pair-sampling runs") as update:
+        result = run_pairs(ratings, info, config, progress=update)
+    result["data"] = {"source": ratings.source, "format": format.value}
+    table = Table(title="test loss (weighted disagreement), mean (standard error) over runs")
+    table.add_column("train pairs", justify="right")
+    for name in config.losses:
+        table.add_column(f"{name} (ours)", justify="right")
+        if format is DataFormat.ml_100k:
+            table.add_column(f"{name} (paper)", justify="right")
+    for n in config.train_pairs:
+        row = [str(n)]
+        for name in config.losses:
+            ours = result["test_loss"][name][str(n)]
+            row.append(f"{ours['mean']:.3f} ({ours['se']:.3f})")
+            if format is DataFormat.ml_100k:
+                paper = SEED004_TABLE1[name].get(n)
+                row.append("—" if paper is None else f"{paper[0]:.3f} ({paper[1]:.3f})")
+        table.add_row(*row)
+    console.print(table)
+    _write(result, out)
 
