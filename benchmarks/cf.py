@@ -49,7 +49,7 @@ def main() -> None:
 
     start = time.perf_counter()
     with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
-                      dashboard_address=None) as cluster, Client(cluster) as client:
+                      dashboard_address=":0") as cluster, Client(cluster) as client:
         startup_s = time.perf_counter() - start
         start = time.perf_counter()
         parallel = run_per_user(data, config, scheduler=client)

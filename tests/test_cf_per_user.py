@@ -122,17 +122,41 @@ def test_summary_is_mean_and_sd_over_repetitions() -> None:
 
 
 def test_dask_gives_the_same_numbers_as_one_process(data: RatingMatrix) -> None:
-    from distributed import Client
+    """A Dask scheduler reached by its address (as with --scheduler tcp://host:port), two
+    workers, batches of 3: the same numbers as the in-process run."""
+    from distributed import LocalCluster
 
     config = small(learners=("iterated-lavrentiev", "rankboost"), n_test_users=5)
     single = run_per_user(data, config, scheduler=SYNCHRONOUS)
     calls: list[tuple[int, int]] = []
-    with Client(processes=False, n_workers=2, threads_per_worker=1,
-                dashboard_address=None) as client:
-        parallel = run_per_user(data, config, scheduler=client, batch_size=3,
+    with LocalCluster(processes=False, n_workers=2, threads_per_worker=1,
+                      dashboard_address=":0") as cluster:
+        parallel = run_per_user(data, config, scheduler=cluster.scheduler_address,
+                                batch_size=3,
                                 progress=lambda done, total: calls.append((done, total)))
     assert parallel == single
     assert calls[-1] == (10, 10) and len(calls) == 4
+
+
+def test_gamma_chosen_with_lambda_on_the_validation_part() -> None:
+    """With several γ, the prediction is that of the γ whose best validation misranking is
+    lowest (each γ alone gives its own prediction)."""
+    rng = np.random.default_rng(5)
+    X = rng.integers(-1, 6, size=(60, 30)).astype(float)
+    y = np.clip(np.round(X[:, :4].mean(axis=1) + rng.normal(size=60)), 1, 5)
+    parts = (np.arange(15), np.arange(15, 30), np.arange(30, 60))
+    gammas = (30.0, 1e4)
+    single = {}
+    for gamma in gammas:
+        config = small(gammas=(gamma,))
+        model = SpectralRanker(gamma=gamma, filter="lavrentiev").fit(X[:15], y[:15])
+        curve = _misranking_rows(y[15:30], model.path(config.lams()).predict(X[15:30]))
+        single[gamma] = (curve.min(), _spectral_prediction(SpectralRanker, "lavrentiev", X, y,
+                                                           parts, config))
+    assert single[30.0][0] != single[1e4][0]
+    best = min(gammas, key=lambda g: single[g][0])
+    both = _spectral_prediction(SpectralRanker, "lavrentiev", X, y, parts, small(gammas=gammas))
+    np.testing.assert_array_equal(both, single[best][1])
 
 
 def test_rejects_bad_configuration() -> None:

@@ -37,7 +37,7 @@ def dask_client(scheduler: Any = None, n_workers: int | None = None) -> Iterator
     if scheduler is None:
         workers = n_workers or os.cpu_count() or 1
         with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                          dashboard_address=None) as cluster, Client(cluster) as client:
+                          dashboard_address=":0") as cluster, Client(cluster) as client:
             yield client
         return
     with Client(scheduler) as client:
