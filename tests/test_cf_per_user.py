@@ -124,7 +124,7 @@ def test_summary_is_mean_and_sd_over_repetitions() -> None:
 def test_dask_gives_the_same_numbers_as_one_process(data: RatingMatrix) -> None:
     """A Dask scheduler reached by its address (as with --scheduler tcp://host:port), two
     workers, batches of 3: the same numbers as the in-process run."""
-    from distributed import LocalCluster
+    from distributed import Client, LocalCluster
 
     config = small(learners=("iterated-lavrentiev", "rankboost"), n_test_users=5)
     single = run_per_user(data, config, scheduler=SYNCHRONOUS)
@@ -134,7 +134,12 @@ def test_dask_gives_the_same_numbers_as_one_process(data: RatingMatrix) -> None:
         parallel = run_per_user(data, config, scheduler=cluster.scheduler_address,
                                 batch_size=3,
                                 progress=lambda done, total: calls.append((done, total)))
+        # one client used for two runs in a row (the second scatter must not race the first's
+        # release)
+        with Client(cluster) as client:
+            again = [run_per_user(data, config, scheduler=client) for _ in range(2)]
     assert parallel == single
+    assert again == [single, single]
     assert calls[-1] == (10, 10) and len(calls) == 4
 
 

@@ -89,7 +89,9 @@ def _run_on_dask(data: RatingMatrix, config: PerUserConfig, batches: list[list[T
 
     total = sum(len(b) for b in batches)
     with dask_client(scheduler, n_workers) as client:
-        shared = client.scatter(data, broadcast=True)
+        # hash=False: a fresh key per run, so that a second run on the same client does not race
+        # the release of the first run's copy
+        shared = client.scatter(data, broadcast=True, hash=False)
         futures = client.map(evaluate_tasks, [shared] * len(batches), [config] * len(batches),
                              batches, pure=False)
         size = {future.key: len(batch) for future, batch in zip(futures, batches, strict=True)}
