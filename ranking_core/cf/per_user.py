@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 from numpy.typing import NDArray
+from threadpoolctl import threadpool_limits
 
 from ranking_core.cf.data import RatingMatrix
 from ranking_core.metrics import (
@@ -243,8 +244,13 @@ def evaluate_user(data: RatingMatrix, config: PerUserConfig, task: Task) -> NDAr
 
 def evaluate_tasks(data: RatingMatrix, config: PerUserConfig,
                    tasks: Sequence[Task]) -> NDArray[np.float64]:
-    """:func:`evaluate_user` for a batch of tasks, shape (len(tasks), learners, metrics)."""
-    return np.stack([evaluate_user(data, config, task) for task in tasks])
+    """:func:`evaluate_user` for a batch of tasks, shape (len(tasks), learners, metrics).
+
+    BLAS runs single-threaded here: the per-user matrices are small, and a multi-threaded BLAS
+    may round differently from a single-threaded one (Dask workers run with one thread), which
+    would make results depend on the scheduler."""
+    with threadpool_limits(limits=1, user_api="blas"):
+        return np.stack([evaluate_user(data, config, task) for task in tasks])
 
 
 def summarize(config: PerUserConfig, tasks: Sequence[Task],
