@@ -10,15 +10,23 @@ from ranking_core.cf.data import (
     read_movielens_100k,
     read_ratings,
 )
+from ranking_core.cf.pairs import PairsConfig, run_pairs
+from ranking_core.cf.parallel import run_per_user
+from ranking_core.cf.per_user import LEARNERS, PerUserConfig
 from ranking_core.cf.synthetic import synthetic_ratings
 
 __all__ = [
     "FORMATS",
+    "LEARNERS",
+    "PairsConfig",
+    "PerUserConfig",
     "RatingMatrix",
     "read_jester",
     "read_jester_long",
     "read_movielens_1m",
     "read_movielens_100k",
     "read_ratings",
+    "run_pairs",
+    "run_per_user",
     "synthetic_ratings",
 ]

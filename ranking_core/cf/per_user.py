@@ -119,10 +119,8 @@ class PerUserConfig:
 def _rankable_users(data: RatingMatrix, low: int, high: int) -> NDArray[np.intp]:
     """Users with low..high ratings that are not all equal (a ranking needs two values)."""
     users = data.users_in(low, high)
-    indptr, values = data.ratings.indptr, data.ratings.data
-    spread = np.maximum.reduceat(values, indptr[:-1][users]) > np.minimum.reduceat(
-        values, indptr[:-1][users]) if users.size else np.zeros(0, bool)
-    return users[spread]
+    spread = [np.ptp(data.user_ratings(int(u))[1]) > 0 for u in users]
+    return users[np.asarray(spread, dtype=bool)]
 
 
 def plan_tasks(data: RatingMatrix, config: PerUserConfig) -> list[Task]:
