@@ -15,7 +15,7 @@ from scipy.optimize import lsq_linear
 from sklearn.base import BaseEstimator, clone
 from sklearn.model_selection import KFold
 
-from ranking_core.metrics import pairwise_misranking
+from ranking_core.metrics import pairwise_misranking_rows
 from ranking_core.validation import check_training_data
 
 __all__ = [
@@ -58,8 +58,7 @@ class LambdaChoice:
 
 
 def _validation_curve(model: BaseEstimator, lams: NDArray, X: NDArray, y: NDArray) -> NDArray:
-    predictions = model.path(lams).predict(X)
-    return np.array([pairwise_misranking(y, p) for p in predictions])
+    return pairwise_misranking_rows(y, model.path(lams).predict(X))
 
 
 def _first_minimum(curve: NDArray, what: str) -> int:
@@ -75,10 +74,12 @@ def holdout_lambda(
     lams: ArrayLike | None = None,
     *,
     fit_fraction: float = 0.5,
+    refit: bool = False,
 ) -> LambdaChoice:
     """The paper's protocol (seed 003 §4.1, §4.3): the first ⌊fit_fraction·m⌋ points fit, the rest
     pick λ by pairwise misranking (eq. (1)); one decomposition. The model returned is the one
-    fitted on the first part, solved at the chosen λ.
+    fitted on the first part, solved at the chosen λ, or with ``refit`` one fitted on all m points
+    at that λ (one more decomposition).
     """
     X, y = check_training_data(X, y, "holdout_lambda")
     lams = paper_lambda_grid() if lams is None else np.asarray(lams, dtype=np.float64)
@@ -88,7 +89,8 @@ def holdout_lambda(
     model = clone(ranker).fit(X[:cut], y[:cut])
     curve = _validation_curve(model, lams, X[cut:], y[cut:])
     best = _first_minimum(curve, "holdout_lambda")
-    return LambdaChoice(float(lams[best]), lams, curve, model.resolve(lams[best]), "holdout")
+    model = clone(ranker).fit(X, y).resolve(lams[best]) if refit else model.resolve(lams[best])
+    return LambdaChoice(float(lams[best]), lams, curve, model, "holdout")
 
 
 def kfold_lambda(
@@ -226,3 +228,13 @@ def fit_apriori_lambda(
             boot.append(_fit_power_law(sizes_arr, resampled, beta_max))
     spread = np.std(np.asarray(boot), axis=0, ddof=1) if len(boot) > 1 else (np.nan, np.nan)
     return AprioriRule(alpha, beta, float(spread[0]), float(spread[1]), sizes_arr, lam_plus)
+
+
+# The exact leave-pair-out shortcut lives in its own module (one idea per module).
+from ranking_core.lpo import (  # noqa: E402
+    leave_pair_out,
+    leave_pair_out_differences,
+    leave_pair_out_squared,
+)
+
+__all__ += ["leave_pair_out", "leave_pair_out_differences", "leave_pair_out_squared"]

@@ -13,14 +13,13 @@ from ranking_core.cf.parallel import SYNCHRONOUS, run_per_user
 from ranking_core.cf.per_user import (
     LEARNERS,
     PerUserConfig,
-    _misranking_rows,
     _spectral_prediction,
     evaluate_user,
     plan_tasks,
     reference_inputs,
     summarize,
 )
-from ranking_core.metrics import pairwise_misranking
+from ranking_core.metrics import pairwise_misranking_rows
 from ranking_core.selection import holdout_lambda
 
 
@@ -34,14 +33,6 @@ def small(**changes) -> PerUserConfig:
                     repeats=2, max_rounds=40)
     settings.update(changes)
     return PerUserConfig(**settings)
-
-
-def test_batched_misranking_equals_eq_1() -> None:
-    rng = np.random.default_rng(0)
-    y = rng.integers(1, 6, size=25).astype(float)
-    scores = rng.integers(0, 4, size=(7, 25)).astype(float)  # many ties: ties count as errors
-    expected = [pairwise_misranking(y, s) for s in scores]
-    np.testing.assert_allclose(_misranking_rows(y, scores), expected, rtol=1e-12)
 
 
 def test_reference_inputs_fill_and_shift() -> None:
@@ -155,7 +146,7 @@ def test_gamma_chosen_with_lambda_on_the_validation_part() -> None:
     for gamma in gammas:
         config = small(gammas=(gamma,))
         model = SpectralRanker(gamma=gamma, filter="lavrentiev").fit(X[:15], y[:15])
-        curve = _misranking_rows(y[15:30], model.path(config.lams()).predict(X[15:30]))
+        curve = pairwise_misranking_rows(y[15:30], model.path(config.lams()).predict(X[15:30]))
         single[gamma] = (curve.min(), _spectral_prediction(SpectralRanker, "lavrentiev", X, y,
                                                            parts, config))
     assert single[30.0][0] != single[1e4][0]

@@ -30,6 +30,7 @@ from ranking_core.metrics import (
     mean_squared_difference,
     ndcg,
     pairwise_misranking,
+    pairwise_misranking_rows,
 )
 from ranking_core.rankboost import RankBoost
 from ranking_core.ranker import SpectralRanker, SpectralRegressor
@@ -159,13 +160,6 @@ def reference_inputs(
     return X
 
 
-def _misranking_rows(y: NDArray[np.float64], scores: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Pairwise misranking (seed 003 eq. (1)) of every row of ``scores`` (L, n) against y, by
-    direct pair enumeration: O(L·n²), fast for the small validation parts here."""
-    upper, lower = np.nonzero(y[:, None] > y[None, :])
-    return np.mean(scores[:, upper] <= scores[:, lower], axis=1)
-
-
 def _split(rng: np.random.Generator, y: NDArray) -> tuple[NDArray, NDArray, NDArray] | None:
     """Random fit / validation / test index sets (quarter, quarter, half), redrawn until each
     part holds two different ratings."""
@@ -187,7 +181,7 @@ def _spectral_prediction(estimator_type: type, filter_name: str, X: NDArray, y: 
     for gamma in config.gammas:
         model = estimator_type(kernel="gaussian", gamma=gamma, filter=filter_name,
                                solver="dense").fit(X[fit], y[fit])
-        curve = _misranking_rows(y[val], model.path(lams).predict(X[val]))
+        curve = pairwise_misranking_rows(y[val], model.path(lams).predict(X[val]))
         j = int(np.argmin(curve))  # first minimum: the largest λ among ties
         if curve[j] < best[0]:
             best = (curve[j], model, lams[j])
@@ -200,7 +194,7 @@ def _rankboost_prediction(X: NDArray, y: NDArray, parts: tuple,
     model = RankBoost(n_rounds=config.max_rounds).fit(X[fit], y[fit])
     if model.n_rounds_ == 0:
         return np.zeros(test.size)
-    curve = _misranking_rows(y[val], model.staged_predict(X[val]))
+    curve = pairwise_misranking_rows(y[val], model.staged_predict(X[val]))
     return model.staged_predict(X[test])[int(np.argmin(curve))]
 
 
