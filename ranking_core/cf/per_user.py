@@ -175,6 +175,9 @@ def _split(rng: np.random.Generator, y: NDArray) -> tuple[NDArray, NDArray, NDAr
 
 def _spectral_prediction(estimator_type: type, filter_name: str, X: NDArray, y: NDArray,
                          parts: tuple, config: PerUserConfig) -> NDArray[np.float64]:
+    """Test-part predictions of a spectral learner: for each γ one dense eigendecomposition on
+    the fit part, the whole λ path scored on the validation part, (γ, λ) with the lowest
+    misranking kept."""
     fit, val, test = parts
     lams = config.lams()
     best = (np.inf, None, 0.0)
@@ -190,6 +193,8 @@ def _spectral_prediction(estimator_type: type, filter_name: str, X: NDArray, y: 
 
 def _rankboost_prediction(X: NDArray, y: NDArray, parts: tuple,
                           config: PerUserConfig) -> NDArray[np.float64]:
+    """Test-part predictions of RankBoost after the number of rounds (≤ max_rounds) with the
+    lowest validation misranking."""
     fit, val, test = parts
     model = RankBoost(n_rounds=config.max_rounds).fit(X[fit], y[fit])
     if model.n_rounds_ == 0:
