@@ -3,6 +3,7 @@
 No user interface lives here; the dashboard and the CLI call into this package.
 """
 
+from ranking_core.dorm import DORM
 from ranking_core.filters import (
     IteratedLavrentiev,
     Landweber,
@@ -20,6 +21,7 @@ from ranking_core.ranker import RegularizationPath, SpectralRanker, SpectralRegr
 from ranking_core.svrank import SVRank
 
 __all__ = [
+    "DORM",
     "GaussianKernel",
     "IteratedLavrentiev",
     "Landweber",
