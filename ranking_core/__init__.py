@@ -3,6 +3,7 @@
 No user interface lives here; the dashboard and the CLI call into this package.
 """
 
+from ranking_core.dorm import DORM
 from ranking_core.filters import (
     IteratedLavrentiev,
     Landweber,
@@ -13,11 +14,14 @@ from ranking_core.filters import (
 from ranking_core.kernels import GaussianKernel, LaplacianKernel, LinearKernel, PolynomialKernel
 from ranking_core.nystrom import NystromRanker
 from ranking_core.online import OnlineMPRank
+from ranking_core.pairwise_linear import PairwiseLinearRanker
 from ranking_core.preference import PreferenceRanker
+from ranking_core.rankboost import RankBoost
 from ranking_core.ranker import RegularizationPath, SpectralRanker, SpectralRegressor
 from ranking_core.svrank import SVRank
 
 __all__ = [
+    "DORM",
     "GaussianKernel",
     "IteratedLavrentiev",
     "Landweber",
@@ -26,8 +30,10 @@ __all__ = [
     "LinearKernel",
     "NystromRanker",
     "OnlineMPRank",
+    "PairwiseLinearRanker",
     "PolynomialKernel",
     "PreferenceRanker",
+    "RankBoost",
     "RegularizationPath",
     "SVRank",
     "Showalter",
