@@ -138,7 +138,7 @@ class _Record(_Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     meta: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     blobs: Mapped[list[_Blob]] = relationship(
-        back_populates="record", cascade="all, delete-orphan", lazy="selectin"
+        back_populates="record", cascade="all, delete-orphan"
     )
 
 

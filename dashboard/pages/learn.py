@@ -1,0 +1,242 @@
+"""Learn a grid: rating set → regularized ranker (one decomposition) → risk grid beside the
+reference, with the λ rule's curve; the λ slider re-solves from the cached decomposition."""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+from numpy.typing import NDArray
+from sklearn.base import clone
+
+from dashboard import figures
+from dashboard.common import get_store, init_state, seg_status, show_problems
+from ranking_core import IteratedLavrentiev, SpectralRanker
+from ranking_core.filters import FILTERS
+from ranking_core.grids.compare import DIFFERENCE_BINS, RISK_CATEGORIES, compare_grids
+from ranking_core.grids.learned import GLUCOSE_AXIS, learned_grid
+from ranking_core.panel import DESIGNS, SEG_OUTLIER_FRACTION, parkes_surface, simulate_panel
+from ranking_core.ratings import UNITS, RatingSet, RatingSetError, read_rating_set
+from ranking_core.selection import (
+    AprioriRule,
+    fit_apriori_lambda,
+    holdout_lambda,
+    kfold_lambda,
+    paper_lambda_grid,
+)
+from ranking_core.storage import StorageError
+
+DEFAULT_M = 300  # ratings in the default simulated panel (the paper uses 100..400)
+GAMMAS = (2_500.0, 5_000.0, 10_000.0, 20_000.0, 40_000.0, 80_000.0)  # (mg/dL)²; paper: 10⁴
+RULES = ("hold-out", "k-fold", "a-priori λ(m)", "manual")
+LAMS = paper_lambda_grid()  # λ_j = 0.95^j, j < 200 (seed 003 §4.1)
+
+st.title("Learn a risk grid")
+seg = seg_status()
+store = get_store()
+init_state(learn_source="Simulated panel", learn_m=DEFAULT_M, learn_design=DESIGNS[0],
+           learn_noise=0.25, learn_outliers=SEG_OUTLIER_FRACTION, learn_raters=10, learn_seed=0,
+           learn_filter="iterated-lavrentiev", learn_k=2, learn_gamma=10_000.0,
+           learn_rule=RULES[0], learn_unit=UNITS[0])
+
+
+# -- data -----------------------------------------------------------------------------------------
+@st.cache_data(show_spinner="Simulating the panel…", max_entries=8)
+def simulated(m: int, design: str, noise: float, outliers: float, raters: int, seed: int,
+              reference_key: str, _reference: object) -> RatingSet:
+    frame = simulate_panel(m, design=design, reference=_reference, n_raters=raters, noise=noise,
+                           outlier_fraction=outliers, random_state=seed)
+    return read_rating_set(frame, name=f"simulated panel ({reference_key})")
+
+
+@st.cache_data(show_spinner="Checking the upload…", max_entries=8)
+def uploaded(content: bytes, name: str, unit: str) -> RatingSet:
+    return read_rating_set(io.BytesIO(content), unit=unit, name=name)
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def saved(url: str, name: str, record_id: int) -> RatingSet:
+    del record_id  # cache key only
+    return read_rating_set(store.load_rating_set(name).frame, name=name)
+
+
+reference_name = "SEG" if seg.available else "built-in surface (smoothed Parkes type-1 zones)"
+reference = seg.table.absolute if seg.available else parkes_surface()
+
+source = st.radio("Rating set", ("Simulated panel", "Upload", "Saved"), horizontal=True,
+                  key="learn_source")
+ratings: RatingSet | None = None
+data_key = ""
+if source == "Simulated panel":
+    c = st.columns(6)
+    m = c[0].number_input("ratings m", 20, 2000, step=50, key="learn_m")
+    design = c[1].selectbox("design", DESIGNS, key="learn_design")
+    noise = c[2].slider("rater noise sd", 0.0, 1.0, step=0.05, key="learn_noise")
+    outliers = c[3].slider("outlier share", 0.0, 0.3, step=0.002, format="%.3f",
+                           key="learn_outliers")
+    raters = c[4].number_input("raters", 1, 50, key="learn_raters")
+    seed = c[5].number_input("seed", 0, 10_000, key="learn_seed")
+    st.caption(f"Ratings are simulated around the {reference_name}; "
+               f"{outliers:.1%} of them are replaced by uniform 0..4 outliers.")
+    ratings = simulated(int(m), design, float(noise), float(outliers), int(raters), int(seed),
+                        reference_name, None if not seg.available else seg.table)
+    data_key = f"sim:{m}:{design}:{noise}:{outliers}:{raters}:{seed}:{reference_name}"
+elif source == "Upload":
+    c = st.columns([3, 1])
+    upload = c[0].file_uploader("Rating set: columns reference, estimate, rating (0..4), "
+                                "optional rater; CSV, TSV or XLSX", type=["csv", "tsv", "txt",
+                                                                          "xlsx"],
+                                key="learn_upload")
+    unit = c[1].radio("glucose unit", UNITS, key="learn_unit")
+    if upload is not None:
+        try:
+            ratings = uploaded(upload.getvalue(), upload.name, unit)
+        except RatingSetError as exc:
+            st.error(f"Not usable: {exc}")
+        else:
+            show_problems([p.message for p in ratings.problems], ratings.warnings,
+                          kept=len(ratings.frame))
+            data_key = f"upload:{upload.file_id}:{unit}"
+            with st.form("save_rating_set"):
+                name = st.text_input("Save this rating set as", value=upload.name)
+                if st.form_submit_button("Save rating set"):
+                    try:
+                        store.save_rating_set(name, ratings.frame, {
+                            "unit": unit, "source": upload.name,
+                            "problems": [p.message for p in ratings.problems]})
+                    except StorageError as exc:
+                        st.error(f"Not saved: {exc}")
+                    else:
+                        st.success(f"Saved rating set “{name}”.")
+else:
+    stored = store.list_records("rating_set")
+    if not stored:
+        st.info("No saved rating set yet: upload one and save it.")
+    else:
+        chosen = st.selectbox("Saved rating set", [r.name for r in stored], key="learn_saved")
+        info = next(r for r in stored if r.name == chosen)
+        ratings = saved(store.url, chosen, info.id)
+        data_key = f"saved:{info.id}"
+
+if ratings is None:
+    st.stop()
+st.caption(f"{len(ratings.frame)} ratings from {ratings.name}")
+
+# -- learner --------------------------------------------------------------------------------------
+c = st.columns(4)
+filter_name = c[0].selectbox("spectral filter", sorted(FILTERS), key="learn_filter")
+k = int(c[1].number_input("order k (iterated Lavrentiev)", 1, 6, key="learn_k",
+                          disabled=filter_name != "iterated-lavrentiev"))
+gamma = c[2].select_slider("kernel width γ (mg/dL)²", GAMMAS, key="learn_gamma",
+                           format_func=lambda g: f"{g:,.0f}")
+rule = c[3].radio("λ rule", RULES, key="learn_rule")
+
+
+@dataclass(frozen=True)
+class Fit:
+    """A fitted ranker (holding its spectral decomposition) and what the λ rule found."""
+
+    model: SpectralRanker
+    lam: float
+    curve: NDArray[np.float64] | None
+    apriori: AprioriRule | None
+
+
+@st.cache_resource(show_spinner=False, max_entries=6)
+def fit(data_key: str, filter_name: str, k: int, gamma: float, rule: str,
+        _X: NDArray, _y: NDArray, _progress=None) -> Fit:
+    """One decomposition per fit (hold-out: first half; k-fold: one per fold then all points).
+    Read-only afterwards: the slider only calls ``model.resolve(λ)``."""
+    chosen_filter = IteratedLavrentiev(k=k) if filter_name == "iterated-lavrentiev" else filter_name
+    ranker = SpectralRanker(gamma=gamma, filter=chosen_filter)
+    if rule == "hold-out":
+        choice = holdout_lambda(ranker, _X, _y, LAMS)
+        return Fit(choice.model, choice.lam, choice.curve, None)
+    if rule == "k-fold":
+        choice = kfold_lambda(ranker, _X, _y, LAMS)
+        return Fit(choice.model, choice.lam, choice.curve, None)
+    if rule == "a-priori λ(m)":
+        apriori = fit_apriori_lambda(ranker, _X, _y, lams=LAMS, progress=_progress)
+        lam = float(apriori(len(_y)))
+        return Fit(clone(ranker).fit(_X, _y).resolve(lam), lam, None, apriori)
+    model = clone(ranker).fit(_X, _y)
+    return Fit(model, model.lam, None, None)
+
+
+X, y = ratings.X, ratings.y
+bar = st.progress(0.0, text="Fitting the ranker…")
+try:
+    result = fit(data_key, filter_name, k, float(gamma), rule, X, y,
+                 _progress=lambda done, total: bar.progress(done / total,
+                                                            text=f"λ₊ on subsets: {done}/{total}"))
+except ValueError as exc:
+    bar.empty()
+    st.error(f"Cannot learn from this rating set: {exc}")
+    st.stop()
+bar.empty()
+
+# -- λ slider: re-solve from the cached decomposition ---------------------------------------------
+options = np.unique(np.r_[LAMS, result.lam])[::-1]
+lam_key = f"learn_lam:{data_key}:{filter_name}:{k}:{gamma}:{rule}"
+init_state(**{lam_key: float(result.lam)})
+lam = st.select_slider("λ (moving it re-solves from the cached decomposition, no refit)",
+                       options=[float(v) for v in options], key=lam_key,
+                       format_func=lambda v: f"{v:.3g}")
+model = result.model.resolve(lam)
+grid = learned_grid(model)
+comparison = compare_grids(reference, grid)
+
+c = st.columns(5)
+c[0].metric("λ", f"{lam:.3g}", help=f"rule ({rule}) chose {result.lam:.3g}")
+c[1].metric("misranking vs reference", f"{100 * comparison.misranking:.2f} %",
+            help=f"pairwise misranking (seed 003 eq. 1) on {comparison.n_points:,} random "
+                 f"lattice points against the {reference_name}")
+c[2].metric("|Δ| ≤ 0.5", f"{100 * comparison.difference_shares[0]:.1f} %")
+c[3].metric("risk category agreement", f"{100 * comparison.category_agreement:.1f} %")
+c[4].metric("ratings fitted / total", f"{len(model.X_fit_)} / {len(y)}")
+if result.apriori is not None:
+    a = result.apriori
+    st.caption(f"A-priori rule λ(m) = α·m^(−β/2): α = {a.alpha:.4g} ± {a.alpha_sd:.2g}, "
+               f"β = {a.beta:.3f} ± {a.beta_sd:.2g}; λ({len(y)}) = {result.lam:.4g}")
+
+c = st.columns(3)
+c[0].plotly_chart(figures.risk_heatmap(grid, GLUCOSE_AXIS, "learned grid", contours=reference,
+                                       points=(X[:, 0], X[:, 1], y)), key="learn_fig_learned")
+c[1].plotly_chart(figures.risk_heatmap(reference, GLUCOSE_AXIS, f"reference: {reference_name}",
+                                       contours=reference), key="learn_fig_reference")
+c[2].plotly_chart(figures.difference_heatmap(grid - reference, GLUCOSE_AXIS,
+                                             "learned − reference"), key="learn_fig_difference")
+
+c = st.columns(2)
+if result.curve is not None:
+    c[0].plotly_chart(figures.lambda_curve(LAMS, 100 * result.curve, result.lam, lam,
+                                           f"{rule} misranking (%)"), key="learn_fig_curve")
+elif result.apriori is not None:
+    c[0].plotly_chart(figures.apriori_plot(result.apriori.sizes, result.apriori.lam_plus,
+                                           result.apriori.alpha, result.apriori.beta, len(y)),
+                      key="learn_fig_apriori")
+else:
+    c[0].info("Manual λ: the ranker is fitted on all ratings and no validation curve is drawn; "
+              "the misranking against the reference above follows the slider.")
+c[1].plotly_chart(figures.shares_bar(DIFFERENCE_BINS, comparison.difference_shares,
+                                     "|learned − reference| (seed 003 Table 3 bins)",
+                                     "|Δ risk|"), key="learn_fig_shares")
+with st.expander("Risk-category confusion (rows: reference, columns: learned)"):
+    st.dataframe(pd.DataFrame(comparison.category_confusion, index=list(RISK_CATEGORIES),
+                              columns=list(RISK_CATEGORIES)), key="learn_confusion")
+
+with st.form("save_grid"):
+    name = st.text_input("Save this learned grid as",
+                         value=f"{filter_name} γ={gamma:,.0f} m={len(y)}")
+    if st.form_submit_button("Save learned grid"):
+        metrics = {"rule": rule, "rule_lambda": result.lam, "reference": reference_name,
+                   "rating_set": ratings.name, **comparison.to_dict()}
+        try:
+            store.save_learned_grid(name, model, X, y, metrics)
+        except StorageError as exc:
+            st.error(f"Not saved: {exc}")
+        else:
+            st.success(f"Saved learned grid “{name}”; compare it on the Compare grids page.")
