@@ -15,6 +15,7 @@ unless ``RISKGRID_DATABASE_URL`` names another SQLAlchemy URL (for example Postg
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import io
 import os
 from collections.abc import Mapping
@@ -40,7 +41,6 @@ from sqlalchemy import (
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, relationship
 
-from ranking_core.filters import FILTERS, Filter
 from ranking_core.grids.seg import SEGTable, load_seg_table
 from ranking_core.ranker import SpectralRanker
 
@@ -219,7 +219,8 @@ class StoredGrid:
         (one decomposition, O(m³)); raises :class:`StorageError` if its coefficients differ from
         the stored ones (a changed solver or damaged record)."""
         params = dict(self.params)
-        params["filter"] = _filter_from_json(params["filter"])
+        params["kernel"] = _component_from_json(params["kernel"])
+        params["filter"] = _component_from_json(params["filter"])
         gamma = params.get("gamma")
         if isinstance(gamma, list):
             params["gamma"] = tuple(gamma)
@@ -235,21 +236,32 @@ class StoredGrid:
         return ranker
 
 
-def _filter_to_json(value: str | Filter) -> str | dict[str, Any]:
-    """A filter name, or ``{"name": ..., **fields}`` for a filter object (e.g. k of iterated
-    Lavrentiev)."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, Filter) and dataclasses.is_dataclass(value) and value.name in FILTERS:
-        return {"name": value.name, **_json_ready(dataclasses.asdict(value))}
-    raise StorageError(f"cannot store filter {value!r}: give a name or a built-in filter")
+def _component_to_json(value: Any) -> Any:
+    """A kernel or filter parameter as JSON: a name stays a name; a ranking_core dataclass (e.g.
+    ``IteratedLavrentiev(k=3)``, a transformed Gaussian kernel) becomes its class path and
+    fields."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        cls = type(value)
+        if not cls.__module__.startswith("ranking_core."):
+            raise StorageError(f"cannot store {value!r}: only ranking_core components are stored")
+        fields = {f.name: _component_to_json(getattr(value, f.name))
+                  for f in dataclasses.fields(value)}
+        return {"class": f"{cls.__module__}:{cls.__qualname__}", "fields": fields}
+    return _json_ready(value)
 
 
-def _filter_from_json(value: str | Mapping[str, Any]) -> str | Filter:
-    if isinstance(value, str):
+def _component_from_json(value: Any) -> Any:
+    """Inverse of :func:`_component_to_json`; builds only ranking_core dataclasses."""
+    if not (isinstance(value, Mapping) and "class" in value):
         return value
-    fields = dict(value)
-    return FILTERS[fields.pop("name")](**fields)
+    module, _, qualname = str(value["class"]).partition(":")
+    if not module.startswith("ranking_core."):
+        raise StorageError(f"stored component {value['class']!r} is not part of ranking_core")
+    cls = getattr(importlib.import_module(module), qualname, None)
+    if not (isinstance(cls, type) and dataclasses.is_dataclass(cls)):
+        raise StorageError(f"stored component {value['class']!r} is not a ranking_core dataclass")
+    fields = {k: _component_from_json(v) for k, v in value["fields"].items()}
+    return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in fields.items()})
 
 
 def _json_ready(value: Any) -> Any:
@@ -412,9 +424,8 @@ class Store:
         if getattr(model, "X_fit_", None) is None or not hasattr(model, "coef_"):
             raise StorageError("save_learned_grid needs a fitted kernel ranker (with X_fit_)")
         params = model.get_params()
-        if not isinstance(params["kernel"], str):
-            raise StorageError("save_learned_grid: give the kernel by name to store it")
-        params["filter"] = _filter_to_json(params["filter"])
+        params["kernel"] = _component_to_json(params["kernel"])
+        params["filter"] = _component_to_json(params["filter"])
         params.pop("lam")
         n_fit = len(model.X_fit_)
         y_fit = _fit_targets(model, np.asarray(X_train, float), np.asarray(y_train, float), n_fit)

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from synthetic_seg import synthetic_risk, write_synthetic_seg
 
-from ranking_core import IteratedLavrentiev, SpectralRanker
+from ranking_core import GaussianKernel, IteratedLavrentiev, Showalter, SpectralRanker
 from ranking_core.grids.seg import SEGTableError
 from ranking_core.selection import holdout_lambda, paper_lambda_grid
 from ranking_core.storage import (
@@ -163,7 +163,8 @@ def test_learned_grid_round_trip_reproduces_the_model(store):
     store.save_learned_grid("grid 1", choice.model, X, y, metrics)
     info = store.list_records("learned_grid")[0]
     assert info.meta["m"] == 120 and info.meta["m_fit"] == 60
-    assert info.meta["params"]["filter"] == {"name": "iterated-lavrentiev", "k": 3}
+    assert info.meta["params"]["filter"] == {"class": "ranking_core.filters:IteratedLavrentiev",
+                                             "fields": {"k": 3}}
     stored = store.load_learned_grid("grid 1")
     assert stored.lam == choice.lam and stored.intercept == choice.model.intercept_
     np.testing.assert_array_equal(stored.X_train, X)
@@ -175,6 +176,22 @@ def test_learned_grid_round_trip_reproduces_the_model(store):
     assert again.filter_ == IteratedLavrentiev(k=3) and again.lam == choice.lam
     store.delete("learned_grid", "grid 1")
     assert store.list_records("learned_grid") == []
+
+
+def test_kernel_objects_are_stored_as_their_fields_and_only_ranking_core_is_rebuilt(store):
+    X, y = _xy(50, 6)
+    model = SpectralRanker(kernel=GaussianKernel((8e3, 2e4)), filter="showalter", lam=0.02)
+    model.fit(X, y)
+    store.save_learned_grid("anisotropic", model, X, y)
+    again = store.load_learned_grid("anisotropic").model()
+    assert again.kernel_ == GaussianKernel((8e3, 2e4)) and again.filter_ == Showalter()
+    np.testing.assert_allclose(again.predict(X), model.predict(X), atol=1e-9)
+    from ranking_core.storage import _component_from_json
+
+    with pytest.raises(StorageError, match="not part of ranking_core"):
+        _component_from_json({"class": "os:system", "fields": {}})
+    with pytest.raises(StorageError, match="not a ranking_core dataclass"):
+        _component_from_json({"class": "ranking_core.storage:Store", "fields": {}})
 
 
 def test_learned_grid_detects_a_changed_record(store):
