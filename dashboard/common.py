@@ -8,8 +8,12 @@ engine here, the fitted ranker's spectral state on the Learn page), ``st.cache_d
 from __future__ import annotations
 
 import os
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import streamlit as st
 
@@ -22,6 +26,8 @@ from ranking_core.grids.seg import (
     load_seg_table,
 )
 from ranking_core.storage import Store, default_database_url
+
+T = TypeVar("T")
 
 
 @st.cache_resource(show_spinner=False)
@@ -100,3 +106,36 @@ def show_problems(problems: list[str] | tuple[str, ...], warnings: list[str] | t
         st.warning(head + ":\n\n" + "\n".join(f"- {p}" for p in problems))
     for message in warnings:
         st.info(message)
+
+
+class _SharedResults:
+    """A small LRU of computed results shared by every session (a ``cache_resource``)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.values: OrderedDict[Hashable, object] = OrderedDict()
+
+
+@st.cache_resource(show_spinner=False)
+def _shared_results(name: str) -> _SharedResults:
+    return _SharedResults()
+
+
+def shared_result(name: str, key: Hashable, compute: Callable[[], T], max_entries: int = 6) -> T:
+    """``compute()`` once per ``key`` across sessions, kept in a shared cache resource.
+
+    Unlike ``st.cache_resource`` on ``compute`` itself, this lets ``compute`` drive a progress
+    bar created by the page (Streamlit cannot replay elements updated inside cached functions).
+    The results are read-only afterwards (e.g. a fitted ranker whose decomposition is re-solved
+    at other λ with ``resolve``)."""
+    cache = _shared_results(name)
+    with cache.lock:
+        if key in cache.values:
+            cache.values.move_to_end(key)
+            return cache.values[key]  # type: ignore[return-value]
+    value = compute()
+    with cache.lock:
+        cache.values[key] = value
+        while len(cache.values) > max_entries:
+            cache.values.popitem(last=False)
+    return value

@@ -13,7 +13,7 @@ from numpy.typing import NDArray
 from sklearn.base import clone
 
 from dashboard import figures
-from dashboard.common import get_store, init_state, seg_status, show_problems
+from dashboard.common import get_store, init_state, seg_status, shared_result, show_problems
 from ranking_core import IteratedLavrentiev, SpectralRanker
 from ranking_core.filters import FILTERS
 from ranking_core.grids.compare import DIFFERENCE_BINS, RISK_CATEGORIES, compare_grids
@@ -33,6 +33,7 @@ DEFAULT_M = 300  # ratings in the default simulated panel (the paper uses 100..4
 GAMMAS = (2_500.0, 5_000.0, 10_000.0, 20_000.0, 40_000.0, 80_000.0)  # (mg/dL)²; paper: 10⁴
 RULES = ("hold-out", "k-fold", "a-priori λ(m)", "manual")
 LAMS = paper_lambda_grid()  # λ_j = 0.95^j, j < 200 (seed 003 §4.1)
+APRIORI_DRAWS = 5  # random subsets per size m = 20, 30, 40, 50 for λ₊ (seed 003 §4.4)
 
 st.title("Learn a risk grid")
 seg = seg_status()
@@ -145,33 +146,33 @@ class Fit:
     apriori: AprioriRule | None
 
 
-@st.cache_resource(show_spinner=False, max_entries=6)
-def fit(data_key: str, filter_name: str, k: int, gamma: float, rule: str,
-        _X: NDArray, _y: NDArray, _progress=None) -> Fit:
+def fit(filter_name: str, k: int, gamma: float, rule: str, X: NDArray, y: NDArray,
+        progress) -> Fit:
     """One decomposition per fit (hold-out: first half; k-fold: one per fold then all points).
-    Read-only afterwards: the slider only calls ``model.resolve(λ)``."""
+    Kept in a shared cache, read-only afterwards: the slider only calls ``model.resolve(λ)``."""
     chosen_filter = IteratedLavrentiev(k=k) if filter_name == "iterated-lavrentiev" else filter_name
     ranker = SpectralRanker(gamma=gamma, filter=chosen_filter)
     if rule == "hold-out":
-        choice = holdout_lambda(ranker, _X, _y, LAMS)
+        choice = holdout_lambda(ranker, X, y, LAMS)
         return Fit(choice.model, choice.lam, choice.curve, None)
     if rule == "k-fold":
-        choice = kfold_lambda(ranker, _X, _y, LAMS)
+        choice = kfold_lambda(ranker, X, y, LAMS)
         return Fit(choice.model, choice.lam, choice.curve, None)
     if rule == "a-priori λ(m)":
-        apriori = fit_apriori_lambda(ranker, _X, _y, lams=LAMS, progress=_progress)
-        lam = float(apriori(len(_y)))
-        return Fit(clone(ranker).fit(_X, _y).resolve(lam), lam, None, apriori)
-    model = clone(ranker).fit(_X, _y)
+        apriori = fit_apriori_lambda(ranker, X, y, draws=APRIORI_DRAWS, lams=LAMS,
+                                     progress=progress)
+        lam = float(apriori(len(y)))
+        return Fit(clone(ranker).fit(X, y).resolve(lam), lam, None, apriori)
+    model = clone(ranker).fit(X, y)
     return Fit(model, model.lam, None, None)
 
 
 X, y = ratings.X, ratings.y
 bar = st.progress(0.0, text="Fitting the ranker…")
 try:
-    result = fit(data_key, filter_name, k, float(gamma), rule, X, y,
-                 _progress=lambda done, total: bar.progress(done / total,
-                                                            text=f"λ₊ on subsets: {done}/{total}"))
+    result = shared_result("learn-fit", (data_key, filter_name, k, float(gamma), rule), lambda: fit(
+        filter_name, k, float(gamma), rule, X, y,
+        lambda done, total: bar.progress(done / total, text=f"λ₊ on subsets: {done}/{total}")))
 except ValueError as exc:
     bar.empty()
     st.error(f"Cannot learn from this rating set: {exc}")
