@@ -38,7 +38,7 @@ SOLVERS = ("auto", "dense", "low-rank", "primal")
 # Predictions are formed in row blocks of at most this many kernel entries (8 bytes each).
 BLOCK_ENTRIES = 1 << 22
 # "auto" tries the low-rank factorisation for smooth kernels from this many training points on.
-AUTO_LOW_RANK_FROM = 1500
+AUTO_LOW_RANK_FROM = 2000
 
 
 @dataclass(frozen=True)
@@ -149,13 +149,13 @@ class _SpectralEstimator(RegressorMixin, BaseEstimator):
         if solver == "primal":
             return primal_spectrum(X, y, self._centered)
         if solver == "low-rank":
-            factor = pivoted_cholesky(self.kernel_, X, self.rank_tol, max_rank=max(m // 4, 1))
+            factor = pivoted_cholesky(self.kernel_, X, self.rank_tol, max_rank=max(m // 3, 1))
             if factor is not None:
                 return lowrank_spectrum(factor[0], y, self._centered)
             if self.solver == "low-rank":
                 warnings.warn(
                     f"{type(self).__name__}: the Gram matrix is not numerically low-rank "
-                    f"(rank > m/4 = {m // 4} at rank_tol={self.rank_tol}); using the dense "
+                    f"(rank > m/3 = {m // 3} at rank_tol={self.rank_tol}); using the dense "
                     "eigendecomposition instead",
                     stacklevel=3,
                 )
@@ -242,9 +242,9 @@ class SpectralRanker(_SpectralEstimator):
     lam : regularization parameter λ > 0.
     degree, coef0 : polynomial kernel parameters.
     solver : ``"auto"``, ``"dense"`` (full eigh, O(m³)), ``"low-rank"`` (pivoted Cholesky,
-        O(m r²); falls back to dense with a warning when r would exceed m/4) or ``"primal"``
+        O(m r²); falls back to dense with a warning when r would exceed m/3) or ``"primal"``
         (linear kernel, O(d³ + d²m)). ``"auto"`` picks primal for a linear kernel with d < m,
-        low-rank for a smooth kernel with m ≥ 1500, dense otherwise.
+        low-rank for a smooth kernel with m ≥ 2000, dense otherwise.
     rank_tol : relative residual trace at which the low-rank factorisation stops.
 
     Attributes

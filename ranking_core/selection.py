@@ -75,10 +75,12 @@ def holdout_lambda(
     lams: ArrayLike | None = None,
     *,
     fit_fraction: float = 0.5,
+    refit: bool = False,
 ) -> LambdaChoice:
     """The paper's protocol (seed 003 §4.1, §4.3): the first ⌊fit_fraction·m⌋ points fit, the rest
     pick λ by pairwise misranking (eq. (1)); one decomposition. The model returned is the one
-    fitted on the first part, solved at the chosen λ.
+    fitted on the first part, solved at the chosen λ, or with ``refit`` one fitted on all m points
+    at that λ (one more decomposition).
     """
     X, y = check_training_data(X, y, "holdout_lambda")
     lams = paper_lambda_grid() if lams is None else np.asarray(lams, dtype=np.float64)
@@ -88,7 +90,8 @@ def holdout_lambda(
     model = clone(ranker).fit(X[:cut], y[:cut])
     curve = _validation_curve(model, lams, X[cut:], y[cut:])
     best = _first_minimum(curve, "holdout_lambda")
-    return LambdaChoice(float(lams[best]), lams, curve, model.resolve(lams[best]), "holdout")
+    model = clone(ranker).fit(X, y).resolve(lams[best]) if refit else model.resolve(lams[best])
+    return LambdaChoice(float(lams[best]), lams, curve, model, "holdout")
 
 
 def kfold_lambda(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from sklearn.utils.validation import check_array
+from sklearn.utils.validation import check_array, column_or_1d
 
 __all__ = ["check_inputs", "check_training_data", "describe_rows", "positive_float"]
 
@@ -19,7 +19,8 @@ def describe_rows(rows: NDArray[np.intp], limit: int = 10) -> str:
 
 def check_inputs(X: ArrayLike, owner: str, n_features: int | None = None) -> NDArray[np.float64]:
     """X as a finite 2-D float64 array; names the first non-finite rows."""
-    X = check_array(X, dtype=np.float64, ensure_all_finite=False, ensure_2d=True)
+    X = check_array(X, dtype=np.float64, ensure_all_finite=False, ensure_2d=True,
+                    ensure_min_samples=1)
     bad = np.flatnonzero(~np.isfinite(X).all(axis=1))
     if bad.size:
         raise ValueError(
@@ -28,29 +29,31 @@ def check_inputs(X: ArrayLike, owner: str, n_features: int | None = None) -> NDA
         )
     if n_features is not None and X.shape[1] != n_features:
         raise ValueError(
-            f"{owner}: X has {X.shape[1]} features, but the model was fitted with {n_features}"
+            f"X has {X.shape[1]} features, but {owner} is expecting {n_features} features as input"
         )
     return X
 
 
 def check_training_data(
-    X: ArrayLike, y: ArrayLike, owner: str
+    X: ArrayLike, y: ArrayLike | None, owner: str
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Validate a training set (X, y) for a ranking learner.
 
-    Rules, each with its own message: X and y have the same length; at least 2 points; every value
-    finite (the bad rows are named); y not constant (a ranking needs at least one pair y_i > y_j).
+    Rules, each with its own message: y is given; X and y have the same length; at least 2 points;
+    every value finite (the bad rows are named); y not constant (a ranking needs at least one pair
+    y_i > y_j).
     """
-    y_arr = np.asarray(y)
-    if y_arr.ndim != 1:
-        y_arr = np.asarray(check_array(y_arr, ensure_2d=False, dtype=np.float64)).ravel()
-    n_x = len(X) if hasattr(X, "__len__") else None
-    if n_x is not None and n_x != len(y_arr):
-        raise ValueError(f"{owner}: X has {n_x} rows but y has {len(y_arr)} values")
+    if y is None:
+        raise ValueError(f"{owner} requires y to be passed, but the target y is None")
+    X = check_array(X, dtype=np.float64, ensure_all_finite=False, ensure_2d=True,
+                    ensure_min_samples=1)
+    y_arr = column_or_1d(check_array(y, dtype=np.float64, ensure_2d=False,
+                                     ensure_all_finite=False), warn=True)
+    if len(X) != len(y_arr):
+        raise ValueError(f"{owner}: X has {len(X)} rows but y has {len(y_arr)} values")
     X = check_inputs(X, owner)
-    y_arr = check_array(y_arr, dtype=np.float64, ensure_2d=False, ensure_all_finite=False)
     if len(X) < 2:
-        raise ValueError(f"{owner}: need at least 2 training points, got {len(X)}")
+        raise ValueError(f"{owner}: need at least 2 training points, got {len(X)} sample(s)")
     bad = np.flatnonzero(~np.isfinite(y_arr))
     if bad.size:
         raise ValueError(

@@ -1,0 +1,118 @@
+"""``riskgrid meter-report PAIRS``: the SEG tool's meter accuracy report, plus Clarke and Parkes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import numpy as np
+import pandas as pd
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from ranking_core.grids.seg import (
+    MISSING_SEG_MESSAGE,
+    SEGTableError,
+    SEGTableMissing,
+    find_seg_table,
+)
+from ranking_core.meter.pairs import PairsFileError, read_pairs
+from ranking_core.meter.report import MeterReport
+from ranking_core.meter.report import meter_report as build_report
+
+console = Console()
+TITLES = {
+    "pair_types": "Pair types", "accuracy": "Bias, MARD, CV, 95 % limits of agreement",
+    "risk_grades": "SEG risk grades", "risk_categories": "SEG risk categories",
+    "iso_ranges": "ISO 15197 ranges", "binomial": "Binomial accuracy test (SEG surveillance)",
+    "clarke": "Clarke error grid zones", "parkes": "Parkes error grid zones",
+    "learned_categories": "Learned grid risk categories",
+}
+
+
+def _cell(value: object) -> str:
+    if isinstance(value, float | np.floating):
+        return "—" if np.isnan(value) else f"{value:.1f}"
+    return str(value)
+
+
+def _print_tables(report: MeterReport) -> None:
+    for name, frame in report.tables().items():
+        title = TITLES[name] + (f" (type {report.parkes_type})" if name == "parkes" else "")
+        table = Table(title=title, title_justify="left")
+        if len(frame) == 1:  # one-row tables read better as name / value
+            table.add_column("measure")
+            table.add_column("value", justify="right")
+            for column in frame.columns:
+                table.add_row(str(column), _cell(frame[column].iloc[0]))
+            console.print(table)
+            continue
+        for column in frame.columns:
+            table.add_column(str(column), justify="right" if
+                             pd.api.types.is_numeric_dtype(frame[column]) else "left")
+        for row in frame.itertuples(index=False):
+            table.add_row(*(_cell(v) for v in row))
+        console.print(table)
+
+
+def meter_report(
+    pairs: Annotated[Path, typer.Argument(help="CSV, TSV or XLSX with BGM and REF columns "
+                                                "(mg/dL).")],
+    seg_table: Annotated[Path | None, typer.Option(
+        "--seg-table", help="SEG RiskPairData table (CSV, CSV.gz, XLSX); default $SEG_TABLE.")
+    ] = None,
+    json_out: Annotated[Path | None, typer.Option("--json", help="Write every count and "
+                                                  "percentage as JSON here.")] = None,
+    parkes_type: Annotated[int, typer.Option(help="Diabetes type of the Parkes grid (1 or 2).",
+                                             min=1, max=2)] = 1,
+    learned_grid: Annotated[Path | None, typer.Option(
+        help="A learned risk grid as a (601, 601) .npy array indexed [REF, BGM].")] = None,
+    out_dir: Annotated[Path | None, typer.Option(
+        help="Also write the tables (formula-safe CSV) and figures (HTML) here.")] = None,
+    png: Annotated[bool, typer.Option(help="With --out-dir, also write the figures as PNG "
+                                           "(needs Chrome/Chromium for kaleido).")] = False,
+) -> None:
+    """Meter accuracy report of BGM/REF pairs: the official SEG tool's tables, Clarke, Parkes."""
+    try:
+        data = read_pairs(pairs)
+    except PairsFileError as exc:
+        console.print(f"[red]{exc}[/red]")
+        raise typer.Exit(1) from exc
+    try:
+        table = find_seg_table(seg_table)
+    except SEGTableMissing as exc:
+        console.print(f"[yellow]{exc}[/yellow]\nThe SEG risk tables are left out; the other "
+                      "tables follow.")
+        table = None
+    except SEGTableError as exc:
+        console.print(f"[red]{exc}[/red]")
+        raise typer.Exit(1) from exc
+    learned = None if learned_grid is None else np.load(learned_grid, allow_pickle=False)
+    try:
+        report = build_report(data, table, learned, parkes_type=parkes_type)
+    except ValueError as exc:
+        console.print(f"[red]{exc}[/red]")
+        raise typer.Exit(1) from exc
+    for message in report.messages:
+        if message != MISSING_SEG_MESSAGE:  # already printed above
+            console.print(f"[yellow]note:[/yellow] {message}")
+    _print_tables(report)
+    if json_out is not None:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(json.dumps(report.to_dict(), indent=2))
+        console.print(f"wrote {json_out}")
+    if out_dir is not None:
+        from ranking_core.meter.export import FigureExportError, write_report_files
+        from ranking_core.meter.figures import bland_altman_figure, seg_heatmap
+
+        figures = {"bland_altman": bland_altman_figure(report)}
+        if table is not None:
+            figures["seg_heatmap"] = seg_heatmap(table, report)
+        try:
+            paths = write_report_files(report, out_dir, figures, png=png)
+        except FigureExportError as exc:
+            console.print(f"[red]{exc}[/red]")
+            raise typer.Exit(1) from exc
+        console.print(f"wrote {len(paths)} files to {out_dir}")

@@ -1,0 +1,278 @@
+"""The meter accuracy report: the official SEG tool's tables, exactly, plus Clarke, Parkes and
+learned grids (issue 4 gives every definition; the references are Klonoff et al. 2014 for the
+SEG, ISO 15197:2013 for the accuracy ranges, Clarke 1987 and Parkes 2000 for the zone grids).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike, NDArray
+from scipy.stats import binom
+
+from ranking_core.grids.clarke import CLARKE_ZONES, clarke_zone
+from ranking_core.grids.parkes import PARKES_ZONES, parkes_zone
+from ranking_core.grids.seg import GLUCOSE_MAX, MISSING_SEG_MESSAGE, SEGTable
+from ranking_core.meter.pairs import MeterPairs, name_rows, pairs_from_frame
+
+__all__ = [
+    "ISO_RANGES",
+    "RISK_CATEGORIES",
+    "RISK_GRADES",
+    "MeterReport",
+    "binomial_lower_bound",
+    "iso_difference",
+    "meter_report",
+    "risk_category",
+    "risk_grade",
+]
+
+# (label, abs_risk interval); grades are closed below, open above
+RISK_GRADES = (("A", "[0, 0.5)"), ("B", "[0.5, 1.5)"), ("C", "[1.5, 2.5)"), ("D", "[2.5, 3.5)"),
+               ("E", ">= 3.5"))
+_GRADE_EDGES = np.array([0.5, 1.5, 2.5, 3.5])
+# the 8 SEG risk categories, each including its upper bound
+RISK_CATEGORIES = (("None", "[0, 0.5]"), ("Slight, lower", "(0.5, 1.0]"),
+                   ("Slight, higher", "(1.0, 1.5]"), ("Moderate, lower", "(1.5, 2.0]"),
+                   ("Moderate, higher", "(2.0, 2.5]"), ("Severe, lower", "(2.5, 3.0]"),
+                   ("Severe, higher", "(3.0, 3.5]"), ("Extreme", "> 3.5"))
+_CATEGORY_EDGES = np.array([0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5])
+# ISO 15197 bands of |BGM − REF| (mg/dL below REF 100, % of REF from 100), upper bound included
+ISO_RANGES = ("<= 5 % or 5 mg/dL", "> 5 - 10 % or mg/dL", "> 10 - 15 % or mg/dL",
+              "> 15 - 20 % or mg/dL", "> 20 % or 20 mg/dL")
+_ISO_EDGES = np.array([5.0, 10.0, 15.0, 20.0])
+ISO_COMPLIANT = 15.0  # mg/dL or %, the ISO 15197 / SEG surveillance accuracy limit
+BINOMIAL_PROBABILITY, BINOMIAL_QUANTILE = 0.95, 0.05
+
+
+def risk_grade(abs_risk: ArrayLike) -> NDArray[np.intp]:
+    """SEG risk grade index 0..4 (A..E): A [0, 0.5), B [0.5, 1.5), …, E ≥ 3.5."""
+    return np.digitize(np.asarray(abs_risk, dtype=np.float64), _GRADE_EDGES, right=False)
+
+
+def risk_category(abs_risk: ArrayLike) -> NDArray[np.intp]:
+    """SEG risk category index 0..7: None [0, 0.5], (0.5, 1.0], …, Extreme > 3.5."""
+    return np.digitize(np.asarray(abs_risk, dtype=np.float64), _CATEGORY_EDGES, right=True)
+
+
+def iso_difference(ref: ArrayLike, bgm: ArrayLike) -> NDArray[np.float64]:
+    """ISO 15197 difference: |BGM − REF| in mg/dL when REF < 100, in % of REF when REF ≥ 100."""
+    ref = np.asarray(ref, dtype=np.float64)
+    gap = np.abs(np.asarray(bgm, dtype=np.float64) - ref)
+    return np.where(ref < 100, gap, 100.0 * gap / np.where(ref < 100, 1.0, ref))
+
+
+def binomial_lower_bound(n: int) -> int:
+    """Fewest compliant pairs for the SEG surveillance accuracy standard: the 5th percentile of
+    Binomial(n, 0.95), i.e. R's ``qbinom(0.05, n, 0.95)`` (smallest k with P(X ≤ k) ≥ 0.05)."""
+    return int(binom.ppf(BINOMIAL_QUANTILE, n, BINOMIAL_PROBABILITY)) if n > 0 else 0
+
+
+def _counts(index: NDArray[np.intp], labels: tuple[str, ...], n: int) -> pd.DataFrame:
+    count = np.bincount(index, minlength=len(labels))
+    percent = 100.0 * count / n if n else np.full(len(labels), np.nan)
+    return pd.DataFrame({"count": count, "percent": percent})
+
+
+def _category_table(abs_risk: NDArray[np.float64]) -> pd.DataFrame:
+    table = _counts(risk_category(abs_risk), RISK_CATEGORIES, len(abs_risk))
+    table.insert(0, "abs_risk_range", [r for _, r in RISK_CATEGORIES])
+    table.insert(0, "category", [c for c, _ in RISK_CATEGORIES])
+    table.insert(0, "id", np.arange(len(RISK_CATEGORIES)))
+    return table
+
+
+def _zone_table(zones: NDArray[np.str_], labels: tuple[str, ...]) -> pd.DataFrame:
+    index = np.searchsorted(np.array(labels), zones)
+    table = _counts(index, labels, len(zones))
+    table.insert(0, "zone", list(labels))
+    return table
+
+
+def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    return json.loads(frame.to_json(orient="records"))
+
+
+@dataclass(frozen=True)
+class MeterReport:
+    """Every table of the meter accuracy report as a DataFrame (percentages in %, 0–100).
+
+    Attributes
+    ----------
+    pair_types : pair_type, count, percent (of all pairs read).
+    accuracy : n, ref_zero_left_out, bias_percent, mard_percent, cv_percent,
+        loa_lower_percent, loa_upper_percent (rel = (BGM − REF)/REF in %).
+    risk_grades, risk_categories : SEG grades A–E and the 8 categories (None without a table).
+    iso_ranges : id, range, count, percent.
+    binomial : n, compliant, compliant_percent, lower_bound, lower_bound_percent, meets.
+    clarke, parkes : zone, count, percent (Parkes for ``parkes_type`` diabetes).
+    learned_categories : the 8 categories on a learned grid (None without one).
+    pairs : one row per pair read, with every derived column.
+    messages : reading problems, exclusions, missing SEG table.
+    """
+
+    pair_types: pd.DataFrame
+    accuracy: pd.DataFrame
+    iso_ranges: pd.DataFrame
+    binomial: pd.DataFrame
+    clarke: pd.DataFrame
+    parkes: pd.DataFrame
+    pairs: pd.DataFrame = field(repr=False)
+    risk_grades: pd.DataFrame | None = None
+    risk_categories: pd.DataFrame | None = None
+    learned_categories: pd.DataFrame | None = None
+    parkes_type: int = 1
+    messages: tuple[str, ...] = ()
+    source: str = ""
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """The summary tables present, by name, in report order."""
+        names = ("pair_types", "accuracy", "risk_grades", "risk_categories", "iso_ranges",
+                 "binomial", "clarke", "parkes", "learned_categories")
+        return {n: getattr(self, n) for n in names if getattr(self, n) is not None}
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict: every table as a list of records (NaN → null), plus the messages."""
+        out: dict[str, Any] = {"source": self.source, "parkes_type": self.parkes_type,
+                               "seg_table_used": self.risk_grades is not None}
+        out.update({name: _records(table) for name, table in self.tables().items()})
+        out["messages"] = list(self.messages)
+        return out
+
+
+def _as_pairs(pairs: MeterPairs | pd.DataFrame) -> MeterPairs:
+    if isinstance(pairs, MeterPairs):
+        return pairs
+    return pairs_from_frame(pairs.reset_index(drop=True), "pairs", first_row=0, unit="row")
+
+
+def meter_report(
+    pairs: MeterPairs | pd.DataFrame,
+    seg_table: SEGTable | None,
+    learned_risk: ArrayLike | None = None,
+    *,
+    parkes_type: int = 1,
+) -> MeterReport:
+    """The meter accuracy report of issue 4 for (BGM, REF) pairs in mg/dL.
+
+    Parameters
+    ----------
+    pairs : pairs from :func:`~ranking_core.meter.pairs.read_pairs`, or a DataFrame with BGM
+        and REF columns (any case; checked and rounded the same way).
+    seg_table : the SEG risk table; ``None`` leaves out the SEG tables with a message saying how
+        to provide one.
+    learned_risk : optional (601, 601) learned risk surface indexed [REF, BGM] on the SEG's
+        0..4 scale; its 8 risk categories are counted.
+    parkes_type : diabetes type of the Parkes grid (1 or 2).
+
+    Notes
+    -----
+    Pairs with REF > 600, else BGM > 600, else a value < 0 are excluded (each counted once, under
+    the first rule it meets); every other table is over the included pairs. Bias, MARD and CV
+    leave out REF = 0 (rel undefined). O(n) time.
+    """
+    pairs = _as_pairs(pairs)
+    ref, bgm = pairs.ref, pairs.bgm
+    n_total = len(ref)
+    ref_over = ref > GLUCOSE_MAX
+    bgm_over = ~ref_over & (bgm > GLUCOSE_MAX)
+    negative = ~ref_over & ~bgm_over & ((ref < 0) | (bgm < 0))
+    included = ~(ref_over | bgm_over | negative)
+    messages = list(pairs.messages)
+
+    kinds = ("Total", "BGM < REF", "BGM = REF", "BGM > REF",
+             "REF > 600: excluded from SEG analysis", "BGM > 600: excluded",
+             "REF or BGM < 0: excluded", "Total included in SEG analysis")
+    counts = [n_total, (bgm < ref).sum(), (bgm == ref).sum(), (bgm > ref).sum(),
+              ref_over.sum(), bgm_over.sum(), negative.sum(), included.sum()]
+    pair_types = pd.DataFrame({"pair_type": kinds, "count": np.array(counts, dtype=np.int64)})
+    pair_types["percent"] = 100.0 * pair_types["count"] / n_total if n_total else np.nan
+    for mask, rule in ((ref_over, "REF > 600 mg/dL"), (bgm_over, "BGM > 600 mg/dL"),
+                       (negative, "a value below 0 mg/dL")):
+        if mask.any():
+            messages.append(f"{mask.sum()} pair(s) with {rule} are excluded from the analysis "
+                            f"({name_rows(pairs.rows[mask], pairs.unit)})")
+
+    r, b = ref[included], bgm[included]
+    n = int(included.sum())
+    positive = r > 0
+    rel = (b[positive] - r[positive]) / r[positive]
+    if (~positive).any():
+        messages.append(f"{(~positive).sum()} included pair(s) with REF = 0 are left out of "
+                        "bias, MARD, CV and the limits of agreement (rel = (BGM − REF)/REF is "
+                        "undefined; the official tool returns Inf)")
+    bias = rel.mean() if rel.size else np.nan
+    cv = rel.std(ddof=1) if rel.size > 1 else np.nan
+    accuracy = pd.DataFrame({
+        "n": [rel.size], "ref_zero_left_out": [int((~positive).sum())],
+        "bias_percent": [100 * bias], "mard_percent": [100 * np.abs(rel).mean()
+                                                      if rel.size else np.nan],
+        "cv_percent": [100 * cv], "loa_lower_percent": [100 * (bias - 1.96 * cv)],
+        "loa_upper_percent": [100 * (bias + 1.96 * cv)],
+    })
+
+    diff = iso_difference(r, b)
+    iso_ranges = _counts(np.digitize(diff, _ISO_EDGES, right=True), ISO_RANGES, n)
+    iso_ranges.insert(0, "range", list(ISO_RANGES))
+    iso_ranges.insert(0, "id", np.arange(1, len(ISO_RANGES) + 1))
+
+    compliant = int((diff <= ISO_COMPLIANT).sum())
+    bound = binomial_lower_bound(n)
+    binomial = pd.DataFrame({
+        "n": [n], "compliant": [compliant],
+        "compliant_percent": [100.0 * compliant / n if n else np.nan],
+        "lower_bound": [bound], "lower_bound_percent": [100.0 * bound / n if n else np.nan],
+        "meets": [bool(n > 0 and compliant >= bound)],
+    })
+
+    clarke = clarke_zone(r, b)
+    parkes = parkes_zone(r, b, diabetes_type=parkes_type)
+    per_pair = pd.DataFrame({"row": pairs.rows, "BGM": bgm, "REF": ref, "included": included})
+    per_pair["rel"] = np.nan
+    per_pair.loc[np.flatnonzero(included)[positive], "rel"] = rel
+    per_pair["iso_diff"] = np.nan
+    per_pair.loc[included, "iso_diff"] = diff
+    per_pair["clarke"] = pd.Series(pd.NA, dtype="string")
+    per_pair.loc[included, "clarke"] = clarke
+    per_pair["parkes"] = pd.Series(pd.NA, dtype="string")
+    per_pair.loc[included, "parkes"] = parkes
+
+    risk_grades = risk_categories = learned_categories = None
+    if seg_table is None:
+        messages.append(MISSING_SEG_MESSAGE)
+    else:
+        abs_risk = seg_table.risk(r, b)
+        grades = _counts(risk_grade(abs_risk), RISK_GRADES, n)
+        grades.insert(0, "abs_risk_range", [g for _, g in RISK_GRADES])
+        grades.insert(0, "grade", [g for g, _ in RISK_GRADES])
+        risk_grades, risk_categories = grades, _category_table(abs_risk)
+        per_pair["abs_risk"] = np.nan
+        per_pair.loc[included, "abs_risk"] = abs_risk
+        per_pair["risk_grade"] = pd.Series(pd.NA, dtype="string")
+        per_pair.loc[included, "risk_grade"] = np.array(
+            [g for g, _ in RISK_GRADES])[risk_grade(abs_risk)]
+        per_pair["risk_category"] = pd.Series(pd.NA, dtype="string")
+        per_pair.loc[included, "risk_category"] = np.array(
+            [c for c, _ in RISK_CATEGORIES])[risk_category(abs_risk)]
+    if learned_risk is not None:
+        surface = np.asarray(learned_risk, dtype=np.float64)
+        size = GLUCOSE_MAX + 1
+        if surface.shape != (size, size) or not np.isfinite(surface).all():
+            raise ValueError(f"meter_report: learned_risk must be a finite ({size}, {size}) array "
+                             f"indexed [REF, BGM] in mg/dL; got shape {surface.shape}")
+        learned = np.abs(surface[r.astype(np.intp), b.astype(np.intp)])
+        learned_categories = _category_table(learned)
+        per_pair["learned_risk"] = np.nan
+        per_pair.loc[included, "learned_risk"] = learned
+
+    return MeterReport(
+        pair_types=pair_types, accuracy=accuracy, iso_ranges=iso_ranges, binomial=binomial,
+        clarke=_zone_table(clarke, CLARKE_ZONES), parkes=_zone_table(parkes, PARKES_ZONES),
+        pairs=per_pair, risk_grades=risk_grades, risk_categories=risk_categories,
+        learned_categories=learned_categories, parkes_type=parkes_type,
+        messages=tuple(messages), source=pairs.source,
+    )

@@ -1,0 +1,127 @@
+"""Spectral filters against 700-digit decimal references, limits and the theory's bounds."""
+
+from decimal import Decimal, getcontext
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ranking_core.filters import (
+    IteratedLavrentiev,
+    Landweber,
+    Lavrentiev,
+    Showalter,
+    SpectralCutoff,
+    make_filter,
+)
+
+getcontext().prec = 700  # enough digits that σ = 1e-300 does not vanish beside λ
+
+
+def reference(name: str, sigma: float, lam: float, k: int = 2, mu: float = 1.0) -> float:
+    """g_λ(σ) from its textbook formula in 700-digit decimal arithmetic."""
+    s, lm = Decimal(sigma), Decimal(lam)
+    if name == "lavrentiev":
+        return float(1 / (s + lm))
+    if name == "iterated":
+        return float((1 - (lm / (s + lm)) ** k) / s)
+    if name == "landweber":
+        n = int(np.ceil(1 / lam))
+        return float((1 - (1 - Decimal(mu) * s) ** n) / s)
+    if name == "showalter":
+        return float((1 - (-s / lm).exp()) / s)
+    raise AssertionError(name)
+
+
+SIGMAS = [1e-300, 1e-15, 1e-9, 1e-4, 0.3, 1.0]
+LAMS = [1e-6, 3.7e-5, 1e-2, 0.7]
+
+
+@pytest.mark.parametrize("sigma", SIGMAS)
+@pytest.mark.parametrize("lam", LAMS)
+def test_filters_match_high_precision_reference(sigma: float, lam: float) -> None:
+    cases = [
+        (Lavrentiev(), "lavrentiev", {}),
+        (IteratedLavrentiev(k=2), "iterated", {"k": 2}),
+        (IteratedLavrentiev(k=5), "iterated", {"k": 5}),
+        (Showalter(), "showalter", {}),
+    ]
+    for filt, name, kw in cases:
+        got = filt.factors(np.array([sigma]), lam)[0]
+        assert got == pytest.approx(reference(name, sigma, lam, **kw), rel=1e-12), (name, kw)
+
+
+@pytest.mark.parametrize("sigma", [1e-300, 1e-12, 1e-6, 0.25, 1.0])
+@pytest.mark.parametrize("lam", [1e-3, 0.05, 0.5])
+def test_landweber_matches_reference_with_default_step(sigma: float, lam: float) -> None:
+    spectrum = np.array([sigma, 1.0])  # largest eigenvalue 1 → μ = 1
+    got = Landweber().factors(spectrum, lam)[0]
+    assert got == pytest.approx(reference("landweber", sigma, lam, mu=1.0), rel=1e-11)
+
+
+def test_limits_at_zero() -> None:
+    lam = 0.01
+    zero = np.zeros(1)
+    assert Lavrentiev().factors(zero, lam)[0] == pytest.approx(1 / lam)
+    assert IteratedLavrentiev(k=3).factors(zero, lam)[0] == pytest.approx(3 / lam)
+    assert Showalter().factors(zero, lam)[0] == pytest.approx(1 / lam)
+    assert SpectralCutoff().factors(zero, lam)[0] == 0.0
+    # Landweber: g(0) = nμ with n = ⌈1/λ⌉ = 100 and μ = 1/max σ = 1/2
+    assert Landweber().factors(np.array([0.0, 2.0]), lam)[0] == pytest.approx(100 * 0.5)
+
+
+def test_iterated_k2_is_seed003_eq13() -> None:
+    sigma = np.geomspace(1e-12, 10, 50)
+    lam = 0.03
+    expected = (sigma + 2 * lam) / (sigma + lam) ** 2
+    np.testing.assert_allclose(IteratedLavrentiev(2).factors(sigma, lam), expected, rtol=1e-13)
+
+
+def test_spectral_cutoff_threshold() -> None:
+    np.testing.assert_array_equal(
+        SpectralCutoff().factors(np.array([0.09, 0.1, 0.4]), 0.1), [0.0, 10.0, 2.5]
+    )
+
+
+def test_broadcasts_over_a_lambda_path() -> None:
+    sigma = np.array([0.0, 0.5, 2.0])
+    lams = np.array([1.0, 0.1, 0.01])
+    grid = Lavrentiev().factors(sigma[None, :], lams[:, None])
+    assert grid.shape == (3, 3)
+    np.testing.assert_allclose(grid[1], 1 / (sigma + 0.1))
+
+
+def test_qualifications() -> None:
+    assert Lavrentiev.qualification == 1
+    assert IteratedLavrentiev(k=4).qualification == 4
+    assert np.isinf(SpectralCutoff.qualification)
+    assert np.isinf(Landweber.qualification)
+    assert np.isinf(Showalter.qualification)
+
+
+def test_names_and_errors() -> None:
+    assert isinstance(make_filter("iterated-lavrentiev"), IteratedLavrentiev)
+    assert make_filter("iterated-lavrentiev").k == 2
+    with pytest.raises(ValueError, match="unknown filter"):
+        make_filter("tikhonov-2")
+    with pytest.raises(ValueError, match="positive"):
+        Lavrentiev().factors(np.ones(2), 0.0)
+    with pytest.raises(ValueError, match="integer >= 1"):
+        IteratedLavrentiev(k=0)
+    with pytest.raises(ValueError, match="step"):
+        Landweber(step=2.0).factors(np.array([1.0]), 0.1)
+
+
+@given(
+    sigma=st.floats(0, 1e3, allow_nan=False),
+    lam=st.floats(1e-8, 1e2, allow_nan=False),
+    k=st.integers(1, 6),
+)
+def test_residual_filter_between_zero_and_one(sigma: float, lam: float, k: int) -> None:
+    """0 ≤ σ·g_λ(σ) ≤ 1 for every filter of the family (regularization on [0, a], seed 003 §3)."""
+    s = np.array([sigma, 1e3])  # include the top of the spectrum for Landweber's step
+    for filt in (Lavrentiev(), IteratedLavrentiev(k), SpectralCutoff(), Landweber(), Showalter()):
+        product = s[0] * filt.factors(s, lam)[0]
+        assert np.isfinite(product)
+        assert -1e-12 <= product <= 1 + 1e-12, type(filt).__name__

@@ -1,0 +1,93 @@
+"""Meter report figures and exports: colour stops, Bland–Altman bounds, formula-safe CSV, HTML,
+PNG (or a clear message without a browser)."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ranking_core.grids import SEGTable
+from ranking_core.meter import meter_report
+from ranking_core.meter.export import (
+    FigureExportError,
+    figure_html,
+    figure_png,
+    safe_csv,
+    write_report_files,
+)
+from ranking_core.meter.figures import bland_altman_figure, risk_heatmap, seg_heatmap
+
+
+@pytest.fixture(scope="module")
+def report():
+    pairs = pd.DataFrame({"BGM": [110, 40, 300, 10, 700], "REF": [100, 50, 200, 0, 100]})
+    return meter_report(pairs, SEGTable(np.zeros((601, 601))))
+
+
+def test_heatmap_uses_official_colour_stops_and_draws_included_pairs(report):
+    surface = np.zeros((601, 601))
+    surface[200, 300] = -2.5  # [REF, BGM]; the heat map shows |risk|
+    fig = risk_heatmap(surface, report, step=1)
+    heat, points = fig.data
+    assert [list(s) for s in heat.colorscale] == [
+        [0.0, "#00A500"], [0.4375 / 4, "#00FF00"], [1.0625 / 4, "#FFFF00"], [2.75 / 4, "#FF0000"],
+        [1.0, "#800000"]]
+    assert (heat.zmin, heat.zmax) == (0.0, 4.0)
+    assert np.asarray(heat.z)[300, 200] == 2.5  # rows are BGM, columns REF
+    assert list(points.x) == [100, 50, 200, 0] and list(points.y) == [110, 40, 300, 10]
+    assert seg_heatmap(SEGTable(surface), None, step=4).data[0].z.shape == (151, 151)
+    with pytest.raises(ValueError, match="601"):
+        risk_heatmap(np.zeros((3, 3)))
+
+
+def test_bland_altman_points_and_bounds(report):
+    fig = bland_altman_figure(report)
+    points, upper, lower = fig.data
+    assert list(points.x) == [100, 50, 200]  # REF = 0 and the excluded pair are not drawn
+    np.testing.assert_allclose(points.y, [10.0, -20.0, 50.0])
+    x = np.asarray(upper.x)
+    np.testing.assert_allclose(np.asarray(upper.y)[x == 50], [30.0])  # 15 mg/dL at REF 50
+    np.testing.assert_allclose(np.asarray(upper.y)[x == 99], [1500 / 99])
+    np.testing.assert_allclose(np.asarray(upper.y)[x >= 100], 15.0)
+    np.testing.assert_allclose(lower.y, -np.asarray(upper.y))
+
+
+def test_safe_csv_neutralises_formulas():
+    frame = pd.DataFrame({"=name": ["=HYPERLINK(1)", "+1", "-2+3", "@SUM(A1)", "\tx", "\ry",
+                                    "plain", "a=b"], "n": [1, -2, 3, 4, 5, 6, 7, 8]})
+    rows = list(csv.reader(io.StringIO(safe_csv(frame), newline="")))
+    assert rows[0] == ["'=name", "n"]
+    assert [r[0] for r in rows[1:]] == ["'=HYPERLINK(1)", "'+1", "'-2+3", "'@SUM(A1)", "'\tx",
+                                        "'\ry", "plain", "a=b"]
+    assert [r[1] for r in rows[1:]][:2] == ["1", "-2"]  # numbers stay numbers
+
+
+def test_write_report_files_and_html(report, tmp_path):
+    fig = bland_altman_figure(report)
+    html = figure_html(fig)
+    assert html.lstrip().lower().startswith("<html") and "plotly" in html.lower()
+    paths = write_report_files(report, tmp_path, {"bland_altman": fig})
+    names = {p.name for p in paths}
+    assert {"pair_types.csv", "iso_ranges.csv", "binomial.csv", "pairs.csv",
+            "bland_altman.html"} <= names
+    table = pd.read_csv(tmp_path / "risk_categories.csv")
+    assert table["count"].tolist() == report.risk_categories["count"].tolist()
+
+
+def test_png_without_a_browser_fails_with_instructions(report, monkeypatch):
+    monkeypatch.setenv("BROWSER_PATH", "/nonexistent/chromium")
+    with pytest.raises(FigureExportError, match="Chrome or Chromium"):
+        figure_png(bland_altman_figure(report))
+
+
+@pytest.mark.slow
+def test_png_with_a_browser(report):
+    try:
+        png = figure_png(bland_altman_figure(report), scale=1)
+    except FigureExportError as exc:
+        pytest.skip(f"no working browser for kaleido here: {exc}")
+    assert png.startswith(b"\x89PNG\r\n\x1a\n")
