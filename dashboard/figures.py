@@ -9,10 +9,8 @@ import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import ArrayLike, NDArray
 
-# The SEG tool's colour stops on the 0..4 risk scale (issue 4): 0 → #00A500, 0.4375 → #00FF00,
-# 1.0625 → #FFFF00, 2.75 → #FF0000, 4.0 → #800000.
-SEG_COLORSCALE = [[0.0, "#00A500"], [0.4375 / 4, "#00FF00"], [1.0625 / 4, "#FFFF00"],
-                  [2.75 / 4, "#FF0000"], [1.0, "#800000"]]
+from ranking_core.meter.figures import SEG_COLORSCALE
+
 # boundaries of the SEG risk grades A [0, .5), B [.5, 1.5), C [1.5, 2.5), D [2.5, 3.5), E ≥ 3.5
 GRADE_LEVELS = (0.5, 1.5, 2.5, 3.5)
 DISPLAY_STEP = 3  # mg/dL between drawn lattice points (601² cells would make a 5 MB figure)

@@ -9,11 +9,16 @@ import streamlit as st
 
 from dashboard.common import get_store, init_state, seg_status, show_problems
 from ranking_core.grids.learned import learned_grid
+from ranking_core.grids.seg import MISSING_SEG_MESSAGE
+from ranking_core.grids.zone_grid import zone_grid
 from ranking_core.meter import MeterPairs, PairsFileError, meter_report, read_pairs
+from ranking_core.meter.export import FigureExportError, figure_html, figure_png, safe_csv
+from ranking_core.meter.figures import bland_altman_figure, risk_heatmap, seg_heatmap
 from ranking_core.panel import simulate_panel
 from ranking_core.storage import StorageError
 
 DEMO_PAIRS = 200  # pairs in the built-in demonstration set
+FIGURE_STEP = 2  # mg/dL between drawn lattice points of the heat map
 
 TITLES = {
     "pair_types": "Pair types", "accuracy": "Bias, MARD, CV and 95 % limits of agreement (%)",
@@ -116,6 +121,21 @@ c[3].metric("within ISO 15 mg/dL / 15 %", f"{binomial['compliant_percent']:.1f} 
             "meets the binomial test" if binomial["meets"] else "fails the binomial test",
             delta_color="normal" if binomial["meets"] else "inverse")
 
+notes = [m for m in report.messages if m != MISSING_SEG_MESSAGE]
+if notes:
+    with st.expander(f"Notes on the data ({len(notes)})"):
+        st.markdown("\n".join(f"- {m}" for m in notes))
+
+if seg.available:
+    grid_figure = seg_heatmap(seg.table, report, step=FIGURE_STEP)
+else:
+    grid_figure = risk_heatmap(zone_grid("clarke"), report, "Clarke zones (A–E coded 0–4; "
+                               "the SEG heat map needs the SEG table)", step=FIGURE_STEP)
+report_figures = {"error_grid": grid_figure, "bland_altman": bland_altman_figure(report)}
+c = st.columns(2)
+c[0].plotly_chart(grid_figure, key="meter_fig_grid")
+c[1].plotly_chart(report_figures["bland_altman"], key="meter_fig_bland_altman")
+
 tables = report.tables()
 left, right = st.columns(2)
 for i, (name, table) in enumerate(tables.items()):
@@ -124,3 +144,26 @@ for i, (name, table) in enumerate(tables.items()):
     column.dataframe(table, hide_index=True, key=f"meter_table_{name}")
 with st.expander(f"Every pair ({len(report.pairs)})"):
     st.dataframe(report.pairs, hide_index=True, key="meter_pairs")
+
+st.subheader("Downloads")
+c = st.columns(3)
+table_name = c[0].selectbox("table", list(tables), format_func=lambda n: TITLES.get(n, n),
+                            key="meter_download_table")
+c[0].download_button("Table as CSV", safe_csv(tables[table_name]), f"{table_name}.csv",
+                     "text/csv", key="meter_download_csv")
+c[0].download_button("Every pair as CSV", safe_csv(report.pairs), "pairs.csv", "text/csv",
+                     key="meter_download_pairs")
+for name, fig in report_figures.items():
+    c[1].download_button(f"{name.replace('_', ' ')} as HTML", figure_html(fig, "cdn"),
+                         f"{name}.html", "text/html", key=f"meter_download_{name}_html")
+if c[2].button("Prepare PNG files", key="meter_png"):
+    try:
+        with st.spinner("Rendering PNG files…"):
+            st.session_state["meter_png_files"] = {
+                name: figure_png(fig) for name, fig in report_figures.items()}
+    except FigureExportError as exc:
+        st.session_state.pop("meter_png_files", None)
+        c[2].error(str(exc))
+for name, png in st.session_state.get("meter_png_files", {}).items():
+    c[2].download_button(f"{name.replace('_', ' ')} as PNG", png, f"{name}.png", "image/png",
+                         key=f"meter_download_{name}_png")
