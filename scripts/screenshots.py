@@ -83,16 +83,23 @@ def open_browser(width: int = 1600, height: int = 1200):
             browser.close()
 
 
-def wait_until_rendered(page, timeout_ms: float = 90_000) -> None:
-    """Wait until Streamlit has finished the script run (no running indicator, no spinner)."""
+RENDERED_JS = """() => {
+  const q = (s) => document.querySelectorAll(s).length;
+  return q("[data-testid='stMain'] [data-testid='stElementContainer']") > 0
+    && q("[data-testid='stStatusWidget']") === 0
+    && q("[data-testid='stSkeleton'], [data-testid='stSkeletonElement'], "
+         + "[data-testid='stAppSkeleton'], [data-testid='stSpinner']") === 0
+    && q("[data-testid='stPlotlyChart']") === q("[data-testid='stPlotlyChart'] .js-plotly-plot");
+}"""
+
+
+def wait_until_rendered(page, timeout_ms: float = 180_000) -> None:
+    """Wait until Streamlit's script run is over and every element (Plotly charts included) is
+    drawn, twice in a row one second apart (a rerun may start right after the first run)."""
     page.wait_for_selector("[data-testid='stApp']", timeout=timeout_ms)
-    page.wait_for_function(
-        "() => !document.querySelector(\"[data-testid='stStatusWidget']\")"
-        " && !document.querySelector(\"[data-testid='stSpinner']\")"
-        " && document.querySelectorAll(\"[data-testid='stMain'] .element-container\").length > 0",
-        timeout=timeout_ms,
-    )
-    page.wait_for_timeout(1500)  # Plotly draws after the script run ends
+    for _ in range(2):
+        page.wait_for_timeout(1000)
+        page.wait_for_function(RENDERED_JS, timeout=timeout_ms, polling=500)
 
 
 def main() -> None:
