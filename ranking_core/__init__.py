@@ -11,7 +11,11 @@ from ranking_core.filters import (
     SpectralCutoff,
 )
 from ranking_core.kernels import GaussianKernel, LaplacianKernel, LinearKernel, PolynomialKernel
+from ranking_core.nystrom import NystromRanker
+from ranking_core.online import OnlineMPRank
+from ranking_core.preference import PreferenceRanker
 from ranking_core.ranker import RegularizationPath, SpectralRanker, SpectralRegressor
+from ranking_core.svrank import SVRank
 
 __all__ = [
     "GaussianKernel",
@@ -20,8 +24,12 @@ __all__ = [
     "LaplacianKernel",
     "Lavrentiev",
     "LinearKernel",
+    "NystromRanker",
+    "OnlineMPRank",
     "PolynomialKernel",
+    "PreferenceRanker",
     "RegularizationPath",
+    "SVRank",
     "Showalter",
     "SpectralCutoff",
     "SpectralRanker",

@@ -15,7 +15,7 @@ from scipy.optimize import lsq_linear
 from sklearn.base import BaseEstimator, clone
 from sklearn.model_selection import KFold
 
-from ranking_core.metrics import pairwise_misranking
+from ranking_core.metrics import pairwise_misranking_rows
 from ranking_core.validation import check_training_data
 
 __all__ = [
@@ -58,8 +58,7 @@ class LambdaChoice:
 
 
 def _validation_curve(model: BaseEstimator, lams: NDArray, X: NDArray, y: NDArray) -> NDArray:
-    predictions = model.path(lams).predict(X)
-    return np.array([pairwise_misranking(y, p) for p in predictions])
+    return pairwise_misranking_rows(y, model.path(lams).predict(X))
 
 
 def _first_minimum(curve: NDArray, what: str) -> int:
@@ -229,3 +228,13 @@ def fit_apriori_lambda(
             boot.append(_fit_power_law(sizes_arr, resampled, beta_max))
     spread = np.std(np.asarray(boot), axis=0, ddof=1) if len(boot) > 1 else (np.nan, np.nan)
     return AprioriRule(alpha, beta, float(spread[0]), float(spread[1]), sizes_arr, lam_plus)
+
+
+# The exact leave-pair-out shortcut lives in its own module (one idea per module).
+from ranking_core.lpo import (  # noqa: E402
+    leave_pair_out,
+    leave_pair_out_differences,
+    leave_pair_out_squared,
+)
+
+__all__ += ["leave_pair_out", "leave_pair_out_differences", "leave_pair_out_squared"]

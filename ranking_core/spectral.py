@@ -106,12 +106,13 @@ def dense_spectrum(K: NDArray[np.float64], y: NDArray[np.float64], centered: boo
 
 
 def pivoted_cholesky(
-    kernel: Kernel, X: NDArray[np.float64], tol: float, max_rank: int
+    kernel: Kernel, X: NDArray[np.float64], tol: float, max_rank: int, *, partial: bool = False
 ) -> tuple[NDArray[np.float64], NDArray[np.intp]] | None:
     """Greedy pivoted Cholesky K ≈ LLᵀ of the Gram matrix, evaluating only r kernel columns.
 
     Stops when the residual trace Σ diag(K − LLᵀ) ≤ tol·trace(K); returns (L (m, r), pivots),
-    or ``None`` if that needs more than ``max_rank`` columns. Cost O(m r²).
+    or ``None`` if that needs more than ``max_rank`` columns (with ``partial=True``: the first
+    ``max_rank`` columns and pivots instead, e.g. to pick Nyström centres). Cost O(m r²).
     """
     m = len(X)
     diag = kernel.diagonal(X).astype(np.float64, copy=True)
@@ -127,7 +128,7 @@ def pivoted_cholesky(
         diag -= factor_t[k] ** 2
         diag[p] = 0.0
         pivots.append(p)
-    if diag.sum() <= target:
+    if partial or diag.sum() <= target:
         return factor_t.T.copy(), np.asarray(pivots, dtype=np.intp)
     return None
 

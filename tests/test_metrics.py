@@ -14,6 +14,7 @@ from ranking_core.metrics import (
     mrr,
     ndcg,
     pairwise_misranking,
+    pairwise_misranking_rows,
     precision_at,
     wta,
 )
@@ -35,6 +36,16 @@ def test_misranking_matches_brute_force_with_ties(seed: int) -> None:
     if np.ptp(y) == 0:
         y[0] += 1
     assert pairwise_misranking(y, f) == pytest.approx(brute_misranking(y, f), abs=1e-15)
+
+
+@pytest.mark.parametrize("n", [2, 37, 300, 5000])
+def test_misranking_rows_equals_per_row_calls(n: int) -> None:
+    rng = np.random.default_rng(n)
+    y = rng.integers(0, 6, n).astype(float)
+    y[0], y[1] = 0.0, 5.0
+    F = np.round(rng.normal(size=(7, n)) + 0.2 * y, 1)
+    expected = [brute_misranking(y, row) if n <= 300 else pairwise_misranking(y, row) for row in F]
+    np.testing.assert_allclose(pairwise_misranking_rows(y, F), expected, atol=1e-14)
 
 
 def test_misranking_extremes() -> None:

@@ -220,5 +220,5 @@ def test_predict_checks_feature_count() -> None:
 @parametrize_with_checks(
     [SpectralRanker(gamma=1.0, lam=1e-2), SpectralRegressor(gamma=1.0, lam=1e-2)],
 )
-def test_sklearn_conventions(estimator, check) -> None:  # noqa: ANN001
+def test_sklearn_conventions(estimator, check) -> None:
     check(estimator)

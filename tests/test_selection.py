@@ -1,5 +1,7 @@
 """λ rules against brute-force refits and closed forms."""
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -71,7 +73,7 @@ def test_quasi_optimality_uses_rkhs_norm_of_differences() -> None:
     choice = quasi_optimality_lambda(SpectralRanker(gamma=1e4), X, y, lams)
     K = GaussianKernel(1e4)(X, X)
     coefs = [SpectralRanker(gamma=1e4, lam=lam).fit(X, y).coef_ for lam in lams]
-    brute = [np.sqrt(max((a - b) @ K @ (a - b), 0.0)) for a, b in zip(coefs, coefs[1:])]
+    brute = [np.sqrt(max((a - b) @ K @ (a - b), 0.0)) for a, b in itertools.pairwise(coefs)]
     np.testing.assert_allclose(choice.curve[:-1], brute, rtol=1e-6, atol=1e-10)
     assert choice.lam == lams[int(np.argmin(brute))]
 

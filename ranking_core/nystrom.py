@@ -1,0 +1,158 @@
+"""Nyström / subset-of-regressors ranking for large m (seed 002 §3.5, eqs. (40)–(42)).
+
+Only the centres R ⊂ {1..m} carry coefficients, f(x) = Σ_{r∈R} a_r K(x, x_r) (eq. (40)). With the
+eigendecomposition K_RR = U diag(κ) Uᵀ (eigenvalues below ``rank_tol``·max κ dropped) and the
+Nyström feature map Φ(x) = K(x, X_R) U κ^{-1/2} ∈ ℝ^r, a = U κ^{-1/2} w and ‖f‖²_H = ‖w‖², so the
+sparse RankRLS problem (eq. (41)) in the seed 003 scaling,
+
+    min_w (1/m)(y − Φw)ᵀC(y − Φw) + λ‖w‖²,
+
+is the primal ranker (seed 002 §3.1) on the features Φ. Its covariance Φ_cᵀΦ_c/m (r × r) is
+decomposed once, which gives every λ and every spectral filter g_λ at O(r²) each (the λ path of
+§3.5 / eq. (42)). Cost: O(m|R|) kernel evaluations and O(m|R|² + |R|³) flops.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import scipy.linalg
+from numpy.typing import ArrayLike, NDArray
+
+from ranking_core.filters import Filter, make_filter
+from ranking_core.kernels import Kernel, make_kernel
+from ranking_core.ranker import BLOCK_ENTRIES, _SpectralEstimator
+from ranking_core.spectral import Spectrum, pivoted_cholesky, primal_spectrum
+from ranking_core.validation import positive_float
+
+__all__ = ["NystromRanker", "nystrom_features"]
+
+CENTER_RULES = ("greedy", "uniform")
+
+
+def nystrom_features(
+    kernel: Kernel, X: NDArray[np.float64], centers: NDArray[np.float64], rank_tol: float
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """(Φ(X), T): Nyström features Φ(X) = K(X, X_R)·T with T = U κ^{-1/2} (m × r, r ≤ |R|).
+
+    K_RR = U diag(κ) Uᵀ; eigenvalues κ < rank_tol·max κ are dropped so that T stays bounded.
+    Then Φ(X_R)Φ(X_R)ᵀ = K_RR on the kept eigenspace and ΦΦᵀ = K_XR K_RR⁺ K_RX.
+    Cost O(|R|³ + m|R|²).
+    """
+    kappa, U = scipy.linalg.eigh(kernel(centers, centers), driver="evd")
+    keep = kappa > rank_tol * kappa.max()
+    transform = U[:, keep] / np.sqrt(kappa[keep])
+    features = np.empty((len(X), transform.shape[1]))
+    step = max(1, BLOCK_ENTRIES // max(len(centers), 1))
+    for start in range(0, len(X), step):
+        rows = slice(start, min(start + step, len(X)))
+        features[rows] = kernel(X[rows], centers) @ transform
+    return features, transform
+
+
+class NystromRanker(_SpectralEstimator):
+    """Regularized ranking with the subset-of-regressors (Nyström) approximation.
+
+    .. math:: f(x) = \\sum_{r \\in R} a_r K(x, x_r), \\quad
+              w(\\lambda) = g_\\lambda(\\Phi_c^T\\Phi_c/m)\\,\\Phi_c^T y/m, \\quad a = T w
+
+    (seed 002 eqs. (40)–(42); seed 003 eq. (4) when R is the whole training set). Same API as
+    :class:`~ranking_core.SpectralRanker`: ``fit``, ``predict`` (rating scale), ``path``,
+    ``resolve``, ``score``. Cost O(m|R|² + |R|³) to fit, O(|R|²) per extra λ, O(|R|) kernel
+    evaluations per prediction.
+
+    Parameters
+    ----------
+    kernel, gamma, filter, lam, degree, coef0 : as for :class:`~ranking_core.SpectralRanker`.
+    n_centers : |R|, the number of centres (capped at m).
+    centers : ``"greedy"`` (pivots of a greedy pivoted Cholesky of K: each new centre is the
+        point worst represented by the previous ones) or ``"uniform"`` (a uniform random subset,
+        which Rifkin et al., cited in seed 002 §3.5, found no worse in practice).
+    rank_tol : eigenvalues of K_RR below rank_tol·max are dropped (and the greedy selection stops
+        once the residual trace is below rank_tol·trace K).
+    random_state : seed for ``centers="uniform"``.
+
+    Attributes
+    ----------
+    centers_ : (r_c,) indices of the centres in the training set.
+    X_fit_ : (r_c, d) the centres; ``coef_`` (r_c,) are their kernel coefficients a.
+    intercept_ : b, so that the mean training prediction is the mean rating.
+    spectrum_ : the decomposition of the r × r feature covariance (``method="nystrom"``).
+    transform_ : (r_c, r) T, with Φ(x) = K(x, X_R) T.
+    """
+
+    def __init__(
+        self,
+        kernel: str | Kernel = "gaussian",
+        gamma: float | ArrayLike = 1e4,
+        filter: str | Filter = "lavrentiev",
+        lam: float = 1e-3,
+        *,
+        n_centers: int = 500,
+        centers: str = "greedy",
+        degree: int = 3,
+        coef0: float = 1.0,
+        rank_tol: float = 1e-12,
+        random_state: int | None = 0,
+    ) -> None:
+        self.kernel = kernel
+        self.gamma = gamma
+        self.filter = filter
+        self.lam = lam
+        self.n_centers = n_centers
+        self.centers = centers
+        self.degree = degree
+        self.coef0 = coef0
+        self.rank_tol = rank_tol
+        self.random_state = random_state
+
+    def _check_params(self) -> None:
+        owner = type(self).__name__
+        positive_float(self.lam, "lam", owner)
+        positive_float(self.rank_tol, "rank_tol", owner)
+        if self.centers not in CENTER_RULES:
+            raise ValueError(
+                f"{owner}: parameter 'centers' must be one of {CENTER_RULES}; got {self.centers!r}"
+            )
+        if not isinstance(self.n_centers, int | np.integer) or self.n_centers < 1:
+            raise ValueError(
+                f"{owner}: parameter 'n_centers' must be a positive integer; got {self.n_centers!r}"
+            )
+        self.kernel_ = make_kernel(
+            self.kernel, gamma=self.gamma, degree=self.degree, coef0=self.coef0
+        )
+        self.filter_ = make_filter(self.filter)
+
+    def _select_centers(self, X: NDArray[np.float64]) -> NDArray[np.intp]:
+        size = min(int(self.n_centers), len(X))
+        if self.centers == "uniform":
+            rng = np.random.default_rng(self.random_state)
+            return np.sort(rng.choice(len(X), size=size, replace=False))
+        _, pivots = pivoted_cholesky(self.kernel_, X, self.rank_tol, size, partial=True)
+        return pivots
+
+    def _decompose(self, X: NDArray[np.float64], y: NDArray[np.float64]) -> Spectrum:
+        self.centers_ = self._select_centers(X)
+        self._center_inputs = X[self.centers_]
+        features, self.transform_ = nystrom_features(
+            self.kernel_, X, X[self.centers_], self.rank_tol
+        )
+        return dataclasses.replace(primal_spectrum(features, y, centered=True), method="nystrom")
+
+    def fit(self, X: ArrayLike, y: ArrayLike) -> NystromRanker:
+        """Choose the centres, build the Nyström features and decompose their covariance once.
+
+        Parameters
+        ----------
+        X : (m, d) inputs (glucose pairs: REF, estimate in mg/dL); y : (m,) ratings.
+        """
+        super().fit(X, y)
+        self.X_fit_ = self._center_inputs  # the base class clears it for a primal spectrum
+        return self
+
+    def _solution(self, lams: NDArray[np.float64]) -> tuple[NDArray, NDArray, NDArray]:
+        weights = self.spectrum_.coefficients(self.filter_, lams)  # w(λ), (L, r)
+        intercept = self.y_mean_ - weights @ self.spectrum_.feature_mean
+        return (weights @ self.transform_.T, intercept,
+                self.spectrum_.factors(self.filter_, lams))
