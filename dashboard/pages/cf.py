@@ -77,11 +77,13 @@ try:
         if source == "File path":
             path = st.text_input("file or folder", key="cf_path",
                                  help="defaults to $MOVIELENS_100K when it is set")
-            if path:
-                if not Path(path).exists():
-                    st.error(f"{path} does not exist")
-                else:
-                    data, notes = from_path(path, fmt, Path(path).stat().st_mtime)
+            if not path:
+                st.info("Give the path of a ratings file (for MovieLens 100K, its folder or "
+                        "u.data); the project ships no third-party data.")
+            elif not Path(path).exists():
+                st.error(f"{path} does not exist")
+            else:
+                data, notes = from_path(path, fmt, Path(path).stat().st_mtime)
         else:
             upload = st.file_uploader("ratings file", key="cf_upload")
             if upload is not None:
@@ -165,7 +167,8 @@ if summary:
         row = {"learner": name}
         for metric in METRICS:
             scale = 100 if metric == "pairwise_misranking" else 1
-            row[metric] = f"{scale * values[metric]['mean']:.2f} ± {scale * values[metric]['sd']:.2f}"
+            mean, sd = scale * values[metric]["mean"], scale * values[metric]["sd"]
+            row[metric] = f"{mean:.2f} ± {sd:.2f}"
         paper = published.get(name)
         row["seed 003 Table 2 misranking"] = ("—" if paper is None or "synthetic" in data.source
                                              else f"{100 * paper[0]:.2f} ± {100 * paper[1]:.2f}")
