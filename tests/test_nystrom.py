@@ -74,17 +74,6 @@ def test_bad_parameters_are_named() -> None:
         NystromRanker(n_centers=0).fit(X, y)
 
 
-# These checks fail identically for SpectralRanker: they test the wording of the shared
-# ranking_core.validation messages (and sparse input), not anything Nyström-specific.
-SHARED_VALIDATION_FAILURES = {
-    name: "shared ranking_core.validation wording (fails for SpectralRanker too)"
-    for name in ("check_n_features_in_after_fitting", "check_estimator_sparse_array",
-                 "check_estimator_sparse_matrix", "check_supervised_y_2d",
-                 "check_fit2d_1sample", "check_requires_y_none")
-}
-
-
-@parametrize_with_checks([NystromRanker(n_centers=10)],
-                         expected_failed_checks=lambda _: SHARED_VALIDATION_FAILURES)
+@parametrize_with_checks([NystromRanker(n_centers=10)])
 def test_sklearn_conventions(estimator, check) -> None:
     check(estimator)
