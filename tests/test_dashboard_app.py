@@ -13,17 +13,18 @@ from synthetic_seg import synthetic_risk, write_synthetic_seg
 
 import ranking_core.ranker as ranker_module
 from dashboard import APP_PATH
-from ranking_core import IteratedLavrentiev, SpectralRanker
+from ranking_core import GaussianKernel, IteratedLavrentiev, SpectralRanker
 from ranking_core.cf import synthetic_ratings
 from ranking_core.cf.parallel import run_per_user
 from ranking_core.cf.per_user import PerUserConfig
 from ranking_core.experiments.cf_user import user_ranking
 from ranking_core.grids.compare import compare_grids
+from ranking_core.grids.coordinates import GlucoseTransform, TransformedKernel
 from ranking_core.grids.learned import learned_grid
 from ranking_core.grids.zone_grid import zone_grid
 from ranking_core.panel import parkes_surface, simulate_panel
 from ranking_core.ratings import read_rating_set
-from ranking_core.selection import holdout_lambda, paper_lambda_grid
+from ranking_core.selection import holdout_lambda, kfold_lambda, paper_lambda_grid
 from ranking_core.storage import Store
 
 TEST_M = 200  # ratings of the simulated panel in these tests (the page's default is larger)
@@ -64,18 +65,24 @@ def percent(text: str) -> float:
     return float(re.fullmatch(r"([-+]?[\d.]+) %", text).group(1)) / 100
 
 
+def default_ranker(lam: float = 1e-3) -> SpectralRanker:
+    """The Learn page's defaults (the best SEG recipe): iterated Lavrentiev k = 2, Gaussian γ = 4000
+    on the log glucose scale with g₀ = 50 mg/dL."""
+    kernel = TransformedKernel(GaussianKernel(4000.0), GlucoseTransform("log", offset=50.0))
+    return SpectralRanker(kernel=kernel, filter=IteratedLavrentiev(2), lam=lam)
+
+
 def test_learn_page_on_a_fresh_machine_shows_what_ranking_core_computes(fresh):
     at = open_app()
     assert any("No SEG table" in w.value for w in at.sidebar.warning)
     shown = metrics(at)
-    # the same pipeline, run here: default panel, iterated Lavrentiev k=2, γ=1e4, hold-out
+    # the same pipeline, run here: default panel and learner, 5-fold choice of λ on the paper grid
     ratings = read_rating_set(simulate_panel(TEST_M, random_state=0))
-    choice = holdout_lambda(SpectralRanker(gamma=1e4, filter=IteratedLavrentiev(2)),
-                            ratings.X, ratings.y, paper_lambda_grid())
+    choice = kfold_lambda(default_ranker(), ratings.X, ratings.y, paper_lambda_grid())
     expected = compare_grids(parkes_surface(), learned_grid(choice.model))
     assert shown["λ"] == f"{choice.lam:.3g}"
     assert shown["misranking vs reference"] == f"{100 * expected.misranking:.2f} %"
-    assert shown["ratings fitted / total"] == f"{TEST_M // 2} / {TEST_M}"
+    assert shown["ratings fitted / total"] == f"{TEST_M} / {TEST_M}"
     assert percent(shown["misranking vs reference"]) < 0.2  # a grid was learned, not noise
     assert len(at.get("plotly_chart")) == 5
 
@@ -94,10 +101,19 @@ def test_lambda_slider_resolves_from_the_cached_decomposition(fresh, monkeypatch
     shown = metrics(at)
     assert shown["λ"] == f"{new_lam:.3g}"
     ratings = read_rating_set(simulate_panel(TEST_M, random_state=0))
-    model = SpectralRanker(gamma=1e4, filter=IteratedLavrentiev(2), lam=new_lam).fit(
-        ratings.X[: TEST_M // 2], ratings.y[: TEST_M // 2])
+    model = default_ranker(new_lam).fit(ratings.X, ratings.y)
     expected = compare_grids(parkes_surface(), learned_grid(model))
     assert shown["misranking vs reference"] == f"{100 * expected.misranking:.2f} %"
+
+
+def test_learn_page_hold_out_rule_fits_the_first_half(fresh):
+    at = open_app(learn_rule="hold-out", learn_scale="linear", learn_gamma=10_000.0)
+    ratings = read_rating_set(simulate_panel(TEST_M, random_state=0))
+    choice = holdout_lambda(SpectralRanker(gamma=1e4, filter=IteratedLavrentiev(2)),
+                            ratings.X, ratings.y, paper_lambda_grid())
+    shown = metrics(at)
+    assert shown["ratings fitted / total"] == f"{TEST_M // 2} / {TEST_M}"
+    assert shown["λ"] == f"{choice.lam:.3g}"
 
 
 def test_learn_page_apriori_rule_and_saving_a_grid(fresh):
@@ -137,7 +153,7 @@ def test_learn_page_with_an_uploaded_rating_set(fresh):
     assert not at.exception
     report = " ".join(w.value for w in at.warning)
     assert "line 6" in report and "line 10" in report and "the 78 valid rows are kept" in report
-    assert metrics(at)["ratings fitted / total"] == "39 / 78"
+    assert metrics(at)["ratings fitted / total"] == "78 / 78"
     at.text_input[0].set_value("uploaded panel")
     next(b for b in at.button if b.label == "Save rating set").click()
     at.run()
@@ -145,7 +161,7 @@ def test_learn_page_with_an_uploaded_rating_set(fresh):
     assert len(fresh.load_rating_set("uploaded panel").frame) == 78
     at.radio(key="learn_source").set_value("Saved")
     at.run()
-    assert not at.exception and metrics(at)["ratings fitted / total"] == "39 / 78"
+    assert not at.exception and metrics(at)["ratings fitted / total"] == "78 / 78"
 
 
 def sidebar_app() -> None:

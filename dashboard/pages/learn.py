@@ -14,9 +14,11 @@ from sklearn.base import clone
 
 from dashboard import figures
 from dashboard.common import get_store, init_state, seg_status, shared_result, show_problems
-from ranking_core import IteratedLavrentiev, SpectralRanker
+from ranking_core import GaussianKernel, IteratedLavrentiev, SpectralRanker
+from ranking_core.experiments.seg import BEST_RECIPE
 from ranking_core.filters import FILTERS
 from ranking_core.grids.compare import DIFFERENCE_BINS, RISK_CATEGORIES, compare_grids
+from ranking_core.grids.coordinates import TransformedKernel
 from ranking_core.grids.learned import GLUCOSE_AXIS, learned_grid
 from ranking_core.panel import DESIGNS, SEG_OUTLIER_FRACTION, parkes_surface, simulate_panel
 from ranking_core.ratings import UNITS, RatingSet, RatingSetError, read_rating_set
@@ -30,8 +32,15 @@ from ranking_core.selection import (
 from ranking_core.storage import StorageError
 
 DEFAULT_M = 300  # ratings in the default simulated panel (the paper uses 100..400)
-GAMMAS = (2_500.0, 5_000.0, 10_000.0, 20_000.0, 40_000.0, 80_000.0)  # (mg/dL)²; paper: 10⁴
+# γ in squared units of the (possibly warped) glucose scale; the paper: 10⁴ (mg/dL)²
+GAMMAS = (1_000.0, 2_000.0, 4_000.0, 8_000.0, 10_000.0, 20_000.0, 40_000.0, 80_000.0)
 RULES = ("hold-out", "k-fold", "a-priori λ(m)", "manual")
+SCALES = {"log": "log scale (g₀ = 50 mg/dL)", "linear": "mg/dL"}
+# defaults: the project's best SEG recipe (issue 3), with γ fixed at the middle of its candidates
+DEFAULTS = {"learn_filter": BEST_RECIPE.filter.name, "learn_k": BEST_RECIPE.filter.k,
+            "learn_scale": BEST_RECIPE.transform.scale,
+            "learn_gamma": BEST_RECIPE.gammas[len(BEST_RECIPE.gammas) // 2],
+            "learn_rule": "k-fold" if BEST_RECIPE.selection == "kfold" else "hold-out"}
 LAMS = paper_lambda_grid()  # λ_j = 0.95^j, j < 200 (seed 003 §4.1)
 APRIORI_DRAWS = 5  # random subsets per size m = 20, 30, 40, 50 for λ₊ (seed 003 §4.4)
 
@@ -40,8 +49,7 @@ seg = seg_status()
 store = get_store()
 init_state(learn_source="Simulated panel", learn_m=DEFAULT_M, learn_design=DESIGNS[0],
            learn_noise=0.25, learn_outliers=SEG_OUTLIER_FRACTION, learn_raters=10, learn_seed=0,
-           learn_filter="iterated-lavrentiev", learn_k=2, learn_gamma=10_000.0,
-           learn_rule=RULES[0], learn_unit=UNITS[0])
+           learn_unit=UNITS[0], **DEFAULTS)
 
 
 # -- data -----------------------------------------------------------------------------------------
@@ -127,13 +135,17 @@ if ratings is None:
 st.caption(f"{len(ratings.frame)} ratings from {ratings.name}")
 
 # -- learner --------------------------------------------------------------------------------------
-c = st.columns(4)
+c = st.columns(5)
 filter_name = c[0].selectbox("spectral filter", sorted(FILTERS), key="learn_filter")
 k = int(c[1].number_input("order k (iterated Lavrentiev)", 1, 6, key="learn_k",
                           disabled=filter_name != "iterated-lavrentiev"))
-gamma = c[2].select_slider("kernel width γ (mg/dL)²", GAMMAS, key="learn_gamma",
-                           format_func=lambda g: f"{g:,.0f}")
-rule = c[3].radio("λ rule", RULES, key="learn_rule")
+scale = c[2].radio("glucose coordinates", list(SCALES), format_func=SCALES.get,
+                   key="learn_scale")
+gamma = c[3].select_slider("kernel width γ", GAMMAS, key="learn_gamma",
+                           format_func=lambda g: f"{g:,.0f}",
+                           help="squared units of the glucose coordinates: (mg/dL)² or the "
+                                "log scale's warped mg/dL²")
+rule = c[4].radio("λ rule", RULES, key="learn_rule")
 
 
 @dataclass(frozen=True)
@@ -146,12 +158,15 @@ class Fit:
     apriori: AprioriRule | None
 
 
-def fit(filter_name: str, k: int, gamma: float, rule: str, X: NDArray, y: NDArray,
+def fit(filter_name: str, k: int, scale: str, gamma: float, rule: str, X: NDArray, y: NDArray,
         progress) -> Fit:
     """One decomposition per fit (hold-out: first half; k-fold: one per fold then all points).
     Kept in a shared cache, read-only afterwards: the slider only calls ``model.resolve(λ)``."""
     chosen_filter = IteratedLavrentiev(k=k) if filter_name == "iterated-lavrentiev" else filter_name
-    ranker = SpectralRanker(gamma=gamma, filter=chosen_filter)
+    kernel = GaussianKernel(gamma)
+    if scale == "log":
+        kernel = TransformedKernel(kernel, BEST_RECIPE.transform)
+    ranker = SpectralRanker(kernel=kernel, filter=chosen_filter)
     if rule == "hold-out":
         choice = holdout_lambda(ranker, X, y, LAMS)
         return Fit(choice.model, choice.lam, choice.curve, None)
@@ -170,8 +185,9 @@ def fit(filter_name: str, k: int, gamma: float, rule: str, X: NDArray, y: NDArra
 X, y = ratings.X, ratings.y
 bar = st.progress(0.0, text="Fitting the ranker…")
 try:
-    result = shared_result("learn-fit", (data_key, filter_name, k, float(gamma), rule), lambda: fit(
-        filter_name, k, float(gamma), rule, X, y,
+    fit_key = (data_key, filter_name, k, scale, float(gamma), rule)
+    result = shared_result("learn-fit", fit_key, lambda: fit(
+        *fit_key[1:], X, y,
         lambda done, total: bar.progress(done / total, text=f"λ₊ on subsets: {done}/{total}")))
 except ValueError as exc:
     bar.empty()
@@ -181,7 +197,7 @@ bar.empty()
 
 # -- λ slider: re-solve from the cached decomposition ---------------------------------------------
 options = np.unique(np.r_[LAMS, result.lam])[::-1]
-lam_key = f"learn_lam:{data_key}:{filter_name}:{k}:{gamma}:{rule}"
+lam_key = "learn_lam:" + ":".join(map(str, fit_key))
 init_state(**{lam_key: float(result.lam)})
 lam = st.select_slider("λ (moving it re-solves from the cached decomposition, no refit)",
                        options=[float(v) for v in options], key=lam_key,
@@ -231,7 +247,7 @@ with st.expander("Risk-category confusion (rows: reference, columns: learned)"):
 
 with st.form("save_grid"):
     name = st.text_input("Save this learned grid as",
-                         value=f"{filter_name} γ={gamma:,.0f} m={len(y)}")
+                         value=f"{filter_name} {scale} γ={gamma:,.0f} m={len(y)}")
     if st.form_submit_button("Save learned grid"):
         metrics = {"rule": rule, "rule_lambda": result.lam, "reference": reference_name,
                    "rating_set": ratings.name, **comparison.to_dict()}
