@@ -11,7 +11,7 @@ import streamlit as st
 
 from dashboard.sidebar import seg_sidebar
 
-PAGES = Path(__file__).with_name("pages")
+VIEWS = Path(__file__).with_name("views")  # not "pages": that name turns on the old auto-navigation
 
 st.set_page_config(page_title="riskgrid", page_icon="🩸", layout="wide")
 
@@ -20,14 +20,15 @@ seg_sidebar()
 page = st.navigation(
     {
         "Grids": [
-            st.Page(PAGES / "learn.py", title="Learn a grid", icon="🧭", default=True),
-            st.Page(PAGES / "meter.py", title="Meter report", icon="🩺"),
-            st.Page(PAGES / "compare.py", title="Compare grids", icon="⚖️"),
+            st.Page(VIEWS / "learn.py", title="Learn a grid", icon=":material/grid_on:",
+                    default=True),
+            st.Page(VIEWS / "meter.py", title="Meter report", icon=":material/bloodtype:"),
+            st.Page(VIEWS / "compare.py", title="Compare grids", icon=":material/compare:"),
         ],
         "Benchmarks": [
-            st.Page(PAGES / "cf.py", title="Collaborative filtering", icon="🎬"),
+            st.Page(VIEWS / "cf.py", title="Collaborative filtering", icon=":material/movie:"),
         ],
-        "Help": [st.Page(PAGES / "about.py", title="About", icon="📖")],
+        "Help": [st.Page(VIEWS / "about.py", title="About", icon=":material/menu_book:")],
     }
 )
 page.run()

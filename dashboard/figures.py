@@ -24,6 +24,13 @@ def _thin(grid: ArrayLike, axis: ArrayLike, step: int) -> tuple[NDArray, NDArray
     return np.asarray(axis)[::step], values.T
 
 
+def _lattice_axes(fig: go.Figure, axis: NDArray) -> None:
+    """Square axes spanning the lattice (points outside it are not drawn)."""
+    span = [float(axis[0]), float(axis[-1])]
+    fig.update_xaxes(range=span, constrain="domain")
+    fig.update_yaxes(range=span, scaleanchor="x", scaleratio=1, constrain="domain")
+
+
 def risk_heatmap(
     grid: ArrayLike,
     axis: ArrayLike,
@@ -62,7 +69,7 @@ def risk_heatmap(
         ))
     fig.update_layout(title=title, height=460, margin={"l": 10, "r": 10, "t": 40, "b": 10},
                       showlegend=False, **_AXES)
-    fig.update_yaxes(scaleanchor="x", scaleratio=1, constrain="domain")
+    _lattice_axes(fig, x)
     return fig
 
 
@@ -77,7 +84,7 @@ def difference_heatmap(difference: ArrayLike, axis: ArrayLike, title: str,
                                              "<extra></extra>"))
     fig.update_layout(title=title, height=460, margin={"l": 10, "r": 10, "t": 40, "b": 10},
                       **_AXES)
-    fig.update_yaxes(scaleanchor="x", scaleratio=1, constrain="domain")
+    _lattice_axes(fig, x)
     return fig
 
 

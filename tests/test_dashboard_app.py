@@ -52,7 +52,7 @@ def open_app(page: str | None = None, **state) -> AppTest:
         at.session_state[key] = value
     at.run()
     if page is not None:
-        at.switch_page(f"pages/{page}.py").run()
+        at.switch_page(f"views/{page}.py").run()
     assert not at.exception, at.exception
     return at
 
@@ -187,7 +187,7 @@ def test_seg_table_uploaded_in_the_sidebar_is_stored_and_used(fresh, seg_csv):
     later = open_app()
     assert any("SEG table loaded" in s.value for s in later.sidebar.success)
     assert "around the SEG;" in next(c.value for c in later.caption if "simulated" in c.value)
-    later.switch_page("pages/compare.py").run()
+    later.switch_page("views/compare.py").run()
     assert later.selectbox(key="compare_a").value == "SEG"
     seg = fresh.latest_seg_table().load()
     expected = compare_grids(seg.absolute, zone_grid("clarke"))
@@ -215,7 +215,7 @@ def test_seg_table_from_the_environment(fresh, seg_csv, monkeypatch):
     monkeypatch.setenv("SEG_TABLE", str(seg_csv))
     at = open_app()
     assert any("SEG table loaded" in s.value for s in at.sidebar.success)
-    at.switch_page("pages/compare.py").run()
+    at.switch_page("views/compare.py").run()
     assert at.selectbox(key="compare_a").value == "SEG"
 
 
