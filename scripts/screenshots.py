@@ -30,8 +30,8 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
                  "--disable-background-networking", "--disable-component-update",
                  "--disable-sync"]
 ROOT = Path(__file__).resolve().parents[1]
-# url path (from the page file name under st.navigation) → screenshot name
-PAGES = {"learn": "learn", "meter": "meter", "compare": "compare", "cf": "cf", "about": "about"}
+# url path (the default page is "/", the others are named after their file) → screenshot name
+PAGES = {"": "learn", "meter": "meter", "compare": "compare", "cf": "cf", "about": "about"}
 
 
 def free_port() -> int:
