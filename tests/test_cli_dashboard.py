@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import tomllib
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -18,6 +19,12 @@ def test_command_runs_streamlit_on_the_app_with_port_and_headless():
     assert command == [sys.executable, "-m", "streamlit", "run", str(APP_PATH),
                        "--server.port", "8765", "--server.headless", "true"]
     assert APP_PATH.is_file() and (APP_PATH.parent / ".streamlit" / "config.toml").is_file()
+
+
+def test_app_config_limits_uploads():
+    config = tomllib.loads((APP_PATH.parent / ".streamlit" / "config.toml").read_text())
+    assert config["server"]["maxUploadSize"] == 50  # MB: a plain-CSV SEG table is about 9 MB
+    assert config["browser"]["gatherUsageStats"] is False
 
 
 def test_environment_passes_an_absolute_seg_path_and_this_checkout(tmp_path, monkeypatch):
