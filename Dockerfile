@@ -1,6 +1,7 @@
 # riskgrid dashboard: docker build -t riskgrid . && docker run --rm -p 8501:8501 riskgrid
 # With the SEG table (not shipped): add -v /path/to/RiskPairData.csv.gz:/data/seg.csv.gz:ro
-#   -e SEG_TABLE=/data/seg.csv.gz ; keep saved records with -v riskgrid-data:/home/riskgrid/.local
+#   -e SEG_TABLE=/data/seg.csv.gz ; keep saved records across containers with
+#   -v riskgrid-data:/home/riskgrid/.local/share/riskgrid (or -e RISKGRID_DATABASE_URL=...)
 FROM python:3.12-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
