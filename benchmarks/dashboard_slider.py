@@ -2,7 +2,8 @@
 
 The page keeps the fitted ranker (its eigendecomposition) in a shared cache; a slider move calls
 ``resolve(λ)`` (O(m·r)), evaluates the 601 × 601 grid by the Gaussian factorisation and compares
-it with the reference. Refitting would add the O(m³) decomposition every time.
+it with the reference. Refitting would add the O(m³) decomposition every time. Learner: the
+best SEG recipe's kernel and filter (on the ratings as given).
 
     python benchmarks/dashboard_slider.py [--m 1000] [--repeats 5]
 """
@@ -13,10 +14,10 @@ import argparse
 import json
 import time
 
-from ranking_core import GaussianKernel, IteratedLavrentiev, SpectralRanker
+from sklearn.base import clone
+
 from ranking_core.experiments.seg import BEST_RECIPE
 from ranking_core.grids.compare import compare_grids
-from ranking_core.grids.coordinates import TransformedKernel
 from ranking_core.grids.learned import learned_grid
 from ranking_core.panel import parkes_surface, simulate_panel
 from ranking_core.selection import paper_lambda_grid
@@ -38,11 +39,10 @@ def main() -> None:
     args = parser.parse_args()
     panel = simulate_panel(args.m, random_state=0)
     X, y = panel[["reference", "estimate"]].to_numpy(), panel["rating"].to_numpy()
-    kernel = TransformedKernel(GaussianKernel(4000.0), BEST_RECIPE.transform)
-    ranker = SpectralRanker(kernel=kernel, filter=IteratedLavrentiev(2), solver="dense")
+    ranker = BEST_RECIPE.ranker(BEST_RECIPE.gammas[0]).set_params(solver="dense")
     reference = parkes_surface()
     lams = paper_lambda_grid()[[40, 80, 120]]
-    fitted = ranker.fit(X, y)
+    fitted = clone(ranker).fit(X, y)
 
     def slider_move() -> None:
         for lam in lams:
@@ -50,8 +50,7 @@ def main() -> None:
 
     def refit_move() -> None:
         for lam in lams:
-            model = SpectralRanker(kernel=kernel, filter=IteratedLavrentiev(2), lam=lam,
-                                   solver="dense").fit(X, y)
+            model = clone(ranker).set_params(lam=lam).fit(X, y)
             compare_grids(reference, learned_grid(model))
 
     slider = best_of(args.repeats, slider_move) / len(lams)

@@ -15,8 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
+import numpy as np
 import streamlit as st
+from numpy.typing import NDArray
 
+from ranking_core.grids.learned import learned_grid
 from ranking_core.grids.seg import (
     MISSING_SEG_MESSAGE,
     SEG_TABLE_ENV,
@@ -25,6 +28,7 @@ from ranking_core.grids.seg import (
     SEGTableMissing,
     load_seg_table,
 )
+from ranking_core.grids.signed import AbsoluteRisk
 from ranking_core.storage import Store, default_database_url
 
 T = TypeVar("T")
@@ -88,6 +92,21 @@ def seg_status() -> SEGStatus:
         except (SEGTableError, SEGTableMissing) as exc:
             return SEGStatus(None, source, str(exc))
     return SEGStatus(None, "none", MISSING_SEG_MESSAGE)
+
+
+@st.cache_data(show_spinner="Evaluating the saved grid…", max_entries=8)
+def _saved_surface(url: str, name: str, record_id: int) -> NDArray[np.float64]:
+    del record_id  # cache key only: a grid saved again under the same name is evaluated again
+    stored = _store(url).load_learned_grid(name)
+    model = stored.model()
+    return learned_grid(AbsoluteRisk(model) if stored.signed else model)
+
+
+def saved_grid_surface(name: str) -> NDArray[np.float64]:
+    """The (601, 601) risk grid of a saved learned grid (refitted once, then cached)."""
+    store = get_store()
+    info = next(r for r in store.list_records("learned_grid") if r.name == name)
+    return _saved_surface(store.url, name, info.id)
 
 
 def init_state(**defaults: object) -> None:

@@ -201,6 +201,8 @@ class StoredGrid:
     X_fit, y_fit : the points the ranker was fitted on, REF/estimate in mg/dL and ratings.
     X_train, y_train : the whole training set (fit + λ-selection points).
     metrics : named numbers (e.g. misranking against the reference) and the λ rule used.
+    signed : the ratings were learned as signed risks (sign(REF − estimate)·rating); the risk
+        grid is then |f| (:class:`~ranking_core.grids.signed.AbsoluteRisk`).
     """
 
     info: RecordInfo
@@ -213,6 +215,7 @@ class StoredGrid:
     X_train: NDArray[np.float64]
     y_train: NDArray[np.float64]
     metrics: dict[str, Any]
+    signed: bool = False
 
     def model(self) -> SpectralRanker:
         """The ranker again: refitted on ``X_fit``/``y_fit`` with the stored parameters at ``lam``
@@ -416,11 +419,13 @@ class Store:
         y_train: ArrayLike,
         metrics: Mapping[str, Any] | None = None,
         *,
+        signed: bool = False,
         replace: bool = False,
     ) -> RecordInfo:
         """Save a fitted ranker's parameters, coefficients, fitted points, training set, metrics.
 
-        ``model`` must keep its fitted points (kernel solvers, not the primal linear form)."""
+        ``model`` must keep its fitted points (kernel solvers, not the primal linear form);
+        ``y_train`` holds the ratings it learned (signed ones when ``signed``)."""
         if getattr(model, "X_fit_", None) is None or not hasattr(model, "coef_"):
             raise StorageError("save_learned_grid needs a fitted kernel ranker (with X_fit_)")
         params = model.get_params()
@@ -430,7 +435,8 @@ class Store:
         n_fit = len(model.X_fit_)
         y_fit = _fit_targets(model, np.asarray(X_train, float), np.asarray(y_train, float), n_fit)
         meta = {"params": params, "lam": float(model.lam), "intercept": float(model.intercept_),
-                "m": len(np.asarray(y_train)), "m_fit": n_fit, "metrics": dict(metrics or {})}
+                "m": len(np.asarray(y_train)), "m_fit": n_fit, "metrics": dict(metrics or {}),
+                "signed": bool(signed)}
         arrays = {"coef": model.coef_, "X_fit": model.X_fit_, "y_fit": y_fit,
                   "X_train": np.asarray(X_train, dtype=np.float64),
                   "y_train": np.asarray(y_train, dtype=np.float64)}
@@ -443,7 +449,8 @@ class Store:
         meta = info.meta
         return StoredGrid(info, meta["params"], float(meta["lam"]), arrays["coef"],
                           float(meta["intercept"]), arrays["X_fit"], arrays["y_fit"],
-                          arrays["X_train"], arrays["y_train"], meta.get("metrics", {}))
+                          arrays["X_train"], arrays["y_train"], meta.get("metrics", {}),
+                          bool(meta.get("signed", False)))
 
     # -- the SEG table --------------------------------------------------------------------------
     def save_seg_table(

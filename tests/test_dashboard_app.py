@@ -13,18 +13,19 @@ from synthetic_seg import synthetic_risk, write_synthetic_seg
 
 import ranking_core.ranker as ranker_module
 from dashboard import APP_PATH
-from ranking_core import GaussianKernel, IteratedLavrentiev, SpectralRanker
+from ranking_core import IteratedLavrentiev, SpectralRanker
 from ranking_core.cf import synthetic_ratings
 from ranking_core.cf.parallel import run_per_user
 from ranking_core.cf.per_user import PerUserConfig
 from ranking_core.experiments.cf_user import user_ranking
+from ranking_core.experiments.seg import BEST_RECIPE, fit_recipe
 from ranking_core.grids.compare import compare_grids
-from ranking_core.grids.coordinates import GlucoseTransform, TransformedKernel
 from ranking_core.grids.learned import learned_grid
+from ranking_core.grids.signed import AbsoluteRisk, signed_ratings
 from ranking_core.grids.zone_grid import zone_grid
 from ranking_core.panel import parkes_surface, simulate_panel
 from ranking_core.ratings import read_rating_set
-from ranking_core.selection import holdout_lambda, kfold_lambda, paper_lambda_grid
+from ranking_core.selection import holdout_lambda
 from ranking_core.storage import Store
 
 TEST_M = 200  # ratings of the simulated panel in these tests (the page's default is larger)
@@ -65,22 +66,25 @@ def percent(text: str) -> float:
     return float(re.fullmatch(r"([-+]?[\d.]+) %", text).group(1)) / 100
 
 
-def default_ranker(lam: float = 1e-3) -> SpectralRanker:
-    """The Learn page's defaults (the best SEG recipe): iterated Lavrentiev k = 2, Gaussian γ = 4000
-    on the log glucose scale with g₀ = 50 mg/dL."""
-    kernel = TransformedKernel(GaussianKernel(4000.0), GlucoseTransform("log", offset=50.0))
-    return SpectralRanker(kernel=kernel, filter=IteratedLavrentiev(2), lam=lam)
+def default_model(X, y, lam: float | None = None):
+    """What the Learn page's defaults (the project's best SEG recipe) learn from (X, y): fitted by
+    the recipe's own code, or refitted at ``lam``."""
+    if lam is None:
+        return fit_recipe(BEST_RECIPE, X, y)[:2]
+    ranker = BEST_RECIPE.ranker(BEST_RECIPE.gammas[0]).set_params(lam=lam)
+    if BEST_RECIPE.signed:
+        return AbsoluteRisk(ranker.fit(X, signed_ratings(X, y))), lam
+    return ranker.fit(X, y), lam
 
 
 def test_learn_page_on_a_fresh_machine_shows_what_ranking_core_computes(fresh):
     at = open_app()
     assert any("No SEG table" in w.value for w in at.sidebar.warning)
     shown = metrics(at)
-    # the same pipeline, run here: default panel and learner, 5-fold choice of λ on the paper grid
     ratings = read_rating_set(simulate_panel(TEST_M, random_state=0))
-    choice = kfold_lambda(default_ranker(), ratings.X, ratings.y, paper_lambda_grid())
-    expected = compare_grids(parkes_surface(), learned_grid(choice.model))
-    assert shown["λ"] == f"{choice.lam:.3g}"
+    model, lam = default_model(ratings.X, ratings.y)
+    expected = compare_grids(parkes_surface(), learned_grid(model))
+    assert shown["λ"] == f"{lam:.3g}"
     assert shown["misranking vs reference"] == f"{100 * expected.misranking:.2f} %"
     assert shown["ratings fitted / total"] == f"{TEST_M} / {TEST_M}"
     assert percent(shown["misranking vs reference"]) < 0.2  # a grid was learned, not noise
@@ -94,26 +98,29 @@ def test_lambda_slider_resolves_from_the_cached_decomposition(fresh, monkeypatch
     monkeypatch.setattr(ranker_module, "dense_spectrum",
                         lambda *a, **k: decompositions.append(1) or real(*a, **k))
     slider = next(s for s in at.select_slider if s.label.startswith("λ"))
-    new_lam = float(paper_lambda_grid()[10])
+    new_lam = float(BEST_RECIPE.lams()[10])
     slider.set_value(new_lam)
     at.run()
     assert not at.exception and decompositions == []
     shown = metrics(at)
     assert shown["λ"] == f"{new_lam:.3g}"
     ratings = read_rating_set(simulate_panel(TEST_M, random_state=0))
-    model = default_ranker(new_lam).fit(ratings.X, ratings.y)
+    model, _ = default_model(ratings.X, ratings.y, new_lam)
     expected = compare_grids(parkes_surface(), learned_grid(model))
     assert shown["misranking vs reference"] == f"{100 * expected.misranking:.2f} %"
 
 
-def test_learn_page_hold_out_rule_fits_the_first_half(fresh):
-    at = open_app(learn_rule="hold-out", learn_scale="linear", learn_gamma=10_000.0)
+def test_learn_page_paper_recipe_hold_out_fits_the_first_half(fresh):
+    at = open_app(learn_rule="hold-out", learn_scale="linear", learn_gamma=10_000.0,
+                  learn_signed=False, learn_filter="iterated-lavrentiev", learn_k=2)
     ratings = read_rating_set(simulate_panel(TEST_M, random_state=0))
     choice = holdout_lambda(SpectralRanker(gamma=1e4, filter=IteratedLavrentiev(2)),
-                            ratings.X, ratings.y, paper_lambda_grid())
+                            ratings.X, ratings.y, BEST_RECIPE.lams())
     shown = metrics(at)
     assert shown["ratings fitted / total"] == f"{TEST_M // 2} / {TEST_M}"
     assert shown["λ"] == f"{choice.lam:.3g}"
+    expected = compare_grids(parkes_surface(), learned_grid(choice.model))
+    assert shown["misranking vs reference"] == f"{100 * expected.misranking:.2f} %"
 
 
 def test_learn_page_apriori_rule_and_saving_a_grid(fresh):
@@ -123,15 +130,17 @@ def test_learn_page_apriori_rule_and_saving_a_grid(fresh):
     alpha, beta = float(found.group(1)), float(found.group(2))
     assert alpha > 0 and 0 < beta <= 1
     assert metrics(at)["ratings fitted / total"] == f"{TEST_M} / {TEST_M}"
-    lam = float(metrics(at)["λ"])
-    assert lam == pytest.approx(alpha * TEST_M ** (-beta / 2), rel=2e-3)
+    shown_lam = metrics(at)["λ"]
     at.text_input[0].set_value("my grid")
     at.button[-1].click()  # the save form's submit button
     at.run()
     assert not at.exception
     assert any("Saved learned grid" in s.value for s in at.success)
     stored = fresh.load_learned_grid("my grid")
-    assert stored.lam == pytest.approx(lam, rel=2e-3) and stored.X_train.shape == (TEST_M, 2)
+    assert f"{stored.lam:.3g}" == shown_lam and stored.X_train.shape == (TEST_M, 2)
+    # the rule's λ(m) = α·m^(−β/2) with the α, β shown (4 and 3 significant digits)
+    assert stored.lam == pytest.approx(alpha * TEST_M ** (-beta / 2), rel=3e-3)
+    assert stored.signed == BEST_RECIPE.signed
 
 
 def _rating_csv(n: int = 80) -> bytes:

@@ -166,6 +166,7 @@ def test_learned_grid_round_trip_reproduces_the_model(store):
     assert info.meta["params"]["filter"] == {"class": "ranking_core.filters:IteratedLavrentiev",
                                              "fields": {"k": 3}}
     stored = store.load_learned_grid("grid 1")
+    assert not stored.signed
     assert stored.lam == choice.lam and stored.intercept == choice.model.intercept_
     np.testing.assert_array_equal(stored.X_train, X)
     np.testing.assert_array_equal(stored.y_fit, y[:60])
@@ -182,7 +183,8 @@ def test_kernel_objects_are_stored_as_their_fields_and_only_ranking_core_is_rebu
     X, y = _xy(50, 6)
     model = SpectralRanker(kernel=GaussianKernel((8e3, 2e4)), filter="showalter", lam=0.02)
     model.fit(X, y)
-    store.save_learned_grid("anisotropic", model, X, y)
+    store.save_learned_grid("anisotropic", model, X, y, signed=True)
+    assert store.load_learned_grid("anisotropic").signed
     again = store.load_learned_grid("anisotropic").model()
     assert again.kernel_ == GaussianKernel((8e3, 2e4)) and again.filter_ == Showalter()
     np.testing.assert_allclose(again.predict(X), model.predict(X), atol=1e-9)

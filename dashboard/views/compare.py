@@ -9,7 +9,13 @@ import streamlit as st
 from numpy.typing import NDArray
 
 from dashboard import figures
-from dashboard.common import get_store, init_state, seg_status, shared_result
+from dashboard.common import (
+    get_store,
+    init_state,
+    saved_grid_surface,
+    seg_status,
+    shared_result,
+)
 from ranking_core import IteratedLavrentiev
 from ranking_core.experiments.seg import (
     SEGRecipe,
@@ -18,7 +24,7 @@ from ranking_core.experiments.seg import (
     run_seg_table3,
 )
 from ranking_core.grids.compare import DIFFERENCE_BINS, RISK_CATEGORIES, compare_grids
-from ranking_core.grids.learned import GLUCOSE_AXIS, learned_grid
+from ranking_core.grids.learned import GLUCOSE_AXIS
 from ranking_core.grids.seg import SEGTable
 from ranking_core.grids.zone_grid import zone_grid
 from ranking_core.panel import parkes_surface
@@ -36,12 +42,6 @@ seg = seg_status()
 store = get_store()
 
 
-@st.cache_data(show_spinner="Evaluating the saved grid…", max_entries=8)
-def saved_grid(url: str, name: str, record_id: int) -> NDArray:
-    del record_id  # cache key only
-    return learned_grid(store.load_learned_grid(name).model())
-
-
 def grid_by_name(name: str) -> NDArray:
     if name == "SEG":
         return seg.table.absolute
@@ -49,9 +49,7 @@ def grid_by_name(name: str) -> NDArray:
         return parkes_surface()
     if name in ZONE_GRIDS:
         return zone_grid(ZONE_GRIDS[name])
-    record = name.removeprefix("learned: ")
-    info = next(r for r in store.list_records("learned_grid") if r.name == record)
-    return saved_grid(store.url, record, info.id)
+    return saved_grid_surface(name.removeprefix("learned: "))
 
 
 names = (["SEG"] if seg.available else []) + [BUILT_IN, *ZONE_GRIDS] + [

@@ -18,8 +18,9 @@ from ranking_core import GaussianKernel, IteratedLavrentiev, SpectralRanker
 from ranking_core.experiments.seg import BEST_RECIPE
 from ranking_core.filters import FILTERS
 from ranking_core.grids.compare import DIFFERENCE_BINS, RISK_CATEGORIES, compare_grids
-from ranking_core.grids.coordinates import TransformedKernel
+from ranking_core.grids.coordinates import GlucoseTransform, TransformedKernel
 from ranking_core.grids.learned import GLUCOSE_AXIS, learned_grid
+from ranking_core.grids.signed import AbsoluteRisk, signed_ratings
 from ranking_core.panel import DESIGNS, SEG_OUTLIER_FRACTION, parkes_surface, simulate_panel
 from ranking_core.ratings import UNITS, RatingSet, RatingSetError, read_rating_set
 from ranking_core.selection import (
@@ -27,21 +28,26 @@ from ranking_core.selection import (
     fit_apriori_lambda,
     holdout_lambda,
     kfold_lambda,
-    paper_lambda_grid,
 )
 from ranking_core.storage import StorageError
 
 DEFAULT_M = 300  # ratings in the default simulated panel (the paper uses 100..400)
-# γ in squared units of the (possibly warped) glucose scale; the paper: 10⁴ (mg/dL)²
-GAMMAS = (1_000.0, 2_000.0, 4_000.0, 8_000.0, 10_000.0, 20_000.0, 40_000.0, 80_000.0)
 RULES = ("hold-out", "k-fold", "a-priori λ(m)", "manual")
-SCALES = {"log": "log scale (g₀ = 50 mg/dL)", "linear": "mg/dL"}
-# defaults: the project's best SEG recipe (issue 3), with γ fixed at the middle of its candidates
-DEFAULTS = {"learn_filter": BEST_RECIPE.filter.name, "learn_k": BEST_RECIPE.filter.k,
-            "learn_scale": BEST_RECIPE.transform.scale,
-            "learn_gamma": BEST_RECIPE.gammas[len(BEST_RECIPE.gammas) // 2],
-            "learn_rule": "k-fold" if BEST_RECIPE.selection == "kfold" else "hold-out"}
-LAMS = paper_lambda_grid()  # λ_j = 0.95^j, j < 200 (seed 003 §4.1)
+LOG_SCALE = GlucoseTransform("log", offset=50.0)
+SCALES = {"log": f"log scale (g₀ = {LOG_SCALE.offset:g} mg/dL)", "linear": "mg/dL"}
+# defaults: the project's best SEG recipe (issue 3), γ = its first candidate, λ on its grid
+_BEST_FILTER = BEST_RECIPE.filter
+DEFAULTS = {
+    "learn_filter": _BEST_FILTER if isinstance(_BEST_FILTER, str) else _BEST_FILTER.name,
+    "learn_k": int(getattr(_BEST_FILTER, "k", 2)),
+    "learn_scale": "linear" if BEST_RECIPE.transform is None else BEST_RECIPE.transform.scale,
+    "learn_gamma": float(BEST_RECIPE.gammas[0]),
+    "learn_signed": BEST_RECIPE.signed,
+    "learn_rule": "k-fold" if BEST_RECIPE.selection == "kfold" else "hold-out",
+}
+# γ in squared units of the (possibly warped) glucose scale; the paper: 10⁴ (mg/dL)²
+GAMMAS = tuple(sorted({1e3, 2e3, 4e3, 8e3, 1e4, 1.6e4, 2e4, 4e4, 8e4, DEFAULTS["learn_gamma"]}))
+LAMS = BEST_RECIPE.lams()  # the recipe's geometric grid λ_j = λ₀·q^j (seed 003 §4.1 form)
 APRIORI_DRAWS = 5  # random subsets per size m = 20, 30, 40, 50 for λ₊ (seed 003 §4.4)
 
 st.title("Learn a risk grid")
@@ -135,7 +141,7 @@ if ratings is None:
 st.caption(f"{len(ratings.frame)} ratings from {ratings.name}")
 
 # -- learner --------------------------------------------------------------------------------------
-c = st.columns(5)
+c = st.columns(6)
 filter_name = c[0].selectbox("spectral filter", sorted(FILTERS), key="learn_filter")
 k = int(c[1].number_input("order k (iterated Lavrentiev)", 1, 6, key="learn_k",
                           disabled=filter_name != "iterated-lavrentiev"))
@@ -146,6 +152,10 @@ gamma = c[3].select_slider("kernel width γ", GAMMAS, key="learn_gamma",
                            help="squared units of the glucose coordinates: (mg/dL)² or the "
                                 "log scale's warped mg/dL²")
 rule = c[4].radio("λ rule", RULES, key="learn_rule")
+signed = c[5].toggle("signed surface", key="learn_signed",
+                     help="learn sign(REF − estimate)·rating, a surface without the kink along "
+                          "the diagonal, and show its absolute value (the project's best "
+                          "recipe; the paper learns the ratings as they are)")
 
 
 @dataclass(frozen=True)
@@ -158,14 +168,17 @@ class Fit:
     apriori: AprioriRule | None
 
 
-def fit(filter_name: str, k: int, scale: str, gamma: float, rule: str, X: NDArray, y: NDArray,
-        progress) -> Fit:
+def fit(filter_name: str, k: int, scale: str, gamma: float, rule: str, signed: bool,
+        X: NDArray, y: NDArray, progress) -> Fit:
     """One decomposition per fit (hold-out: first half; k-fold: one per fold then all points).
-    Kept in a shared cache, read-only afterwards: the slider only calls ``model.resolve(λ)``."""
+    Kept in a shared cache, read-only afterwards: the slider only calls ``model.resolve(λ)``.
+    With ``signed`` the ranker learns sign(REF − estimate)·y."""
+    if signed:
+        y = signed_ratings(X, y)
     chosen_filter = IteratedLavrentiev(k=k) if filter_name == "iterated-lavrentiev" else filter_name
     kernel = GaussianKernel(gamma)
     if scale == "log":
-        kernel = TransformedKernel(kernel, BEST_RECIPE.transform)
+        kernel = TransformedKernel(kernel, LOG_SCALE)
     ranker = SpectralRanker(kernel=kernel, filter=chosen_filter)
     if rule == "hold-out":
         choice = holdout_lambda(ranker, X, y, LAMS)
@@ -185,7 +198,7 @@ def fit(filter_name: str, k: int, scale: str, gamma: float, rule: str, X: NDArra
 X, y = ratings.X, ratings.y
 bar = st.progress(0.0, text="Fitting the ranker…")
 try:
-    fit_key = (data_key, filter_name, k, scale, float(gamma), rule)
+    fit_key = (data_key, filter_name, k, scale, float(gamma), rule, bool(signed))
     result = shared_result("learn-fit", fit_key, lambda: fit(
         *fit_key[1:], X, y,
         lambda done, total: bar.progress(done / total, text=f"λ₊ on subsets: {done}/{total}")))
@@ -203,7 +216,7 @@ lam = st.select_slider("λ (moving it re-solves from the cached decomposition, n
                        options=[float(v) for v in options], key=lam_key,
                        format_func=lambda v: f"{v:.3g}")
 model = result.model.resolve(lam)
-grid = learned_grid(model)
+grid = learned_grid(AbsoluteRisk(model) if signed else model)
 comparison = compare_grids(reference, grid)
 
 c = st.columns(5)
@@ -252,7 +265,8 @@ with st.form("save_grid"):
         metrics = {"rule": rule, "rule_lambda": result.lam, "reference": reference_name,
                    "rating_set": ratings.name, **comparison.to_dict()}
         try:
-            store.save_learned_grid(name, model, X, y, metrics)
+            store.save_learned_grid(name, model, X, signed_ratings(X, y) if signed else y,
+                                    metrics, signed=signed)
         except StorageError as exc:
             st.error(f"Not saved: {exc}")
         else:

@@ -7,8 +7,7 @@ import io
 import pandas as pd
 import streamlit as st
 
-from dashboard.common import get_store, init_state, seg_status, show_problems
-from ranking_core.grids.learned import learned_grid
+from dashboard.common import get_store, init_state, saved_grid_surface, seg_status, show_problems
 from ranking_core.grids.seg import MISSING_SEG_MESSAGE
 from ranking_core.grids.zone_grid import zone_grid
 from ranking_core.meter import MeterPairs, PairsFileError, meter_report, read_pairs
@@ -45,12 +44,6 @@ def demo_pairs(n: int) -> pd.DataFrame:
 @st.cache_data(show_spinner="Reading the pairs…", max_entries=8)
 def uploaded(content: bytes, name: str) -> MeterPairs:
     return read_pairs(io.BytesIO(content), name=name)
-
-
-@st.cache_data(show_spinner=False, max_entries=4)
-def saved_learned_grid(url: str, name: str, record_id: int):
-    del record_id  # cache key only
-    return learned_grid(store.load_learned_grid(name).model())
 
 
 source = st.radio("Pairs", ("Built-in demo", "Upload", "Saved"), horizontal=True,
@@ -97,10 +90,7 @@ parkes_type = c[0].radio("Parkes grid", (1, 2), format_func=lambda t: f"type {t}
 learned_names = ["(none)"] + [r.name for r in store.list_records("learned_grid")]
 learned_choice = c[1].selectbox("Also place the pairs on a saved learned grid", learned_names,
                                 key="meter_learned")
-learned = None
-if learned_choice != "(none)":
-    info = next(r for r in store.list_records("learned_grid") if r.name == learned_choice)
-    learned = saved_learned_grid(store.url, learned_choice, info.id)
+learned = None if learned_choice == "(none)" else saved_grid_surface(learned_choice)
 
 try:
     report = meter_report(pairs, seg.table, learned, parkes_type=parkes_type)
