@@ -3,6 +3,7 @@
 No user interface lives here; the dashboard and the CLI call into this package.
 """
 
+from ranking_core.dorm import DORM
 from ranking_core.filters import (
     IteratedLavrentiev,
     Landweber,
@@ -18,6 +19,7 @@ from ranking_core.ranker import RegularizationPath, SpectralRanker, SpectralRegr
 from ranking_core.svrank import SVRank
 
 __all__ = [
+    "DORM",
     "GaussianKernel",
     "IteratedLavrentiev",
     "Landweber",

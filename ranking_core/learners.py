@@ -1,0 +1,99 @@
+"""One list of the ranking learners, shared by the CLI and the dashboard.
+
+``LEARNERS`` maps a short name to a :class:`LearnerSpec`: how to build the estimator for a
+Gaussian kernel width γ (mg/dL²), what it is, whether it has a λ path (``path``/``resolve``, so
+λ is chosen on one decomposition with :func:`ranking_core.selection.holdout_lambda`), and otherwise
+which parameter a small grid searches. Learners of other branches (``RankBoost``) are listed when
+``ranking_core`` exports them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+from sklearn.base import BaseEstimator
+from sklearn.kernel_approximation import Nystroem
+from sklearn.pipeline import make_pipeline
+
+import ranking_core
+from ranking_core.dorm import DORM
+from ranking_core.nystrom import NystromRanker
+from ranking_core.online import OnlineMPRank
+from ranking_core.preference import PreferenceRanker
+from ranking_core.ranker import SpectralRanker, SpectralRegressor
+from ranking_core.selection import paper_lambda_grid
+from ranking_core.svrank import SVRank
+
+__all__ = ["LEARNERS", "LearnerSpec"]
+
+
+@dataclass(frozen=True)
+class LearnerSpec:
+    """A learner: ``make(gamma)`` builds it; ``grid(m)`` gives the values of ``param`` to try
+    when it is fitted on m points (λ in the learner's own scaling for path learners)."""
+
+    make: Callable[[float], BaseEstimator]
+    description: str
+    has_path: bool
+    param: str
+    grid: Callable[[int], NDArray[np.float64]]
+    max_m: int | None = None
+
+
+def _paper_grid(m: int) -> NDArray[np.float64]:
+    return paper_lambda_grid()
+
+
+def _fixed(*values: float) -> Callable[[int], NDArray[np.float64]]:
+    return lambda m: np.array(values, dtype=np.float64)
+
+
+def _spectral(name: str) -> LearnerSpec:
+    return LearnerSpec(
+        lambda gamma: SpectralRanker(gamma=gamma, filter=name),
+        f"SpectralRanker, {name} filter (seed 003 eqs. (3)–(4)); exact O(m³) decomposition",
+        True, "lam", _paper_grid)
+
+
+LEARNERS: dict[str, LearnerSpec] = {
+    **{f"spectral-{name}": _spectral(name) for name in
+       ("lavrentiev", "iterated-lavrentiev", "spectral-cutoff", "landweber", "showalter")},
+    "regressor": LearnerSpec(
+        lambda gamma: SpectralRegressor(gamma=gamma),
+        "SpectralRegressor: kernel ridge regression, the supervised baseline of seed 003",
+        True, "lam", _paper_grid),
+    "nystrom": LearnerSpec(
+        lambda gamma: NystromRanker(gamma=gamma, n_centers=200),
+        "NystromRanker: Lavrentiev on 200 greedy pivoted-Cholesky centres (seed 002 §3.5)",
+        True, "lam", _paper_grid),
+    "preference": LearnerSpec(
+        lambda gamma: PreferenceRanker(gamma=gamma),
+        "PreferenceRanker: RankRLS on the full preference graph, magnitude cost (seed 002 eq. "
+        "(21)); λ = m²·λ_seed003",
+        True, "lam", lambda m: m * m * paper_lambda_grid()),
+    "online-mprank": LearnerSpec(
+        lambda gamma: OnlineMPRank(gamma=gamma, max_passes=300, tol=1e-6),
+        "OnlineMPRank: MPRank by coordinate sweeps (seed 000 §2.5), ≤ 300 passes",
+        False, "lam", _fixed(1e-2, 1e-3, 1e-4)),
+    "svrank": LearnerSpec(
+        lambda gamma: SVRank(gamma=gamma, epsilon=0.05, tol=1e-6),
+        "SVRank: ε-insensitive pairwise loss via the pair kernel (seed 000 §2.4), ε = 0.05; "
+        "O(m⁴) memory, so m ≤ 80",
+        False, "lam", _fixed(1e-2, 1e-3, 1e-4), max_m=80),
+    "dorm": LearnerSpec(
+        lambda gamma: make_pipeline(
+            Nystroem(gamma=1.0 / gamma, n_components=40, random_state=0),
+            DORM(measure="ndcg", n=None, tol=1e-3, max_iter=100)),
+        "DORM (seed 001): max-margin full-list NDCG, linear on 40 Nyström Gaussian features; "
+        "all points form one query",
+        False, "dorm__C", _fixed(0.1, 1.0, 10.0), max_m=1000),
+}
+
+if hasattr(ranking_core, "RankBoost"):  # lands with the CF branch
+    LEARNERS["rankboost"] = LearnerSpec(
+        lambda gamma: ranking_core.RankBoost(),
+        "RankBoost with threshold weak rankers (Freund et al. 2003), a baseline",
+        False, "n_rounds", lambda m: np.array([50, 100]), max_m=400)
