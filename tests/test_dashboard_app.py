@@ -8,58 +8,34 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
+from dashboard_support import TEST_M, fresh_machine, metrics, open_app
 from streamlit.testing.v1 import AppTest
 from synthetic_seg import synthetic_risk, write_synthetic_seg
 
 import ranking_core.ranker as ranker_module
-from dashboard import APP_PATH
 from ranking_core import IteratedLavrentiev, SpectralRanker
-from ranking_core.cf import synthetic_ratings
-from ranking_core.cf.parallel import run_per_user
-from ranking_core.cf.per_user import PerUserConfig
-from ranking_core.experiments.cf_user import user_ranking
-from ranking_core.experiments.seg import BEST_RECIPE, fit_recipe
-from ranking_core.grids.compare import compare_grids
-from ranking_core.grids.learned import learned_grid
-from ranking_core.grids.signed import AbsoluteRisk, signed_ratings
-from ranking_core.grids.zone_grid import zone_grid
-from ranking_core.panel import parkes_surface, simulate_panel
-from ranking_core.ratings import read_rating_set
 from ranking_core.selection import holdout_lambda
 from ranking_core.storage import Store
 
-TEST_M = 200  # ratings of the simulated panel in these tests (the page's default is larger)
-
+try:
+    from ranking_core.experiments.seg import BEST_RECIPE, fit_recipe
+    from ranking_core.grids.compare import compare_grids
+    from ranking_core.grids.learned import learned_grid
+    from ranking_core.grids.signed import AbsoluteRisk, signed_ratings
+    from ranking_core.grids.zone_grid import zone_grid
+    from ranking_core.panel import parkes_surface, simulate_panel
+    from ranking_core.ratings import read_rating_set
+except ModuleNotFoundError as exc:  # the pages need the grids branch's modules
+    pytest.skip(f"{exc.name} is missing (grids branch not merged)", allow_module_level=True)
 
 @pytest.fixture
-def fresh(tmp_path, monkeypatch):
-    """A fresh machine: no SEG table configured, an empty database in tmp_path."""
-    monkeypatch.delenv("SEG_TABLE", raising=False)
-    url = f"sqlite:///{tmp_path / 'riskgrid.sqlite3'}"
-    monkeypatch.setenv("RISKGRID_DATABASE_URL", url)
-    return Store(url)
+def fresh(tmp_path, monkeypatch) -> Store:
+    return fresh_machine(tmp_path, monkeypatch)
 
 
 @pytest.fixture(scope="module")
 def seg_csv(tmp_path_factory):
     return write_synthetic_seg(tmp_path_factory.mktemp("seg") / "RiskPairData.csv")
-
-
-def open_app(page: str | None = None, **state) -> AppTest:
-    """Run the app (default page: Learn), optionally switch to ``page``; state is set first."""
-    at = AppTest.from_file(str(APP_PATH), default_timeout=180)
-    at.session_state["learn_m"] = TEST_M
-    for key, value in state.items():
-        at.session_state[key] = value
-    at.run()
-    if page is not None:
-        at.switch_page(f"views/{page}.py").run()
-    assert not at.exception, at.exception
-    return at
-
-
-def metrics(at: AppTest) -> dict[str, str]:
-    return {m.label: m.value for m in at.metric}
 
 
 def percent(text: str) -> float:
@@ -270,42 +246,3 @@ def test_about_page(fresh):
     at = open_app("about")
     assert [h.value for h in at.header][:3] == ["Regularized ranking", "Spectral filters",
                                                   "Choosing λ"]
-
-
-def test_cf_page_on_built_in_synthetic_ratings_and_a_small_experiment(fresh):
-    at = open_app("cf", cf_test_users=4, cf_repeats=2)
-    data = synthetic_ratings(n_users=300, n_items=400, seed=0)
-    shown = metrics(at)
-    assert (shown["users"], shown["items"], shown["ratings"]) == ("300", "400",
-                                                                  f"{data.n_ratings:,}")
-    config = PerUserConfig(group=(40, 60))
-    expected = user_ranking(data, int(data.users_in(*config.test_range)[0]), config)
-    assert shown["user id"] == str(expected.user)
-    assert shown["pairwise misranking"] == f"{100 * expected.misranking:.1f} %"
-    at.button(key="cf_run").click()
-    at.run()
-    assert not at.exception
-    table = next(d.value for d in at.dataframe if "learner" in d.value.columns)
-    assert list(table["learner"]) == ["iterated-lavrentiev", "lavrentiev"]
-    summary = run_per_user(data, PerUserConfig(group=(40, 60), n_test_users=4, repeats=2,
-                                               learners=("iterated-lavrentiev", "lavrentiev")),
-                           scheduler="synchronous")
-    value = summary["learners"]["lavrentiev"]["pairwise_misranking"]
-    assert table["pairwise_misranking"][1] == f"{100 * value['mean']:.2f} ± {100 * value['sd']:.2f}"
-
-
-def test_cf_page_with_an_uploaded_file_reports_skipped_lines(fresh):
-    rng = np.random.default_rng(5)
-    lines = ["user_id,joke_id,rating"]
-    for user in range(1, 121):
-        for joke in rng.choice(100, size=int(rng.integers(25, 90)), replace=False):
-            lines.append(f"{user},{joke + 1},{rng.uniform(-10, 10):.2f}")
-    lines.insert(3, "7,3,42")  # line 4: rating outside −10..10
-    at = open_app("cf", cf_source="Upload", cf_format="jester-long")
-    at.file_uploader(key="cf_upload").set_value(("jester.csv", "\n".join(lines).encode(),
-                                                 "text/csv"))
-    at.run()
-    assert not at.exception
-    assert any("line 4" in w.value for w in at.warning)
-    assert metrics(at)["ratings"] == f"{len(lines) - 2:,}"
-    assert any("shifted by +10" in c.value for c in at.caption)
