@@ -14,7 +14,9 @@ from ranking_core.filters import (
 from ranking_core.kernels import GaussianKernel, LaplacianKernel, LinearKernel, PolynomialKernel
 from ranking_core.nystrom import NystromRanker
 from ranking_core.online import OnlineMPRank
+from ranking_core.pairwise_linear import PairwiseLinearRanker
 from ranking_core.preference import PreferenceRanker
+from ranking_core.rankboost import RankBoost
 from ranking_core.ranker import RegularizationPath, SpectralRanker, SpectralRegressor
 from ranking_core.svrank import SVRank
 
@@ -28,8 +30,10 @@ __all__ = [
     "LinearKernel",
     "NystromRanker",
     "OnlineMPRank",
+    "PairwiseLinearRanker",
     "PolynomialKernel",
     "PreferenceRanker",
+    "RankBoost",
     "RegularizationPath",
     "SVRank",
     "Showalter",

@@ -3,8 +3,7 @@
 ``LEARNERS`` maps a short name to a :class:`LearnerSpec`: how to build the estimator for a
 Gaussian kernel width γ (mg/dL²), what it is, whether it has a λ path (``path``/``resolve``, so
 λ is chosen on one decomposition with :func:`ranking_core.selection.holdout_lambda`), and otherwise
-which parameter a small grid searches. Learners of other branches (``RankBoost``) are listed when
-``ranking_core`` exports them.
+which parameter a small grid searches.
 """
 
 from __future__ import annotations
@@ -18,11 +17,11 @@ from sklearn.base import BaseEstimator
 from sklearn.kernel_approximation import Nystroem
 from sklearn.pipeline import make_pipeline
 
-import ranking_core
 from ranking_core.dorm import DORM
 from ranking_core.nystrom import NystromRanker
 from ranking_core.online import OnlineMPRank
 from ranking_core.preference import PreferenceRanker
+from ranking_core.rankboost import RankBoost
 from ranking_core.ranker import SpectralRanker, SpectralRegressor
 from ranking_core.selection import paper_lambda_grid
 from ranking_core.svrank import SVRank
@@ -90,10 +89,8 @@ LEARNERS: dict[str, LearnerSpec] = {
         "DORM (seed 001): max-margin full-list NDCG, linear on 40 Nyström Gaussian features; "
         "all points form one query",
         False, "dorm__C", _fixed(0.1, 1.0, 10.0), max_m=1000),
-}
-
-if hasattr(ranking_core, "RankBoost"):  # lands with the CF branch
-    LEARNERS["rankboost"] = LearnerSpec(
-        lambda gamma: ranking_core.RankBoost(),
+    "rankboost": LearnerSpec(
+        lambda gamma: RankBoost(),
         "RankBoost with threshold weak rankers (Freund et al. 2003), a baseline",
-        False, "n_rounds", lambda m: np.array([50, 100]), max_m=400)
+        False, "n_rounds", lambda m: np.array([50, 100]), max_m=400),
+}

@@ -6,12 +6,23 @@ import json
 from pathlib import Path
 from typing import Annotated
 
+import numpy as np
 import typer
 from rich.console import Console
 from rich.table import Table
 
 from ranking_core.cli.progress import progress_bar
 from ranking_core.experiments.academic import PAPER_TABLE1, run_academic
+from ranking_core.experiments.seg import (
+    PAPER_APRIORI,
+    PAPER_TABLE3,
+    RECIPES,
+    SEGRecipe,
+    run_apriori,
+    run_seg_table3,
+)
+from ranking_core.grids.compare import DIFFERENCE_BINS
+from ranking_core.grids.seg import SEGTable, SEGTableError, SEGTableMissing, find_seg_table
 
 app = typer.Typer(help="Reproduce the experiments of the source papers.", no_args_is_help=True)
 console = Console()
@@ -55,4 +66,107 @@ def academic(
         table.add_row(str(size), mine("ranking"), pct(paper and paper["ranking"]),
                       mine("slr"), pct(paper and paper["slr"]))
     console.print(table)
+    _write_json(result, out)
+
+
+def _seg_table_or_exit(path: Path | None) -> SEGTable:
+    """The SEG table from --seg-table or $SEG_TABLE; otherwise say how to get one, exit 2."""
+    try:
+        return find_seg_table(path)
+    except (SEGTableMissing, SEGTableError) as exc:
+        console.print(str(exc), markup=False)
+        raise typer.Exit(code=2) from exc
+
+
+def _recipe_or_exit(name: str) -> SEGRecipe:
+    if name not in RECIPES:
+        console.print(f"--recipe must be one of {', '.join(RECIPES)}; got {name!r}")
+        raise typer.Exit(code=2)
+    return RECIPES[name]
+
+
+def _pct(value: float | None) -> str:
+    return "—" if value is None else f"{value:.1f} %"
+
+
+SegTableOption = Annotated[Path | None, typer.Option(
+    "--seg-table", help="SEG RiskPairData CSV/CSV.gz/XLSX (default: $SEG_TABLE).")]
+RecipeOption = Annotated[str, typer.Option(
+    "--recipe", help="paper (seed 003's exact recipe) or best (the project's best).")]
+
+
+@app.command("seg-table3")
+def seg_table3(
+    seg_table: SegTableOption = None,
+    m: Annotated[list[int] | None, typer.Option("--m", help="Training-set sizes.")] = None,
+    reps: Annotated[int, typer.Option(help="Repetitions per size.")] = 20,
+    recipe: RecipeOption = "paper",
+    seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
+    out: Annotated[Path | None, typer.Option("--json", "--out", help="Write JSON here.")] = None,
+) -> None:
+    """Seed 003 §4.3 (Table 3): reconstruct the SEG from m ratings, m/2 fit and m/2 choose λ."""
+    table = _seg_table_or_exit(seg_table)
+    chosen = _recipe_or_exit(recipe)
+    sizes = m or [100, 200, 300, 400]
+    with progress_bar(f"SEG reconstruction ({chosen.name})") as update:
+        result = run_seg_table3(table, sizes, reps, chosen, seed=seed, progress=update)
+    grid = Table(title=f"SEG reconstruction, recipe {chosen.name!r}: % of 1,000 test points per "
+                       "|Δy| bin and pairwise misranking (mean ± sd), ours | paper (seed 003 "
+                       "Table 3)")
+    grid.add_column("Δy")
+    for size in sizes:
+        grid.add_column(f"m={size} ours", justify="right")
+        grid.add_column("paper", justify="right")
+    paper = {size: PAPER_TABLE3.get(size) for size in sizes}
+    for k, label in enumerate(DIFFERENCE_BINS):
+        row = [label]
+        for size in sizes:
+            row.append(_pct(100 * list(result["sizes"][str(size)]["delta_bins"].values())[k]))
+            row.append(_pct(paper[size]["bins"][k]) if paper[size] else "—")
+        grid.add_row(*row)
+    row = ["misranking"]
+    for size in sizes:
+        ours = result["sizes"][str(size)]
+        row.append(f"{100 * ours['misranking_mean']:.2f} ± {100 * ours['misranking_sd']:.2f} %")
+        row.append(f"{paper[size]['misranking']:.2f} %" if paper[size] else "—")
+    grid.add_row(*row)
+    console.print(grid)
+    _write_json(result, out)
+
+
+@app.command()
+def apriori(
+    seg_table: SegTableOption = None,
+    m: Annotated[list[int] | None, typer.Option("--m", help="Sizes to apply the rule at.")] = None,
+    reps: Annotated[int, typer.Option(help="Repetitions per size.")] = 20,
+    recipe: RecipeOption = "paper",
+    draws: Annotated[int, typer.Option(help="Subsets per small size for λ₊ (paper: 1).")] = 1,
+    beta_max: Annotated[float, typer.Option(help="Upper bound of β (theory: 1).")] = 1.0,
+    seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
+    out: Annotated[Path | None, typer.Option("--json", "--out", help="Write JSON here.")] = None,
+) -> None:
+    """Seed 003 §4.4: a-priori λ̃(m) = α·m^(−β/2) from λ₊ on m = 20..50, applied at m = 400."""
+    table = _seg_table_or_exit(seg_table)
+    chosen = _recipe_or_exit(recipe)
+    sizes = m or [PAPER_APRIORI["m"]]
+    with progress_bar(f"a-priori λ ({chosen.name})") as update:
+        result = run_apriori(table, sizes, reps, chosen, draws=draws, beta_max=beta_max,
+                             seed=seed, progress=update)
+    grid = Table(title=f"A-priori λ̃(m) from λ₊ on m = 20, 30, 40, 50, recipe {chosen.name!r}: "
+                       "pairwise misranking on 1,000 unseen points (paper: seed 003 §4.4)")
+    for column in ("m", "misranking (ours)", "paper", "α (median)", "β (median)",
+                   "λ̃(m) (median)"):
+        grid.add_column(column, justify="right")
+    for size in sizes:
+        ours = result["sizes"][str(size)]
+        rules = ours["rules"]
+        grid.add_row(
+            str(size),
+            f"{100 * ours['misranking_mean']:.2f} ± {100 * ours['misranking_sd']:.2f} %",
+            f"{PAPER_APRIORI['misranking']:.2f} %" if size == PAPER_APRIORI["m"] else "—",
+            f"{np.median([r['alpha'] for r in rules]):.3g}",
+            f"{np.median([r['beta'] for r in rules]):.3g}",
+            f"{np.median([r['lambda'] for r in rules]):.3g}",
+        )
+    console.print(grid)
     _write_json(result, out)

@@ -1,0 +1,147 @@
+"""The SEG-reconstruction variants tried beyond seed 003 (docs/results/grids.md). Prints JSON.
+
+Each variant is the Table 3 protocol (``run_seg_table3``: m ratings uniform on [0, 600]², SEG
+abs_risk labels, misranking on 1,000 new points) with one recipe; the same seed gives every
+variant the same training and test draws, so differences between variants are paired.
+
+    SEG_TABLE=... python benchmarks/seg_recipes.py --variants paper,kfold --reps 8 --seed 1
+
+``rotated`` needs more than a recipe and is defined here only: a Gaussian on the (sum,
+difference) of the log-warped coordinates, anisotropic along / across the diagonal (it does not
+factorise over REF and estimate). ``anchors`` = ``best`` = ``best-no-anchors`` plus 41 zero-risk
+points (g, g), g = 0, 15, …, 600 mg/dL (prior knowledge, not ratings).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from ranking_core import SpectralRanker
+from ranking_core.experiments.seg import BEST_RECIPE, PAPER_RECIPE, SEGRecipe, run_seg_table3
+from ranking_core.filters import IteratedLavrentiev
+from ranking_core.grids.coordinates import GlucoseTransform
+from ranking_core.grids.seg import find_seg_table
+from ranking_core.kernels import GaussianKernel, Kernel
+
+LOG50 = GlucoseTransform("log", offset=50.0)
+WIDE = (1e3, 2e3, 4e3, 8e3, 1.6e4)
+KFOLD_SIGNED_LOG = {"transform": LOG50, "selection": "kfold", "n_lams": 400, "signed": True}
+
+
+@dataclass(frozen=True)
+class DiagonalFrameKernel(Kernel):
+    """exp(−(u − u')²/γ_u − (v − v')²/γ_v), u, v = (t(REF) ± t(est))/√2 (experiment only)."""
+
+    gamma: tuple[float, float]
+    transform: GlucoseTransform
+    smooth: ClassVar[bool] = True
+
+    def _frame(self, X):
+        w = self.transform(np.atleast_2d(X))
+        return np.column_stack([w[:, 0] + w[:, 1], w[:, 0] - w[:, 1]]) / np.sqrt(2.0)
+
+    def __call__(self, X, Y):
+        return GaussianKernel(self.gamma)(self._frame(X), self._frame(Y))
+
+    def diagonal(self, X):
+        return np.ones(len(np.atleast_2d(X)))
+
+
+@dataclass(frozen=True)
+class RotatedRecipe(SEGRecipe):
+    def ranker(self, gamma):
+        return SpectralRanker(kernel=DiagonalFrameKernel(gamma, self.transform),
+                              filter=self.filter)
+
+
+VARIANTS: dict[str, SEGRecipe] = {
+    "paper": PAPER_RECIPE,
+    "lams400": SEGRecipe("lams400", n_lams=400),
+    "kfold": SEGRecipe("kfold", selection="kfold"),
+    "kfold-lams400": SEGRecipe("kfold-lams400", selection="kfold", n_lams=400),
+    "gamma-choice": SEGRecipe("gamma-choice", gammas=WIDE, n_lams=400),
+    "log50": SEGRecipe("log50", transform=LOG50, n_lams=400),
+    "log50-gamma-choice": SEGRecipe("log50-gamma-choice", gammas=WIDE, transform=LOG50,
+                                    n_lams=400),
+    "log20-gamma-choice": SEGRecipe("log20-gamma-choice", gammas=WIDE, n_lams=400,
+                                    transform=GlucoseTransform("log", 20.0)),
+    "log100-gamma-choice": SEGRecipe("log100-gamma-choice", gammas=WIDE, n_lams=400,
+                                     transform=GlucoseTransform("log", 100.0)),
+    "anisotropic": SEGRecipe("anisotropic", gammas=((4e3, 1.6e4), (1.6e4, 4e3), (8e3, 8e3)),
+                             n_lams=400),
+    "iterated2": SEGRecipe("iterated2", filter=IteratedLavrentiev(2), n_lams=400),
+    "iterated3": SEGRecipe("iterated3", filter=IteratedLavrentiev(3), n_lams=400),
+    "signed": SEGRecipe("signed", signed=True),
+    "kfold-signed": SEGRecipe("kfold-signed", selection="kfold", n_lams=400, signed=True),
+    "kfold-signed-log50": SEGRecipe("kfold-signed-log50", **KFOLD_SIGNED_LOG),
+    "ksl-gammas-2k-16k": SEGRecipe("ksl-gammas-2k-16k", gammas=(2e3, 4e3, 8e3, 1.6e4),
+                                   **KFOLD_SIGNED_LOG),
+    "ksl-gammas-16k-64k": SEGRecipe("ksl-gammas-16k-64k", gammas=(1.6e4, 3.2e4, 6.4e4),
+                                    **KFOLD_SIGNED_LOG),
+    "ksl-iterated2": SEGRecipe("ksl-iterated2", gammas=(4e3, 8e3),
+                               filter=IteratedLavrentiev(2), **KFOLD_SIGNED_LOG),
+    "ksl-iterated2-wide": SEGRecipe("ksl-iterated2-wide", gammas=(3.2e4, 6.4e4),
+                                    filter=IteratedLavrentiev(2), **KFOLD_SIGNED_LOG),
+    "ksl-10fold-wide": SEGRecipe("ksl-10fold-wide", gammas=(3.2e4, 6.4e4), n_splits=10,
+                                 **KFOLD_SIGNED_LOG),
+    "kfold-signed-log20": SEGRecipe("kfold-signed-log20", selection="kfold", n_lams=400,
+                                    signed=True, transform=GlucoseTransform("log", 20.0)),
+    "kfold-signed-log100": SEGRecipe("kfold-signed-log100", selection="kfold", n_lams=400,
+                                     signed=True, transform=GlucoseTransform("log", 100.0)),
+    "kfold-signed-linear-wide": SEGRecipe("kfold-signed-linear-wide", gammas=(1.6e4, 3.2e4, 6.4e4),
+                                          selection="kfold", n_lams=400, signed=True),
+    "ksl-anisotropic": SEGRecipe("ksl-anisotropic", gammas=((8e3, 1.6e4), (1.6e4, 8e3),
+                                                           (1.6e4, 3.2e4), (3.2e4, 1.6e4)),
+                                 **KFOLD_SIGNED_LOG),
+    "best-no-anchors": SEGRecipe("best-no-anchors", gammas=(1.6e4,), **KFOLD_SIGNED_LOG),
+    "best": BEST_RECIPE,
+    "best-10fold": SEGRecipe("best-10fold", gammas=(1.6e4,), n_splits=10, **KFOLD_SIGNED_LOG),
+    "best-10fold-gamma12k": SEGRecipe("best-10fold-gamma12k", gammas=(1.2e4,), n_splits=10,
+                                      **KFOLD_SIGNED_LOG),
+    "best-fine-lams": SEGRecipe("best-fine-lams", gammas=(1.6e4,), q=0.98,
+                                **{**KFOLD_SIGNED_LOG, "n_lams": 1000}),
+    "best-gamma12k": SEGRecipe("best-gamma12k", gammas=(1.2e4,), **KFOLD_SIGNED_LOG),
+    "best-gamma24k": SEGRecipe("best-gamma24k", gammas=(2.4e4,), **KFOLD_SIGNED_LOG),
+    "best-cutoff": SEGRecipe("best-cutoff", gammas=(1.6e4,), filter="spectral-cutoff",
+                             **KFOLD_SIGNED_LOG),
+    "best-showalter": SEGRecipe("best-showalter", gammas=(1.6e4,), filter="showalter",
+                                **KFOLD_SIGNED_LOG),
+    "rotated": RotatedRecipe("rotated", gammas=((3.2e4, 4e3), (1.6e4, 4e3), (1.6e4, 2e3),
+                                                (3.2e4, 8e3)), **KFOLD_SIGNED_LOG),
+    "anchors": SEGRecipe("anchors", gammas=(1.6e4,), diagonal_anchors=41, **KFOLD_SIGNED_LOG),
+}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--variants", default="paper,best", help=f"of {', '.join(VARIANTS)}")
+    parser.add_argument("--m", type=int, default=400)
+    parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    table = find_seg_table()
+    names = args.variants.split(",")
+    unknown = [n for n in names if n not in VARIANTS]
+    if unknown:
+        parser.error(f"unknown variant(s) {', '.join(unknown)}; choose from {', '.join(VARIANTS)}")
+    for name in names:
+        start = time.perf_counter()
+        result = run_seg_table3(table, (args.m,), args.reps, VARIANTS[name], seed=args.seed)
+        entry = result["sizes"][str(args.m)]
+        print(json.dumps({
+            "variant": name, "m": args.m, "reps": args.reps, "seed": args.seed,
+            "misranking_mean": entry["misranking_mean"], "misranking_sd": entry["misranking_sd"],
+            "share_below_0.5": entry["delta_bins"]["0–0.5"],
+            "lambda_median": float(np.median(entry["lambda"])),
+            "gammas_chosen": entry["gamma"], "seconds": time.perf_counter() - start,
+        }), flush=True)
+
+
+if __name__ == "__main__":
+    main()

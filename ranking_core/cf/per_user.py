@@ -1,0 +1,279 @@
+"""The per-user ranking protocol of seed 000 §4.1 and seed 003 §4.2 (Table 2; seed 000 Tables 1–2).
+
+For each repetition, ``n_test_users`` test reviewers are drawn among the users with 50–300 ratings.
+For each test reviewer, ``n_reference`` reference reviewers are drawn from a group (users who rated
+20–40, 40–60 or 60–80 items, bounds inclusive; the test reviewer excluded); the reference
+reviewers' ratings of item i form its input x_i ∈ R^300 (missing = −1 as in seed 003, or the
+reference reviewer's median rating as in seed 000), the test reviewer's rating is y_i. A random half
+of the test reviewer's items trains, the other half tests; the training half is split again: the
+first part fits, the second chooses λ from λ_j = 15·0.95^j (j < 200) by pairwise misranking
+(eq. (1)) — or the number of rounds, for RankBoost. Reported per test reviewer on the test half:
+pairwise misranking (eq. (1)), MSD and M1D (seed 000 eqs. (67)–(68)) and NDCG@10; averaged over
+the test reviewers of a repetition, then mean and standard deviation over the repetitions.
+
+Every (repetition, test reviewer) task draws from its own ``SeedSequence((seed, repetition,
+slot))``, so results do not depend on how tasks are scheduled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+from threadpoolctl import threadpool_limits
+
+from ranking_core.cf.data import RatingMatrix
+from ranking_core.metrics import (
+    mean_1norm_difference,
+    mean_squared_difference,
+    ndcg,
+    pairwise_misranking,
+    pairwise_misranking_rows,
+)
+from ranking_core.rankboost import RankBoost
+from ranking_core.ranker import SpectralRanker, SpectralRegressor
+from ranking_core.selection import paper_lambda_grid
+
+__all__ = [
+    "LEARNERS",
+    "METRICS",
+    "PerUserConfig",
+    "Task",
+    "evaluate_tasks",
+    "evaluate_user",
+    "plan_tasks",
+    "summarize",
+]
+
+LEARNERS = ("iterated-lavrentiev", "lavrentiev", "spectral-cutoff", "slr", "rankboost")
+METRICS = ("pairwise_misranking", "msd", "m1d", "ndcg10")
+MISSING = ("minus-one", "median")
+SPLIT_ATTEMPTS = 100
+Task = tuple[int, int, int]  # (repetition, slot, test user row)
+
+
+@dataclass(frozen=True)
+class PerUserConfig:
+    """The protocol's settings (defaults: seed 003 §4.2).
+
+    Attributes
+    ----------
+    group : (low, high) ratings per reference reviewer, inclusive.
+    test_range : (low, high) ratings per test reviewer, inclusive.
+    n_reference, n_test_users, repeats : 300, 300, 10 in the papers. When a group holds fewer
+        reference reviewers than ``n_reference``, all of them are used.
+    learners : names from :data:`LEARNERS`.
+    gammas : Gaussian γ values (in squared rating units); with more than one, (γ, λ) are chosen
+        jointly on the validation part.
+    lam0, q, n_lams : the λ grid λ_j = lam0·q^j.
+    missing : ``"minus-one"`` (seed 003: a missing rating is −1) or ``"median"`` (seed 000: the
+        reference reviewer's median rating).
+    shift : added to every rating before anything else (seed 003 uses +10 for Jester).
+    max_rounds : RankBoost's largest number of rounds.
+    ndcg_k : cut-off of NDCG (exponential gain 2^y − 1 on the shifted ratings).
+    seed : root of every random draw.
+    """
+
+    group: tuple[int, int] = (40, 60)
+    test_range: tuple[int, int] = (50, 300)
+    n_reference: int = 300
+    n_test_users: int = 300
+    repeats: int = 10
+    learners: tuple[str, ...] = ("iterated-lavrentiev",)
+    gammas: tuple[float, ...] = (1e4,)
+    lam0: float = 15.0
+    q: float = 0.95
+    n_lams: int = 200
+    missing: str = "minus-one"
+    shift: float = 0.0
+    max_rounds: int = 200
+    ndcg_k: int = 10
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        unknown = [name for name in self.learners if name not in LEARNERS]
+        if unknown or not self.learners:
+            raise ValueError(f"PerUserConfig: learners must be among {LEARNERS}; got "
+                             f"{list(self.learners)!r}")
+        if self.missing not in MISSING:
+            raise ValueError(f"PerUserConfig: missing must be one of {MISSING}; "
+                             f"got {self.missing!r}")
+        for name in ("group", "test_range"):
+            low, high = getattr(self, name)
+            if not 0 < low <= high:
+                raise ValueError(f"PerUserConfig: {name} must satisfy 0 < low <= high; "
+                                 f"got {(low, high)!r}")
+        if self.test_range[0] < 8:
+            raise ValueError("PerUserConfig: test reviewers need at least 8 ratings to split "
+                             f"into fit, validation and test parts; got {self.test_range!r}")
+        for name in ("n_reference", "n_test_users", "repeats", "n_lams", "max_rounds", "ndcg_k"):
+            if int(getattr(self, name)) < 1:
+                raise ValueError(f"PerUserConfig: {name} must be a positive integer; "
+                                 f"got {getattr(self, name)!r}")
+
+    def lams(self) -> NDArray[np.float64]:
+        return paper_lambda_grid(self.lam0, self.q, self.n_lams)
+
+
+def _rankable_users(data: RatingMatrix, low: int, high: int) -> NDArray[np.intp]:
+    """Users with low..high ratings that are not all equal (a ranking needs two values)."""
+    users = data.users_in(low, high)
+    spread = [np.ptp(data.user_ratings(int(u))[1]) > 0 for u in users]
+    return users[np.asarray(spread, dtype=bool)]
+
+
+def plan_tasks(data: RatingMatrix, config: PerUserConfig) -> list[Task]:
+    """The (repetition, slot, test user) tasks: per repetition, min(n_test_users, eligible)
+    test reviewers drawn without replacement."""
+    eligible = _rankable_users(data, *config.test_range)
+    if eligible.size == 0:
+        raise ValueError(f"no test reviewer: no user has {config.test_range[0]}–"
+                         f"{config.test_range[1]} ratings with at least two different values")
+    if data.users_in(*config.group).size < 2:
+        raise ValueError(f"the reference group {config.group[0]}–{config.group[1]} holds fewer "
+                         "than two users")
+    tasks = []
+    n = min(config.n_test_users, eligible.size)
+    for rep in range(config.repeats):
+        rng = np.random.default_rng(np.random.SeedSequence((config.seed, rep)))
+        users = rng.choice(eligible, size=n, replace=False)
+        tasks.extend((rep, slot, int(user)) for slot, user in enumerate(users))
+    return tasks
+
+
+def reference_inputs(
+    data: RatingMatrix, reference: NDArray[np.intp], items: NDArray[np.intp],
+    missing: str, shift: float,
+) -> NDArray[np.float64]:
+    """X (len(items), len(reference)): reference reviewer j's (shifted) rating of item i, or the
+    missing code (−1, or reviewer j's median rating)."""
+    block = data.ratings[reference][:, items].tocoo()
+    if missing == "median":
+        indptr, values = data.ratings.indptr, data.ratings.data
+        fill = np.array([np.median(values[indptr[u]:indptr[u + 1]]) for u in reference]) + shift
+    else:
+        fill = np.full(len(reference), -1.0)
+    X = np.repeat(fill[None, :], len(items), axis=0)
+    X[block.col, block.row] = block.data + shift
+    return X
+
+
+def _split(rng: np.random.Generator, y: NDArray) -> tuple[NDArray, NDArray, NDArray] | None:
+    """Random fit / validation / test index sets (quarter, quarter, half), redrawn until each
+    part holds two different ratings."""
+    m = y.size
+    for _ in range(SPLIT_ATTEMPTS):
+        order = rng.permutation(m)
+        train, test = order[: m // 2], order[m // 2:]
+        fit, val = train[: train.size // 2], train[train.size // 2:]
+        if all(np.ptp(y[part]) > 0 for part in (fit, val, test)):
+            return fit, val, test
+    return None
+
+
+def _spectral_prediction(estimator_type: type, filter_name: str, X: NDArray, y: NDArray,
+                         parts: tuple, config: PerUserConfig) -> NDArray[np.float64]:
+    """Test-part predictions of a spectral learner: for each γ one dense eigendecomposition on
+    the fit part, the whole λ path scored on the validation part, (γ, λ) with the lowest
+    misranking kept."""
+    fit, val, test = parts
+    lams = config.lams()
+    best = (np.inf, None, 0.0)
+    for gamma in config.gammas:
+        model = estimator_type(kernel="gaussian", gamma=gamma, filter=filter_name,
+                               solver="dense").fit(X[fit], y[fit])
+        curve = pairwise_misranking_rows(y[val], model.path(lams).predict(X[val]))
+        j = int(np.argmin(curve))  # first minimum: the largest λ among ties
+        if curve[j] < best[0]:
+            best = (curve[j], model, lams[j])
+    return best[1].resolve(best[2]).predict(X[test])
+
+
+def _rankboost_prediction(X: NDArray, y: NDArray, parts: tuple,
+                          config: PerUserConfig) -> NDArray[np.float64]:
+    """Test-part predictions of RankBoost after the number of rounds (≤ max_rounds) with the
+    lowest validation misranking."""
+    fit, val, test = parts
+    model = RankBoost(n_rounds=config.max_rounds).fit(X[fit], y[fit])
+    if model.n_rounds_ == 0:
+        return np.zeros(test.size)
+    curve = pairwise_misranking_rows(y[val], model.staged_predict(X[val]))
+    return model.staged_predict(X[test])[int(np.argmin(curve))]
+
+
+SPECTRAL = {
+    "iterated-lavrentiev": (SpectralRanker, "iterated-lavrentiev"),
+    "lavrentiev": (SpectralRanker, "lavrentiev"),
+    "spectral-cutoff": (SpectralRanker, "spectral-cutoff"),
+    "slr": (SpectralRegressor, "lavrentiev"),
+}
+
+
+def evaluate_user(data: RatingMatrix, config: PerUserConfig, task: Task) -> NDArray[np.float64]:
+    """Metrics (len(learners), len(METRICS)) of one test reviewer (NaN when the reviewer's
+    ratings cannot be split into three parts with two different values each)."""
+    rep, slot, user = task
+    rng = np.random.default_rng(np.random.SeedSequence((config.seed, rep, slot)))
+    group = data.users_in(*config.group)
+    group = group[group != user]
+    reference = rng.choice(group, size=min(config.n_reference, group.size), replace=False)
+    items, y = data.user_ratings(user)
+    y = y + config.shift
+    out = np.full((len(config.learners), len(METRICS)), np.nan)
+    parts = _split(rng, y)
+    if parts is None:
+        return out
+    X = reference_inputs(data, reference, items, config.missing, config.shift)
+    y_test = y[parts[2]]
+    for row, name in enumerate(config.learners):
+        if name == "rankboost":
+            prediction = _rankboost_prediction(X, y, parts, config)
+        else:
+            prediction = _spectral_prediction(*SPECTRAL[name], X, y, parts, config)
+        out[row] = (pairwise_misranking(y_test, prediction),
+                    mean_squared_difference(y_test, prediction),
+                    mean_1norm_difference(y_test, prediction),
+                    ndcg(y_test, prediction, k=config.ndcg_k))
+    return out
+
+
+def evaluate_tasks(data: RatingMatrix, config: PerUserConfig,
+                   tasks: Sequence[Task]) -> NDArray[np.float64]:
+    """:func:`evaluate_user` for a batch of tasks, shape (len(tasks), learners, metrics).
+
+    BLAS runs single-threaded here: the per-user matrices are small, and a multi-threaded BLAS
+    may round differently from a single-threaded one (Dask workers run with one thread), which
+    would make results depend on the scheduler."""
+    with threadpool_limits(limits=1, user_api="blas"):
+        return np.stack([evaluate_user(data, config, task) for task in tasks])
+
+
+def summarize(config: PerUserConfig, tasks: Sequence[Task],
+              values: NDArray[np.float64]) -> dict:
+    """Per repetition: mean over test reviewers; then mean and sd (ddof = 1) over repetitions.
+
+    ``values`` is (len(tasks), learners, metrics) in task order."""
+    reps = np.array([task[0] for task in tasks])
+    per_rep = np.stack([np.nanmean(values[reps == r], axis=0) for r in range(config.repeats)])
+    skipped = int(np.isnan(values[:, 0, 0]).sum())
+    learners = {}
+    for i, name in enumerate(config.learners):
+        learners[name] = {
+            metric: {
+                "mean": float(np.mean(per_rep[:, i, k])),
+                "sd": float(np.std(per_rep[:, i, k], ddof=1)) if config.repeats > 1 else 0.0,
+                "per_repeat": [float(v) for v in per_rep[:, i, k]],
+            }
+            for k, metric in enumerate(METRICS)
+        }
+    return {
+        "protocol": "per-user ranking, seed 000 §4.1 / seed 003 §4.2",
+        "config": asdict(config),
+        "test_users_per_repeat": int(len(tasks) // config.repeats),
+        "tasks": len(tasks),
+        "skipped_test_users": skipped,
+        "learners": learners,
+    }
+

@@ -1,0 +1,220 @@
+"""``riskgrid cf …``: the papers' collaborative-filtering experiments (seed 000 §4, seed 003 §4.2,
+seed 004 §4)."""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from ranking_core.cf import RatingMatrix, read_ratings, synthetic_ratings
+from ranking_core.cf.pairs import (
+    SEED004_TABLE1,
+    PairsConfig,
+    read_movie_info,
+    run_pairs,
+    synthetic_movie_info,
+)
+from ranking_core.cf.parallel import run_per_user
+from ranking_core.cf.per_user import LEARNERS, METRICS, PerUserConfig
+from ranking_core.cf.published import SEED000_TABLE1, SEED003_TABLE2
+from ranking_core.cli.progress import progress_bar
+from ranking_core.pairwise_linear import LOSSES
+
+app = typer.Typer(help="Collaborative-filtering experiments of the papers (MovieLens, Jester).",
+                  no_args_is_help=True)
+console = Console(stderr=True)
+
+JESTER_SHIFT = 10.0  # seed 003 §4.2: Jester ratings +10, so that −1 can mean "not rated"
+
+
+class DataFormat(StrEnum):
+    ml_100k = "ml-100k"
+    ml_1m = "ml-1m"
+    jester = "jester"
+    jester_long = "jester-long"
+    synthetic = "synthetic"
+
+
+Learner = StrEnum("Learner", {name.replace("-", "_"): name for name in LEARNERS})
+Loss = StrEnum("Loss", {name.replace("-", "_"): name for name in LOSSES})
+
+
+def _range(text: str, option: str) -> tuple[int, int]:
+    try:
+        low, high = (int(part) for part in text.split("-"))
+    except ValueError:
+        raise typer.BadParameter(f"{option} must look like 40-60; got {text!r}") from None
+    return low, high
+
+
+def load(data: Path | None, format: DataFormat, seed: int) -> RatingMatrix:
+    """The rating data named on the command line (``synthetic`` needs no path)."""
+    if format is DataFormat.synthetic:
+        return synthetic_ratings(seed=seed)
+    if data is None:
+        raise typer.BadParameter(f"--data is required for --format {format.value}")
+    try:
+        return read_ratings(data, format.value)
+    except (ValueError, FileNotFoundError) as error:
+        raise typer.BadParameter(str(error)) from None
+
+
+def _print_table(result: dict, dataset: str, group: str) -> None:
+    table = Table(title=f"per-user ranking, {dataset} {group}: mean ± sd over repetitions")
+    for column in ("learner", "misranking (ours)", "misranking (paper)", "MSD (ours)",
+                   "MSD (paper)", "M1D (ours)", "NDCG@10 (ours)"):
+        table.add_column(column, justify="right")
+    published = SEED003_TABLE2.get((dataset, group), {})
+    msd_published = SEED000_TABLE1.get((dataset, group), {}).get("msd", {})
+
+    def cell(pair: tuple[float, float] | None, scale: float = 1.0, unit: str = "") -> str:
+        return "—" if pair is None else f"{scale * pair[0]:.2f} ± {scale * pair[1]:.2f}{unit}"
+
+    for name, metrics in result["learners"].items():
+        ours = {k: (metrics[k]["mean"], metrics[k]["sd"]) for k in METRICS}
+        table.add_row(name, cell(ours["pairwise_misranking"], 100, " %"),
+                      cell(published.get(name), 100, " %"), cell(ours["msd"]),
+                      cell(msd_published.get(name)), cell(ours["m1d"]), cell(ours["ndcg10"]))
+    console.print(table)
+
+
+@app.command("per-user")
+def per_user(
+    data: Annotated[Path | None, typer.Option(help="Rating file (or ml-100k / ml-1m folder).")]
+    = None,
+    format: Annotated[DataFormat, typer.Option("--format", help="Data format.")]
+    = DataFormat.ml_100k,
+    group: Annotated[str, typer.Option(help="Reference reviewers' number of ratings, low-high.")]
+    = "40-60",
+    learner: Annotated[list[Learner] | None, typer.Option(
+        help="Learner (repeat the option for several; they share every draw).")] = None,
+    test_users: Annotated[int, typer.Option(help="Test reviewers per repetition.")] = 300,
+    repeats: Annotated[int, typer.Option(help="Repetitions with new reviewer draws.")] = 10,
+    reference: Annotated[int, typer.Option(help="Reference reviewers per test reviewer.")] = 300,
+    test_range: Annotated[str, typer.Option(help="Test reviewers' number of ratings.")]
+    = "50-300",
+    gamma: Annotated[list[float] | None, typer.Option(
+        help="Gaussian γ; several values are chosen from on the validation part.")] = None,
+    missing: Annotated[str, typer.Option(
+        help="'minus-one' (seed 003) or 'median' (seed 000) for unrated items.")] = "minus-one",
+    shift: Annotated[float | None, typer.Option(
+        help="Added to every rating; default +10 for Jester, 0 otherwise.")] = None,
+    max_rounds: Annotated[int, typer.Option(help="RankBoost's largest number of rounds.")] = 200,
+    seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
+    scheduler: Annotated[str | None, typer.Option(
+        help="'synchronous' (no Dask), a Dask scheduler address tcp://host:port, or unset for "
+             "a local Dask cluster on all cores.")] = None,
+    workers: Annotated[int | None, typer.Option(help="Local cluster size (default: all cores).")]
+    = None,
+    out: Annotated[Path | None, typer.Option("--json", help="Write the results here.")] = None,
+) -> None:
+    """Per-user ranking on MovieLens / Jester (seed 000 §4.1, seed 003 §4.2, Table 2)."""
+    jester = format in (DataFormat.jester, DataFormat.jester_long)
+    try:
+        config = PerUserConfig(
+            group=_range(group, "--group"), test_range=_range(test_range, "--test-range"),
+            n_reference=reference, n_test_users=test_users, repeats=repeats,
+            learners=tuple(item.value for item in learner or [Learner.iterated_lavrentiev]),
+            gammas=tuple(gamma or [1e4]), missing=missing, max_rounds=max_rounds, seed=seed,
+            shift=(JESTER_SHIFT if jester else 0.0) if shift is None else shift,
+        )
+    except ValueError as error:
+        raise typer.BadParameter(str(error)) from None
+    ratings = load(data, format, seed)
+    group_size = len(ratings.users_in(*config.group))
+    console.print(f"{ratings.source}: {ratings.n_users} users, {ratings.n_items} items, "
+                  f"{ratings.n_ratings} ratings; group {group}: {group_size} users"
+                  + (f" (fewer than {reference}: all are used)" if group_size <= reference else ""))
+    with progress_bar(f"per-user {group}") as update:
+        result = run_per_user(ratings, config, scheduler=scheduler, n_workers=workers,
+                              progress=update)
+    result["data"] = {"source": ratings.source, "format": format.value,
+                      "users": ratings.n_users, "items": ratings.n_items,
+                      "ratings": ratings.n_ratings, "group_size": group_size}
+    result["scheduler"] = scheduler or "local Dask cluster"
+    if len(config.learners) == 1:
+        result.update(result["learners"][config.learners[0]])
+    dataset = "jester" if jester else "synthetic" if format is DataFormat.synthetic else "movielens"
+    _print_table(result, dataset, group)
+    _write(result, out)
+
+
+def _write(result: dict, out: Path | None) -> None:
+    text = json.dumps(result, indent=2)
+    if out is None:
+        typer.echo(text)
+    else:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text)
+        console.print(f"wrote {out}")
+
+
+@app.command("pairs")
+def pairs(
+    data: Annotated[Path | None, typer.Option(
+        help="MovieLens 100K folder (u.data and u.item) or u.data path.")] = None,
+    format: Annotated[DataFormat, typer.Option("--format", help="ml-100k or synthetic.")]
+    = DataFormat.ml_100k,
+    items: Annotated[Path | None, typer.Option(help="u.item (default: beside u.data).")] = None,
+    train_pairs: Annotated[list[int] | None, typer.Option(
+        help="Training pairs (repeat; default 20000 40000 80000 120000 160000).")] = None,
+    test_pairs: Annotated[int, typer.Option(help="Test pairs per run.")] = 40000,
+    validation_pairs: Annotated[int, typer.Option(help="Validation pairs per run.")] = 20000,
+    experiments: Annotated[int, typer.Option(help="Runs (distinct validation/test parts).")]
+    = 15,
+    alpha: Annotated[list[float] | None, typer.Option(
+        help="ℓ2 regularization candidates (repeat).")] = None,
+    loss: Annotated[list[Loss] | None, typer.Option(help="Losses (repeat; default all).")]
+    = None,
+    seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
+    out: Annotated[Path | None, typer.Option("--json", help="Write the results here.")] = None,
+) -> None:
+    """Pair-sampling experiment of seed 004 §4 (Table 1): linear models from weighted pairs."""
+    defaults = PairsConfig()
+    try:
+        config = PairsConfig(
+            train_pairs=tuple(train_pairs or defaults.train_pairs), test_pairs=test_pairs,
+            validation_pairs=validation_pairs, experiments=experiments,
+            alphas=tuple(alpha or defaults.alphas),
+            losses=tuple(item.value for item in loss) if loss else defaults.losses, seed=seed)
+    except ValueError as error:
+        raise typer.BadParameter(str(error)) from None
+    if format not in (DataFormat.ml_100k, DataFormat.synthetic):
+        raise typer.BadParameter("the pairs experiment needs movie metadata: --format ml-100k "
+                                 "or synthetic")
+    ratings = load(data, format, seed)
+    if format is DataFormat.synthetic:
+        info = synthetic_movie_info(ratings.n_items, seed)
+    else:
+        folder = data if data is not None and data.is_dir() else Path(ratings.source).parent
+        try:
+            info = read_movie_info(items or folder, ratings.item_ids)
+        except (ValueError, FileNotFoundError) as error:
+            raise typer.BadParameter(str(error)) from None
+    with progress_bar("pair-sampling runs") as update:
+        result = run_pairs(ratings, info, config, progress=update)
+    result["data"] = {"source": ratings.source, "format": format.value}
+    table = Table(title="test loss (weighted disagreement), mean (standard error) over runs")
+    table.add_column("train pairs", justify="right")
+    for name in config.losses:
+        table.add_column(f"{name} (ours)", justify="right")
+        if format is DataFormat.ml_100k:
+            table.add_column(f"{name} (paper)", justify="right")
+    for n in config.train_pairs:
+        row = [str(n)]
+        for name in config.losses:
+            ours = result["test_loss"][name][str(n)]
+            row.append(f"{ours['mean']:.3f} ({ours['se']:.3f})")
+            if format is DataFormat.ml_100k:
+                paper = SEED004_TABLE1[name].get(n)
+                row.append("—" if paper is None else f"{paper[0]:.3f} ({paper[1]:.3f})")
+        table.add_row(*row)
+    console.print(table)
+    _write(result, out)
+

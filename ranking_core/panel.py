@@ -1,0 +1,140 @@
+"""A rating-panel simulator: clinicians rating (reference, estimate) glucose scenarios.
+
+For demos and studies of how many ratings a learned grid needs. A panel of ``n_raters`` raters
+rates ``m`` scenarios drawn by a design; each rater r has an own severity bias b_r and noise level
+σ_r, so rating = clip(s(REF, est) + b_r + N(0, σ_r²), 0, 4) with s the reference surface; a fraction
+of the rows (default 6.6 %, the share of its 8,420 ratings the SEG authors removed as outliers;
+seed 003 §4.3) is replaced by a rating drawn uniformly on 0..4.
+
+The reference surface is the SEG table when one is given (abs_risk), any (601, 601) risk grid, or
+otherwise the project's built-in surface :func:`parkes_surface` (see there), so that the simulator
+works on a fresh machine without the SEG file.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike, NDArray
+from scipy.ndimage import gaussian_filter
+
+from ranking_core.grids.parkes import PARKES_ZONES, parkes_zone
+from ranking_core.grids.seg import GLUCOSE_MAX, SEGTable
+
+__all__ = ["DESIGNS", "SEG_OUTLIER_FRACTION", "parkes_surface", "simulate_panel"]
+
+DESIGNS = ("uniform", "log-uniform", "near-diagonal")
+SEG_OUTLIER_FRACTION = 0.066  # 543 of 8,420 SEG ratings were cleaned as outliers
+LOG_UNIFORM_LOW = 20.0  # mg/dL, lower end of the log-uniform design
+NEAR_DIAGONAL_SD = 0.25  # sd of log(estimate/reference) in the near-diagonal design
+PARKES_SMOOTHING = 10.0  # mg/dL, sd of the Gaussian blur of the Parkes zone surface
+
+
+def _draw_design(design: str, m: int, rng: np.random.Generator) -> NDArray[np.float64]:
+    """(m, 2) scenarios (REF, estimate) in mg/dL on the 0..600 grid."""
+    if design == "uniform":
+        return rng.uniform(0.0, GLUCOSE_MAX, size=(m, 2))
+    low, high = np.log(LOG_UNIFORM_LOW), np.log(GLUCOSE_MAX)
+    if design == "log-uniform":
+        return np.exp(rng.uniform(low, high, size=(m, 2)))
+    ref = np.exp(rng.uniform(low, high, size=m))
+    estimate = np.clip(ref * np.exp(rng.normal(0.0, NEAR_DIAGONAL_SD, size=m)), 0, GLUCOSE_MAX)
+    return np.column_stack([ref, estimate])
+
+
+@lru_cache(maxsize=2)
+def parkes_surface(smoothing: float = PARKES_SMOOTHING) -> NDArray[np.float64]:
+    """The built-in reference surface: Parkes type-1 zones A..E → 0..4, Gaussian-smoothed.
+
+    This is the project's own definition, not a published grid: each lattice point (REF, BGM) of
+    0..600 mg/dL gets its Parkes (consensus) type-1 zone (Parkes 2000) coded A = 0, B = 1, …,
+    E = 4, and the step surface is blurred with a Gaussian of sd ``smoothing`` mg/dL (edges
+    reflected) so that the risk rises continuously across zone boundaries as a panel's mean
+    rating would. Read-only (401 KB per cached copy) — copy before changing it.
+    """
+    axis = np.arange(GLUCOSE_MAX + 1, dtype=np.float64)
+    ref, bgm = np.meshgrid(axis, axis, indexing="ij")
+    zones = parkes_zone(ref, bgm, diabetes_type=1)
+    codes = np.zeros(ref.shape)
+    for code, zone in enumerate(PARKES_ZONES):
+        codes[zones == zone] = code
+    surface = gaussian_filter(codes, smoothing, mode="reflect")
+    surface.setflags(write=False)
+    return surface
+
+
+def _surface(reference: SEGTable | ArrayLike | None) -> NDArray[np.float64]:
+    if reference is None:
+        return parkes_surface()
+    surface = np.asarray(getattr(reference, "absolute", reference), dtype=np.float64)
+    if surface.shape != (GLUCOSE_MAX + 1, GLUCOSE_MAX + 1):
+        raise ValueError(f"simulate_panel: reference must be a SEGTable or a (601, 601) risk grid "
+                         f"indexed [REF, estimate]; got shape {surface.shape}")
+    return surface
+
+
+def simulate_panel(
+    m: int,
+    design: str = "uniform",
+    reference: SEGTable | ArrayLike | None = None,
+    n_raters: int = 10,
+    noise: float = 0.25,
+    outlier_fraction: float = SEG_OUTLIER_FRACTION,
+    random_state: int | np.random.Generator | None = 0,
+) -> pd.DataFrame:
+    """Simulate a panel's rating set.
+
+    Parameters
+    ----------
+    m : number of ratings (rows).
+    design : ``"uniform"`` (REF, estimate uniform on [0, 600]² mg/dL), ``"log-uniform"``
+        (each coordinate log-uniform on [20, 600] mg/dL) or ``"near-diagonal"`` (REF log-uniform
+        on [20, 600], estimate = REF·exp(N(0, 0.25²)) clipped to 0..600: typical meter errors).
+    reference : a :class:`~ranking_core.grids.seg.SEGTable` (abs_risk is used), a (601, 601)
+        risk grid indexed [REF, estimate], or None for :func:`parkes_surface`.
+    n_raters : panel size; each row is rated by one rater drawn at random.
+    noise : typical rating noise sd (risk units); rater r has σ_r = noise·U(0.5, 1.5) and a
+        bias b_r ~ N(0, (noise/2)²).
+    outlier_fraction : share of rows (rounded to a whole number) whose rating is replaced by
+        U(0, 4).
+    random_state : seed or generator.
+
+    Returns
+    -------
+    DataFrame with the rating-set columns reference, estimate (mg/dL), rating (0..4), rater
+    (``"R01"`` …), plus ``outlier`` (bool, the simulator's ground truth; ignored by
+    :func:`~ranking_core.ratings.read_rating_set`).
+    """
+    if design not in DESIGNS:
+        raise ValueError(f"simulate_panel: design must be one of {DESIGNS}; got {design!r}")
+    if int(m) != m or m < 1:
+        raise ValueError(f"simulate_panel: m must be a positive integer; got {m!r}")
+    if int(n_raters) != n_raters or n_raters < 1:
+        raise ValueError(f"simulate_panel: n_raters must be a positive integer; got {n_raters!r}")
+    if not np.isfinite(noise) or noise < 0:
+        raise ValueError(f"simulate_panel: noise must be a finite number ≥ 0; got {noise!r}")
+    if not 0 <= outlier_fraction <= 1:
+        raise ValueError(f"simulate_panel: outlier_fraction must lie in [0, 1]; "
+                         f"got {outlier_fraction!r}")
+    m, n_raters = int(m), int(n_raters)
+    surface = _surface(reference)
+    rng = np.random.default_rng(random_state)
+    X = _draw_design(design, m, rng)
+    truth = surface[np.rint(X[:, 0]).astype(np.intp), np.rint(X[:, 1]).astype(np.intp)]
+    sd = noise * rng.uniform(0.5, 1.5, size=n_raters)
+    bias = rng.normal(0.0, noise / 2.0, size=n_raters)
+    rater = rng.integers(0, n_raters, size=m)
+    rating = np.clip(truth + bias[rater] + sd[rater] * rng.standard_normal(m), 0.0, 4.0)
+    outlier = np.zeros(m, dtype=bool)
+    outlier[rng.choice(m, size=round(outlier_fraction * m), replace=False)] = True
+    rating[outlier] = rng.uniform(0.0, 4.0, size=int(outlier.sum()))
+    width = len(str(n_raters))
+    return pd.DataFrame({
+        "reference": X[:, 0],
+        "estimate": X[:, 1],
+        "rating": rating,
+        "rater": [f"R{r + 1:0{max(width, 2)}d}" for r in rater],
+        "outlier": outlier,
+    })

@@ -1,0 +1,82 @@
+"""``riskgrid cf per-user`` end to end on small synthetic data (in-process scheduler)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from ranking_core.cf import synthetic_ratings
+from ranking_core.cli import app
+
+runner = CliRunner()
+SMALL = ["--test-users", "4", "--repeats", "2", "--reference", "60", "--test-range", "50-150",
+         "--scheduler", "synchronous"]
+
+
+def test_per_user_synthetic_writes_the_four_metrics(tmp_path: Path) -> None:
+    out = tmp_path / "result.json"
+    result = runner.invoke(app, ["cf", "per-user", "--format", "synthetic", "--group", "20-60",
+                                 "--learner", "lavrentiev", *SMALL, "--json", str(out)])
+    assert result.exit_code == 0, result.output
+    saved = json.loads(out.read_text())
+    for metric in ("pairwise_misranking", "msd", "m1d", "ndcg10"):
+        assert set(saved[metric]) >= {"mean", "sd"}
+        assert saved[metric] == saved["learners"]["lavrentiev"][metric]
+    assert saved["tasks"] == 8 and saved["config"]["shift"] == 0.0
+    assert 0.0 < saved["pairwise_misranking"]["mean"] < 0.5
+
+
+def test_per_user_jester_long_is_shifted_by_ten(tmp_path: Path) -> None:
+    """A Jester-format file (ratings −9..+9) runs through the same command; its ratings are
+    shifted by +10 so that −1 means "not rated" (seed 003 §4.2)."""
+    data = synthetic_ratings(n_users=150, n_items=100, median_ratings=50, seed=2)
+    coo = data.ratings.tocoo()
+    path = tmp_path / "jester.csv"
+    path.write_text("user_id,joke_id,rating\n" + "".join(
+        f"{u + 1},{i + 1},{(r - 3) * 4.5:.2f}\n"
+        for u, i, r in zip(coo.row, coo.col, coo.data, strict=True)))
+    out = tmp_path / "jester.json"
+    result = runner.invoke(app, ["cf", "per-user", "--data", str(path), "--format", "jester-long",
+                                 "--group", "20-40", "--learner", "iterated-lavrentiev",
+                                 "--learner", "rankboost", *SMALL, "--json", str(out)])
+    assert result.exit_code == 0, result.output
+    saved = json.loads(out.read_text())
+    assert saved["config"]["shift"] == 10.0
+    assert set(saved["learners"]) == {"iterated-lavrentiev", "rankboost"}
+    assert "pairwise_misranking" not in saved  # several learners: per-learner entries only
+    assert saved["learners"]["iterated-lavrentiev"]["pairwise_misranking"]["mean"] < 0.5
+
+
+def test_per_user_reports_a_malformed_file_by_line(tmp_path: Path) -> None:
+    path = tmp_path / "u.data"
+    path.write_text("1\t1\t5\t0\n1\t2\tfive\t0\n")
+    result = runner.invoke(app, ["cf", "per-user", "--data", str(path), "--format", "ml-100k",
+                                 *SMALL])
+    assert result.exit_code != 0
+    assert "line 2" in result.output and "numbers" in result.output
+
+
+def test_per_user_rejects_a_bad_group() -> None:
+    result = runner.invoke(app, ["cf", "per-user", "--format", "synthetic", "--group", "forty",
+                                 *SMALL])
+    assert result.exit_code != 0 and "40-60" in result.output
+
+
+def test_pairs_synthetic(tmp_path: Path) -> None:
+    out = tmp_path / "pairs.json"
+    result = runner.invoke(app, ["cf", "pairs", "--format", "synthetic", "--train-pairs", "400",
+                                 "--test-pairs", "1000", "--validation-pairs", "400",
+                                 "--experiments", "2", "--alpha", "0.01", "--loss", "hinge",
+                                 "--loss", "value-linear", "--json", str(out)])
+    assert result.exit_code == 0, result.output
+    saved = json.loads(out.read_text())
+    assert set(saved["test_loss"]) == {"hinge", "value-linear"}
+    assert len(saved["test_loss"]["hinge"]["400"]["per_run"]) == 2
+
+
+def test_pairs_needs_movie_metadata(tmp_path: Path) -> None:
+    (tmp_path / "u.data").write_text("1\t1\t5\t0\n1\t2\t3\t0\n")
+    result = runner.invoke(app, ["cf", "pairs", "--data", str(tmp_path), "--format", "ml-100k"])
+    assert result.exit_code != 0 and "u.item" in result.output

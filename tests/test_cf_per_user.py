@@ -1,0 +1,177 @@
+"""The per-user protocol (seed 000 §4.1, seed 003 §4.2) on small synthetic data."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+from ranking_core import SpectralRanker, SpectralRegressor
+from ranking_core.cf import RatingMatrix, read_movielens_100k, synthetic_ratings
+from ranking_core.cf.parallel import SYNCHRONOUS, run_per_user
+from ranking_core.cf.per_user import (
+    LEARNERS,
+    PerUserConfig,
+    _spectral_prediction,
+    evaluate_user,
+    plan_tasks,
+    reference_inputs,
+    summarize,
+)
+from ranking_core.metrics import pairwise_misranking_rows
+from ranking_core.selection import holdout_lambda
+
+
+@pytest.fixture(scope="module")
+def data() -> RatingMatrix:
+    return synthetic_ratings(n_users=200, n_items=300, median_ratings=60, seed=4)
+
+
+def small(**changes) -> PerUserConfig:
+    settings = dict(group=(20, 60), test_range=(50, 150), n_reference=100, n_test_users=6,
+                    repeats=2, max_rounds=40)
+    settings.update(changes)
+    return PerUserConfig(**settings)
+
+
+def test_reference_inputs_fill_and_shift() -> None:
+    # users 1..3, items 1..3; user 2 rated item 2 with 0.0 (a Jester zero, kept as a rating)
+    data = RatingMatrix.from_triples([1, 1, 2, 2, 3], [1, 3, 2, 3, 1], [-4.0, 6.0, 0.0, 2.0, 9.0],
+                                     (-10.0, 10.0), "test")
+    X = reference_inputs(data, np.array([0, 1]), np.array([0, 1, 2]), "minus-one", 10.0)
+    np.testing.assert_array_equal(X, [[6.0, -1.0], [-1.0, 10.0], [16.0, 12.0]])
+    X = reference_inputs(data, np.array([1, 0]), np.array([0, 1]), "median", 0.0)
+    # medians: user 2 → 1.0, user 1 → 1.0 (of −4 and 6)
+    np.testing.assert_array_equal(X, [[1.0, -4.0], [0.0, 1.0]])
+
+
+def test_plan_draws_distinct_eligible_test_users(data: RatingMatrix) -> None:
+    config = small(n_test_users=10, repeats=3)
+    tasks = plan_tasks(data, config)
+    assert len(tasks) == 30 and tasks == plan_tasks(data, config)
+    counts = data.counts()
+    for rep in range(3):
+        users = [u for r, _, u in tasks if r == rep]
+        assert len(set(users)) == 10
+        assert all(50 <= counts[u] <= 150 for u in users)
+    assert {u for r, _, u in tasks if r == 0} != {u for r, _, u in tasks if r == 1}
+    assert plan_tasks(data, small(seed=1)) != plan_tasks(data, small())
+
+
+@pytest.mark.parametrize("estimator", [SpectralRanker, SpectralRegressor])
+def test_lambda_choice_agrees_with_holdout_lambda(estimator: type) -> None:
+    """The batched validation curve picks the λ that ranking_core.selection.holdout_lambda picks."""
+    rng = np.random.default_rng(3)
+    X = rng.integers(-1, 6, size=(60, 40)).astype(float)
+    y = np.clip(np.round(X[:, :5].mean(axis=1) + rng.normal(size=60)), 1, 5)
+    parts = (np.arange(15), np.arange(15, 30), np.arange(30, 60))
+    config = small(n_lams=60)
+    ours = _spectral_prediction(estimator, "iterated-lavrentiev", X, y, parts, config)
+    choice = holdout_lambda(estimator(gamma=1e4, filter="iterated-lavrentiev"), X[:30], y[:30],
+                            config.lams())
+    np.testing.assert_allclose(ours, choice.model.predict(X[30:]), rtol=1e-10)
+
+
+def test_every_learner_ranks_better_than_chance(data: RatingMatrix) -> None:
+    result = run_per_user(data, small(learners=LEARNERS, n_test_users=20), scheduler=SYNCHRONOUS)
+    misranking = {name: v["pairwise_misranking"]["mean"] for name, v in result["learners"].items()}
+    for name in LEARNERS:
+        metrics = result["learners"][name]
+        limit = 0.43 if name in ("iterated-lavrentiev", "lavrentiev", "spectral-cutoff") else 0.49
+        assert misranking[name] < limit, (name, misranking)
+        assert 0.0 < metrics["ndcg10"]["mean"] <= 1.0
+        assert len(metrics["msd"]["per_repeat"]) == 2
+    # the papers' finding: ranking beats regression (SLR) on pairwise misranking
+    assert misranking["iterated-lavrentiev"] < misranking["slr"]
+    assert result["test_users_per_repeat"] == 20 and result["skipped_test_users"] == 0
+    # ranking by iterated Lavrentiev keeps magnitudes: MSD near the ratings' own spread, while
+    # RankBoost's scores are not on the rating scale
+    assert result["learners"]["iterated-lavrentiev"]["msd"]["mean"] < 4.0
+
+
+def test_user_result_is_seeded_and_group_dependent(data: RatingMatrix) -> None:
+    config = small(learners=("lavrentiev", "rankboost"))
+    task = plan_tasks(data, config)[0]
+    first = evaluate_user(data, config, task)
+    np.testing.assert_array_equal(first, evaluate_user(data, config, task))
+    other = evaluate_user(data, small(learners=("lavrentiev", "rankboost"), group=(60, 100)), task)
+    assert not np.array_equal(first, other)
+    median = evaluate_user(data, small(learners=("lavrentiev", "rankboost"), missing="median"),
+                           task)
+    assert not np.array_equal(first, median)
+
+
+def test_summary_is_mean_and_sd_over_repetitions() -> None:
+    config = small(learners=("lavrentiev",), repeats=2)
+    tasks = [(0, 0, 5), (0, 1, 6), (1, 0, 7), (1, 1, 8)]
+    values = np.array([0.2, 0.4, 0.5, np.nan])[:, None, None] * np.ones((4, 1, 4))
+    out = summarize(config, tasks, values)["learners"]["lavrentiev"]["pairwise_misranking"]
+    assert out["per_repeat"] == pytest.approx([0.3, 0.5])
+    assert out["mean"] == pytest.approx(0.4)
+    assert out["sd"] == pytest.approx(np.std([0.3, 0.5], ddof=1))
+
+
+def test_dask_gives_the_same_numbers_as_one_process(data: RatingMatrix) -> None:
+    """A Dask scheduler reached by its address (as with --scheduler tcp://host:port), two
+    workers, batches of 3: the same numbers as the in-process run."""
+    from distributed import Client, LocalCluster
+
+    config = small(learners=("iterated-lavrentiev", "rankboost"), n_test_users=5)
+    single = run_per_user(data, config, scheduler=SYNCHRONOUS)
+    calls: list[tuple[int, int]] = []
+    with LocalCluster(processes=False, n_workers=2, threads_per_worker=1,
+                      dashboard_address=":0") as cluster:
+        parallel = run_per_user(data, config, scheduler=cluster.scheduler_address,
+                                batch_size=3,
+                                progress=lambda done, total: calls.append((done, total)))
+        # one client used for two runs in a row (the second scatter must not race the first's
+        # release)
+        with Client(cluster) as client:
+            again = [run_per_user(data, config, scheduler=client) for _ in range(2)]
+    assert parallel == single
+    assert again == [single, single]
+    assert calls[-1] == (10, 10) and len(calls) == 4
+
+
+def test_gamma_chosen_with_lambda_on_the_validation_part() -> None:
+    """With several γ, the prediction is that of the γ whose best validation misranking is
+    lowest (each γ alone gives its own prediction)."""
+    rng = np.random.default_rng(5)
+    X = rng.integers(-1, 6, size=(60, 30)).astype(float)
+    y = np.clip(np.round(X[:, :4].mean(axis=1) + rng.normal(size=60)), 1, 5)
+    parts = (np.arange(15), np.arange(15, 30), np.arange(30, 60))
+    gammas = (30.0, 1e4)
+    single = {}
+    for gamma in gammas:
+        config = small(gammas=(gamma,))
+        model = SpectralRanker(gamma=gamma, filter="lavrentiev").fit(X[:15], y[:15])
+        curve = pairwise_misranking_rows(y[15:30], model.path(config.lams()).predict(X[15:30]))
+        single[gamma] = (curve.min(), _spectral_prediction(SpectralRanker, "lavrentiev", X, y,
+                                                           parts, config))
+    assert single[30.0][0] != single[1e4][0]
+    best = min(gammas, key=lambda g: single[g][0])
+    both = _spectral_prediction(SpectralRanker, "lavrentiev", X, y, parts, small(gammas=gammas))
+    np.testing.assert_array_equal(both, single[best][1])
+
+
+def test_rejects_bad_configuration() -> None:
+    with pytest.raises(ValueError, match="learners must be among"):
+        PerUserConfig(learners=("svrank",))
+    with pytest.raises(ValueError, match="missing must be one of"):
+        PerUserConfig(missing="zero")
+    with pytest.raises(ValueError, match="group must satisfy"):
+        PerUserConfig(group=(60, 40))
+
+
+def test_real_movielens_groups() -> None:
+    root = os.environ.get("MOVIELENS_100K")
+    if not root:
+        pytest.skip("MOVIELENS_100K is not set (path to the ml-100k directory)")
+    data = read_movielens_100k(root)
+    sizes = [len(data.users_in(lo, hi)) for lo, hi in ((20, 40), (40, 60), (60, 80))]
+    assert sizes == [305, 151, 90]
+    config = PerUserConfig(group=(40, 60), learners=("lavrentiev",), n_test_users=3, repeats=2,
+                           n_lams=50)
+    result = run_per_user(data, config, scheduler=SYNCHRONOUS)
+    assert 0.2 < result["learners"]["lavrentiev"]["pairwise_misranking"]["mean"] < 0.55

@@ -1,0 +1,110 @@
+"""Rating-panel simulator: designs, rater noise, outliers, reference surfaces."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ranking_core.grids.seg import SEGTable
+from ranking_core.panel import simulate_panel
+from ranking_core.ratings import read_rating_set
+
+AXIS = np.arange(601.0)
+# a synthetic signed risk table: |REF − BGM| / 150, capped at 4 (not the SEG)
+SYNTHETIC = np.clip(np.subtract.outer(AXIS, AXIS) / 150.0, -4, 4)
+
+
+def test_noiseless_panel_reproduces_the_reference_surface():
+    table = SEGTable(SYNTHETIC)
+    frame = simulate_panel(300, reference=table, noise=0.0, outlier_fraction=0.0, random_state=1)
+    ref = np.rint(frame["reference"]).astype(int)
+    est = np.rint(frame["estimate"]).astype(int)
+    np.testing.assert_allclose(frame["rating"], np.abs(SYNTHETIC[ref, est]))
+    assert not frame["outlier"].any()
+
+
+def test_outlier_count_is_the_rounded_fraction_and_noise_is_bounded():
+    frame = simulate_panel(1000, reference=np.abs(SYNTHETIC), noise=0.2, random_state=2)
+    assert frame["outlier"].sum() == 66
+    ref = np.rint(frame["reference"]).astype(int)
+    est = np.rint(frame["estimate"]).astype(int)
+    residual = (frame["rating"] - np.abs(SYNTHETIC[ref, est]))[~frame["outlier"]]
+    # clipped normal noise with sd ≤ 0.3 and bias ~ N(0, 0.1²): well inside ±1.5 risk units
+    assert np.all(np.abs(residual) < 1.5)
+    assert 0.1 < residual.std() < 0.4
+    assert frame["rating"].between(0, 4).all()
+
+
+def test_designs_place_scenarios_where_they_say():
+    uniform = simulate_panel(4000, "uniform", reference=np.abs(SYNTHETIC), random_state=3)
+    assert uniform[["reference", "estimate"]].to_numpy().min() >= 0
+    assert uniform["reference"].median() == pytest.approx(300, abs=20)
+    log = simulate_panel(4000, "log-uniform", reference=np.abs(SYNTHETIC), random_state=3)
+    # log-uniform on [20, 600]: median = sqrt(20·600) ≈ 110 mg/dL
+    assert log["reference"].median() == pytest.approx(np.sqrt(20 * 600), rel=0.1)
+    near = simulate_panel(4000, "near-diagonal", reference=np.abs(SYNTHETIC), random_state=3)
+    ratio = np.log(near["estimate"] / near["reference"])
+    assert np.median(np.abs(ratio)) < 0.25
+    assert near[["reference", "estimate"]].to_numpy().max() <= 600
+
+
+def test_raters_are_named_and_the_frame_is_a_valid_rating_set():
+    frame = simulate_panel(200, reference=np.abs(SYNTHETIC), n_raters=12, random_state=4)
+    assert set(frame["rater"]) <= {f"R{k:02d}" for k in range(1, 13)}
+    assert frame["rater"].nunique() > 6
+    ratings = read_rating_set(frame)
+    assert ratings.problems == () and len(ratings.frame) == 200
+
+
+def test_same_seed_same_panel():
+    a = simulate_panel(50, reference=np.abs(SYNTHETIC), random_state=9)
+    b = simulate_panel(50, reference=np.abs(SYNTHETIC), random_state=9)
+    assert a.equals(b)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"design": "grid"}, "design"),
+        ({"m": 0}, "m must"),
+        ({"n_raters": 0}, "n_raters"),
+        ({"noise": -1.0}, "noise"),
+        ({"outlier_fraction": 1.5}, "outlier_fraction"),
+        ({"reference": np.zeros((10, 10))}, "601, 601"),
+    ],
+)
+def test_bad_parameters_are_named(kwargs, message):
+    arguments = {"m": 10, "reference": np.abs(SYNTHETIC), **kwargs}
+    with pytest.raises(ValueError, match=message):
+        simulate_panel(**arguments)
+
+
+def test_builtin_surface_follows_the_parkes_type1_zones():
+    from ranking_core.grids.parkes import parkes_zone
+    from ranking_core.panel import parkes_surface
+
+    surface = parkes_surface()
+    assert surface.shape == (601, 601)
+    assert not surface.flags.writeable
+    assert 0 <= surface.min() and surface.max() <= 4
+    # far inside a zone (≥ 3 blur sd from any boundary) the surface equals the zone code
+    for ref, bgm in [(300, 300), (450, 450)]:
+        assert parkes_zone(ref, bgm) == "A" and surface[ref, bgm] == pytest.approx(0, abs=1e-3)
+    assert parkes_zone(10, 590) == "E" and surface[10, 590] == pytest.approx(4, abs=1e-3)
+    # smooth: one mg/dL never changes the risk by more than a fraction of a zone
+    assert np.abs(np.diff(surface, axis=0)).max() < 0.2
+    assert np.abs(np.diff(surface, axis=1)).max() < 0.2
+    # monotone in severity: mean risk per Parkes zone increases A < B < … < E
+    axis = np.arange(601)
+    zones = parkes_zone(*np.meshgrid(axis, axis, indexing="ij"))
+    means = [surface[zones == z].mean() for z in "ABCDE"]
+    assert means == sorted(means)
+
+
+def test_default_panel_uses_the_builtin_surface():
+    from ranking_core.panel import parkes_surface
+
+    frame = simulate_panel(100, noise=0.0, outlier_fraction=0.0, random_state=6)
+    ref = np.rint(frame["reference"]).astype(int)
+    est = np.rint(frame["estimate"]).astype(int)
+    np.testing.assert_allclose(frame["rating"], parkes_surface()[ref, est])

@@ -1,0 +1,147 @@
+"""SEG reconstruction protocols (seed 003 §4.3–4.4) on small settings, and their CLI commands."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from ranking_core import SpectralRanker
+from ranking_core.cli import app
+from ranking_core.experiments.seg import (
+    PAPER_RECIPE,
+    RECIPES,
+    SEGRecipe,
+    draw_seg_ratings,
+    fit_recipe,
+    run_apriori,
+    run_seg_table3,
+    with_diagonal_anchors,
+)
+from ranking_core.grids.compare import DIFFERENCE_BINS
+from ranking_core.grids.seg import SEG_TABLE_ENV, find_seg_table
+from ranking_core.metrics import pairwise_misranking
+from ranking_core.selection import holdout_lambda, paper_lambda_grid
+
+
+@pytest.fixture(scope="module")
+def seg():
+    if not os.environ.get(SEG_TABLE_ENV):
+        pytest.skip("SEG_TABLE is not set: these tests need the official SEG risk table")
+    return find_seg_table()
+
+
+def test_table3_protocol_equals_a_hand_written_repetition(seg):
+    result = run_seg_table3(seg, sizes=(60,), repeats=2, recipe=PAPER_RECIPE, n_test=300, seed=5)
+    rng = np.random.default_rng(5)
+    expected = []
+    for _ in range(2):
+        X = rng.uniform(0, 600, size=(60, 2))
+        y = np.abs(seg.signed[np.rint(X[:, 0]).astype(int), np.rint(X[:, 1]).astype(int)])
+        choice = holdout_lambda(SpectralRanker(gamma=1e4), X, y, paper_lambda_grid())
+        X_test = rng.uniform(0, 600, size=(300, 2))
+        y_test = seg.risk(X_test[:, 0], X_test[:, 1])
+        expected.append(pairwise_misranking(y_test, choice.model.predict(X_test)))
+    ours = result["sizes"]["60"]
+    np.testing.assert_allclose(ours["misranking"], expected, atol=1e-12)
+    assert ours["misranking_mean"] == pytest.approx(np.mean(expected))
+    assert ours["misranking_sd"] == pytest.approx(np.std(expected, ddof=1))
+    assert list(ours["delta_bins"]) == list(DIFFERENCE_BINS)
+    assert sum(ours["delta_bins"].values()) == pytest.approx(1.0)
+
+
+def test_more_ratings_misrank_less(seg):
+    result = run_seg_table3(seg, sizes=(40, 240), repeats=3, n_test=400, seed=1)
+    small, large = (result["sizes"][k]["misranking_mean"] for k in ("40", "240"))
+    assert large < small < 0.5
+    assert large < 0.12
+
+
+def test_best_recipe_fits_and_chooses_a_listed_width(seg):
+    X, y = draw_seg_ratings(seg, 80, np.random.default_rng(0))
+    recipe = RECIPES["best"]
+    model, lam, gamma = fit_recipe(recipe, X, y)
+    assert gamma in recipe.gammas
+    assert lam in recipe.lams()
+    inner = model.signed_model if recipe.signed else model
+    # k-fold selection refits on every rating (and the diagonal anchors)
+    assert inner.X_fit_.shape[0] == 80 + recipe.diagonal_anchors
+    assert np.all(model.predict(X) >= 0)
+
+
+def test_width_is_chosen_with_lambda_by_validation(seg):
+    X, y = draw_seg_ratings(seg, 60, np.random.default_rng(2))
+    gammas = (300.0, 1e4)
+    recipe = SEGRecipe("two widths", gammas=gammas)
+    _, lam, gamma = fit_recipe(recipe, X, y)
+    curves = {g: holdout_lambda(SpectralRanker(gamma=g), X, y, recipe.lams()) for g in gammas}
+    best = min(gammas, key=lambda g: np.nanmin(curves[g].curve))
+    assert gamma == best and lam == curves[best].lam
+
+
+def test_apriori_protocol_runs_and_reports_the_rule(seg):
+    result = run_apriori(seg, sizes=(120,), repeats=2, small_sizes=(20, 30, 40), n_test=300)
+    ours = result["sizes"]["120"]
+    assert len(ours["rules"]) == 2
+    for rule in ours["rules"]:
+        assert 0 < rule["beta"] <= 1
+        assert rule["lambda"] == pytest.approx(rule["alpha"] * 120 ** (-rule["beta"] / 2))
+    assert 0 <= ours["misranking_mean"] < 0.5
+
+
+def test_cli_without_table_explains_and_exits_2(monkeypatch):
+    monkeypatch.delenv(SEG_TABLE_ENV, raising=False)
+    runner = CliRunner()
+    for command in ("seg-table3", "apriori"):
+        outcome = runner.invoke(app, ["reproduce", command, "--reps", "1"])
+        assert outcome.exit_code == 2
+        assert "SEG_TABLE" in outcome.output and "--seg-table" in outcome.output
+
+
+def test_cli_seg_table3_writes_json(seg, tmp_path):
+    out = tmp_path / "t3.json"
+    outcome = CliRunner().invoke(app, ["reproduce", "seg-table3", "--seg-table",
+                                       seg.source, "--m", "100", "--reps", "2", "--json", str(out)])
+    assert outcome.exit_code == 0, outcome.output
+    assert "6.74" in outcome.output  # the paper's figure is printed beside ours
+    data = json.loads(out.read_text())
+    entry = data["sizes"]["100"]
+    assert {"misranking_mean", "misranking_sd", "delta_bins"} <= set(entry)
+    assert data["recipe"]["name"] == "paper"
+
+
+def test_cli_apriori_and_unknown_recipe(seg, tmp_path):
+    runner = CliRunner()
+    out = tmp_path / "a.json"
+    outcome = runner.invoke(app, ["reproduce", "apriori", "--m", "100", "--reps", "2",
+                                  "--beta-max", "3", "--json", str(out)])
+    assert outcome.exit_code == 0, outcome.output
+    data = json.loads(out.read_text())
+    assert "misranking_mean" in data["sizes"]["100"]
+    assert data["beta_max"] == 3.0
+    assert all(0 < rule["beta"] <= 3.0 for rule in data["sizes"]["100"]["rules"])
+    bad = runner.invoke(app, ["reproduce", "seg-table3", "--recipe", "magic", "--reps", "1"])
+    assert bad.exit_code == 2 and "paper" in bad.output
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [({"selection": "loo"}, "selection"),
+                                                  ({"gammas": ()}, "gammas")])
+def test_recipe_rejects_bad_choices(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        SEGRecipe("bad", **kwargs)
+
+
+def test_diagonal_anchors_are_zero_risk_points_on_the_diagonal():
+    X = np.array([[100.0, 300.0], [200.0, 50.0]])
+    y = np.array([2.0, 1.5])
+    recipe = SEGRecipe("anchored", diagonal_anchors=5)
+    Xa, ya = with_diagonal_anchors(recipe, X, y)
+    assert Xa.shape == (7, 2)
+    diagonal = Xa[:, 0] == Xa[:, 1]
+    np.testing.assert_array_equal(np.sort(Xa[diagonal, 0]), [0, 150, 300, 450, 600])
+    assert np.all(ya[diagonal] == 0)
+    np.testing.assert_array_equal(ya[~diagonal][np.argsort(Xa[~diagonal, 0])], [2.0, 1.5])
+    assert with_diagonal_anchors(SEGRecipe("plain"), X, y)[0] is X
