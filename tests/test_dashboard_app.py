@@ -18,7 +18,7 @@ from ranking_core.selection import holdout_lambda
 from ranking_core.storage import Store
 
 try:
-    from ranking_core.experiments.seg import BEST_RECIPE, fit_recipe
+    from ranking_core.experiments.seg import BEST_RECIPE, fit_recipe, with_diagonal_anchors
     from ranking_core.grids.compare import compare_grids
     from ranking_core.grids.learned import learned_grid
     from ranking_core.grids.signed import AbsoluteRisk, signed_ratings
@@ -27,6 +27,8 @@ try:
     from ranking_core.ratings import read_rating_set
 except ModuleNotFoundError as exc:  # the pages need the grids branch's modules
     pytest.skip(f"{exc.name} is missing (grids branch not merged)", allow_module_level=True)
+
+ANCHORS = BEST_RECIPE.diagonal_anchors  # zero-risk points the Learn page adds by default
 
 @pytest.fixture
 def fresh(tmp_path, monkeypatch) -> Store:
@@ -48,6 +50,7 @@ def default_model(X, y, lam: float | None = None):
     if lam is None:
         return fit_recipe(BEST_RECIPE, X, y)[:2]
     ranker = BEST_RECIPE.ranker(BEST_RECIPE.gammas[0]).set_params(lam=lam)
+    X, y = with_diagonal_anchors(BEST_RECIPE, X, y)
     if BEST_RECIPE.signed:
         return AbsoluteRisk(ranker.fit(X, signed_ratings(X, y))), lam
     return ranker.fit(X, y), lam
@@ -62,7 +65,7 @@ def test_learn_page_on_a_fresh_machine_shows_what_ranking_core_computes(fresh):
     expected = compare_grids(parkes_surface(), learned_grid(model))
     assert shown["λ"] == f"{lam:.3g}"
     assert shown["misranking vs reference"] == f"{100 * expected.misranking:.2f} %"
-    assert shown["ratings fitted / total"] == f"{TEST_M} / {TEST_M}"
+    assert shown["points fitted"] == f"{TEST_M + ANCHORS} / {TEST_M + ANCHORS}"
     assert percent(shown["misranking vs reference"]) < 0.2  # a grid was learned, not noise
     assert len(at.get("plotly_chart")) == 5
 
@@ -88,12 +91,13 @@ def test_lambda_slider_resolves_from_the_cached_decomposition(fresh, monkeypatch
 
 def test_learn_page_paper_recipe_hold_out_fits_the_first_half(fresh):
     at = open_app(learn_rule="hold-out", learn_scale="linear", learn_gamma=10_000.0,
-                  learn_signed=False, learn_filter="iterated-lavrentiev", learn_k=2)
+                  learn_signed=False, learn_filter="iterated-lavrentiev", learn_k=2,
+                  learn_anchors=0)
     ratings = read_rating_set(simulate_panel(TEST_M, random_state=0))
     choice = holdout_lambda(SpectralRanker(gamma=1e4, filter=IteratedLavrentiev(2)),
                             ratings.X, ratings.y, BEST_RECIPE.lams())
     shown = metrics(at)
-    assert shown["ratings fitted / total"] == f"{TEST_M // 2} / {TEST_M}"
+    assert shown["points fitted"] == f"{TEST_M // 2} / {TEST_M}"
     assert shown["λ"] == f"{choice.lam:.3g}"
     expected = compare_grids(parkes_surface(), learned_grid(choice.model))
     assert shown["misranking vs reference"] == f"{100 * expected.misranking:.2f} %"
@@ -105,7 +109,7 @@ def test_learn_page_apriori_rule_and_saving_a_grid(fresh):
     found = re.search(r"α = ([\d.e+-]+) .* β = ([\d.]+)", caption)
     alpha, beta = float(found.group(1)), float(found.group(2))
     assert alpha > 0 and 0 < beta <= 1
-    assert metrics(at)["ratings fitted / total"] == f"{TEST_M} / {TEST_M}"
+    assert metrics(at)["points fitted"] == f"{TEST_M + ANCHORS} / {TEST_M + ANCHORS}"
     shown_lam = metrics(at)["λ"]
     at.text_input[0].set_value("my grid")
     at.button[-1].click()  # the save form's submit button
@@ -113,9 +117,9 @@ def test_learn_page_apriori_rule_and_saving_a_grid(fresh):
     assert not at.exception
     assert any("Saved learned grid" in s.value for s in at.success)
     stored = fresh.load_learned_grid("my grid")
-    assert f"{stored.lam:.3g}" == shown_lam and stored.X_train.shape == (TEST_M, 2)
+    assert f"{stored.lam:.3g}" == shown_lam and stored.X_train.shape == (TEST_M + ANCHORS, 2)
     # the rule's λ(m) = α·m^(−β/2) with the α, β shown (4 and 3 significant digits)
-    assert stored.lam == pytest.approx(alpha * TEST_M ** (-beta / 2), rel=3e-3)
+    assert stored.lam == pytest.approx(alpha * (TEST_M + ANCHORS) ** (-beta / 2), rel=3e-3)
     assert stored.signed == BEST_RECIPE.signed
 
 
@@ -138,7 +142,7 @@ def test_learn_page_with_an_uploaded_rating_set(fresh):
     assert not at.exception
     report = " ".join(w.value for w in at.warning)
     assert "line 6" in report and "line 10" in report and "the 78 valid rows are kept" in report
-    assert metrics(at)["ratings fitted / total"] == "78 / 78"
+    assert metrics(at)["points fitted"] == f"{78 + ANCHORS} / {78 + ANCHORS}"
     at.text_input[0].set_value("uploaded panel")
     next(b for b in at.button if b.label == "Save rating set").click()
     at.run()
@@ -146,7 +150,7 @@ def test_learn_page_with_an_uploaded_rating_set(fresh):
     assert len(fresh.load_rating_set("uploaded panel").frame) == 78
     at.radio(key="learn_source").set_value("Saved")
     at.run()
-    assert not at.exception and metrics(at)["ratings fitted / total"] == "78 / 78"
+    assert not at.exception and metrics(at)["points fitted"] == f"{78 + ANCHORS} / {78 + ANCHORS}"
 
 
 def sidebar_app() -> None:

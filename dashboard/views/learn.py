@@ -14,11 +14,11 @@ from sklearn.base import clone
 
 from dashboard import figures
 from dashboard.common import get_store, init_state, seg_status, shared_result, show_problems
-from ranking_core import GaussianKernel, IteratedLavrentiev, SpectralRanker
-from ranking_core.experiments.seg import BEST_RECIPE
+from ranking_core import IteratedLavrentiev, SpectralRanker
+from ranking_core.experiments.seg import BEST_RECIPE, SEGRecipe, with_diagonal_anchors
 from ranking_core.filters import FILTERS
 from ranking_core.grids.compare import DIFFERENCE_BINS, RISK_CATEGORIES, compare_grids
-from ranking_core.grids.coordinates import GlucoseTransform, TransformedKernel
+from ranking_core.grids.coordinates import GlucoseTransform
 from ranking_core.grids.learned import GLUCOSE_AXIS, learned_grid
 from ranking_core.grids.signed import AbsoluteRisk, signed_ratings
 from ranking_core.panel import DESIGNS, SEG_OUTLIER_FRACTION, parkes_surface, simulate_panel
@@ -43,6 +43,7 @@ DEFAULTS = {
     "learn_scale": "linear" if BEST_RECIPE.transform is None else BEST_RECIPE.transform.scale,
     "learn_gamma": float(BEST_RECIPE.gammas[0]),
     "learn_signed": BEST_RECIPE.signed,
+    "learn_anchors": BEST_RECIPE.diagonal_anchors,
     "learn_rule": "k-fold" if BEST_RECIPE.selection == "kfold" else "hold-out",
 }
 # γ in squared units of the (possibly warped) glucose scale; the paper: 10⁴ (mg/dL)²
@@ -141,7 +142,7 @@ if ratings is None:
 st.caption(f"{len(ratings.frame)} ratings from {ratings.name}")
 
 # -- learner --------------------------------------------------------------------------------------
-c = st.columns(6)
+c = st.columns(7)
 filter_name = c[0].selectbox("spectral filter", sorted(FILTERS), key="learn_filter")
 k = int(c[1].number_input("order k (iterated Lavrentiev)", 1, 6, key="learn_k",
                           disabled=filter_name != "iterated-lavrentiev"))
@@ -156,51 +157,57 @@ signed = c[5].toggle("signed surface", key="learn_signed",
                      help="learn sign(REF − estimate)·rating, a surface without the kink along "
                           "the diagonal, and show its absolute value (the project's best "
                           "recipe; the paper learns the ratings as they are)")
+anchors = int(c[6].number_input("zero-risk diagonal anchors", 0, 200, key="learn_anchors",
+                                help="points (g, g) with risk 0, g evenly spaced on 0..600 "
+                                     "mg/dL, added to the ratings: an exact reading carries no "
+                                     "risk (the project's best recipe; not in the paper)"))
 
 
 @dataclass(frozen=True)
 class Fit:
-    """A fitted ranker (holding its spectral decomposition) and what the λ rule found."""
+    """A fitted ranker (holding its spectral decomposition), what the λ rule found, and the
+    training set it learned from (ratings plus anchors, signed if asked)."""
 
     model: SpectralRanker
     lam: float
     curve: NDArray[np.float64] | None
     apriori: AprioriRule | None
+    X: NDArray[np.float64]
+    y: NDArray[np.float64]
 
 
-def fit(filter_name: str, k: int, scale: str, gamma: float, rule: str, signed: bool,
-        X: NDArray, y: NDArray, progress) -> Fit:
+def fit(recipe: SEGRecipe, rule: str, X: NDArray, y: NDArray, progress) -> Fit:
     """One decomposition per fit (hold-out: first half; k-fold: one per fold then all points).
     Kept in a shared cache, read-only afterwards: the slider only calls ``model.resolve(λ)``.
-    With ``signed`` the ranker learns sign(REF − estimate)·y."""
-    if signed:
+    The recipe adds its diagonal anchors and, if ``signed``, learns sign(REF − estimate)·y."""
+    X, y = with_diagonal_anchors(recipe, X, y)
+    if recipe.signed:
         y = signed_ratings(X, y)
-    chosen_filter = IteratedLavrentiev(k=k) if filter_name == "iterated-lavrentiev" else filter_name
-    kernel = GaussianKernel(gamma)
-    if scale == "log":
-        kernel = TransformedKernel(kernel, LOG_SCALE)
-    ranker = SpectralRanker(kernel=kernel, filter=chosen_filter)
-    if rule == "hold-out":
-        choice = holdout_lambda(ranker, X, y, LAMS)
-        return Fit(choice.model, choice.lam, choice.curve, None)
-    if rule == "k-fold":
-        choice = kfold_lambda(ranker, X, y, LAMS)
-        return Fit(choice.model, choice.lam, choice.curve, None)
+    ranker = recipe.ranker(recipe.gammas[0])
+    if rule in ("hold-out", "k-fold"):
+        select = holdout_lambda if rule == "hold-out" else kfold_lambda
+        choice = select(ranker, X, y, LAMS)
+        return Fit(choice.model, choice.lam, choice.curve, None, X, y)
     if rule == "a-priori λ(m)":
         apriori = fit_apriori_lambda(ranker, X, y, draws=APRIORI_DRAWS, lams=LAMS,
                                      progress=progress)
         lam = float(apriori(len(y)))
-        return Fit(clone(ranker).fit(X, y).resolve(lam), lam, None, apriori)
+        return Fit(clone(ranker).fit(X, y).resolve(lam), lam, None, apriori, X, y)
     model = clone(ranker).fit(X, y)
-    return Fit(model, model.lam, None, None)
+    return Fit(model, model.lam, None, None, X, y)
 
 
 X, y = ratings.X, ratings.y
 bar = st.progress(0.0, text="Fitting the ranker…")
 try:
-    fit_key = (data_key, filter_name, k, scale, float(gamma), rule, bool(signed))
+    recipe = SEGRecipe(
+        "dashboard", gammas=(float(gamma),), transform=LOG_SCALE if scale == "log" else None,
+        filter=IteratedLavrentiev(k=k) if filter_name == "iterated-lavrentiev" else filter_name,
+        lam0=BEST_RECIPE.lam0, q=BEST_RECIPE.q, n_lams=BEST_RECIPE.n_lams, signed=bool(signed),
+        diagonal_anchors=anchors)
+    fit_key = (data_key, rule, repr(recipe))
     result = shared_result("learn-fit", fit_key, lambda: fit(
-        *fit_key[1:], X, y,
+        recipe, rule, X, y,
         lambda done, total: bar.progress(done / total, text=f"λ₊ on subsets: {done}/{total}")))
 except ValueError as exc:
     bar.empty()
@@ -226,7 +233,8 @@ c[1].metric("misranking vs reference", f"{100 * comparison.misranking:.2f} %",
                  f"lattice points against the {reference_name}")
 c[2].metric("|Δ| ≤ 0.5", f"{100 * comparison.difference_shares[0]:.1f} %")
 c[3].metric("risk category agreement", f"{100 * comparison.category_agreement:.1f} %")
-c[4].metric("ratings fitted / total", f"{len(model.X_fit_)} / {len(y)}")
+c[4].metric("points fitted", f"{len(model.X_fit_)} / {len(result.y)}",
+            help=f"of {len(y)} ratings + {anchors} diagonal anchors")
 if result.apriori is not None:
     a = result.apriori
     st.caption(f"A-priori rule λ(m) = α·m^(−β/2): α = {a.alpha:.4g} ± {a.alpha_sd:.2g}, "
@@ -263,10 +271,10 @@ with st.form("save_grid"):
                          value=f"{filter_name} {scale} γ={gamma:,.0f} m={len(y)}")
     if st.form_submit_button("Save learned grid"):
         metrics = {"rule": rule, "rule_lambda": result.lam, "reference": reference_name,
+                   "diagonal_anchors": anchors,
                    "rating_set": ratings.name, **comparison.to_dict()}
         try:
-            store.save_learned_grid(name, model, X, signed_ratings(X, y) if signed else y,
-                                    metrics, signed=signed)
+            store.save_learned_grid(name, model, result.X, result.y, metrics, signed=signed)
         except StorageError as exc:
             st.error(f"Not saved: {exc}")
         else:
