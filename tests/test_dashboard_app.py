@@ -3,6 +3,7 @@ empty database), uploads, saving, and the λ slider re-solving without a new dec
 
 from __future__ import annotations
 
+import os
 import re
 
 import numpy as np
@@ -250,3 +251,20 @@ def test_about_page(fresh):
     at = open_app("about")
     assert [h.value for h in at.header][:3] == ["Regularized ranking", "Spectral filters",
                                                   "Choosing λ"]
+
+
+def test_pages_with_the_official_seg_table(tmp_path, monkeypatch):
+    seg_path = os.environ.get("SEG_TABLE")
+    if not seg_path:
+        pytest.skip("SEG_TABLE is not set: this test needs the official SEG risk table")
+    fresh_machine(tmp_path, monkeypatch)
+    monkeypatch.setenv("SEG_TABLE", seg_path)
+    at = open_app()
+    assert any("SEG table loaded" in s.value for s in at.sidebar.success)
+    assert "around the SEG;" in next(c.value for c in at.caption if "simulated" in c.value)
+    assert percent(metrics(at)["misranking vs reference"]) < 0.15
+    at.switch_page("views/meter.py").run()
+    assert not at.exception
+    grades = next(d.value for d in at.dataframe if "grade" in d.value.columns)
+    assert list(grades["grade"]) == ["A", "B", "C", "D", "E"]
+    assert grades["count"].sum() == int(metrics(at)["pairs analysed"])
