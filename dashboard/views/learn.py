@@ -97,9 +97,11 @@ if source == "Simulated panel":
     seed = c[5].number_input("seed", 0, 10_000, key="learn_seed")
     st.caption(f"Ratings are simulated around the {reference_name}; "
                f"{outliers:.1%} of them are replaced by uniform 0..4 outliers.")
+    # the key names the table by content: an uploaded test table and the official one are both "SEG"
+    reference_key = f"SEG {seg.table.fingerprint}" if seg.available else reference_name
     ratings = simulated(int(m), design, float(noise), float(outliers), int(raters), int(seed),
-                        reference_name, None if not seg.available else seg.table)
-    data_key = f"sim:{m}:{design}:{noise}:{outliers}:{raters}:{seed}:{reference_name}"
+                        reference_key, None if not seg.available else seg.table)
+    data_key = f"sim:{m}:{design}:{noise}:{outliers}:{raters}:{seed}:{reference_key}"
 elif source == "Upload":
     c = st.columns([3, 1])
     upload = c[0].file_uploader("Rating set: columns reference, estimate, rating (0..4), "
