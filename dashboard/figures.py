@@ -156,3 +156,13 @@ def line_chart(x: ArrayLike, series: dict[str, ArrayLike], title: str, xlabel: s
     fig.update_yaxes(type="log" if log_y else "linear", title=ylabel)
     fig.update_layout(title=title, height=360, margin={"l": 10, "r": 10, "t": 40, "b": 10})
     return fig
+
+
+def error_bars(labels: Sequence[str], values: ArrayLike, errors: ArrayLike, title: str,
+               ylabel: str) -> go.Figure:
+    """One bar per label with ± ``errors`` whiskers (e.g. misranking mean ± sd per learner)."""
+    fig = go.Figure(go.Bar(x=list(labels), y=np.asarray(values, dtype=np.float64),
+                           error_y={"type": "data", "array": np.asarray(errors, dtype=np.float64)}))
+    fig.update_layout(title=title, yaxis_title=ylabel, height=360,
+                      margin={"l": 10, "r": 10, "t": 40, "b": 10})
+    return fig

@@ -19,11 +19,13 @@ from ranking_core.selection import holdout_lambda
 from ranking_core.storage import Store
 
 try:
+    from ranking_core.experiments.learners import compare_learners
     from ranking_core.experiments.seg import BEST_RECIPE, fit_recipe, with_diagonal_anchors
     from ranking_core.grids.compare import compare_grids
     from ranking_core.grids.learned import learned_grid
     from ranking_core.grids.signed import AbsoluteRisk, signed_ratings
     from ranking_core.grids.zone_grid import zone_grid
+    from ranking_core.learners import LEARNERS
     from ranking_core.panel import parkes_surface, simulate_panel
     from ranking_core.ratings import read_rating_set
 except ModuleNotFoundError as exc:  # the pages need the grids branch's modules
@@ -245,6 +247,28 @@ def test_compare_page_defaults_and_a_small_learning_curve(fresh):
     table = next(d.value for d in at.dataframe if "learner" in d.value.columns)
     assert list(table["learner"]) == ["Lavrentiev", "a-priori λ(m), Lavrentiev, at m = 50"]
     assert all(re.fullmatch(r"[\d.]+ ± [\d.]+ %", v) for v in table["m = 50"])
+
+
+def test_compare_page_runs_the_learners_of_the_source_papers(fresh):
+    learners = ["spectral-lavrentiev", "regressor"]
+    at = open_app("compare", learners_chosen=learners, learners_m=40, learners_reps=2)
+    options = at.multiselect(key="learners_chosen").options
+    assert [option.split(": ")[0] for option in options] == list(LEARNERS)  # every learner
+    assert all(LEARNERS[name].description in option
+               for name, option in zip(LEARNERS, options, strict=True))
+    at.button(key="learners_run").click()
+    at.run()
+    assert not at.exception, at.exception
+    table = next(d.value for d in at.dataframe if "misranking %" in d.value.columns)
+    expected = compare_learners(parkes_surface(), learners, 40, 2)  # no SEG table: built-in
+    assert list(table["learner"]) == learners
+    assert list(table["m"]) == [40, 40]
+    np.testing.assert_allclose(table["misranking %"], [100 * r["misranking_mean"]
+                                                       for r in expected], rtol=1e-12)
+    np.testing.assert_allclose(table["sd %"], [100 * r["misranking_sd"] for r in expected],
+                               rtol=1e-12)
+    assert list(table["parameter"]) == [f"lam ≈ {np.median(r['values']):.3g}" for r in expected]
+    assert len(at.get("plotly_chart")) == 5 + 1  # the grid comparison's five and the bars
 
 
 def test_about_page(fresh):

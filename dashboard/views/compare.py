@@ -1,5 +1,6 @@
 """Compare grids: any two of SEG, the built-in surface, Clarke, Parkes 1/2 and saved learned
-grids; and learning curves (misranking vs m per filter, the a-priori λ(m) rule)."""
+grids; learning curves (misranking vs m per filter, the a-priori λ(m) rule); and every learner
+of the source papers side by side (``ranking_core.experiments.learners.compare_learners``)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from dashboard.common import (
     shared_result,
 )
 from ranking_core import IteratedLavrentiev
+from ranking_core.experiments.learners import compare_learners
 from ranking_core.experiments.seg import (
     SEGRecipe,
     draw_seg_ratings,
@@ -27,12 +29,14 @@ from ranking_core.grids.compare import DIFFERENCE_BINS, RISK_CATEGORIES, compare
 from ranking_core.grids.learned import GLUCOSE_AXIS
 from ranking_core.grids.seg import SEGTable
 from ranking_core.grids.zone_grid import zone_grid
+from ranking_core.learners import LEARNERS
 from ranking_core.panel import parkes_surface
 from ranking_core.selection import fit_apriori_lambda
 
 BUILT_IN = "built-in surface (smoothed Parkes type 1)"
 ZONE_GRIDS = {"Clarke zones (A–E = 0–4)": "clarke", "Parkes type 1 zones (A–E = 0–4)":
               "parkes-type1", "Parkes type 2 zones (A–E = 0–4)": "parkes-type2"}
+LEARNER_DEFAULTS = ["spectral-lavrentiev", "spectral-iterated-lavrentiev", "regressor", "nystrom"]
 CURVE_FILTERS = {"Lavrentiev": "lavrentiev", "iterated Lavrentiev (k = 2)": IteratedLavrentiev(2),
                  "spectral cut-off": "spectral-cutoff", "Showalter": "showalter",
                  "Landweber": "landweber"}
@@ -157,3 +161,46 @@ if results:
     st.dataframe(pd.DataFrame(rows), hide_index=True, key="curve_table")
     st.caption(f"A-priori rule on one draw of m = {m_max}: α = {rule.alpha:.4g} ± "
                f"{rule.alpha_sd:.2g}, β = {rule.beta:.3f} ± {rule.beta_sd:.2g}.")
+
+# -- learners of the source papers ----------------------------------------------------------------
+st.header("Learners of the source papers")
+st.caption(f"Every learner of the shared registry on the same draws of m ratings with their "
+           f"{curve_reference} risk: half fit, half choose the learner's parameter by misranking "
+           "(seed 003 §4.3); misranking measured on 1,000 new points. Learners with a memory "
+           "limit use at most their largest m. The CLI runs the same: "
+           "`riskgrid learners compare`.")
+init_state(learners_chosen=LEARNER_DEFAULTS, learners_m=100, learners_reps=1)
+c = st.columns([3, 1, 1])
+chosen_learners = c[0].multiselect("learners", list(LEARNERS), key="learners_chosen",
+                                   format_func=lambda name: f"{name}: {LEARNERS[name].description}")
+learners_m = c[1].number_input("ratings m", 20, 2000, step=20, key="learners_m")
+learners_reps = c[2].number_input("repetitions", 1, 20, key="learners_reps")
+
+if st.button("Run learners", key="learners_run", disabled=not chosen_learners):
+    reference = seg.table if seg.available else parkes_surface()
+    bar = st.progress(0.0, text="learners")
+    key = (curve_reference, seg.table.fingerprint if seg.available else "",
+           tuple(chosen_learners), int(learners_m), int(learners_reps))
+    st.session_state["learner_results"] = shared_result("learners", key, lambda: compare_learners(
+        reference, key[2], key[3], key[4],
+        progress=lambda d, t: bar.progress(min(d / t, 1.0), text=f"fits: {d}/{t}")))
+    bar.empty()
+
+learner_rows = st.session_state.get("learner_results")
+if learner_rows:
+    frame = pd.DataFrame({
+        "learner": [r["learner"] for r in learner_rows],
+        "m": [r["m"] for r in learner_rows],
+        "misranking %": [100 * r["misranking_mean"] for r in learner_rows],
+        "sd %": [100 * r["misranking_sd"] for r in learner_rows],
+        "parameter": [f"{r['param']} ≈ {r['value_median']:.3g}" for r in learner_rows],
+        "fit s": [r["seconds_per_fit"] for r in learner_rows],
+        "note": [f"capped at m = {r['m']}" if r["capped"] else "" for r in learner_rows]})
+    c = st.columns(2)
+    c[0].plotly_chart(figures.error_bars(frame["learner"], frame["misranking %"], frame["sd %"],
+                                         "misranking per learner (mean ± sd)", "misranking (%)"),
+                      key="learners_fig")
+    c[1].dataframe(frame, hide_index=True, key="learners_table",
+                   column_config={"misranking %": st.column_config.NumberColumn(format="%.2f"),
+                                  "sd %": st.column_config.NumberColumn(format="%.2f"),
+                                  "fit s": st.column_config.NumberColumn(format="%.2f")})
