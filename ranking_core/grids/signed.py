@@ -42,7 +42,7 @@ def signed_ratings(X: ArrayLike, y: ArrayLike) -> NDArray[np.float64]:
 class AbsoluteRisk:
     """A fitted model of the signed risk, predicting the absolute risk |f(x)|.
 
-    ``learned_grid`` evaluates ``signed_model`` on the lattice (factorised when Gaussian) and
+    ``learned_grid`` evaluates ``signed_model`` on the lattice (factorised when Gaussian or Laplacian) and
     takes the absolute value.
     """
 
