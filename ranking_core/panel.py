@@ -20,8 +20,8 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 from scipy.ndimage import gaussian_filter
 
-from ranking_core.grids.parkes import PARKES_ZONES, parkes_zone
 from ranking_core.grids.seg import GLUCOSE_MAX, SEGTable
+from ranking_core.grids.zone_grid import zone_grid
 
 __all__ = ["DESIGNS", "SEG_OUTLIER_FRACTION", "parkes_surface", "simulate_panel"]
 
@@ -54,13 +54,7 @@ def parkes_surface(smoothing: float = PARKES_SMOOTHING) -> NDArray[np.float64]:
     reflected) so that the risk rises continuously across zone boundaries as a panel's mean
     rating would. Read-only (401 KB per cached copy) — copy before changing it.
     """
-    axis = np.arange(GLUCOSE_MAX + 1, dtype=np.float64)
-    ref, bgm = np.meshgrid(axis, axis, indexing="ij")
-    zones = parkes_zone(ref, bgm, diabetes_type=1)
-    codes = np.zeros(ref.shape)
-    for code, zone in enumerate(PARKES_ZONES):
-        codes[zones == zone] = code
-    surface = gaussian_filter(codes, smoothing, mode="reflect")
+    surface = gaussian_filter(zone_grid("parkes-type1"), smoothing, mode="reflect")
     surface.setflags(write=False)
     return surface
 

@@ -9,9 +9,11 @@ positive where it reads too low; abs_risk = |RiskFactor| on the 0 (none) … 4 (
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import IO
 
@@ -73,6 +75,13 @@ class SEGTable:
 
     signed: NDArray[np.float64] = field(repr=False)
     source: str = ""
+
+    @cached_property
+    def fingerprint(self) -> str:
+        """A short hash of the risk values: two tables with the same values share it (a cache
+        key that tells apart tables of different content under the same name)."""
+        return hashlib.blake2b(np.ascontiguousarray(self.signed).tobytes(),
+                               digest_size=8).hexdigest()
 
     @property
     def absolute(self) -> NDArray[np.float64]:

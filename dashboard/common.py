@@ -1,0 +1,160 @@
+"""What every page shares: the database, the SEG table status, and small Streamlit helpers.
+
+Caching follows Streamlit's split: ``st.cache_resource`` for shared read-only objects (the database
+engine here, the fitted ranker's spectral state on the Learn page), ``st.cache_data`` for values
+(tables, grids), keyed by hashable ids.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+import numpy as np
+import streamlit as st
+from numpy.typing import NDArray
+
+from ranking_core.grids.learned import learned_grid
+from ranking_core.grids.seg import (
+    MISSING_SEG_MESSAGE,
+    SEG_TABLE_ENV,
+    SEGTable,
+    SEGTableError,
+    SEGTableMissing,
+    load_seg_table,
+)
+from ranking_core.grids.signed import AbsoluteRisk
+from ranking_core.storage import Store, default_database_url
+
+T = TypeVar("T")
+
+
+@st.cache_resource(show_spinner=False)
+def _store(url: str) -> Store:
+    return Store(url)
+
+
+def get_store() -> Store:
+    """The database of this user (``RISKGRID_DATABASE_URL`` or SQLite in the user data dir)."""
+    return _store(default_database_url())
+
+
+@dataclass(frozen=True)
+class SEGStatus:
+    """Where the SEG table comes from, the table itself, or why there is none."""
+
+    table: SEGTable | None
+    source: str
+    problem: str | None = None
+
+    @property
+    def available(self) -> bool:
+        return self.table is not None
+
+
+@st.cache_data(show_spinner="Reading the SEG table…", max_entries=2)
+def _seg_from_path(path: str, mtime: float) -> SEGTable:
+    del mtime  # part of the cache key: a replaced file is read again
+    return load_seg_table(path)
+
+
+@st.cache_data(show_spinner="Reading the stored SEG table…", max_entries=2)
+def _seg_from_record(url: str, name: str, record_id: int) -> SEGTable:
+    del record_id  # part of the cache key: a re-upload under the same name is read again
+    return _store(url).load_seg_table_record(name).load()
+
+
+def seg_status() -> SEGStatus:
+    """The SEG table from ``$SEG_TABLE`` (also set by ``riskgrid dashboard --seg-table``), else the
+    one stored from an earlier upload, else none (with the guidance of ``MISSING_SEG_MESSAGE``)."""
+    path = os.environ.get(SEG_TABLE_ENV)
+    if path:
+        source = f"{SEG_TABLE_ENV} / --seg-table: {path}"
+        try:
+            return SEGStatus(_seg_from_path(path, Path(path).stat().st_mtime), source)
+        except FileNotFoundError:
+            return SEGStatus(None, source, f"SEG table file not found: {path}. "
+                             f"{MISSING_SEG_MESSAGE}")
+        except (SEGTableError, SEGTableMissing) as exc:
+            return SEGStatus(None, source, str(exc))
+    store = get_store()
+    saved = store.list_records("seg_table")
+    if saved:
+        info = saved[0]
+        source = f"stored {'upload' if info.meta.get('bytes') else 'path'} “{info.name}”"
+        try:
+            return SEGStatus(_seg_from_record(store.url, info.name, info.id), source)
+        except (SEGTableError, SEGTableMissing) as exc:
+            return SEGStatus(None, source, str(exc))
+    return SEGStatus(None, "none", MISSING_SEG_MESSAGE)
+
+
+@st.cache_data(show_spinner="Evaluating the saved grid…", max_entries=8)
+def _saved_surface(url: str, name: str, record_id: int) -> NDArray[np.float64]:
+    del record_id  # cache key only: a grid saved again under the same name is evaluated again
+    stored = _store(url).load_learned_grid(name)
+    model = stored.model()
+    return learned_grid(AbsoluteRisk(model) if stored.signed else model)
+
+
+def saved_grid_surface(name: str) -> NDArray[np.float64]:
+    """The (601, 601) risk grid of a saved learned grid (refitted once, then cached)."""
+    store = get_store()
+    info = next(r for r in store.list_records("learned_grid") if r.name == name)
+    return _saved_surface(store.url, name, info.id)
+
+
+def init_state(**defaults: object) -> None:
+    """Set session-state keys only if they are absent (never overwrite a user's choice)."""
+    for key, value in defaults.items():
+        if key not in st.session_state:
+            st.session_state[key] = value
+
+
+def show_problems(problems: list[str] | tuple[str, ...], warnings: list[str] | tuple[str, ...] = (),
+                  kept: int | None = None) -> None:
+    """Row-level messages of a validated upload; says how many valid rows were kept."""
+    if problems:
+        head = f"{len(problems)} problem(s) found" + (
+            f"; the {kept} valid rows are kept" if kept is not None else "")
+        st.warning(head + ":\n\n" + "\n".join(f"- {p}" for p in problems))
+    for message in warnings:
+        st.info(message)
+
+
+class _SharedResults:
+    """A small LRU of computed results shared by every session (a ``cache_resource``)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.values: OrderedDict[Hashable, object] = OrderedDict()
+
+
+@st.cache_resource(show_spinner=False)
+def _shared_results(name: str) -> _SharedResults:
+    return _SharedResults()
+
+
+def shared_result(name: str, key: Hashable, compute: Callable[[], T], max_entries: int = 6) -> T:
+    """``compute()`` once per ``key`` across sessions, kept in a shared cache resource.
+
+    Unlike ``st.cache_resource`` on ``compute`` itself, this lets ``compute`` drive a progress
+    bar created by the page (Streamlit cannot replay elements updated inside cached functions).
+    The results are read-only afterwards (e.g. a fitted ranker whose decomposition is re-solved
+    at other λ with ``resolve``)."""
+    cache = _shared_results(name)
+    with cache.lock:
+        if key in cache.values:
+            cache.values.move_to_end(key)
+            return cache.values[key]  # type: ignore[return-value]
+    value = compute()
+    with cache.lock:
+        cache.values[key] = value
+        while len(cache.values) > max_entries:
+            cache.values.popitem(last=False)
+    return value

@@ -1,0 +1,104 @@
+"""About: the methods, their equations and the papers they come from."""
+
+import streamlit as st
+
+st.title("About riskgrid")
+st.markdown(
+    """
+A **clinical error grid** gives every pair (reference glucose, estimated glucose) in 0..600 mg/dL
+a risk from 0 (none) to 4 (extreme). The Surveillance Error Grid (SEG, Klonoff et al. 2014) was
+built from 8,420 ratings by 234 clinicians. riskgrid learns such a grid from a few hundred ratings
+by **regularized ranking** in a reproducing-kernel Hilbert space, as Kriukova, Pereverzyev and
+Tkachenko (2014) propose.
+"""
+)
+
+st.header("Regularized ranking")
+st.markdown(
+    "Given ratings $z = \\{(x_i, y_i)\\}_{i=1}^m$ with $x = (\\text{REF}, \\text{estimate})$, the "
+    "ranking function minimises the magnitude-preserving least-squares ranking loss. In the "
+    "spectral form of Kriukova et al. (eq. 4 and §3):"
+)
+st.latex(
+    r"f_z^\lambda = g_\lambda\!\left(\tfrac{1}{m^2} S_x^* D S_x\right) \tfrac{1}{m^2} S_x^* D y,"
+    r"\qquad D = mI - \mathbf{1}\mathbf{1}^\top ."
+)
+st.markdown(
+    "With the Gram matrix $K_{ij} = K(x_i, x_j)$ and the centring matrix "
+    "$C = I - \\mathbf{1}\\mathbf{1}^\\top/m$, the kernel coefficients are"
+)
+st.latex(r"c(\lambda) = g_\lambda(\tilde K)\, C y / m, \qquad \tilde K = C K C / m "
+         r"= U \operatorname{diag}(\sigma) U^\top ,")
+st.markdown(
+    "so one eigendecomposition ($O(m^3)$) serves every $\\lambda$ and every filter at $O(m^2)$ "
+    "each. This is why the λ slider on *Learn a grid* answers at once: it re-solves from the "
+    "cached decomposition. Predictions $f(x) = \\sum_i c_i K(x, x_i) + b$ are put on the rating "
+    "scale by choosing $b$ so that the mean prediction on the training set is the mean rating. "
+    "The kernel is Gaussian, $K(x, x') = \\exp(-\\lVert x - x'\\rVert^2/\\gamma)$ with γ in "
+    "(mg/dL)²; on the 601 × 601 lattice the surface factorises as $F = A\\,\\mathrm{diag}(c)\\,"
+    "B^\\top$."
+)
+
+st.header("Spectral filters")
+FILTER_ROWS = (
+    ("Lavrentiev", r"$1/(\sigma + \lambda)$", "1",
+     "Kriukova et al. eq. (4); = MPRank (Cortes et al. eq. 13), RankRLS (Pahikkala et al. eq. 21)"),
+    ("iterated Lavrentiev, order k", r"$(1 - (\lambda/(\sigma+\lambda))^k)/\sigma$", "k",
+     "Kriukova et al. eq. (13) for k = 2"),
+    ("spectral cut-off", r"$1/\sigma$ if $\sigma \ge \lambda$, else 0", "∞",
+     "Kriukova et al. ref. [7]"),
+    ("Landweber", r"$(1 - (1 - \mu\sigma)^n)/\sigma$, $n = \lceil 1/\lambda \rceil$", "∞",
+     "Kriukova et al. §3"),
+    ("Showalter", r"$(1 - e^{-\sigma/\lambda})/\sigma$", "∞", "Kriukova et al. §3"),
+)
+st.markdown("| filter | $g_\\lambda(\\sigma)$ | qualification | source |\n|---|---|---|---|\n"
+            + "\n".join(f"| {' | '.join(row)} |" for row in FILTER_ROWS))
+
+st.header("Choosing λ")
+st.markdown(
+    """
+- **Hold-out** (the paper's protocol, §4.1/§4.3): the first half of the ratings fits, the second
+  half picks λ from $\\lambda_j = 0.95^j$, $j < 200$, by pairwise misranking.
+- **k-fold** cross-validation of the same criterion, then a refit on all ratings.
+- **A-priori rule** $\\lambda(m) = \\alpha\\, m^{-\\beta/2}$ (Kriukova et al. Corollary 6, §4.4):
+  λ₊ is found on small subsets (m = 20, 30, 40, 50, several draws each) and
+  $\\log \\lambda = \\log\\alpha - (\\beta/2) \\log m$ is fitted with $0 < \\beta \\le 1$.
+"""
+)
+
+st.header("Measures")
+st.markdown("Pairwise misranking (Kriukova et al. eq. 1), the share of pairs in the wrong order:")
+st.latex(r"\mathrm{mis}(f) = \frac{\#\{(i,j) : y_i > y_j,\ f(x_i) \le f(x_j)\}}"
+         r"{\#\{(i,j) : y_i > y_j\}}")
+st.markdown(
+    "Grids are also compared by the distribution of $|\\Delta y|$ in bins of 0.5 (Kriukova et al. "
+    "Table 3) and by agreement of the SEG's 8 risk categories. The collaborative-filtering page "
+    "reports MSD and M1D (Cortes et al. eqs. 67–68) and NDCG@10 (Le and Smola §3.2)."
+)
+
+st.header("Reference grids")
+st.markdown(
+    """
+- **SEG** (Klonoff et al. 2014): the official risk table, which riskgrid does not ship; give its
+  path or upload it in the sidebar.
+- **Clarke** error grid zones A–E (Clarke et al. 1987) and **Parkes** consensus grids for type 1
+  and type 2 diabetes (Parkes et al. 2000), from their published boundaries.
+- Without the SEG table, the rating-panel simulator uses a smooth built-in surface defined from
+  the Parkes type-1 zones, so every page works on a fresh machine.
+"""
+)
+
+st.header("Papers")
+st.markdown(
+    """
+1. G. Kriukova, S. Pereverzyev, P. Tkachenko. *On the convergence rate and some applications of
+   regularized ranking algorithms.* RICAM-Report 2014-21 (J. Complexity 2016).
+2. C. Cortes, M. Mohri, A. Rastogi. *An alternative ranking problem for search engines* (MPRank).
+   WEA 2007.
+3. T. Pahikkala et al. *An efficient algorithm for learning to rank from preference graphs*
+   (RankRLS). Machine Learning 75, 2009.
+4. Q. V. Le, A. J. Smola. *Direct optimization of ranking measures.* 2007.
+5. J. C. Duchi, L. W. Mackey, M. I. Jordan. *On the consistency of ranking algorithms.* ICML 2010.
+6. D. C. Klonoff et al. *The surveillance error grid.* J. Diabetes Sci. Technol. 8(4), 2014.
+"""
+)

@@ -1,0 +1,180 @@
+"""Collaborative filtering: the ranking learners on MovieLens / Jester files or built-in synthetic
+ratings; one reviewer's learned ranking against their ratings, and a small per-user experiment."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import warnings
+from pathlib import Path
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from dashboard.common import init_state, shared_result
+from ranking_core.cf import FORMATS, RatingMatrix, read_ratings, synthetic_ratings
+from ranking_core.cf.parallel import SYNCHRONOUS, run_per_user
+from ranking_core.cf.per_user import LEARNERS, METRICS, PerUserConfig
+from ranking_core.cf.published import SEED003_TABLE2
+from ranking_core.experiments.cf_user import SPECTRAL_FILTERS, user_ranking
+
+GROUPS = {"20-40": (20, 40), "40-60": (40, 60), "60-80": (60, 80)}
+JESTER_SHIFT = 10.0  # seed 003 shifts Jester's −10..10 ratings by +10
+
+st.title("Collaborative filtering")
+st.caption("The same spectral ranking learners on movie and joke ratings, as in the papers' "
+           "per-user experiment (seed 003 §4.2, seed 000 §4.1): a reviewer's items are described "
+           "by how 300 reference reviewers rated them.")
+init_state(cf_source="Synthetic (built-in)", cf_users=300, cf_items=400, cf_seed=0,
+           cf_format=FORMATS[0], cf_path=os.environ.get("MOVIELENS_100K", ""),
+           cf_group="40-60", cf_filter=SPECTRAL_FILTERS[0], cf_user_index=0,
+           cf_test_users=10, cf_repeats=2, cf_learners=["iterated-lavrentiev", "lavrentiev"])
+
+
+@st.cache_data(show_spinner="Generating ratings…", max_entries=4)
+def synthetic(n_users: int, n_items: int, seed: int) -> RatingMatrix:
+    return synthetic_ratings(n_users=n_users, n_items=n_items, seed=seed)
+
+
+def read_valid_lines(path: str, format: str) -> tuple[RatingMatrix, list[str]]:
+    """The valid lines of a ratings file, and the reader's report of the skipped ones."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        data = read_ratings(path, format, errors="skip")
+    return data, [str(w.message) for w in caught]
+
+
+@st.cache_data(show_spinner="Reading the ratings…", max_entries=4)
+def from_path(path: str, format: str, mtime: float) -> tuple[RatingMatrix, list[str]]:
+    del mtime  # cache key only
+    return read_valid_lines(path, format)
+
+
+@st.cache_data(show_spinner="Reading the upload…", max_entries=2)
+def from_upload(content: bytes, name: str, format: str) -> tuple[RatingMatrix, list[str]]:
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / Path(name).name
+        path.write_bytes(content)
+        return read_valid_lines(str(path), format)
+
+
+source = st.radio("Ratings", ("Synthetic (built-in)", "File path", "Upload"), horizontal=True,
+                  key="cf_source")
+data: RatingMatrix | None = None
+notes: list[str] = []
+try:
+    if source == "Synthetic (built-in)":
+        c = st.columns(3)
+        n_users = c[0].number_input("users", 100, 2000, step=50, key="cf_users")
+        n_items = c[1].number_input("items", 200, 2000, step=50, key="cf_items")
+        seed = c[2].number_input("seed", 0, 10_000, key="cf_seed")
+        data = synthetic(int(n_users), int(n_items), int(seed))
+    else:
+        fmt = st.selectbox("format", FORMATS, key="cf_format",
+                           help="ml-100k: u.data; ml-1m: ratings.dat; jester: jester-data-N "
+                                "(CSV/XLS); jester-long: user_id,joke_id,rating")
+        if source == "File path":
+            path = st.text_input("file or folder", key="cf_path",
+                                 help="defaults to $MOVIELENS_100K when it is set")
+            if not path:
+                st.info("Give the path of a ratings file (for MovieLens 100K, its folder or "
+                        "u.data); the project ships no third-party data.")
+            elif not Path(path).exists():
+                st.error(f"{path} does not exist")
+            else:
+                data, notes = from_path(path, fmt, Path(path).stat().st_mtime)
+        else:
+            upload = st.file_uploader("ratings file", key="cf_upload")
+            if upload is not None:
+                data, notes = from_upload(upload.getvalue(), upload.name, fmt)
+except ValueError as exc:
+    st.error(f"Not usable: {exc}")
+for note in notes:
+    st.warning(note)
+if data is None:
+    st.stop()
+
+jester = data.scale[0] < 0
+config_base = {"shift": JESTER_SHIFT if jester else 0.0}
+c = st.columns(3)
+c[0].metric("users", f"{data.n_users:,}")
+c[1].metric("items", f"{data.n_items:,}")
+c[2].metric("ratings", f"{data.n_ratings:,}")
+st.caption(f"{data.source}; ratings {data.scale[0]:g}..{data.scale[1]:g}"
+           + (f", shifted by +{JESTER_SHIFT:g} as in seed 003" if jester else ""))
+
+# -- one reviewer ---------------------------------------------------------------------------------
+st.header("One reviewer's learned ranking")
+c = st.columns(3)
+group = c[0].selectbox("reference reviewers: users who rated", list(GROUPS), key="cf_group",
+                       format_func=lambda g: f"{g} items")
+chosen_filter = c[1].selectbox("learner", SPECTRAL_FILTERS, key="cf_filter")
+config = PerUserConfig(group=GROUPS[group], **config_base)
+candidates = data.users_in(*config.test_range)
+if candidates.size == 0:
+    st.warning(f"No user has {config.test_range[0]}–{config.test_range[1]} ratings.")
+    st.stop()
+index = int(c[2].number_input(f"test reviewer (0..{candidates.size - 1} of the users with "
+                              f"{config.test_range[0]}–{config.test_range[1]} ratings)", 0,
+                              int(candidates.size - 1), key="cf_user_index"))
+try:
+    result = user_ranking(data, int(candidates[index]), config, filter=chosen_filter)
+except ValueError as exc:
+    st.error(str(exc))
+else:
+    c = st.columns(4)
+    c[0].metric("user id", str(result.user))
+    c[1].metric("held-out items", str(result.true.size))
+    c[2].metric("pairwise misranking", f"{100 * result.misranking:.1f} %")
+    c[3].metric("NDCG@10", f"{result.ndcg10:.3f}")
+    fig = go.Figure(go.Box(x=result.true, y=result.predicted, boxpoints="all", jitter=0.4,
+                           name="held-out items"))
+    fig.update_layout(title=f"learned score by the reviewer's rating (λ = {result.lam:.3g}, "
+                            f"{result.n_reference} reference reviewers)",
+                      xaxis_title="reviewer's rating", yaxis_title="learned score", height=380)
+    st.plotly_chart(fig, key="cf_fig_user")
+    top = pd.DataFrame({"item": result.items, "rating": result.true, "score": result.predicted})
+    st.dataframe(top.sort_values("score", ascending=False).head(10), hide_index=True,
+                 key="cf_top10")
+
+# -- small per-user experiment ------------------------------------------------------------------
+st.header("Per-user experiment (small)")
+st.caption("The protocol of seed 003 §4.2 on a few test reviewers (the papers use 300 reviewers "
+           "and 10 repetitions: `riskgrid cf per-user`). Runs in this process.")
+c = st.columns(3)
+test_users = c[0].number_input("test reviewers", 2, 100, key="cf_test_users")
+repeats = c[1].number_input("repetitions", 1, 10, key="cf_repeats")
+learners = c[2].multiselect("learners", LEARNERS, key="cf_learners")
+if st.button("Run the experiment", key="cf_run", disabled=not learners):
+    experiment = PerUserConfig(group=GROUPS[group], n_test_users=int(test_users),
+                               repeats=int(repeats), learners=tuple(learners), **config_base)
+    bar = st.progress(0.0, text="test reviewers")
+    key = (data.source, data.n_ratings, repr(experiment))
+    try:
+        st.session_state["cf_results"] = shared_result("cf-experiment", key, lambda: run_per_user(
+            data, experiment, scheduler=SYNCHRONOUS,
+            progress=lambda d, t: bar.progress(d / t, text=f"test reviewers: {d}/{t}")))
+    except ValueError as exc:
+        st.error(str(exc))
+    bar.empty()
+summary = st.session_state.get("cf_results")
+if summary:
+    dataset = "jester" if jester else "movielens"
+    published = SEED003_TABLE2.get((dataset, group), {})
+    rows = []
+    for name, values in summary["learners"].items():
+        row = {"learner": name}
+        for metric in METRICS:
+            scale = 100 if metric == "pairwise_misranking" else 1
+            mean, sd = scale * values[metric]["mean"], scale * values[metric]["sd"]
+            row[metric] = f"{mean:.2f} ± {sd:.2f}"
+        paper = published.get(name)
+        row["seed 003 Table 2 misranking"] = ("—" if paper is None or "synthetic" in data.source
+                                             else f"{100 * paper[0]:.2f} ± {100 * paper[1]:.2f}")
+        rows.append(row)
+    st.dataframe(pd.DataFrame(rows), hide_index=True, key="cf_results_table")
+    st.caption(f"{summary['test_users_per_repeat']} test reviewers × "
+               f"{summary['config']['repeats']} repetitions; pairwise misranking in %, MSD and "
+               "M1D in squared / absolute rating units, NDCG@10 in 0..1 "
+               f"({summary['skipped_test_users']} reviewers skipped).")

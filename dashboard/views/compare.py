@@ -1,0 +1,159 @@
+"""Compare grids: any two of SEG, the built-in surface, Clarke, Parkes 1/2 and saved learned
+grids; and learning curves (misranking vs m per filter, the a-priori λ(m) rule)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+from numpy.typing import NDArray
+
+from dashboard import figures
+from dashboard.common import (
+    get_store,
+    init_state,
+    saved_grid_surface,
+    seg_status,
+    shared_result,
+)
+from ranking_core import IteratedLavrentiev
+from ranking_core.experiments.seg import (
+    SEGRecipe,
+    draw_seg_ratings,
+    run_apriori,
+    run_seg_table3,
+)
+from ranking_core.grids.compare import DIFFERENCE_BINS, RISK_CATEGORIES, compare_grids
+from ranking_core.grids.learned import GLUCOSE_AXIS
+from ranking_core.grids.seg import SEGTable
+from ranking_core.grids.zone_grid import zone_grid
+from ranking_core.panel import parkes_surface
+from ranking_core.selection import fit_apriori_lambda
+
+BUILT_IN = "built-in surface (smoothed Parkes type 1)"
+ZONE_GRIDS = {"Clarke zones (A–E = 0–4)": "clarke", "Parkes type 1 zones (A–E = 0–4)":
+              "parkes-type1", "Parkes type 2 zones (A–E = 0–4)": "parkes-type2"}
+CURVE_FILTERS = {"Lavrentiev": "lavrentiev", "iterated Lavrentiev (k = 2)": IteratedLavrentiev(2),
+                 "spectral cut-off": "spectral-cutoff", "Showalter": "showalter",
+                 "Landweber": "landweber"}
+
+st.title("Compare grids")
+seg = seg_status()
+store = get_store()
+
+
+def grid_by_name(name: str) -> NDArray:
+    if name == "SEG":
+        return seg.table.absolute
+    if name == BUILT_IN:
+        return parkes_surface()
+    if name in ZONE_GRIDS:
+        return zone_grid(ZONE_GRIDS[name])
+    return saved_grid_surface(name.removeprefix("learned: "))
+
+
+names = (["SEG"] if seg.available else []) + [BUILT_IN, *ZONE_GRIDS] + [
+    f"learned: {r.name}" for r in store.list_records("learned_grid")]
+init_state(compare_a=names[0], compare_b=names[min(2, len(names) - 1)])
+for key in ("compare_a", "compare_b"):  # a deleted grid or a removed SEG table
+    if st.session_state[key] not in names:
+        st.session_state[key] = names[0]
+
+c = st.columns(2)
+name_a = c[0].selectbox("reference grid", names, key="compare_a")
+name_b = c[1].selectbox("other grid", names, key="compare_b")
+grid_a, grid_b = grid_by_name(name_a), grid_by_name(name_b)
+comparison = compare_grids(grid_a, grid_b)
+
+c = st.columns(4)
+c[0].metric("misranking", f"{100 * comparison.misranking:.2f} %",
+            help=f"pairwise misranking of the other grid against the reference on "
+                 f"{comparison.n_points:,} random lattice points (seed 003 eq. 1)")
+c[1].metric("risk category agreement", f"{100 * comparison.category_agreement:.1f} %")
+c[2].metric("mean |Δ|", f"{comparison.mean_abs_difference:.3f}")
+c[3].metric("max |Δ|", f"{comparison.max_abs_difference:.3f}")
+
+c = st.columns(3)
+c[0].plotly_chart(figures.risk_heatmap(grid_a, GLUCOSE_AXIS, name_a), key="compare_fig_a")
+c[1].plotly_chart(figures.risk_heatmap(grid_b, GLUCOSE_AXIS, name_b, contours=grid_a),
+                  key="compare_fig_b")
+c[2].plotly_chart(figures.difference_heatmap(grid_b - grid_a, GLUCOSE_AXIS, "other − reference"),
+                  key="compare_fig_difference")
+c = st.columns(2)
+c[0].plotly_chart(figures.shares_bar(DIFFERENCE_BINS, comparison.difference_shares,
+                                     "|other − reference| (seed 003 Table 3 bins)", "|Δ risk|"),
+                  key="compare_fig_shares")
+c[1].plotly_chart(figures.confusion_heatmap(comparison.category_confusion, RISK_CATEGORIES,
+                                            "risk categories", name_a, name_b),
+                  key="compare_fig_confusion")
+st.dataframe(pd.DataFrame({"|Δ| bin": DIFFERENCE_BINS,
+                           "% of lattice points": 100 * comparison.difference_shares}),
+             hide_index=True, key="compare_shares_table")
+
+# -- learning curves ------------------------------------------------------------------------------
+st.header("Learning curves")
+curve_reference = "SEG" if seg.available else BUILT_IN
+st.caption(f"Ratings drawn uniformly on [0, 600]² with their {curve_reference} risk; half fit, "
+           "half choose λ (seed 003 §4.3); misranking measured on new points. The a-priori rule "
+           "λ(m) = α·m^(−β/2) is fitted on subsets of m = 20..50 (seed 003 §4.4).")
+init_state(curve_filters=["Lavrentiev", "iterated Lavrentiev (k = 2)"], curve_sizes=[50, 100, 200],
+           curve_repeats=3)
+c = st.columns(3)
+chosen_filters = c[0].multiselect("filters", list(CURVE_FILTERS), key="curve_filters")
+sizes = c[1].multiselect("m", [50, 100, 200, 300, 400], key="curve_sizes")
+repeats = c[2].number_input("repetitions", 1, 20, key="curve_repeats")
+
+
+def learning_curves(filters: tuple[str, ...], sizes: tuple[int, ...], repeats: int,
+                    table: SEGTable, progress) -> dict:
+    results, done = {}, 0
+    total = len(filters) * len(sizes) * repeats + repeats
+
+    def step(offset: int):
+        return None if progress is None else (lambda d, _t: progress(offset + d, total))
+
+    for name in filters:
+        recipe = SEGRecipe(name, filter=CURVE_FILTERS[name])
+        results[name] = run_seg_table3(table, sizes, repeats, recipe, n_test=1000,
+                                       progress=step(done))
+        done += len(sizes) * repeats
+    paper = SEGRecipe("paper")
+    X, y = draw_seg_ratings(table, max(sizes), np.random.default_rng(0))
+    rule = fit_apriori_lambda(paper.ranker(paper.gammas[0]), X, y, draws=5, lams=paper.lams())
+    applied = run_apriori(table, (max(sizes),), repeats, paper, draws=3, n_test=1000,
+                          progress=step(done))
+    return {"curves": results, "apriori": rule, "apriori_applied": applied}
+
+
+if st.button("Run learning curves", key="curve_run", disabled=not (chosen_filters and sizes)):
+    table = seg.table if seg.available else SEGTable(np.asarray(parkes_surface()), BUILT_IN)
+    bar = st.progress(0.0, text="learning curves")
+    key = (curve_reference, tuple(chosen_filters), tuple(sorted(sizes)), int(repeats))
+    st.session_state["curve_results"] = shared_result("learning-curves", key, lambda: (
+        learning_curves(*key[1:], table, lambda d, t: bar.progress(min(d / t, 1.0),
+                                                                    text=f"fits: {d}/{t}"))))
+    bar.empty()
+
+results = st.session_state.get("curve_results")
+if results:
+    curves = results["curves"]
+    m_values = sorted({int(m) for v in curves.values() for m in v["sizes"]})
+    series = {k: [100 * v["sizes"][str(m)]["misranking_mean"] for m in m_values]
+              for k, v in curves.items()}
+    errors = {k: [100 * v["sizes"][str(m)]["misranking_sd"] for m in m_values]
+              for k, v in curves.items()}
+    c = st.columns(2)
+    c[0].plotly_chart(figures.line_chart(m_values, series, "misranking vs m (mean ± sd)", "m",
+                                         "misranking (%)", errors=errors), key="curve_fig")
+    rule, m_max = results["apriori"], max(m_values)
+    c[1].plotly_chart(figures.apriori_plot(rule.sizes, rule.lam_plus, rule.alpha, rule.beta,
+                                           m_max), key="curve_fig_apriori")
+    applied = results["apriori_applied"]["sizes"][str(m_max)]
+    rows = [{"learner": k, **{f"m = {m}": f"{s[i]:.2f} ± {errors[k][i]:.2f} %"
+                              for i, m in enumerate(m_values)}} for k, s in series.items()]
+    rows.append({"learner": f"a-priori λ(m), Lavrentiev, at m = {m_max}",
+                 f"m = {m_max}": f"{100 * applied['misranking_mean']:.2f} ± "
+                                 f"{100 * applied['misranking_sd']:.2f} %"})
+    st.dataframe(pd.DataFrame(rows), hide_index=True, key="curve_table")
+    st.caption(f"A-priori rule on one draw of m = {m_max}: α = {rule.alpha:.4g} ± "
+               f"{rule.alpha_sd:.2g}, β = {rule.beta:.3f} ± {rule.beta_sd:.2g}.")

@@ -1,0 +1,159 @@
+"""Meter report: BGM/REF pairs → the SEG tool's tables plus Clarke, Parkes and a learned grid."""
+
+from __future__ import annotations
+
+import io
+
+import pandas as pd
+import streamlit as st
+
+from dashboard.common import get_store, init_state, saved_grid_surface, seg_status, show_problems
+from ranking_core.grids.seg import MISSING_SEG_MESSAGE
+from ranking_core.grids.zone_grid import zone_grid
+from ranking_core.meter import MeterPairs, PairsFileError, meter_report, read_pairs
+from ranking_core.meter.export import FigureExportError, figure_html, figure_png, safe_csv
+from ranking_core.meter.figures import bland_altman_figure, risk_heatmap, seg_heatmap
+from ranking_core.panel import simulate_panel
+from ranking_core.storage import StorageError
+
+DEMO_PAIRS = 200  # pairs in the built-in demonstration set
+FIGURE_STEP = 2  # mg/dL between drawn lattice points of the heat map
+
+TITLES = {
+    "pair_types": "Pair types", "accuracy": "Bias, MARD, CV and 95 % limits of agreement (%)",
+    "risk_grades": "SEG risk grades", "risk_categories": "SEG risk categories",
+    "iso_ranges": "ISO 15197 ranges", "binomial": "Binomial accuracy test (95 % within 15)",
+    "clarke": "Clarke error grid zones", "parkes": "Parkes error grid zones",
+    "learned_categories": "Risk categories on the learned grid",
+}
+
+st.title("Meter accuracy report")
+seg = seg_status()
+store = get_store()
+init_state(meter_source="Built-in demo", meter_parkes=1, meter_learned="(none)")
+
+
+@st.cache_data(show_spinner=False, max_entries=4)
+def demo_pairs(n: int) -> pd.DataFrame:
+    """Simulated meter readings near the diagonal (the panel simulator's near-diagonal design:
+    estimate = REF·exp(N(0, 0.25²))), as BGM/REF pairs."""
+    panel = simulate_panel(n, design="near-diagonal", outlier_fraction=0.0, random_state=7)
+    return pd.DataFrame({"BGM": panel["estimate"], "REF": panel["reference"]})
+
+
+@st.cache_data(show_spinner="Reading the pairs…", max_entries=8)
+def uploaded(content: bytes, name: str) -> MeterPairs:
+    return read_pairs(io.BytesIO(content), name=name)
+
+
+source = st.radio("Pairs", ("Built-in demo", "Upload", "Saved"), horizontal=True,
+                  key="meter_source")
+pairs: MeterPairs | pd.DataFrame | None = None
+if source == "Built-in demo":
+    pairs = demo_pairs(DEMO_PAIRS)
+    st.caption(f"{DEMO_PAIRS} simulated meter readings (not real data): REF log-uniform on "
+               "20..600 mg/dL, BGM = REF·exp(N(0, 0.25²)).")
+elif source == "Upload":
+    upload = st.file_uploader("BGM and REF columns in mg/dL (CSV, TSV or XLSX)",
+                              type=["csv", "tsv", "txt", "xlsx"], key="meter_upload")
+    if upload is not None:
+        try:
+            pairs = uploaded(upload.getvalue(), upload.name)
+        except PairsFileError as exc:
+            st.error(f"Not usable: {exc}")
+        else:
+            show_problems(list(pairs.messages), kept=len(pairs))
+            with st.form("save_meter"):
+                name = st.text_input("Save these pairs as", value=upload.name)
+                if st.form_submit_button("Save meter data"):
+                    try:
+                        store.save_meter_data(name, pairs.frame, {"source": upload.name,
+                                                                  "messages": list(pairs.messages)})
+                    except StorageError as exc:
+                        st.error(f"Not saved: {exc}")
+                    else:
+                        st.success(f"Saved meter data “{name}”.")
+else:
+    stored = store.list_records("meter_data")
+    if not stored:
+        st.info("No saved meter data yet: upload a file and save it.")
+    else:
+        chosen = st.selectbox("Saved meter data", [r.name for r in stored], key="meter_saved")
+        pairs = store.load_meter_data(chosen).frame[["BGM", "REF"]]
+
+if pairs is None:
+    st.stop()
+
+c = st.columns(2)
+parkes_type = c[0].radio("Parkes grid", (1, 2), format_func=lambda t: f"type {t} diabetes",
+                         horizontal=True, key="meter_parkes")
+learned_names = ["(none)"] + [r.name for r in store.list_records("learned_grid")]
+learned_choice = c[1].selectbox("Also place the pairs on a saved learned grid", learned_names,
+                                key="meter_learned")
+learned = None if learned_choice == "(none)" else saved_grid_surface(learned_choice)
+
+try:
+    report = meter_report(pairs, seg.table, learned, parkes_type=parkes_type)
+except (PairsFileError, ValueError) as exc:
+    st.error(f"No report: {exc}")
+    st.stop()
+if not seg.available:
+    st.info("The SEG tables need the SEG risk table (see the sidebar); Clarke, Parkes, ISO and "
+            "accuracy tables are shown without it.")
+
+accuracy = report.accuracy.iloc[0]
+binomial = report.binomial.iloc[0]
+c = st.columns(4)
+c[0].metric("pairs analysed", f"{int(binomial['n'])}")
+c[1].metric("MARD", f"{accuracy['mard_percent']:.2f} %")
+c[2].metric("bias", f"{accuracy['bias_percent']:+.2f} %")
+c[3].metric("within ISO 15 mg/dL / 15 %", f"{binomial['compliant_percent']:.1f} %",
+            "meets the binomial test" if binomial["meets"] else "fails the binomial test",
+            delta_color="normal" if binomial["meets"] else "inverse")
+
+notes = [m for m in report.messages if m != MISSING_SEG_MESSAGE]
+if notes:
+    with st.expander(f"Notes on the data ({len(notes)})"):
+        st.markdown("\n".join(f"- {m}" for m in notes))
+
+if seg.available:
+    grid_figure = seg_heatmap(seg.table, report, step=FIGURE_STEP)
+else:
+    grid_figure = risk_heatmap(zone_grid("clarke"), report, "Clarke zones (A–E coded 0–4; "
+                               "the SEG heat map needs the SEG table)", step=FIGURE_STEP)
+report_figures = {"error_grid": grid_figure, "bland_altman": bland_altman_figure(report)}
+c = st.columns(2)
+c[0].plotly_chart(grid_figure, key="meter_fig_grid")
+c[1].plotly_chart(report_figures["bland_altman"], key="meter_fig_bland_altman")
+
+tables = report.tables()
+left, right = st.columns(2)
+for i, (name, table) in enumerate(tables.items()):
+    column = left if i % 2 == 0 else right
+    column.subheader(TITLES.get(name, name))
+    column.dataframe(table, hide_index=True, key=f"meter_table_{name}")
+with st.expander(f"Every pair ({len(report.pairs)})"):
+    st.dataframe(report.pairs, hide_index=True, key="meter_pairs")
+
+st.subheader("Downloads")
+c = st.columns(3)
+table_name = c[0].selectbox("table", list(tables), format_func=lambda n: TITLES.get(n, n),
+                            key="meter_download_table")
+c[0].download_button("Table as CSV", safe_csv(tables[table_name]), f"{table_name}.csv",
+                     "text/csv", key="meter_download_csv")
+c[0].download_button("Every pair as CSV", safe_csv(report.pairs), "pairs.csv", "text/csv",
+                     key="meter_download_pairs")
+for name, fig in report_figures.items():
+    c[1].download_button(f"{name.replace('_', ' ')} as HTML", figure_html(fig, "cdn"),
+                         f"{name}.html", "text/html", key=f"meter_download_{name}_html")
+if c[2].button("Prepare PNG files", key="meter_png"):
+    try:
+        with st.spinner("Rendering PNG files…"):
+            st.session_state["meter_png_files"] = {
+                name: figure_png(fig) for name, fig in report_figures.items()}
+    except FigureExportError as exc:
+        st.session_state.pop("meter_png_files", None)
+        c[2].error(str(exc))
+for name, png in st.session_state.get("meter_png_files", {}).items():
+    c[2].download_button(f"{name.replace('_', ' ')} as PNG", png, f"{name}.png", "image/png",
+                         key=f"meter_download_{name}_png")

@@ -1,0 +1,126 @@
+"""Screenshots of every dashboard page, taken in headless Chromium (generated, not drawn).
+
+Starts the app with the README's command (``python -m ranking_core.cli dashboard --headless
+--port N``) on a free local port, with a throw-away database, opens each page in Debian's
+``/usr/bin/chromium`` through Playwright (no browser is downloaded) and writes
+``docs/screenshots/<page>.png``::
+
+    python scripts/screenshots.py [--out docs/screenshots] [--seg-table PATH]
+
+Without ``--seg-table`` (and with ``SEG_TABLE`` unset) the pages show the built-in data of a
+fresh machine. The browser test imports :func:`serve` and :func:`open_browser` from here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync"]
+ROOT = Path(__file__).resolve().parents[1]
+# url path (the default page is "/", the others are named after their file) → screenshot name
+PAGES = {"": "learn", "meter": "meter", "compare": "compare", "cf": "cf", "about": "about"}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def serve(port: int, env: dict[str, str], timeout: float = 90.0) -> Iterator[str]:
+    """Run ``riskgrid dashboard --headless --port PORT`` until the block ends; yield its URL once
+    ``/_stcore/health`` answers."""
+    command = [sys.executable, "-m", "ranking_core.cli", "dashboard", "--headless",
+               "--port", str(port)]
+    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            if process.poll() is not None:
+                output = process.stdout.read().decode(errors="replace") if process.stdout else ""
+                raise RuntimeError(f"the dashboard exited with {process.returncode}:\n{output}")
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as answer:
+                    if answer.status == 200:
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"the dashboard did not answer on {url} in {timeout:.0f} s")
+            time.sleep(0.5)
+        yield url
+    finally:
+        os.killpg(process.pid, 15)  # the CLI and the streamlit child it started
+        process.wait(timeout=20)
+
+
+@contextlib.contextmanager
+def open_browser(width: int = 1600, height: int = 1200):
+    """A Playwright page in headless Debian Chromium (never downloads a browser)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield browser.new_page(viewport={"width": width, "height": height})
+        finally:
+            browser.close()
+
+
+RENDERED_JS = """() => {
+  const q = (s) => document.querySelectorAll(s).length;
+  return q("[data-testid='stMain'] [data-testid='stElementContainer']") > 0
+    && q("[data-testid='stStatusWidget']") === 0
+    && q("[data-testid='stSkeleton'], [data-testid='stSkeletonElement'], "
+         + "[data-testid='stAppSkeleton'], [data-testid='stSpinner']") === 0
+    && q("[data-testid='stPlotlyChart']") === q("[data-testid='stPlotlyChart'] .js-plotly-plot");
+}"""
+
+
+def wait_until_rendered(page, timeout_ms: float = 180_000) -> None:
+    """Wait until Streamlit's script run is over and every element (Plotly charts included) is
+    drawn, twice in a row one second apart (a rerun may start right after the first run)."""
+    page.wait_for_selector("[data-testid='stApp']", timeout=timeout_ms)
+    for _ in range(2):
+        page.wait_for_timeout(1000)
+        page.wait_for_function(RENDERED_JS, timeout=timeout_ms, polling=500)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots")
+    parser.add_argument("--seg-table", type=Path, default=None)
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {**os.environ, "RISKGRID_DATABASE_URL": f"sqlite:///{Path(tmp) / 'db.sqlite3'}"}
+        env.pop("SEG_TABLE", None)
+        if args.seg_table is not None:
+            env["SEG_TABLE"] = str(args.seg_table.resolve())
+        with serve(free_port(), env) as url, open_browser() as page:
+            for path, name in PAGES.items():
+                page.goto(f"{url}/{path}")
+                wait_until_rendered(page)
+                target = args.out / f"{name}.png"
+                page.screenshot(path=str(target), full_page=True)
+                print(target)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,36 @@
+"""Helpers shared by the dashboard's AppTest modules."""
+
+from __future__ import annotations
+
+from streamlit.testing.v1 import AppTest
+
+from dashboard import APP_PATH
+from ranking_core.storage import Store
+
+TEST_M = 200  # ratings of the simulated panel in these tests (the page's default is larger)
+
+
+def fresh_machine(tmp_path, monkeypatch) -> Store:
+    """A fresh machine: no SEG table configured, an empty database in tmp_path."""
+    monkeypatch.delenv("SEG_TABLE", raising=False)
+    url = f"sqlite:///{tmp_path / 'riskgrid.sqlite3'}"
+    monkeypatch.setenv("RISKGRID_DATABASE_URL", url)
+    return Store(url)
+
+
+def open_app(page: str | None = None, **state) -> AppTest:
+    """Run the app (default page: Learn), optionally switch to ``page``; state is set first."""
+    at = AppTest.from_file(str(APP_PATH), default_timeout=180)
+    at.session_state["learn_m"] = TEST_M
+    for key, value in state.items():
+        at.session_state[key] = value
+    at.run()
+    if page is not None:
+        at.switch_page(f"views/{page}.py").run()
+    assert not at.exception, at.exception
+    return at
+
+
+def metrics(at: AppTest) -> dict[str, str]:
+    """The metric elements shown, label → value."""
+    return {m.label: m.value for m in at.metric}

@@ -1,0 +1,31 @@
+"""One end-to-end browser test: the README's command serves the app, headless Chromium renders the
+Learn page's figure. Needs Debian's /usr/bin/chromium (never downloads a browser)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from scripts.screenshots import CHROMIUM, free_port, open_browser, serve, wait_until_rendered
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not CHROMIUM.exists(),
+                    reason=f"{CHROMIUM} is absent (apt-get install chromium)")
+def test_learn_page_renders_its_figure_in_chromium(tmp_path):
+    pytest.importorskip("playwright.sync_api", reason="the playwright Python package is missing")
+    pytest.importorskip("ranking_core.panel", reason="the Learn page needs the grids branch")
+    env = {**os.environ, "RISKGRID_DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}"}
+    env.pop("SEG_TABLE", None)  # a fresh machine: built-in data only
+    with serve(free_port(), env) as url, open_browser() as page:
+        page.goto(url)
+        wait_until_rendered(page)
+        charts = page.locator("[data-testid='stPlotlyChart'] .js-plotly-plot")
+        assert charts.count() >= 3  # learned grid, reference, difference (+ λ curve, histogram)
+        assert page.locator(".js-plotly-plot .heatmaplayer, .js-plotly-plot .hm").count() > 0
+        assert page.get_by_text("misranking vs reference").count() > 0
+        assert page.locator("[data-testid='stException']").count() == 0
+        shot = tmp_path / "learn.png"
+        page.screenshot(path=str(shot), full_page=True)
+        assert shot.stat().st_size > 10_000
