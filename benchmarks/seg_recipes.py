@@ -6,10 +6,14 @@ variant the same training and test draws, so differences between variants are pa
 
     SEG_TABLE=... python benchmarks/seg_recipes.py --variants paper,kfold --reps 8 --seed 1
 
-``rotated`` needs more than a recipe and is defined here only: a Gaussian on the (sum,
-difference) of the log-warped coordinates, anisotropic along / across the diagonal (it does not
-factorise over REF and estimate). ``anchors`` = ``best`` = ``best-no-anchors`` plus 41 zero-risk
-points (g, g), g = 0, 15, …, 600 mg/dL (prior knowledge, not ratings).
+``rotated`` and ``rotated-laplacian`` need more than a recipe and are defined here only: a
+Gaussian (or L1 kernel) on the (sum, difference) of the log-warped coordinates, anisotropic along /
+across the diagonal (they do not factorise over REF and estimate). ``anchors`` =
+``best-no-anchors`` plus 41 zero-risk points (g, g), g = 0, 15, …, 600 mg/dL (prior knowledge, not
+ratings) was the best Gaussian recipe; ``best`` is the same with the Laplacian kernel γ = 10³.
+``multiscale-*``, ``matern32-*``, ``laplacian-gaussian-*``, ``laplacian-300-3000`` are
+``anchors`` with another kernel (sums of kernels, product Matérn 3/2; experiment only). Target
+transforms and bagging change the fit, not the recipe: ``benchmarks/seg_targets_bagging.py``.
 """
 
 from __future__ import annotations
@@ -17,17 +21,19 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
+from scipy.spatial.distance import cdist
 
 from ranking_core import SpectralRanker
 from ranking_core.experiments.seg import BEST_RECIPE, PAPER_RECIPE, SEGRecipe, run_seg_table3
 from ranking_core.filters import IteratedLavrentiev
-from ranking_core.grids.coordinates import GlucoseTransform
+from ranking_core.grids.coordinates import GlucoseTransform, TransformedKernel
 from ranking_core.grids.seg import find_seg_table
-from ranking_core.kernels import GaussianKernel, Kernel
+from ranking_core.kernels import GaussianKernel, Kernel, LaplacianKernel
 
 LOG50 = GlucoseTransform("log", offset=50.0)
 WIDE = (1e3, 2e3, 4e3, 8e3, 1.6e4)
@@ -54,10 +60,74 @@ class DiagonalFrameKernel(Kernel):
 
 
 @dataclass(frozen=True)
+class DiagonalFrameLaplacian(DiagonalFrameKernel):
+    """exp(−|u − u'|/γ_u − |v − v'|/γ_v) in the frame of :class:`DiagonalFrameKernel`."""
+
+    smooth: ClassVar[bool] = False
+
+    def __call__(self, X, Y):
+        scale = np.asarray(self.gamma, dtype=np.float64)
+        return np.exp(-cdist(self._frame(X) / scale, self._frame(Y) / scale, "cityblock"))
+
+
+@dataclass(frozen=True)
+class SumKernel(Kernel):
+    """Σ_k w_k K_k(x, x') with w_k ≥ 0 (PSD; multi-scale when the parts differ in width)."""
+
+    parts: tuple[Kernel, ...]
+    weights: tuple[float, ...]
+    smooth: ClassVar[bool] = False
+
+    def __call__(self, X, Y):
+        return sum(w * k(X, Y) for w, k in zip(self.weights, self.parts, strict=True))
+
+    def diagonal(self, X):
+        return sum(w * k.diagonal(X) for w, k in zip(self.weights, self.parts, strict=True))
+
+
+@dataclass(frozen=True)
+class Matern32Product(Kernel):
+    """Π_k (1 + √3|d_k|/ℓ)·exp(−√3|d_k|/ℓ), the product of 1-D Matérn-3/2 kernels."""
+
+    length: float
+    smooth: ClassVar[bool] = False
+
+    def __call__(self, X, Y):
+        X, Y = np.atleast_2d(X), np.atleast_2d(Y)
+        d = np.abs(X[:, None, :] - Y[None, :, :]) * np.sqrt(3.0) / self.length
+        return np.prod((1.0 + d) * np.exp(-d), axis=-1)
+
+    def diagonal(self, X):
+        return np.ones(len(np.atleast_2d(X)))
+
+
+@dataclass(frozen=True)
+class KernelRecipe(SEGRecipe):
+    """A recipe whose kernel is ``make(γ)`` on the recipe's warped coordinates."""
+
+    make: Callable[[object], Kernel] | None = None
+
+    def ranker(self, gamma):
+        return SpectralRanker(kernel=TransformedKernel(self.make(gamma), self.transform),
+                              filter=self.filter)
+
+
+def kernel_variant(name: str, gammas: tuple, make: Callable[[object], Kernel]) -> KernelRecipe:
+    """``anchors`` (the best Gaussian recipe) with the kernel ``make(γ)``."""
+    return KernelRecipe(name, gammas=gammas, make=make, diagonal_anchors=41, **KFOLD_SIGNED_LOG)
+
+
+@dataclass(frozen=True)
 class RotatedRecipe(SEGRecipe):
     def ranker(self, gamma):
-        return SpectralRanker(kernel=DiagonalFrameKernel(gamma, self.transform),
-                              filter=self.filter)
+        frame = DiagonalFrameLaplacian if self.kernel == "laplacian" else DiagonalFrameKernel
+        return SpectralRanker(kernel=frame(gamma, self.transform), filter=self.filter)
+
+
+def laplacian(name: str, **changes) -> SEGRecipe:
+    """The best recipe (L1 kernel γ = 10³, log50, signed, 41 anchors, 5-fold) with changes."""
+    return SEGRecipe(name, **{**KFOLD_SIGNED_LOG, "kernel": "laplacian", "gammas": (1e3,),
+                              "diagonal_anchors": 41, **changes})
 
 
 VARIANTS: dict[str, SEGRecipe] = {
@@ -115,6 +185,32 @@ VARIANTS: dict[str, SEGRecipe] = {
     "rotated": RotatedRecipe("rotated", gammas=((3.2e4, 4e3), (1.6e4, 4e3), (1.6e4, 2e3),
                                                 (3.2e4, 8e3)), **KFOLD_SIGNED_LOG),
     "anchors": SEGRecipe("anchors", gammas=(1.6e4,), diagonal_anchors=41, **KFOLD_SIGNED_LOG),
+    **{f"laplacian-{g:g}": laplacian(f"laplacian-{g:g}", gammas=(g,))
+       for g in (250.0, 700.0, 1000.0, 1500.0, 2000.0, 4000.0)},
+    "laplacian-gamma-choice": laplacian("laplacian-gamma-choice", gammas=(1e3, 2e3, 4e3)),
+    "laplacian-no-anchors": laplacian("laplacian-no-anchors", diagonal_anchors=0),
+    "laplacian-unsigned": laplacian("laplacian-unsigned", signed=False),
+    "laplacian-linear": laplacian("laplacian-linear", transform=None),
+    "laplacian-10fold": laplacian("laplacian-10fold", n_splits=10),
+    "laplacian-log20": laplacian("laplacian-log20", transform=GlucoseTransform("log", 20.0)),
+    "laplacian-log100": laplacian("laplacian-log100", transform=GlucoseTransform("log", 100.0)),
+    **{f"multiscale-{a:g}-{b:g}-{w:g}": kernel_variant(
+        f"multiscale-{a:g}-{b:g}-{w:g}", ((a, b),),
+        lambda g, w=w: SumKernel((GaussianKernel(g[0]), GaussianKernel(g[1])), (1.0, w)))
+       for a, b, w in ((1.6e4, 2e3, 0.3), (1.6e4, 4e3, 0.5), (3.2e4, 8e3, 1.0),
+                       (6.4e4, 8e3, 1.0))},
+    **{f"matern32-{ell:g}": kernel_variant(f"matern32-{ell:g}", (ell,), Matern32Product)
+       for ell in (150.0, 300.0)},
+    **{f"laplacian-gaussian-{w:g}": kernel_variant(
+        f"laplacian-gaussian-{w:g}", ((1e3, 1.6e4),),
+        lambda g, w=w: SumKernel((LaplacianKernel(g[0]), GaussianKernel(g[1])), (1.0, w)))
+       for w in (1.0, 0.2)},
+    "laplacian-300-3000": kernel_variant(
+        "laplacian-300-3000", ((300.0, 3e3),),
+        lambda g: SumKernel((LaplacianKernel(g[0]), LaplacianKernel(g[1])), (1.0, 1.0))),
+    "rotated-laplacian": RotatedRecipe("rotated-laplacian", kernel="laplacian",
+                                       gammas=((1e3, 1e3), (2e3, 500.0), (4e3, 1e3)),
+                                       diagonal_anchors=41, **KFOLD_SIGNED_LOG),
 }
 
 

@@ -41,13 +41,15 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def serve(port: int, env: dict[str, str], timeout: float = 90.0) -> Iterator[str]:
-    """Run ``riskgrid dashboard --headless --port PORT`` until the block ends; yield its URL once
-    ``/_stcore/health`` answers."""
-    command = [sys.executable, "-m", "ranking_core.cli", "dashboard", "--headless",
-               "--port", str(port)]
-    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, start_new_session=True)
+def serve(port: int, env: dict[str, str], timeout: float = 90.0,
+          headless: bool = True) -> Iterator[str]:
+    """Run ``riskgrid dashboard [--headless] --port PORT`` until the block ends; yield its URL once
+    ``/_stcore/health`` answers. Standard input is closed, so a prompt would fail, not wait."""
+    command = [sys.executable, "-m", "ranking_core.cli", "dashboard", "--port", str(port),
+               *(["--headless"] if headless else [])]
+    process = subprocess.Popen(command, cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               start_new_session=True)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + timeout

@@ -15,7 +15,6 @@ from scripts.screenshots import CHROMIUM, free_port, open_browser, serve, wait_u
                     reason=f"{CHROMIUM} is absent (apt-get install chromium)")
 def test_learn_page_renders_its_figure_in_chromium(tmp_path):
     pytest.importorskip("playwright.sync_api", reason="the playwright Python package is missing")
-    pytest.importorskip("ranking_core.panel", reason="the Learn page needs the grids branch")
     env = {**os.environ, "RISKGRID_DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}"}
     env.pop("SEG_TABLE", None)  # a fresh machine: built-in data only
     with serve(free_port(), env) as url, open_browser() as page:

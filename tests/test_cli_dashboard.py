@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import tomllib
+import urllib.request
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 import ranking_core
 from dashboard import APP_PATH
 from ranking_core.cli import app
 from ranking_core.cli.dashboard import streamlit_command, streamlit_environment
+from scripts.screenshots import free_port, serve
 
 
 def test_command_runs_streamlit_on_the_app_with_port_and_headless():
@@ -19,6 +23,18 @@ def test_command_runs_streamlit_on_the_app_with_port_and_headless():
     assert command == [sys.executable, "-m", "streamlit", "run", str(APP_PATH),
                        "--server.port", "8765", "--server.headless", "true"]
     assert APP_PATH.is_file() and (APP_PATH.parent / ".streamlit" / "config.toml").is_file()
+
+
+@pytest.mark.slow
+def test_readme_command_starts_on_a_fresh_machine_without_prompting(tmp_path):
+    """`riskgrid dashboard` without --headless, a HOME with no Streamlit credentials and stdin
+    closed (Streamlit's first-run e-mail question would otherwise stop the start)."""
+    env = {**os.environ, "HOME": str(tmp_path), "BROWSER": "true",
+           "RISKGRID_DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}"}
+    env.pop("SEG_TABLE", None)
+    with serve(free_port(), env, headless=False) as url:
+        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=5) as answer:
+            assert answer.read() == b"ok"
 
 
 def test_app_config_limits_uploads():

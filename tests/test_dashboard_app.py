@@ -93,9 +93,9 @@ def test_lambda_slider_resolves_from_the_cached_decomposition(fresh, monkeypatch
 
 
 def test_learn_page_paper_recipe_hold_out_fits_the_first_half(fresh):
-    at = open_app(learn_rule="hold-out", learn_scale="linear", learn_gamma=10_000.0,
-                  learn_signed=False, learn_filter="iterated-lavrentiev", learn_k=2,
-                  learn_anchors=0)
+    at = open_app(learn_rule="hold-out", learn_kernel="gaussian", learn_scale="linear",
+                  learn_gamma=10_000.0, learn_signed=False, learn_filter="iterated-lavrentiev",
+                  learn_k=2, learn_anchors=0)
     ratings = read_rating_set(simulate_panel(TEST_M, random_state=0))
     choice = holdout_lambda(SpectralRanker(gamma=1e4, filter=IteratedLavrentiev(2)),
                             ratings.X, ratings.y, BEST_RECIPE.lams())

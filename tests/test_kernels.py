@@ -9,6 +9,7 @@ from ranking_core.kernels import (
     LinearKernel,
     PolynomialKernel,
     gaussian_lattice,
+    laplacian_lattice,
     make_kernel,
 )
 
@@ -65,6 +66,19 @@ def test_gaussian_lattice_equals_direct_evaluation(gamma) -> None:
     np.testing.assert_allclose(many[1], 2 * direct, rtol=1e-11, atol=1e-12)
 
 
+def test_laplacian_lattice_equals_direct_evaluation() -> None:
+    centers = RNG.uniform(0, 600, size=(40, 2))
+    coef = RNG.normal(size=40)
+    axis_0, axis_1 = np.arange(0, 601, 25.0), np.arange(0, 601, 40.0)
+    grid = np.array([[a, b] for a in axis_0 for b in axis_1])
+    direct = pointwise(lambda a, b: np.exp(-np.sum(np.abs(a - b)) / 70.0), grid, centers) @ coef
+    np.testing.assert_allclose(laplacian_lattice(axis_0, axis_1, centers, coef, 70.0),
+                               direct.reshape(len(axis_0), len(axis_1)), rtol=1e-11, atol=1e-12)
+    many = laplacian_lattice(axis_0, axis_1, centers, np.column_stack([coef, -coef]), 70.0)
+    np.testing.assert_allclose(many[1], -direct.reshape(len(axis_0), len(axis_1)),
+                               rtol=1e-11, atol=1e-12)
+
+
 def test_make_kernel_and_errors() -> None:
     assert make_kernel("gaussian", gamma=5.0) == GaussianKernel(5.0)
     assert make_kernel("gaussian", gamma=[1.0, 2.0]) == GaussianKernel((1.0, 2.0))
@@ -74,3 +88,5 @@ def test_make_kernel_and_errors() -> None:
         GaussianKernel(-1.0)(X, Y)
     with pytest.raises(ValueError, match="shape"):
         gaussian_lattice([0.0], [0.0], np.zeros((3, 3)), np.zeros(3), 1.0)
+    with pytest.raises(ValueError, match="gamma must be positive"):
+        laplacian_lattice([0.0], [0.0], np.zeros((3, 2)), np.zeros(3), 0.0)

@@ -35,18 +35,21 @@ DEFAULT_M = 300  # ratings in the default simulated panel (the paper uses 100..4
 RULES = ("hold-out", "k-fold", "a-priori λ(m)", "manual")
 LOG_SCALE = GlucoseTransform("log", offset=50.0)
 SCALES = {"log": f"log scale (g₀ = {LOG_SCALE.offset:g} mg/dL)", "linear": "mg/dL"}
+KERNELS = {"gaussian": "Gaussian exp(−‖Δ‖²/γ)", "laplacian": "Laplacian exp(−‖Δ‖₁/γ)"}
 # defaults: the project's best SEG recipe (issue 3), γ = its first candidate, λ on its grid
 _BEST_FILTER = BEST_RECIPE.filter
 DEFAULTS = {
     "learn_filter": _BEST_FILTER if isinstance(_BEST_FILTER, str) else _BEST_FILTER.name,
     "learn_k": int(getattr(_BEST_FILTER, "k", 2)),
+    "learn_kernel": BEST_RECIPE.kernel,
     "learn_scale": "linear" if BEST_RECIPE.transform is None else BEST_RECIPE.transform.scale,
     "learn_gamma": float(BEST_RECIPE.gammas[0]),
     "learn_signed": BEST_RECIPE.signed,
     "learn_anchors": BEST_RECIPE.diagonal_anchors,
     "learn_rule": "k-fold" if BEST_RECIPE.selection == "kfold" else "hold-out",
 }
-# γ in squared units of the (possibly warped) glucose scale; the paper: 10⁴ (mg/dL)²
+# γ in squared units of the (possibly warped) glucose scale for the Gaussian (the paper: 10⁴
+# (mg/dL)²), in plain units for the Laplacian (the best recipe: 10³)
 GAMMAS = tuple(sorted({1e3, 2e3, 4e3, 8e3, 1e4, 1.6e4, 2e4, 4e4, 8e4, DEFAULTS["learn_gamma"]}))
 LAMS = BEST_RECIPE.lams()  # the recipe's geometric grid λ_j = λ₀·q^j (seed 003 §4.1 form)
 APRIORI_DRAWS = 5  # random subsets per size m = 20, 30, 40, 50 for λ₊ (seed 003 §4.4)
@@ -144,7 +147,7 @@ if ratings is None:
 st.caption(f"{len(ratings.frame)} ratings from {ratings.name}")
 
 # -- learner --------------------------------------------------------------------------------------
-c = st.columns(7)
+c = st.columns(8)
 filter_name = c[0].selectbox("spectral filter", sorted(FILTERS), key="learn_filter")
 k = int(c[1].number_input("order k (iterated Lavrentiev)", 1, 6, key="learn_k",
                           disabled=filter_name != "iterated-lavrentiev"))
@@ -152,8 +155,8 @@ scale = c[2].radio("glucose coordinates", list(SCALES), format_func=SCALES.get,
                    key="learn_scale")
 gamma = c[3].select_slider("kernel width γ", GAMMAS, key="learn_gamma",
                            format_func=lambda g: f"{g:,.0f}",
-                           help="squared units of the glucose coordinates: (mg/dL)² or the "
-                                "log scale's warped mg/dL²")
+                           help="Gaussian: squared units of the glucose coordinates, (mg/dL)² "
+                                "or the log scale's warped mg/dL²; Laplacian: plain units")
 rule = c[4].radio("λ rule", RULES, key="learn_rule")
 signed = c[5].toggle("signed surface", key="learn_signed",
                      help="learn sign(REF − estimate)·rating, a surface without the kink along "
@@ -163,6 +166,9 @@ anchors = int(c[6].number_input("zero-risk diagonal anchors", 0, 200, key="learn
                                 help="points (g, g) with risk 0, g evenly spaced on 0..600 "
                                      "mg/dL, added to the ratings: an exact reading carries no "
                                      "risk (the project's best recipe; not in the paper)"))
+kernel = c[7].radio("kernel", list(KERNELS), format_func=KERNELS.get, key="learn_kernel",
+                    help="the paper uses the Gaussian; the project's best SEG recipe the "
+                         "Laplacian (L1) kernel")
 
 
 @dataclass(frozen=True)
@@ -203,7 +209,8 @@ X, y = ratings.X, ratings.y
 bar = st.progress(0.0, text="Fitting the ranker…")
 try:
     recipe = SEGRecipe(
-        "dashboard", gammas=(float(gamma),), transform=LOG_SCALE if scale == "log" else None,
+        "dashboard", kernel=kernel, gammas=(float(gamma),),
+        transform=LOG_SCALE if scale == "log" else None,
         filter=IteratedLavrentiev(k=k) if filter_name == "iterated-lavrentiev" else filter_name,
         lam0=BEST_RECIPE.lam0, q=BEST_RECIPE.q, n_lams=BEST_RECIPE.n_lams, signed=bool(signed),
         diagonal_anchors=anchors)

@@ -79,4 +79,11 @@ def run_academic(
                    "misranking": [float(s) for s in v]}
             for name, v in scores.items()
         }
+        gain = np.asarray(scores["slr"]) - np.asarray(scores["ranking"])  # paired: same draws
+        results["sizes"][str(m)]["slr_minus_ranking"] = {
+            "mean": float(gain.mean()),
+            "standard_error": float(gain.std(ddof=1) / np.sqrt(len(gain))),
+            "ranking_better": int((gain > 0).sum()),
+            "slr_better": int((gain < 0).sum()),
+        }
     return results

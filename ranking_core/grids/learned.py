@@ -1,11 +1,11 @@
 """Learned error grids: a fitted ranking function evaluated on the 601 × 601 mg/dL lattice.
 
-For a Gaussian kernel (isotropic or one width per coordinate, optionally after a per-coordinate
-:class:`~ranking_core.grids.coordinates.GlucoseTransform`) the surface
-f(r, e) = Σ_i c_i K((r, e), x_i) + b factorises as F = A·diag(c)·Bᵀ + b (DESIGN §3;
-:func:`ranking_core.kernels.gaussian_lattice`): O(601·m·601) flops in one BLAS product instead of
-361,201 · m kernel evaluations. Any other fitted model is evaluated through its own blocked
-``predict``.
+For a Gaussian kernel (isotropic or one width per coordinate) or a Laplacian (L1) kernel,
+optionally after a per-coordinate :class:`~ranking_core.grids.coordinates.GlucoseTransform`, the
+surface f(r, e) = Σ_i c_i K((r, e), x_i) + b factorises as F = A·diag(c)·Bᵀ + b (DESIGN §3;
+:func:`ranking_core.kernels.gaussian_lattice`, :func:`ranking_core.kernels.laplacian_lattice`):
+O(601·m·601) flops in one BLAS product instead of 361,201 · m kernel evaluations. Any other
+fitted model is evaluated through its own blocked ``predict``.
 """
 
 from __future__ import annotations
@@ -17,7 +17,12 @@ from sklearn.utils.validation import check_is_fitted
 from ranking_core.grids.coordinates import TransformedKernel
 from ranking_core.grids.seg import GLUCOSE_MAX
 from ranking_core.grids.signed import AbsoluteRisk
-from ranking_core.kernels import GaussianKernel, gaussian_lattice
+from ranking_core.kernels import (
+    GaussianKernel,
+    LaplacianKernel,
+    gaussian_lattice,
+    laplacian_lattice,
+)
 
 __all__ = ["GLUCOSE_AXIS", "lattice_points", "learned_grid"]
 
@@ -46,8 +51,8 @@ def learned_grid(model, axis: ArrayLike = GLUCOSE_AXIS) -> NDArray[np.float64]:
 
     Returns
     -------
-    (n, n) predicted ratings; O(n²·m) flops by factorisation for Gaussian kernels, otherwise
-    ``model.predict`` on the n² lattice points (which blocks its kernel rows).
+    (n, n) predicted ratings; O(n²·m) flops by factorisation for Gaussian and Laplacian kernels,
+    otherwise ``model.predict`` on the n² lattice points (which blocks its kernel rows).
     """
     axis = np.asarray(axis, dtype=np.float64).ravel()
     if isinstance(model, AbsoluteRisk):
@@ -56,7 +61,9 @@ def learned_grid(model, axis: ArrayLike = GLUCOSE_AXIS) -> NDArray[np.float64]:
     transform = None
     if isinstance(kernel, TransformedKernel):
         transform, kernel = kernel.transform, kernel.base
-    if isinstance(kernel, GaussianKernel) and getattr(model, "X_fit_", None) is not None:
+    lattice = {GaussianKernel: gaussian_lattice, LaplacianKernel: laplacian_lattice}.get(
+        type(kernel))
+    if lattice is not None and getattr(model, "X_fit_", None) is not None:
         check_is_fitted(model, "coef_")
         centers = model.X_fit_
         if centers.shape[1] != 2:
@@ -64,7 +71,7 @@ def learned_grid(model, axis: ArrayLike = GLUCOSE_AXIS) -> NDArray[np.float64]:
                              "features; a glucose grid needs 2 (REF, estimate)")
         if transform is not None:
             axis, centers = transform(axis), transform(centers)
-        surface = gaussian_lattice(axis, axis, centers, model.coef_, kernel.gamma)
+        surface = lattice(axis, axis, centers, model.coef_, kernel.gamma)
         return surface + model.intercept_
     return np.asarray(model.predict(lattice_points(axis)), dtype=np.float64).reshape(
         axis.size, axis.size

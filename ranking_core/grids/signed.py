@@ -42,8 +42,8 @@ def signed_ratings(X: ArrayLike, y: ArrayLike) -> NDArray[np.float64]:
 class AbsoluteRisk:
     """A fitted model of the signed risk, predicting the absolute risk |f(x)|.
 
-    ``learned_grid`` evaluates ``signed_model`` on the lattice (factorised when Gaussian) and
-    takes the absolute value.
+    ``learned_grid`` evaluates ``signed_model`` on the lattice (factorised when Gaussian or
+    Laplacian) and takes the absolute value.
     """
 
     signed_model: Any
