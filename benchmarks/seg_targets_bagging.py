@@ -1,6 +1,6 @@
 """SEG reconstruction with a target transform or bagging on top of a recipe. Prints JSON.
 
-Two ideas that change the fitting, not the recipe (docs/results/grids.md), on the Table 3 draws of
+Two ideas that change the fitting, not the recipe (docs/RESULTS.md), on the Table 3 draws of
 ``run_seg_table3`` (same seed → same training and test points as ``benchmarks/seg_recipes.py``):
 
 * ``power P``: learn sign(REF − est)·y^P and predict |f| (misranking is invariant to monotone

@@ -9,7 +9,7 @@ gives the a-priori rule λ̃(m) = α·m^(−β/2), applied at m = 400.
 
 A :class:`SEGRecipe` names every choice that the paper fixes (kernel width, glucose coordinates,
 filter, λ grid, how λ is chosen), so that the improvements measured in
-``docs/results/grids.md`` are runs of the same protocol with another recipe.
+``docs/RESULTS.md`` are runs of the same protocol with another recipe.
 """
 
 from __future__ import annotations
@@ -144,7 +144,7 @@ class SEGRecipe:
 
 
 PAPER_RECIPE = SEGRecipe("paper")
-# The best recipe measured so far (docs/results/grids.md): glucose on the log warp with
+# The best recipe measured so far (docs/RESULTS.md): glucose on the log warp with
 # g₀ = 50 mg/dL, the Laplacian (L1) kernel with γ = 10³ on that scale, signed ratings, 41
 # zero-risk diagonal anchors, λ from 0.95^j (j < 400) by 5-fold validation misranking and a refit
 # on all m ratings.

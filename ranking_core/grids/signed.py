@@ -10,7 +10,7 @@ high, positive where it reads too low),
 
 a surface that passes smoothly through zero on the diagonal. The ranker learns f from y^±
 (seed 003 eq. (4) unchanged) and the absolute risk is predicted as |f|. This is a project
-extension, measured in ``docs/results/grids.md``; the paper learns y directly.
+extension, measured in ``docs/RESULTS.md``; the paper learns y directly.
 """
 
 from __future__ import annotations
