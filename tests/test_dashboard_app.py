@@ -234,7 +234,7 @@ def test_meter_page_on_built_in_demo_and_on_an_upload(fresh):
 
 
 def test_compare_page_defaults_and_a_small_learning_curve(fresh):
-    at = open_app("compare", curve_sizes=[50], curve_repeats=1, curve_filters=["Lavrentiev"])
+    at = open_app("compare", curve_sizes=[50], curve_repeats=1, curve_filters=["lavrentiev"])
     assert at.selectbox(key="compare_a").value.startswith("built-in surface")
     assert at.selectbox(key="compare_b").value.startswith("Parkes type 1 zones")
     expected = compare_grids(parkes_surface(), zone_grid("parkes-type1"))
@@ -245,7 +245,7 @@ def test_compare_page_defaults_and_a_small_learning_curve(fresh):
     at.run()
     assert not at.exception
     table = next(d.value for d in at.dataframe if "learner" in d.value.columns)
-    assert list(table["learner"]) == ["Lavrentiev", "a-priori λ(m), Lavrentiev, at m = 50"]
+    assert list(table["learner"]) == ["lavrentiev", "a-priori λ(m), lavrentiev, at m = 50"]
     assert all(re.fullmatch(r"[\d.]+ ± [\d.]+ %", v) for v in table["m = 50"])
 
 

@@ -17,7 +17,6 @@ from dashboard.common import (
     seg_status,
     shared_result,
 )
-from ranking_core import IteratedLavrentiev
 from ranking_core.experiments.learners import compare_learners
 from ranking_core.experiments.seg import (
     SEGRecipe,
@@ -25,6 +24,7 @@ from ranking_core.experiments.seg import (
     run_apriori,
     run_seg_table3,
 )
+from ranking_core.filters import FILTERS
 from ranking_core.grids.compare import DIFFERENCE_BINS, RISK_CATEGORIES, compare_grids
 from ranking_core.grids.learned import GLUCOSE_AXIS
 from ranking_core.grids.seg import SEGTable
@@ -37,9 +37,6 @@ BUILT_IN = "built-in surface (smoothed Parkes type 1)"
 ZONE_GRIDS = {"Clarke zones (A–E = 0–4)": "clarke", "Parkes type 1 zones (A–E = 0–4)":
               "parkes-type1", "Parkes type 2 zones (A–E = 0–4)": "parkes-type2"}
 LEARNER_DEFAULTS = ["spectral-lavrentiev", "spectral-iterated-lavrentiev", "regressor", "nystrom"]
-CURVE_FILTERS = {"Lavrentiev": "lavrentiev", "iterated Lavrentiev (k = 2)": IteratedLavrentiev(2),
-                 "spectral cut-off": "spectral-cutoff", "Showalter": "showalter",
-                 "Landweber": "landweber"}
 
 st.title("Compare grids")
 seg = seg_status()
@@ -100,10 +97,10 @@ curve_reference = "SEG" if seg.available else BUILT_IN
 st.caption(f"Ratings drawn uniformly on [0, 600]² with their {curve_reference} risk; half fit, "
            "half choose λ (seed 003 §4.3); misranking measured on new points. The a-priori rule "
            "λ(m) = α·m^(−β/2) is fitted on subsets of m = 20..50 (seed 003 §4.4).")
-init_state(curve_filters=["Lavrentiev", "iterated Lavrentiev (k = 2)"], curve_sizes=[50, 100, 200],
+init_state(curve_filters=["lavrentiev", "iterated-lavrentiev"], curve_sizes=[50, 100, 200],
            curve_repeats=3)
 c = st.columns(3)
-chosen_filters = c[0].multiselect("filters", list(CURVE_FILTERS), key="curve_filters")
+chosen_filters = c[0].multiselect("filters", sorted(FILTERS), key="curve_filters")
 sizes = c[1].multiselect("m", [50, 100, 200, 300, 400], key="curve_sizes")
 repeats = c[2].number_input("repetitions", 1, 20, key="curve_repeats")
 
@@ -117,7 +114,7 @@ def learning_curves(filters: tuple[str, ...], sizes: tuple[int, ...], repeats: i
         return None if progress is None else (lambda d, _t: progress(offset + d, total))
 
     for name in filters:
-        recipe = SEGRecipe(name, filter=CURVE_FILTERS[name])
+        recipe = SEGRecipe(name, filter=name)
         results[name] = run_seg_table3(table, sizes, repeats, recipe, n_test=1000,
                                        progress=step(done))
         done += len(sizes) * repeats
@@ -155,7 +152,7 @@ if results:
     applied = results["apriori_applied"]["sizes"][str(m_max)]
     rows = [{"learner": k, **{f"m = {m}": f"{s[i]:.2f} ± {errors[k][i]:.2f} %"
                               for i, m in enumerate(m_values)}} for k, s in series.items()]
-    rows.append({"learner": f"a-priori λ(m), Lavrentiev, at m = {m_max}",
+    rows.append({"learner": f"a-priori λ(m), lavrentiev, at m = {m_max}",
                  f"m = {m_max}": f"{100 * applied['misranking_mean']:.2f} ± "
                                  f"{100 * applied['misranking_sd']:.2f} %"})
     st.dataframe(pd.DataFrame(rows), hide_index=True, key="curve_table")
