@@ -14,6 +14,7 @@ from ranking_core.cf.per_user import (
     LEARNERS,
     PerUserConfig,
     _spectral_prediction,
+    evaluate_tasks,
     evaluate_user,
     plan_tasks,
     reference_inputs,
@@ -175,3 +176,41 @@ def test_real_movielens_groups() -> None:
                            n_lams=50)
     result = run_per_user(data, config, scheduler=SYNCHRONOUS)
     assert 0.2 < result["learners"]["lavrentiev"]["pairwise_misranking"]["mean"] < 0.55
+
+
+# evaluate_tasks of the five issue-6 learners, recorded before they were routed through the
+# shared registry ranking_core.learners.LEARNERS (commit b853844); the routing must not change
+# a single bit.
+ISSUE6_NUMBERS = [
+    [
+        [0.3717805151175812, 2.2307630442032296, 1.1239877642648992, 0.6803299713772465],
+        [0.3717805151175812, 2.230981372153149, 1.1239938770582598, 0.6803299713772465],
+        [0.3628219484882419, 2.0453213288998033, 1.1156411477660548, 0.7131305270615772],
+        [0.6394176931690929, 2.2359481257474476, 1.1262794779612424, 0.2972617788297484],
+        [0.4322508398656215, 3.1090037544387443, 1.396150444542524, 0.5566635063143902],
+    ],
+    [
+        [0.5576086956521739, 5.065536376945058, 1.7971002543085666, 0.31695189751822567],
+        [0.525, 3.7664891444137574, 1.5522956580174552, 0.3307646485029376],
+        [0.4141304347826087, 3.288674445644062, 1.4306403612934118, 0.3539341762449909],
+        [0.6206521739130435, 2.7891869320061136, 1.2945454327293942, 0.25096859716219627],
+        [0.475, 3.0231315417298528, 1.407818261173778, 0.3875728484743602],
+    ],
+    [
+        [0.35452793834296725, 0.9346043660709511, 0.7382523649279509, 0.722888321468806],
+        [0.35452793834296725, 0.9425162416782181, 0.7375124349029509, 0.722888321468806],
+        [0.35067437379576105, 0.9077052751731256, 0.7633687220264118, 0.5997523983610364],
+        [0.36801541425818884, 0.9220714915493512, 0.7598363026185478, 0.6770014801878207],
+        [0.394990366088632, 2.884807573733051, 1.293386197274402, 0.7753578750378172],
+    ],
+]
+
+
+def test_issue6_learners_give_the_numbers_recorded_before_the_registry() -> None:
+    data = synthetic_ratings(n_users=120, n_items=200, median_ratings=60, seed=11)
+    config = PerUserConfig(group=(20, 60), test_range=(50, 150), n_reference=60,
+                           n_test_users=3, repeats=1, max_rounds=30,
+                           learners=("iterated-lavrentiev", "lavrentiev", "spectral-cutoff",
+                                     "slr", "rankboost"))
+    values = evaluate_tasks(data, config, plan_tasks(data, config))
+    np.testing.assert_array_equal(values, np.array(ISSUE6_NUMBERS))
