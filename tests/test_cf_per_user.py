@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 
 import numpy as np
@@ -13,9 +14,10 @@ from ranking_core.cf.parallel import SYNCHRONOUS, run_per_user
 from ranking_core.cf.per_user import (
     LEARNERS,
     PerUserConfig,
-    _spectral_prediction,
+    _path_prediction,
     evaluate_tasks,
     evaluate_user,
+    learner_spec,
     plan_tasks,
     reference_inputs,
     summarize,
@@ -68,7 +70,10 @@ def test_lambda_choice_agrees_with_holdout_lambda(estimator: type) -> None:
     y = np.clip(np.round(X[:, :5].mean(axis=1) + rng.normal(size=60)), 1, 5)
     parts = (np.arange(15), np.arange(15, 30), np.arange(30, 60))
     config = small(n_lams=60)
-    ours = _spectral_prediction(estimator, "iterated-lavrentiev", X, y, parts, config)
+    spec = dataclasses.replace(
+        learner_spec("lavrentiev"),
+        make=lambda gamma: estimator(gamma=gamma, filter="iterated-lavrentiev"))
+    ours = _path_prediction(spec, X, y, parts, config)
     choice = holdout_lambda(estimator(gamma=1e4, filter="iterated-lavrentiev"), X[:30], y[:30],
                             config.lams())
     np.testing.assert_allclose(ours, choice.model.predict(X[30:]), rtol=1e-10)
@@ -148,17 +153,17 @@ def test_gamma_chosen_with_lambda_on_the_validation_part() -> None:
         config = small(gammas=(gamma,))
         model = SpectralRanker(gamma=gamma, filter="lavrentiev").fit(X[:15], y[:15])
         curve = pairwise_misranking_rows(y[15:30], model.path(config.lams()).predict(X[15:30]))
-        single[gamma] = (curve.min(), _spectral_prediction(SpectralRanker, "lavrentiev", X, y,
-                                                           parts, config))
+        single[gamma] = (curve.min(), _path_prediction(learner_spec("lavrentiev"), X, y, parts,
+                                                       config))
     assert single[30.0][0] != single[1e4][0]
     best = min(gammas, key=lambda g: single[g][0])
-    both = _spectral_prediction(SpectralRanker, "lavrentiev", X, y, parts, small(gammas=gammas))
+    both = _path_prediction(learner_spec("lavrentiev"), X, y, parts, small(gammas=gammas))
     np.testing.assert_array_equal(both, single[best][1])
 
 
 def test_rejects_bad_configuration() -> None:
     with pytest.raises(ValueError, match="learners must be among"):
-        PerUserConfig(learners=("svrank",))
+        PerUserConfig(learners=("svm",))
     with pytest.raises(ValueError, match="missing must be one of"):
         PerUserConfig(missing="zero")
     with pytest.raises(ValueError, match="group must satisfy"):
