@@ -12,8 +12,10 @@ from ranking_core import SpectralRanker, SpectralRegressor
 from ranking_core.cf import RatingMatrix, read_movielens_100k, synthetic_ratings
 from ranking_core.cf.parallel import SYNCHRONOUS, run_per_user
 from ranking_core.cf.per_user import (
+    ISSUE6_NAMES,
     LEARNERS,
     PerUserConfig,
+    _grid_prediction,
     _path_prediction,
     evaluate_tasks,
     evaluate_user,
@@ -22,7 +24,8 @@ from ranking_core.cf.per_user import (
     reference_inputs,
     summarize,
 )
-from ranking_core.metrics import pairwise_misranking_rows
+from ranking_core.learners import LEARNERS as REGISTRY
+from ranking_core.metrics import pairwise_misranking, pairwise_misranking_rows
 from ranking_core.selection import holdout_lambda
 
 
@@ -80,9 +83,10 @@ def test_lambda_choice_agrees_with_holdout_lambda(estimator: type) -> None:
 
 
 def test_every_learner_ranks_better_than_chance(data: RatingMatrix) -> None:
-    result = run_per_user(data, small(learners=LEARNERS, n_test_users=20), scheduler=SYNCHRONOUS)
+    result = run_per_user(data, small(learners=tuple(ISSUE6_NAMES), n_test_users=20),
+                          scheduler=SYNCHRONOUS)
     misranking = {name: v["pairwise_misranking"]["mean"] for name, v in result["learners"].items()}
-    for name in LEARNERS:
+    for name in ISSUE6_NAMES:
         metrics = result["learners"][name]
         limit = 0.43 if name in ("iterated-lavrentiev", "lavrentiev", "spectral-cutoff") else 0.49
         assert misranking[name] < limit, (name, misranking)
@@ -219,3 +223,49 @@ def test_issue6_learners_give_the_numbers_recorded_before_the_registry() -> None
                                      "slr", "rankboost"))
     values = evaluate_tasks(data, config, plan_tasks(data, config))
     np.testing.assert_array_equal(values, np.array(ISSUE6_NUMBERS))
+
+
+def test_every_registry_learner_is_offered_once() -> None:
+    assert sorted(learner_spec(name).description for name in LEARNERS) == \
+        sorted(spec.description for spec in REGISTRY.values())
+    assert learner_spec("slr") is REGISTRY["regressor"]
+    assert learner_spec("spectral-landweber") is REGISTRY["spectral-landweber"]
+
+
+def test_grid_learner_picks_its_registry_value_on_the_validation_part() -> None:
+    """Brute force: each registry grid value fitted on the fit part, the lowest validation
+    misranking kept, its test predictions returned."""
+    rng = np.random.default_rng(8)
+    X = rng.integers(-1, 6, size=(48, 20)).astype(float)
+    y = np.clip(np.round(X[:, :4].mean(axis=1) + rng.normal(size=48)), 1, 5)
+    parts = (np.arange(0, 24, 2), np.arange(1, 24, 2), np.arange(24, 48))
+    spec = REGISTRY["online-mprank"]
+    errors, predictions = [], []
+    for value in spec.grid(12):
+        model = spec.make(1e4).set_params(lam=value).fit(X[parts[0]], y[parts[0]])
+        errors.append(pairwise_misranking(y[parts[1]], model.predict(X[parts[1]])))
+        predictions.append(model.predict(X[parts[2]]))
+    ours = _grid_prediction(spec, X, y, parts, small())
+    np.testing.assert_array_equal(ours, predictions[int(np.argmin(errors))])
+
+
+def test_learner_over_its_max_m_is_skipped_and_counted(data: RatingMatrix,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    config = small(learners=("lavrentiev", "online-mprank"), n_test_users=8, repeats=1)
+    tasks = plan_tasks(data, config)
+    free = evaluate_tasks(data, config, tasks)
+    monkeypatch.setitem(REGISTRY, "online-mprank",
+                        dataclasses.replace(REGISTRY["online-mprank"], max_m=35))
+    capped = evaluate_tasks(data, config, tasks)
+    counts = data.counts()
+    within = np.array([counts[user] // 2 <= 35 for _, _, user in tasks])  # training half
+    assert 0 < within.sum() < len(tasks)
+    assert np.isnan(capped[~within, 1]).all()
+    # the reviewers it still runs on, and the other learner, get the numbers of the free run
+    np.testing.assert_array_equal(capped[within], free[within])
+    np.testing.assert_array_equal(capped[:, 0], free[:, 0])
+    summary = summarize(config, tasks, capped)
+    assert summary["learners"]["online-mprank"]["test_users_run"] == within.sum()
+    assert summary["learners"]["online-mprank"]["max_m"] == 35
+    assert summary["learners"]["lavrentiev"]["test_users_run"] == len(tasks)
+    assert summary["skipped_test_users"] == 0
