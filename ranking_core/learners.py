@@ -32,7 +32,8 @@ __all__ = ["LEARNERS", "LearnerSpec"]
 @dataclass(frozen=True)
 class LearnerSpec:
     """A learner: ``make(gamma)`` builds it; ``grid(m)`` gives the values of ``param`` to try
-    when it is fitted on m points (λ in the learner's own scaling for path learners)."""
+    when it is fitted on m points (λ in the learner's own scaling for path learners);
+    ``lam_scale(m)`` is that scaling: the learner's λ for the seed-003 λ on m points."""
 
     make: Callable[[float], BaseEstimator]
     description: str
@@ -40,10 +41,15 @@ class LearnerSpec:
     param: str
     grid: Callable[[int], NDArray[np.float64]]
     max_m: int | None = None
+    lam_scale: Callable[[int], float] = lambda m: 1.0
 
 
 def _paper_grid(m: int) -> NDArray[np.float64]:
     return paper_lambda_grid()
+
+
+def _m_squared(m: int) -> float:
+    return float(m * m)
 
 
 def _fixed(*values: float) -> Callable[[int], NDArray[np.float64]]:
@@ -72,7 +78,7 @@ LEARNERS: dict[str, LearnerSpec] = {
         lambda gamma: PreferenceRanker(gamma=gamma),
         "PreferenceRanker: RankRLS on the full preference graph, magnitude cost (seed 002 eq. "
         "(21)); λ = m²·λ_seed003",
-        True, "lam", lambda m: m * m * paper_lambda_grid()),
+        True, "lam", lambda m: _m_squared(m) * paper_lambda_grid(), lam_scale=_m_squared),
     "online-mprank": LearnerSpec(
         lambda gamma: OnlineMPRank(gamma=gamma, max_passes=300, tol=1e-6),
         "OnlineMPRank: MPRank by coordinate sweeps (seed 000 §2.5), ≤ 300 passes",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 
 import numpy as np
@@ -11,15 +12,20 @@ from ranking_core import SpectralRanker, SpectralRegressor
 from ranking_core.cf import RatingMatrix, read_movielens_100k, synthetic_ratings
 from ranking_core.cf.parallel import SYNCHRONOUS, run_per_user
 from ranking_core.cf.per_user import (
+    ISSUE6_NAMES,
     LEARNERS,
     PerUserConfig,
-    _spectral_prediction,
+    _grid_prediction,
+    _path_prediction,
+    evaluate_tasks,
     evaluate_user,
+    learner_spec,
     plan_tasks,
     reference_inputs,
     summarize,
 )
-from ranking_core.metrics import pairwise_misranking_rows
+from ranking_core.learners import LEARNERS as REGISTRY
+from ranking_core.metrics import pairwise_misranking, pairwise_misranking_rows
 from ranking_core.selection import holdout_lambda
 
 
@@ -67,16 +73,20 @@ def test_lambda_choice_agrees_with_holdout_lambda(estimator: type) -> None:
     y = np.clip(np.round(X[:, :5].mean(axis=1) + rng.normal(size=60)), 1, 5)
     parts = (np.arange(15), np.arange(15, 30), np.arange(30, 60))
     config = small(n_lams=60)
-    ours = _spectral_prediction(estimator, "iterated-lavrentiev", X, y, parts, config)
+    spec = dataclasses.replace(
+        learner_spec("lavrentiev"),
+        make=lambda gamma: estimator(gamma=gamma, filter="iterated-lavrentiev"))
+    ours = _path_prediction(spec, X, y, parts, config)
     choice = holdout_lambda(estimator(gamma=1e4, filter="iterated-lavrentiev"), X[:30], y[:30],
                             config.lams())
     np.testing.assert_allclose(ours, choice.model.predict(X[30:]), rtol=1e-10)
 
 
 def test_every_learner_ranks_better_than_chance(data: RatingMatrix) -> None:
-    result = run_per_user(data, small(learners=LEARNERS, n_test_users=20), scheduler=SYNCHRONOUS)
+    result = run_per_user(data, small(learners=tuple(ISSUE6_NAMES), n_test_users=20),
+                          scheduler=SYNCHRONOUS)
     misranking = {name: v["pairwise_misranking"]["mean"] for name, v in result["learners"].items()}
-    for name in LEARNERS:
+    for name in ISSUE6_NAMES:
         metrics = result["learners"][name]
         limit = 0.43 if name in ("iterated-lavrentiev", "lavrentiev", "spectral-cutoff") else 0.49
         assert misranking[name] < limit, (name, misranking)
@@ -147,17 +157,17 @@ def test_gamma_chosen_with_lambda_on_the_validation_part() -> None:
         config = small(gammas=(gamma,))
         model = SpectralRanker(gamma=gamma, filter="lavrentiev").fit(X[:15], y[:15])
         curve = pairwise_misranking_rows(y[15:30], model.path(config.lams()).predict(X[15:30]))
-        single[gamma] = (curve.min(), _spectral_prediction(SpectralRanker, "lavrentiev", X, y,
-                                                           parts, config))
+        single[gamma] = (curve.min(), _path_prediction(learner_spec("lavrentiev"), X, y, parts,
+                                                       config))
     assert single[30.0][0] != single[1e4][0]
     best = min(gammas, key=lambda g: single[g][0])
-    both = _spectral_prediction(SpectralRanker, "lavrentiev", X, y, parts, small(gammas=gammas))
+    both = _path_prediction(learner_spec("lavrentiev"), X, y, parts, small(gammas=gammas))
     np.testing.assert_array_equal(both, single[best][1])
 
 
 def test_rejects_bad_configuration() -> None:
     with pytest.raises(ValueError, match="learners must be among"):
-        PerUserConfig(learners=("svrank",))
+        PerUserConfig(learners=("svm",))
     with pytest.raises(ValueError, match="missing must be one of"):
         PerUserConfig(missing="zero")
     with pytest.raises(ValueError, match="group must satisfy"):
@@ -175,3 +185,87 @@ def test_real_movielens_groups() -> None:
                            n_lams=50)
     result = run_per_user(data, config, scheduler=SYNCHRONOUS)
     assert 0.2 < result["learners"]["lavrentiev"]["pairwise_misranking"]["mean"] < 0.55
+
+
+# evaluate_tasks of the five issue-6 learners, recorded before they were routed through the
+# shared registry ranking_core.learners.LEARNERS (commit b853844); the routing must not change
+# a single bit.
+ISSUE6_NUMBERS = [
+    [
+        [0.3717805151175812, 2.2307630442032296, 1.1239877642648992, 0.6803299713772465],
+        [0.3717805151175812, 2.230981372153149, 1.1239938770582598, 0.6803299713772465],
+        [0.3628219484882419, 2.0453213288998033, 1.1156411477660548, 0.7131305270615772],
+        [0.6394176931690929, 2.2359481257474476, 1.1262794779612424, 0.2972617788297484],
+        [0.4322508398656215, 3.1090037544387443, 1.396150444542524, 0.5566635063143902],
+    ],
+    [
+        [0.5576086956521739, 5.065536376945058, 1.7971002543085666, 0.31695189751822567],
+        [0.525, 3.7664891444137574, 1.5522956580174552, 0.3307646485029376],
+        [0.4141304347826087, 3.288674445644062, 1.4306403612934118, 0.3539341762449909],
+        [0.6206521739130435, 2.7891869320061136, 1.2945454327293942, 0.25096859716219627],
+        [0.475, 3.0231315417298528, 1.407818261173778, 0.3875728484743602],
+    ],
+    [
+        [0.35452793834296725, 0.9346043660709511, 0.7382523649279509, 0.722888321468806],
+        [0.35452793834296725, 0.9425162416782181, 0.7375124349029509, 0.722888321468806],
+        [0.35067437379576105, 0.9077052751731256, 0.7633687220264118, 0.5997523983610364],
+        [0.36801541425818884, 0.9220714915493512, 0.7598363026185478, 0.6770014801878207],
+        [0.394990366088632, 2.884807573733051, 1.293386197274402, 0.7753578750378172],
+    ],
+]
+
+
+def test_issue6_learners_give_the_numbers_recorded_before_the_registry() -> None:
+    data = synthetic_ratings(n_users=120, n_items=200, median_ratings=60, seed=11)
+    config = PerUserConfig(group=(20, 60), test_range=(50, 150), n_reference=60,
+                           n_test_users=3, repeats=1, max_rounds=30,
+                           learners=("iterated-lavrentiev", "lavrentiev", "spectral-cutoff",
+                                     "slr", "rankboost"))
+    values = evaluate_tasks(data, config, plan_tasks(data, config))
+    np.testing.assert_array_equal(values, np.array(ISSUE6_NUMBERS))
+
+
+def test_every_registry_learner_is_offered_once() -> None:
+    assert sorted(learner_spec(name).description for name in LEARNERS) == \
+        sorted(spec.description for spec in REGISTRY.values())
+    assert learner_spec("slr") is REGISTRY["regressor"]
+    assert learner_spec("spectral-landweber") is REGISTRY["spectral-landweber"]
+
+
+def test_grid_learner_picks_its_registry_value_on_the_validation_part() -> None:
+    """Brute force: each registry grid value fitted on the fit part, the lowest validation
+    misranking kept, its test predictions returned."""
+    rng = np.random.default_rng(8)
+    X = rng.integers(-1, 6, size=(48, 20)).astype(float)
+    y = np.clip(np.round(X[:, :4].mean(axis=1) + rng.normal(size=48)), 1, 5)
+    parts = (np.arange(0, 24, 2), np.arange(1, 24, 2), np.arange(24, 48))
+    spec = REGISTRY["online-mprank"]
+    errors, predictions = [], []
+    for value in spec.grid(12):
+        model = spec.make(1e4).set_params(lam=value).fit(X[parts[0]], y[parts[0]])
+        errors.append(pairwise_misranking(y[parts[1]], model.predict(X[parts[1]])))
+        predictions.append(model.predict(X[parts[2]]))
+    ours = _grid_prediction(spec, X, y, parts, small())
+    np.testing.assert_array_equal(ours, predictions[int(np.argmin(errors))])
+
+
+def test_learner_over_its_max_m_is_skipped_and_counted(data: RatingMatrix,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    config = small(learners=("lavrentiev", "online-mprank"), n_test_users=8, repeats=1)
+    tasks = plan_tasks(data, config)
+    free = evaluate_tasks(data, config, tasks)
+    monkeypatch.setitem(REGISTRY, "online-mprank",
+                        dataclasses.replace(REGISTRY["online-mprank"], max_m=35))
+    capped = evaluate_tasks(data, config, tasks)
+    counts = data.counts()
+    within = np.array([counts[user] // 2 <= 35 for _, _, user in tasks])  # training half
+    assert 0 < within.sum() < len(tasks)
+    assert np.isnan(capped[~within, 1]).all()
+    # the reviewers it still runs on, and the other learner, get the numbers of the free run
+    np.testing.assert_array_equal(capped[within], free[within])
+    np.testing.assert_array_equal(capped[:, 0], free[:, 0])
+    summary = summarize(config, tasks, capped)
+    assert summary["learners"]["online-mprank"]["test_users_run"] == within.sum()
+    assert summary["learners"]["online-mprank"]["max_m"] == 35
+    assert summary["learners"]["lavrentiev"]["test_users_run"] == len(tasks)
+    assert summary["skipped_test_users"] == 0

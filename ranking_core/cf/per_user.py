@@ -7,7 +7,18 @@ reviewers' ratings of item i form its input x_i ∈ R^300 (missing = −1 as in 
 reference reviewer's median rating as in seed 000), the test reviewer's rating is y_i. A random half
 of the test reviewer's items trains, the other half tests; the training half is split again: the
 first part fits, the second chooses λ from λ_j = 15·0.95^j (j < 200) by pairwise misranking
-(eq. (1)) — or the number of rounds, for RankBoost. Reported per test reviewer on the test half:
+(eq. (1)) — or the number of rounds, for RankBoost.
+
+Any learner of the shared registry :data:`ranking_core.learners.LEARNERS` runs here: a learner
+with a λ path (``has_path``) chooses λ from that grid (times the learner's own scaling
+``lam_scale(m)``, e.g. m² for RankRLS) on one decomposition; a boosting learner
+(``staged_predict``) chooses its number of rounds ≤ ``max_rounds`` from its stages; any other
+learner tries its registry grid (:func:`ranking_core.experiments.learners.fit_with_holdout`) on
+the same fit / validation parts. A learner with a ``max_m`` is skipped (NaN) for test reviewers
+whose training half (fit + validation) exceeds it; the summary counts the reviewers each learner
+ran on. The issue-6 names (:data:`ISSUE6_NAMES`) stay as short names of five registry entries.
+
+Reported per test reviewer on the test half:
 pairwise misranking (eq. (1)), MSD and M1D (seed 000 eqs. (67)–(68)) and NDCG@10; averaged over
 the test reviewers of a repetition, then mean and standard deviation over the repetitions.
 
@@ -25,6 +36,9 @@ from numpy.typing import NDArray
 from threadpoolctl import threadpool_limits
 
 from ranking_core.cf.data import RatingMatrix
+from ranking_core.experiments.learners import fit_with_holdout
+from ranking_core.learners import LEARNERS as REGISTRY
+from ranking_core.learners import LearnerSpec
 from ranking_core.metrics import (
     mean_1norm_difference,
     mean_squared_difference,
@@ -32,11 +46,10 @@ from ranking_core.metrics import (
     pairwise_misranking,
     pairwise_misranking_rows,
 )
-from ranking_core.rankboost import RankBoost
-from ranking_core.ranker import SpectralRanker, SpectralRegressor
 from ranking_core.selection import paper_lambda_grid
 
 __all__ = [
+    "ISSUE6_NAMES",
     "LEARNERS",
     "METRICS",
     "PerUserConfig",
@@ -47,7 +60,16 @@ __all__ = [
     "summarize",
 ]
 
-LEARNERS = ("iterated-lavrentiev", "lavrentiev", "spectral-cutoff", "slr", "rankboost")
+# The learners' names of issue 6 (seed 003 Table 2's columns) → their registry entries.
+ISSUE6_NAMES = {
+    "iterated-lavrentiev": "spectral-iterated-lavrentiev",
+    "lavrentiev": "spectral-lavrentiev",
+    "spectral-cutoff": "spectral-spectral-cutoff",
+    "slr": "regressor",
+    "rankboost": "rankboost",
+}
+# Every registry learner once: under its issue-6 name if it has one, else its registry name.
+LEARNERS = (*ISSUE6_NAMES, *(name for name in REGISTRY if name not in ISSUE6_NAMES.values()))
 METRICS = ("pairwise_misranking", "msd", "m1d", "ndcg10")
 MISSING = ("minus-one", "median")
 SPLIT_ATTEMPTS = 100
@@ -64,7 +86,8 @@ class PerUserConfig:
     test_range : (low, high) ratings per test reviewer, inclusive.
     n_reference, n_test_users, repeats : 300, 300, 10 in the papers. When a group holds fewer
         reference reviewers than ``n_reference``, all of them are used.
-    learners : names from :data:`LEARNERS`.
+    learners : names from :data:`LEARNERS` (or any key of the registry
+        :data:`ranking_core.learners.LEARNERS`).
     gammas : Gaussian γ values (in squared rating units); with more than one, (γ, λ) are chosen
         jointly on the validation part.
     lam0, q, n_lams : the λ grid λ_j = lam0·q^j.
@@ -93,7 +116,7 @@ class PerUserConfig:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        unknown = [name for name in self.learners if name not in LEARNERS]
+        unknown = [name for name in self.learners if name not in LEARNERS + tuple(REGISTRY)]
         if unknown or not self.learners:
             raise ValueError(f"PerUserConfig: learners must be among {LEARNERS}; got "
                              f"{list(self.learners)!r}")
@@ -173,17 +196,21 @@ def _split(rng: np.random.Generator, y: NDArray) -> tuple[NDArray, NDArray, NDAr
     return None
 
 
-def _spectral_prediction(estimator_type: type, filter_name: str, X: NDArray, y: NDArray,
-                         parts: tuple, config: PerUserConfig) -> NDArray[np.float64]:
-    """Test-part predictions of a spectral learner: for each γ one dense eigendecomposition on
-    the fit part, the whole λ path scored on the validation part, (γ, λ) with the lowest
-    misranking kept."""
+def learner_spec(name: str) -> LearnerSpec:
+    """The registry entry of a per-user learner name (an issue-6 name or a registry key)."""
+    return REGISTRY[ISSUE6_NAMES.get(name, name)]
+
+
+def _path_prediction(spec: LearnerSpec, X: NDArray, y: NDArray, parts: tuple,
+                     config: PerUserConfig) -> NDArray[np.float64]:
+    """Test-part predictions of a learner with a λ path: for each γ one decomposition on the fit
+    part, the whole λ path (``lam_scale(m)``·λ_j) scored on the validation part, (γ, λ) with the
+    lowest misranking kept."""
     fit, val, test = parts
-    lams = config.lams()
+    lams = spec.lam_scale(fit.size) * config.lams()
     best = (np.inf, None, 0.0)
     for gamma in config.gammas:
-        model = estimator_type(kernel="gaussian", gamma=gamma, filter=filter_name,
-                               solver="dense").fit(X[fit], y[fit])
+        model = spec.make(gamma).fit(X[fit], y[fit])
         curve = pairwise_misranking_rows(y[val], model.path(lams).predict(X[val]))
         j = int(np.argmin(curve))  # first minimum: the largest λ among ties
         if curve[j] < best[0]:
@@ -191,29 +218,48 @@ def _spectral_prediction(estimator_type: type, filter_name: str, X: NDArray, y: 
     return best[1].resolve(best[2]).predict(X[test])
 
 
-def _rankboost_prediction(X: NDArray, y: NDArray, parts: tuple,
-                          config: PerUserConfig) -> NDArray[np.float64]:
-    """Test-part predictions of RankBoost after the number of rounds (≤ max_rounds) with the
-    lowest validation misranking."""
+def _staged_prediction(spec: LearnerSpec, X: NDArray, y: NDArray, parts: tuple,
+                       config: PerUserConfig) -> NDArray[np.float64]:
+    """Test-part predictions of a boosting learner after the number of rounds (≤ max_rounds)
+    with the lowest validation misranking (γ plays no part)."""
     fit, val, test = parts
-    model = RankBoost(n_rounds=config.max_rounds).fit(X[fit], y[fit])
+    model = spec.make(config.gammas[0]).set_params(**{spec.param: config.max_rounds})
+    model.fit(X[fit], y[fit])
     if model.n_rounds_ == 0:
         return np.zeros(test.size)
     curve = pairwise_misranking_rows(y[val], model.staged_predict(X[val]))
     return model.staged_predict(X[test])[int(np.argmin(curve))]
 
 
-SPECTRAL = {
-    "iterated-lavrentiev": (SpectralRanker, "iterated-lavrentiev"),
-    "lavrentiev": (SpectralRanker, "lavrentiev"),
-    "spectral-cutoff": (SpectralRanker, "spectral-cutoff"),
-    "slr": (SpectralRegressor, "lavrentiev"),
-}
+def _grid_prediction(spec: LearnerSpec, X: NDArray, y: NDArray, parts: tuple,
+                     config: PerUserConfig) -> NDArray[np.float64]:
+    """Test-part predictions of any other learner: for each γ its registry grid tried by
+    :func:`~ranking_core.experiments.learners.fit_with_holdout` (fit part fits, validation part
+    chooses), the γ with the lowest validation misranking kept."""
+    fit, val, test = parts
+    train = np.concatenate([fit, val])  # fit_with_holdout: first half fits, second chooses
+    best = (np.inf, None)
+    for gamma in config.gammas:
+        model, _ = fit_with_holdout(spec, gamma, X[train], y[train])
+        error = pairwise_misranking(y[val], model.predict(X[val]))
+        if error < best[0]:
+            best = (error, model)
+    return best[1].predict(X[test])
+
+
+def _prediction(spec: LearnerSpec, X: NDArray, y: NDArray, parts: tuple,
+                config: PerUserConfig) -> NDArray[np.float64]:
+    if spec.has_path:
+        return _path_prediction(spec, X, y, parts, config)
+    if hasattr(spec.make(config.gammas[0]), "staged_predict"):
+        return _staged_prediction(spec, X, y, parts, config)
+    return _grid_prediction(spec, X, y, parts, config)
 
 
 def evaluate_user(data: RatingMatrix, config: PerUserConfig, task: Task) -> NDArray[np.float64]:
     """Metrics (len(learners), len(METRICS)) of one test reviewer (NaN when the reviewer's
-    ratings cannot be split into three parts with two different values each)."""
+    ratings cannot be split into three parts with two different values each, and in the row of a
+    learner whose ``max_m`` is below the training half)."""
     rep, slot, user = task
     rng = np.random.default_rng(np.random.SeedSequence((config.seed, rep, slot)))
     group = data.users_in(*config.group)
@@ -228,10 +274,10 @@ def evaluate_user(data: RatingMatrix, config: PerUserConfig, task: Task) -> NDAr
     X = reference_inputs(data, reference, items, config.missing, config.shift)
     y_test = y[parts[2]]
     for row, name in enumerate(config.learners):
-        if name == "rankboost":
-            prediction = _rankboost_prediction(X, y, parts, config)
-        else:
-            prediction = _spectral_prediction(*SPECTRAL[name], X, y, parts, config)
+        spec = learner_spec(name)
+        if spec.max_m is not None and parts[0].size + parts[1].size > spec.max_m:
+            continue
+        prediction = _prediction(spec, X, y, parts, config)
         out[row] = (pairwise_misranking(y_test, prediction),
                     mean_squared_difference(y_test, prediction),
                     mean_1norm_difference(y_test, prediction),
@@ -254,19 +300,24 @@ def summarize(config: PerUserConfig, tasks: Sequence[Task],
               values: NDArray[np.float64]) -> dict:
     """Per repetition: mean over test reviewers; then mean and sd (ddof = 1) over repetitions.
 
-    ``values`` is (len(tasks), learners, metrics) in task order."""
+    ``values`` is (len(tasks), learners, metrics) in task order. ``skipped_test_users`` counts
+    reviewers whose ratings could not be split (NaN for every learner); each learner's
+    ``test_users_run`` counts the reviewers it was scored on (fewer when its ``max_m`` is below
+    some reviewers' training half)."""
     reps = np.array([task[0] for task in tasks])
     per_rep = np.stack([np.nanmean(values[reps == r], axis=0) for r in range(config.repeats)])
-    skipped = int(np.isnan(values[:, 0, 0]).sum())
+    skipped = int(np.isnan(values[:, :, 0]).all(axis=1).sum())
     learners = {}
     for i, name in enumerate(config.learners):
         learners[name] = {
-            metric: {
+            "test_users_run": int((~np.isnan(values[:, i, 0])).sum()),
+            "max_m": learner_spec(name).max_m,
+            **{metric: {
                 "mean": float(np.mean(per_rep[:, i, k])),
                 "sd": float(np.std(per_rep[:, i, k], ddof=1)) if config.repeats > 1 else 0.0,
                 "per_repeat": [float(v) for v in per_rep[:, i, k]],
             }
-            for k, metric in enumerate(METRICS)
+            for k, metric in enumerate(METRICS)},
         }
     return {
         "protocol": "per-user ranking, seed 000 §4.1 / seed 003 §4.2",

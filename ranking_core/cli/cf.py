@@ -67,8 +67,8 @@ def load(data: Path | None, format: DataFormat, seed: int) -> RatingMatrix:
 
 def _print_table(result: dict, dataset: str, group: str) -> None:
     table = Table(title=f"per-user ranking, {dataset} {group}: mean ± sd over repetitions")
-    for column in ("learner", "misranking (ours)", "misranking (paper)", "MSD (ours)",
-                   "MSD (paper)", "M1D (ours)", "NDCG@10 (ours)"):
+    for column in ("learner", "users run", "misranking (ours)", "misranking (paper)",
+                   "MSD (ours)", "MSD (paper)", "M1D (ours)", "NDCG@10 (ours)"):
         table.add_column(column, justify="right")
     published = SEED003_TABLE2.get((dataset, group), {})
     msd_published = SEED000_TABLE1.get((dataset, group), {}).get("msd", {})
@@ -78,7 +78,8 @@ def _print_table(result: dict, dataset: str, group: str) -> None:
 
     for name, metrics in result["learners"].items():
         ours = {k: (metrics[k]["mean"], metrics[k]["sd"]) for k in METRICS}
-        table.add_row(name, cell(ours["pairwise_misranking"], 100, " %"),
+        table.add_row(name, str(metrics["test_users_run"]),
+                      cell(ours["pairwise_misranking"], 100, " %"),
                       cell(published.get(name), 100, " %"), cell(ours["msd"]),
                       cell(msd_published.get(name)), cell(ours["m1d"]), cell(ours["ndcg10"]))
     console.print(table)
