@@ -13,19 +13,12 @@ from ranking_core.grids.zone_grid import zone_grid
 from ranking_core.meter import MeterPairs, PairsFileError, meter_report, read_pairs
 from ranking_core.meter.export import FigureExportError, figure_html, figure_png, safe_csv
 from ranking_core.meter.figures import bland_altman_figure, risk_heatmap, seg_heatmap
+from ranking_core.meter.report import TABLE_TITLES
 from ranking_core.panel import simulate_panel
 from ranking_core.storage import StorageError
 
 DEMO_PAIRS = 200  # pairs in the built-in demonstration set
 FIGURE_STEP = 2  # mg/dL between drawn lattice points of the heat map
-
-TITLES = {
-    "pair_types": "Pair types", "accuracy": "Bias, MARD, CV and 95 % limits of agreement (%)",
-    "risk_grades": "SEG risk grades", "risk_categories": "SEG risk categories",
-    "iso_ranges": "ISO 15197 ranges", "binomial": "Binomial accuracy test (95 % within 15)",
-    "clarke": "Clarke error grid zones", "parkes": "Parkes error grid zones",
-    "learned_categories": "Risk categories on the learned grid",
-}
 
 st.title("Meter accuracy report")
 seg = seg_status()
@@ -130,14 +123,14 @@ tables = report.tables()
 left, right = st.columns(2)
 for i, (name, table) in enumerate(tables.items()):
     column = left if i % 2 == 0 else right
-    column.subheader(TITLES.get(name, name))
+    column.subheader(TABLE_TITLES.get(name, name))
     column.dataframe(table, hide_index=True, key=f"meter_table_{name}")
 with st.expander(f"Every pair ({len(report.pairs)})"):
     st.dataframe(report.pairs, hide_index=True, key="meter_pairs")
 
 st.subheader("Downloads")
 c = st.columns(3)
-table_name = c[0].selectbox("table", list(tables), format_func=lambda n: TITLES.get(n, n),
+table_name = c[0].selectbox("table", list(tables), format_func=lambda n: TABLE_TITLES.get(n, n),
                             key="meter_download_table")
 c[0].download_button("Table as CSV", safe_csv(tables[table_name]), f"{table_name}.csv",
                      "text/csv", key="meter_download_csv")

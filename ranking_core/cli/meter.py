@@ -19,17 +19,10 @@ from ranking_core.grids.seg import (
     find_seg_table,
 )
 from ranking_core.meter.pairs import PairsFileError, read_pairs
-from ranking_core.meter.report import MeterReport
+from ranking_core.meter.report import TABLE_TITLES, MeterReport
 from ranking_core.meter.report import meter_report as build_report
 
 console = Console()
-TITLES = {
-    "pair_types": "Pair types", "accuracy": "Bias, MARD, CV, 95 % limits of agreement",
-    "risk_grades": "SEG risk grades", "risk_categories": "SEG risk categories",
-    "iso_ranges": "ISO 15197 ranges", "binomial": "Binomial accuracy test (SEG surveillance)",
-    "clarke": "Clarke error grid zones", "parkes": "Parkes error grid zones",
-    "learned_categories": "Learned grid risk categories",
-}
 
 
 def _cell(value: object) -> str:
@@ -40,7 +33,7 @@ def _cell(value: object) -> str:
 
 def _print_tables(report: MeterReport) -> None:
     for name, frame in report.tables().items():
-        title = TITLES[name] + (f" (type {report.parkes_type})" if name == "parkes" else "")
+        title = TABLE_TITLES[name] + (f" (type {report.parkes_type})" if name == "parkes" else "")
         table = Table(title=title, title_justify="left")
         if len(frame) == 1:  # one-row tables read better as name / value
             table.add_column("measure")

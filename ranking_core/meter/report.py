@@ -23,6 +23,7 @@ __all__ = [
     "ISO_RANGES",
     "RISK_CATEGORIES",
     "RISK_GRADES",
+    "TABLE_TITLES",
     "MeterReport",
     "binomial_lower_bound",
     "iso_difference",
@@ -31,6 +32,14 @@ __all__ = [
     "risk_grade",
 ]
 
+# a human title for each table of the report (CLI and dashboard)
+TABLE_TITLES = {
+    "pair_types": "Pair types", "accuracy": "Bias, MARD, CV and 95 % limits of agreement (%)",
+    "risk_grades": "SEG risk grades", "risk_categories": "SEG risk categories",
+    "iso_ranges": "ISO 15197 ranges", "binomial": "Binomial accuracy test (95 % within 15)",
+    "clarke": "Clarke error grid zones", "parkes": "Parkes error grid zones",
+    "learned_categories": "Risk categories on the learned grid",
+}
 # (label, abs_risk interval); grades are closed below, open above
 RISK_GRADES = (("A", "[0, 0.5)"), ("B", "[0.5, 1.5)"), ("C", "[1.5, 2.5)"), ("D", "[2.5, 3.5)"),
                ("E", ">= 3.5"))
