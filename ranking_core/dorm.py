@@ -40,7 +40,7 @@ from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
 from ranking_core.metrics import ndcg
-from ranking_core.validation import check_inputs, check_training_data, positive_float
+from ranking_core.validation import check_inputs, check_training_data, one_of, positive_float
 
 __all__ = ["DORM", "MEASURES", "loss_augmented_positions", "measure_weights"]
 
@@ -205,9 +205,7 @@ class DORM(RegressorMixin, BaseEstimator):
 
     def _check_params(self) -> None:
         owner = type(self).__name__
-        if self.measure not in MEASURES:
-            raise ValueError(f"{owner}: parameter 'measure' must be one of {MEASURES}; "
-                             f"got {self.measure!r}")
+        one_of(self.measure, "measure", MEASURES, owner)
         if self.n is not None and (int(self.n) != self.n or self.n < 1):
             raise ValueError(f"{owner}: parameter 'n' must be a positive integer or None; "
                              f"got {self.n!r}")

@@ -24,7 +24,7 @@ from ranking_core.filters import Filter, make_filter
 from ranking_core.kernels import Kernel, make_kernel
 from ranking_core.ranker import BLOCK_ENTRIES, _SpectralEstimator
 from ranking_core.spectral import Spectrum, pivoted_cholesky, primal_spectrum
-from ranking_core.validation import positive_float
+from ranking_core.validation import one_of, positive_float
 
 __all__ = ["NystromRanker", "nystrom_features"]
 
@@ -111,10 +111,7 @@ class NystromRanker(_SpectralEstimator):
         owner = type(self).__name__
         positive_float(self.lam, "lam", owner)
         positive_float(self.rank_tol, "rank_tol", owner)
-        if self.centers not in CENTER_RULES:
-            raise ValueError(
-                f"{owner}: parameter 'centers' must be one of {CENTER_RULES}; got {self.centers!r}"
-            )
+        one_of(self.centers, "centers", CENTER_RULES, owner)
         if not isinstance(self.n_centers, int | np.integer) or self.n_centers < 1:
             raise ValueError(
                 f"{owner}: parameter 'n_centers' must be a positive integer; got {self.n_centers!r}"

@@ -24,7 +24,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.svm import LinearSVC
 from sklearn.utils.validation import check_is_fitted
 
-from ranking_core.validation import check_inputs, describe_rows, positive_float
+from ranking_core.validation import check_inputs, describe_rows, one_of, positive_float
 
 __all__ = ["LOSSES", "PairwiseLinearRanker", "weighted_disagreement"]
 
@@ -74,9 +74,7 @@ class PairwiseLinearRanker(BaseEstimator):
     def _check(self, X: ArrayLike, pairs: ArrayLike, weights: ArrayLike | None
                ) -> tuple[NDArray, NDArray, NDArray]:
         owner = type(self).__name__
-        if self.loss not in LOSSES:
-            raise ValueError(f"{owner}: parameter 'loss' must be one of {LOSSES}; "
-                             f"got {self.loss!r}")
+        one_of(self.loss, "loss", LOSSES, owner)
         positive_float(self.alpha, "alpha", owner)
         positive_float(self.epsilon, "epsilon", owner)
         X = check_inputs(X, owner)

@@ -22,6 +22,7 @@ from scipy.ndimage import gaussian_filter
 
 from ranking_core.grids.seg import GLUCOSE_MAX, SEGTable
 from ranking_core.grids.zone_grid import zone_grid
+from ranking_core.validation import one_of
 
 __all__ = ["DESIGNS", "SEG_OUTLIER_FRACTION", "parkes_surface", "simulate_panel"]
 
@@ -101,8 +102,7 @@ def simulate_panel(
     (``"R01"`` …), plus ``outlier`` (bool, the simulator's ground truth; ignored by
     :func:`~ranking_core.ratings.read_rating_set`).
     """
-    if design not in DESIGNS:
-        raise ValueError(f"simulate_panel: design must be one of {DESIGNS}; got {design!r}")
+    one_of(design, "design", DESIGNS, "simulate_panel")
     if int(m) != m or m < 1:
         raise ValueError(f"simulate_panel: m must be a positive integer; got {m!r}")
     if int(n_raters) != n_raters or n_raters < 1:

@@ -35,7 +35,7 @@ from ranking_core.kernels import Kernel, LinearKernel, make_kernel
 from ranking_core.metrics import pairwise_misranking
 from ranking_core.ranker import BLOCK_ENTRIES, RegularizationPath
 from ranking_core.spectral import Spectrum
-from ranking_core.validation import check_inputs, describe_rows, positive_float
+from ranking_core.validation import check_inputs, describe_rows, one_of, positive_float
 
 __all__ = ["PreferenceRanker", "preference_edges", "preference_laplacian"]
 
@@ -133,10 +133,8 @@ class PreferenceRanker(RegressorMixin, BaseEstimator):
     def _check_params(self) -> None:
         owner = type(self).__name__
         positive_float(self.lam, "lam", owner)
-        for name, allowed in (("cost", COSTS), ("solver", SOLVERS)):
-            if getattr(self, name) not in allowed:
-                raise ValueError(f"{owner}: parameter {name!r} must be one of {allowed}; "
-                                 f"got {getattr(self, name)!r}")
+        one_of(self.cost, "cost", COSTS, owner)
+        one_of(self.solver, "solver", SOLVERS, owner)
         self.kernel_ = make_kernel(self.kernel, gamma=self.gamma, degree=self.degree,
                                    coef0=self.coef0)
 

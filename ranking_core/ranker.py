@@ -30,7 +30,7 @@ from ranking_core.spectral import (
     pivoted_cholesky,
     primal_spectrum,
 )
-from ranking_core.validation import check_inputs, check_training_data, positive_float
+from ranking_core.validation import check_inputs, check_training_data, one_of, positive_float
 
 __all__ = ["RegularizationPath", "SpectralRanker", "SpectralRegressor"]
 
@@ -104,10 +104,7 @@ class _SpectralEstimator(RegressorMixin, BaseEstimator):
         owner = type(self).__name__
         positive_float(self.lam, "lam", owner)
         positive_float(self.rank_tol, "rank_tol", owner)
-        if self.solver not in SOLVERS:
-            raise ValueError(
-                f"{owner}: parameter 'solver' must be one of {SOLVERS}; got {self.solver!r}"
-            )
+        one_of(self.solver, "solver", SOLVERS, owner)
         self.kernel_ = make_kernel(
             self.kernel, gamma=self.gamma, degree=self.degree, coef0=self.coef0
         )

@@ -27,7 +27,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ranking_core.grids.seg import GLUCOSE_MAX
-from ranking_core.validation import describe_rows
+from ranking_core.validation import describe_rows, one_of
 
 __all__ = [
     "MGDL_PER_MMOLL",
@@ -155,8 +155,7 @@ def read_rating_set(
     RatingSetError : unreadable or empty input, a required column missing, too many rows, or no
         valid row at all (the message lists the problems).
     """
-    if unit not in UNITS:
-        raise ValueError(f"read_rating_set: unit must be one of {UNITS}; got {unit!r}")
+    one_of(unit, "unit", UNITS, "read_rating_set")
     if name is None:
         name = (str(source) if isinstance(source, str | os.PathLike)
                 else getattr(source, "name", None) or "rating set")

@@ -6,7 +6,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.utils.validation import check_array, column_or_1d
 
-__all__ = ["check_inputs", "check_training_data", "describe_rows", "positive_float"]
+__all__ = ["check_inputs", "check_training_data", "describe_rows", "one_of", "positive_float"]
 
 
 def describe_rows(rows: NDArray[np.intp], limit: int = 10) -> str:
@@ -77,3 +77,9 @@ def positive_float(value: object, name: str, owner: str) -> float:
         raise ValueError(f"{owner}: parameter {name!r} must be a positive finite number; "
                          f"got {value!r}")
     return number
+
+
+def one_of(value: object, name: str, allowed: tuple, owner: str) -> None:
+    """A parameter that must be one of a fixed set of choices (a solver, a loss, a filter name)."""
+    if value not in allowed:
+        raise ValueError(f"{owner}: parameter {name!r} must be one of {allowed}; got {value!r}")

@@ -168,7 +168,7 @@ def test_gamma_chosen_with_lambda_on_the_validation_part() -> None:
 def test_rejects_bad_configuration() -> None:
     with pytest.raises(ValueError, match="learners must be among"):
         PerUserConfig(learners=("svm",))
-    with pytest.raises(ValueError, match="missing must be one of"):
+    with pytest.raises(ValueError, match="'missing' must be one of"):
         PerUserConfig(missing="zero")
     with pytest.raises(ValueError, match="group must satisfy"):
         PerUserConfig(group=(60, 40))

@@ -53,7 +53,7 @@ def test_synthetic_reviewer_matches_its_ratings_and_the_brute_force_measure():
 
 def test_bad_requests_name_the_rule():
     data = synthetic_ratings(n_users=100, n_items=200, seed=2)
-    with pytest.raises(ValueError, match="filter must be one of"):
+    with pytest.raises(ValueError, match="'filter' must be one of"):
         user_ranking(data, 0, PerUserConfig(), filter="rankboost")
     with pytest.raises(ValueError, match="fewer than two other users"):
         user_ranking(data, 0, PerUserConfig(group=(190, 200)))

@@ -47,6 +47,7 @@ from ranking_core.metrics import (
     pairwise_misranking_rows,
 )
 from ranking_core.selection import paper_lambda_grid
+from ranking_core.validation import one_of
 
 __all__ = [
     "ISSUE6_NAMES",
@@ -120,9 +121,7 @@ class PerUserConfig:
         if unknown or not self.learners:
             raise ValueError(f"PerUserConfig: learners must be among {LEARNERS}; got "
                              f"{list(self.learners)!r}")
-        if self.missing not in MISSING:
-            raise ValueError(f"PerUserConfig: missing must be one of {MISSING}; "
-                             f"got {self.missing!r}")
+        one_of(self.missing, "missing", MISSING, "PerUserConfig")
         for name in ("group", "test_range"):
             low, high = getattr(self, name)
             if not 0 < low <= high:

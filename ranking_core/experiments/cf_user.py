@@ -17,6 +17,7 @@ from ranking_core.cf.per_user import PerUserConfig, reference_inputs
 from ranking_core.metrics import ndcg, pairwise_misranking
 from ranking_core.ranker import SpectralRanker
 from ranking_core.selection import holdout_lambda
+from ranking_core.validation import one_of
 
 __all__ = ["UserRanking", "user_ranking"]
 
@@ -57,8 +58,7 @@ def user_ranking(data: RatingMatrix, user: int, config: PerUserConfig,
     second chooses λ from ``config.lams()`` — and the other half is predicted. O(m³) for m rated
     items. Random draws come from ``SeedSequence((config.seed, repetition, user))``.
     """
-    if filter not in SPECTRAL_FILTERS:
-        raise ValueError(f"user_ranking: filter must be one of {SPECTRAL_FILTERS}; got {filter!r}")
+    one_of(filter, "filter", SPECTRAL_FILTERS, "user_ranking")
     rng = np.random.default_rng(np.random.SeedSequence((config.seed, repetition, int(user))))
     group = data.users_in(*config.group)
     group = group[group != user]

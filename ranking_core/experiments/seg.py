@@ -35,6 +35,7 @@ from ranking_core.selection import (
     kfold_lambda,
     paper_lambda_grid,
 )
+from ranking_core.validation import one_of
 
 __all__ = [
     "BEST_RECIPE",
@@ -105,17 +106,13 @@ class SEGRecipe:
     n_splits: int = 5
 
     def __post_init__(self) -> None:
-        if self.selection not in SELECTIONS:
-            raise ValueError(f"SEGRecipe: selection must be one of {SELECTIONS}; "
-                             f"got {self.selection!r}")
+        one_of(self.selection, "selection", SELECTIONS, "SEGRecipe")
         if int(self.diagonal_anchors) != self.diagonal_anchors or self.diagonal_anchors < 0:
             raise ValueError(f"SEGRecipe: diagonal_anchors must be an integer ≥ 0; "
                              f"got {self.diagonal_anchors!r}")
         if not self.gammas:
             raise ValueError("SEGRecipe: gammas must list at least one width")
-        if self.kernel not in RECIPE_KERNELS:
-            raise ValueError(f"SEGRecipe: kernel must be one of {RECIPE_KERNELS}; "
-                             f"got {self.kernel!r}")
+        one_of(self.kernel, "kernel", RECIPE_KERNELS, "SEGRecipe")
 
     def lams(self) -> NDArray[np.float64]:
         return paper_lambda_grid(self.lam0, self.q, self.n_lams)

@@ -23,6 +23,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ranking_core.grids.seg import GLUCOSE_MAX
 from ranking_core.kernels import Kernel
+from ranking_core.validation import one_of
 
 __all__ = ["GlucoseTransform", "TransformedKernel"]
 
@@ -43,8 +44,7 @@ class GlucoseTransform:
     offset: float = 50.0
 
     def __post_init__(self) -> None:
-        if self.scale not in SCALES:
-            raise ValueError(f"GlucoseTransform: scale must be one of {SCALES}; got {self.scale!r}")
+        one_of(self.scale, "scale", SCALES, "GlucoseTransform")
         if not np.isfinite(self.offset) or self.offset <= 0:
             raise ValueError(f"GlucoseTransform: offset must be a positive number of mg/dL; "
                              f"got {self.offset!r}")

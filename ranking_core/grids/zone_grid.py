@@ -16,6 +16,7 @@ from ranking_core.grids.clarke import clarke_zone
 from ranking_core.grids.parkes import parkes_zone
 from ranking_core.grids.seg import GLUCOSE_MAX
 from ranking_core.grids.zone_lines import ZONE_GRID_KINDS
+from ranking_core.validation import one_of
 
 __all__ = ["ZONE_GRID_KINDS", "ZONE_LETTERS", "zone_codes", "zone_grid"]
 
@@ -41,8 +42,7 @@ def zone_grid(kind: str) -> NDArray[np.float64]:
     ----------
     kind : ``"clarke"``, ``"parkes-type1"`` or ``"parkes-type2"``.
     """
-    if kind not in ZONE_GRID_KINDS:
-        raise ValueError(f"zone_grid: kind must be one of {ZONE_GRID_KINDS}; got {kind!r}")
+    one_of(kind, "kind", ZONE_GRID_KINDS, "zone_grid")
     axis = np.arange(GLUCOSE_MAX + 1, dtype=np.float64)
     ref, bgm = np.meshgrid(axis, axis, indexing="ij")
     if kind == "clarke":
