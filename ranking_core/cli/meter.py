@@ -19,7 +19,7 @@ from ranking_core.grids.seg import (
     find_seg_table,
 )
 from ranking_core.meter.pairs import PairsFileError, read_pairs
-from ranking_core.meter.report import TABLE_TITLES, MeterReport
+from ranking_core.meter.report import MeterReport
 from ranking_core.meter.report import meter_report as build_report
 
 console = Console()
@@ -32,9 +32,9 @@ def _cell(value: object) -> str:
 
 
 def _print_tables(report: MeterReport) -> None:
+    titles = report.titles()
     for name, frame in report.tables().items():
-        title = TABLE_TITLES[name] + (f" (type {report.parkes_type})" if name == "parkes" else "")
-        table = Table(title=title, title_justify="left")
+        table = Table(title=titles[name], title_justify="left")
         if len(frame) == 1:  # one-row tables read better as name / value
             table.add_column("measure")
             table.add_column("value", justify="right")
