@@ -172,7 +172,8 @@ def test_to_dict_holds_every_table(seg):
     data = json.loads(json.dumps(report.to_dict()))
     for name, table in report.tables().items():
         assert [r.get("count") for r in data[name]] == (table["count"].tolist()
-                                                        if "count" in table else [None])
+                                                        if "count" in table else
+                                                        [None] * len(table))
     assert data["accuracy"][0]["ref_zero_left_out"] == 1
 
 

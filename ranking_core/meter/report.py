@@ -26,6 +26,14 @@ from ranking_core.grids.risk_scale import (
 )
 from ranking_core.grids.seg import GLUCOSE_MAX, MISSING_SEG_MESSAGE, SEGTable
 from ranking_core.meter.pairs import MeterPairs, name_rows, pairs_from_frame
+from ranking_core.meter.statistics import (
+    add_intervals,
+    caveats,
+    iso_criteria,
+    iso_difference,
+    proportion_interval,
+    range_statistics,
+)
 
 __all__ = [
     "ISO_RANGES",
@@ -41,6 +49,8 @@ TABLE_TITLES = {
     "pair_types": "Pair types", "accuracy": "Bias, MARD, CV and 95 % limits of agreement (%)",
     "risk_grades": "SEG risk grades", "risk_categories": "SEG risk categories",
     "iso_ranges": "ISO 15197 ranges", "binomial": "Binomial accuracy test (95 % within 15)",
+    "iso_criteria": "ISO 15197:2013 accuracy criteria",
+    "ranges": "MARD, bias and shares within ±15/15 and ±20/20 by glucose range",
     "learned_categories": "Risk categories on the learned grid",
 }
 # ISO 15197 bands of |BGM − REF| (mg/dL below REF 100, % of REF from 100), upper bound included
@@ -51,13 +61,6 @@ ISO_COMPLIANT = 15.0  # mg/dL or %, the ISO 15197 / SEG surveillance accuracy li
 BINOMIAL_PROBABILITY, BINOMIAL_QUANTILE = 0.95, 0.05
 
 
-def iso_difference(ref: ArrayLike, bgm: ArrayLike) -> NDArray[np.float64]:
-    """ISO 15197 difference: |BGM − REF| in mg/dL when REF < 100, in % of REF when REF ≥ 100."""
-    ref = np.asarray(ref, dtype=np.float64)
-    gap = np.abs(np.asarray(bgm, dtype=np.float64) - ref)
-    return np.where(ref < 100, gap, 100.0 * gap / np.where(ref < 100, 1.0, ref))
-
-
 def binomial_lower_bound(n: int) -> int:
     """Fewest compliant pairs for the SEG surveillance accuracy standard: the 5th percentile of
     Binomial(n, 0.95), i.e. R's ``qbinom(0.05, n, 0.95)`` (smallest k with P(X ≤ k) ≥ 0.05)."""
@@ -65,9 +68,10 @@ def binomial_lower_bound(n: int) -> int:
 
 
 def _counts(index: NDArray[np.intp], labels: tuple[str, ...], n: int) -> pd.DataFrame:
+    """count, percent and its Wilson 95 % interval of each label."""
     count = np.bincount(index, minlength=len(labels))
     percent = 100.0 * count / n if n else np.full(len(labels), np.nan)
-    return pd.DataFrame({"count": count, "percent": percent})
+    return add_intervals(pd.DataFrame({"count": count, "percent": percent}), n)
 
 
 def _category_table(abs_risk: NDArray[np.float64]) -> pd.DataFrame:
@@ -100,7 +104,15 @@ class MeterReport:
         loa_lower_percent, loa_upper_percent (rel = (BGM − REF)/REF in %).
     risk_grades, risk_categories : SEG grades A–E and the 8 categories (None without a table).
     iso_ranges : id, range, count, percent.
-    binomial : n, compliant, compliant_percent, lower_bound, lower_bound_percent, meets.
+    binomial : n, compliant, compliant_percent, lower_bound, lower_bound_percent, meets,
+        ci_lower_percent, ci_upper_percent.
+    iso_criteria : the two ISO 15197:2013 criteria with count, n, percent, interval, threshold
+        and pass/fail (:func:`~ranking_core.meter.statistics.iso_criteria`).
+    ranges : MARD (bootstrap interval), bias, ±15/15 and ±20/20 shares (Wilson intervals) by
+        glucose range (:func:`~ranking_core.meter.statistics.range_statistics`).
+    caveats : small-sample warnings (n < 100, a range with < 20 pairs), shown with the tables.
+    Every count table (grades, categories, ISO ranges, zones) has ci_lower_percent and
+    ci_upper_percent: the Wilson 95 % interval of its percentage.
     zones : {family: table of zone, meaning, count, percent} for each registered zone grid
         ("dts", "clarke", "parkes"; Parkes for ``parkes_type`` diabetes).
     zone_grids : {family: registered grid name} of those tables ("parkes" → "parkes-type1").
@@ -115,18 +127,21 @@ class MeterReport:
     binomial: pd.DataFrame
     zones: dict[str, pd.DataFrame]
     zone_grids: dict[str, str]
+    iso_criteria: pd.DataFrame
+    ranges: pd.DataFrame
     pairs: pd.DataFrame = field(repr=False)
     risk_grades: pd.DataFrame | None = None
     risk_categories: pd.DataFrame | None = None
     learned_categories: pd.DataFrame | None = None
     parkes_type: int = 1
     messages: tuple[str, ...] = ()
+    caveats: tuple[str, ...] = ()
     source: str = ""
 
     def tables(self) -> dict[str, pd.DataFrame]:
         """The summary tables present, by name, in report order (zone tables by grid family)."""
         names = ("pair_types", "accuracy", "risk_grades", "risk_categories", "iso_ranges",
-                 "binomial")
+                 "binomial", "iso_criteria", "ranges")
         tables = {n: getattr(self, n) for n in names if getattr(self, n) is not None}
         tables.update(self.zones)
         if self.learned_categories is not None:
@@ -149,6 +164,7 @@ class MeterReport:
                                  "citation": grid.citation, "purpose": grid.purpose}
                         for family, grid in ((f, get_grid(n))
                                              for f, n in self.zone_grids.items())}
+        out["caveats"] = list(self.caveats)
         out["messages"] = list(self.messages)
         return out
 
@@ -231,11 +247,13 @@ def meter_report(
 
     compliant = int((diff <= ISO_COMPLIANT).sum())
     bound = binomial_lower_bound(n)
+    low, high = proportion_interval(compliant, n)
     binomial = pd.DataFrame({
         "n": [n], "compliant": [compliant],
         "compliant_percent": [100.0 * compliant / n if n else np.nan],
         "lower_bound": [bound], "lower_bound_percent": [100.0 * bound / n if n else np.nan],
         "meets": [bool(n > 0 and compliant >= bound)],
+        "ci_lower_percent": [low], "ci_upper_percent": [high],
     })
 
     per_pair = pd.DataFrame({"row": pairs.rows, "BGM": bgm, "REF": ref, "included": included})
@@ -249,6 +267,9 @@ def meter_report(
         zones[family] = _zone_table(grid, index)
         per_pair[family] = pd.Series(pd.NA, dtype="string")
         per_pair.loc[included, family] = np.array(grid.zones)[index]
+
+    parkes_ab = int(zones["parkes"].set_index("zone").loc[["A", "B"], "count"].sum())
+    ranges = range_statistics(r, b)
 
     risk_grades = risk_categories = learned_categories = None
     if seg_table is None:
@@ -280,6 +301,8 @@ def meter_report(
     return MeterReport(
         pair_types=pair_types, accuracy=accuracy, iso_ranges=iso_ranges, binomial=binomial,
         zones=zones, zone_grids={f: g.name for f, g in report_grids(parkes_type).items()},
+        iso_criteria=iso_criteria(r, b, parkes_ab, parkes_type), ranges=ranges,
+        caveats=caveats(ranges),
         pairs=per_pair, risk_grades=risk_grades, risk_categories=risk_categories,
         learned_categories=learned_categories, parkes_type=parkes_type,
         messages=tuple(messages), source=pairs.source,
