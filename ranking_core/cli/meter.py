@@ -1,4 +1,5 @@
-"""``riskgrid meter-report PAIRS``: the SEG tool's meter accuracy report, plus Clarke and Parkes."""
+"""``riskgrid meter-report PAIRS``: the SEG tool's meter accuracy report, the DTS, Clarke and Parkes
+zones, ISO 15197:2013 criteria and statistics by range; optionally one PDF or HTML document."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ from pathlib import Path
 from typing import Annotated
 
 import numpy as np
-import pandas as pd
 import typer
 from rich.console import Console
 from rich.table import Table
@@ -26,36 +26,19 @@ from ranking_core.meter.report import meter_report as build_report
 console = Console()
 
 
-def _cell(value: object) -> str:
-    if isinstance(value, float | np.floating):
-        return "—" if np.isnan(value) else f"{value:.1f}"
-    return str(value)
-
-
 def _print_tables(report: MeterReport) -> None:
+    from ranking_core.meter.document import display_frame
+
     titles = report.titles()
     for name, frame in report.tables().items():
         purpose = get_grid(report.zone_grids[name]).purpose if name in report.zone_grids else None
         table = Table(title=titles[name], title_justify="left", caption=purpose,
                       caption_justify="left")
-        if len(frame) == 1 or len(frame.columns) > 8:  # wide tables read better transposed
-            table.add_column("measure")
-            columns = range(len(frame))
-            if len(frame) == 1:
-                table.add_column("value", justify="right")
-            else:
-                first, frame = frame.columns[0], frame.set_index(frame.columns[0])
-                for label in frame.index:
-                    table.add_column(f"{first} {label}", justify="right")
-            for column in frame.columns:
-                table.add_row(str(column), *(_cell(frame[column].iloc[i]) for i in columns))
-            console.print(table)
-            continue
-        for column in frame.columns:
-            table.add_column(str(column), justify="right" if
-                             pd.api.types.is_numeric_dtype(frame[column]) else "left")
-        for row in frame.itertuples(index=False):
-            table.add_row(*(_cell(v) for v in row))
+        text = display_frame(frame)
+        for i, column in enumerate(text.columns):
+            table.add_column(str(column), justify="left" if i == 0 else "right")
+        for row in text.itertuples(index=False):
+            table.add_row(*row)
         console.print(table)
 
 
@@ -75,8 +58,20 @@ def meter_report(
         help="Also write the tables (formula-safe CSV) and figures (HTML) here.")] = None,
     png: Annotated[bool, typer.Option(help="With --out-dir, also write the figures as PNG "
                                            "(needs Chrome/Chromium for kaleido).")] = False,
+    report_file: Annotated[Path | None, typer.Option(
+        "--report", help="Write the whole report as one document: report.pdf or report.html "
+                         "(tables, error-grid plots, ISO criteria, statistics by range).")
+    ] = None,
 ) -> None:
-    """Meter accuracy report of BGM/REF pairs: the official SEG tool's tables, Clarke, Parkes."""
+    """Meter accuracy report of BGM/REF pairs: the official SEG tool's tables, DTS, Clarke and
+    Parkes zones, ISO 15197:2013 criteria, statistics by glucose range."""
+    if report_file is not None:
+        from ranking_core.meter.document import REPORT_FORMATS
+
+        if report_file.suffix.lower() not in REPORT_FORMATS:
+            console.print(f"[red]--report: the file must end in {' or '.join(REPORT_FORMATS)}; "
+                          f"got {report_file.name}[/red]")
+            raise typer.Exit(1)
     try:
         data = read_pairs(pairs)
     except PairsFileError as exc:
@@ -103,6 +98,12 @@ def meter_report(
     _print_tables(report)
     for caveat in report.caveats:
         console.print(f"[bold yellow]caution:[/bold yellow] {caveat}")
+    if report_file is not None:
+        from ranking_core.meter.document import write_report
+
+        with console.status(f"Writing {report_file.name}…"):
+            write_report(report_file, report, table, learned, name=pairs.name)
+        console.print(f"wrote {report_file}")
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(json.dumps(report.to_dict(), indent=2))

@@ -15,6 +15,7 @@ import matplotlib as mpl
 import numpy as np
 from matplotlib.colors import LinearSegmentedColormap, ListedColormap
 from matplotlib.figure import Figure
+from matplotlib.ticker import NullFormatter
 from numpy.typing import ArrayLike, NDArray
 from scipy import ndimage
 
@@ -63,7 +64,8 @@ def _draw_pairs(fig: Figure, ax, bar, ref: NDArray[np.float64], bgm: NDArray[np.
         cells = ax.hexbin(ref, bgm, gridsize=90, extent=(0, GLUCOSE_MAX, 0, GLUCOSE_MAX),
                           mincnt=1, bins="log", cmap=DENSITY_CMAP, linewidths=0, zorder=3)
         if bar is not None:
-            fig.colorbar(cells, cax=bar, label="pairs per cell (log)")
+            scale = fig.colorbar(cells, cax=bar, format="{x:g}", label="pairs per cell (log)")
+            scale.ax.yaxis.set_minor_formatter(NullFormatter())  # plain labels, no mathtext
     else:
         ax.scatter(ref, bgm, s=9, c="#08306b", edgecolors="white", linewidths=0.4, zorder=3,
                    label="pairs")
@@ -136,7 +138,7 @@ def figure_png(fig: Figure, dpi: int = PNG_DPI) -> bytes:
     """PNG bytes of a matplotlib figure (1280 px wide for the default size and dpi)."""
     buffer = io.BytesIO()
     with mpl.rc_context({"path.simplify": True}):
-        fig.savefig(buffer, format="png", dpi=dpi)
+        fig.savefig(buffer, format="png", dpi=dpi, pil_kwargs={"compress_level": 3})
     return buffer.getvalue()
 
 
