@@ -11,6 +11,7 @@ are listed in the README section "Input files".
 from ranking_core.inputs.table import (
     ACCEPTED_FORMATS,
     Field,
+    HeaderNotFound,
     InputError,
     Limits,
     RefusedRows,
@@ -38,6 +39,7 @@ __all__ = [
     "PHYSICAL_MAX_MGDL",
     "UNITS",
     "Field",
+    "HeaderNotFound",
     "InputError",
     "Limits",
     "RefusedRows",

@@ -42,7 +42,8 @@ from numpy.typing import NDArray
 from ranking_core.inputs.units import UnitError, check_unit, resolve_unit, to_mgdl
 from ranking_core.validation import describe_rows
 
-__all__ = ["ACCEPTED_FORMATS", "CHUNK_ROWS", "QUOTE_CHARS", "Field", "InputError", "Limits",
+__all__ = ["ACCEPTED_FORMATS", "CHUNK_ROWS", "QUOTE_CHARS", "Field", "HeaderNotFound",
+           "InputError", "Limits",
            "RefusedRows", "Role", "Schema", "TableRead", "name_lines", "quote", "read_table",
            "with_limits"]
 
@@ -63,6 +64,10 @@ _UNIT_IN_NAME = re.compile(r"^(.*?)[\s_]*[(\[]?\s*(mg/dl|mmol/l)\s*[)\]]?$")
 
 class InputError(ValueError):
     """The input cannot give any row (unreadable, over a limit, no header, no valid row)."""
+
+
+class HeaderNotFound(InputError):
+    """No line of the input names the schema's required columns."""
 
 
 @dataclass(frozen=True)
@@ -338,13 +343,13 @@ def _match_header(cells: Sequence[object], schema: Schema, label: str) -> _Heade
                    next(iter(units.values()), None))
 
 
-def _missing(cells: Sequence[object], schema: Schema, label: str, first: str) -> InputError:
+def _missing(cells: Sequence[object], schema: Schema, label: str, first: str) -> HeaderNotFound:
     names = {_normalise(c)[0] for c in cells}
     missing = [r.name for r in schema.roles if r.required
                and not names & {a.lower() for a in (r.name, *r.aliases)}]
     aliases = "; ".join(f"{r.name}: {', '.join((r.name, *r.aliases))}" for r in schema.roles
                         if r.required)
-    return InputError(f"{label}: missing column(s) {', '.join(missing)}; no header line names "
+    return HeaderNotFound(f"{label}: missing column(s) {', '.join(missing)}; no header line names "
                       f"them (accepted names, any case — {aliases}). The first line reads "
                       f"{quote(first)}")
 
@@ -515,14 +520,17 @@ def _numbers(cells: pd.Series, name: str, decimal: _Decimal
     return values, rules
 
 
-_OFFSET = re.compile(r"(?:Z|[+-]\d\d:?\d\d)$", re.IGNORECASE)
+_WITH_OFFSET = r"^(.*\d:\d\d(?::\d\d(?:[.,]\d+)?)?)\s*(Z|[+-]\d\d:?\d\d)$"
 
 
 @dataclass
-class _Offsets:
-    """UTC offsets met so far: offset text → first line; '' = no offset."""
+class _Clock:
+    """What a file's times showed so far: UTC offsets (text → first line; '' = none) and the
+    time format chosen from the first chunk (one format for the whole file)."""
 
     seen: dict[str, int] = field(default_factory=dict)
+    format: str | None = None
+    note: str = ""
 
     def see(self, offsets: pd.Series, lines: NDArray[np.int64], name: str, label: str) -> None:
         for text, line in zip(*np.unique(offsets.to_numpy(dtype=str), return_index=True),
@@ -535,22 +543,34 @@ class _Offsets:
             raise InputError(f"{label}: {name} mixes UTC offsets: {shown} (rule: one offset, "
                              "or none, for the whole file)")
 
+    def choose(self, bare: pd.Series, field_: Field, label: str) -> None:
+        """The first of the field's formats that reads the most of these times."""
+        if self.format is not None or len(field_.time_formats) == 1:
+            self.format = self.format or field_.time_formats[0]
+            return
+        counts = [int(pd.to_datetime(bare, format=f, errors="coerce").notna().sum())
+                  for f in field_.time_formats]
+        best = int(np.argmax(counts))
+        self.format = field_.time_formats[best]
+        rivals = [f for f, c in zip(field_.time_formats, counts, strict=True)
+                  if c == counts[best] and f != self.format]
+        if rivals and counts[best]:
+            self.note = (f"{label}: {field_.name} read as {self.format}; every time also fits "
+                         f"{rivals[0]} (check day and month)")
 
-def _times(cells: pd.Series, field_: Field, offsets: _Offsets, lines: NDArray[np.int64],
+
+def _times(cells: pd.Series, field_: Field, clock: _Clock, lines: NDArray[np.int64],
            label: str) -> tuple[NDArray[np.datetime64], list[tuple[str, NDArray[np.bool_]]]]:
     empty = (cells == "").to_numpy()
-    offset = cells.str.extract(f"({_OFFSET.pattern})", expand=False).fillna("")
-    offsets.see(offset[~empty], lines[~empty], field_.name, label)
-    bare = cells.str.replace(_OFFSET, "", regex=True).str.strip()
-    parsed = pd.Series(pd.NaT, index=cells.index, dtype="datetime64[ns]")
-    for fmt in field_.time_formats:
-        todo = parsed.isna().to_numpy() & ~empty
-        if not todo.any():
-            break
-        parsed[todo] = pd.to_datetime(bare[todo], format=fmt, errors="coerce")
-    values = parsed.to_numpy(dtype="datetime64[ns]")
+    parts = cells.str.extract(_WITH_OFFSET)
+    offset = parts[1].fillna("")
+    bare = parts[0].fillna(cells).str.strip()
+    clock.see(offset[~empty], lines[~empty], field_.name, label)
+    clock.choose(bare[~empty], field_, label)
+    values = pd.to_datetime(bare, format=clock.format, errors="coerce").to_numpy(
+        dtype="datetime64[ns]")
     bad = np.isnat(values) & ~empty
-    shown = " or ".join("ISO 8601" if f == "ISO8601" else f for f in field_.time_formats)
+    shown = "ISO 8601" if clock.format == "ISO8601" else clock.format
     return values, [(f"{field_.name} is empty", empty),
                     (f"{field_.name} is not a time ({shown})", bad)]
 
@@ -690,7 +710,7 @@ def _collect(rows: _Rows, schema: Schema, label: str, unit: str | None, limits: 
     typed = tuple(f for f in schema.typed  # an optional role absent from the header is left out
                   if not (isinstance(f, Role) and f in schema.roles and f.name not in header.index))
     decimal = _Decimal(point=rows.point_is_decimal)
-    offsets = _Offsets()
+    clock = _Clock()
     parts: dict[str, list[NDArray[Any]]] = {f.name: [] for f in typed}
     kept_lines: list[NDArray[np.int64]] = []
     n_read = n_skipped = 0
@@ -745,7 +765,7 @@ def _collect(rows: _Rows, schema: Schema, label: str, unit: str | None, limits: 
             if f.kind == "number":
                 values, rules = _numbers(series[f.name], f.name, decimal)
             elif f.kind == "time":
-                values, rules = _times(series[f.name], f, offsets, lines, label)
+                values, rules = _times(series[f.name], f, clock, lines, label)
             else:
                 values, rules = series[f.name].to_numpy(dtype=object), []
             for rule, mask in rules:
@@ -796,7 +816,9 @@ def _collect(rows: _Rows, schema: Schema, label: str, unit: str | None, limits: 
     lines = lines[~bad]
     offset = None
     if any(f.kind == "time" for f in typed):
-        offset = next(iter(offsets.seen), "")
+        offset = next(iter(clock.seen), "")
+        if clock.note:
+            notes.append(clock.note)
         for f in typed:
             if f.kind == "time":
                 values[f.name] = _apply_offset(values[f.name], offset)

@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["LOOKS_LIKE_MMOLL", "MGDL_PER_MMOLL", "PHYSICAL_MAX_MGDL", "UNITS", "UnitError", "check_unit",
-           "from_mgdl", "resolve_unit", "to_mgdl"]
+__all__ = ["LOOKS_LIKE_MMOLL", "MGDL_PER_MMOLL", "PHYSICAL_MAX_MGDL", "UNITS", "UnitError",
+           "check_unit", "from_mgdl", "resolve_unit", "to_mgdl"]
 
 MGDL_PER_MMOLL = 18.016
 UNITS = ("mg/dL", "mmol/L")
