@@ -771,7 +771,8 @@ def _collect(rows: _Rows, schema: Schema, label: str, unit: str | None, limits: 
             for rule, mask in rules:
                 mask = mask & ~bad
                 if mask.any():
-                    refuse.add(rule, lines[mask], quote(series[f.name][mask].iloc[0]))
+                    cell = series[f.name][mask].iloc[0]
+                    refuse.add(rule, lines[mask], quote(cell) if cell else "")
                     bad |= mask
             chunk_values[f.name] = values
         for f in typed:
