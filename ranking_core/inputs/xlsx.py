@@ -32,6 +32,11 @@ def _cell_text(value: object) -> str:
     return str(value)
 
 
+def _damaged(label: str, exc: Exception) -> InputError:
+    return InputError(f"{label}: cannot be read as an XLSX workbook "
+                      f"({type(exc).__name__}: {quote(str(exc))})")
+
+
 def _check_sizes(archive: zipfile.ZipFile, label: str, limits: Limits) -> None:
     infos = archive.infolist()
     total = sum(i.file_size for i in infos)
@@ -57,7 +62,7 @@ def xlsx_rows(binary: IO[bytes], label: str, limits: Limits, sheet: str | None =
 
     try:
         archive = zipfile.ZipFile(binary)
-    except (zipfile.BadZipFile, OSError) as exc:
+    except Exception as exc:  # zipfile raises several types for damaged archives
         raise InputError(f"{label}: cannot be read as an XLSX workbook (not a ZIP archive)"
                          ) from exc
     try:
@@ -67,8 +72,7 @@ def xlsx_rows(binary: IO[bytes], label: str, limits: Limits, sheet: str | None =
                 warnings.simplefilter("ignore")  # openpyxl warns about styles it cannot read
                 book = openpyxl.load_workbook(binary, read_only=True, data_only=True)
         except Exception as exc:  # openpyxl raises many types for damaged parts
-            raise InputError(f"{label}: cannot be read as an XLSX workbook "
-                             f"({type(exc).__name__}: {quote(str(exc))})") from exc
+            raise _damaged(label, exc) from exc
         try:
             names = book.sheetnames
             if not names:
@@ -77,16 +81,18 @@ def xlsx_rows(binary: IO[bytes], label: str, limits: Limits, sheet: str | None =
             if chosen not in names:
                 raise InputError(f"{label}: no sheet named {quote(chosen)}; the sheets are "
                                  + ", ".join(quote(n) for n in names))
-            worksheet = book[chosen]
-            part = getattr(worksheet, "_worksheet_path", None)
-            if part is not None:
-                size = archive.getinfo(part).file_size
-                if size > limits.max_xlsx_part:
-                    raise InputError(f"{label}: sheet {quote(chosen)} unpacks to {size:,} bytes, "
-                                     f"over the {limits.max_xlsx_part:,}-byte limit (save it as "
-                                     "CSV, or raise the limit)")
-            if hasattr(worksheet, "reset_dimensions"):
-                worksheet.reset_dimensions()  # never trust the declared size
+            try:
+                worksheet = book[chosen]
+                part = getattr(worksheet, "_worksheet_path", None)
+                size = 0 if part is None else archive.getinfo(part).file_size
+                if hasattr(worksheet, "reset_dimensions"):
+                    worksheet.reset_dimensions()  # never trust the declared size
+            except Exception as exc:  # a damaged or missing sheet part
+                raise _damaged(label, exc) from exc
+            if size > limits.max_xlsx_part:
+                raise InputError(f"{label}: sheet {quote(chosen)} unpacks to {size:,} bytes, "
+                                 f"over the {limits.max_xlsx_part:,}-byte limit (save it as "
+                                 "CSV, or raise the limit)")
             note = ""
             if len(names) > 1:
                 note = (f"{label}: read sheet {quote(chosen)} of {len(names)} "
@@ -96,11 +102,8 @@ def xlsx_rows(binary: IO[bytes], label: str, limits: Limits, sheet: str | None =
                 try:
                     for number, values in enumerate(worksheet.iter_rows(values_only=True), 1):
                         yield number, [_cell_text(v) for v in values]
-                except InputError:
-                    raise
                 except Exception as exc:  # a damaged sheet part
-                    raise InputError(f"{label}: the sheet cannot be read "
-                                     f"({type(exc).__name__}: {quote(str(exc))})") from exc
+                    raise _damaged(label, exc) from exc
 
             yield rows(), note
         finally:
