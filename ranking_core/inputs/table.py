@@ -417,7 +417,7 @@ def _text_rows(text: IO[str], schema: Schema, label: str, limits: Limits,
                 refuse.add(f"the line cannot be split into fields ({exc})",
                            [reader.line_num + header_line], "")
                 continue
-            if not any(cell.strip() for cell in row):
+            if not any(row) or "".join(row).isspace():  # a blank row
                 continue
             rows.append(row)
             numbers.append(reader.line_num + header_line)
@@ -488,6 +488,23 @@ class _Decimal:
         numeric = cells.str.fullmatch(_NUMBER.pattern) & ~grouped
         self.point |= bool((numeric & cells.str.contains(".", regex=False)).any())
         self.comma |= bool((numeric & cells.str.contains(",", regex=False)).any())
+
+
+_PLAIN = re.compile(r"[^0-9.eE+\-\n]")
+
+
+def _plain_numbers(cells: NDArray[np.object_], decimal: _Decimal) -> NDArray[np.float64] | None:
+    """The fast path: every cell a plain finite number with a decimal point, in a file whose
+    decimal mark is the point (no grouping possible); else None (the full rules apply)."""
+    if not (decimal.point and not decimal.comma) or len(cells) == 0:
+        return None
+    if _PLAIN.search("\n".join(cells)):
+        return None
+    try:
+        values = np.array(cells, dtype=np.float64)  # float(): rejects '', '1.2.3', 'e', '--1'
+    except ValueError:
+        return None
+    return values if np.isfinite(values).all() else None
 
 
 def _numbers(cells: pd.Series, name: str, decimal: _Decimal
@@ -756,13 +773,18 @@ def _collect(rows: _Rows, schema: Schema, label: str, unit: str | None, limits: 
         lines = lines[keep]
         chunk_values: dict[str, NDArray[Any]] = {}
         bad = np.zeros(len(lines), dtype=bool)
-        series = {f.name: pd.Series(cells[f.name][keep], dtype=object).str.strip()
-                  for f in typed}
-        numeric = [series[f.name] for f in typed if f.kind == "number"]
-        for column in numeric:
-            decimal.see(column)
+        raw = {f.name: cells[f.name][keep] for f in typed}
+        fast = {f.name: _plain_numbers(raw[f.name], decimal) for f in typed
+                if f.kind == "number"}
+        series = {f.name: pd.Series(raw[f.name], dtype=object).str.strip() for f in typed
+                  if fast.get(f.name) is None}
         for f in typed:
-            if f.kind == "number":
+            if f.kind == "number" and fast[f.name] is None:
+                decimal.see(series[f.name])
+        for f in typed:
+            if fast.get(f.name) is not None:
+                values, rules = fast[f.name], []
+            elif f.kind == "number":
                 values, rules = _numbers(series[f.name], f.name, decimal)
             elif f.kind == "time":
                 values, rules = _times(series[f.name], f, clock, lines, label)
