@@ -1,6 +1,7 @@
 """The meter accuracy report: the official SEG tool's tables, exactly, plus Clarke, Parkes and
-learned grids (issue 4 gives every definition; the references are Klonoff et al. 2014 for the
-SEG, ISO 15197:2013 for the accuracy ranges, Clarke 1987 and Parkes 2000 for the zone grids).
+learned grids (the references are Klonoff et al. 2014 for the SEG, ISO 15197:2013 for the
+accuracy ranges, Clarke et al. 1987 and Parkes et al. 2000 for the zone grids;
+docs/REFERENCES.md).
 """
 
 from __future__ import annotations
@@ -166,7 +167,7 @@ def meter_report(
     *,
     parkes_type: int = 1,
 ) -> MeterReport:
-    """The meter accuracy report of issue 4 for (BGM, REF) pairs in mg/dL.
+    """The meter accuracy report for (BGM, REF) pairs in mg/dL.
 
     Parameters
     ----------
