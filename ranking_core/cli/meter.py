@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from ranking_core.grids.registry import get_grid
 from ranking_core.grids.seg import (
     MISSING_SEG_MESSAGE,
     SEGTableError,
@@ -21,7 +22,7 @@ from ranking_core.grids.seg import (
 )
 from ranking_core.inputs import MGDL_PER_MMOLL, with_limits
 from ranking_core.meter.pairs import PairsFileError, read_pairs
-from ranking_core.meter.report import TABLE_TITLES, MeterReport
+from ranking_core.meter.report import MeterReport
 from ranking_core.meter.report import meter_report as build_report
 
 console = Console()
@@ -34,14 +35,22 @@ def _cell(value: object) -> str:
 
 
 def _print_tables(report: MeterReport) -> None:
+    titles = report.titles()
     for name, frame in report.tables().items():
-        title = TABLE_TITLES[name] + (f" (type {report.parkes_type})" if name == "parkes" else "")
-        table = Table(title=title, title_justify="left")
-        if len(frame) == 1:  # one-row tables read better as name / value
+        purpose = get_grid(report.zone_grids[name]).purpose if name in report.zone_grids else None
+        table = Table(title=titles[name], title_justify="left", caption=purpose,
+                      caption_justify="left")
+        if len(frame) == 1 or len(frame.columns) > 8:  # wide tables read better transposed
             table.add_column("measure")
-            table.add_column("value", justify="right")
+            columns = range(len(frame))
+            if len(frame) == 1:
+                table.add_column("value", justify="right")
+            else:
+                first, frame = frame.columns[0], frame.set_index(frame.columns[0])
+                for label in frame.index:
+                    table.add_column(f"{first} {label}", justify="right")
             for column in frame.columns:
-                table.add_row(str(column), _cell(frame[column].iloc[0]))
+                table.add_row(str(column), *(_cell(frame[column].iloc[i]) for i in columns))
             console.print(table)
             continue
         for column in frame.columns:
@@ -112,6 +121,8 @@ def meter_report(
         if message not in (MISSING_SEG_MESSAGE, data.messages[0]):  # both printed above
             console.print("[yellow]note:[/yellow]", escape(message))
     _print_tables(report)
+    for caveat in report.caveats:
+        console.print(f"[bold yellow]caution:[/bold yellow] {caveat}")
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(json.dumps(report.to_dict(), indent=2))
