@@ -49,8 +49,9 @@ def learn(
                                                  "reference, estimate, rating (0..4).")],
     out_dir: Annotated[Path, typer.Option("--out-dir", help="Folder for grid.npy, grid.csv, "
                                           "grid.png and grid.json (created if needed).")],
-    unit: Annotated[str, typer.Option(help="Glucose unit of the file: mg/dL or mmol/L.")
-                    ] = "mg/dL",
+    unit: Annotated[str | None, typer.Option(
+        help="Glucose unit of the file: mg/dL or mmol/L (default: named in the headers, else "
+             "mg/dL; values that look like mmol/L are refused).")] = None,
     kernel: Annotated[str | None, typer.Option(
         help="Kernel: laplacian or gaussian (default: laplacian).")] = None,
     gamma: Annotated[float | None, typer.Option(
