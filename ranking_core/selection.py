@@ -102,18 +102,21 @@ def kfold_lambda(
     *,
     n_splits: int = 5,
     random_state: int | None = 0,
+    progress: Progress | None = None,
 ) -> LambdaChoice:
     """k-fold cross-validation of pairwise misranking over the λ grid (one decomposition per
-    fold); the model returned is refitted on all points and solved at the chosen λ."""
+    fold); the model returned is refitted on all points and solved at the chosen λ.
+    ``progress(done, n_splits + 1)`` is called after each fold and after the refit."""
     X, y = check_training_data(X, y, "kfold_lambda")
     lams = paper_lambda_grid() if lams is None else np.asarray(lams, dtype=np.float64)
     folds = KFold(n_splits=n_splits, shuffle=True, random_state=random_state)
     curves = []
-    for train, test in folds.split(X):
-        if np.ptp(y[train]) == 0:
-            continue
-        model = clone(ranker).fit(X[train], y[train])
-        curves.append(_validation_curve(model, lams, X[test], y[test]))
+    for done, (train, test) in enumerate(folds.split(X), start=1):
+        if np.ptp(y[train]) > 0:
+            model = clone(ranker).fit(X[train], y[train])
+            curves.append(_validation_curve(model, lams, X[test], y[test]))
+        if progress is not None:
+            progress(done, n_splits + 1)
     if not curves:
         raise ValueError("kfold_lambda: every training fold has constant ratings")
     stacked = np.vstack(curves)
@@ -122,6 +125,8 @@ def kfold_lambda(
     curve[valid] = np.nanmean(stacked[:, valid], axis=0)
     best = _first_minimum(curve, "kfold_lambda")
     model = clone(ranker).fit(X, y).resolve(lams[best])
+    if progress is not None:
+        progress(n_splits + 1, n_splits + 1)
     return LambdaChoice(float(lams[best]), lams, curve, model, "kfold")
 
 

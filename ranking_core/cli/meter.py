@@ -84,7 +84,8 @@ def meter_report(
     parkes_type: Annotated[int, typer.Option(help="Diabetes type of the Parkes grid (1 or 2).",
                                              min=1, max=2)] = 1,
     learned_grid: Annotated[Path | None, typer.Option(
-        help="A learned risk grid as a (601, 601) .npy array indexed [REF, BGM].")] = None,
+        help="A learned risk grid file (grid.npy or grid.csv as written by riskgrid learn).")
+    ] = None,
     out_dir: Annotated[Path | None, typer.Option(
         help="Also write the tables (formula-safe CSV) and figures (HTML) here.")] = None,
     png: Annotated[bool, typer.Option(help="With --out-dir, also write the figures as PNG "
@@ -111,7 +112,15 @@ def meter_report(
     except SEGTableError as exc:
         console.print(f"[red]{exc}[/red]")
         raise typer.Exit(1) from exc
-    learned = None if learned_grid is None else np.load(learned_grid, allow_pickle=False)
+    learned = None
+    if learned_grid is not None:
+        from ranking_core.grids.files import GridFileError, read_grid_file
+
+        try:
+            learned = read_grid_file(learned_grid)
+        except GridFileError as exc:
+            console.print(f"[red]{exc}[/red]", highlight=False, soft_wrap=True)
+            raise typer.Exit(1) from None
     try:
         report = build_report(data, table, learned, parkes_type=parkes_type)
     except ValueError as exc:
