@@ -4,7 +4,6 @@ ratings; one reviewer's learned ranking against their ratings, and a small per-u
 from __future__ import annotations
 
 import os
-import tempfile
 import warnings
 from pathlib import Path
 
@@ -38,11 +37,12 @@ def synthetic(n_users: int, n_items: int, seed: int) -> RatingMatrix:
     return synthetic_ratings(n_users=n_users, n_items=n_items, seed=seed)
 
 
-def read_valid_lines(path: str, format: str) -> tuple[RatingMatrix, list[str]]:
-    """The valid lines of a ratings file, and the reader's report of the skipped ones."""
+def read_valid_lines(source: str | bytes, format: str, name: str | None = None
+                     ) -> tuple[RatingMatrix, list[str]]:
+    """The valid lines of a ratings file or upload, and the reader's report of the skipped ones."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        data = read_ratings(path, format, errors="skip")
+        data = read_ratings(source, format, errors="skip", name=name)
     return data, [str(w.message) for w in caught]
 
 
@@ -54,10 +54,7 @@ def from_path(path: str, format: str, mtime: float) -> tuple[RatingMatrix, list[
 
 @st.cache_data(show_spinner="Reading the upload…", max_entries=2)
 def from_upload(content: bytes, name: str, format: str) -> tuple[RatingMatrix, list[str]]:
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / Path(name).name
-        path.write_bytes(content)
-        return read_valid_lines(str(path), format)
+    return read_valid_lines(content, format, name=Path(name).name)
 
 
 source = st.radio("Ratings", ("Synthetic (built-in)", "File path", "Upload"), horizontal=True,
