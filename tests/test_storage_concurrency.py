@@ -17,6 +17,7 @@ import zlib
 
 import numpy as np
 import pandas as pd
+import pytest
 from sqlalchemy import text
 
 from ranking_core.storage import RecordNotFound, Store
@@ -89,6 +90,7 @@ def _fork():
     return multiprocessing.get_context("fork")
 
 
+@pytest.mark.slow
 def test_eight_processes_hammering_one_name_see_no_error_and_no_mixed_version(database_url):
     Store(database_url).dispose()  # schema made once, before the workers start
     ctx = _fork()

@@ -7,7 +7,16 @@ import io
 import pandas as pd
 import streamlit as st
 
-from dashboard.common import get_store, init_state, saved_grid_surface, seg_status, show_problems
+from dashboard.common import (
+    current_user,
+    get_store,
+    init_state,
+    plain,
+    public_mode,
+    saved_grid_surface,
+    seg_status,
+    show_problems,
+)
 from ranking_core.grids.seg import MISSING_SEG_MESSAGE
 from ranking_core.grids.zone_grid import zone_grid
 from ranking_core.meter import MeterPairs, PairsFileError, meter_report, read_pairs
@@ -39,8 +48,8 @@ def uploaded(content: bytes, name: str) -> MeterPairs:
     return read_pairs(io.BytesIO(content), name=name)
 
 
-source = st.radio("Pairs", ("Built-in demo", "Upload", "Saved"), horizontal=True,
-                  key="meter_source")
+source = st.radio("Pairs", ("Built-in demo",) if public_mode() else (
+    "Built-in demo", "Upload", "Saved"), horizontal=True, key="meter_source")
 pairs: MeterPairs | pd.DataFrame | None = None
 if source == "Built-in demo":
     pairs = demo_pairs(DEMO_PAIRS)
@@ -53,7 +62,7 @@ elif source == "Upload":
         try:
             pairs = uploaded(upload.getvalue(), upload.name)
         except PairsFileError as exc:
-            st.error(f"Not usable: {exc}")
+            st.error(f"Not usable: {plain(exc)}")
         else:
             show_problems(list(pairs.messages), kept=len(pairs))
             with st.form("save_meter"):
@@ -61,11 +70,12 @@ elif source == "Upload":
                 if st.form_submit_button("Save meter data"):
                     try:
                         store.save_meter_data(name, pairs.frame, {"source": upload.name,
-                                                                  "messages": list(pairs.messages)})
+                                                                  "messages": list(pairs.messages)},
+                                              saved_by=current_user())
                     except StorageError as exc:
-                        st.error(f"Not saved: {exc}")
+                        st.error(f"Not saved: {plain(exc)}")
                     else:
-                        st.success(f"Saved meter data “{name}”.")
+                        st.success(f"Saved meter data “{plain(name)}”.")
 else:
     stored = store.list_records("meter_data")
     if not stored:
@@ -88,7 +98,7 @@ learned = None if learned_choice == "(none)" else saved_grid_surface(learned_cho
 try:
     report = meter_report(pairs, seg.table, learned, parkes_type=parkes_type)
 except (PairsFileError, ValueError) as exc:
-    st.error(f"No report: {exc}")
+    st.error(f"No report: {plain(exc)}")
     st.stop()
 if not seg.available:
     st.info("The SEG tables need the SEG risk table (see the sidebar); Clarke, Parkes, ISO and "
@@ -107,7 +117,7 @@ c[3].metric("within ISO 15 mg/dL / 15 %", f"{binomial['compliant_percent']:.1f} 
 notes = [m for m in report.messages if m != MISSING_SEG_MESSAGE]
 if notes:
     with st.expander(f"Notes on the data ({len(notes)})"):
-        st.markdown("\n".join(f"- {m}" for m in notes))
+        st.markdown("\n".join(f"- {plain(m)}" for m in notes))
 
 if seg.available:
     grid_figure = seg_heatmap(seg.table, report, step=FIGURE_STEP)
