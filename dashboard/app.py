@@ -6,17 +6,16 @@ Run with ``riskgrid dashboard`` (or ``streamlit run dashboard/app.py``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import streamlit as st
 from streamlit.logger import get_logger
 
-from dashboard.common import auth_configured, current_user, public_mode
+from dashboard.common import ERROR_SENTENCE, auth_configured, current_user, public_mode
 from dashboard.sidebar import seg_sidebar
 
 VIEWS = Path(__file__).with_name("views")  # not "pages": that name turns on the old auto-navigation
-ERROR_SENTENCE = ("Something went wrong on this page. Please try again; if it keeps happening, "
-                  "tell the person who runs this server (the details are in its log).")
 LOG = get_logger("riskgrid.dashboard")
 
 st.set_page_config(page_title="riskgrid", page_icon="🩸", layout="wide")
@@ -32,7 +31,21 @@ if current_user() is not None:
 if public_mode():
     st.sidebar.info("Public demo: built-in data only; nothing is stored.")
 
-seg_sidebar()
+
+
+def guarded(part: Callable[[], object], name: str) -> None:
+    """Run one part of the page; an error becomes one plain sentence on the page and its
+    details go to the server log (unless the server shows error details, in development)."""
+    try:
+        part()
+    except Exception:
+        if st.get_option("client.showErrorDetails") in (True, "full", "stacktrace"):
+            raise  # development: Streamlit shows the traceback
+        LOG.exception("the %s failed", name)
+        st.error(ERROR_SENTENCE)
+
+
+guarded(seg_sidebar, "sidebar")
 records = [] if public_mode() else [
     st.Page(VIEWS / "records.py", title="Saved records", icon=":material/folder_open:")]
 page = st.navigation(
@@ -50,10 +63,4 @@ page = st.navigation(
         "Help": [st.Page(VIEWS / "about.py", title="About", icon=":material/menu_book:")],
     }
 )
-try:
-    page.run()
-except Exception:
-    if st.get_option("client.showErrorDetails") in (True, "full", "stacktrace"):
-        raise  # development: Streamlit shows the traceback
-    LOG.exception("the page %r failed", page.title)
-    st.error(ERROR_SENTENCE)
+guarded(page.run, f"page {page.title!r}")

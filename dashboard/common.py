@@ -36,6 +36,8 @@ from ranking_core.storage import RecordInfo, StorageError, Store, default_databa
 
 T = TypeVar("T")
 PUBLIC_MESSAGE = "This is a read-only public demo: nothing is stored here."
+ERROR_SENTENCE = ("Something went wrong on this page. Please try again; if it keeps happening, "
+                  "tell the person who runs this server (the details are in its log).")
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:&])")
 
 
