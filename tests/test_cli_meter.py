@@ -63,7 +63,7 @@ def test_report_without_seg_table_explains_and_reports_the_rest(pairs_file, tmp_
 
 def test_unreadable_pairs_exit_with_the_rule(tmp_path):
     path = tmp_path / "bad.csv"
-    path.write_text("meter,reference\n1,2\n")
+    path.write_text("glucose,lab value\n1,2\n")
     result = runner.invoke(app, ["meter-report", str(path)])
     assert result.exit_code == 1
     assert "missing column(s) BGM, REF" in " ".join(result.output.split())

@@ -1,4 +1,4 @@
-"""The meter accuracy report: each issue-4 definition on hand-built pair sets with known answers."""
+"""The meter accuracy report: each definition on hand-built pair sets with known answers."""
 
 from __future__ import annotations
 
@@ -131,7 +131,7 @@ def test_binomial_meets_exactly_at_the_bound():
 
 def test_clarke_and_parkes_zone_counts():
     clarke = [(100, 121), (50, 65), (50, 75), (60, 180), (100, 250), (150, 40), (300, 150),
-              (400, 100), (200, 60)]  # issue 3 worked examples: B A D E C B D D E
+              (400, 100), (200, 60)]  # Clarke worked examples: B A D E C B D D E
     ref, bgm = np.array(clarke).T
     report = meter_report(_pairs(bgm, ref), None)
     assert report.zones["clarke"]["count"].tolist() == [1, 2, 1, 3, 2]

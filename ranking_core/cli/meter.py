@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 from typing import Annotated
 
-import numpy as np
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from ranking_core.grids.registry import get_grid
@@ -19,6 +19,7 @@ from ranking_core.grids.seg import (
     SEGTableMissing,
     find_seg_table,
 )
+from ranking_core.inputs import MGDL_PER_MMOLL, with_limits
 from ranking_core.meter.pairs import PairsFileError, read_pairs
 from ranking_core.meter.report import MeterReport
 from ranking_core.meter.report import meter_report as build_report
@@ -38,13 +39,25 @@ def _print_tables(report: MeterReport) -> None:
         for i, column in enumerate(text.columns):
             table.add_column(str(column), justify="left" if i == 0 else "right")
         for row in text.itertuples(index=False):
-            table.add_row(*row)
+            table.add_row(*(escape(cell) for cell in row))
         console.print(table)
 
 
 def meter_report(
     pairs: Annotated[Path, typer.Argument(help="CSV, TSV or XLSX with BGM and REF columns "
-                                                "(mg/dL).")],
+                                                "(see README, Input files).")],
+    unit: Annotated[str | None, typer.Option(
+        "--unit", help="Glucose unit of the file: mg/dL or mmol/L (× 18.016 to mg/dL). Default: "
+                       "the unit named in the headers, else mg/dL; values that look like mmol/L "
+                       "are refused until the unit is given.")] = None,
+    sheet: Annotated[str | None, typer.Option(
+        "--sheet", help="XLSX sheet to read (default the first).")] = None,
+    max_rows: Annotated[int | None, typer.Option(
+        "--max-rows", min=1, help="Refuse files with more data rows (default 2,000,000).")
+    ] = None,
+    max_mb: Annotated[float | None, typer.Option(
+        "--max-mb", min=0.001, help="Refuse files larger than this many MiB (default 256).")
+    ] = None,
     seg_table: Annotated[Path | None, typer.Option(
         "--seg-table", help="SEG RiskPairData table (CSV, CSV.gz, XLSX); default $SEG_TABLE.")
     ] = None,
@@ -53,7 +66,8 @@ def meter_report(
     parkes_type: Annotated[int, typer.Option(help="Diabetes type of the Parkes grid (1 or 2).",
                                              min=1, max=2)] = 1,
     learned_grid: Annotated[Path | None, typer.Option(
-        help="A learned risk grid as a (601, 601) .npy array indexed [REF, BGM].")] = None,
+        help="A learned risk grid file (grid.npy or grid.csv as written by riskgrid learn).")
+    ] = None,
     out_dir: Annotated[Path | None, typer.Option(
         help="Also write the tables (formula-safe CSV) and figures (HTML) here.")] = None,
     png: Annotated[bool, typer.Option(help="With --out-dir, also write the figures as PNG "
@@ -69,14 +83,20 @@ def meter_report(
         from ranking_core.meter.document import REPORT_FORMATS
 
         if report_file.suffix.lower() not in REPORT_FORMATS:
-            console.print(f"[red]--report: the file must end in {' or '.join(REPORT_FORMATS)}; "
-                          f"got {report_file.name}[/red]")
+            console.print(f"--report: the file must end in {' or '.join(REPORT_FORMATS)}; got "
+                          f"{escape(report_file.name)}", style="red")
             raise typer.Exit(1)
+    limits = with_limits(None, max_rows=max_rows,
+                         max_bytes=None if max_mb is None else int(max_mb * 2**20))
     try:
-        data = read_pairs(pairs)
+        data = read_pairs(pairs, unit=unit, sheet=sheet, limits=limits)
     except PairsFileError as exc:
-        console.print(f"[red]{exc}[/red]")
+        console.print(escape(str(exc)), style="red")
         raise typer.Exit(1) from exc
+    console.print(escape(data.messages[0]))
+    if data.glucose_unit != "mg/dL":
+        console.print(f"glucose read in {data.glucose_unit}, converted to mg/dL "
+                      f"(× {MGDL_PER_MMOLL}); the tables below are in mg/dL")
     try:
         table = find_seg_table(seg_table)
     except SEGTableMissing as exc:
@@ -86,18 +106,26 @@ def meter_report(
     except SEGTableError as exc:
         console.print(f"[red]{exc}[/red]")
         raise typer.Exit(1) from exc
-    learned = None if learned_grid is None else np.load(learned_grid, allow_pickle=False)
+    learned = None
+    if learned_grid is not None:
+        from ranking_core.grids.files import GridFileError, read_grid_file
+
+        try:
+            learned = read_grid_file(learned_grid)
+        except GridFileError as exc:
+            console.print(f"[red]{exc}[/red]", highlight=False, soft_wrap=True)
+            raise typer.Exit(1) from None
     try:
         report = build_report(data, table, learned, parkes_type=parkes_type)
     except ValueError as exc:
         console.print(f"[red]{exc}[/red]")
         raise typer.Exit(1) from exc
     for message in report.messages:
-        if message != MISSING_SEG_MESSAGE:  # already printed above
-            console.print(f"[yellow]note:[/yellow] {message}")
+        if message not in (MISSING_SEG_MESSAGE, data.messages[0]):  # both printed above
+            console.print("[yellow]note:[/yellow]", escape(message))
     _print_tables(report)
     for caveat in report.caveats:
-        console.print(f"[bold yellow]caution:[/bold yellow] {caveat}")
+        console.print("[bold yellow]caution:[/bold yellow]", escape(caveat))
     if report_file is not None:
         from ranking_core.meter.document import write_report
 

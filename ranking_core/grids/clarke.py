@@ -27,7 +27,7 @@ CLARKE_LINES: dict[str, tuple[tuple[float, float], ...]] = {
 def clarke_zone(ref: ArrayLike, bgm: ArrayLike) -> NDArray[np.str_]:
     """Clarke error grid zone ('A'..'E') of each (REF, BGM) pair in mg/dL.
 
-    The rules are applied in this order, each overriding the previous (issue 3):
+    The rules are applied in this order, each overriding the previous (Clarke et al. 1987):
 
     1. B everywhere;
     2. E if (REF ≤ 70 and BGM ≥ 180) or (REF ≥ 180 and BGM ≤ 70);

@@ -1,8 +1,8 @@
 """Comparing two risk grids on the same lattice (learned vs SEG, one learner vs another, m vs m).
 
-Measures (DESIGN §5; seed 003 §4.3, Table 3):
+Measures (DESIGN §5; Kriukova et al. 2014, §4.3, Table 3):
 
-* pairwise misranking (seed 003 eq. (1)) of ``other`` against ``reference`` on random
+* pairwise misranking (Kriukova et al. 2014, eq. (1)) of ``other`` against ``reference`` on random
   lattice points;
 * the distribution of |other − reference| in Table 3's bins of width 0.5 (0–0.5, …, 3.5–4);
 * agreement of the 8 SEG risk categories of the one risk scale
@@ -37,7 +37,8 @@ DIFFERENCE_BINS = tuple(f"{0.5 * k:g}–{0.5 * (k + 1):g}" for k in range(8))  #
 
 
 def difference_shares(reference: ArrayLike, other: ArrayLike) -> NDArray[np.float64]:
-    """Fractions of |other − reference| in the 8 bins of seed 003 Table 3, shape (8,), sum 1."""
+    """Fractions of |other − reference| in the 8 bins of Kriukova et al. 2014, Table 3, shape (8,),
+    sum 1."""
     delta = np.abs(np.asarray(other, dtype=np.float64) - np.asarray(reference, dtype=np.float64))
     counts = np.bincount(risk_category(delta).ravel(), minlength=8)
     return counts / max(delta.size, 1)
@@ -50,7 +51,7 @@ class GridComparison:
     Attributes
     ----------
     misranking : pairwise misranking (fraction) of other vs reference on ``n_points`` random
-        lattice points (seed 003 eq. (1)).
+        lattice points (Kriukova et al. 2014, eq. (1)).
     n_points : number of random points used for ``misranking``.
     difference_shares : (8,) fractions of lattice points with |Δ| in the bins ``DIFFERENCE_BINS``.
     category_confusion : (8, 8) counts of lattice points, rows = reference category, columns =

@@ -182,7 +182,7 @@ def meter_report(
     *,
     parkes_type: int = 1,
 ) -> MeterReport:
-    """The meter accuracy report of issue 4 for (BGM, REF) pairs in mg/dL.
+    """The meter accuracy report for (BGM, REF) pairs in mg/dL.
 
     Parameters
     ----------
