@@ -78,7 +78,7 @@ from ranking_core.grids.seg import GLUCOSE_MAX, SEGTable, load_seg_table
 from ranking_core.grids.signed import AbsoluteRisk
 from ranking_core.kernels import GaussianKernel, LaplacianKernel, LinearKernel, PolynomialKernel
 from ranking_core.ranker import SpectralRanker, SpectralRegressor
-from ranking_core.ratings import RATING_MAX, RatingSetError, validate_rating_frame
+from ranking_core.ratings import RATING_MAX, RatingSetError, read_rating_set
 from ranking_core.validation import describe_rows
 
 __all__ = [
@@ -224,11 +224,11 @@ def check_grid(grid: ArrayLike, signed: bool = False, label: str = "learned grid
 
 def _check_rating_frame(frame: pd.DataFrame, name: str) -> None:
     try:
-        checked = validate_rating_frame(frame, name=name)
+        checked = read_rating_set(frame, name=name)
     except RatingSetError as exc:
         raise StorageError(f"rating set not stored: {exc}") from exc
     if checked.problems:
-        rules = "; ".join(f"{p.message} ({len(p.rows)} rows)" for p in checked.problems)
+        rules = "; ".join(f"{p.message} ({len(p.lines)} rows)" for p in checked.problems)
         raise StorageError(f"rating set {name!r} not stored: {rules}. Store the checked rows "
                            "(read_rating_set keeps only the valid ones)")
 
