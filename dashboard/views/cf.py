@@ -3,7 +3,6 @@ ratings; one reviewer's learned ranking against their ratings, and a small per-u
 
 from __future__ import annotations
 
-import tempfile
 import warnings
 from pathlib import Path
 
@@ -14,19 +13,21 @@ import streamlit as st
 from dashboard.common import data_dir, init_state, plain, public_mode, shared_result
 from ranking_core.cf import FORMATS, RatingMatrix, read_ratings, synthetic_ratings
 from ranking_core.cf.parallel import SYNCHRONOUS, run_per_user
-from ranking_core.cf.per_user import LEARNERS, METRICS, PerUserConfig
-from ranking_core.cf.published import SEED003_TABLE2
-from ranking_core.experiments.cf_user import SPECTRAL_FILTERS, user_ranking
+from ranking_core.cf.per_user import JESTER_SHIFT, LEARNERS, METRICS, PerUserConfig
+from ranking_core.cf.published import KRIUKOVA_2014_TABLE2
+from ranking_core.experiments.cf_user import user_ranking
+from ranking_core.filters import FILTERS
 
 GROUPS = {"20-40": (20, 40), "40-60": (40, 60), "60-80": (60, 80)}
-JESTER_SHIFT = 10.0  # seed 003 shifts Jester's −10..10 ratings by +10
 
 st.title("Collaborative filtering")
 st.caption("The same spectral ranking learners on movie and joke ratings, as in the papers' "
-           "per-user experiment (seed 003 §4.2, seed 000 §4.1): a reviewer's items are described "
+           "per-user experiment (Kriukova et al. 2014, §4.2, Cortes et al. 2007, §4.1): a "
+           "reviewer's items are described "
            "by how 300 reference reviewers rated them.")
 init_state(cf_source="Synthetic (built-in)", cf_users=300, cf_items=400, cf_seed=0,
-           cf_format=FORMATS[0], cf_group="40-60", cf_filter=SPECTRAL_FILTERS[0], cf_user_index=0,
+           cf_format=FORMATS[0], cf_group="40-60", cf_filter="iterated-lavrentiev",
+           cf_user_index=0,
            cf_test_users=10, cf_repeats=2, cf_learners=["iterated-lavrentiev", "lavrentiev"])
 
 
@@ -35,11 +36,12 @@ def synthetic(n_users: int, n_items: int, seed: int) -> RatingMatrix:
     return synthetic_ratings(n_users=n_users, n_items=n_items, seed=seed)
 
 
-def read_valid_lines(path: str, format: str) -> tuple[RatingMatrix, list[str]]:
-    """The valid lines of a ratings file, and the reader's report of the skipped ones."""
+def read_valid_lines(source: str | bytes, format: str, name: str | None = None
+                     ) -> tuple[RatingMatrix, list[str]]:
+    """The valid lines of a ratings file or upload, and the reader's report of the skipped ones."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        data = read_ratings(path, format, errors="skip")
+        data = read_ratings(source, format, errors="skip", name=name)
     return data, [str(w.message) for w in caught]
 
 
@@ -51,10 +53,7 @@ def from_path(path: str, format: str, mtime: float) -> tuple[RatingMatrix, list[
 
 @st.cache_data(show_spinner="Reading the upload…", max_entries=2)
 def from_upload(content: bytes, name: str, format: str) -> tuple[RatingMatrix, list[str]]:
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / Path(name).name
-        path.write_bytes(content)
-        return read_valid_lines(str(path), format)
+    return read_valid_lines(content, format, name=Path(name).name)
 
 
 folder = data_dir()
@@ -100,14 +99,14 @@ c[0].metric("users", f"{data.n_users:,}")
 c[1].metric("items", f"{data.n_items:,}")
 c[2].metric("ratings", f"{data.n_ratings:,}")
 st.caption(f"{plain(data.source)}; ratings {data.scale[0]:g}..{data.scale[1]:g}"
-           + (f", shifted by +{JESTER_SHIFT:g} as in seed 003" if jester else ""))
+           + (f", shifted by +{JESTER_SHIFT:g} as in Kriukova et al. 2014" if jester else ""))
 
 # -- one reviewer ---------------------------------------------------------------------------------
 st.header("One reviewer's learned ranking")
 c = st.columns(3)
 group = c[0].selectbox("reference reviewers: users who rated", list(GROUPS), key="cf_group",
                        format_func=lambda g: f"{g} items")
-chosen_filter = c[1].selectbox("learner", SPECTRAL_FILTERS, key="cf_filter")
+chosen_filter = c[1].selectbox("learner", sorted(FILTERS), key="cf_filter")
 config = PerUserConfig(group=GROUPS[group], **config_base)
 candidates = data.users_in(*config.test_range)
 if candidates.size == 0:
@@ -138,7 +137,8 @@ else:
 
 # -- small per-user experiment ------------------------------------------------------------------
 st.header("Per-user experiment (small)")
-st.caption("The protocol of seed 003 §4.2 on a few test reviewers (the papers use 300 reviewers "
+st.caption("The protocol of Kriukova et al. 2014, §4.2 on a few test reviewers (the papers use "
+           "300 reviewers "
            "and 10 repetitions: `riskgrid cf per-user`). Runs in this process.")
 c = st.columns(3)
 test_users = c[0].number_input("test reviewers", 2, 100, key="cf_test_users")
@@ -159,7 +159,7 @@ if st.button("Run the experiment", key="cf_run", disabled=not learners):
 summary = st.session_state.get("cf_results")
 if summary:
     dataset = "jester" if jester else "movielens"
-    published = SEED003_TABLE2.get((dataset, group), {})
+    published = KRIUKOVA_2014_TABLE2.get((dataset, group), {})
     rows = []
     for name, values in summary["learners"].items():
         row = {"learner": name}
@@ -168,7 +168,8 @@ if summary:
             mean, sd = scale * values[metric]["mean"], scale * values[metric]["sd"]
             row[metric] = f"{mean:.2f} ± {sd:.2f}"
         paper = published.get(name)
-        row["seed 003 Table 2 misranking"] = ("—" if paper is None or "synthetic" in data.source
+        synthetic = "synthetic" in data.source
+        row["Kriukova et al. 2014, Table 2 misranking"] = ("—" if paper is None or synthetic
                                              else f"{100 * paper[0]:.2f} ± {100 * paper[1]:.2f}")
         rows.append(row)
     st.dataframe(pd.DataFrame(rows), hide_index=True, key="cf_results_table")

@@ -45,7 +45,7 @@ RULES = ("hold-out", "k-fold", "a-priori λ(m)", "manual")
 LOG_SCALE = GlucoseTransform("log", offset=50.0)
 SCALES = {"log": f"log scale (g₀ = {LOG_SCALE.offset:g} mg/dL)", "linear": "mg/dL"}
 KERNELS = {"gaussian": "Gaussian exp(−‖Δ‖²/γ)", "laplacian": "Laplacian exp(−‖Δ‖₁/γ)"}
-# defaults: the project's best SEG recipe (issue 3), γ = its first candidate, λ on its grid
+# defaults: the project's best SEG recipe (docs/RESULTS.md), γ = its first candidate, λ on its grid
 _BEST_FILTER = BEST_RECIPE.filter
 DEFAULTS = {
     "learn_filter": _BEST_FILTER if isinstance(_BEST_FILTER, str) else _BEST_FILTER.name,
@@ -60,8 +60,9 @@ DEFAULTS = {
 # γ in squared units of the (possibly warped) glucose scale for the Gaussian (the paper: 10⁴
 # (mg/dL)²), in plain units for the Laplacian (the best recipe: 10³)
 GAMMAS = tuple(sorted({1e3, 2e3, 4e3, 8e3, 1e4, 1.6e4, 2e4, 4e4, 8e4, DEFAULTS["learn_gamma"]}))
-LAMS = BEST_RECIPE.lams()  # the recipe's geometric grid λ_j = λ₀·q^j (seed 003 §4.1 form)
-APRIORI_DRAWS = 5  # random subsets per size m = 20, 30, 40, 50 for λ₊ (seed 003 §4.4)
+# the recipe's geometric grid λ_j = λ₀·q^j (the form of Kriukova et al. 2014, §4.1)
+LAMS = BEST_RECIPE.lams()
+APRIORI_DRAWS = 5  # random subsets per size m = 20, 30, 40, 50 for λ₊ (Kriukova et al. 2014, §4.4)
 
 st.title("Learn a risk grid")
 seg = seg_status()
@@ -248,7 +249,8 @@ comparison = compare_grids(reference, grid)
 c = st.columns(5)
 c[0].metric("λ", f"{lam:.3g}", help=f"rule ({rule}) chose {result.lam:.3g}")
 c[1].metric("misranking vs reference", f"{100 * comparison.misranking:.2f} %",
-            help=f"pairwise misranking (seed 003 eq. 1) on {comparison.n_points:,} random "
+            help=f"pairwise misranking (Kriukova et al. 2014, eq. 1) on "
+                 f"{comparison.n_points:,} random "
                  f"lattice points against the {reference_name}")
 c[2].metric("|Δ| ≤ 0.5", f"{100 * comparison.difference_shares[0]:.1f} %")
 c[3].metric("risk category agreement", f"{100 * comparison.category_agreement:.1f} %")
@@ -279,7 +281,7 @@ else:
     c[0].info("Manual λ: the ranker is fitted on all ratings and no validation curve is drawn; "
               "the misranking against the reference above follows the slider.")
 c[1].plotly_chart(figures.shares_bar(DIFFERENCE_BINS, comparison.difference_shares,
-                                     "|learned − reference| (seed 003 Table 3 bins)",
+                                     "|learned − reference| (Kriukova et al. 2014, Table 3 bins)",
                                      "|Δ risk|"), key="learn_fig_shares")
 with st.expander("Risk-category confusion (rows: reference, columns: learned)"):
     st.dataframe(pd.DataFrame(comparison.category_confusion, index=list(RISK_CATEGORIES),
