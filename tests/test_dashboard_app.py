@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 from synthetic_seg import synthetic_risk, write_synthetic_seg
 
 import ranking_core.ranker as ranker_module
+from dashboard.common import plain
 from ranking_core import IteratedLavrentiev, SpectralRanker
 from ranking_core.selection import holdout_lambda
 from ranking_core.storage import Store
@@ -202,7 +203,8 @@ def test_a_bad_seg_upload_is_refused_and_nothing_is_stored(fresh):
     at.run()
     at.button(key="seg_store").click()
     at.run()
-    assert any("missing column(s) RiskFactor, abs_risk" in e.value for e in at.sidebar.error)
+    message = plain("missing column(s) RiskFactor, abs_risk")  # shown as text, not Markdown
+    assert any(message in e.value for e in at.sidebar.error)
     assert fresh.list_records("seg_table") == []
 
 
