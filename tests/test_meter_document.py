@@ -18,9 +18,9 @@ from ranking_core.meter.document import (
     report_blocks,
     report_html,
     report_pdf,
-    riskgrid_version,
     write_report,
 )
+from ranking_core.version import riskgrid_version
 
 RNG = np.random.default_rng(12)
 REF = RNG.integers(30, 500, 400)

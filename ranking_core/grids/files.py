@@ -20,7 +20,6 @@ from __future__ import annotations
 import io
 import json
 import os
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
@@ -29,6 +28,7 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
 from ranking_core.grids.seg import GLUCOSE_MAX
+from ranking_core.version import riskgrid_version
 
 if TYPE_CHECKING:
     from ranking_core.learn import LearnedGrid
@@ -125,13 +125,6 @@ def grid_png(grid: ArrayLike, title: str = "Learned risk grid") -> bytes:
     return out.getvalue()
 
 
-def _riskgrid_version() -> str:
-    try:
-        return version("riskgrid")
-    except PackageNotFoundError:  # running from a checkout that is not installed
-        return "unknown"
-
-
 def grid_metadata(result: LearnedGrid, source: str | None = None) -> dict:
     """``grid.json`` content: how the grid was learned and from which data."""
     return {
@@ -145,7 +138,7 @@ def grid_metadata(result: LearnedGrid, source: str | None = None) -> dict:
         "points_fitted": result.points_fitted,
         "ratings_checksum": result.checksum,
         "rating_set": source,
-        "riskgrid_version": _riskgrid_version(),
+        "riskgrid_version": riskgrid_version(),
     }
 
 

@@ -17,7 +17,6 @@ import os
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import numpy as np
@@ -33,9 +32,10 @@ from ranking_core.grids.registry import RiskGrid, get_grid, grids
 from ranking_core.grids.seg import MISSING_SEG_MESSAGE, SEGTable
 from ranking_core.meter.grid_plots import figure_png, grid_plot
 from ranking_core.meter.report import MeterReport
+from ranking_core.version import riskgrid_version
 
 __all__ = ["REPORT_FORMATS", "display_frame", "report_blocks", "report_html", "report_pdf",
-           "riskgrid_version", "write_report"]
+           "write_report"]
 
 REPORT_FORMATS = (".pdf", ".html")
 SEG_TOOL_TABLES = ("pair_types", "accuracy", "risk_grades", "risk_categories", "iso_ranges",
@@ -68,14 +68,6 @@ class FigureBlock:
 
 
 Block = Heading | Text | TableBlock | FigureBlock
-
-
-def riskgrid_version() -> str:
-    """The installed riskgrid version ("unknown" when not installed as a package)."""
-    try:
-        return version("riskgrid")
-    except PackageNotFoundError:
-        return "unknown"
 
 
 def _cell(value: object) -> str:
