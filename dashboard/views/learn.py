@@ -69,7 +69,7 @@ seg = seg_status()
 store = get_store()
 init_state(learn_source="Simulated panel", learn_m=DEFAULT_M, learn_design=DESIGNS[0],
            learn_noise=0.25, learn_outliers=SEG_OUTLIER_FRACTION, learn_raters=10, learn_seed=0,
-           learn_unit=UNITS[0], **DEFAULTS)
+           **DEFAULTS)
 
 
 # -- data -----------------------------------------------------------------------------------------
@@ -82,7 +82,7 @@ def simulated(m: int, design: str, noise: float, outliers: float, raters: int, s
 
 
 @st.cache_data(show_spinner="Checking the upload…", max_entries=8)
-def uploaded(content: bytes, name: str, unit: str) -> RatingSet:
+def uploaded(content: bytes, name: str, unit: str | None) -> RatingSet:
     return read_rating_set(io.BytesIO(content), unit=unit, name=name)
 
 
@@ -121,7 +121,9 @@ elif source == "Upload":
                                 "optional rater; CSV, TSV or XLSX", type=["csv", "tsv", "txt",
                                                                           "xlsx"],
                                 key="learn_upload")
-    unit = c[1].radio("glucose unit", UNITS, key="learn_unit")
+    unit = c[1].radio("glucose unit", UNITS, index=None, key="learn_unit",
+                      help="Not chosen: named in the headers, else mg/dL; values that look "
+                      "like mmol/L are refused until it is chosen.")
     if upload is not None:
         try:
             ratings = uploaded(upload.getvalue(), upload.name, unit)
@@ -136,7 +138,7 @@ elif source == "Upload":
                 if st.form_submit_button("Save rating set"):
                     try:
                         store.save_rating_set(name, ratings.frame, {
-                            "unit": unit, "source": upload.name,
+                            "unit": ratings.unit, "source": upload.name,
                             "problems": [p.message for p in ratings.problems]},
                             saved_by=current_user())
                     except StorageError as exc:
