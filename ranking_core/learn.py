@@ -240,6 +240,11 @@ class LearnedGrid:
         """The model that predicts risk (|signed model| when ``settings.signed``)."""
         return AbsoluteRisk(self.model) if self.settings.signed else self.model
 
+    @property
+    def rating_points(self) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+        """(reference, measured, risk) of the training points, risk on 0..4 (for drawing)."""
+        return self.X[:, 0], self.X[:, 1], np.abs(self.y)
+
     @cached_property
     def grid(self) -> NDArray[np.float64]:
         """(601, 601) predicted risk indexed [reference, measured] in mg/dL, step 1 (not
