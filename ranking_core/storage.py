@@ -197,7 +197,7 @@ class StoredGrid:
     ----------
     params : the ranker's constructor parameters (JSON: kernel and filter as names, γ in (mg/dL)²).
     lam : the chosen λ.
-    coef : (m,) kernel coefficients c; intercept : b (seed 003 eq. (4), DESIGN §3).
+    coef : (m,) kernel coefficients c; intercept : b (Kriukova et al. 2014, eq. (4), DESIGN §3).
     X_fit, y_fit : the points the ranker was fitted on, REF/estimate in mg/dL and ratings.
     X_train, y_train : the whole training set (fit + λ-selection points).
     metrics : named numbers (e.g. misranking against the reference) and the λ rule used.

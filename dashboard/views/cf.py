@@ -15,20 +15,21 @@ import streamlit as st
 from dashboard.common import init_state, shared_result
 from ranking_core.cf import FORMATS, RatingMatrix, read_ratings, synthetic_ratings
 from ranking_core.cf.parallel import SYNCHRONOUS, run_per_user
-from ranking_core.cf.per_user import LEARNERS, METRICS, PerUserConfig
-from ranking_core.cf.published import SEED003_TABLE2
-from ranking_core.experiments.cf_user import SPECTRAL_FILTERS, user_ranking
+from ranking_core.cf.per_user import JESTER_SHIFT, LEARNERS, METRICS, PerUserConfig
+from ranking_core.cf.published import KRIUKOVA_2014_TABLE2
+from ranking_core.experiments.cf_user import user_ranking
+from ranking_core.filters import FILTERS
 
 GROUPS = {"20-40": (20, 40), "40-60": (40, 60), "60-80": (60, 80)}
-JESTER_SHIFT = 10.0  # seed 003 shifts Jester's −10..10 ratings by +10
 
 st.title("Collaborative filtering")
 st.caption("The same spectral ranking learners on movie and joke ratings, as in the papers' "
-           "per-user experiment (seed 003 §4.2, seed 000 §4.1): a reviewer's items are described "
+           "per-user experiment (Kriukova et al. 2014, §4.2, Cortes et al. 2007, §4.1): a "
+           "reviewer's items are described "
            "by how 300 reference reviewers rated them.")
 init_state(cf_source="Synthetic (built-in)", cf_users=300, cf_items=400, cf_seed=0,
            cf_format=FORMATS[0], cf_path=os.environ.get("MOVIELENS_100K", ""),
-           cf_group="40-60", cf_filter=SPECTRAL_FILTERS[0], cf_user_index=0,
+           cf_group="40-60", cf_filter="iterated-lavrentiev", cf_user_index=0,
            cf_test_users=10, cf_repeats=2, cf_learners=["iterated-lavrentiev", "lavrentiev"])
 
 
@@ -102,14 +103,14 @@ c[0].metric("users", f"{data.n_users:,}")
 c[1].metric("items", f"{data.n_items:,}")
 c[2].metric("ratings", f"{data.n_ratings:,}")
 st.caption(f"{data.source}; ratings {data.scale[0]:g}..{data.scale[1]:g}"
-           + (f", shifted by +{JESTER_SHIFT:g} as in seed 003" if jester else ""))
+           + (f", shifted by +{JESTER_SHIFT:g} as in Kriukova et al. 2014" if jester else ""))
 
 # -- one reviewer ---------------------------------------------------------------------------------
 st.header("One reviewer's learned ranking")
 c = st.columns(3)
 group = c[0].selectbox("reference reviewers: users who rated", list(GROUPS), key="cf_group",
                        format_func=lambda g: f"{g} items")
-chosen_filter = c[1].selectbox("learner", SPECTRAL_FILTERS, key="cf_filter")
+chosen_filter = c[1].selectbox("learner", sorted(FILTERS), key="cf_filter")
 config = PerUserConfig(group=GROUPS[group], **config_base)
 candidates = data.users_in(*config.test_range)
 if candidates.size == 0:
@@ -140,7 +141,8 @@ else:
 
 # -- small per-user experiment ------------------------------------------------------------------
 st.header("Per-user experiment (small)")
-st.caption("The protocol of seed 003 §4.2 on a few test reviewers (the papers use 300 reviewers "
+st.caption("The protocol of Kriukova et al. 2014, §4.2 on a few test reviewers (the papers use "
+           "300 reviewers "
            "and 10 repetitions: `riskgrid cf per-user`). Runs in this process.")
 c = st.columns(3)
 test_users = c[0].number_input("test reviewers", 2, 100, key="cf_test_users")
@@ -161,7 +163,7 @@ if st.button("Run the experiment", key="cf_run", disabled=not learners):
 summary = st.session_state.get("cf_results")
 if summary:
     dataset = "jester" if jester else "movielens"
-    published = SEED003_TABLE2.get((dataset, group), {})
+    published = KRIUKOVA_2014_TABLE2.get((dataset, group), {})
     rows = []
     for name, values in summary["learners"].items():
         row = {"learner": name}
@@ -170,7 +172,8 @@ if summary:
             mean, sd = scale * values[metric]["mean"], scale * values[metric]["sd"]
             row[metric] = f"{mean:.2f} ± {sd:.2f}"
         paper = published.get(name)
-        row["seed 003 Table 2 misranking"] = ("—" if paper is None or "synthetic" in data.source
+        synthetic = "synthetic" in data.source
+        row["Kriukova et al. 2014, Table 2 misranking"] = ("—" if paper is None or synthetic
                                              else f"{100 * paper[0]:.2f} ± {100 * paper[1]:.2f}")
         rows.append(row)
     st.dataframe(pd.DataFrame(rows), hide_index=True, key="cf_results_table")

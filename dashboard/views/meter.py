@@ -8,12 +8,12 @@ import pandas as pd
 import streamlit as st
 
 from dashboard.common import get_store, init_state, saved_grid_surface, seg_status, show_problems
+from ranking_core.grids.registry import get_grid
 from ranking_core.grids.seg import MISSING_SEG_MESSAGE
 from ranking_core.grids.zone_grid import zone_grid
 from ranking_core.meter import MeterPairs, PairsFileError, meter_report, read_pairs
 from ranking_core.meter.export import FigureExportError, figure_html, figure_png, safe_csv
 from ranking_core.meter.figures import bland_altman_figure, risk_heatmap, seg_heatmap
-from ranking_core.meter.report import TABLE_TITLES
 from ranking_core.panel import simulate_panel
 from ranking_core.storage import StorageError
 
@@ -112,25 +112,28 @@ if notes:
 if seg.available:
     grid_figure = seg_heatmap(seg.table, report, step=FIGURE_STEP)
 else:
-    grid_figure = risk_heatmap(zone_grid("clarke"), report, "Clarke zones (A–E coded 0–4; "
-                               "the SEG heat map needs the SEG table)", step=FIGURE_STEP)
+    grid_figure = risk_heatmap(zone_grid("dts"), title="DTS zones (A–E coded 0–4; the SEG heat "
+                               "map needs the SEG table)", pairs=report, step=FIGURE_STEP)
 report_figures = {"error_grid": grid_figure, "bland_altman": bland_altman_figure(report)}
 c = st.columns(2)
 c[0].plotly_chart(grid_figure, key="meter_fig_grid")
 c[1].plotly_chart(report_figures["bland_altman"], key="meter_fig_bland_altman")
 
 tables = report.tables()
+titles = report.titles()
 left, right = st.columns(2)
 for i, (name, table) in enumerate(tables.items()):
     column = left if i % 2 == 0 else right
-    column.subheader(TABLE_TITLES.get(name, name))
+    column.subheader(titles[name])
+    if name in report.zone_grids:
+        column.caption(get_grid(report.zone_grids[name]).purpose)
     column.dataframe(table, hide_index=True, key=f"meter_table_{name}")
 with st.expander(f"Every pair ({len(report.pairs)})"):
     st.dataframe(report.pairs, hide_index=True, key="meter_pairs")
 
 st.subheader("Downloads")
 c = st.columns(3)
-table_name = c[0].selectbox("table", list(tables), format_func=lambda n: TABLE_TITLES.get(n, n),
+table_name = c[0].selectbox("table", list(tables), format_func=titles.get,
                             key="meter_download_table")
 c[0].download_button("Table as CSV", safe_csv(tables[table_name]), f"{table_name}.csv",
                      "text/csv", key="meter_download_csv")

@@ -1,6 +1,7 @@
 """Collaborative-filtering rating data: one sparse user × item representation and its readers.
 
-Formats (``/work/shared/data/cf/README.md``; seed 000 §4.1–4.2, seed 003 §4.2):
+Formats (``/work/shared/data/cf/README.md``; Cortes et al. 2007, §4.1–4.2, Kriukova et al. 2014,
+§4.2):
 
 * ``ml-100k``     MovieLens 100K ``u.data``: ``user item rating timestamp``, tab separated;
 * ``ml-1m``       MovieLens 1M ``ratings.dat``: ``UserID::MovieID::Rating[::Timestamp]``;
