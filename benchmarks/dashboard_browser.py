@@ -131,7 +131,8 @@ def lambda_step(page, key: str) -> float:
     the run is over."""
     before = page.evaluate(METRIC_JS, "λ")
     page.evaluate("() => { window.__charts = " + CHART_DATA_JS[6:] + "; }")
-    slider = page.locator("[data-testid='stSlider'] [role='slider']").last
+    slider = page.locator("[data-testid='stSlider']").filter(has_text="λ").locator(
+        "input[type='range']").first
     slider.focus()
     start = time.perf_counter()
     slider.press(key)

@@ -18,9 +18,9 @@ from ranking_core.grids.files import (
     GridFileError,
     grid_png,
     read_grid_file,
-    write_grid_files,
 )
-from ranking_core.learn import LearnSettings, learn_grid, ratings_checksum
+from ranking_core.inputs import MGDL_PER_MMOLL
+from ranking_core.learn import LearnSettings, learn_grid, ratings_checksum, write_grid_files
 from ranking_core.panel import simulate_panel
 from ranking_core.ratings import read_rating_set
 
@@ -137,7 +137,7 @@ def test_cli_learn_writes_what_the_library_learns(tmp_path):
 
 
 def test_cli_learn_reads_mmol_per_litre(tmp_path):
-    path, frame = _rating_file(tmp_path, unit_factor=18.01806)
+    path, frame = _rating_file(tmp_path, unit_factor=MGDL_PER_MMOLL)
     out = tmp_path / "out"
     result = runner.invoke(app, ["learn", str(path), "--out-dir", str(out), "--unit", "mmol/L",
                                  "--rule", "manual", "--lambda", "0.01"])

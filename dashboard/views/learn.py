@@ -20,7 +20,7 @@ from dashboard import figures
 from dashboard.common import get_store, init_state, seg_status, shared_result, show_problems
 from ranking_core.filters import FILTERS
 from ranking_core.grids.compare import RISK_CATEGORIES, compare_grids
-from ranking_core.grids.files import grid_csv, grid_metadata, grid_npy, grid_png
+from ranking_core.grids.files import grid_csv, grid_npy, grid_png
 from ranking_core.grids.learned import GLUCOSE_AXIS
 from ranking_core.learn import (
     FILTER_LABELS,
@@ -30,6 +30,7 @@ from ranking_core.learn import (
     LearnedGrid,
     LearnSettings,
     describe_settings,
+    grid_metadata,
     learn_grid,
     settings_advice,
 )
