@@ -146,3 +146,18 @@ def test_best_recipe_fast_path_predicts_as_the_exact_path():
     assert fast.signed_model.solver_ == "cholesky"
     assert fast_lam == exact_lam
     assert _relative(fast.predict(X_new), exact.predict(X_new)) < 1e-8
+
+
+def test_learned_grid_reads_the_lattice_surface_and_blocks_the_centres(monkeypatch):
+    import ranking_core.kernels as kernels
+    from ranking_core.grids.learned import learned_grid
+
+    X, y = _ratings(80, 13, step=20.0)
+    lattice = DirectRanker(WARPED_L1, lam=1e-3, solver="lattice", lattice_step=20.0).fit(X, y)
+    dense = DirectRanker(WARPED_L1, lam=1e-3, solver="cholesky").fit(X, y)
+    axis = lattice.lattice_axis_
+    expected = learned_grid(dense, axis)  # the factorised product in one block
+    monkeypatch.setattr(kernels, "LATTICE_BLOCK_ENTRIES", 7 * (2 * axis.size))  # 7 centres a block
+    np.testing.assert_allclose(learned_grid(dense, axis), expected, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(learned_grid(lattice, axis), expected, atol=1e-8)
+    np.testing.assert_allclose(learned_grid(dense, axis[:5]), expected[:5, :5], atol=1e-12)
