@@ -202,12 +202,22 @@ def _xlsx_with_shared_strings(path, size: int) -> None:
 
 def test_shared_string_bomb_is_refused_before_parsing(tmp_path):
     path = tmp_path / "bomb.xlsx"
-    _xlsx_with_shared_strings(path, 80 * 2**20)
+    _xlsx_with_shared_strings(path, 20 * 2**20)
     assert path.stat().st_size < 2**20
     with pytest.raises(PairsFileError, match=r"shared-string table unpacks to .* over the"):
         read_pairs(path)
     with pytest.raises(PairsFileError, match="workbook unpacks to"):
         read_pairs(path, limits=Limits(max_xlsx_total=2**20))
+
+
+def test_large_or_slow_sheets_are_refused(tmp_path):
+    path = tmp_path / "long.xlsx"
+    pd.DataFrame({"BGM": np.arange(3000) % 500, "REF": 100}).to_excel(path, index=False)
+    with pytest.raises(PairsFileError, match=r"sheet 'Sheet1' unpacks to [\d,]+ bytes, over"):
+        read_pairs(path, limits=Limits(max_xlsx_part=10_000))
+    with pytest.raises(PairsFileError, match=r"took more than 0 s \(stopped at row 1,000\)"):
+        read_pairs(path, limits=Limits(max_xlsx_seconds=0))
+    assert len(read_pairs(path)) == 3000
 
 
 def test_xlsx_reads_the_first_sheet_or_the_named_one(tmp_path):

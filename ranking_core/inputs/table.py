@@ -95,16 +95,20 @@ class Limits:
     max_rows : data rows (blank rows not counted; default 2,000,000).
     max_cell : characters in one cell (default 10,000).
     max_xlsx_part : declared uncompressed size of the worksheet read and of the shared-string
-        table of an XLSX workbook (default 64 MiB); checked before parsing.
+        table of an XLSX workbook (default 16 MiB, about 200,000 rows of two numbers); checked
+        before parsing.
     max_xlsx_total : declared uncompressed size of all parts of an XLSX archive (default 1 GiB).
+    max_xlsx_seconds : time allowed for streaming one sheet (default 30 s); beyond it the
+        workbook is refused (save the sheet as CSV, which reads far faster).
     header_lines : lines searched for the header (default 50).
     """
 
     max_bytes: int = 256 * 2**20
     max_rows: int = 2_000_000
     max_cell: int = 10_000
-    max_xlsx_part: int = 64 * 2**20
+    max_xlsx_part: int = 16 * 2**20
     max_xlsx_total: int = 2**30
+    max_xlsx_seconds: float = 30.0
     header_lines: int = 50
 
 
