@@ -28,9 +28,11 @@ from __future__ import annotations
 import codecs
 import csv
 import io
+import itertools
+import operator
 import os
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
@@ -69,6 +71,8 @@ ACCEPTED_FORMATS = ("CSV, TSV or TXT text (UTF-8 with or without BOM, or UTF-16 
 TEXT_SUFFIXES = frozenset({".csv", ".tsv", ".txt", ".tab", ""})
 XLSX_SUFFIXES = frozenset({".xlsx", ".xlsm"})
 DELIMITERS = (",", ";", "\t")
+# characters str.splitlines also breaks at (the csv module does not)
+_OTHER_BREAKS = re.compile("[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:[.,]\d*)?|[.,]\d+)(?:[eE][+-]?\d+)?")
 _GROUPED = r"[+-]?\d{1,3}[.,]\d{3}"  # one mark, exactly three digits after: 1.021 or 1,021
 _NOT_FINITE = frozenset({"nan", "-nan", "+nan", "na", "n/a", "#n/a", "null", "none", "inf",
@@ -400,11 +404,21 @@ def _missing(cells: Sequence[object], schema: Schema, label: str, first: str) ->
 # -- rows -----------------------------------------------------------------------------------------
 
 @dataclass
+class _Chunk:
+    """Up to :data:`CHUNK_ROWS` data rows: as rows (lists of fields), or, when every row is known
+    to have the header's width, as columns (lists of cells)."""
+
+    lines: Sequence[int]
+    rows: list[list[str]] | None = None
+    columns: list[list[str]] | None = None
+
+
+@dataclass
 class _Rows:
     """Header and data rows of one input, in chunks."""
 
     header: _Header
-    chunks: Iterator[tuple[list[list[str]], list[int]]]
+    chunks: Iterator[_Chunk]
     where: str
     notes: list[str]
     point_is_decimal: bool  # the delimiter or the cell types fix the decimal mark as '.'
@@ -446,9 +460,11 @@ def _text_rows(text: IO[str], schema: Schema, label: str, limits: Limits,
                      f"(title or comment; the first reads {quote(lines[above[0] - 1].strip())})")
     if delimiter != ",":
         notes.append(f"{label}: delimiter {'semicolon' if delimiter == ';' else 'tab'}")
-    reader = csv.reader(text, delimiter=delimiter)
+    width = header.width
 
-    def chunks() -> Iterator[tuple[list[list[str]], list[int]]]:
+    def quoted(lines: Iterable[str], first: int) -> Iterator[_Chunk]:
+        """The csv module's reading (quoted fields may hold delimiters and line breaks)."""
+        reader = csv.reader(lines, delimiter=delimiter)
         rows: list[list[str]] = []
         numbers: list[int] = []
         while True:
@@ -458,17 +474,45 @@ def _text_rows(text: IO[str], schema: Schema, label: str, limits: Limits,
                 break
             except csv.Error as exc:
                 refuse.add(f"the line cannot be split into fields ({exc})",
-                           [reader.line_num + header_line], "")
+                           [reader.line_num + first - 1], "")
                 continue
             if not any(row) or "".join(row).isspace():  # a blank row
                 continue
             rows.append(row)
-            numbers.append(reader.line_num + header_line)
+            numbers.append(reader.line_num + first - 1)
             if len(rows) == CHUNK_ROWS:
-                yield rows, numbers
+                yield _Chunk(numbers, rows=rows)
                 rows, numbers = [], []
         if rows:
-            yield rows, numbers
+            yield _Chunk(numbers, rows=rows)
+
+    def chunks() -> Iterator[_Chunk]:
+        first = header_line + 1  # the file line of the next line read
+        while True:
+            lines = list(itertools.islice(text, CHUNK_ROWS))
+            if not lines:
+                return
+            block = "".join(lines)
+            if '"' in block:  # from here on, the csv module reads
+                yield from quoted(itertools.chain(lines, text), first)
+                return
+            bare = (block.splitlines() if _OTHER_BREAKS.search(block) is None
+                    else [line.rstrip("\r\n") for line in lines])
+            numbers = range(first, first + len(bare))
+            first += len(bare)
+            if set(map(operator.methodcaller("count", delimiter), bare)) == {width - 1}:
+                # plain rows of the right width: split the whole chunk at once
+                cells = delimiter.join(bare).split(delimiter)
+                columns = [cells[k::width] for k in range(width)]
+                first_cells = columns[0]
+                if all(first_cells) and not any(map(str.isspace, first_cells)):
+                    yield _Chunk(numbers, columns=columns)  # no blank row possible
+                    continue
+            rows = [line.split(delimiter) for line in bare]
+            kept = [i for i, row in enumerate(rows)
+                    if any(row) and not "".join(row).isspace()]
+            if kept:
+                yield _Chunk([numbers[i] for i in kept], rows=[rows[i] for i in kept])
 
     return _Rows(header, chunks(), "line", notes, delimiter == ",")
 
@@ -488,11 +532,11 @@ def _frame_rows(frame: pd.DataFrame, schema: Schema, label: str, first_row: int)
             return value.isoformat()
         return str(value)
 
-    def chunks() -> Iterator[tuple[list[list[str]], list[int]]]:
+    def chunks() -> Iterator[_Chunk]:
         for start in range(0, len(frame), CHUNK_ROWS):
             part = frame.iloc[start:start + CHUNK_ROWS]
             rows = [[cell(v) for v in row] for row in part.itertuples(index=False)]
-            yield rows, list(range(start + first_row, start + first_row + len(part)))
+            yield _Chunk(range(start + first_row, start + first_row + len(part)), rows=rows)
 
     return _Rows(header, chunks(), "row", [], True)
 
@@ -543,8 +587,8 @@ def _plain_numbers(cells: NDArray[np.object_], decimal: _Decimal) -> NDArray[np.
         return None
     if _PLAIN.search("\n".join(cells)):
         return None
-    try:
-        values = np.array(cells, dtype=np.float64)  # float(): rejects '', '1.2.3', 'e', '--1'
+    try:  # float() refuses '', '1.2.3', 'e', '--1'
+        values = np.fromiter(map(float, cells), np.float64, len(cells))
     except ValueError:
         return None
     return values if np.isfinite(values).all() else None
@@ -741,7 +785,7 @@ def _sheet_header(sheet_rows: Iterator[tuple[int, list[str]]], schema: Schema, l
                      "(title or comment)")
     width = header.width
 
-    def chunks() -> Iterator[tuple[list[list[str]], list[int]]]:
+    def chunks() -> Iterator[_Chunk]:
         rows: list[list[str]] = []
         numbers: list[int] = []
         for number, cells in sheet_rows:
@@ -753,10 +797,10 @@ def _sheet_header(sheet_rows: Iterator[tuple[int, list[str]]], schema: Schema, l
                         cells[:width] + [""] * (width - len(cells)))
             numbers.append(number)
             if len(rows) == CHUNK_ROWS:
-                yield rows, numbers
+                yield _Chunk(numbers, rows=rows)
                 rows, numbers = [], []
         if rows:
-            yield rows, numbers
+            yield _Chunk(numbers, rows=rows)
 
     return _Rows(header, chunks(), "row", notes, True)
 
@@ -771,25 +815,30 @@ def _collect(rows: _Rows, schema: Schema, label: str, unit: str | None, limits: 
     parts: dict[str, list[NDArray[Any]]] = {f.name: [] for f in typed}
     kept_lines: list[NDArray[np.int64]] = []
     n_read = n_skipped = 0
-    for chunk, numbers in rows.chunks:
-        n_read += len(chunk)
+    for chunk in rows.chunks:
+        n = len(chunk.lines)
+        n_read += n
         if n_read > limits.max_rows:
             raise InputError(f"{label}: more than {limits.max_rows:,} data rows (the limit; "
                              "split the file or raise the limit)")
-        lines = np.asarray(numbers, dtype=np.int64)
-        width = np.fromiter(map(len, chunk), dtype=np.int64, count=len(chunk))
-        bad = width != header.width
-        if bad.any():
-            first = int(np.flatnonzero(bad)[0])
-            refuse.add(f"the row has the wrong number of fields (the header has "
-                       f"{header.width})", lines[bad], quote(",".join(chunk[first])))
+        lines = np.asarray(chunk.lines, dtype=np.int64)
+        bad = np.zeros(n, dtype=bool)
+        if chunk.rows is not None:
+            width = np.fromiter(map(len, chunk.rows), dtype=np.int64, count=n)
+            bad = width != header.width
+            if bad.any():
+                first = int(np.flatnonzero(bad)[0])
+                refuse.add(f"the row has the wrong number of fields (the header has "
+                           f"{header.width})", lines[bad], quote(",".join(chunk.rows[first])))
         cells: dict[str, NDArray[np.object_]] = {}
         for role in schema.roles:
             if role.name not in header.index:
-                cells[role.name] = np.full(len(chunk), "", dtype=object)
+                cells[role.name] = np.full(n, "", dtype=object)
                 continue
             k = header.index[role.name]
-            column = np.array([row[k] if len(row) > k else "" for row in chunk], dtype=object)
+            column = np.empty(n, dtype=object)
+            column[:] = (chunk.columns[k] if chunk.columns is not None else
+                         [row[k] if len(row) > k else "" for row in chunk.rows])
             joined = "".join(column)
             if "\x00" in joined:
                 nul = np.fromiter(("\x00" in c for c in column), bool, len(column)) & ~bad
@@ -797,7 +846,7 @@ def _collect(rows: _Rows, schema: Schema, label: str, unit: str | None, limits: 
                     refuse.add(f"{role.name} contains a NUL byte", lines[nul],
                                quote(column[nul][0]))
                     bad |= nul
-            if len(joined) > limits.max_cell:
+            if max(map(len, column), default=0) > limits.max_cell:
                 long = np.fromiter((len(c) > limits.max_cell for c in column), bool,
                                    len(column)) & ~bad
                 if long.any():
