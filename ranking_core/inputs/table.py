@@ -65,6 +65,7 @@ __all__ = [
 ]
 
 CHUNK_ROWS = 100_000
+CHUNK_CHARS = 1 << 22  # text is read in chunks of about 4 million characters
 QUOTE_CHARS = 80  # at most this many characters of a bad cell are shown in a message
 ACCEPTED_FORMATS = ("CSV, TSV or TXT text (UTF-8 with or without BOM, or UTF-16 with BOM; "
                     "delimiter comma, semicolon or tab) and XLSX workbooks (.xlsx, .xlsm)")
@@ -461,12 +462,25 @@ def _text_rows(text: IO[str], schema: Schema, label: str, limits: Limits,
     if delimiter != ",":
         notes.append(f"{label}: delimiter {'semicolon' if delimiter == ';' else 'tab'}")
     width = header.width
+    # no valid row is longer (role cells ≤ max_cell, others ≤ the csv module's field limit)
+    max_line = (max(limits.max_cell, csv.field_size_limit()) + 1) * width
+    wrong_fields = f"the row has the wrong number of fields (the header has {width})"
+
+    def too_long(line: str, number: int) -> bool:
+        if len(line) <= max_line:
+            return False
+        refuse.add(f"the line is longer than {max_line:,} characters", [number], quote(line))
+        return True
 
     def quoted(lines: Iterable[str], first: int) -> Iterator[_Chunk]:
         """The csv module's reading (quoted fields may hold delimiters and line breaks)."""
-        reader = csv.reader(lines, delimiter=delimiter)
+        guarded = ("\n" if too_long(line, number) else line
+                   for number, line in enumerate(lines, first))
+        reader = csv.reader(guarded, delimiter=delimiter)
         rows: list[list[str]] = []
         numbers: list[int] = []
+        wrong: list[int] = []
+        example = ""
         while True:
             try:
                 row = next(reader)
@@ -478,18 +492,23 @@ def _text_rows(text: IO[str], schema: Schema, label: str, limits: Limits,
                 continue
             if not any(row) or "".join(row).isspace():  # a blank row
                 continue
+            if len(row) != width:  # refused at once: a wide row is never kept in memory
+                example = example or quote(delimiter.join(row))
+                wrong.append(reader.line_num + first - 1)
+                continue
             rows.append(row)
             numbers.append(reader.line_num + first - 1)
             if len(rows) == CHUNK_ROWS:
                 yield _Chunk(numbers, rows=rows)
                 rows, numbers = [], []
+        refuse.add(wrong_fields, wrong, example)
         if rows:
             yield _Chunk(numbers, rows=rows)
 
     def chunks() -> Iterator[_Chunk]:
         first = header_line + 1  # the file line of the next line read
         while True:
-            lines = list(itertools.islice(text, CHUNK_ROWS))
+            lines = text.readlines(CHUNK_CHARS)
             if not lines:
                 return
             block = "".join(lines)
@@ -498,21 +517,34 @@ def _text_rows(text: IO[str], schema: Schema, label: str, limits: Limits,
                 return
             bare = (block.splitlines() if _OTHER_BREAKS.search(block) is None
                     else [line.rstrip("\r\n") for line in lines])
+            del block
             numbers = range(first, first + len(bare))
             first += len(bare)
-            if set(map(operator.methodcaller("count", delimiter), bare)) == {width - 1}:
-                # plain rows of the right width: split the whole chunk at once
+            counts = list(map(operator.methodcaller("count", delimiter), bare))
+            if set(counts) == {width - 1}:
+                # plain rows of the header's width: split the whole chunk at once
                 cells = delimiter.join(bare).split(delimiter)
                 columns = [cells[k::width] for k in range(width)]
                 first_cells = columns[0]
                 if all(first_cells) and not any(map(str.isspace, first_cells)):
                     yield _Chunk(numbers, columns=columns)  # no blank row possible
                     continue
-            rows = [line.split(delimiter) for line in bare]
-            kept = [i for i, row in enumerate(rows)
-                    if any(row) and not "".join(row).isspace()]
-            if kept:
-                yield _Chunk([numbers[i] for i in kept], rows=[rows[i] for i in kept])
+            kept: list[int] = []
+            wrong: list[int] = []
+            for i, (line, count) in enumerate(zip(bare, counts, strict=True)):
+                if too_long(line, numbers[i]):
+                    continue
+                if count == width - 1:
+                    kept.append(i)
+                elif line.replace(delimiter, "").strip():  # not a blank row
+                    wrong.append(i)
+            if wrong:
+                refuse.add(wrong_fields, [numbers[i] for i in wrong], quote(bare[wrong[0]]))
+            rows = [bare[i].split(delimiter) for i in kept]
+            rows_kept = [(i, r) for i, r in zip(kept, rows, strict=True)
+                         if any(r) and not "".join(r).isspace()]
+            if rows_kept:
+                yield _Chunk([numbers[i] for i, _ in rows_kept], rows=[r for _, r in rows_kept])
 
     return _Rows(header, chunks(), "line", notes, delimiter == ",")
 
