@@ -7,7 +7,15 @@ import io
 import pandas as pd
 import streamlit as st
 
-from dashboard.common import get_store, init_state, saved_grid_surface, seg_status
+from dashboard.common import (
+    current_user,
+    get_store,
+    init_state,
+    plain,
+    public_mode,
+    saved_grid_surface,
+    seg_status,
+)
 from ranking_core.grids.registry import get_grid
 from ranking_core.grids.seg import MISSING_SEG_MESSAGE
 from ranking_core.grids.zone_grid import zone_grid
@@ -60,8 +68,8 @@ def show_reading(messages: list[str] | tuple[str, ...]) -> None:
 
 
 TEXT_TYPES = ["csv", "tsv", "txt", "xlsx"]
-source = st.radio("Pairs", ("Built-in demo", "Upload", "Sensor + reference", "Saved"),
-                  horizontal=True, key="meter_source")
+source = st.radio("Pairs", ("Built-in demo",) if public_mode() else (
+    "Built-in demo", "Upload", "Sensor + reference", "Saved"), horizontal=True, key="meter_source")
 if source in ("Upload", "Sensor + reference"):
     unit = st.radio("glucose unit of the files", UNITS, index=None, horizontal=True,
                     key="meter_unit", help="Not chosen: the unit named in the column headers, "
@@ -113,11 +121,11 @@ elif source == "Upload":
                     try:
                         store.save_meter_data(name, pairs.frame, {
                             "source": upload.name, "unit": pairs.glucose_unit,
-                            "messages": list(pairs.messages)})
+                            "messages": list(pairs.messages)}, saved_by=current_user())
                     except StorageError as exc:
-                        st.error(f"Not saved: {exc}")
+                        st.error(f"Not saved: {plain(exc)}")
                     else:
-                        st.success(f"Saved meter data “{name}”.")
+                        st.success(f"Saved meter data “{plain(name)}”.")
 else:
     stored = store.list_records("meter_data")
     if not stored:
@@ -140,7 +148,7 @@ learned = None if learned_choice == "(none)" else saved_grid_surface(learned_cho
 try:
     report = meter_report(pairs, seg.table, learned, parkes_type=parkes_type)
 except (PairsFileError, ValueError) as exc:
-    st.error(f"No report: {exc}")
+    st.error(f"No report: {plain(exc)}")
     st.stop()
 if not seg.available:
     st.info("The SEG tables need the SEG risk table (see the sidebar); Clarke, Parkes, ISO and "
