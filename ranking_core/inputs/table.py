@@ -469,7 +469,8 @@ def _text_rows(text: IO[str], schema: Schema, label: str, limits: Limits,
     def too_long(line: str, number: int) -> bool:
         if len(line) <= max_line:
             return False
-        refuse.add(f"the line is longer than {max_line:,} characters", [number], quote(line))
+        refuse.add(f"the line is longer than {max_line:,} characters", [number], quote(line),
+                   unsplit=True)
         return True
 
     def quoted(lines: Iterable[str], first: int) -> Iterator[_Chunk]:
@@ -488,7 +489,7 @@ def _text_rows(text: IO[str], schema: Schema, label: str, limits: Limits,
                 break
             except csv.Error as exc:
                 refuse.add(f"the line cannot be split into fields ({exc})",
-                           [reader.line_num + first - 1], "")
+                           [reader.line_num + first - 1], "", unsplit=True)
                 continue
             if not any(row) or "".join(row).isspace():  # a blank row
                 continue
@@ -501,7 +502,7 @@ def _text_rows(text: IO[str], schema: Schema, label: str, limits: Limits,
             if len(rows) == CHUNK_ROWS:
                 yield _Chunk(numbers, rows=rows)
                 rows, numbers = [], []
-        refuse.add(wrong_fields, wrong, example)
+        refuse.add(wrong_fields, wrong, example, unsplit=True)
         if rows:
             yield _Chunk(numbers, rows=rows)
 
@@ -511,6 +512,9 @@ def _text_rows(text: IO[str], schema: Schema, label: str, limits: Limits,
             lines = text.readlines(CHUNK_CHARS)
             if not lines:
                 return
+            if max(map(len, lines)) > max_line:  # refuse over-long lines before any copy
+                lines = ["\n" if too_long(line, number) else line
+                         for number, line in enumerate(lines, first)]
             block = "".join(lines)
             if '"' in block:  # from here on, the csv module reads
                 yield from quoted(itertools.chain(lines, text), first)
@@ -539,7 +543,8 @@ def _text_rows(text: IO[str], schema: Schema, label: str, limits: Limits,
                 elif line.replace(delimiter, "").strip():  # not a blank row
                     wrong.append(i)
             if wrong:
-                refuse.add(wrong_fields, [numbers[i] for i in wrong], quote(bare[wrong[0]]))
+                refuse.add(wrong_fields, [numbers[i] for i in wrong], quote(bare[wrong[0]]),
+                           unsplit=True)
             rows = [bare[i].split(delimiter) for i in kept]
             rows_kept = [(i, r) for i, r in zip(kept, rows, strict=True)
                          if any(r) and not "".join(r).isspace()]
@@ -580,11 +585,14 @@ class _Refusals:
 
     def __init__(self) -> None:
         self.groups: dict[str, tuple[list[NDArray[np.int64]], str]] = {}
+        self.unsplit = 0  # rows refused by the reader before they reach a chunk
 
-    def add(self, rule: str, lines: Sequence[int] | NDArray, example: str) -> None:
+    def add(self, rule: str, lines: Sequence[int] | NDArray, example: str,
+            unsplit: bool = False) -> None:
         lines = np.asarray(lines, dtype=np.int64)
         if lines.size == 0:
             return
+        self.unsplit += lines.size if unsplit else 0
         if rule in self.groups:
             self.groups[rule][0].append(lines)
         else:
@@ -850,7 +858,7 @@ def _collect(rows: _Rows, schema: Schema, label: str, unit: str | None, limits: 
     for chunk in rows.chunks:
         n = len(chunk.lines)
         n_read += n
-        if n_read > limits.max_rows:
+        if n_read + refuse.unsplit > limits.max_rows:
             raise InputError(f"{label}: more than {limits.max_rows:,} data rows (the limit; "
                              "split the file or raise the limit)")
         lines = np.asarray(chunk.lines, dtype=np.int64)
@@ -921,9 +929,12 @@ def _collect(rows: _Rows, schema: Schema, label: str, unit: str | None, limits: 
         for f in typed:
             parts[f.name].append(chunk_values[f.name][~bad])
         kept_lines.append(lines[~bad])
-    n_read -= n_skipped
+    n_read += refuse.unsplit - n_skipped
     if n_read == 0:
         raise InputError(f"{label}: the table has a header but no data rows")
+    if not kept_lines:  # every row was refused by the reader
+        raise InputError(f"{label}: no valid row. "
+                         + " ".join(r.message(where) for r in refuse.result()))
     values = {f.name: np.concatenate(parts[f.name]) for f in typed}
     lines = np.concatenate(kept_lines)
     notes = list(rows.notes)
