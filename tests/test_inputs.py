@@ -64,6 +64,17 @@ def test_ragged_file_through_the_command_line(tmp_path):
     assert counts["Total"] == 1  # only (110, 100); not (200, 300)
 
 
+def test_quoted_files_and_over_long_lines_are_refused_row_by_row():
+    quoted = _pairs(b'BGM,REF\n"110",100\n1,2,3\n"1,5",7\n120,"130"\n')
+    assert quoted.rows.tolist() == [2, 4, 5] and quoted.ref.tolist() == [100, 7, 130]
+    assert _refused(quoted, "the row has the wrong number of fields") == [3]
+    np.testing.assert_allclose(quoted.table.values["BGM"], [110, 1.5, 120])  # quoted "1,5"
+    long = _pairs(b"BGM,REF\n110,100\n" + b"," * 300_000 + b"\n120,130\n")
+    assert long.rows.tolist() == [2, 4]
+    assert _refused(long, "the line is longer than") == [3]
+    assert long.messages[0] == "pairs.csv: 3 rows read, 1 refused"
+
+
 def test_nul_byte_refuses_the_row():
     pairs = _pairs(b"BGM,REF\n1\x0020,100\n110,100\n")
     assert pairs.bgm.tolist() == [110] and pairs.rows.tolist() == [3]
