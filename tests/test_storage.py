@@ -255,7 +255,8 @@ def test_ratings_are_checked_before_they_are_stored(store):
     bad = _ratings(10)
     bad.loc[3, "rating"] = 7.0
     bad.loc[5, "reference"] = np.inf
-    with pytest.raises(StorageError, match=r"rating is outside 0..4.*1 rows"):
+    with pytest.raises(StorageError,
+                       match=r"not finite .* in row 5; rating is outside 0\.\.4 in row 3"):
         store.save_rating_set("bad", bad)
     with pytest.raises(StorageError, match="missing column"):
         store.save_rating_set("bad", bad.drop(columns="rating"))
