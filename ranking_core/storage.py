@@ -291,6 +291,12 @@ class RecordInfo:
     meta: dict[str, Any] = field(default_factory=dict)
     saved_by: str | None = None
 
+    @property
+    def version(self) -> str:
+        """A key that changes whenever the record is saved again (for caches: SQLite may give a
+        replaced record its old id back)."""
+        return f"{self.id}@{self.created_at.isoformat()}"
+
 
 @dataclass(frozen=True)
 class StoredFrame:
