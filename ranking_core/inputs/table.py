@@ -561,7 +561,8 @@ def _frame_rows(frame: pd.DataFrame, schema: Schema, label: str, first_row: int)
                        ", ".join(map(str, frame.columns)) or "(no columns)")
 
     def cell(value: object) -> str:
-        if value is None or (isinstance(value, float) and np.isnan(value)):
+        if value is None or value is pd.NA or value is pd.NaT or (
+                isinstance(value, float) and np.isnan(value)):
             return ""
         if isinstance(value, float | np.floating):
             return repr(float(value))
