@@ -69,7 +69,8 @@ def meter_report(
         help="A learned risk grid file (grid.npy or grid.csv as written by riskgrid learn).")
     ] = None,
     out_dir: Annotated[Path | None, typer.Option(
-        help="Also write the tables (formula-safe CSV) and figures (HTML) here.")] = None,
+        help="Also write the tables (formula-safe CSV), figures (HTML) and the report's "
+             "error-grid plots (PNG) here.")] = None,
     png: Annotated[bool, typer.Option(help="With --out-dir, also write the figures as PNG "
                                            "(needs Chrome/Chromium for kaleido).")] = False,
     report_file: Annotated[Path | None, typer.Option(
@@ -150,4 +151,10 @@ def meter_report(
         except FigureExportError as exc:
             console.print(f"[red]{exc}[/red]")
             raise typer.Exit(1) from exc
+        from ranking_core.meter.document import report_figures
+        from ranking_core.meter.grid_plots import figure_png
+
+        for name, figure in report_figures(report, table, learned).items():
+            paths.append(out_dir / f"{name}.png")  # the report's plots: no browser needed
+            paths[-1].write_bytes(figure_png(figure))
         console.print(f"wrote {len(paths)} files to {out_dir}")

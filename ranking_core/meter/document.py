@@ -34,8 +34,8 @@ from ranking_core.meter.grid_plots import figure_png, grid_plot
 from ranking_core.meter.report import MeterReport
 from ranking_core.version import riskgrid_version
 
-__all__ = ["REPORT_FORMATS", "display_frame", "report_blocks", "report_html", "report_pdf",
-           "write_report"]
+__all__ = ["REPORT_FORMATS", "display_frame", "report_blocks", "report_figures", "report_html",
+           "report_pdf", "write_report"]
 
 REPORT_FORMATS = (".pdf", ".html")
 SEG_TOOL_TABLES = ("pair_types", "accuracy", "risk_grades", "risk_categories", "iso_ranges",
@@ -98,6 +98,19 @@ def display_frame(frame: pd.DataFrame) -> pd.DataFrame:
     return text
 
 
+def report_figures(report: MeterReport, seg_table: SEGTable | None = None,
+                   learned_risk: ArrayLike | None = None) -> dict[str, Figure]:
+    """The report's error-grid plots by grid name: SEG (with its table), the report's zone grids
+    (DTS, Clarke, Parkes), learned (with its surface), each with the included pairs."""
+    pairs = report.pairs[report.pairs["included"]]
+    ref, bgm = pairs["REF"].to_numpy(), pairs["BGM"].to_numpy()
+    surfaces = {"seg": seg_table} if seg_table is not None else {}
+    surfaces.update(dict.fromkeys(report.zone_grids.values()))
+    if learned_risk is not None:
+        surfaces["learned"] = learned_risk
+    return {name: grid_plot(name, ref, bgm, surface=surface) for name, surface in surfaces.items()}
+
+
 def report_blocks(
     report: MeterReport,
     seg_table: SEGTable | None = None,
@@ -146,22 +159,18 @@ def report_blocks(
     tables = report.tables()
     blocks += [TableBlock(titles[t], display_frame(tables[t])) for t in SEG_TOOL_TABLES
                if t in tables]
-    pairs = report.pairs[report.pairs["included"]]
-    ref, bgm = pairs["REF"].to_numpy(), pairs["BGM"].to_numpy()
     # the SEG's grades and categories are among the SEG tool's tables above
-    shown = [(get_grid("seg"), seg_table, None)] if seg_table is not None else []
-    shown += [(get_grid(g), None, family) for family, g in report.zone_grids.items()]
-    if learned_risk is not None:
-        shown.append((get_grid("learned"), learned_risk, "learned_categories"))
-    for grid, surface, table in shown:
+    table_of = {**{g: f for f, g in report.zone_grids.items()}, "learned": "learned_categories"}
+    figures = report_figures(report, seg_table, learned_risk)
+    for name, figure in figures.items():
+        grid = get_grid(name)
         blocks += [Heading(grid.title), Text(grid.purpose), Text(f"Source: {grid.citation}")]
-        if table in tables:
-            blocks.append(TableBlock(titles[table], display_frame(tables[table])))
-        blocks.append(FigureBlock(f"{grid.title}: {len(ref)} pairs",
-                                  grid_plot(grid, ref, bgm, surface=surface)))
+        if table_of.get(name) in tables:
+            blocks.append(TableBlock(titles[table_of[name]], display_frame(tables[table_of[name]])))
+        blocks.append(FigureBlock(figure.axes[0].get_title(), figure))
     blocks.append(Heading("Error grids known to riskgrid"))
     for grid in grids():
-        used = any(grid is g for g, _, _ in shown)
+        used = grid.name in figures
         note = "" if used else (" Not in this report: it needs " + grid.needs + "."
                                 if isinstance(grid, RiskGrid) else
                                 " Not in this report (another diabetes type was chosen).")
