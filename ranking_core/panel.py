@@ -4,7 +4,7 @@ For demos and studies of how many ratings a learned grid needs. A panel of ``n_r
 rates ``m`` scenarios drawn by a design; each rater r has an own severity bias b_r and noise level
 σ_r, so rating = clip(s(REF, est) + b_r + N(0, σ_r²), 0, 4) with s the reference surface; a fraction
 of the rows (default 6.6 %, the share of its 8,420 ratings the SEG authors removed as outliers;
-seed 003 §4.3) is replaced by a rating drawn uniformly on 0..4.
+Kriukova et al. 2014, §4.3) is replaced by a rating drawn uniformly on 0..4.
 
 The reference surface is the SEG table when one is given (abs_risk), any (601, 601) risk grid, or
 otherwise the project's built-in surface :func:`parkes_surface` (see there), so that the simulator

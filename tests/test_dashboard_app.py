@@ -186,7 +186,10 @@ def test_seg_table_uploaded_in_the_sidebar_is_stored_and_used(fresh, seg_csv):
     later.selectbox(key="compare_b").set_value("Clarke zones (A–E = 0–4)")
     later.run()
     assert metrics(later)["max |Δ|"] == f"{expected.max_abs_difference:.3f}"
-    # and the sidebar can forget it
+    # and the sidebar can forget it, once the confirmation is ticked
+    assert at.button(key="seg_forget").disabled
+    at.checkbox(key="seg_forget_confirm").check()
+    at.run()
     at.button(key="seg_forget").click()
     at.run()
     assert fresh.list_records("seg_table") == []
