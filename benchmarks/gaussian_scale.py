@@ -5,7 +5,7 @@ each labelled with the SEG risk at the rounded (REF, BGM); with ``SEG_TABLE`` un
 synthetic risk surface stands in (and the JSON says so). Gaussian kernel γ = 10⁴ (Kriukova et al.
 2014, §4.3), Lavrentiev filter. λ is chosen once, by pairwise misranking on a validation set, from
 the exact solver's path at m = ``--choose-at``; every method and every m then uses that λ.
-Misranking (Kriukova et al. 2014, eq. (1), %) is measured against the true risk on a separate test
+Misranking (Kriukova et al. 2014, eq. 1, %) is measured against the true risk on a separate test
 set of uniform inputs.
 
 Methods: ``exact`` (SpectralRanker, dense eigh, O(m³), up to ``--exact-max``), ``low-rank``

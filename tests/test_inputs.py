@@ -4,6 +4,7 @@ with the valid rows kept; a property test that any supported writing reads back 
 from __future__ import annotations
 
 import io
+import json
 import zipfile
 
 import numpy as np
@@ -59,10 +60,19 @@ def test_ragged_file_through_the_command_line(tmp_path):
     assert result.exit_code == 0, result.output
     text = " ".join(result.output.split())
     assert "3 rows read, 2 refused" in text and "lines 3, 4" in text
-    import json
-
     counts = {r["pair_type"]: r["count"] for r in json.loads(out.read_text())["pair_types"]}
     assert counts["Total"] == 1  # only (110, 100); not (200, 300)
+
+
+def test_quoted_files_and_over_long_lines_are_refused_row_by_row():
+    quoted = _pairs(b'BGM,REF\n"110",100\n1,2,3\n"1,5",7\n120,"130"\n')
+    assert quoted.rows.tolist() == [2, 4, 5] and quoted.ref.tolist() == [100, 7, 130]
+    assert _refused(quoted, "the row has the wrong number of fields") == [3]
+    np.testing.assert_allclose(quoted.table.values["BGM"], [110, 1.5, 120])  # quoted "1,5"
+    long = _pairs(b"BGM,REF\n110,100\n" + b"," * 300_000 + b"\n120,130\n")
+    assert long.rows.tolist() == [2, 4]
+    assert _refused(long, "the line is longer than") == [3]
+    assert long.messages[0] == "pairs.csv: 3 rows read, 1 refused"
 
 
 def test_nul_byte_refuses_the_row():
@@ -145,8 +155,10 @@ def test_meter_report_command_takes_a_unit(tmp_path):
     path.write_text("BGM;REF\n5,55;6,1\n7,2;8\n")
     refused = runner.invoke(app, ["meter-report", str(path)])
     assert refused.exit_code == 1 and "--unit mmol/L" in " ".join(refused.output.split())
-    ok = runner.invoke(app, ["meter-report", str(path), "--unit", "mmol/L"])
+    out = tmp_path / "r.json"
+    ok = runner.invoke(app, ["meter-report", str(path), "--unit", "mmol/L", "--json", str(out)])
     assert ok.exit_code == 0, ok.output
+    assert json.loads(out.read_text())["input_unit"] == "mmol/L"
     assert "glucose read in mmol/L, converted to mg/dL" in " ".join(ok.output.split())
     bad = runner.invoke(app, ["meter-report", str(path), "--unit", "mmol"])
     assert bad.exit_code == 1 and "must be one of mg/dL, mmol/L" in " ".join(bad.output.split())
@@ -201,12 +213,22 @@ def _xlsx_with_shared_strings(path, size: int) -> None:
 
 def test_shared_string_bomb_is_refused_before_parsing(tmp_path):
     path = tmp_path / "bomb.xlsx"
-    _xlsx_with_shared_strings(path, 80 * 2**20)
+    _xlsx_with_shared_strings(path, 20 * 2**20)
     assert path.stat().st_size < 2**20
     with pytest.raises(PairsFileError, match=r"shared-string table unpacks to .* over the"):
         read_pairs(path)
     with pytest.raises(PairsFileError, match="workbook unpacks to"):
         read_pairs(path, limits=Limits(max_xlsx_total=2**20))
+
+
+def test_large_or_slow_sheets_are_refused(tmp_path):
+    path = tmp_path / "long.xlsx"
+    pd.DataFrame({"BGM": np.arange(3000) % 500, "REF": 100}).to_excel(path, index=False)
+    with pytest.raises(PairsFileError, match=r"sheet 'Sheet1' unpacks to [\d,]+ bytes, over"):
+        read_pairs(path, limits=Limits(max_xlsx_part=10_000))
+    with pytest.raises(PairsFileError, match=r"took more than 0 s \(stopped at row 1,000\)"):
+        read_pairs(path, limits=Limits(max_xlsx_seconds=0))
+    assert len(read_pairs(path)) == 3000
 
 
 def test_xlsx_reads_the_first_sheet_or_the_named_one(tmp_path):

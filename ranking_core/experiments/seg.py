@@ -25,10 +25,11 @@ from sklearn.base import clone
 from ranking_core.fast_selection import METHODS, fast_kfold_lambda
 from ranking_core.filters import Filter
 from ranking_core.grids.compare import DIFFERENCE_BINS, difference_shares
-from ranking_core.grids.coordinates import GlucoseTransform, TransformedKernel
+from ranking_core.grids.coordinates import GlucoseTransform
 from ranking_core.grids.seg import GLUCOSE_MAX, SEGTable
 from ranking_core.grids.signed import AbsoluteRisk, signed_ratings
-from ranking_core.kernels import Kernel, make_kernel
+from ranking_core.learn import glucose_ranker
+from ranking_core.learn import with_diagonal_anchors as diagonal_anchors
 from ranking_core.metrics import pairwise_misranking
 from ranking_core.ranker import SpectralRanker
 from ranking_core.selection import (
@@ -129,10 +130,7 @@ class SEGRecipe:
         return paper_lambda_grid(self.lam0, self.q, self.n_lams)
 
     def ranker(self, gamma: float | tuple[float, float]) -> SpectralRanker:
-        kernel: Kernel = make_kernel(self.kernel, gamma=gamma)
-        if self.transform is not None:
-            kernel = TransformedKernel(kernel, self.transform)
-        return SpectralRanker(kernel=kernel, filter=self.filter)
+        return glucose_ranker(self.kernel, gamma, self.transform, self.filter)
 
     def describe(self) -> dict:
         """JSON-ready description."""
@@ -181,13 +179,7 @@ def draw_seg_ratings(
 
 def with_diagonal_anchors(recipe: SEGRecipe, X: NDArray, y: NDArray) -> tuple[NDArray, NDArray]:
     """(X, y) plus the recipe's zero-risk diagonal points, rows in a fixed random order."""
-    if not recipe.diagonal_anchors:
-        return X, y
-    g = np.linspace(0.0, GLUCOSE_MAX, recipe.diagonal_anchors)
-    X = np.vstack([X, np.column_stack([g, g])])
-    y = np.r_[y, np.zeros(g.size)]
-    order = np.random.default_rng(0).permutation(len(y))
-    return X[order], y[order]
+    return diagonal_anchors(recipe.diagonal_anchors, X, y)
 
 
 def fit_recipe(recipe: SEGRecipe, X: NDArray, y: NDArray) -> tuple[object, float, object]:
