@@ -42,7 +42,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, relationship
 
 from ranking_core.grids.seg import SEGTable, load_seg_table
-from ranking_core.ranker import SpectralRanker
+from ranking_core.learners.spectral import SpectralRanker
 
 __all__ = [
     "DATABASE_URL_ENV",

@@ -13,9 +13,9 @@ from dashboard_support import TEST_M, fresh_machine, metrics, open_app
 from streamlit.testing.v1 import AppTest
 from synthetic_seg import synthetic_risk, write_synthetic_seg
 
-import ranking_core.ranker as ranker_module
+import ranking_core.learners.spectral as ranker_module
 from ranking_core import IteratedLavrentiev, SpectralRanker
-from ranking_core.selection import holdout_lambda
+from ranking_core.selection import choose
 from ranking_core.storage import Store
 
 try:
@@ -97,11 +97,11 @@ def test_learn_page_paper_recipe_hold_out_fits_the_first_half(fresh):
                   learn_gamma=10_000.0, learn_signed=False, learn_filter="iterated-lavrentiev",
                   learn_k=2, learn_anchors=0)
     ratings = read_rating_set(simulate_panel(TEST_M, random_state=0))
-    choice = holdout_lambda(SpectralRanker(gamma=1e4, filter=IteratedLavrentiev(2)),
-                            ratings.X, ratings.y, BEST_RECIPE.lams())
+    choice = choose(SpectralRanker(gamma=1e4, filter=IteratedLavrentiev(2)),
+                    ratings.X, ratings.y, rule="holdout", grid=BEST_RECIPE.lams(), refit=False)
     shown = metrics(at)
     assert shown["points fitted"] == f"{TEST_M // 2} / {TEST_M}"
-    assert shown["λ"] == f"{choice.lam:.3g}"
+    assert shown["λ"] == f"{choice.value:.3g}"
     expected = compare_grids(parkes_surface(), learned_grid(choice.model))
     assert shown["misranking vs reference"] == f"{100 * expected.misranking:.2f} %"
 

@@ -23,12 +23,7 @@ from ranking_core.grids.learned import GLUCOSE_AXIS, learned_grid
 from ranking_core.grids.signed import AbsoluteRisk, signed_ratings
 from ranking_core.panel import DESIGNS, SEG_OUTLIER_FRACTION, parkes_surface, simulate_panel
 from ranking_core.ratings import UNITS, RatingSet, RatingSetError, read_rating_set
-from ranking_core.selection import (
-    AprioriRule,
-    fit_apriori_lambda,
-    holdout_lambda,
-    kfold_lambda,
-)
+from ranking_core.selection import AprioriRule, choose, fit_apriori_lambda
 from ranking_core.storage import StorageError
 
 DEFAULT_M = 300  # ratings in the default simulated panel (the paper uses 100..400)
@@ -194,9 +189,10 @@ def fit(recipe: SEGRecipe, rule: str, X: NDArray, y: NDArray, progress) -> Fit:
         y = signed_ratings(X, y)
     ranker = recipe.ranker(recipe.gammas[0])
     if rule in ("hold-out", "k-fold"):
-        select = holdout_lambda if rule == "hold-out" else kfold_lambda
-        choice = select(ranker, X, y, LAMS)
-        return Fit(choice.model, choice.lam, choice.curve, None, X, y)
+        # hold-out keeps the model of the fitting half (refit=False), as this page always did
+        choice = choose(ranker, X, y, rule="holdout" if rule == "hold-out" else "kfold",
+                        grid=LAMS, refit=rule == "k-fold")
+        return Fit(choice.model, choice.value, choice.curve, None, X, y)
     if rule == "a-priori λ(m)":
         apriori = fit_apriori_lambda(ranker, X, y, draws=APRIORI_DRAWS, lams=LAMS,
                                      progress=progress)

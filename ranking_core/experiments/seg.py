@@ -28,14 +28,9 @@ from ranking_core.grids.coordinates import GlucoseTransform, TransformedKernel
 from ranking_core.grids.seg import GLUCOSE_MAX, SEGTable
 from ranking_core.grids.signed import AbsoluteRisk, signed_ratings
 from ranking_core.kernels import Kernel, make_kernel
+from ranking_core.learners.spectral import SpectralRanker
 from ranking_core.metrics import pairwise_misranking
-from ranking_core.ranker import SpectralRanker
-from ranking_core.selection import (
-    fit_apriori_lambda,
-    holdout_lambda,
-    kfold_lambda,
-    paper_lambda_grid,
-)
+from ranking_core.selection import choose, fit_apriori_lambda, paper_lambda_grid
 from ranking_core.validation import one_of
 
 __all__ = [
@@ -192,18 +187,11 @@ def fit_recipe(recipe: SEGRecipe, X: NDArray, y: NDArray) -> tuple[object, float
     X, y = with_diagonal_anchors(recipe, X, y)
     if recipe.signed:
         y = signed_ratings(X, y)
-    best: tuple = ()
-    for gamma in recipe.gammas:
-        ranker = recipe.ranker(gamma)
-        if recipe.selection == "holdout":
-            choice = holdout_lambda(ranker, X, y, lams)
-        else:
-            choice = kfold_lambda(ranker, X, y, lams, n_splits=recipe.n_splits, random_state=0)
-        score = float(np.nanmin(choice.curve))
-        if not best or score < best[0]:
-            best = (score, choice, gamma)
-    model = AbsoluteRisk(best[1].model) if recipe.signed else best[1].model
-    return model, best[1].lam, best[2]
+    # hold-out (the paper) keeps the model of the first half (refit=False); k-fold refits
+    choice = choose(recipe.ranker, X, y, rule=recipe.selection, grid=lams, gammas=recipe.gammas,
+                    refit=recipe.selection == "kfold", n_splits=recipe.n_splits, random_state=0)
+    model = AbsoluteRisk(choice.model) if recipe.signed else choice.model
+    return model, choice.value, choice.gamma
 
 
 def _evaluate(model: SpectralRanker | AbsoluteRisk, table: SEGTable, rng: np.random.Generator,
