@@ -21,10 +21,11 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.model_selection import KFold
 
-from ranking_core.experiments.seg import BEST_RECIPE, draw_seg_ratings, with_diagonal_anchors
+from ranking_core.experiments.seg import draw_seg_ratings
 from ranking_core.grids.seg import find_seg_table
 from ranking_core.grids.signed import side_of_diagonal
 from ranking_core.metrics import pairwise_misranking
+from ranking_core.recipes import BEST_RECIPE, with_diagonal_anchors
 from ranking_core.selection import choose
 
 BASES = {"laplacian": BEST_RECIPE,

@@ -20,7 +20,6 @@ from ranking_core.storage import Store
 
 try:
     from ranking_core.experiments.learners import compare_learners
-    from ranking_core.experiments.seg import BEST_RECIPE, fit_recipe, with_diagonal_anchors
     from ranking_core.grids.compare import compare_grids
     from ranking_core.grids.learned import learned_grid
     from ranking_core.grids.signed import AbsoluteRisk, signed_ratings
@@ -28,6 +27,7 @@ try:
     from ranking_core.learners import LEARNERS
     from ranking_core.panel import parkes_surface, simulate_panel
     from ranking_core.ratings import read_rating_set
+    from ranking_core.recipes import BEST_RECIPE, fit_recipe, with_diagonal_anchors
 except ModuleNotFoundError as exc:  # the pages need the grids branch's modules
     pytest.skip(f"{exc.name} is missing (grids branch not merged)", allow_module_level=True)
 
@@ -186,7 +186,10 @@ def test_seg_table_uploaded_in_the_sidebar_is_stored_and_used(fresh, seg_csv):
     later.selectbox(key="compare_b").set_value("Clarke zones (A–E = 0–4)")
     later.run()
     assert metrics(later)["max |Δ|"] == f"{expected.max_abs_difference:.3f}"
-    # and the sidebar can forget it
+    # and the sidebar can forget it, once the confirmation is ticked
+    assert at.button(key="seg_forget").disabled
+    at.checkbox(key="seg_forget_confirm").check()
+    at.run()
     at.button(key="seg_forget").click()
     at.run()
     assert fresh.list_records("seg_table") == []

@@ -12,20 +12,12 @@ from typer.testing import CliRunner
 
 from ranking_core import SpectralRanker
 from ranking_core.cli import app
-from ranking_core.experiments.seg import (
-    PAPER_RECIPE,
-    RECIPES,
-    SEGRecipe,
-    draw_seg_ratings,
-    fit_recipe,
-    run_apriori,
-    run_seg_table3,
-    with_diagonal_anchors,
-)
+from ranking_core.experiments.seg import draw_seg_ratings, run_apriori, run_seg_table3
 from ranking_core.grids.compare import DIFFERENCE_BINS
 from ranking_core.grids.coordinates import GlucoseTransform
 from ranking_core.grids.seg import SEG_TABLE_ENV, find_seg_table
 from ranking_core.metrics import pairwise_misranking
+from ranking_core.recipes import PAPER_RECIPE, RECIPES, SEGRecipe, fit_recipe, with_diagonal_anchors
 from ranking_core.selection import choose, paper_lambda_grid
 
 

@@ -13,9 +13,17 @@ from numpy.typing import NDArray
 from sklearn.base import clone
 
 from dashboard import figures
-from dashboard.common import get_store, init_state, seg_status, shared_result, show_problems
+from dashboard.common import (
+    current_user,
+    get_store,
+    init_state,
+    plain,
+    public_mode,
+    seg_status,
+    shared_result,
+    show_problems,
+)
 from ranking_core import IteratedLavrentiev, SpectralRanker
-from ranking_core.experiments.seg import BEST_RECIPE, SEGRecipe, with_diagonal_anchors
 from ranking_core.filters import FILTERS
 from ranking_core.grids.compare import DIFFERENCE_BINS, RISK_CATEGORIES, compare_grids
 from ranking_core.grids.coordinates import GlucoseTransform
@@ -23,6 +31,7 @@ from ranking_core.grids.learned import GLUCOSE_AXIS, learned_grid
 from ranking_core.grids.signed import AbsoluteRisk, signed_ratings
 from ranking_core.panel import DESIGNS, SEG_OUTLIER_FRACTION, parkes_surface, simulate_panel
 from ranking_core.ratings import UNITS, RatingSet, RatingSetError, read_rating_set
+from ranking_core.recipes import BEST_RECIPE, SEGRecipe, with_diagonal_anchors
 from ranking_core.selection import AprioriRule, choose, fit_apriori_lambda
 from ranking_core.storage import StorageError
 
@@ -81,8 +90,8 @@ def saved(url: str, name: str, record_id: int) -> RatingSet:
 reference_name = "SEG" if seg.available else "built-in surface (smoothed Parkes type-1 zones)"
 reference = seg.table.absolute if seg.available else parkes_surface()
 
-source = st.radio("Rating set", ("Simulated panel", "Upload", "Saved"), horizontal=True,
-                  key="learn_source")
+source = st.radio("Rating set", ("Simulated panel",) if public_mode() else (
+    "Simulated panel", "Upload", "Saved"), horizontal=True, key="learn_source")
 ratings: RatingSet | None = None
 data_key = ""
 if source == "Simulated panel":
@@ -112,7 +121,7 @@ elif source == "Upload":
         try:
             ratings = uploaded(upload.getvalue(), upload.name, unit)
         except RatingSetError as exc:
-            st.error(f"Not usable: {exc}")
+            st.error(f"Not usable: {plain(exc)}")
         else:
             show_problems([p.message for p in ratings.problems], ratings.warnings,
                           kept=len(ratings.frame))
@@ -123,11 +132,12 @@ elif source == "Upload":
                     try:
                         store.save_rating_set(name, ratings.frame, {
                             "unit": unit, "source": upload.name,
-                            "problems": [p.message for p in ratings.problems]})
+                            "problems": [p.message for p in ratings.problems]},
+                            saved_by=current_user())
                     except StorageError as exc:
-                        st.error(f"Not saved: {exc}")
+                        st.error(f"Not saved: {plain(exc)}")
                     else:
-                        st.success(f"Saved rating set “{name}”.")
+                        st.success(f"Saved rating set “{plain(name)}”.")
 else:
     stored = store.list_records("rating_set")
     if not stored:
@@ -140,7 +150,7 @@ else:
 
 if ratings is None:
     st.stop()
-st.caption(f"{len(ratings.frame)} ratings from {ratings.name}")
+st.caption(f"{len(ratings.frame)} ratings from {plain(ratings.name)}")
 
 # -- learner --------------------------------------------------------------------------------------
 c = st.columns(8)
@@ -217,7 +227,7 @@ try:
         lambda done, total: bar.progress(done / total, text=f"λ₊ on subsets: {done}/{total}")))
 except ValueError as exc:
     bar.empty()
-    st.error(f"Cannot learn from this rating set: {exc}")
+    st.error(f"Cannot learn from this rating set: {plain(exc)}")
     st.stop()
 bar.empty()
 
@@ -281,8 +291,10 @@ with st.form("save_grid"):
                    "diagonal_anchors": anchors,
                    "rating_set": ratings.name, **comparison.to_dict()}
         try:
-            store.save_learned_grid(name, model, result.X, result.y, metrics, signed=signed)
+            store.save_learned_grid(name, model, result.X, result.y, metrics, signed=signed,
+                                    saved_by=current_user())
         except StorageError as exc:
-            st.error(f"Not saved: {exc}")
+            st.error(f"Not saved: {plain(exc)}")
         else:
-            st.success(f"Saved learned grid “{name}”; compare it on the Compare grids page.")
+            st.success(f"Saved learned grid “{plain(name)}”; compare it on the Compare grids "
+                       "page.")

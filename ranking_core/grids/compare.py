@@ -5,8 +5,8 @@ Measures (DESIGN §5; Kriukova et al. 2014, §4.3, Table 3):
 * pairwise misranking (Kriukova et al. 2014, eq. (1)) of ``other`` against ``reference`` on random
   lattice points;
 * the distribution of |other − reference| in Table 3's bins of width 0.5 (0–0.5, …, 3.5–4);
-* agreement of the 8 SEG risk categories (None … Extreme, width 0.5, each including its upper
-  bound, as in the SEG tool): an 8 × 8 confusion matrix;
+* agreement of the 8 SEG risk categories of the one risk scale
+  (:mod:`ranking_core.grids.risk_scale`): an 8 × 8 confusion matrix;
 * maximum and mean absolute difference.
 
 Bins and categories share one convention: a value v falls in the first interval whose upper bound
@@ -21,36 +21,19 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ranking_core.grids.risk_scale import RISK_CATEGORIES, risk_category
 from ranking_core.metrics import pairwise_misranking
 
 __all__ = [
     "DIFFERENCE_BINS",
     "RISK_CATEGORIES",
-    "RISK_CATEGORY_EDGES",
     "GridComparison",
     "compare_grids",
     "difference_shares",
     "risk_category",
 ]
 
-RISK_CATEGORIES = (
-    "None",
-    "Slight-lower",
-    "Slight-higher",
-    "Moderate-lower",
-    "Moderate-higher",
-    "Severe-lower",
-    "Severe-higher",
-    "Extreme",
-)
-# inner upper bounds 0.5, 1.0, …, 3.5 of the 8 categories on the 0 (none) … 4 (extreme) scale
-RISK_CATEGORY_EDGES = 0.5 * np.arange(1, 8)
 DIFFERENCE_BINS = tuple(f"{0.5 * k:g}–{0.5 * (k + 1):g}" for k in range(8))  # Table 3 rows
-
-
-def risk_category(values: ArrayLike) -> NDArray[np.intp]:
-    """Index 0..7 of the SEG risk category of each risk value (upper bound inclusive)."""
-    return np.searchsorted(RISK_CATEGORY_EDGES, np.asarray(values, dtype=np.float64), side="left")
 
 
 def difference_shares(reference: ArrayLike, other: ArrayLike) -> NDArray[np.float64]:

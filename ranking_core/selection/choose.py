@@ -34,6 +34,19 @@ __all__ = ["RULES", "Choice", "choose", "paper_lambda_grid"]
 RULES = ("holdout", "kfold", "quasi-optimality", "apriori", "manual")
 
 Estimator = BaseEstimator | Callable[[object], BaseEstimator]
+Progress = Callable[[int, int], None]
+
+
+class _Steps:
+    """Counts fits and reports ``progress(done, total)`` after each."""
+
+    def __init__(self, total: int, progress: Progress | None) -> None:
+        self.done, self.total, self.progress = 0, total, progress
+
+    def __call__(self) -> None:
+        self.done += 1
+        if self.progress is not None:
+            self.progress(self.done, self.total)
 
 
 def paper_lambda_grid(lam0: float = 1.0, q: float = 0.95, n: int = 200) -> NDArray[np.float64]:
@@ -131,6 +144,7 @@ def choose(
     random_state: int | None = 0,
     apriori: Callable[[int], float] | None = None,
     value: float | None = None,
+    progress: Progress | None = None,
 ) -> Choice:
     """Choose ``param`` (λ by default), and γ among ``gammas``, by ``rule``; return a
     :class:`Choice`.
@@ -154,6 +168,7 @@ def choose(
     apriori : for ``"apriori"``: the rule λ(m), e.g. a fitted
         :class:`~ranking_core.selection.AprioriRule`.
     value : for ``"manual"``: the value of ``param``.
+    progress : ``progress(done, total)`` after each fit (per γ, per fold, and the refit).
     """
     one_of(rule, "rule", RULES, "choose")
     X, y = check_training_data(X, y, "choose")
@@ -171,6 +186,7 @@ def choose(
             raise ValueError("choose: rule='manual' needs value")
         chosen = float(apriori(len(y))) if rule == "apriori" else value
         model = _fit_at(candidates[0], param, chosen, X, y)
+        _Steps(1, progress)()
         return Choice(chosen, param, None, None, None, None, model, rule, True)
     if grid is None:
         if param != "lam":
@@ -178,21 +194,28 @@ def choose(
         grid = paper_lambda_grid()
     grid = np.atleast_1d(np.asarray(grid, dtype=np.float64 if param == "lam" else None))
     if rule == "quasi-optimality":
-        return _quasi_optimality(candidates[0], param, grid, X, y)
+        choice = _quasi_optimality(candidates[0], param, grid, X, y)
+        _Steps(1, progress)()
+        return choice
+    per_candidate = 1 if rule == "holdout" else n_splits
+    step = _Steps(len(candidates) * per_candidate + int(refit), progress)
     if rule == "holdout":
         cut = int(fit_fraction * len(y))
         if cut < 2 or len(y) - cut < 2:
             raise ValueError(f"choose: {len(y)} points are too few to split at {fit_fraction}")
-        parts = [_validation(c, param, grid, X[:cut], y[:cut], X[cut:], y[cut:])
-                 for c in candidates]
+        parts = []
+        for candidate in candidates:
+            parts.append(_validation(candidate, param, grid, X[:cut], y[:cut], X[cut:], y[cut:]))
+            step()
         curves = np.vstack([curve for curve, _ in parts])
     else:
-        curves = np.vstack([_kfold_curve(c, param, grid, X, y, n_splits, random_state)
+        curves = np.vstack([_kfold_curve(c, param, grid, X, y, n_splits, random_state, step)
                             for c in candidates])
     g, j = _first_minimum(curves)
     chosen = grid[j].item()
     if refit:
         model = _fit_at(candidates[g], param, chosen, X, y)
+        step()
     else:
         models = parts[g][1]
         model = models[0].resolve(chosen) if len(models) == 1 and param == "lam" and \
@@ -202,12 +225,16 @@ def choose(
 
 
 def _kfold_curve(estimator: BaseEstimator, param: str, grid: NDArray, X: NDArray, y: NDArray,
-                 n_splits: int, random_state: int | None) -> NDArray[np.float64]:
+                 n_splits: int, random_state: int | None, step: _Steps) -> NDArray[np.float64]:
     """Validation misranking per grid value averaged over the folds whose training part is not
     constant (NaN where no fold could compare)."""
     folds = KFold(n_splits=n_splits, shuffle=True, random_state=random_state)
-    curves = [_validation(estimator, param, grid, X[train], y[train], X[test], y[test])[0]
-              for train, test in folds.split(X) if np.ptp(y[train]) > 0]
+    curves = []
+    for train, test in folds.split(X):
+        if np.ptp(y[train]) > 0:
+            curves.append(
+                _validation(estimator, param, grid, X[train], y[train], X[test], y[test])[0])
+        step()
     if not curves:
         raise ValueError("choose: every training fold has constant ratings")
     stacked = np.vstack(curves)
