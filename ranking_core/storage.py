@@ -74,11 +74,12 @@ from ranking_core.filters import (
 )
 from ranking_core.grids.coordinates import GlucoseTransform, TransformedKernel
 from ranking_core.grids.learned import learned_grid
+from ranking_core.grids.risk_scale import RISK_MAX
 from ranking_core.grids.seg import GLUCOSE_MAX, SEGTable, load_seg_table
 from ranking_core.grids.signed import AbsoluteRisk
 from ranking_core.kernels import GaussianKernel, LaplacianKernel, LinearKernel, PolynomialKernel
 from ranking_core.learners.spectral import SpectralRanker, SpectralRegressor
-from ranking_core.ratings import RATING_MAX, RatingSetError, validate_rating_frame
+from ranking_core.ratings import RatingSetError, read_rating_set
 from ranking_core.validation import describe_rows
 
 __all__ = [
@@ -212,10 +213,10 @@ def check_grid(grid: ArrayLike, signed: bool = False, label: str = "learned grid
     if not finite.all():
         raise StorageError(f"{label}: {int((~finite).sum()):,} grid values are not finite "
                            "numbers; not stored")
-    low = (-RATING_MAX if signed else 0.0) - GRID_OVERSHOOT
-    high = RATING_MAX + GRID_OVERSHOOT
+    low = (-RISK_MAX if signed else 0.0) - GRID_OVERSHOOT
+    high = RISK_MAX + GRID_OVERSHOOT
     if values.min() < low or values.max() > high:
-        scale = f"{-RATING_MAX:g}..{RATING_MAX:g}" if signed else f"0..{RATING_MAX:g}"
+        scale = f"{-RISK_MAX:g}..{RISK_MAX:g}" if signed else f"0..{RISK_MAX:g}"
         raise StorageError(
             f"{label}: grid values run from {values.min():.3g} to {values.max():.3g}, far off the "
             f"risk scale {scale} (more than {GRID_OVERSHOOT:g} beyond it); the fit failed "
@@ -224,11 +225,11 @@ def check_grid(grid: ArrayLike, signed: bool = False, label: str = "learned grid
 
 def _check_rating_frame(frame: pd.DataFrame, name: str) -> None:
     try:
-        checked = validate_rating_frame(frame, name=name)
+        checked = read_rating_set(frame, name=name)
     except RatingSetError as exc:
         raise StorageError(f"rating set not stored: {exc}") from exc
     if checked.problems:
-        rules = "; ".join(f"{p.message} ({len(p.rows)} rows)" for p in checked.problems)
+        rules = "; ".join(f"{p.message} ({len(p.lines)} rows)" for p in checked.problems)
         raise StorageError(f"rating set {name!r} not stored: {rules}. Store the checked rows "
                            "(read_rating_set keeps only the valid ones)")
 
@@ -674,10 +675,10 @@ class Store:
         y_train = np.asarray(y_train, dtype=np.float64)
         if not (np.isfinite(X_train).all() and np.isfinite(y_train).all()):
             raise StorageError(f"learned grid {name!r}: the training set has non-finite values")
-        low = -RATING_MAX if signed else 0.0
-        if y_train.size and (y_train.min() < low or y_train.max() > RATING_MAX):
+        low = -RISK_MAX if signed else 0.0
+        if y_train.size and (y_train.min() < low or y_train.max() > RISK_MAX):
             raise StorageError(f"learned grid {name!r}: ratings must lie in "
-                               f"{low:g}..{RATING_MAX:g}")
+                               f"{low:g}..{RISK_MAX:g}")
         params = model.get_params()
         params["kernel"] = _component_to_json(params["kernel"])
         params["filter"] = _component_to_json(params["filter"])
