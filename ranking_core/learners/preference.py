@@ -142,7 +142,10 @@ class PreferenceRanker(KernelMixin, LambdaPathMixin, RankingScoreMixin, CheckedI
     def _graph(self, X: NDArray, y: ArrayLike | None, groups: ArrayLike | None,
                edges: tuple | None) -> tuple[scipy.sparse.csr_array, NDArray, NDArray | None]:
         owner, m = type(self).__name__, len(X)
-        if (y is None) == (edges is None):
+        if y is None and edges is None:
+            raise ValueError(f"{owner} requires y to be passed, but the target y is None "
+                             "(or pass edges=(head, tail, magnitude))")
+        if y is not None and edges is not None:
             raise ValueError(f"{owner}.fit needs exactly one of y (a scoring) and edges")
         if edges is not None:
             head, tail, magnitude = (np.asarray(a) for a in edges)
@@ -196,7 +199,7 @@ class PreferenceRanker(KernelMixin, LambdaPathMixin, RankingScoreMixin, CheckedI
         owner = type(self).__name__
         X = check_inputs(X, owner)
         if len(X) < 2:
-            raise ValueError(f"{owner}: need at least 2 training points, got {len(X)}")
+            raise ValueError(f"{owner}: need at least 2 training points, got {len(X)} sample(s)")
         self.n_features_in_ = X.shape[1]
         laplacian, mn, Y = self._graph(X, y, groups, edges)
         linear = isinstance(self.kernel_, LinearKernel)
