@@ -27,7 +27,7 @@ from ranking_core.cli.progress import progress_bar
 from ranking_core.learners.pairwise_linear import LOSSES
 
 app = typer.Typer(help="Collaborative-filtering experiments of the papers (MovieLens, Jester).",
-                  no_args_is_help=True)
+                  no_args_is_help=True, add_completion=False)
 console = Console(stderr=True)
 
 

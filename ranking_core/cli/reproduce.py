@@ -18,7 +18,8 @@ from ranking_core.grids.compare import DIFFERENCE_BINS
 from ranking_core.grids.seg import SEGTable, SEGTableError, SEGTableMissing, find_seg_table
 from ranking_core.recipes import RECIPES, SEGRecipe
 
-app = typer.Typer(help="Reproduce the experiments of the source papers.", no_args_is_help=True)
+app = typer.Typer(help="Reproduce the experiments of the source papers.", no_args_is_help=True,
+                  add_completion=False)
 console = Console()
 
 
