@@ -39,7 +39,12 @@ from sklearn.utils.validation import check_is_fitted
 from ranking_core.grids.coordinates import GlucoseTransform, TransformedKernel
 from ranking_core.grids.seg import GLUCOSE_MAX
 from ranking_core.kernels import Kernel, LaplacianKernel, make_kernel
-from ranking_core.learners.base import CheckedInputsMixin, KernelMixin, RankingScoreMixin
+from ranking_core.learners.base import (
+    CheckedInputsMixin,
+    KernelMixin,
+    RankingScoreMixin,
+    store_params,
+)
 from ranking_core.validation import (
     check_inputs,
     check_training_data,
@@ -131,11 +136,7 @@ class DirectRanker(KernelMixin, RankingScoreMixin, CheckedInputsMixin, Regressor
         solver: str = "auto",
         lattice_step: float = 1.0,
     ) -> None:
-        self.kernel = kernel
-        self.gamma = gamma
-        self.lam = lam
-        self.solver = solver
-        self.lattice_step = lattice_step
+        store_params(self, locals())
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> DirectRanker:
         """Solve (K̃ + λI)c = Cy/m once.

@@ -13,7 +13,8 @@
 
 A learner is a class that combines what it needs, e.g.
 ``class SVRank(KernelMixin, RankingScoreMixin, CheckedInputsMixin, RegressorMixin,
-BaseEstimator)``, and defines ``__init__`` (parameters only) and ``fit``.
+BaseEstimator)``, and defines ``__init__`` (its parameters, stored by :func:`store_params`) and
+``fit``.
 """
 
 from __future__ import annotations
@@ -39,10 +40,19 @@ __all__ = [
     "LambdaPathMixin",
     "RankingScoreMixin",
     "RegularizationPath",
+    "store_params",
 ]
 
 # Predictions are formed in row blocks of at most this many kernel entries (8 bytes each).
 BLOCK_ENTRIES = 1 << 22
+
+
+def store_params(estimator: BaseEstimator, params: dict[str, Any]) -> None:
+    """scikit-learn's ``__init__`` convention in one place: every argument is stored unchanged
+    under its own name and nothing else is done. Call as ``store_params(self, locals())``."""
+    for name, value in params.items():
+        if name != "self":
+            setattr(estimator, name, value)
 
 
 class CheckedInputsMixin:

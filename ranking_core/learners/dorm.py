@@ -40,7 +40,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
-from ranking_core.learners.base import CheckedInputsMixin
+from ranking_core.learners.base import CheckedInputsMixin, store_params
 from ranking_core.metrics import ndcg
 from ranking_core.validation import one_of, positive_float
 
@@ -198,15 +198,7 @@ class DORM(CheckedInputsMixin, RegressorMixin, BaseEstimator):
         tol: float = 1e-3,
         max_iter: int = 200,
     ) -> None:
-        self.measure = measure
-        self.n = n
-        self.C = C
-        self.decay = decay
-        self.threshold = threshold
-        self.neutral = neutral
-        self.halflife = halflife
-        self.tol = tol
-        self.max_iter = max_iter
+        store_params(self, locals())
 
     def _check_params(self) -> None:
         owner = type(self).__name__

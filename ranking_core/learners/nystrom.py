@@ -29,6 +29,7 @@ from ranking_core.learners.base import (
     KernelMixin,
     LambdaPathMixin,
     RankingScoreMixin,
+    store_params,
 )
 from ranking_core.learners.spectral import SpectralRanker
 from ranking_core.spectral import pivoted_cholesky
@@ -108,16 +109,7 @@ class NystromRanker(KernelMixin, LambdaPathMixin, RankingScoreMixin, CheckedInpu
         rank_tol: float = 1e-12,
         random_state: int | None = 0,
     ) -> None:
-        self.kernel = kernel
-        self.gamma = gamma
-        self.filter = filter
-        self.lam = lam
-        self.n_centers = n_centers
-        self.centers = centers
-        self.degree = degree
-        self.coef0 = coef0
-        self.rank_tol = rank_tol
-        self.random_state = random_state
+        store_params(self, locals())
 
     def _check_params(self) -> None:
         owner = type(self).__name__

@@ -27,6 +27,7 @@ from ranking_core.learners.base import (
     CheckedInputsMixin,
     KernelMixin,
     RankingScoreMixin,
+    store_params,
 )
 from ranking_core.validation import positive_float
 
@@ -65,14 +66,7 @@ class OnlineMPRank(KernelMixin, RankingScoreMixin, CheckedInputsMixin, Regressor
         degree: int | None = None,
         coef0: float | None = None,
     ) -> None:
-        self.kernel = kernel
-        self.gamma = gamma
-        self.lam = lam
-        self.step = step
-        self.max_passes = max_passes
-        self.tol = tol
-        self.degree = degree
-        self.coef0 = coef0
+        store_params(self, locals())
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> OnlineMPRank:
         """Sweep the training points until the dual (16) stops moving; O(m²) per sweep."""

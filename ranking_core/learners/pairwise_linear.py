@@ -24,7 +24,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.svm import LinearSVC
 from sklearn.utils.validation import check_is_fitted
 
-from ranking_core.learners.base import CheckedInputsMixin
+from ranking_core.learners.base import CheckedInputsMixin, store_params
 from ranking_core.validation import check_inputs, describe_rows, one_of, positive_float
 
 __all__ = ["LOSSES", "PairwiseLinearRanker", "weighted_disagreement"]
@@ -67,10 +67,7 @@ class PairwiseLinearRanker(CheckedInputsMixin, BaseEstimator):
 
     def __init__(self, loss: str = "value-linear", alpha: float = 1e-3, *,
                  epsilon: float = 1e-4, max_iter: int = 20_000) -> None:
-        self.loss = loss
-        self.alpha = alpha
-        self.epsilon = epsilon
-        self.max_iter = max_iter
+        store_params(self, locals())
 
     def _check(self, X: ArrayLike, pairs: ArrayLike, weights: ArrayLike | None
                ) -> tuple[NDArray, NDArray, NDArray]:

@@ -34,6 +34,7 @@ from ranking_core.learners.base import (
     KernelMixin,
     LambdaPathMixin,
     RankingScoreMixin,
+    store_params,
 )
 from ranking_core.spectral import Spectrum
 from ranking_core.validation import check_inputs, describe_rows, one_of, positive_float
@@ -123,13 +124,7 @@ class PreferenceRanker(KernelMixin, LambdaPathMixin, RankingScoreMixin, CheckedI
         degree: int | None = None,
         coef0: float | None = None,
     ) -> None:
-        self.kernel = kernel
-        self.gamma = gamma
-        self.lam = lam
-        self.cost = cost
-        self.solver = solver
-        self.degree = degree
-        self.coef0 = coef0
+        store_params(self, locals())
 
     # -- fitting ---------------------------------------------------------------------------
     def _check_params(self) -> None:

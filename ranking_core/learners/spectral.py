@@ -22,6 +22,7 @@ from ranking_core.learners.base import (
     KernelMixin,
     LambdaPathMixin,
     RankingScoreMixin,
+    store_params,
 )
 from ranking_core.spectral import (
     Spectrum,
@@ -57,14 +58,7 @@ class _SpectralEstimator(KernelMixin, LambdaPathMixin, RankingScoreMixin, Checke
         solver: str = "auto",
         rank_tol: float = 1e-14,
     ) -> None:
-        self.kernel = kernel
-        self.gamma = gamma
-        self.filter = filter
-        self.lam = lam
-        self.degree = degree
-        self.coef0 = coef0
-        self.solver = solver
-        self.rank_tol = rank_tol
+        store_params(self, locals())
 
     # -- fitting ---------------------------------------------------------------------------
     def _check_params(self) -> None:

@@ -25,6 +25,7 @@ from ranking_core.learners.base import (
     CheckedInputsMixin,
     KernelMixin,
     RankingScoreMixin,
+    store_params,
 )
 from ranking_core.validation import positive_float
 
@@ -62,13 +63,7 @@ class SVRank(KernelMixin, RankingScoreMixin, CheckedInputsMixin, RegressorMixin,
         degree: int | None = None,
         coef0: float | None = None,
     ) -> None:
-        self.kernel = kernel
-        self.gamma = gamma
-        self.lam = lam
-        self.epsilon = epsilon
-        self.tol = tol
-        self.degree = degree
-        self.coef0 = coef0
+        store_params(self, locals())
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> SVRank:
         """Solve the pair-kernel QP; O(P²) memory and time per iteration, P = m(m − 1)/2."""
