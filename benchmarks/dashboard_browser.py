@@ -157,7 +157,7 @@ def main() -> None:
     sizes = args.m or [300, 2000]
     from playwright.sync_api import sync_playwright
 
-    from ranking_core.experiments.seg import BEST_RECIPE
+    from ranking_core.recipes import BEST_RECIPE
 
     out: dict = {"chromium": str(CHROMIUM), "load_average": os.getloadavg(),
                  "cpus": os.cpu_count()}

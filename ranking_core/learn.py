@@ -28,7 +28,6 @@ from pathlib import Path
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from sklearn.base import clone
 
 from ranking_core.filters import FILTERS, Filter, IteratedLavrentiev
 from ranking_core.grids.coordinates import GlucoseTransform, TransformedKernel
@@ -37,16 +36,9 @@ from ranking_core.grids.learned import learned_grid
 from ranking_core.grids.seg import GLUCOSE_MAX
 from ranking_core.grids.signed import AbsoluteRisk, signed_ratings
 from ranking_core.kernels import Kernel, make_kernel
-from ranking_core.ranker import SpectralRanker
+from ranking_core.learners.spectral import SpectralRanker
 from ranking_core.ratings import RatingSet
-from ranking_core.selection import (
-    AprioriRule,
-    fit_apriori_lambda,
-    holdout_lambda,
-    kfold_lambda,
-    paper_lambda_grid,
-    quasi_optimality_lambda,
-)
+from ranking_core.selection import AprioriRule, choose, fit_apriori_lambda, paper_lambda_grid
 from ranking_core.validation import check_training_data, one_of, positive_float
 from ranking_core.version import riskgrid_version
 
@@ -323,34 +315,19 @@ def learn_grid(
     check_training_data(X, y, "learn_grid")  # constant ratings cannot be ranked
     ranker = settings.ranker()
     lams = settings.lams()
-    curve, apriori = None, None
-    if settings.rule == "kfold":
-        choice = kfold_lambda(ranker, X, y, lams, n_splits=int(settings.n_splits),
-                              random_state=0, progress=progress)
-        model, lam, curve = choice.model, choice.lam, choice.curve
-    elif settings.rule in ("holdout", "quasi-optimality"):
-        if progress is not None:
-            progress(0, 1)
-        if settings.rule == "holdout":
-            choice = holdout_lambda(ranker, X, y, lams, refit=settings.refit_all)
-        else:
-            choice = quasi_optimality_lambda(ranker, X, y, lams)
-        model, lam, curve = choice.model, choice.lam, choice.curve
-        if progress is not None:
-            progress(1, 1)
-    elif settings.rule == "apriori":
+    apriori, report = None, progress
+    if settings.rule == "apriori":
         steps = len(APRIORI_SIZES) * int(settings.apriori_draws) + 1
         apriori = fit_apriori_lambda(
             ranker, X, y, sizes=APRIORI_SIZES, draws=int(settings.apriori_draws), lams=lams,
             progress=None if progress is None else lambda done, _total: progress(done, steps))
-        lam = float(apriori(len(y)))
-        model = clone(ranker).set_params(lam=lam).fit(X, y)
-        if progress is not None:
-            progress(steps, steps)
-    else:
-        lam = float(settings.lam)
-        model = clone(ranker).set_params(lam=lam).fit(X, y)
-    return LearnedGrid(settings, model, float(lam), float(lam), lams, curve, apriori, X, y,
+        report = None if progress is None else (lambda _done, _total: progress(steps, steps))
+    choice = choose(ranker, X, y, rule=settings.rule, grid=lams,
+                    refit=settings.refit_all or settings.rule != "holdout",
+                    n_splits=int(settings.n_splits), random_state=0, apriori=apriori,
+                    value=settings.lam, progress=report)
+    lam = float(choice.value)
+    return LearnedGrid(settings, choice.model, lam, lam, lams, choice.curve, apriori, X, y,
                        len(y_ratings), checksum)
 
 

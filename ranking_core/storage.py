@@ -79,7 +79,7 @@ from ranking_core.grids.seg import GLUCOSE_MAX, SEGTable, load_seg_table
 from ranking_core.grids.signed import AbsoluteRisk
 from ranking_core.inputs import InputError
 from ranking_core.kernels import GaussianKernel, LaplacianKernel, LinearKernel, PolynomialKernel
-from ranking_core.ranker import SpectralRanker, SpectralRegressor
+from ranking_core.learners.spectral import SpectralRanker, SpectralRegressor
 from ranking_core.ratings import read_rating_set
 from ranking_core.validation import describe_rows
 
