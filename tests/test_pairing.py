@@ -155,6 +155,16 @@ def test_libreview_export_keeps_historic_and_scan_records():
     assert any("also fits %d-%m-%Y" in n for n in ambiguous.table.notes)
 
 
+def test_series_from_a_workbook_keeps_its_date_cells(tmp_path):
+    path = tmp_path / "sensor.xlsx"
+    pd.DataFrame({"timestamp": pd.to_datetime(["2024-05-01 08:00", "2024-05-01 08:05"]),
+                  "glucose": [100, 110]}).to_excel(path, index=False)
+    series = read_series(path)
+    assert [str(t) for t in series.times] == ["2024-05-01T08:00:00.000000000",
+                                              "2024-05-01T08:05:00.000000000"]
+    assert series.glucose.tolist() == [100, 110] and series.lines.tolist() == [2, 3]
+
+
 def test_pair_command_writes_a_file_the_meter_report_reads(tmp_path):
     (tmp_path / "s.csv").write_text(SENSOR)
     (tmp_path / "r.csv").write_text(REFERENCE)
