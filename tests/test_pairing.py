@@ -85,6 +85,15 @@ def test_pair_series_writes_the_documented_columns():
     assert lagged.pairs["delta_seconds"].tolist() == [0, 30, -90]
 
 
+def test_sub_second_times_are_written_in_full():
+    sensor = _series("timestamp,glucose\n2024-05-01T08:00:00.250,100\n")
+    reference = _series("timestamp,glucose\n2024-05-01T08:01:00,98\n")
+    result = pair_series(sensor, reference)
+    assert result.pairs["sensor_time"].tolist() == ["2024-05-01T08:00:00.250"]
+    assert result.pairs["reference_time"].tolist() == ["2024-05-01T08:01:00"]
+    assert result.pairs["delta_seconds"].tolist() == [-59.75]
+
+
 def test_offsets_are_compared_in_utc_and_never_mixed():
     utc = _series("timestamp,glucose\n2024-05-01T08:00:00Z,100\n2024-05-01T08:10:00Z,120\n")
     local = _series("timestamp,glucose\n2024-05-01T10:09:00+02:00,119\n")
