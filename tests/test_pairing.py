@@ -105,6 +105,9 @@ def test_offsets_are_compared_in_utc_and_never_mixed():
                 "2024-05-01T08:10:00+02:00,120\n")
     with pytest.raises(InputError, match="mixes UTC offsets"):
         _series("timestamp,glucose\n2024-05-01T08:00:00+01:00,100\n2024-05-01T08:10:00,120\n")
+    stray = _series("timestamp,glucose\n2024-05-01T08+01:00,100\n2024-05-01T08:10:00,120\n")
+    assert stray.lines.tolist() == [3]  # an offset not after a time of day: not a time
+    assert stray.table.refused[0].rule.startswith("timestamp is not a time")
     naive = _series("timestamp,glucose\n2024-05-01T08:09:00,119\n")
     with pytest.raises(InputError, match="cannot be compared"):
         pair_series(utc, naive)
