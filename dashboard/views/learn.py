@@ -42,7 +42,7 @@ DEFAULT_M = 300  # ratings in the default simulated panel (the paper uses 100..4
 SOURCES = ("Simulated panel", "Upload a file", "Saved rating set")
 GAMMAS = (30.0, 100.0, 200.0, 500.0, 1e3, 2e3, 4e3, 1e4, 1.6e4, 4e4, 1e5, 4e5)
 SCALE_LABELS = {"log": "log scale (finer at low glucose)", "linear": "mg/dL as measured"}
-DESIGN_LABELS = {"uniform": "uniform on 0–600 mg/dL", "log-uniform": "more at low glucose",
+DESIGN_LABELS = {"uniform": "spread evenly", "log-uniform": "more at low glucose",
                  "near-diagonal": "near the diagonal"}
 VIEWS = ("Learned grid", "Learned − reference", "Reference")
 # widget key → LearnSettings field
@@ -237,16 +237,19 @@ def result_view(reference_id: str) -> None:
     shown = result if lam == result.lam else result.at(lam)
     comparison = comparison_at(st.session_state["learn_result_key"], lam, shown.grid, reference,
                                reference_id)
-    c = st.columns(5)
+    c = st.columns(3)
     c[0].metric("λ", f"{lam:.3g}", help=f"the rule chose {result.lam_chosen:.3g}")
-    c[1].metric("Misranking vs reference", f"{100 * comparison.misranking:.2f} %",
-                help=f"share of {comparison.n_points:,} random pairs of grid points that the "
-                     f"learned grid orders differently from the {reference_name}")
-    c[2].metric("Within 0.5 of reference", f"{100 * comparison.difference_shares[0]:.1f} %")
-    c[3].metric("Same risk category", f"{100 * comparison.category_agreement:.1f} %")
-    c[4].metric("Points fitted", f"{shown.points_fitted} / {len(result.y)}",
+    c[1].metric("Points fitted", f"{shown.points_fitted} / {len(result.y)}",
                 help=f"{result.n_ratings} ratings and {result.settings.anchors} zero-risk "
                      "diagonal points")
+    c[2].metric("Misranking vs reference", f"{100 * comparison.misranking:.2f} %",
+                help=f"share of {comparison.n_points:,} random pairs of grid points that the "
+                     f"learned grid orders differently from the {reference_name}")
+    c = st.columns(3)
+    c[0].metric("Within 0.5 of reference", f"{100 * comparison.difference_shares[0]:.1f} %",
+                help="share of the grid where learned and reference risk differ by 0.5 or less")
+    c[1].metric("Same risk category", f"{100 * comparison.category_agreement:.1f} %",
+                help="share of the grid in the same of the 8 SEG risk categories")
     c = st.columns([3, 2])
     view = c[0].segmented_control("Show", VIEWS, key="learn_view") or VIEWS[0]
     points = c[1].toggle("Show the rating points", key="learn_points")
