@@ -172,6 +172,4 @@ def test_compare_page_reads_grid_files_back(tmp_path, monkeypatch):
     at.file_uploader(key="compare_upload").set_value(("grid.npy", b"not numpy", "text/plain"))
     at.run()
     assert not at.exception
-    assert [e.value for e in at.error] == [
-        "Not usable: grid.npy: not a NumPy .npy file (the magic string is not correct; "
-        "expected b'\\x93NUMPY', got b'not nu')"]
+    assert len(at.error) == 1 and "not a NumPy" in at.error[0].value

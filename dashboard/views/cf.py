@@ -3,8 +3,6 @@ ratings; one reviewer's learned ranking against their ratings, and a small per-u
 
 from __future__ import annotations
 
-import os
-import tempfile
 import warnings
 from pathlib import Path
 
@@ -12,7 +10,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from dashboard.common import init_state, shared_result
+from dashboard.common import data_dir, init_state, plain, public_mode, shared_result
 from ranking_core.cf import FORMATS, RatingMatrix, read_ratings, synthetic_ratings
 from ranking_core.cf.parallel import SYNCHRONOUS, run_per_user
 from ranking_core.cf.per_user import JESTER_SHIFT, LEARNERS, METRICS, PerUserConfig
@@ -28,8 +26,8 @@ st.caption("The same spectral ranking learners on movie and joke ratings, as in 
            "reviewer's items are described "
            "by how 300 reference reviewers rated them.")
 init_state(cf_source="Synthetic (built-in)", cf_users=300, cf_items=400, cf_seed=0,
-           cf_format=FORMATS[0], cf_path=os.environ.get("MOVIELENS_100K", ""),
-           cf_group="40-60", cf_filter="iterated-lavrentiev", cf_user_index=0,
+           cf_format=FORMATS[0], cf_group="40-60", cf_filter="iterated-lavrentiev",
+           cf_user_index=0,
            cf_test_users=10, cf_repeats=2, cf_learners=["iterated-lavrentiev", "lavrentiev"])
 
 
@@ -38,11 +36,12 @@ def synthetic(n_users: int, n_items: int, seed: int) -> RatingMatrix:
     return synthetic_ratings(n_users=n_users, n_items=n_items, seed=seed)
 
 
-def read_valid_lines(path: str, format: str) -> tuple[RatingMatrix, list[str]]:
-    """The valid lines of a ratings file, and the reader's report of the skipped ones."""
+def read_valid_lines(source: str | bytes, format: str, name: str | None = None
+                     ) -> tuple[RatingMatrix, list[str]]:
+    """The valid lines of a ratings file or upload, and the reader's report of the skipped ones."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        data = read_ratings(path, format, errors="skip")
+        data = read_ratings(source, format, errors="skip", name=name)
     return data, [str(w.message) for w in caught]
 
 
@@ -54,14 +53,13 @@ def from_path(path: str, format: str, mtime: float) -> tuple[RatingMatrix, list[
 
 @st.cache_data(show_spinner="Reading the upload…", max_entries=2)
 def from_upload(content: bytes, name: str, format: str) -> tuple[RatingMatrix, list[str]]:
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / Path(name).name
-        path.write_bytes(content)
-        return read_valid_lines(str(path), format)
+    return read_valid_lines(content, format, name=Path(name).name)
 
 
-source = st.radio("Ratings", ("Synthetic (built-in)", "File path", "Upload"), horizontal=True,
-                  key="cf_source")
+folder = data_dir()
+sources = ("Synthetic (built-in)",) if public_mode() else (
+    "Synthetic (built-in)", *(("Data folder",) if folder else ()), "Upload")
+source = st.radio("Ratings", sources, horizontal=True, key="cf_source")
 data: RatingMatrix | None = None
 notes: list[str] = []
 try:
@@ -75,24 +73,22 @@ try:
         fmt = st.selectbox("format", FORMATS, key="cf_format",
                            help="ml-100k: u.data; ml-1m: ratings.dat; jester: jester-data-N "
                                 "(CSV/XLS); jester-long: user_id,joke_id,rating")
-        if source == "File path":
-            path = st.text_input("file or folder", key="cf_path",
-                                 help="defaults to $MOVIELENS_100K when it is set")
-            if not path:
-                st.info("Give the path of a ratings file (for MovieLens 100K, its folder or "
-                        "u.data); the project ships no third-party data.")
-            elif not Path(path).exists():
-                st.error(f"{path} does not exist")
-            else:
-                data, notes = from_path(path, fmt, Path(path).stat().st_mtime)
+        if source == "Data folder":  # a data set the operator put there, never a typed path
+            entries = sorted(p.name for p in folder.iterdir() if not p.name.startswith("."))
+            chosen = st.selectbox("data set", entries, key="cf_data_set",
+                                  help="files and folders in the server's data folder "
+                                       "(riskgrid dashboard --data-dir)")
+            path = (folder / chosen).resolve() if chosen else None
+            if path is not None and path.is_relative_to(folder) and path.exists():
+                data, notes = from_path(str(path), fmt, path.stat().st_mtime)
         else:
             upload = st.file_uploader("ratings file", key="cf_upload")
             if upload is not None:
                 data, notes = from_upload(upload.getvalue(), upload.name, fmt)
 except ValueError as exc:
-    st.error(f"Not usable: {exc}")
+    st.error(f"Not usable: {plain(exc)}")
 for note in notes:
-    st.warning(note)
+    st.warning(plain(note))
 if data is None:
     st.stop()
 
@@ -102,7 +98,7 @@ c = st.columns(3)
 c[0].metric("users", f"{data.n_users:,}")
 c[1].metric("items", f"{data.n_items:,}")
 c[2].metric("ratings", f"{data.n_ratings:,}")
-st.caption(f"{data.source}; ratings {data.scale[0]:g}..{data.scale[1]:g}"
+st.caption(f"{plain(data.source)}; ratings {data.scale[0]:g}..{data.scale[1]:g}"
            + (f", shifted by +{JESTER_SHIFT:g} as in Kriukova et al. 2014" if jester else ""))
 
 # -- one reviewer ---------------------------------------------------------------------------------
@@ -122,7 +118,7 @@ index = int(c[2].number_input(f"test reviewer (0..{candidates.size - 1} of the u
 try:
     result = user_ranking(data, int(candidates[index]), config, filter=chosen_filter)
 except ValueError as exc:
-    st.error(str(exc))
+    st.error(plain(exc))
 else:
     c = st.columns(4)
     c[0].metric("user id", str(result.user))
@@ -158,7 +154,7 @@ if st.button("Run the experiment", key="cf_run", disabled=not learners):
             data, experiment, scheduler=SYNCHRONOUS,
             progress=lambda d, t: bar.progress(d / t, text=f"test reviewers: {d}/{t}")))
     except ValueError as exc:
-        st.error(str(exc))
+        st.error(plain(exc))
     bar.empty()
 summary = st.session_state.get("cf_results")
 if summary:

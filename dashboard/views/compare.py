@@ -4,6 +4,8 @@ of the source papers side by side (``ranking_core.experiments.learners.compare_l
 
 from __future__ import annotations
 
+import html
+
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -13,6 +15,7 @@ from dashboard import figures
 from dashboard.common import (
     get_store,
     init_state,
+    plain,
     saved_grid_surface,
     seg_status,
     shared_result,
@@ -58,7 +61,7 @@ if upload is not None:
     try:
         uploaded_grids[f"file: {upload.name}"] = grid_file(upload.getvalue(), upload.name)
     except GridFileError as exc:
-        st.error(f"Not usable: {exc}")
+        st.error(f"Not usable: {plain(exc)}")
 
 
 def grid_by_name(name: str) -> NDArray:
@@ -84,6 +87,7 @@ c = st.columns(2)
 name_a = c[0].selectbox("reference grid", names, key="compare_a")
 name_b = c[1].selectbox("other grid", names, key="compare_b")
 grid_a, grid_b = grid_by_name(name_a), grid_by_name(name_b)
+title_a, title_b = html.escape(name_a), html.escape(name_b)  # Plotly titles read HTML
 comparison = compare_grids(grid_a, grid_b)
 
 c = st.columns(4)
@@ -95,8 +99,8 @@ c[2].metric("mean |Δ|", f"{comparison.mean_abs_difference:.3f}")
 c[3].metric("max |Δ|", f"{comparison.max_abs_difference:.3f}")
 
 c = st.columns(3)
-c[0].plotly_chart(figures.risk_heatmap(grid_a, GLUCOSE_AXIS, name_a), key="compare_fig_a")
-c[1].plotly_chart(figures.risk_heatmap(grid_b, GLUCOSE_AXIS, name_b, contours=grid_a),
+c[0].plotly_chart(figures.risk_heatmap(grid_a, GLUCOSE_AXIS, title_a), key="compare_fig_a")
+c[1].plotly_chart(figures.risk_heatmap(grid_b, GLUCOSE_AXIS, title_b, contours=grid_a),
                   key="compare_fig_b")
 c[2].plotly_chart(figures.difference_heatmap(grid_b - grid_a, GLUCOSE_AXIS, "other − reference"),
                   key="compare_fig_difference")
@@ -106,7 +110,7 @@ c[0].plotly_chart(figures.shares_bar(DIFFERENCE_BINS, comparison.difference_shar
                                      "|Δ risk|"),
                   key="compare_fig_shares")
 c[1].plotly_chart(figures.confusion_heatmap(comparison.category_confusion, RISK_CATEGORIES,
-                                            "risk categories", name_a, name_b),
+                                            "risk categories", title_a, title_b),
                   key="compare_fig_confusion")
 st.dataframe(pd.DataFrame({"|Δ| bin": DIFFERENCE_BINS,
                            "% of lattice points": 100 * comparison.difference_shares}),

@@ -17,7 +17,16 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import figures
-from dashboard.common import get_store, init_state, seg_status, shared_result, show_problems
+from dashboard.common import (
+    current_user,
+    get_store,
+    init_state,
+    plain,
+    public_mode,
+    seg_status,
+    shared_result,
+    show_problems,
+)
 from ranking_core.filters import FILTERS
 from ranking_core.grids.compare import RISK_CATEGORIES, compare_grids
 from ranking_core.grids.files import grid_csv, grid_npy, grid_png
@@ -57,7 +66,7 @@ seg = seg_status()
 store = get_store()
 init_state(learn_source=SOURCES[0], learn_m=DEFAULT_M, learn_design=DESIGNS[0],
            learn_noise=0.25, learn_outliers=SEG_OUTLIER_FRACTION, learn_raters=10, learn_draw=0,
-           learn_unit=UNITS[0], learn_settings=LearnSettings(), learn_view=VIEWS[0],
+           learn_settings=LearnSettings(), learn_view=VIEWS[0],
            learn_points=True)
 settings: LearnSettings = st.session_state["learn_settings"]
 for widget, field in FIELDS.items():  # refill widgets Streamlit dropped (never the reverse)
@@ -90,7 +99,7 @@ def simulated(m: int, design: str, noise: float, outliers: float, raters: int, d
 
 
 @st.cache_data(show_spinner="Checking the upload…", max_entries=8)
-def uploaded(content: bytes, name: str, unit: str) -> RatingSet:
+def uploaded(content: bytes, name: str, unit: str | None) -> RatingSet:
     return read_rating_set(io.BytesIO(content), unit=unit, name=name)
 
 
@@ -103,7 +112,8 @@ def saved(url: str, name: str, record_id: int) -> RatingSet:
 reference_name = "SEG" if seg.available else "built-in surface (smoothed Parkes type 1 zones)"
 reference = seg.table.absolute if seg.available else parkes_surface()
 
-source = st.radio("Rating set", SOURCES, horizontal=True, key="learn_source")
+source = st.radio("Rating set", SOURCES[:1] if public_mode() else SOURCES, horizontal=True,
+                  key="learn_source")
 ratings: RatingSet | None = None
 data_key = ""
 if source == SOURCES[0]:
@@ -128,12 +138,14 @@ elif source == SOURCES[1]:
     upload = c[0].file_uploader("Rating set: columns reference, estimate, rating (0–4), "
                                 "optionally rater; CSV, TSV or XLSX",
                                 type=["csv", "tsv", "txt", "xlsx"], key="learn_upload")
-    unit = c[1].radio("Glucose unit", UNITS, key="learn_unit")
+    unit = c[1].radio("Glucose unit", UNITS, index=None, key="learn_unit",
+                      help="Not chosen: named in the headers, else mg/dL; values that look "
+                      "like mmol/L are refused until it is chosen.")
     if upload is not None:
         try:
             ratings = uploaded(upload.getvalue(), upload.name, unit)
         except RatingSetError as exc:
-            st.error(f"Not usable: {exc}")
+            st.error(f"Not usable: {plain(exc)}")
         else:
             show_problems([p.message for p in ratings.problems], ratings.warnings,
                           kept=len(ratings.frame))
@@ -143,12 +155,13 @@ elif source == SOURCES[1]:
                 if st.form_submit_button("Save rating set"):
                     try:
                         store.save_rating_set(name, ratings.frame, {
-                            "unit": unit, "source": upload.name,
-                            "problems": [p.message for p in ratings.problems]})
+                            "unit": ratings.unit, "source": upload.name,
+                            "problems": [p.message for p in ratings.problems]},
+                            saved_by=current_user())
                     except StorageError as exc:
-                        st.error(f"Not saved: {exc}")
+                        st.error(f"Not saved: {plain(exc)}")
                     else:
-                        st.success(f"Saved rating set “{name}”.")
+                        st.success(f"Saved rating set “{plain(name)}”.")
 else:
     stored = store.list_records("rating_set")
     if not stored:
@@ -190,7 +203,7 @@ with left:
                     on_change=apply_setting, args=("learn_refit_all",))
     problem = st.session_state.pop("learn_setting_error", None)
     if problem:
-        st.error(f"Setting not applied: {problem}")
+        st.error(f"Setting not applied: {plain(problem)}")
 
 if ratings is None:
     right.info("Choose a rating set to learn a grid.")
@@ -209,7 +222,7 @@ if st.session_state.get("learn_result_key") != key:
             bar.empty()
             st.session_state.pop("learn_result", None)
             st.session_state.pop("learn_result_key", None)
-            st.error(f"Cannot learn from this rating set: {exc}")
+            st.error(f"Cannot learn from this rating set: {plain(exc)}")
             st.stop()
         bar.empty()
     st.session_state["learn_result"] = result
@@ -303,11 +316,12 @@ def save_form(shown: LearnedGrid, comparison) -> None:
                        "ratings_checksum": shown.checksum, **comparison.to_dict()}
             try:
                 store.save_learned_grid(name, shown.model, shown.X, shown.y, metrics,
-                                        signed=shown.settings.signed)
+                                        signed=shown.settings.signed, saved_by=current_user())
             except StorageError as exc:
-                st.error(f"Not saved: {exc}")
+                st.error(f"Not saved: {plain(exc)}")
             else:
-                st.success(f"Saved learned grid “{name}”; compare it on the Compare grids page.")
+                st.success(f"Saved learned grid “{plain(name)}”; compare it on the Compare "
+                           "grids page.")
 
 
 with right:
@@ -339,6 +353,6 @@ with right:
     with st.expander("All settings and data of this result"):
         words = describe_settings(result.settings)
         words |= {"λ chosen": f"{result.lam_chosen:.4g}", "Ratings": f"{result.n_ratings:,}",
-                  "Rating set": ratings.name, "Data checksum": result.checksum}
+                  "Rating set": plain(ratings.name), "Data checksum": result.checksum}
         st.dataframe(pd.DataFrame({"setting": list(words), "value": list(words.values())}),
                      hide_index=True, key="learn_settings_table", width="stretch")

@@ -31,10 +31,13 @@ def pair(
     reference_unit: Annotated[str | None, typer.Option(
         "--reference-unit", help="Unit of the reference file when it differs from --unit.")
     ] = None,
+    max_rows: Annotated[int | None, typer.Option(
+        "--max-rows", min=1, help="Refuse files with more data rows (default 2,000,000).")
+    ] = None,
 ) -> None:
     """Pair each reference reading with the sensor reading nearest in time within ±window
     minutes (after shifting sensor times by --lag; a tie goes to the earlier sensor reading)."""
-    from ranking_core.inputs import InputError
+    from ranking_core.inputs import InputError, with_limits
     from ranking_core.inputs.series import SERIES_FORMATS, read_series
     from ranking_core.meter.pairing import pair_series
 
@@ -42,10 +45,11 @@ def pair(
         console.print(f"--format must be one of {', '.join(SERIES_FORMATS)}", style="red")
         raise typer.Exit(2)
     try:
-        sensor_series = read_series(sensor, format, unit=unit)
+        limits = with_limits(None, max_rows=max_rows)
+        sensor_series = read_series(sensor, format, unit=unit, limits=limits)
         reference_series = read_series(reference, format, unit=reference_unit or unit,
-                                       unit_option="--reference-unit" if reference_unit
-                                       else "--unit")
+                                       limits=limits, unit_option="--reference-unit"
+                                       if reference_unit else "--unit")
         result = pair_series(sensor_series, reference_series, window=window, lag=lag)
     except (InputError, ValueError) as exc:
         console.print(escape(str(exc)), style="red")

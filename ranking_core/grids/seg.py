@@ -187,9 +187,12 @@ def load_seg_table(path: str | os.PathLike | IO[bytes], name: str | None = None)
     """
     label = name or (str(path) if isinstance(path, str | os.PathLike) else "uploaded SEG table")
     suffixes = Path(label).suffixes
+    if suffixes and suffixes[-1].lower() == ".xls":
+        raise SEGTableError(f"{label}: the legacy Excel .xls format is not accepted; "
+                            "accepted: CSV, CSV.gz or XLSX")
     try:
-        if suffixes and suffixes[-1].lower() in (".xlsx", ".xls"):
-            frame = pd.read_excel(path)
+        if suffixes and suffixes[-1].lower() == ".xlsx":
+            frame = pd.read_excel(path, engine="openpyxl")
         else:
             compression = "gzip" if suffixes and suffixes[-1].lower() == ".gz" else "infer"
             frame = pd.read_csv(path, compression=compression, encoding_errors="strict")

@@ -19,8 +19,10 @@ from ranking_core.inputs.table import (
     Schema,
     TableRead,
     name_lines,
+    open_binary,
     quote,
     read_table,
+    read_text,
     with_limits,
 )
 from ranking_core.inputs.units import (
@@ -50,8 +52,10 @@ __all__ = [
     "check_unit",
     "from_mgdl",
     "name_lines",
+    "open_binary",
     "quote",
     "read_table",
+    "read_text",
     "to_mgdl",
     "with_limits",
 ]

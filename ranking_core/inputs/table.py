@@ -42,10 +42,25 @@ from numpy.typing import NDArray
 from ranking_core.inputs.units import UnitError, check_unit, resolve_unit, to_mgdl
 from ranking_core.validation import describe_rows
 
-__all__ = ["ACCEPTED_FORMATS", "CHUNK_ROWS", "QUOTE_CHARS", "Field", "HeaderNotFound",
-           "InputError", "Limits",
-           "RefusedRows", "Role", "Schema", "TableRead", "name_lines", "quote", "read_table",
-           "with_limits"]
+__all__ = [
+    "ACCEPTED_FORMATS",
+    "CHUNK_ROWS",
+    "QUOTE_CHARS",
+    "Field",
+    "HeaderNotFound",
+    "InputError",
+    "Limits",
+    "RefusedRows",
+    "Role",
+    "Schema",
+    "TableRead",
+    "name_lines",
+    "open_binary",
+    "quote",
+    "read_table",
+    "read_text",
+    "with_limits",
+]
 
 CHUNK_ROWS = 100_000
 QUOTE_CHARS = 80  # at most this many characters of a bad cell are shown in a message
@@ -236,9 +251,11 @@ def _label(source: object, name: str | None) -> str:
     return str(getattr(source, "name", "") or "upload")
 
 
-def _binary(source: str | os.PathLike | IO[bytes] | bytes, label: str,
-            limits: Limits) -> IO[bytes]:
-    """A seekable binary stream of at most ``limits.max_bytes`` bytes."""
+def open_binary(source: str | os.PathLike | IO[bytes] | bytes, label: str,
+                limits: Limits | None = None) -> IO[bytes]:
+    """A seekable binary stream of at most ``limits.max_bytes`` bytes (checked before reading
+    a path; an upload is read up to one byte past the limit)."""
+    limits = limits or Limits()
     too_big = (f"{label}: larger than the {limits.max_bytes:,}-byte limit (split the file or "
                "raise the limit)")
     if isinstance(source, bytes | bytearray | memoryview):
@@ -278,6 +295,28 @@ def _guess_encoding(sample: bytes) -> str:
             return "UTF-8"
         return "an 8-bit code page such as Windows-1252 or Latin-1 (not UTF-8)"
     return "UTF-8"
+
+
+def read_text(source: str | os.PathLike | IO[bytes] | bytes, name: str | None = None,
+              limits: Limits | None = None) -> str:
+    """The whole input as text (UTF-8 ± BOM or UTF-16 with BOM, at most ``limits.max_bytes``);
+    :class:`InputError` otherwise, naming the encoding."""
+    label = _label(source, name)
+    binary = open_binary(source, label, limits)
+    try:
+        text, encoding = _text(binary, label)
+        return text.read()
+    except UnicodeDecodeError as exc:
+        raise _decode_error(label, encoding, exc) from exc
+    finally:
+        binary.close()
+
+
+def _decode_error(label: str, encoding: str, exc: UnicodeDecodeError) -> InputError:
+    bad = exc.object[exc.start:exc.start + 1].hex().upper()
+    return InputError(f"{label}: not valid {encoding} text (byte 0x{bad}; it looks like "
+                      f"{_guess_encoding(bytes(exc.object))}); accepted: UTF-8 with or "
+                      "without BOM, UTF-16 with BOM (save the file as UTF-8)")
 
 
 def _text(binary: IO[bytes], label: str) -> tuple[IO[str], str]:
@@ -646,7 +685,7 @@ def read_table(
         old = " (the legacy Excel format; save it as .xlsx or CSV)" if suffix == ".xls" else ""
         raise InputError(f"{label}: {suffix} files are not accepted{old}; accepted: "
                          f"{ACCEPTED_FORMATS}")
-    binary = _binary(source, label, limits)
+    binary = open_binary(source, label, limits)
     try:
         head = binary.read(8)
         binary.seek(0)
@@ -668,10 +707,7 @@ def read_table(
                 rows.notes.append(f"{label}: read as {encoding}")
             return _collect(rows, schema, label, unit, limits, refuse, unit_option)
         except UnicodeDecodeError as exc:
-            bad = exc.object[exc.start:exc.start + 1].hex().upper()
-            raise InputError(f"{label}: not valid {encoding} text (byte 0x{bad}; it looks like "
-                             f"{_guess_encoding(bytes(exc.object))}); accepted: UTF-8 with or "
-                             "without BOM, UTF-16 with BOM (save the file as UTF-8)") from exc
+            raise _decode_error(label, encoding, exc) from exc
     finally:
         binary.close()
 
