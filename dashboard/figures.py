@@ -36,17 +36,18 @@ def difference_heatmap(difference: ArrayLike, axis: ArrayLike, title: str,
     return fig
 
 
-def lambda_curve(lams: ArrayLike, curve: ArrayLike, chosen: float, current: float,
-                 ylabel: str) -> go.Figure:
-    """A criterion over the λ path (log λ axis), the rule's λ and the slider's λ marked."""
-    fig = go.Figure(go.Scatter(x=lams, y=curve, mode="lines", name=ylabel))
+def lambda_curve(lams: ArrayLike, curve: ArrayLike, chosen: float, ylabel: str,
+                 height: int = 280) -> go.Figure:
+    """A criterion over the λ path, λ increasing to the right on a log axis that spans exactly
+    the candidates (so that a slider over them below runs the same way), the rule's λ marked."""
+    lams = np.asarray(lams, dtype=np.float64)
+    fig = go.Figure(go.Scatter(x=lams, y=curve, mode="lines", name=ylabel,
+                               hovertemplate="λ %{x:.3g}<br>%{y:.2f}<extra></extra>"))
     fig.add_vline(x=chosen, line_dash="dash", line_color="green",
-                  annotation_text=f"rule λ = {chosen:.3g}")
-    if not np.isclose(current, chosen):
-        fig.add_vline(x=current, line_dash="dot", line_color="red",
-                      annotation_text=f"shown λ = {current:.3g}", annotation_position="bottom")
-    fig.update_xaxes(type="log", title="λ")
-    fig.update_layout(yaxis_title=ylabel, height=340, margin={"l": 10, "r": 10, "t": 30, "b": 10})
+                  annotation_text=f"chosen λ = {chosen:.3g}")
+    fig.update_xaxes(type="log", title="λ", range=np.log10([lams.min(), lams.max()]).tolist())
+    fig.update_layout(yaxis_title=ylabel, height=height,
+                      margin={"l": 10, "r": 10, "t": 30, "b": 10})
     return fig
 
 

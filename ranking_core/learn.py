@@ -31,8 +31,9 @@ from numpy.typing import ArrayLike, NDArray
 
 from ranking_core.filters import FILTERS, Filter, IteratedLavrentiev
 from ranking_core.grids.coordinates import GlucoseTransform, TransformedKernel
-from ranking_core.grids.files import GRID_FILES, RISK_MAX, SIZE, grid_csv, grid_npy, grid_png
+from ranking_core.grids.files import GRID_FILES, SIZE, grid_csv, grid_npy, grid_png
 from ranking_core.grids.learned import learned_grid
+from ranking_core.grids.risk_scale import RISK_MAX
 from ranking_core.grids.seg import GLUCOSE_MAX
 from ranking_core.grids.signed import AbsoluteRisk, signed_ratings
 from ranking_core.kernels import Kernel, make_kernel
