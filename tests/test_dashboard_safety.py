@@ -159,8 +159,12 @@ def test_public_demo_stores_nothing_and_offers_built_in_data_only(fresh, monkeyp
     fresh.save_rating_set("private panel", _ratings(10, 7))
     monkeypatch.setenv("RISKGRID_PUBLIC", "1")
     monkeypatch.setenv("RISKGRID_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("SEG_TABLE", str(tmp_path / "server" / "RiskPairData.csv"))
     at = open_app()
     assert not at.exception
+    shown = [e.value for e in (*at.sidebar.info, *at.sidebar.warning, *at.sidebar.success,
+                               *at.sidebar.text)]
+    assert shown and "server" not in " ".join(shown)  # no server path
     assert at.radio(key="learn_source").options == ["Simulated panel"]
     assert len(at.sidebar.file_uploader) == 0 and not any(
         b.key in ("seg_store", "seg_forget") for b in at.button)
