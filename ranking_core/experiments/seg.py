@@ -22,12 +22,14 @@ import numpy as np
 from numpy.typing import NDArray
 from sklearn.base import clone
 
+from ranking_core.fast_selection import METHODS, fast_kfold_lambda
 from ranking_core.filters import Filter
 from ranking_core.grids.compare import DIFFERENCE_BINS, difference_shares
-from ranking_core.grids.coordinates import GlucoseTransform, TransformedKernel
+from ranking_core.grids.coordinates import GlucoseTransform
 from ranking_core.grids.seg import GLUCOSE_MAX, SEGTable
 from ranking_core.grids.signed import AbsoluteRisk, signed_ratings
-from ranking_core.kernels import Kernel, make_kernel
+from ranking_core.learn import glucose_ranker
+from ranking_core.learn import with_diagonal_anchors as diagonal_anchors
 from ranking_core.metrics import pairwise_misranking
 from ranking_core.ranker import SpectralRanker
 from ranking_core.selection import (
@@ -54,6 +56,7 @@ __all__ = [
 
 Progress = Callable[[int, int], None]
 SELECTIONS = ("holdout", "kfold")
+SOLVERS = ("spectral", *METHODS)
 RECIPE_KERNELS = ("gaussian", "laplacian")
 
 # Kriukova et al. 2014, Table 3: % of test points per |Δy| bin (None = "-") and pairwise misranking,
@@ -93,6 +96,10 @@ class SEGRecipe:
     selection : ``"holdout"`` (the paper: first m/2 fit, last m/2 choose; the model keeps the
         first half only) or ``"kfold"`` (k-fold validation misranking, then a refit on all m).
     n_splits : folds for ``"kfold"``.
+    solver : how ``"kfold"`` is computed: ``"spectral"`` (every fold and the refit by
+        :func:`~ranking_core.selection.kfold_lambda`, any filter) or a method of
+        :func:`~ranking_core.fast_selection.fast_kfold_lambda` (``"auto"``, ``"exact"``,
+        ``"one-fold"``, ``"lattice"``; Lavrentiev filter; one direct refit).
     """
 
     name: str
@@ -107,9 +114,11 @@ class SEGRecipe:
     diagonal_anchors: int = 0
     selection: str = "holdout"
     n_splits: int = 5
+    solver: str = "spectral"
 
     def __post_init__(self) -> None:
         one_of(self.selection, "selection", SELECTIONS, "SEGRecipe")
+        one_of(self.solver, "solver", SOLVERS, "SEGRecipe")
         if int(self.diagonal_anchors) != self.diagonal_anchors or self.diagonal_anchors < 0:
             raise ValueError(f"SEGRecipe: diagonal_anchors must be an integer ≥ 0; "
                              f"got {self.diagonal_anchors!r}")
@@ -121,10 +130,7 @@ class SEGRecipe:
         return paper_lambda_grid(self.lam0, self.q, self.n_lams)
 
     def ranker(self, gamma: float | tuple[float, float]) -> SpectralRanker:
-        kernel: Kernel = make_kernel(self.kernel, gamma=gamma)
-        if self.transform is not None:
-            kernel = TransformedKernel(kernel, self.transform)
-        return SpectralRanker(kernel=kernel, filter=self.filter)
+        return glucose_ranker(self.kernel, gamma, self.transform, self.filter)
 
     def describe(self) -> dict:
         """JSON-ready description."""
@@ -140,6 +146,7 @@ class SEGRecipe:
             "diagonal_anchors": self.diagonal_anchors,
             "selection": self.selection,
             "n_splits": self.n_splits if self.selection == "kfold" else None,
+            "solver": self.solver if self.selection == "kfold" else None,
         }
 
 
@@ -147,7 +154,7 @@ PAPER_RECIPE = SEGRecipe("paper")
 # The best recipe measured so far (docs/RESULTS.md): glucose on the log warp with
 # g₀ = 50 mg/dL, the Laplacian (L1) kernel with γ = 10³ on that scale, signed ratings, 41
 # zero-risk diagonal anchors, λ from 0.95^j (j < 400) by 5-fold validation misranking and a refit
-# on all m ratings.
+# on all m ratings, computed by the fast k-fold path (exact up to 2,000 ratings; docs/SCALE.md).
 BEST_RECIPE = SEGRecipe(
     "best",
     kernel="laplacian",
@@ -157,6 +164,7 @@ BEST_RECIPE = SEGRecipe(
     signed=True,
     diagonal_anchors=41,
     selection="kfold",
+    solver="auto",
 )
 RECIPES = {"paper": PAPER_RECIPE, "best": BEST_RECIPE}
 
@@ -171,20 +179,15 @@ def draw_seg_ratings(
 
 def with_diagonal_anchors(recipe: SEGRecipe, X: NDArray, y: NDArray) -> tuple[NDArray, NDArray]:
     """(X, y) plus the recipe's zero-risk diagonal points, rows in a fixed random order."""
-    if not recipe.diagonal_anchors:
-        return X, y
-    g = np.linspace(0.0, GLUCOSE_MAX, recipe.diagonal_anchors)
-    X = np.vstack([X, np.column_stack([g, g])])
-    y = np.r_[y, np.zeros(g.size)]
-    order = np.random.default_rng(0).permutation(len(y))
-    return X[order], y[order]
+    return diagonal_anchors(recipe.diagonal_anchors, X, y)
 
 
 def fit_recipe(recipe: SEGRecipe, X: NDArray, y: NDArray) -> tuple[object, float, object]:
     """Choose (γ, λ) by the recipe's validation misranking and return (model, λ, γ).
 
     One decomposition per γ (and per fold); every λ is solved from it. The model is a fitted
-    :class:`~ranking_core.SpectralRanker`, or an
+    :class:`~ranking_core.SpectralRanker` (or, with a fast ``recipe.solver``, a
+    :class:`~ranking_core.direct.DirectRanker`), or an
     :class:`~ranking_core.grids.signed.AbsoluteRisk` around one when ``recipe.signed``
     (λ and γ are then chosen by the misranking of the signed ratings).
     """
@@ -197,6 +200,9 @@ def fit_recipe(recipe: SEGRecipe, X: NDArray, y: NDArray) -> tuple[object, float
         ranker = recipe.ranker(gamma)
         if recipe.selection == "holdout":
             choice = holdout_lambda(ranker, X, y, lams)
+        elif recipe.solver != "spectral":
+            choice = fast_kfold_lambda(ranker, X, y, lams, n_splits=recipe.n_splits,
+                                       random_state=0, method=recipe.solver)
         else:
             choice = kfold_lambda(ranker, X, y, lams, n_splits=recipe.n_splits, random_state=0)
         score = float(np.nanmin(choice.curve))
