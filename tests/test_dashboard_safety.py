@@ -101,11 +101,12 @@ def test_a_taken_name_is_refused_on_the_page_and_changes_nothing(fresh):
 
 def test_hostile_record_names_are_shown_as_text(fresh):
     fresh.save_rating_set(HOSTILE, _ratings(40, 5))
-    at = open_app(learn_source="Saved")
+    at = open_app(learn_source="Saved rating set")
     assert not at.exception
+    settings = next(d.value for d in at.dataframe if "setting" in d.value.columns)
+    assert HOSTILE in settings["value"].tolist()  # the name is shown verbatim in a table …
     html = _rendered_html(at)
-    assert "tracker.invalid" in html  # the name is shown …
-    assert "<img" not in html and "<a " not in html and "<script" not in html  # … as text
+    assert "<img" not in html and "<a " not in html and "<script" not in html  # … never as HTML
     records = open_app("records")
     assert HOSTILE in set(records.dataframe[0].value["name"])
     assert "<img" not in _rendered_html(records)
@@ -117,14 +118,14 @@ def test_hostile_upload_text_is_shown_as_text(fresh):
     lines = [f"reference,estimate,rating,{HOSTILE.replace(',', ' ')}"]
     lines += [f"{100 + i},{110 + i},{i % 5},x" for i in range(30)]
     lines += [f"120,{HOSTILE.replace(',', ' ')},1,y", "130,140,9,z"]
-    at = open_app(learn_source="Upload")
+    at = open_app(learn_source="Upload a file")
     at.file_uploader(key="learn_upload").set_value(
         (f"{HOSTILE[:40]}.csv", "\n".join(lines).encode(), "text/csv"))
     at.run()
     assert not at.exception
     html = _rendered_html(at)
     assert "<img" not in html and "<a " not in html and "<script" not in html
-    missing = open_app(learn_source="Upload")
+    missing = open_app(learn_source="Upload a file")
     missing.file_uploader(key="learn_upload").set_value(
         ("bad.csv", f"{HOSTILE.replace(',', ' ')},b\n1,2\n".encode(), "text/csv"))
     missing.run()

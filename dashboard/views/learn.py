@@ -350,6 +350,6 @@ with right:
         st.markdown("**Computed with**")
         words = describe_settings(result.settings)
         words |= {"λ chosen": f"{result.lam_chosen:.4g}", "Ratings": f"{result.n_ratings:,}",
-                  "Rating set": plain(ratings.name), "Data checksum": result.checksum[:19] + "…"}
+                  "Rating set": ratings.name, "Data checksum": result.checksum[:19] + "…"}
         st.dataframe(pd.DataFrame({"setting": list(words), "value": list(words.values())}),
                      hide_index=True, key="learn_settings_table", width="stretch")
