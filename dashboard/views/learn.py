@@ -353,6 +353,6 @@ with right:
     with st.expander("All settings and data of this result"):
         words = describe_settings(result.settings)
         words |= {"λ chosen": f"{result.lam_chosen:.4g}", "Ratings": f"{result.n_ratings:,}",
-                  "Rating set": plain(ratings.name), "Data checksum": result.checksum}
+                  "Rating set": ratings.name, "Data checksum": result.checksum}
         st.dataframe(pd.DataFrame({"setting": list(words), "value": list(words.values())}),
                      hide_index=True, key="learn_settings_table", width="stretch")
