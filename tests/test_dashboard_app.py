@@ -26,7 +26,7 @@ try:
     from ranking_core.grids.signed import AbsoluteRisk, signed_ratings
     from ranking_core.grids.zone_grid import zone_grid
     from ranking_core.learners import LEARNERS
-    from ranking_core.panel import parkes_surface, simulate_panel
+    from ranking_core.panels import parkes_surface, simulate_panel
     from ranking_core.ratings import read_rating_set
 except ModuleNotFoundError as exc:  # the pages need the grids branch's modules
     pytest.skip(f"{exc.name} is missing (grids branch not merged)", allow_module_level=True)

@@ -21,7 +21,7 @@ from ranking_core.grids.compare import DIFFERENCE_BINS, RISK_CATEGORIES, compare
 from ranking_core.grids.coordinates import GlucoseTransform
 from ranking_core.grids.learned import GLUCOSE_AXIS, learned_grid
 from ranking_core.grids.signed import AbsoluteRisk, signed_ratings
-from ranking_core.panel import DESIGNS, SEG_OUTLIER_FRACTION, parkes_surface, simulate_panel
+from ranking_core.panels import DESIGNS, SEG_OUTLIER_FRACTION, parkes_surface, simulate_panel
 from ranking_core.ratings import UNITS, RatingSet, RatingSetError, read_rating_set
 from ranking_core.selection import (
     AprioriRule,

@@ -14,7 +14,7 @@ from ranking_core.meter import MeterPairs, PairsFileError, meter_report, read_pa
 from ranking_core.meter.export import FigureExportError, figure_html, figure_png, safe_csv
 from ranking_core.meter.figures import bland_altman_figure, risk_heatmap, seg_heatmap
 from ranking_core.meter.report import TABLE_TITLES
-from ranking_core.panel import simulate_panel
+from ranking_core.panels import simulate_panel
 from ranking_core.storage import StorageError
 
 DEMO_PAIRS = 200  # pairs in the built-in demonstration set

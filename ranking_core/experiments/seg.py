@@ -15,10 +15,11 @@ filter, λ grid, how λ is chosen), so that the improvements measured in
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
-from numpy.typing import NDArray
+import pandas as pd
+from numpy.typing import ArrayLike, NDArray
 from sklearn.base import clone
 
 from ranking_core.filters import Filter
@@ -28,6 +29,7 @@ from ranking_core.grids.seg import GLUCOSE_MAX, SEGTable
 from ranking_core.grids.signed import AbsoluteRisk, signed_ratings
 from ranking_core.kernels import Kernel, make_kernel
 from ranking_core.metrics import pairwise_misranking
+from ranking_core.panels.robust import RobustRanker
 from ranking_core.ranker import SpectralRanker
 from ranking_core.selection import (
     fit_apriori_lambda,
@@ -43,9 +45,11 @@ __all__ = [
     "PAPER_RECIPE",
     "PAPER_TABLE3",
     "RECIPES",
+    "ROBUST_RECIPE",
     "SEGRecipe",
     "draw_seg_ratings",
     "fit_recipe",
+    "rating_positions",
     "run_apriori",
     "run_seg_table3",
     "with_diagonal_anchors",
@@ -90,6 +94,10 @@ class SEGRecipe:
     selection : ``"holdout"`` (the paper: first m/2 fit, last m/2 choose; the model keeps the
         first half only) or ``"kfold"`` (k-fold validation misranking, then a refit on all m).
     n_splits : folds for ``"kfold"``.
+    robust : None (the plain ranker) or the loss of a
+        :class:`~ranking_core.panels.RobustRanker` (``"huber"``, ``"tukey"``, ``"squared"``):
+        weights for outlying ratings, a rater model when rater codes are given, coarse answers
+        as intervals; λ is then chosen on the robust fits' path.
     """
 
     name: str
@@ -104,6 +112,7 @@ class SEGRecipe:
     diagonal_anchors: int = 0
     selection: str = "holdout"
     n_splits: int = 5
+    robust: str | None = None
 
     def __post_init__(self) -> None:
         one_of(self.selection, "selection", SELECTIONS, "SEGRecipe")
@@ -117,11 +126,14 @@ class SEGRecipe:
     def lams(self) -> NDArray[np.float64]:
         return paper_lambda_grid(self.lam0, self.q, self.n_lams)
 
-    def ranker(self, gamma: float | tuple[float, float]) -> SpectralRanker:
+    def ranker(self, gamma: float | tuple[float, float]) -> SpectralRanker | RobustRanker:
         kernel: Kernel = make_kernel(self.kernel, gamma=gamma)
         if self.transform is not None:
             kernel = TransformedKernel(kernel, self.transform)
-        return SpectralRanker(kernel=kernel, filter=self.filter)
+        ranker = SpectralRanker(kernel=kernel, filter=self.filter)
+        if self.robust is None:
+            return ranker
+        return RobustRanker(ranker, loss=self.robust, signed=self.signed)
 
     def describe(self) -> dict:
         """JSON-ready description."""
@@ -137,6 +149,7 @@ class SEGRecipe:
             "diagonal_anchors": self.diagonal_anchors,
             "selection": self.selection,
             "n_splits": self.n_splits if self.selection == "kfold" else None,
+            "robust": self.robust,
         }
 
 
@@ -155,7 +168,11 @@ BEST_RECIPE = SEGRecipe(
     diagonal_anchors=41,
     selection="kfold",
 )
-RECIPES = {"paper": PAPER_RECIPE, "best": BEST_RECIPE}
+# The best recipe learning robustly (panels with outliers, raters, coarse answers); λ on every
+# fourth value of its grid (0.95⁴ʲ), since each λ of the path costs iterations
+# (benchmarks/panels.py).
+ROBUST_RECIPE = replace(BEST_RECIPE, name="robust", robust="huber", n_lams=100, q=0.95**4)
+RECIPES = {"paper": PAPER_RECIPE, "best": BEST_RECIPE, "robust": ROBUST_RECIPE}
 
 
 def draw_seg_ratings(
@@ -167,28 +184,48 @@ def draw_seg_ratings(
 
 
 def with_diagonal_anchors(recipe: SEGRecipe, X: NDArray, y: NDArray) -> tuple[NDArray, NDArray]:
-    """(X, y) plus the recipe's zero-risk diagonal points, rows in a fixed random order."""
+    """(X, y) plus the recipe's zero-risk diagonal points, rows in a fixed random order (a third
+    column of X, the rater code, is −1 for them: no rater)."""
     if not recipe.diagonal_anchors:
         return X, y
     g = np.linspace(0.0, GLUCOSE_MAX, recipe.diagonal_anchors)
-    X = np.vstack([X, np.column_stack([g, g])])
+    extra = np.full((g.size, X.shape[1] - 2), -1.0)
+    X = np.vstack([X, np.column_stack([g, g, extra])])
     y = np.r_[y, np.zeros(g.size)]
-    order = np.random.default_rng(0).permutation(len(y))
+    order = _anchor_order(len(y))
     return X[order], y[order]
 
 
-def fit_recipe(recipe: SEGRecipe, X: NDArray, y: NDArray) -> tuple[object, float, object]:
+def _anchor_order(n_rows: int) -> NDArray[np.intp]:
+    return np.random.default_rng(0).permutation(n_rows)
+
+
+def rating_positions(recipe: SEGRecipe, m: int) -> NDArray[np.intp]:
+    """Where :func:`with_diagonal_anchors` puts the m ratings: row i of the ratings is row
+    ``rating_positions(recipe, m)[i]`` of its output."""
+    if not recipe.diagonal_anchors:
+        return np.arange(m)
+    return np.argsort(_anchor_order(m + recipe.diagonal_anchors))[:m]
+
+
+def fit_recipe(recipe: SEGRecipe, X: NDArray, y: NDArray, raters: ArrayLike | None = None
+               ) -> tuple[object, float, object]:
     """Choose (γ, λ) by the recipe's validation misranking and return (model, λ, γ).
 
     One decomposition per γ (and per fold); every λ is solved from it. The model is a fitted
-    :class:`~ranking_core.SpectralRanker`, or an
-    :class:`~ranking_core.grids.signed.AbsoluteRisk` around one when ``recipe.signed``
-    (λ and γ are then chosen by the misranking of the signed ratings).
+    :class:`~ranking_core.SpectralRanker` (a :class:`~ranking_core.panels.RobustRanker` when
+    ``recipe.robust``), or an :class:`~ranking_core.grids.signed.AbsoluteRisk` around one when
+    ``recipe.signed`` (λ and γ are then chosen by the misranking of the signed ratings).
+    ``raters`` (one label per rating) feeds the robust learner's rater model.
     """
     lams = recipe.lams()
+    if recipe.robust is not None:
+        codes = (np.full(len(y), -1) if raters is None
+                 else pd.factorize(np.asarray(raters, dtype=object))[0])
+        X = np.column_stack([X, codes])
     X, y = with_diagonal_anchors(recipe, X, y)
     if recipe.signed:
-        y = signed_ratings(X, y)
+        y = signed_ratings(X[:, :2], y)
     best: tuple = ()
     for gamma in recipe.gammas:
         ranker = recipe.ranker(gamma)
