@@ -1,23 +1,37 @@
-# riskgrid dashboard: docker build -t riskgrid . && docker run --rm -p 8501:8501 riskgrid
-# With the SEG table (not shipped): add -v /path/to/RiskPairData.csv.gz:/data/seg.csv.gz:ro
-#   -e SEG_TABLE=/data/seg.csv.gz ; keep saved records across containers with
-#   -v riskgrid-data:/home/riskgrid/.local/share/riskgrid (or -e RISKGRID_DATABASE_URL=...)
-FROM python:3.12-slim
+# riskgrid dashboard image. Build and check it with scripts/build-image.sh (docker, podman or
+# buildah); run it with PostgreSQL with compose.yaml (README, "Container").
+#   BASE: any Debian-based image with Python >= 3.11 and pip (e.g. from a local mirror)
+#   PIP_INDEX: a package index to install from (e.g. a local mirror); empty = pip's default
+ARG BASE=python:3.12-slim
+FROM ${BASE}
 
+ARG PIP_INDEX=""
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PIP_NO_CACHE_DIR=1 \
-    PIP_DISABLE_PIP_VERSION_CHECK=1
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    PIP_ROOT_USER_ACTION=ignore
 
-RUN useradd --create-home --uid 10001 riskgrid
+RUN useradd --create-home --uid 10001 riskgrid \
+    && mkdir -p /data && chown riskgrid:riskgrid /data
 WORKDIR /app
 COPY pyproject.toml README.md ./
 COPY ranking_core ./ranking_core
 COPY dashboard ./dashboard
-RUN pip install . && rm -rf /app/build
+RUN python3 -m venv /opt/riskgrid \
+    && ${PIP_INDEX:+env PIP_INDEX_URL="$PIP_INDEX"} /opt/riskgrid/bin/pip install ".[postgresql]" \
+    && rm -rf /app/build /app/*.egg-info
 
+# the records database (SQLite) lives on the volume unless RISKGRID_DATABASE_URL names another
+# database (compose.yaml: PostgreSQL); the SEG table can be mounted read-only and named in SEG_TABLE
+ENV PATH=/opt/riskgrid/bin:$PATH \
+    RISKGRID_DATABASE_URL=sqlite:////data/riskgrid.sqlite3 \
+    HOME=/home/riskgrid
+VOLUME ["/data"]
 USER riskgrid
 EXPOSE 8501
-HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
-    CMD python -c "import urllib.request, sys; sys.exit(urllib.request.urlopen('http://127.0.0.1:8501/_stcore/health', timeout=4).status != 200)"
-CMD ["riskgrid", "dashboard", "--headless", "--port", "8501"]
+HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
+    CMD python3 -c "import urllib.request, sys; sys.exit(urllib.request.urlopen('http://127.0.0.1:8501/_stcore/health', timeout=4).read() != b'ok')"
+# inside the container the server must listen on all of the container's interfaces; publish the
+# port on the host's loopback only (-p 127.0.0.1:8501:8501) unless it is meant to be reached
+CMD ["riskgrid", "dashboard", "--headless", "--address", "0.0.0.0", "--port", "8501"]

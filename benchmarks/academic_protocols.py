@@ -1,4 +1,4 @@
-"""Which reading of seed 003 §4.1 reproduces Table 1? Prints JSON.
+"""Which reading of Kriukova et al. 2014, §4.1 reproduces Table 1? Prints JSON.
 
 For each m and each learner, mean test misranking (%) over ``--reps`` draws of:
 ``split`` (fit on the first m/2, λ by hold-out), ``split_oracle`` (fit on the first m/2, λ chosen

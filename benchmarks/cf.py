@@ -27,7 +27,7 @@ from distributed import Client, LocalCluster
 
 from ranking_core.cf import read_movielens_100k, synthetic_ratings
 from ranking_core.cf.parallel import SYNCHRONOUS, run_per_user
-from ranking_core.cf.per_user import ISSUE6_NAMES, PerUserConfig
+from ranking_core.cf.per_user import PROTOCOL_LEARNERS, PerUserConfig
 
 
 def main() -> None:
@@ -39,10 +39,10 @@ def main() -> None:
 
     root = os.environ.get("MOVIELENS_100K")
     data = read_movielens_100k(root) if root else synthetic_ratings(seed=0)
-    config = PerUserConfig(group=(40, 60), learners=tuple(ISSUE6_NAMES), n_test_users=args.users,
-                           repeats=1)
-    report: dict = {"data": data.source, "learners": list(ISSUE6_NAMES), "test_users": args.users,
-                    "workers": args.workers, "cpu_count": os.cpu_count()}
+    config = PerUserConfig(group=(40, 60), learners=tuple(PROTOCOL_LEARNERS),
+                           n_test_users=args.users, repeats=1)
+    report: dict = {"data": data.source, "learners": list(PROTOCOL_LEARNERS),
+                    "test_users": args.users, "workers": args.workers, "cpu_count": os.cpu_count()}
 
     start = time.perf_counter()
     single = run_per_user(data, config, scheduler=SYNCHRONOUS)

@@ -1,7 +1,8 @@
-"""DORM (seed 001) against RankSVM-style pairwise hinge training on MovieLens 100K (prints JSON).
+"""DORM (Le & Smola 2007) against RankSVM-style pairwise hinge training on MovieLens 100K (prints
+JSON).
 
 Users are queries, their rated films the documents, ratings 1–5 the grades. Each user's ratings
-are split at random into halves: the first half trains, NDCG@10 (seed 001 eq. (14), gains
+are split at random into halves: the first half trains, NDCG@10 (Le & Smola 2007, eq. (14), gains
 2^r − 1) on the second half is averaged over users. Features of a (user, film) pair use the
 training half only: the film's mean rating (shrunk to the global mean with 5 pseudo-ratings),
 log(1 + its number of ratings), the user's mean deviation on the film's genres (shrunk the same

@@ -1,5 +1,6 @@
 """Benchmark: the learned 601 × 601 grid by Gaussian / Laplacian factorisation vs direct kernel
-evaluation, and the wall time per repetition of the SEG reconstruction (seed 003 §4.3). Prints JSON.
+evaluation, and the wall time per repetition of the SEG reconstruction (Kriukova et al. 2014, §4.3).
+Prints JSON.
 
     python benchmarks/grid.py [--reps 3]
 

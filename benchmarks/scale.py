@@ -1,11 +1,12 @@
 """Ranking at large m: accuracy lost against the exact solver and time saved (prints JSON).
 
-SEG-like reconstruction (seed 003 §4.3): inputs drawn uniformly on [0, 600]² mg/dL, each labelled
-with the SEG risk at the rounded (REF, BGM); with ``SEG_TABLE`` unset, a smooth synthetic risk
-surface stands in (and the JSON says so). Gaussian kernel γ = 10⁴ (seed 003 §4.3), Lavrentiev
-filter. λ is chosen once, by pairwise misranking on a validation set, from the exact solver's path
-at m = ``--choose-at``; every method and every m then uses that λ. Misranking (seed 003 eq. (1), %)
-is measured against the true risk on a separate test set of uniform inputs.
+SEG-like reconstruction (Kriukova et al. 2014, §4.3): inputs drawn uniformly on [0, 600]² mg/dL,
+each labelled with the SEG risk at the rounded (REF, BGM); with ``SEG_TABLE`` unset, a smooth
+synthetic risk surface stands in (and the JSON says so). Gaussian kernel γ = 10⁴ (Kriukova et al.
+2014, §4.3), Lavrentiev filter. λ is chosen once, by pairwise misranking on a validation set, from
+the exact solver's path at m = ``--choose-at``; every method and every m then uses that λ.
+Misranking (Kriukova et al. 2014, eq. (1), %) is measured against the true risk on a separate test
+set of uniform inputs.
 
 Methods: ``exact`` (SpectralRanker, dense eigh, O(m³), up to ``--exact-max``), ``low-rank``
 (SpectralRanker solver="low-rank": pivoted Cholesky + thin SVD), ``nystrom-greedy-R`` and

@@ -1,4 +1,4 @@
-"""The SEG-reconstruction variants tried beyond seed 003 (docs/RESULTS.md). Prints JSON.
+"""The SEG-reconstruction variants tried beyond Kriukova et al. 2014 (docs/RESULTS.md). Prints JSON.
 
 Each variant is the Table 3 protocol (``run_seg_table3``: m ratings uniform on [0, 600]², SEG
 abs_risk labels, misranking on 1,000 new points) with one recipe; the same seed gives every

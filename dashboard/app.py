@@ -1,22 +1,53 @@
-"""riskgrid dashboard entry point: page routing and the shared sidebar (SEG table status).
+"""riskgrid dashboard entry point: login (when configured), page routing, the shared sidebar, and
+errors shown as one plain sentence (details in the server log).
 
 Run with ``riskgrid dashboard`` (or ``streamlit run dashboard/app.py``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import streamlit as st
+from streamlit.logger import get_logger
 
+from dashboard.common import ERROR_SENTENCE, auth_configured, current_user, public_mode
 from dashboard.sidebar import seg_sidebar
 
 VIEWS = Path(__file__).with_name("views")  # not "pages": that name turns on the old auto-navigation
+LOG = get_logger("riskgrid.dashboard")
 
 st.set_page_config(page_title="riskgrid", page_icon="🩸", layout="wide")
 
+if auth_configured() and not st.user.is_logged_in:
+    st.title("riskgrid")
+    st.write("Sign in to use this dashboard.")
+    st.button("Sign in", on_click=st.login, key="login")
+    st.stop()
+if current_user() is not None:
+    st.sidebar.text(f"Signed in as {current_user()}")
+    st.sidebar.button("Sign out", on_click=st.logout, key="logout")
+if public_mode():
+    st.sidebar.info("Public demo: built-in data only; nothing is stored.")
 
-seg_sidebar()
+
+
+def guarded(part: Callable[[], object], name: str) -> None:
+    """Run one part of the page; an error becomes one plain sentence on the page and its
+    details go to the server log (unless the server shows error details, in development)."""
+    try:
+        part()
+    except Exception:
+        if st.get_option("client.showErrorDetails") in (True, "full", "stacktrace"):
+            raise  # development: Streamlit shows the traceback
+        LOG.exception("the %s failed", name)
+        st.error(ERROR_SENTENCE)
+
+
+guarded(seg_sidebar, "sidebar")
+records = [] if public_mode() else [
+    st.Page(VIEWS / "records.py", title="Saved records", icon=":material/folder_open:")]
 page = st.navigation(
     {
         "Grids": [
@@ -24,6 +55,7 @@ page = st.navigation(
                     default=True),
             st.Page(VIEWS / "meter.py", title="Meter report", icon=":material/bloodtype:"),
             st.Page(VIEWS / "compare.py", title="Compare grids", icon=":material/compare:"),
+            *records,
         ],
         "Benchmarks": [
             st.Page(VIEWS / "cf.py", title="Collaborative filtering", icon=":material/movie:"),
@@ -31,4 +63,4 @@ page = st.navigation(
         "Help": [st.Page(VIEWS / "about.py", title="About", icon=":material/menu_book:")],
     }
 )
-page.run()
+guarded(page.run, f"page {page.title!r}")

@@ -1,4 +1,5 @@
-"""What every page shares: the database, the SEG table status, and small Streamlit helpers.
+"""What every page shares: the database, the SEG table status, the server's safety settings
+(public demo mode, data folder, signed-in user), and small Streamlit helpers.
 
 Caching follows Streamlit's split: ``st.cache_resource`` for shared read-only objects (the database
 engine here, the fitted ranker's spectral state on the Learn page), ``st.cache_data`` for values
@@ -8,6 +9,7 @@ engine here, the fitted ranker's spectral state on the Learn page), ``st.cache_d
 from __future__ import annotations
 
 import os
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
@@ -19,6 +21,7 @@ import numpy as np
 import streamlit as st
 from numpy.typing import NDArray
 
+from dashboard import DATA_DIR_ENV, PUBLIC_ENV
 from ranking_core.grids.learned import learned_grid
 from ranking_core.grids.seg import (
     MISSING_SEG_MESSAGE,
@@ -29,9 +32,68 @@ from ranking_core.grids.seg import (
     load_seg_table,
 )
 from ranking_core.grids.signed import AbsoluteRisk
-from ranking_core.storage import Store, default_database_url
+from ranking_core.storage import RecordInfo, StorageError, Store, default_database_url
 
 T = TypeVar("T")
+PUBLIC_MESSAGE = "This is a read-only public demo: nothing is stored here."
+ERROR_SENTENCE = ("Something went wrong on this page. Please try again; if it keeps happening, "
+                  "tell the person who runs this server (the details are in its log).")
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:&])")
+
+
+def public_mode() -> bool:
+    """The read-only public demo (``riskgrid dashboard --public``): nothing is stored, no server
+    files are read, built-in data only."""
+    return os.environ.get(PUBLIC_ENV, "") not in ("", "0")
+
+
+def data_dir() -> Path | None:
+    """The folder whose files the pages may open (``--data-dir`` / ``RISKGRID_DATA_DIR``), or None
+    (always None in public mode)."""
+    folder = os.environ.get(DATA_DIR_ENV)
+    if public_mode() or not folder or not Path(folder).is_dir():
+        return None
+    return Path(folder).resolve()
+
+
+def plain(text: object) -> str:
+    """``text`` with every Markdown / HTML special character escaped, for user-supplied text
+    (file and column names, record names, messages quoting them) shown inside Markdown elements
+    (``st.error``, ``st.caption``, labels). Line breaks become spaces."""
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
+
+
+def auth_configured() -> bool:
+    """An operator configured a login (an ``[auth]`` section in ``.streamlit/secrets.toml``)."""
+    try:
+        return "auth" in st.secrets
+    except Exception:  # no secrets file at all
+        return False
+
+
+def current_user() -> str | None:
+    """The signed-in user's e-mail (or name), or None without a login."""
+    if not auth_configured() or not st.user.is_logged_in:
+        return None
+    return str(st.user.get("email") or st.user.get("name") or "") or None
+
+
+class _PublicStore:
+    """The store of the public demo: no records are listed, every write is refused."""
+
+    url = "public-demo"
+
+    def list_records(self, kind: str) -> list[RecordInfo]:
+        return []
+
+    def latest_seg_table(self) -> None:
+        return None
+
+    def __getattr__(self, name: str) -> Callable[..., object]:
+        def refuse(*args: object, **kwargs: object) -> object:
+            raise StorageError(PUBLIC_MESSAGE)
+
+        return refuse
 
 
 @st.cache_resource(show_spinner=False)
@@ -40,7 +102,10 @@ def _store(url: str) -> Store:
 
 
 def get_store() -> Store:
-    """The database of this user (``RISKGRID_DATABASE_URL`` or SQLite in the user data dir)."""
+    """The database of this user (``RISKGRID_DATABASE_URL`` or SQLite in the user data dir); in
+    public mode a stand-in that lists nothing and stores nothing."""
+    if public_mode():
+        return _PublicStore()  # type: ignore[return-value]
     return _store(default_database_url())
 
 
@@ -122,9 +187,9 @@ def show_problems(problems: list[str] | tuple[str, ...], warnings: list[str] | t
     if problems:
         head = f"{len(problems)} problem(s) found" + (
             f"; the {kept} valid rows are kept" if kept is not None else "")
-        st.warning(head + ":\n\n" + "\n".join(f"- {p}" for p in problems))
+        st.warning(head + ":\n\n" + "\n".join(f"- {plain(p)}" for p in problems))
     for message in warnings:
-        st.info(message)
+        st.info(plain(message))
 
 
 class _SharedResults:

@@ -7,84 +7,32 @@ from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
-from ranking_core.meter.figures import SEG_COLORSCALE
+from ranking_core.meter.figures import (
+    AXIS_TITLES,
+    DISPLAY_STEP,
+    risk_heatmap,
+    square_lattice_axes,
+    thin_grid,
+)
 
-# boundaries of the SEG risk grades A [0, .5), B [.5, 1.5), C [1.5, 2.5), D [2.5, 3.5), E ≥ 3.5
-GRADE_LEVELS = (0.5, 1.5, 2.5, 3.5)
-DISPLAY_STEP = 3  # mg/dL between drawn lattice points (601² cells would make a 5 MB figure)
-
-_AXES = {"xaxis_title": "reference glucose (mg/dL)", "yaxis_title": "estimate / BGM (mg/dL)"}
-
-
-def _thin(grid: ArrayLike, axis: ArrayLike, step: int) -> tuple[NDArray, NDArray]:
-    """Every ``step``-th lattice point, transposed so that x = REF and y = estimate."""
-    values = np.asarray(grid, dtype=np.float64)[::step, ::step]
-    return np.asarray(axis)[::step], values.T
-
-
-def _lattice_axes(fig: go.Figure, axis: NDArray) -> None:
-    """Square axes spanning the lattice (points outside it are not drawn)."""
-    span = [float(axis[0]), float(axis[-1])]
-    fig.update_xaxes(range=span, constrain="domain")
-    fig.update_yaxes(range=span, scaleanchor="x", scaleratio=1, constrain="domain")
-
-
-def risk_heatmap(
-    grid: ArrayLike,
-    axis: ArrayLike,
-    title: str,
-    *,
-    contours: ArrayLike | None = None,
-    points: tuple[ArrayLike, ArrayLike, ArrayLike] | None = None,
-    step: int = DISPLAY_STEP,
-) -> go.Figure:
-    """A risk grid indexed [REF, estimate] as a heat map in the SEG colours (0..4).
-
-    ``contours``: a reference grid whose grade boundaries (0.5, 1.5, 2.5, 3.5) are drawn on top;
-    ``points``: (REF, estimate, rating) training points.
-    """
-    x, z = _thin(grid, axis, step)
-    fig = go.Figure(go.Heatmap(x=x, y=x, z=z, zmin=0, zmax=4, colorscale=SEG_COLORSCALE,
-                               colorbar={"title": "risk"}, name=title,
-                               hovertemplate="REF %{x}<br>estimate %{y}<br>risk %{z:.2f}"
-                                             "<extra></extra>"))
-    if contours is not None:
-        _, zc = _thin(contours, axis, step)
-        fig.add_trace(go.Contour(
-            x=x, y=x, z=zc, showscale=False, hoverinfo="skip", name="reference grades",
-            contours={"coloring": "lines", "start": GRADE_LEVELS[0], "end": GRADE_LEVELS[-1],
-                      "size": 1.0, "showlabels": False},
-            line={"color": "black", "width": 1}, colorscale=[[0, "black"], [1, "black"]],
-        ))
-    if points is not None:
-        ref, est, rating = (np.asarray(p) for p in points)
-        fig.add_trace(go.Scatter(
-            x=ref, y=est, mode="markers", name="ratings",
-            marker={"size": 5, "color": rating, "cmin": 0, "cmax": 4,
-                    "colorscale": SEG_COLORSCALE, "line": {"width": 0.6, "color": "black"}},
-            hovertemplate="REF %{x:.0f}<br>estimate %{y:.0f}<br>rating %{marker.color:.2f}"
-                          "<extra></extra>",
-        ))
-    fig.update_layout(title=title, height=460, margin={"l": 10, "r": 10, "t": 40, "b": 10},
-                      showlegend=False, **_AXES)
-    _lattice_axes(fig, x)
-    return fig
+__all__ = ["apriori_plot", "confusion_heatmap", "difference_heatmap", "error_bars",
+           "lambda_curve", "line_chart", "risk_heatmap", "shares_bar"]
 
 
 def difference_heatmap(difference: ArrayLike, axis: ArrayLike, title: str,
                        step: int = DISPLAY_STEP) -> go.Figure:
     """Signed difference of two grids (learned − reference) on a diverging scale."""
-    x, z = _thin(difference, axis, step)
+    x, z = thin_grid(difference, axis, step)
     bound = float(max(np.max(np.abs(z)), 0.5))
     fig = go.Figure(go.Heatmap(x=x, y=x, z=z, zmid=0, zmin=-bound, zmax=bound,
                                colorscale="RdBu_r", colorbar={"title": "Δ risk"},
                                hovertemplate="REF %{x}<br>estimate %{y}<br>Δ %{z:.2f}"
                                              "<extra></extra>"))
     fig.update_layout(title=title, height=460, margin={"l": 10, "r": 10, "t": 40, "b": 10},
-                      **_AXES)
-    _lattice_axes(fig, x)
+                      **AXIS_TITLES)
+    square_lattice_axes(fig, x)
     return fig
 
 

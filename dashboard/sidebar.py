@@ -1,10 +1,14 @@
-"""The shared sidebar: SEG table status, an upload stored for later sessions, a way to forget it."""
+"""The shared sidebar: SEG table status, an upload stored for later sessions, a way to forget it.
+
+The stored table is shared by everyone who uses this server, so replacing or forgetting it asks
+for a confirmation first; the public demo offers neither.
+"""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from dashboard.common import get_store, seg_status
+from dashboard.common import current_user, get_store, plain, public_mode, seg_status
 from ranking_core.grids.seg import SEGTableError, SEGTableMissing
 from ranking_core.storage import StorageError
 
@@ -14,28 +18,43 @@ def seg_sidebar() -> None:
     status = seg_status()
     st.sidebar.subheader("SEG risk table")
     if status.available:
-        st.sidebar.success(f"SEG table loaded ({status.source}). SEG features are on.")
+        st.sidebar.success(f"SEG table loaded ({plain(status.source)}). SEG features are on.")
     else:
         st.sidebar.warning(
             "No SEG table: pages use the built-in reference surface and grids. "
-            + (f"Source tried: {status.source}. " if status.source != "none" else "")
+            + (f"Source tried: {plain(status.source)}. " if status.source != "none" else "")
         )
         with st.sidebar.expander("How to provide the SEG table", expanded=False):
-            st.write(status.problem)
+            st.text(status.problem)
+    if public_mode():
+        return
+    store = get_store()
+    stored = store.list_records("seg_table")
     with st.sidebar.expander("Upload a SEG table (kept for later sessions)"):
         upload = st.file_uploader(
             "RiskPairData (CSV, CSV.gz or XLSX)", type=["csv", "gz", "xlsx"], key="seg_upload"
         )
-        if upload is not None and st.button("Check and store", key="seg_store"):
-            try:
-                get_store().save_seg_table(upload.name, content=upload.getvalue(),
-                                           file_name=upload.name, replace=True)
-            except (SEGTableError, SEGTableMissing, StorageError) as exc:
-                st.error(f"Not stored: {exc}")
-            else:
-                st.success(f"Stored {upload.name}; it is used from now on.")
-                st.rerun()
-        stored = get_store().list_records("seg_table")
-        if stored and st.button(f"Forget the stored table “{stored[0].name}”", key="seg_forget"):
-            get_store().delete("seg_table", stored[0].name)
-            st.rerun()
+        if upload is not None:
+            confirmed = not stored or st.checkbox(
+                "Replace the stored table for everyone who uses this server",
+                key="seg_replace_confirm")
+            if st.button("Check and store", key="seg_store", disabled=not confirmed):
+                try:
+                    store.save_seg_table(upload.name, content=upload.getvalue(),
+                                         file_name=upload.name, replace=True,
+                                         saved_by=current_user())
+                except (SEGTableError, SEGTableMissing, StorageError) as exc:
+                    st.error(f"Not stored: {plain(exc)}")
+                else:
+                    st.success(f"Stored {plain(upload.name)}; it is used from now on.")
+                    st.rerun()
+        if stored:
+            confirmed = st.checkbox(f"Forget the stored table “{plain(stored[0].name)}” for "
+                                    "everyone who uses this server", key="seg_forget_confirm")
+            if st.button("Forget it", key="seg_forget", disabled=not confirmed):
+                try:
+                    store.delete("seg_table", stored[0].name)
+                except StorageError as exc:
+                    st.error(f"Not forgotten: {plain(exc)}")
+                else:
+                    st.rerun()

@@ -1,6 +1,7 @@
 """Matrix-free conjugate gradients for the Lavrentiev ranking system (DESIGN §3 "Large m").
 
-The exact Lavrentiev ranker (seed 003 eq. (4); MPRank, seed 000 eq. (13)) has coefficients
+The exact Lavrentiev ranker (Kriukova et al. 2014, eq. (4); MPRank, Cortes et al. 2007, eq. (13))
+has coefficients
 
     (K̃ + λI) c = Cy/m,   K̃ = CKC/m,   C = I − 11ᵀ/m.
 
@@ -103,7 +104,7 @@ def lavrentiev_cg(
     preconditioner_rank: int = 0,
     options: CGOptions = CGOptions(),
 ) -> CGSolution:
-    """Solve (K̃ + λI)c = Cy/m (seed 003 eq. (4), Lavrentiev) by conjugate gradients.
+    """Solve (K̃ + λI)c = Cy/m (Kriukova et al. 2014, eq. (4), Lavrentiev) by conjugate gradients.
 
     Parameters
     ----------

@@ -1,7 +1,8 @@
-"""DORM: direct optimisation of ranking measures by structured max-margin learning (seed 001).
+"""DORM: direct optimisation of ranking measures by structured max-margin learning (Le & Smola
+2007).
 
 A query q has documents d_1 … d_l with relevance grades r_i and feature rows x_i. A permutation
-π puts document i at position π(i) (1 = top). Every measure of seed 001 §3.2 is a score
+π puts document i at position π(i) (1 = top). Every measure of Le & Smola 2007, §3.2 is a score
 
     S(π, y) = ⟨a(π), b(y)⟩ = Σ_i a_{π(i)} b_i            (eqs. (9)–(16)),
 
@@ -9,14 +10,14 @@ with position weights a (decreasing) and document weights b. Here b is divided b
 score, so S(π⁰, y) = 1 for a relevance-sorted π⁰ and the loss (eq. (17)) is Δ(y, π) = 1 − S(π, y).
 
 The joint feature map (eq. (20)) is Φ(x, π) = Σ_i c_{π(i)} x_i with a decreasing sequence
-c_j = (j + 1)^(−decay) (seed 001 §6), so f(x, π) = ⟨w, Φ(x, π)⟩ is maximised by sorting the
+c_j = (j + 1)^(−decay) (Le & Smola 2007, §6), so f(x, π) = ⟨w, Φ(x, π)⟩ is maximised by sorting the
 scores g_i = ⟨w, x_i⟩ (Hardy–Littlewood–Pólya, Theorem 2): ``predict`` returns g. Training solves
 the structured SVM (eq. (5)) over queries q = 1 … m,
 
     min_w ½‖w‖² + C Σ_q ξ_q   s.t.  ⟨w, Φ(x_q, π⁰_q) − Φ(x_q, π)⟩ ≥ Δ(y_q, π) − ξ_q  ∀π, q,
 
-by column generation (seed 001 Algorithm 1): the most violated permutation of a query maximises
-⟨c(π), g⟩ − ⟨a(π), b⟩ (eqs. (22)–(24)), a linear assignment problem solved by
+by column generation (Le & Smola 2007, Algorithm 1): the most violated permutation of a query
+maximises ⟨c(π), g⟩ − ⟨a(π), b⟩ (eqs. (22)–(24)), a linear assignment problem solved by
 ``scipy.optimize.linear_sum_assignment`` in O(l³). The cutting planes are aggregated over the
 queries (the equivalent "one-slack" form of eq. (5), Joachims, Finley and Yu 2009): each round
 adds one constraint ⟨w, ψ̄⟩ ≥ Δ̄ − ξ built from every query's most violated permutation, and the
@@ -56,7 +57,8 @@ def measure_weights(
     neutral: float = 0.0,
     halflife: float = 5.0,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Position weights a (l,) and document weights b (l,) of a measure, seed 001 eqs. (9)–(16).
+    """Position weights a (l,) and document weights b (l,) of a measure, Le & Smola 2007, eqs.
+    (9)–(16).
 
     - ``"ndcg"``: a_j = 1/log₂(j + 1) for j ≤ n (all j when n is None), b_i = 2^{r_i} − 1
       (eqs. (13)–(14));
@@ -100,7 +102,7 @@ def loss_augmented_positions(
     g: NDArray[np.float64], a: NDArray[np.float64], b: NDArray[np.float64],
     c: NDArray[np.float64],
 ) -> NDArray[np.intp]:
-    """The permutation maximising ⟨c(π), g⟩ − ⟨a(π), b⟩ (seed 001 eqs. (23)–(24)).
+    """The permutation maximising ⟨c(π), g⟩ − ⟨a(π), b⟩ (Le & Smola 2007, eqs. (23)–(24)).
 
     Document i at position j earns C_ij = c_j g_i − a_j b_i; the best assignment is found by
     ``scipy.optimize.linear_sum_assignment`` in O(l³). Returns π as 0-based positions (l,).
@@ -111,7 +113,7 @@ def loss_augmented_positions(
 
 
 def _solve_dual(gram: NDArray, delta: NDArray, budget: float, start: NDArray) -> NDArray:
-    """max_α Δᵀα − ½αᵀHα over α ≥ 0, Σα ≤ budget (seed 001 eq. (7)), by SLSQP.
+    """max_α Δᵀα − ½αᵀHα over α ≥ 0, Σα ≤ budget (Le & Smola 2007, eq. (7)), by SLSQP.
 
     Solved for β = α/budget (so Σβ ≤ 1) with the objective divided by budget, which keeps the
     numbers of order one for any C. The QP is tiny (k ≤ a few hundred), so BLAS runs on one
@@ -153,16 +155,18 @@ class _Query:
 
 
 class DORM(RegressorMixin, BaseEstimator):
-    """Structured max-margin ranking that optimises a ranking measure directly (seed 001 eq. (5)).
+    """Structured max-margin ranking that optimises a ranking measure directly (Le & Smola 2007, eq.
+    (5)).
 
     Parameters
     ----------
-    measure : "ndcg" | "mrr" | "wta" | "precision" | "eru", the score of seed 001 §3.2; the loss
+    measure : "ndcg" | "mrr" | "wta" | "precision" | "eru", the score of Le & Smola 2007, §3.2; the
+        loss
         is Δ = 1 − score/ideal (eq. (17)).
     n : truncation level of NDCG@n and Precision@n (None: no truncation for NDCG; Precision
         needs n).
     C : trade-off of eq. (5a), multiplying the sum of the query slacks.
-    decay : the feature-map sequence c_j = (j + 1)^(−decay) (seed 001 §6 uses 1/4 … 1).
+    decay : the feature-map sequence c_j = (j + 1)^(−decay) (Le & Smola 2007, §6 uses 1/4 … 1).
     threshold : grade at which a document counts as relevant for Precision@n (default: the
         query's top grade).
     neutral, halflife : d and α of the expected rank utility (eq. (16)).
@@ -296,6 +300,6 @@ class DORM(RegressorMixin, BaseEstimator):
         return check_inputs(X, type(self).__name__, self.n_features_in_) @ self.coef_
 
     def score(self, X: ArrayLike, y: ArrayLike, sample_weight: object = None) -> float:
-        """NDCG@n of the predicted order over all rows (one query), seed 001 eq. (14)."""
+        """NDCG@n of the predicted order over all rows (one query), Le & Smola 2007, eq. (14)."""
         return ndcg(y, self.predict(X), k=self.n)
 

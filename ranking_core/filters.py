@@ -1,13 +1,13 @@
-"""Spectral regularization filters g_λ(σ) (seed 003 §3).
+"""Spectral regularization filters g_λ(σ) (Kriukova et al. 2014, §3).
 
-A ranking function is f_z^λ = g_λ(S*DS/m²)·S*Dy/m² (seed 003, the display before eq. (13));
-each filter below is one family {g_λ}. They act on the eigenvalues σ ≥ 0 of K̃ = CKC/m and are
-written so that they stay finite and accurate both for σ → 0 and for σ ≫ λ (``expm1``/``log1p``
+A ranking function is f_z^λ = g_λ(S*DS/m²)·S*Dy/m² (Kriukova et al. 2014, the display before eq.
+(13)); each filter below is one family {g_λ}. They act on the eigenvalues σ ≥ 0 of K̃ = CKC/m and
+are written so that they stay finite and accurate both for σ → 0 and for σ ≫ λ (``expm1``/``log1p``
 forms, no 1 − (1 − ε) cancellation).
 
 Every filter has one method, ``factors(sigma, lam)``, which broadcasts: pass ``sigma[None, :]`` and
 ``lam[:, None]`` to get the factors of a whole λ-path at once. Its ``qualification`` is the
-largest p with sup_t t^p |1 − t g_λ(t)| ≤ γ_p λ^p (seed 003 §3).
+largest p with sup_t t^p |1 − t g_λ(t)| ≤ γ_p λ^p (Kriukova et al. 2014, §3).
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ def _one_minus_power_over_t(t: NDArray, k: NDArray | float, sign: float) -> NDAr
 
 
 class Filter:
-    """A regularization family g_λ(σ) with its qualification (seed 003 §3)."""
+    """A regularization family g_λ(σ) with its qualification (Kriukova et al. 2014, §3)."""
 
     name: ClassVar[str] = ""
     qualification: ClassVar[float] = math.inf
@@ -64,12 +64,12 @@ class Filter:
 
 @dataclass(frozen=True)
 class Lavrentiev(Filter):
-    """Lavrentiev (simplified Tikhonov) regularization, seed 003 eq. (4).
+    """Lavrentiev (simplified Tikhonov) regularization, Kriukova et al. 2014, eq. (4).
 
     .. math:: g_\\lambda(\\sigma) = \\frac{1}{\\sigma + \\lambda}
 
-    Qualification 1. Equals MPRank (seed 000 eq. 13, C' = 1/(mλ)) and RankRLS with the
-    magnitude-preserving cost (seed 002 eqs. 17, 21, λ_RankRLS = m²λ).
+    Qualification 1. Equals MPRank (Cortes et al. 2007, eq. 13, C' = 1/(mλ)) and RankRLS with the
+    magnitude-preserving cost (Pahikkala et al. 2009, eqs. 17, 21, λ_RankRLS = m²λ).
     """
 
     name: ClassVar[str] = "lavrentiev"
@@ -82,7 +82,7 @@ class Lavrentiev(Filter):
 
 @dataclass(frozen=True)
 class IteratedLavrentiev(Filter):
-    """k-times iterated Lavrentiev regularization; k = 2 is seed 003 eq. (13).
+    """k-times iterated Lavrentiev regularization; k = 2 is Kriukova et al. 2014, eq. (13).
 
     .. math:: g_\\lambda(\\sigma) = \\frac{1 - (\\lambda/(\\sigma+\\lambda))^k}{\\sigma}
               \\quad (k = 2:\\ \\frac{\\sigma + 2\\lambda}{(\\sigma+\\lambda)^2})
@@ -109,7 +109,8 @@ class IteratedLavrentiev(Filter):
 
 @dataclass(frozen=True)
 class SpectralCutoff(Filter):
-    """Spectral cut-off (truncated eigenfunction expansion), seed 003 §3 and its ref. [7].
+    """Spectral cut-off (truncated eigenfunction expansion), Kriukova et al. 2014, §3 and its ref.
+    [7].
 
     .. math:: g_\\lambda(\\sigma) = 1/\\sigma \\text{ if } \\sigma \\ge \\lambda, \\text{ else } 0
 

@@ -5,14 +5,15 @@ float64 without Python loops over points. The Gaussian kernel follows the papers
 
 .. math:: K(x, x') = \\exp(-\\lVert x - x' \\rVert^2 / \\gamma)
 
-(seed 003 §4.1, §4.3): ``gamma`` *is* γ, a squared length scale, not scikit-learn's 1/γ. An array
+(Kriukova et al. 2014, §4.1, §4.3): ``gamma`` *is* γ, a squared length scale, not scikit-learn's
+1/γ. An array
 ``gamma`` of one width per input coordinate gives an anisotropic kernel
 exp(−Σ_k (x_k − x'_k)²/γ_k).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import ClassVar
 
 import numpy as np
@@ -128,22 +129,37 @@ KERNELS: dict[str, type[Kernel]] = {
 
 
 def make_kernel(
-    kernel: str | Kernel, *, gamma: float | ArrayLike = 1e4, degree: int = 3, coef0: float = 1.0
+    kernel: str | Kernel,
+    *,
+    gamma: float | ArrayLike | None = None,
+    degree: int | None = None,
+    coef0: float | None = None,
 ) -> Kernel:
-    """Resolve a kernel name (``"gaussian"``, ``"laplacian"``, ``"linear"``, ``"polynomial"``)."""
+    """Resolve a kernel name (``"gaussian"``, ``"laplacian"``, ``"linear"``, ``"polynomial"``).
+
+    A parameter left at ``None`` (or one the kernel does not have) takes the kernel class's own
+    default, so each default is defined once, on the class: γ = 10⁴ (mg/dL)² for the Gaussian,
+    γ = 10² mg/dL for the Laplacian, γ = 1, degree 3, c₀ = 1 for the polynomial kernel.
+    """
     if isinstance(kernel, Kernel):
         return kernel
     if kernel not in KERNELS:
         raise ValueError(f"unknown kernel {kernel!r}; expected one of {sorted(KERNELS)}")
-    if kernel == "gaussian":
-        width = np.asarray(gamma, dtype=np.float64)
+    cls = KERNELS[kernel]
+    names = {field.name for field in fields(cls)}
+    given = {"gamma": gamma, "degree": degree, "coef0": coef0}
+    params = {name: value for name, value in given.items() if name in names and value is not None}
+    if "gamma" in params:
+        width = np.asarray(params["gamma"], dtype=np.float64)
         _widths(width, max(width.size, 1))
-        return GaussianKernel(float(width) if width.ndim == 0 else tuple(width.tolist()))
-    if kernel == "laplacian":
-        return LaplacianKernel(float(gamma))
-    if kernel == "polynomial":
-        return PolynomialKernel(float(gamma), int(degree), float(coef0))
-    return LinearKernel()
+        if width.ndim and cls is not GaussianKernel:
+            raise ValueError(f"the {kernel} kernel takes one scalar gamma, got {gamma!r}")
+        params["gamma"] = float(width) if width.ndim == 0 else tuple(width.tolist())
+    if "degree" in params:
+        params["degree"] = int(params["degree"])
+    if "coef0" in params:
+        params["coef0"] = float(params["coef0"])
+    return cls(**params)
 
 
 def gaussian_lattice(

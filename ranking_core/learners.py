@@ -13,27 +13,30 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, clone
 from sklearn.kernel_approximation import Nystroem
 from sklearn.pipeline import make_pipeline
 
 from ranking_core.dorm import DORM
+from ranking_core.filters import FILTERS
+from ranking_core.metrics import pairwise_misranking
 from ranking_core.nystrom import NystromRanker
 from ranking_core.online import OnlineMPRank
 from ranking_core.preference import PreferenceRanker
 from ranking_core.rankboost import RankBoost
 from ranking_core.ranker import SpectralRanker, SpectralRegressor
-from ranking_core.selection import paper_lambda_grid
+from ranking_core.selection import holdout_lambda, paper_lambda_grid
 from ranking_core.svrank import SVRank
 
-__all__ = ["LEARNERS", "LearnerSpec"]
+__all__ = ["LEARNERS", "LearnerSpec", "fit_with_holdout"]
 
 
 @dataclass(frozen=True)
 class LearnerSpec:
     """A learner: ``make(gamma)`` builds it; ``grid(m)`` gives the values of ``param`` to try
     when it is fitted on m points (λ in the learner's own scaling for path learners);
-    ``lam_scale(m)`` is that scaling: the learner's λ for the seed-003 λ on m points."""
+    ``lam_scale(m)`` is that scaling: the learner's λ for the λ of Kriukova et al. 2014 on m
+    points."""
 
     make: Callable[[float], BaseEstimator]
     description: str
@@ -59,44 +62,68 @@ def _fixed(*values: float) -> Callable[[int], NDArray[np.float64]]:
 def _spectral(name: str) -> LearnerSpec:
     return LearnerSpec(
         lambda gamma: SpectralRanker(gamma=gamma, filter=name),
-        f"SpectralRanker, {name} filter (seed 003 eqs. (3)–(4)); exact O(m³) decomposition",
+        f"SpectralRanker, {name} filter (Kriukova et al. 2014, eqs. (3)–(4)); exact O(m³) "
+        "decomposition",
         True, "lam", _paper_grid)
 
 
 LEARNERS: dict[str, LearnerSpec] = {
-    **{f"spectral-{name}": _spectral(name) for name in
-       ("lavrentiev", "iterated-lavrentiev", "spectral-cutoff", "landweber", "showalter")},
+    **{f"spectral-{name}": _spectral(name) for name in FILTERS},
     "regressor": LearnerSpec(
         lambda gamma: SpectralRegressor(gamma=gamma),
-        "SpectralRegressor: kernel ridge regression, the supervised baseline of seed 003",
+        "SpectralRegressor: kernel ridge regression, the supervised baseline of Kriukova et al. "
+        "2014",
         True, "lam", _paper_grid),
     "nystrom": LearnerSpec(
         lambda gamma: NystromRanker(gamma=gamma, n_centers=200),
-        "NystromRanker: Lavrentiev on 200 greedy pivoted-Cholesky centres (seed 002 §3.5)",
+        "NystromRanker: Lavrentiev on 200 greedy pivoted-Cholesky centres (Pahikkala et al. "
+        "2009, §3.5)",
         True, "lam", _paper_grid),
     "preference": LearnerSpec(
         lambda gamma: PreferenceRanker(gamma=gamma),
-        "PreferenceRanker: RankRLS on the full preference graph, magnitude cost (seed 002 eq. "
-        "(21)); λ = m²·λ_seed003",
+        "PreferenceRanker: RankRLS on the full preference graph, magnitude cost (Pahikkala et "
+        "al. 2009, eq. (21)); λ = m²·λ of Kriukova et al. 2014",
         True, "lam", lambda m: _m_squared(m) * paper_lambda_grid(), lam_scale=_m_squared),
     "online-mprank": LearnerSpec(
         lambda gamma: OnlineMPRank(gamma=gamma, max_passes=300, tol=1e-6),
-        "OnlineMPRank: MPRank by coordinate sweeps (seed 000 §2.5), ≤ 300 passes",
+        "OnlineMPRank: MPRank by coordinate sweeps (Cortes et al. 2007, §2.5), ≤ 300 passes",
         False, "lam", _fixed(1e-2, 1e-3, 1e-4)),
     "svrank": LearnerSpec(
         lambda gamma: SVRank(gamma=gamma, epsilon=0.05, tol=1e-6),
-        "SVRank: ε-insensitive pairwise loss via the pair kernel (seed 000 §2.4), ε = 0.05; "
-        "O(m⁴) memory, so m ≤ 80",
+        "SVRank: ε-insensitive pairwise loss via the pair kernel (Cortes et al. 2007, §2.4), "
+        "ε = 0.05; O(m⁴) memory, so m ≤ 80",
         False, "lam", _fixed(1e-2, 1e-3, 1e-4), max_m=80),
     "dorm": LearnerSpec(
         lambda gamma: make_pipeline(
             Nystroem(gamma=1.0 / gamma, n_components=40, random_state=0),
             DORM(measure="ndcg", n=None, tol=1e-3, max_iter=100)),
-        "DORM (seed 001): max-margin full-list NDCG, linear on 40 Nyström Gaussian features; "
-        "all points form one query",
+        "DORM (Le & Smola 2007): max-margin full-list NDCG, linear on 40 Nyström Gaussian "
+        "features; all points form one query",
         False, "dorm__C", _fixed(0.1, 1.0, 10.0), max_m=1000),
     "rankboost": LearnerSpec(
         lambda gamma: RankBoost(),
         "RankBoost with threshold weak rankers (Freund et al. 2003), a baseline",
         False, "n_rounds", lambda m: np.array([50, 100]), max_m=400),
 }
+
+
+def fit_with_holdout(spec: LearnerSpec, gamma: float, X: NDArray[np.float64],
+                     y: NDArray[np.float64]) -> tuple[BaseEstimator, float]:
+    """Kriukova et al. 2014, §4.3: fit on the first half, pick the parameter on the second half by
+    pairwise misranking (eq. (1)); one decomposition for path learners, one fit per grid value
+    otherwise.
+
+    Returns the model fitted on the first half at the chosen value, and that value.
+    """
+    half = len(y) // 2
+    if spec.has_path:
+        choice = holdout_lambda(spec.make(gamma), X, y, spec.grid(half))
+        return choice.model, choice.lam
+    base = spec.make(gamma)
+    best = None
+    for value in spec.grid(half):
+        model = clone(base).set_params(**{spec.param: value}).fit(X[:half], y[:half])
+        error = pairwise_misranking(y[half:], model.predict(X[half:]))
+        if best is None or error < best[0]:
+            best = (error, model, value)
+    return best[1], float(best[2])

@@ -1,15 +1,18 @@
-"""Exact leave-pair-out cross-validation of the least-squares ranker (seed 002 §3.4, seed 000 §2.6).
+"""Exact leave-pair-out cross-validation of the least-squares ranker (Pahikkala et al. 2009, §3.4,
+Cortes et al. 2007, §2.6).
 
 For the Lavrentiev ranker (MPRank / RankRLS with the magnitude-preserving cost) the model trained
-on all points but a pair U = {h₁, h₂} has, on the m inputs, the predictions (seed 002 eq. (36))
+on all points but a pair U = {h₁, h₂} has, on the m inputs, the predictions (Pahikkala et al. 2009,
+eq. (36))
 
     f_Ū(X) = (L̃ + λ'K⁻¹)⁻¹ L̃ y,   λ' = (m − 2)²·λ,
 
 where L̃ = (m − 2)I − BBᵀ is the Laplacian of the complete graph on the m − 2 kept points (eq. (37),
-B ∈ ℝ^{m×3}) and λ is the ranker's λ (seed 003 scaling: the objective of a fit on m − 2 points is
-(m − 2)⁻²·(y − f)ᵀL̃(y − f) + λ‖f‖²). With Q = (D̃ + λ'K⁻¹)⁻¹ = V diag(σ/(λ' + (m − 2)σ)) Vᵀ from
-one eigendecomposition K = V diag(σ) Vᵀ, the Sherman–Morrison–Woodbury formula (eq. (38)) gives
-the two held-out predictions from a 3 × 3 system per pair:
+B ∈ ℝ^{m×3}) and λ is the ranker's λ (the scaling of Kriukova et al. 2014: the objective of a fit on
+m − 2 points is (m − 2)⁻²·(y − f)ᵀL̃(y − f) + λ‖f‖²). With
+Q = (D̃ + λ'K⁻¹)⁻¹ = V diag(σ/(λ' + (m − 2)σ)) Vᵀ from one eigendecomposition K = V diag(σ) Vᵀ,
+the Sherman–Morrison–Woodbury formula (eq. (38)) gives the two held-out predictions from a 3 × 3
+system per pair:
 
     f_Ū(X_U) = (QL̃y)_U − (QB)_U (BᵀQB − I)⁻¹ BᵀQL̃y.
 
@@ -46,9 +49,9 @@ def _lavrentiev_setup(ranker: BaseEstimator, owner: str) -> tuple[object, float]
         )
     kernel = make_kernel(
         params.get("kernel", "gaussian"),
-        gamma=params.get("gamma", 1e4),
-        degree=params.get("degree", 3),
-        coef0=params.get("coef0", 1.0),
+        gamma=params.get("gamma"),
+        degree=params.get("degree"),
+        coef0=params.get("coef0"),
     )
     return kernel, positive_float(params.get("lam"), "lam", owner)
 
@@ -63,7 +66,8 @@ def _held_out_predictions(
     K: NDArray[np.float64], y: NDArray[np.float64], lam: float
 ) -> tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.float64]]:
     """(i, j, F) for every pair i < j: F[:, 0] = f_ij(x_i), F[:, 1] = f_ij(x_j), where f_ij is
-    the Lavrentiev ranker fitted without i and j (up to its constant); seed 002 eq. (38)."""
+    the Lavrentiev ranker fitted without i and j (up to its constant); Pahikkala et al. 2009, eq.
+    (38)."""
     m = len(y)
     kept = m - 2
     sigma, V = scipy.linalg.eigh((K + K.T) / 2.0, driver="evd")
@@ -119,8 +123,8 @@ def leave_pair_out_differences(
     predictions : (m(m − 1)/2, 2) f_ij(x_i) and f_ij(x_j), f_ij trained on all points but i and
         j (exact up to the additive constant, which no pairwise comparison sees).
 
-    Cost O(m³) for one eigendecomposition of the Gram matrix plus O(m²) for all pairs (seed 002
-    §3.4), instead of m(m − 1)/2 refits.
+    Cost O(m³) for one eigendecomposition of the Gram matrix plus O(m²) for all pairs (Pahikkala et
+    al. 2009 §3.4), instead of m(m − 1)/2 refits.
     """
     owner = "leave_pair_out"
     kernel, lam = _lavrentiev_setup(ranker, owner)
@@ -131,7 +135,8 @@ def leave_pair_out_differences(
 
 
 def leave_pair_out(ranker: BaseEstimator, X: ArrayLike, y: ArrayLike) -> float:
-    """Exact leave-pair-out estimate of pairwise misranking (seed 002 §3.4; seed 003 eq. (1)).
+    """Exact leave-pair-out estimate of pairwise misranking (Pahikkala et al. 2009, §3.4; Kriukova
+    et al. 2014, eq. (1)).
 
     The share of pairs (i, j) with y_i > y_j for which the ranker trained on all points but i and
     j scores f(x_i) ≤ f(x_j). O(m³ + m²) instead of m(m − 1)/2 refits; exact for the
@@ -146,13 +151,13 @@ def leave_pair_out(ranker: BaseEstimator, X: ArrayLike, y: ArrayLike) -> float:
 
 
 def leave_pair_out_squared(ranker: BaseEstimator, X: ArrayLike, y: ArrayLike) -> float:
-    """Leave-one-pair-out error of MPRank with the squared magnitude-preserving cost (seed 000
-    eq. (17) with c²_MP of eq. (5)):
+    """Leave-one-pair-out error of MPRank with the squared magnitude-preserving cost (Cortes et al.
+    2007 eq. (17) with c²_MP of eq. (5)):
 
         LOO = 1/(m(m − 1)) Σ_{i≠j} [(f_ij(x_j) − f_ij(x_i)) − (y_j − y_i)]².
 
-    Seed 000 Proposition 2 approximates this with h̄' ≈ h̄; here the held-out predictions are exact
-    (seed 002 eq. (38)), so no approximation is made. Cost O(m³ + m²).
+    Cortes et al. 2007, Proposition 2 approximates this with h̄' ≈ h̄; here the held-out predictions
+    are exact (Pahikkala et al. 2009, eq. (38)), so no approximation is made. Cost O(m³ + m²).
     """
     i, j, predictions = leave_pair_out_differences(ranker, X, y)
     y = np.asarray(y, dtype=np.float64).ravel()

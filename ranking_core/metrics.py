@@ -1,8 +1,8 @@
 """Ranking metrics, all vectorised.
 
-* pairwise misranking, seed 003 eq. (1), in O(n log n);
-* magnitude-preserving MSD and M1D, seed 000 eqs. (67)–(68), in O(n) and O(n log n);
-* DCG, NDCG, MRR, WTA, Precision@n and expected rank utility, seed 001 §3.2 eqs. (9)–(16).
+* pairwise misranking, Kriukova et al. 2014, eq. (1), in O(n log n);
+* magnitude-preserving MSD and M1D, Cortes et al. 2007, eqs. (67)–(68), in O(n) and O(n log n);
+* DCG, NDCG, MRR, WTA, Precision@n and expected rank utility, Le & Smola 2007, §3.2 eqs. (9)–(16).
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def _tied_pairs(*columns: NDArray) -> int:
 
 
 def pairwise_misranking(y_true: ArrayLike, y_score: ArrayLike) -> float:
-    """Share of pairs with y_i > y_j that the scores rank f_i ≤ f_j (seed 003 eq. (1)).
+    """Share of pairs with y_i > y_j that the scores rank f_i ≤ f_j (Kriukova et al. 2014, eq. (1)).
 
     .. math:: E_{0-1} = \\frac{\\sum_{i,j} 1\\{y_i > y_j \\wedge f_i \\le f_j\\}}
                               {\\sum_{i,j} 1\\{y_i > y_j\\}}
@@ -104,7 +104,7 @@ def pairwise_misranking_rows(y_true: ArrayLike, y_scores: ArrayLike) -> NDArray[
 
 
 def mean_squared_difference(y_true: ArrayLike, y_score: ArrayLike) -> float:
-    """MSD, seed 000 eq. (67): (1/n²) Σ_i Σ_j ((h_j − h_i) − (y_j − y_i))².
+    """MSD, Cortes et al. 2007, eq. (67): (1/n²) Σ_i Σ_j ((h_j − h_i) − (y_j − y_i))².
 
     With d = h − y the double sum equals 2n Σd² − 2(Σd)², so MSD = 2·Var(d) (population
     variance), O(n).
@@ -115,7 +115,7 @@ def mean_squared_difference(y_true: ArrayLike, y_score: ArrayLike) -> float:
 
 
 def mean_1norm_difference(y_true: ArrayLike, y_score: ArrayLike) -> float:
-    """M1D, seed 000 eq. (68): (1/n²) Σ_i Σ_j |(h_j − h_i) − (y_j − y_i)|, O(n log n).
+    """M1D, Cortes et al. 2007, eq. (68): (1/n²) Σ_i Σ_j |(h_j − h_i) − (y_j − y_i)|, O(n log n).
 
     With d = h − y sorted ascending, Σ_{i<j} (d_(j) − d_(i)) = Σ_k d_(k)(2k − n + 1) (0-based k).
     """
@@ -126,7 +126,8 @@ def mean_1norm_difference(y_true: ArrayLike, y_score: ArrayLike) -> float:
     return float(2.0 * (d @ weights) / n**2)
 
 
-# --- permutation-based measures (seed 001 §3.2) --------------------------------------------
+# --- permutation-based measures (Le & Smola 2007, §3.2)
+# --------------------------------------------
 
 
 def _gains(y: NDArray, gain: str) -> NDArray:
@@ -139,8 +140,8 @@ def _gains(y: NDArray, gain: str) -> NDArray:
 
 def dcg(y_true: ArrayLike, y_score: ArrayLike, k: int | None = None,
         gain: str = "exponential") -> float:
-    """DCG@k, seed 001 eq. (11): Σ_{i ≤ k} b_i / log₂(i + 1), b = 2^r − 1 (``gain="exponential"``)
-    or b = r (``"linear"``), documents ordered by decreasing score.
+    """DCG@k, Le & Smola 2007, eq. (11): Σ_{i ≤ k} b_i / log₂(i + 1), b = 2^r − 1
+    (``gain="exponential"``) or b = r (``"linear"``), documents ordered by decreasing score.
 
     Tied scores share the mean gain of their tie group (as ``sklearn.metrics.dcg_score``), so the
     value does not depend on an arbitrary order among ties.
@@ -161,7 +162,8 @@ def dcg(y_true: ArrayLike, y_score: ArrayLike, k: int | None = None,
 
 def ndcg(y_true: ArrayLike, y_score: ArrayLike, k: int | None = None,
          gain: str = "exponential") -> float:
-    """NDCG@k = DCG@k(π, y) / DCG@k(ideal, y), seed 001 eqs. (12)–(14); 0 if the ideal is 0."""
+    """NDCG@k = DCG@k(π, y) / DCG@k(ideal, y), Le & Smola 2007, eqs. (12)–(14); 0 if the ideal is
+    0."""
     ideal = dcg(y_true, y_true, k, gain)
     return dcg(y_true, y_score, k, gain) / ideal if ideal > 0 else 0.0
 
@@ -172,21 +174,21 @@ def _order(y_score: NDArray) -> NDArray[np.intp]:
 
 
 def mrr(y_true: ArrayLike, y_score: ArrayLike) -> float:
-    """Reciprocal rank of the first most-relevant document (seed 001, MRR, a_i = 1/i)."""
+    """Reciprocal rank of the first most-relevant document (Le & Smola 2007, MRR, a_i = 1/i)."""
     y, f = _pair(y_true, y_score)
     ranked = y[_order(f)]
     return 1.0 / (int(np.argmax(ranked == y.max())) + 1)
 
 
 def wta(y_true: ArrayLike, y_score: ArrayLike) -> float:
-    """Winner takes all, seed 001 eq. (9): 1 if the top-scored document is most relevant."""
+    """Winner takes all, Le & Smola 2007, eq. (9): 1 if the top-scored document is most relevant."""
     y, f = _pair(y_true, y_score)
     return float(y[_order(f)[0]] == y.max())
 
 
 def precision_at(y_true: ArrayLike, y_score: ArrayLike, n: int = 10,
                  threshold: float | None = None) -> float:
-    """Precision@n, seed 001 eq. (15): share of the top n documents that are relevant
+    """Precision@n, Le & Smola 2007, eq. (15): share of the top n documents that are relevant
     (y ≥ ``threshold``; by default the most relevant grade present)."""
     y, f = _pair(y_true, y_score)
     cut = y.max() if threshold is None else threshold
@@ -196,7 +198,7 @@ def precision_at(y_true: ArrayLike, y_score: ArrayLike, n: int = 10,
 
 def expected_rank_utility(y_true: ArrayLike, y_score: ArrayLike, neutral: float = 0.0,
                           halflife: float = 5.0, normalize: bool = True) -> float:
-    """Expected rank utility, seed 001 eq. (16): Σ_i max(r_i − d, 0)·2^((1 − i)/(α − 1)),
+    """Expected rank utility, Le & Smola 2007, eq. (16): Σ_i max(r_i − d, 0)·2^((1 − i)/(α − 1)),
     d = ``neutral`` vote, α = ``halflife``; divided by its ideal value when ``normalize``."""
     if halflife <= 1:
         raise ValueError(f"halflife must be > 1, got {halflife!r}")

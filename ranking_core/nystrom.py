@@ -1,15 +1,15 @@
-"""Nyström / subset-of-regressors ranking for large m (seed 002 §3.5, eqs. (40)–(42)).
+"""Nyström / subset-of-regressors ranking for large m (Pahikkala et al. 2009, §3.5, eqs. (40)–(42)).
 
 Only the centres R ⊂ {1..m} carry coefficients, f(x) = Σ_{r∈R} a_r K(x, x_r) (eq. (40)). With the
 eigendecomposition K_RR = U diag(κ) Uᵀ (eigenvalues below ``rank_tol``·max κ dropped) and the
 Nyström feature map Φ(x) = K(x, X_R) U κ^{-1/2} ∈ ℝ^r, a = U κ^{-1/2} w and ‖f‖²_H = ‖w‖², so the
-sparse RankRLS problem (eq. (41)) in the seed 003 scaling,
+sparse RankRLS problem (eq. (41)) in the scaling of Kriukova et al. 2014,
 
     min_w (1/m)(y − Φw)ᵀC(y − Φw) + λ‖w‖²,
 
-is the primal ranker (seed 002 §3.1) on the features Φ. Its covariance Φ_cᵀΦ_c/m (r × r) is
-decomposed once, which gives every λ and every spectral filter g_λ at O(r²) each (the λ path of
-§3.5 / eq. (42)). Cost: O(m|R|) kernel evaluations and O(m|R|² + |R|³) flops.
+is the primal ranker (Pahikkala et al. 2009, §3.1) on the features Φ. Its covariance Φ_cᵀΦ_c/m (r ×
+r) is decomposed once, which gives every λ and every spectral filter g_λ at O(r²) each (the λ path
+of §3.5 / eq. (42)). Cost: O(m|R|) kernel evaluations and O(m|R|² + |R|³) flops.
 """
 
 from __future__ import annotations
@@ -57,7 +57,8 @@ class NystromRanker(_SpectralEstimator):
     .. math:: f(x) = \\sum_{r \\in R} a_r K(x, x_r), \\quad
               w(\\lambda) = g_\\lambda(\\Phi_c^T\\Phi_c/m)\\,\\Phi_c^T y/m, \\quad a = T w
 
-    (seed 002 eqs. (40)–(42); seed 003 eq. (4) when R is the whole training set). Same API as
+    (Pahikkala et al. 2009, eqs. (40)–(42); Kriukova et al. 2014, eq. (4) when R is the whole
+    training set). Same API as
     :class:`~ranking_core.SpectralRanker`: ``fit``, ``predict`` (rating scale), ``path``,
     ``resolve``, ``score``. Cost O(m|R|² + |R|³) to fit, O(|R|²) per extra λ, O(|R|) kernel
     evaluations per prediction.
@@ -68,7 +69,7 @@ class NystromRanker(_SpectralEstimator):
     n_centers : |R|, the number of centres (capped at m).
     centers : ``"greedy"`` (pivots of a greedy pivoted Cholesky of K: each new centre is the
         point worst represented by the previous ones) or ``"uniform"`` (a uniform random subset,
-        which Rifkin et al., cited in seed 002 §3.5, found no worse in practice).
+        which Rifkin et al., cited in Pahikkala et al. 2009, §3.5, found no worse in practice).
     rank_tol : eigenvalues of K_RR below rank_tol·max are dropped (and the greedy selection stops
         once the residual trace is below rank_tol·trace K).
     random_state : seed for ``centers="uniform"``.
@@ -85,14 +86,14 @@ class NystromRanker(_SpectralEstimator):
     def __init__(
         self,
         kernel: str | Kernel = "gaussian",
-        gamma: float | ArrayLike = 1e4,
+        gamma: float | ArrayLike | None = None,
         filter: str | Filter = "lavrentiev",
         lam: float = 1e-3,
         *,
         n_centers: int = 500,
         centers: str = "greedy",
-        degree: int = 3,
-        coef0: float = 1.0,
+        degree: int | None = None,
+        coef0: float | None = None,
         rank_tol: float = 1e-12,
         random_state: int | None = 0,
     ) -> None:

@@ -1,17 +1,17 @@
-"""On-line / gradient MPRank (seed 000 §2.5, dual (16) and its update rule).
+"""On-line / gradient MPRank (Cortes et al. 2007, §2.5, dual (16) and its update rule).
 
-MPRank's dual (seed 000 eq. (16)) maximises
+MPRank's dual (Cortes et al. 2007, eq. (16)) maximises
 
     −αᵀK̃α − (m/(2C))‖α‖² + 2αᵀỹ,   K̃ = CKC (centred Gram matrix), ỹ = y − ȳ,
 
-whose maximiser α = (K̃ + (m/(2C))I)⁻¹ỹ is the batch solution (seed 000 eq. (13)). The seed's
-algorithm sweeps the points and updates one coordinate at a time,
+whose maximiser α = (K̃ + (m/(2C))I)⁻¹ỹ is the batch solution (Cortes et al. 2007, eq. (13)). The
+paper's algorithm sweeps the points and updates one coordinate at a time,
 
     α_i ← α_i + η[2(ỹ_i − Σ_j α_j K̃_ij) − (m/C)α_i],
 
 keeping K̃α up to date in O(m) per update, so a pass costs O(m²) and T passes O(T·m²) instead of
-an O(m³) inversion. In the seed 003 scaling, C = 1/(2λ): the limit is the Lavrentiev ranker
-c = (CKC/m + λI)⁻¹Cy/m with c = α.
+an O(m³) inversion. In the scaling of Kriukova et al. 2014, C = 1/(2λ): the limit is the Lavrentiev
+ranker c = (CKC/m + λI)⁻¹Cy/m with c = α.
 """
 
 from __future__ import annotations
@@ -31,12 +31,12 @@ __all__ = ["OnlineMPRank"]
 
 
 class OnlineMPRank(RegressorMixin, BaseEstimator):
-    """MPRank trained by the coordinate-wise gradient sweeps of seed 000 §2.5.
+    """MPRank trained by the coordinate-wise gradient sweeps of Cortes et al. 2007, §2.5.
 
     Parameters
     ----------
     kernel, gamma, degree, coef0 : as for :class:`~ranking_core.SpectralRanker`.
-    lam : λ in the seed 003 scaling (MPRank's C = 1/(2λ), C' = 2C/m = 1/(mλ)).
+    lam : λ in the scaling of Kriukova et al. 2014 (MPRank's C = 1/(2λ), C' = 2C/m = 1/(mλ)).
     step : η of the update rule; ``None`` uses the exact coordinate step
         η_i = 1/(2K̃_ii + m/C) (Gauss–Seidel), which always converges. A constant η must satisfy
         0 < η < 2/(2K̃_ii + m/C) for every i.
@@ -52,14 +52,14 @@ class OnlineMPRank(RegressorMixin, BaseEstimator):
     def __init__(
         self,
         kernel: str | Kernel = "gaussian",
-        gamma: float | ArrayLike = 1e4,
+        gamma: float | ArrayLike | None = None,
         lam: float = 1e-3,
         *,
         step: float | None = None,
         max_passes: int = 500,
         tol: float = 1e-10,
-        degree: int = 3,
-        coef0: float = 1.0,
+        degree: int | None = None,
+        coef0: float | None = None,
     ) -> None:
         self.kernel = kernel
         self.gamma = gamma
@@ -125,7 +125,7 @@ class OnlineMPRank(RegressorMixin, BaseEstimator):
         return self.kernel_(X, self.X_fit_) @ self.coef_ + self.intercept_
 
     def score(self, X: ArrayLike, y: ArrayLike, sample_weight: object = None) -> float:
-        """1 − pairwise misranking (seed 003 eq. (1))."""
+        """1 − pairwise misranking (Kriukova et al. 2014, eq. (1))."""
         if sample_weight is not None:
             raise ValueError(f"{type(self).__name__}.score does not support sample_weight")
         return 1.0 - pairwise_misranking(y, self.predict(X))

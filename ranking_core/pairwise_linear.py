@@ -1,10 +1,10 @@
-"""Linear scoring functions learned from weighted preference pairs (seed 004 §4, Table 1).
+"""Linear scoring functions learned from weighted preference pairs (Duchi et al. 2010, §4, Table 1).
 
 Training data is a preference graph: rows of X are (item, query) feature vectors d(x_i, u),
 each edge (i, j) with weight a_ij > 0 says "row i should score above row j". Three surrogates of the
-weighted disagreement error (seed 004 eq. (7)), each with ℓ2 regularization α‖w‖²:
+weighted disagreement error (Duchi et al. 2010, eq. (7)), each with ℓ2 regularization α‖w‖²:
 
-* ``"value-linear"`` (seed 004 eq. (14) with r(s) = s², the loss its analysis recommends):
+* ``"value-linear"`` (Duchi et al. 2010, eq. (14) with r(s) = s², the loss its analysis recommends):
   Σ a_ij wᵀ(d_j − d_i) + ε Σ_i (wᵀd_i)², closed form;
 * ``"hinge"`` (Herbrich et al. 2000): Σ a_ij [1 − wᵀ(d_i − d_j)]₊;
 * ``"logistic"`` (Dekel et al. 2004): Σ a_ij log(1 + exp(wᵀ(d_j − d_i))).
@@ -32,8 +32,8 @@ LOSSES = ("value-linear", "hinge", "logistic")
 
 
 def weighted_disagreement(scores: ArrayLike, pairs: ArrayLike, weights: ArrayLike) -> float:
-    """Seed 004 eq. (7), averaged: Σ a_ij 1{f_i ≤ f_j} / Σ a_ij over edges (i, j) = (preferred,
-    other); a tie counts as an error."""
+    """Duchi et al. 2010, eq. (7), averaged: Σ a_ij 1{f_i ≤ f_j} / Σ a_ij over edges (i, j) =
+    (preferred, other); a tie counts as an error."""
     f = np.asarray(scores, dtype=np.float64)
     pairs = np.asarray(pairs)
     a = np.asarray(weights, dtype=np.float64)
@@ -41,13 +41,13 @@ def weighted_disagreement(scores: ArrayLike, pairs: ArrayLike, weights: ArrayLik
 
 
 class PairwiseLinearRanker(BaseEstimator):
-    """A linear score f(d) = wᵀd from weighted preference pairs (seed 004 §4).
+    """A linear score f(d) = wᵀd from weighted preference pairs (Duchi et al. 2010, §4).
 
     Parameters
     ----------
     loss : ``"value-linear"``, ``"hinge"`` or ``"logistic"`` (see the module docstring).
     alpha : ℓ2 regularization α > 0.
-    epsilon : ε of the value-linear loss's value term (seed 004 uses 10⁻⁴).
+    epsilon : ε of the value-linear loss's value term (Duchi et al. 2010 uses 10⁻⁴).
     max_iter : iterations of the hinge / logistic solvers (liblinear, L-BFGS).
 
     Attributes
@@ -126,6 +126,6 @@ class PairwiseLinearRanker(BaseEstimator):
 
     def score(self, X: ArrayLike, pairs: ArrayLike, weights: ArrayLike | None = None,
               sample_weight: Any = None) -> float:
-        """1 − weighted disagreement (seed 004 eq. (7)) on the pairs: higher is better."""
+        """1 − weighted disagreement (Duchi et al. 2010, eq. (7)) on the pairs: higher is better."""
         X, pairs, a = self._check(X, pairs, weights)
         return 1.0 - weighted_disagreement(self.predict(X), pairs, a)

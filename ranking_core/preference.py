@@ -1,4 +1,4 @@
-"""RankRLS on a weighted preference graph (seed 002 §2.3–3.2, eqs. (11)–(31)).
+"""RankRLS on a weighted preference graph (Pahikkala et al. 2009, §2.3–3.2, eqs. (11)–(31)).
 
 A preference e = (h, j, y_e) says x_h is preferred to x_j with magnitude y_e. With the incidence
 matrix M (column e = w_e(e_h − e_j)) and N_e = w_e z_e, RankRLS minimises
@@ -16,8 +16,8 @@ A(λ) = (MN − L f_λ)/λ, so every λ costs O(m²) after O(m³) once. The prim
 kernel, d features) decomposes XᵀLX (d × d) instead: w(λ) = V(μ + λ)⁻¹VᵀXᵀMN.
 
 In the scoring setting the edges are the pairs of a scoring y, optionally only inside queries
-(label ranking, seed 002 §3: L = D − PPᵀ per query). With all pairs and cost (21), RankRLS is
-the Lavrentiev ranker of seed 003: λ_RankRLS = m²·λ.
+(label ranking, Pahikkala et al. 2009, §3: L = D − PPᵀ per query). With all pairs and cost (21),
+RankRLS is the Lavrentiev ranker of Kriukova et al. 2014: λ_RankRLS = m²·λ.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def preference_edges(
 
 
 def _weights_and_targets(magnitude: NDArray, cost: str) -> tuple[NDArray, NDArray]:
-    """(w_e², w_e²·z_e) for the cost functions (20), (21), (22) of seed 002."""
+    """(w_e², w_e²·z_e) for the cost functions (20), (21), (22) of Pahikkala et al. 2009."""
     if cost == "unit":
         return np.ones_like(magnitude), np.ones_like(magnitude)
     if cost == "magnitude":
@@ -76,7 +76,7 @@ def _weights_and_targets(magnitude: NDArray, cost: str) -> tuple[NDArray, NDArra
 def preference_laplacian(
     head: NDArray[np.intp], tail: NDArray[np.intp], magnitude: NDArray, m: int, cost: str
 ) -> tuple[scipy.sparse.csr_array, NDArray[np.float64]]:
-    """(L = MMᵀ as a sparse m × m matrix, MN (m,)) in O(l) (seed 002 eq. (18))."""
+    """(L = MMᵀ as a sparse m × m matrix, MN (m,)) in O(l) (Pahikkala et al. 2009, eq. (18))."""
     w2, w2z = _weights_and_targets(magnitude, cost)
     rows = np.concatenate([head, tail, head, tail])
     cols = np.concatenate([head, tail, tail, head])
@@ -87,7 +87,7 @@ def preference_laplacian(
 
 
 class PreferenceRanker(RegressorMixin, BaseEstimator):
-    """RankRLS (seed 002 eqs. (16)–(17), (20)–(22), (28), (31)) on a preference graph.
+    """RankRLS (Pahikkala et al. 2009, eqs. (16)–(17), (20)–(22), (28), (31)) on a preference graph.
 
     Parameters
     ----------
@@ -99,8 +99,8 @@ class PreferenceRanker(RegressorMixin, BaseEstimator):
         O(d³ + d²m + l)) or ``"auto"`` (primal for a linear kernel with d < m).
 
     ``fit(X, y, groups=None)`` builds the edges from the scoring y (pairs inside each query of
-    ``groups``; tied pairs are kept, with magnitude 0, only for cost (21) as in seed 002 §3); a 2-D
-    y of v scorings (cost (21)) learns v rankers from one decomposition (§3.2).
+    ``groups``; tied pairs are kept, with magnitude 0, only for cost (21) as in Pahikkala et al.
+    2009, §3); a 2-D y of v scorings (cost (21)) learns v rankers from one decomposition (§3.2).
     ``fit(X, edges=(head, tail, magnitude))`` takes a general preference graph (row indices).
 
     Attributes
@@ -113,13 +113,13 @@ class PreferenceRanker(RegressorMixin, BaseEstimator):
     def __init__(
         self,
         kernel: str | Kernel = "gaussian",
-        gamma: float | ArrayLike = 1e4,
+        gamma: float | ArrayLike | None = None,
         lam: float = 1.0,
         *,
         cost: str = "magnitude",
         solver: str = "auto",
-        degree: int = 3,
-        coef0: float = 1.0,
+        degree: int | None = None,
+        coef0: float | None = None,
     ) -> None:
         self.kernel = kernel
         self.gamma = gamma
@@ -183,7 +183,7 @@ class PreferenceRanker(RegressorMixin, BaseEstimator):
 
     def fit(self, X: ArrayLike, y: ArrayLike | None = None, *, groups: ArrayLike | None = None,
             edges: tuple[ArrayLike, ArrayLike, ArrayLike] | None = None) -> PreferenceRanker:
-        """Decompose once (seed 002 §3.2) and solve at ``lam``.
+        """Decompose once (Pahikkala et al. 2009, §3.2) and solve at ``lam``.
 
         Parameters
         ----------
@@ -274,7 +274,8 @@ class PreferenceRanker(RegressorMixin, BaseEstimator):
         return out + self.intercept_
 
     def path(self, lams: ArrayLike) -> RegularizationPath:
-        """Solutions for every λ from the one decomposition (seed 002 eq. (31)); one output."""
+        """Solutions for every λ from the one decomposition (Pahikkala et al. 2009, eq. (31)); one
+        output."""
         check_is_fitted(self, "spectrum_")
         if self.coef_.ndim != 1:
             raise ValueError(f"{type(self).__name__}.path supports one output; "
@@ -294,7 +295,7 @@ class PreferenceRanker(RegressorMixin, BaseEstimator):
         return other
 
     def score(self, X: ArrayLike, y: ArrayLike, sample_weight: object = None) -> float:
-        """1 − pairwise misranking (seed 003 eq. (1)) on (X, y) (one output)."""
+        """1 − pairwise misranking (Kriukova et al. 2014, eq. (1)) on (X, y) (one output)."""
         if sample_weight is not None:
             raise ValueError(f"{type(self).__name__}.score does not support sample_weight")
         return 1.0 - pairwise_misranking(y, self.predict(X))

@@ -1,7 +1,8 @@
 """RankBoost with threshold weak rankers (Freund, Iyer, Schapire & Singer, JMLR 4, 2003).
 
-The benchmark of seed 000 §4.5 (Table 2) and seed 003 Table 2: "as weak rankers threshold
-functions over other reviewers' ratings", the number of rounds chosen on a held-out sample.
+The benchmark of Cortes et al. 2007, §4.5 (Table 2) and Kriukova et al. 2014, Table 2: "as weak
+rankers threshold functions over other reviewers' ratings", the number of rounds chosen on a
+held-out sample.
 """
 
 from __future__ import annotations
@@ -50,9 +51,10 @@ class RankBoost(RegressorMixin, BaseEstimator):
 
     (Freund et al. §3.2, the {0, 1} weak-ranker choice of α), then
     D_{t+1}(x₀, x₁) ∝ D_t(x₀, x₁)·exp(α_t(h_t(x₀) − h_t(x₁))). The final ranking is
-    H(x) = Σ_t α_t h_t(x): a score, not on the rating scale (hence its large MSD in seed 000
-    Table 1). Thresholds are taken at observed values; a missing rating coded below the scale
-    (−1 in seed 003 §4.2) is never above a threshold, which is Freund et al.'s q_def = 0.
+    H(x) = Σ_t α_t h_t(x): a score, not on the rating scale (hence its large MSD in Cortes et al.
+    2007 Table 1). Thresholds are taken at observed values; a missing rating coded below the scale
+    (−1 in Kriukova et al. 2014, §4.2) is never above a threshold, which is Freund et al.'s q_def =
+    0.
 
     With π(x) = Σ_{x₀} D(x₀, x) − Σ_{x₁} D(x, x₁), r(h) = Σ_x h(x)π(x), so one round costs
     O(m² + m·d) for m training points and d features (after one O(m·d·log m) sort).
@@ -118,7 +120,7 @@ class RankBoost(RegressorMixin, BaseEstimator):
         return staged[-1] if len(staged) else np.zeros(staged.shape[1])
 
     def score(self, X: ArrayLike, y: ArrayLike, sample_weight: Any = None) -> float:
-        """1 − pairwise misranking (seed 003 eq. (1)) on (X, y): higher is better."""
+        """1 − pairwise misranking (Kriukova et al. 2014, eq. (1)) on (X, y): higher is better."""
         if sample_weight is not None:
             raise ValueError(f"{type(self).__name__}.score does not support sample_weight")
         return 1.0 - pairwise_misranking(y, self.predict(X))

@@ -1,10 +1,11 @@
 """Regularized ranking (and regression) estimators on a cached spectral decomposition.
 
-``SpectralRanker`` learns f_z^λ = g_λ(S*DS/m²) S*Dy/m² (seed 003 eqs. (3)–(4), §3, eq. (13)),
-``SpectralRegressor`` the supervised-regression counterpart g_λ(S*S/m) S*y/m (SLR, seed 003 §4.1).
-Both follow scikit-learn's conventions: parameters in ``__init__``, learning in ``fit``, learned
-state with a trailing underscore. ``fit`` decomposes once; ``path`` and ``resolve`` re-solve for any
-λ from that decomposition without refactorising.
+``SpectralRanker`` learns f_z^λ = g_λ(S*DS/m²) S*Dy/m² (Kriukova et al. 2014, eqs. (3)–(4), §3, eq.
+(13)),
+``SpectralRegressor`` the supervised-regression counterpart g_λ(S*S/m) S*y/m (SLR, Kriukova et al.
+2014, §4.1). Both follow scikit-learn's conventions: parameters in ``__init__``, learning in
+``fit``, learned state with a trailing underscore. ``fit`` decomposes once; ``path`` and ``resolve``
+re-solve for any λ from that decomposition without refactorising.
 """
 
 from __future__ import annotations
@@ -81,12 +82,12 @@ class _SpectralEstimator(RegressorMixin, BaseEstimator):
     def __init__(
         self,
         kernel: str | Kernel = "gaussian",
-        gamma: float | ArrayLike = 1e4,
+        gamma: float | ArrayLike | None = None,
         filter: str | Filter = "lavrentiev",
         lam: float = 1e-3,
         *,
-        degree: int = 3,
-        coef0: float = 1.0,
+        degree: int | None = None,
+        coef0: float | None = None,
         solver: str = "auto",
         rank_tol: float = 1e-14,
     ) -> None:
@@ -210,7 +211,7 @@ class _SpectralEstimator(RegressorMixin, BaseEstimator):
         return other
 
     def score(self, X: ArrayLike, y: ArrayLike, sample_weight: Any = None) -> float:
-        """1 − pairwise misranking (seed 003 eq. (1)) on (X, y): higher is better."""
+        """1 − pairwise misranking (Kriukova et al. 2014, eq. (1)) on (X, y): higher is better."""
         if sample_weight is not None:
             raise ValueError(f"{type(self).__name__}.score does not support sample_weight")
         return 1.0 - pairwise_misranking(y, self.predict(X))
@@ -222,8 +223,8 @@ class SpectralRanker(_SpectralEstimator):
     .. math:: f_z^\\lambda = g_\\lambda\\bigl(\\tfrac{1}{m^2}S_x^*DS_x\\bigr)\\,
               \\tfrac{1}{m^2}S_x^*D\\mathbf{y}, \\qquad D = mI - \\mathbf{1}\\mathbf{1}^T
 
-    (seed 003 eq. (4) and §3). In kernel coefficients, c(λ) = g_λ(K̃)·Cy/m with K̃ = CKC/m,
-    and f(x) = Σ c_i K(x, x_i) + b, with b chosen so that the mean prediction on the training
+    (Kriukova et al. 2014, eq. (4) and §3). In kernel coefficients, c(λ) = g_λ(K̃)·Cy/m with K̃ =
+    CKC/m, and f(x) = Σ c_i K(x, x_i) + b, with b chosen so that the mean prediction on the training
     inputs equals the mean rating (the loss only sees differences; this puts f on the rating
     scale).
 
@@ -231,13 +232,14 @@ class SpectralRanker(_SpectralEstimator):
     ----------
     kernel : ``"gaussian"`` (K = exp(−‖x − x'‖²/γ)), ``"laplacian"``, ``"linear"``,
         ``"polynomial"`` or a :class:`~ranking_core.kernels.Kernel`.
-    gamma : γ of the Gaussian (squared length scale, in squared input units, e.g. (mg/dL)²);
-        one value per input coordinate gives an anisotropic kernel.
+    gamma : γ of the kernel; for the Gaussian a squared length scale in squared input units, e.g.
+        (mg/dL)², one value per input coordinate giving an anisotropic kernel. ``None`` takes the
+        kernel class's default (:func:`~ranking_core.kernels.make_kernel`).
     filter : ``"lavrentiev"`` (eq. (4)), ``"iterated-lavrentiev"`` (k = 2, eq. (13)),
         ``"spectral-cutoff"``, ``"landweber"``, ``"showalter"`` or a
         :class:`~ranking_core.filters.Filter` (e.g. ``IteratedLavrentiev(k=3)``).
     lam : regularization parameter λ > 0.
-    degree, coef0 : polynomial kernel parameters.
+    degree, coef0 : polynomial kernel parameters (``None``: the kernel class's defaults).
     solver : ``"auto"``, ``"dense"`` (full eigh, O(m³)), ``"low-rank"`` (pivoted Cholesky,
         O(m r²); falls back to dense with a warning when r would exceed m/3) or ``"primal"``
         (linear kernel, O(d³ + d²m)). ``"auto"`` picks primal for a linear kernel with d < m,
@@ -259,7 +261,7 @@ class SpectralRegressor(_SpectralEstimator):
 
     .. math:: f_z^\\lambda = g_\\lambda(S_x^*S_x/m)\\, S_x^*\\mathbf{y}/m
 
-    the comparison learner of seed 003 §4.1 (Smale–Zhou regularized least squares:
+    the comparison learner of Kriukova et al. 2014, §4.1 (Smale–Zhou regularized least squares:
     c = (K + mλI)⁻¹y for Lavrentiev). Same parameters and attributes as :class:`SpectralRanker`;
     no intercept.
     """

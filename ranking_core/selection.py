@@ -1,4 +1,4 @@
-"""Rules for choosing the regularization parameter λ (seed 003 §4.1, §4.4; DESIGN §4).
+"""Rules for choosing the regularization parameter λ (Kriukova et al. 2014, §4.1, §4.4; DESIGN §4).
 
 Every rule works on the λ-path of one decomposition per fit: choosing among 200 values of λ costs
 one eigendecomposition, not 200.
@@ -32,7 +32,8 @@ Progress = Callable[[int, int], None]
 
 
 def paper_lambda_grid(lam0: float = 1.0, q: float = 0.95, n: int = 200) -> NDArray[np.float64]:
-    """λ_j = λ₀·q^j, j = 0..n−1 (seed 003 §4.1: λ₀ = 1, q = 0.95, n = 200; λ₀ = 15 for CF)."""
+    """λ_j = λ₀·q^j, j = 0..n−1 (Kriukova et al. 2014, §4.1: λ₀ = 1, q = 0.95, n = 200; λ₀ = 15 for
+    CF)."""
     return lam0 * q ** np.arange(n, dtype=np.float64)
 
 
@@ -76,10 +77,10 @@ def holdout_lambda(
     fit_fraction: float = 0.5,
     refit: bool = False,
 ) -> LambdaChoice:
-    """The paper's protocol (seed 003 §4.1, §4.3): the first ⌊fit_fraction·m⌋ points fit, the rest
-    pick λ by pairwise misranking (eq. (1)); one decomposition. The model returned is the one
-    fitted on the first part, solved at the chosen λ, or with ``refit`` one fitted on all m points
-    at that λ (one more decomposition).
+    """The paper's protocol (Kriukova et al. 2014, §4.1, §4.3): the first ⌊fit_fraction·m⌋ points
+    fit, the rest pick λ by pairwise misranking (eq. (1)); one decomposition. The model returned is
+    the one fitted on the first part, solved at the chosen λ, or with ``refit`` one fitted on all m
+    points at that λ (one more decomposition).
     """
     X, y = check_training_data(X, y, "holdout_lambda")
     lams = paper_lambda_grid() if lams is None else np.asarray(lams, dtype=np.float64)
@@ -101,18 +102,21 @@ def kfold_lambda(
     *,
     n_splits: int = 5,
     random_state: int | None = 0,
+    progress: Progress | None = None,
 ) -> LambdaChoice:
     """k-fold cross-validation of pairwise misranking over the λ grid (one decomposition per
-    fold); the model returned is refitted on all points and solved at the chosen λ."""
+    fold); the model returned is refitted on all points and solved at the chosen λ.
+    ``progress(done, n_splits + 1)`` is called after each fold and after the refit."""
     X, y = check_training_data(X, y, "kfold_lambda")
     lams = paper_lambda_grid() if lams is None else np.asarray(lams, dtype=np.float64)
     folds = KFold(n_splits=n_splits, shuffle=True, random_state=random_state)
     curves = []
-    for train, test in folds.split(X):
-        if np.ptp(y[train]) == 0:
-            continue
-        model = clone(ranker).fit(X[train], y[train])
-        curves.append(_validation_curve(model, lams, X[test], y[test]))
+    for done, (train, test) in enumerate(folds.split(X), start=1):
+        if np.ptp(y[train]) > 0:
+            model = clone(ranker).fit(X[train], y[train])
+            curves.append(_validation_curve(model, lams, X[test], y[test]))
+        if progress is not None:
+            progress(done, n_splits + 1)
     if not curves:
         raise ValueError("kfold_lambda: every training fold has constant ratings")
     stacked = np.vstack(curves)
@@ -121,15 +125,17 @@ def kfold_lambda(
     curve[valid] = np.nanmean(stacked[:, valid], axis=0)
     best = _first_minimum(curve, "kfold_lambda")
     model = clone(ranker).fit(X, y).resolve(lams[best])
+    if progress is not None:
+        progress(n_splits + 1, n_splits + 1)
     return LambdaChoice(float(lams[best]), lams, curve, model, "kfold")
 
 
 def quasi_optimality_lambda(
     ranker: BaseEstimator, X: ArrayLike, y: ArrayLike, lams: ArrayLike | None = None
 ) -> LambdaChoice:
-    """Quasi-optimality criterion (Tikhonov–Glasko; seed 003 §4.4 and ref. [21]): on a geometric
-    grid, λ_j minimising ‖f_{λ_j} − f_{λ_{j+1}}‖_H. Needs no held-out data; the RKHS norms come
-    from the spectrum in O(r) per λ."""
+    """Quasi-optimality criterion (Tikhonov–Glasko; Kriukova et al. 2014, §4.4 and ref. [21]): on a
+    geometric grid, λ_j minimising ‖f_{λ_j} − f_{λ_{j+1}}‖_H. Needs no held-out data; the RKHS norms
+    come from the spectrum in O(r) per λ."""
     X, y = check_training_data(X, y, "quasi_optimality_lambda")
     lams = paper_lambda_grid() if lams is None else np.asarray(lams, dtype=np.float64)
     if len(lams) < 2:
@@ -143,7 +149,8 @@ def quasi_optimality_lambda(
 
 @dataclass(frozen=True)
 class AprioriRule:
-    """λ(m) = α·m^(−β/2), fitted to λ₊ found on small subsets (seed 003 Corollary 6, §4.4).
+    """λ(m) = α·m^(−β/2), fitted to λ₊ found on small subsets (Kriukova et al. 2014, Corollary 6,
+    §4.4).
 
     Attributes
     ----------
@@ -189,7 +196,7 @@ def fit_apriori_lambda(
     random_state: int | None = 0,
     progress: Progress | None = None,
 ) -> AprioriRule:
-    """Fit the a-priori rule λ(m) = α·m^(−β/2) (seed 003 §4.4).
+    """Fit the a-priori rule λ(m) = α·m^(−β/2) (Kriukova et al. 2014, §4.4).
 
     For each size m in ``sizes``, ``draws`` random subsets of (X, y) (without replacement) each give
     λ₊(m) by :func:`holdout_lambda`; then log λ₊ = log α − (β/2)·log m is fitted by least squares

@@ -1,21 +1,22 @@
 """One eigendecomposition per training set; every filter and every λ from it (DESIGN §3).
 
-For ranking (seed 003 eq. (4) and §3) the operator S*DS/m² acts on kernel coefficients as CK/m and,
-on the range of C = I − 11ᵀ/m, coincides with the symmetric matrix K̃ = CKC/m. With
+For ranking (Kriukova et al. 2014, eq. (4) and §3) the operator S*DS/m² acts on kernel coefficients
+as CK/m and, on the range of C = I − 11ᵀ/m, coincides with the symmetric matrix K̃ = CKC/m. With
 K̃ = U diag(σ) Uᵀ and b = Cy/m,
 
     c(λ) = g_λ(K̃) b = U (g_λ(σ) ⊙ Uᵀb) + g_λ(0) (b − UUᵀb).
 
 The last term is exact when U spans only part of the space and the rest of the spectrum is treated
 as 0 (truncated decompositions); it vanishes for a full basis. For supervised regression (SLR,
-seed 003 §4.1) the same algebra applies to K/m and b = y/m with no centring.
+Kriukova et al. 2014, §4.1) the same algebra applies to K/m and b = y/m with no centring.
 
 Three ways to obtain (U, σ):
 
 * ``dense``   — ``scipy.linalg.eigh`` of K̃: O(m³) once.
 * ``low-rank``— pivoted Cholesky K ≈ LLᵀ (rank r, residual trace ≤ tol·trace K), then the thin
   SVD of CL/√m: O(m r²). Smooth kernels on low-dimensional inputs (glucose pairs) give r ≪ m.
-* ``primal``  — explicit features (linear kernel, d < m; seed 002 §3.1): eigh of the d × d
+* ``primal``  — explicit features (linear kernel, d < m; Pahikkala et al. 2009, §3.1): eigh of the d
+× d
   covariance X_cᵀX_c/m and coefficients w in feature space, O(d³ + d²m).
 """
 
@@ -155,7 +156,8 @@ def lowrank_spectrum(
 
 
 def primal_spectrum(X: NDArray[np.float64], y: NDArray[np.float64], centered: bool) -> Spectrum:
-    """Primal form for explicit features (seed 002 §3.1): w(λ) = g_λ(X_cᵀX_c/m) X_cᵀ y/m.
+    """Primal form for explicit features (Pahikkala et al. 2009, §3.1): w(λ) = g_λ(X_cᵀX_c/m) X_cᵀ
+    y/m.
 
     Uses g(AᵀA)Aᵀ = Aᵀg(AAᵀ) with A = X_c/√m, so predictions equal the dual solution's.
     Cost O(d²m + d³).

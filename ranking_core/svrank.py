@@ -1,13 +1,14 @@
-"""SVRank: magnitude-preserving ranking with the ε-insensitive pairwise loss (seed 000 §2.4).
+"""SVRank: magnitude-preserving ranking with the ε-insensitive pairwise loss (Cortes et al. 2007,
+§2.4).
 
-Seed 000 eq. (9) with n = 1, in the seed 003 scaling (λ = 1/C):
+Cortes et al. 2007, eq. (9) with n = 1, in the scaling of Kriukova et al. 2014 (λ = 1/C):
 
     min_f λ‖f‖²_H + (1/m²) Σ_{i,j} max(0, |(f(x_j) − f(x_i)) − (y_j − y_i)| − ε).
 
 Each unordered pair p = (i, j) is one example of an ε-insensitive support vector regression with
-the pair kernel K'_{pq} = K(x_i, x_k) + K(x_j, x_l) − K(x_i, x_l) − K(x_j, x_k) (seed 000 §2.4),
-i.e. K' = EKEᵀ with the pair incidence matrix E, target d_p = y_i − y_j and box C_s = 1/(m²λ).
-Its dual, min ½βᵀK'β + ε Σ(α_p + α*_p) − dᵀβ over 0 ≤ α, α* ≤ C_s with β = α − α*, is a
+the pair kernel K'_{pq} = K(x_i, x_k) + K(x_j, x_l) − K(x_i, x_l) − K(x_j, x_k) (Cortes et al. 2007,
+§2.4), i.e. K' = EKEᵀ with the pair incidence matrix E, target d_p = y_i − y_j and box C_s =
+1/(m²λ). Its dual, min ½βᵀK'β + ε Σ(α_p + α*_p) − dᵀβ over 0 ≤ α, α* ≤ C_s with β = α − α*, is a
 box-constrained QP solved here by L-BFGS-B; the ranking function has kernel coefficients Eᵀβ.
 There are m(m − 1)/2 pairs, so K' has O(m⁴) entries: small m only (a few hundred points).
 """
@@ -30,12 +31,12 @@ MAX_PAIRS = 20_000  # K' holds MAX_PAIRS² floats (3.2 GB at the cap)
 
 
 class SVRank(RegressorMixin, BaseEstimator):
-    """SVRank (seed 000 eq. (9), n = 1; dual of §2.4 with the pair kernel).
+    """SVRank (Cortes et al. 2007, eq. (9), n = 1; dual of §2.4 with the pair kernel).
 
     Parameters
     ----------
     kernel, gamma, degree, coef0 : as for :class:`~ranking_core.SpectralRanker`.
-    lam : λ = 1/C (seed 000's C multiplies the empirical cost).
+    lam : λ = 1/C (Cortes et al.'s C multiplies the empirical cost).
     epsilon : ε ≥ 0, the width of the insensitive zone on the rating scale.
     tol : projected-gradient tolerance of the QP solver.
 
@@ -49,13 +50,13 @@ class SVRank(RegressorMixin, BaseEstimator):
     def __init__(
         self,
         kernel: str | Kernel = "gaussian",
-        gamma: float | ArrayLike = 1e4,
+        gamma: float | ArrayLike | None = None,
         lam: float = 1e-3,
         *,
         epsilon: float = 0.1,
         tol: float = 1e-10,
-        degree: int = 3,
-        coef0: float = 1.0,
+        degree: int | None = None,
+        coef0: float | None = None,
     ) -> None:
         self.kernel = kernel
         self.gamma = gamma
@@ -120,7 +121,7 @@ class SVRank(RegressorMixin, BaseEstimator):
         return self.kernel_(X, self.X_fit_) @ self.coef_ + self.intercept_
 
     def score(self, X: ArrayLike, y: ArrayLike, sample_weight: object = None) -> float:
-        """1 − pairwise misranking (seed 003 eq. (1))."""
+        """1 − pairwise misranking (Kriukova et al. 2014, eq. (1))."""
         if sample_weight is not None:
             raise ValueError(f"{type(self).__name__}.score does not support sample_weight")
         return 1.0 - pairwise_misranking(y, self.predict(X))

@@ -1,9 +1,14 @@
-"""Test configuration: point SEG_TABLE and MOVIELENS_100K at ../shared when they are unset."""
+"""Test configuration: point SEG_TABLE and MOVIELENS_100K at ../shared when they are unset;
+databases for the storage tests on SQLite and on a throw-away PostgreSQL server."""
 
 from __future__ import annotations
 
+import itertools
 import os
 from pathlib import Path
+
+import pytest
+from postgres_server import fresh_database, server_binaries, throwaway_postgresql
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 
@@ -13,3 +18,27 @@ for variable, default in (
 ):
     if not os.environ.get(variable) and default.exists():
         os.environ[variable] = str(default)
+
+
+# -- databases for the storage tests: SQLite in tmp_path and a throw-away PostgreSQL server ------
+_database_numbers = itertools.count()
+
+
+@pytest.fixture(scope="session")
+def postgresql_server():
+    """The URL of a PostgreSQL server started for this test session (skipped, with the reason,
+    only where no server binaries are installed: `.ci/run` installs them)."""
+    if server_binaries() is None:
+        pytest.skip("PostgreSQL server binaries (initdb, pg_ctl) are not installed; "
+                    "`apt-get install postgresql` (as .ci/run does) to run these tests")
+    with throwaway_postgresql() as url:
+        yield url
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database_url(request, tmp_path):
+    """An empty database on each backend: a SQLite file, or a new database on the server."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'db' / 'riskgrid.sqlite3'}"
+    server = request.getfixturevalue("postgresql_server")
+    return fresh_database(server, f"riskgrid_{os.getpid()}_{next(_database_numbers)}")

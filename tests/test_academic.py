@@ -1,4 +1,5 @@
-"""Seed 003 §4.1 reproduction against a hand-written version of the protocol; the CLI's JSON."""
+"""Kriukova et al. 2014, §4.1 reproduction against a hand-written version of the protocol; the CLI's
+JSON."""
 
 import json
 

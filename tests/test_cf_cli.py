@@ -30,7 +30,7 @@ def test_per_user_synthetic_writes_the_four_metrics(tmp_path: Path) -> None:
 
 def test_per_user_jester_long_is_shifted_by_ten(tmp_path: Path) -> None:
     """A Jester-format file (ratings −9..+9) runs through the same command; its ratings are
-    shifted by +10 so that −1 means "not rated" (seed 003 §4.2)."""
+    shifted by +10 so that −1 means "not rated" (Kriukova et al. 2014, §4.2)."""
     data = synthetic_ratings(n_users=150, n_items=100, median_ratings=50, seed=2)
     coo = data.ratings.tocoo()
     path = tmp_path / "jester.csv"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 from pathlib import Path
 
@@ -153,3 +154,15 @@ def test_real_movielens_100k() -> None:
     assert (data.n_users, data.n_items, data.n_ratings) == (943, 1682, 100_000)
     assert data.counts().min() == 20
     assert len(data.users_in(50, 300)) == 515
+
+
+def test_uploads_are_read_through_the_input_layer() -> None:
+    content = b"1\t10\t5\t0\n1\t20\t3\t0\n"
+    assert dense(read_ratings(content, "ml-100k", name="u.data")) == {(1, 10): 5.0, (1, 20): 3.0}
+    long = io.BytesIO(b"user_id,joke_id,rating\n1,5,-2.5\n")
+    assert dense(read_ratings(long, "jester-long", name="j.csv")) == {(1, 5): -2.5}
+    with pytest.raises(ValueError, match=r"Windows-1252.*accepted: UTF-8"):
+        read_ratings("1::10::5\n2::10::4\n".encode("cp1252") + b"3::1\xe9::4\n", "ml-1m",
+                     name="ratings.dat")
+    with pytest.raises(ValueError, match=r"legacy Excel \.xls format is not accepted"):
+        read_ratings(b"\xd0\xcf\x11\xe0", "jester", name="jester-data-1.xls")

@@ -1,4 +1,5 @@
-"""The pair-sampling experiment of seed 004 §4: features, pair sampling, end to end (small)."""
+"""The pair-sampling experiment of Duchi et al. 2010, §4: features, pair sampling, end to end
+(small)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The per-user protocol (seed 000 §4.1, seed 003 §4.2) on small synthetic data."""
+"""The per-user protocol (Cortes et al. 2007, §4.1, Kriukova et al. 2014, §4.2) on small synthetic
+data."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ from ranking_core import SpectralRanker, SpectralRegressor
 from ranking_core.cf import RatingMatrix, read_movielens_100k, synthetic_ratings
 from ranking_core.cf.parallel import SYNCHRONOUS, run_per_user
 from ranking_core.cf.per_user import (
-    ISSUE6_NAMES,
     LEARNERS,
+    PROTOCOL_LEARNERS,
     PerUserConfig,
     _grid_prediction,
     _path_prediction,
@@ -83,10 +84,10 @@ def test_lambda_choice_agrees_with_holdout_lambda(estimator: type) -> None:
 
 
 def test_every_learner_ranks_better_than_chance(data: RatingMatrix) -> None:
-    result = run_per_user(data, small(learners=tuple(ISSUE6_NAMES), n_test_users=20),
+    result = run_per_user(data, small(learners=tuple(PROTOCOL_LEARNERS), n_test_users=20),
                           scheduler=SYNCHRONOUS)
     misranking = {name: v["pairwise_misranking"]["mean"] for name, v in result["learners"].items()}
-    for name in ISSUE6_NAMES:
+    for name in PROTOCOL_LEARNERS:
         metrics = result["learners"][name]
         limit = 0.43 if name in ("iterated-lavrentiev", "lavrentiev", "spectral-cutoff") else 0.49
         assert misranking[name] < limit, (name, misranking)

@@ -1,4 +1,5 @@
-"""Clarke error grid zones: the worked examples of issue 3 and both sides of every boundary."""
+"""Clarke error grid zones: the worked examples of Clarke et al. 1987 and both sides of every
+boundary."""
 
 from __future__ import annotations
 
@@ -48,7 +49,8 @@ def test_boundaries(pair, zone):
 
 
 def _zone_by_first_match(ref: float, bgm: float) -> str:
-    """The rules in reverse order, first match wins (an independent scalar reading of issue 3)."""
+    """The rules in reverse order, first match wins (an independent scalar reading of Clarke et al.
+    1987)."""
     if abs(bgm - ref) <= 0.2 * ref or (ref < 70 and bgm < 70):
         return "A"
     if (130 <= ref <= 180 and bgm < 1.4 * (ref - 130)) or (ref > 70 and bgm > 180

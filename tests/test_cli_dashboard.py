@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import ipaddress
 import os
+import signal
+import socket
+import subprocess
 import sys
+import time
 import tomllib
 import urllib.request
 from pathlib import Path
@@ -18,10 +24,14 @@ from ranking_core.cli.dashboard import streamlit_command, streamlit_environment
 from scripts.screenshots import free_port, serve
 
 
-def test_command_runs_streamlit_on_the_app_with_port_and_headless():
+def test_command_runs_streamlit_on_the_app_with_safe_defaults():
     command = streamlit_command(APP_PATH, 8765, True)
     assert command == [sys.executable, "-m", "streamlit", "run", str(APP_PATH),
-                       "--server.port", "8765", "--server.headless", "true"]
+                       "--server.port", "8765", "--server.address", "127.0.0.1",
+                       "--server.headless", "true", "--client.showErrorDetails", "none"]
+    assert streamlit_command(APP_PATH, 1, False, "0.0.0.0", development=True)[-6:] == [
+        "--server.address", "0.0.0.0", "--server.headless", "false",
+        "--client.showErrorDetails", "full"]
     assert APP_PATH.is_file() and (APP_PATH.parent / ".streamlit" / "config.toml").is_file()
 
 
@@ -37,9 +47,11 @@ def test_readme_command_starts_on_a_fresh_machine_without_prompting(tmp_path):
             assert answer.read() == b"ok"
 
 
-def test_app_config_limits_uploads():
+def test_app_config_limits_uploads_hides_errors_and_the_deploy_button():
     config = tomllib.loads((APP_PATH.parent / ".streamlit" / "config.toml").read_text())
     assert config["server"]["maxUploadSize"] == 50  # MB: a plain-CSV SEG table is about 9 MB
+    assert config["server"]["address"] == "127.0.0.1"
+    assert config["client"] == {"showErrorDetails": "none", "toolbarMode": "viewer"}
     assert config["browser"]["gatherUsageStats"] is False
 
 
@@ -58,19 +70,74 @@ def test_missing_seg_table_file_is_refused_with_guidance(tmp_path):
     assert "SEG table file not found" in result.output and "SEG_TABLE" in result.output
 
 
-def test_cli_starts_streamlit_with_the_chosen_options(tmp_path, monkeypatch):
+def test_cli_replaces_itself_with_streamlit_with_the_chosen_options(tmp_path, monkeypatch):
     seg = tmp_path / "seg.csv"
     seg.write_text("x")
     calls = []
-
-    def fake_call(command, env, cwd):
-        calls.append((command, env, cwd))
-        return 0
-
-    monkeypatch.setattr("ranking_core.cli.dashboard.subprocess.call", fake_call)
-    result = CliRunner().invoke(app, ["dashboard", "--port", "9123", "--headless",
-                                      "--seg-table", str(seg)])
+    monkeypatch.setattr("ranking_core.cli.dashboard.os.chdir", lambda folder: calls.append(folder))
+    monkeypatch.setattr("ranking_core.cli.dashboard.os.execvpe",
+                        lambda file, args, env: calls.append((file, args, env)))
+    result = CliRunner().invoke(app, ["dashboard", "--port", "9123", "--headless", "--public",
+                                      "--seg-table", str(seg), "--data-dir", str(tmp_path)])
     assert result.exit_code == 0, result.output
-    (command, env, cwd), = calls
-    assert command[-4:] == ["--server.port", "9123", "--server.headless", "true"]
-    assert env["SEG_TABLE"] == str(seg.resolve()) and cwd == APP_PATH.parent
+    cwd, (file, command, env) = calls
+    assert cwd == APP_PATH.parent and file == sys.executable and command[0] == sys.executable
+    assert command[-8:] == ["--server.port", "9123", "--server.address", "127.0.0.1",
+                            "--server.headless", "true", "--client.showErrorDetails", "none"]
+    assert env["SEG_TABLE"] == str(seg.resolve()) and env["RISKGRID_PUBLIC"] == "1"
+    assert env["RISKGRID_DATA_DIR"] == str(tmp_path.resolve())
+
+
+def _listening_addresses(port: int) -> set[str]:
+    """Local addresses of the TCP sockets listening on ``port`` (from /proc/net/tcp, tcp6)."""
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(FileNotFoundError), open(table) as lines:
+            next(lines)
+            for line in lines:
+                local, state = line.split()[1], line.split()[3]
+                address, hex_port = local.split(":")
+                if state == "0A" and int(hex_port, 16) == port:  # 0A: LISTEN
+                    raw = bytes.fromhex(address)
+                    if len(raw) == 4:
+                        found.add(str(ipaddress.IPv4Address(raw[::-1])))
+                    else:  # four little-endian 32-bit words
+                        words = [raw[i:i + 4][::-1] for i in range(0, 16, 4)]
+                        found.add(str(ipaddress.IPv6Address(b"".join(words))))
+    return found
+
+
+@pytest.mark.slow
+def test_the_server_listens_on_loopback_only_and_stops_cleanly_on_sigterm(tmp_path):
+    """`riskgrid dashboard` is the server itself (no child): it listens on 127.0.0.1 only, and
+    SIGTERM to that one process stops it, frees the port and leaves no process of its group."""
+    env = {**os.environ, "HOME": str(tmp_path), "BROWSER": "true",
+           "RISKGRID_DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}"}
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "ranking_core.cli", "dashboard", "--headless", "--port", str(port)],
+        env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            assert process.poll() is None, "the dashboard exited"
+            with contextlib.suppress(OSError), urllib.request.urlopen(
+                    f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as answer:
+                if answer.read() == b"ok":
+                    break
+            assert time.monotonic() < deadline, "the dashboard did not answer"
+            time.sleep(0.5)
+        assert _listening_addresses(port) == {"127.0.0.1"}
+        os.kill(process.pid, signal.SIGTERM)  # the one process, not its group
+        assert process.wait(timeout=30) in (0, -signal.SIGTERM)
+        with pytest.raises(ProcessLookupError):
+            os.killpg(process.pid, 0)  # nothing of its process group is left
+        assert _listening_addresses(port) == set()
+        with socket.socket() as s:  # a new server can take the port (as servers do, past the
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # health checks' TIME_WAIT)
+            s.bind(("127.0.0.1", port))
+            s.listen()
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)

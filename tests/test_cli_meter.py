@@ -39,9 +39,10 @@ def test_report_with_seg_table_writes_every_count(pairs_file, tmp_path):
     assert sum(r["count"] for r in data["risk_categories"]) == 4
     assert sum(r["count"] for r in data["risk_grades"]) == 4
     assert [r["count"] for r in data["clarke"]] == [3, 1, 0, 0, 0]  # (BGM 300, REF 200) is B
-    assert data["binomial"][0] == {"n": 4, "compliant": 3, "compliant_percent": 75.0,
-                                   "lower_bound": 3, "lower_bound_percent": 75.0,
-                                   "meets": True}
+    assert sum(r["count"] for r in data["dts"]) == 4 and "DTS Error Grid: zones" in result.output
+    binomial = {k: v for k, v in data["binomial"][0].items() if not k.startswith("ci_")}
+    assert binomial == {"n": 4, "compliant": 3, "compliant_percent": 75.0, "lower_bound": 3,
+                        "lower_bound_percent": 75.0, "meets": True}
     assert data["accuracy"][0]["ref_zero_left_out"] == 1
 
 
@@ -62,7 +63,7 @@ def test_report_without_seg_table_explains_and_reports_the_rest(pairs_file, tmp_
 
 def test_unreadable_pairs_exit_with_the_rule(tmp_path):
     path = tmp_path / "bad.csv"
-    path.write_text("meter,reference\n1,2\n")
+    path.write_text("glucose,lab value\n1,2\n")
     result = runner.invoke(app, ["meter-report", str(path)])
     assert result.exit_code == 1
     assert "missing column(s) BGM, REF" in " ".join(result.output.split())

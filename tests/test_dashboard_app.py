@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 from synthetic_seg import synthetic_risk, write_synthetic_seg
 
 import ranking_core.ranker as ranker_module
+from dashboard.common import plain
 from ranking_core import IteratedLavrentiev, SpectralRanker
 from ranking_core.selection import holdout_lambda
 from ranking_core.storage import Store
@@ -186,7 +187,10 @@ def test_seg_table_uploaded_in_the_sidebar_is_stored_and_used(fresh, seg_csv):
     later.selectbox(key="compare_b").set_value("Clarke zones (A–E = 0–4)")
     later.run()
     assert metrics(later)["max |Δ|"] == f"{expected.max_abs_difference:.3f}"
-    # and the sidebar can forget it
+    # and the sidebar can forget it, once the confirmation is ticked
+    assert at.button(key="seg_forget").disabled
+    at.checkbox(key="seg_forget_confirm").check()
+    at.run()
     at.button(key="seg_forget").click()
     at.run()
     assert fresh.list_records("seg_table") == []
@@ -199,7 +203,8 @@ def test_a_bad_seg_upload_is_refused_and_nothing_is_stored(fresh):
     at.run()
     at.button(key="seg_store").click()
     at.run()
-    assert any("missing column(s) RiskFactor, abs_risk" in e.value for e in at.sidebar.error)
+    message = plain("missing column(s) RiskFactor, abs_risk")  # shown as text, not Markdown
+    assert any(message in e.value for e in at.sidebar.error)
     assert fresh.list_records("seg_table") == []
 
 

@@ -1,4 +1,5 @@
-"""DORM (seed 001) against brute force over permutations, the metrics module and a full QP."""
+"""DORM (Le & Smola 2007) against brute force over permutations, the metrics module and a full
+QP."""
 
 from __future__ import annotations
 
@@ -73,7 +74,7 @@ def test_separable_training_set_is_ranked_perfectly(measure):
 
 
 def _brute_force_optimum(X, y, groups, C, n):
-    """Seed 001 eq. (5) with every permutation of every query as a constraint, by SLSQP."""
+    """Le & Smola 2007, eq. (5) with every permutation of every query as a constraint, by SLSQP."""
     rows, losses, owners = [], [], []
     for q in np.unique(groups):
         Xq, r = X[groups == q], y[groups == q]
@@ -119,7 +120,7 @@ def test_constraint_violations_are_below_tol_at_convergence():
     model = DORM(n=5, C=1.0, tol=1e-3).fit(X, y, groups)
     assert model.converged_
     # each query's most violated constraint (exact assignment, checked against brute force
-    # above): on average it exceeds the final slack by at most tol (seed 001 Algorithm 1)
+    # above): on average it exceeds the final slack by at most tol (Le & Smola 2007, Algorithm 1)
     w = model.coef_
     excess = []
     for q in range(15):

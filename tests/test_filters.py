@@ -71,7 +71,7 @@ def test_limits_at_zero() -> None:
     assert Landweber().factors(np.array([0.0, 2.0]), lam)[0] == pytest.approx(100 * 0.5)
 
 
-def test_iterated_k2_is_seed003_eq13() -> None:
+def test_iterated_k2_is_kriukova_eq13() -> None:
     sigma = np.geomspace(1e-12, 10, 50)
     lam = 0.03
     expected = (sigma + 2 * lam) / (sigma + lam) ** 2
@@ -119,7 +119,8 @@ def test_names_and_errors() -> None:
     k=st.integers(1, 6),
 )
 def test_residual_filter_between_zero_and_one(sigma: float, lam: float, k: int) -> None:
-    """0 ≤ σ·g_λ(σ) ≤ 1 for every filter of the family (regularization on [0, a], seed 003 §3)."""
+    """0 ≤ σ·g_λ(σ) ≤ 1 for every filter of the family (regularization on [0, a], Kriukova et al.
+    2014, §3)."""
     s = np.array([sigma, 1e3])  # include the top of the spectrum for Landweber's step
     for filt in (Lavrentiev(), IteratedLavrentiev(k), SpectralCutoff(), Landweber(), Showalter()):
         product = s[0] * filt.factors(s, lam)[0]

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from ranking_core.kernels import (
+    KERNELS,
     GaussianKernel,
     LaplacianKernel,
     LinearKernel,
@@ -90,3 +91,35 @@ def test_make_kernel_and_errors() -> None:
         gaussian_lattice([0.0], [0.0], np.zeros((3, 3)), np.zeros(3), 1.0)
     with pytest.raises(ValueError, match="gamma must be positive"):
         laplacian_lattice([0.0], [0.0], np.zeros((3, 2)), np.zeros(3), 0.0)
+
+
+@pytest.mark.filterwarnings("ignore:OnlineMPRank. not converged")
+@pytest.mark.parametrize("name", ["gaussian", "laplacian", "polynomial", "linear"])
+def test_every_estimator_takes_its_kernel_default_from_the_kernel_class(name: str) -> None:
+    """A kernel named without parameters is the kernel class's own default, whichever estimator
+    resolves it (the Laplacian's γ is 10², not the Gaussian's 10⁴)."""
+    from ranking_core import (
+        NystromRanker,
+        OnlineMPRank,
+        PreferenceRanker,
+        SpectralRanker,
+        SpectralRegressor,
+        SVRank,
+    )
+
+    expected = KERNELS[name]()
+    rng = np.random.default_rng(0)
+    X, y = rng.uniform(0, 2, (12, 2)), rng.uniform(0, 4, 12)
+    for estimator in (SpectralRanker, SpectralRegressor, NystromRanker, PreferenceRanker,
+                      OnlineMPRank, SVRank):
+        assert estimator(kernel=name).fit(X, y).kernel_ == expected, estimator.__name__
+    assert make_kernel(name) == expected
+    assert LaplacianKernel().gamma == 1e2 and GaussianKernel().gamma == 1e4
+
+
+def test_make_kernel_passes_only_the_parameters_a_kernel_has() -> None:
+    assert make_kernel("laplacian", gamma=30.0, degree=5) == LaplacianKernel(30.0)
+    assert make_kernel("polynomial", gamma=2.0, degree=2, coef0=0.5) == PolynomialKernel(2.0, 2,
+                                                                                      0.5)
+    with pytest.raises(ValueError, match="one scalar gamma"):
+        make_kernel("laplacian", gamma=[1.0, 2.0])

@@ -58,8 +58,8 @@ def test_unknown_learner_is_named():
 
 
 def _by_hand(surface, m, size, reps, test_size, seed, lams):
-    """Seed 003 §4.3 written out: draws of m points of which the first ``size`` are used, one
-    Lavrentiev fit per λ on the first half, the first λ of least validation misranking,
+    """Kriukova et al. 2014, §4.3 written out: draws of m points of which the first ``size`` are
+    used, one Lavrentiev fit per λ on the first half, the first λ of least validation misranking,
     misranking on new points (fractions)."""
     rng = np.random.default_rng(seed)
 

@@ -1,4 +1,5 @@
-"""Exact leave-pair-out shortcut against brute-force refits (seed 002 §3.4, seed 000 §2.6)."""
+"""Exact leave-pair-out shortcut against brute-force refits (Pahikkala et al. 2009, §3.4, Cortes et
+al. 2007, §2.6)."""
 
 from __future__ import annotations
 

@@ -31,7 +31,7 @@ def report():
 def test_heatmap_uses_official_colour_stops_and_draws_included_pairs(report):
     surface = np.zeros((601, 601))
     surface[200, 300] = -2.5  # [REF, BGM]; the heat map shows |risk|
-    fig = risk_heatmap(surface, report, step=1)
+    fig = risk_heatmap(surface, pairs=report, step=1)
     heat, points = fig.data
     assert [list(s) for s in heat.colorscale] == [
         [0.0, "#00A500"], [0.4375 / 4, "#00FF00"], [1.0625 / 4, "#FFFF00"], [2.75 / 4, "#FF0000"],

@@ -21,7 +21,8 @@ def test_bom_and_line_endings(newline, bom):
     content = bom + newline.join([b"Bgm,REF", b"110,100", b"95,120", b""])
     pairs = _read(content)
     assert pairs.bgm.tolist() == [110, 95] and pairs.ref.tolist() == [100, 120]
-    assert pairs.rows.tolist() == [2, 3] and pairs.messages == ()
+    assert pairs.rows.tolist() == [2, 3]
+    assert pairs.messages == ("pairs.csv: 2 rows read, 0 refused",)
 
 
 def test_tsv_semicolon_and_header_case_and_extra_columns(tmp_path):
@@ -41,8 +42,8 @@ def test_xlsx(tmp_path):
     assert pairs.bgm.tolist() == [110, 100] and pairs.ref.tolist() == [100, 100]
     assert pairs.rows.tolist() == [2, 4]  # spreadsheet rows, header is row 1
     text = " ".join(pairs.messages)
-    assert "BGM is text, not a number (e.g. 'high') in row 3" in text
-    assert "BGM is empty in row 5" in text
+    assert "4 rows read, 2 refused" in text and "BGM is empty in row 5; refused" in text
+    assert "BGM is not a number (e.g. 'high') in row 3; refused" in text
     assert "BGM is not a whole mg/dL in row 4" in text and "99.5 → 100" in text
 
 
@@ -59,11 +60,11 @@ def test_bad_rows_named_and_valid_rows_kept():
     pairs = _read(content)
     assert pairs.bgm.tolist() == [110, 120] and pairs.rows.tolist() == [2, 9]
     text = "\n".join(pairs.messages)
-    assert "BGM is text, not a number (e.g. 'abc') in line 3" in text
-    assert "BGM is empty in line 4" in text
-    assert "BGM is NaN / NA (e.g. 'NaN') in line 5" in text
-    assert "REF is NaN / NA (e.g. 'NA') in line 6" in text
-    assert "REF is infinite (e.g. 'inf') in line 7" in text
+    assert pairs.messages[0] == "pairs.csv: 7 rows read, 5 refused"
+    assert "BGM is not a number (e.g. 'abc') in line 3; refused" in text
+    assert "BGM is empty in line 4; refused" in text
+    assert "BGM is not finite (NaN, NA or infinite) (e.g. 'NaN') in line 5;" in text
+    assert "REF is not finite (NaN, NA or infinite) (e.g. 'NA') in lines 6, 7;" in text
     assert "line 8" not in text  # a blank line is skipped silently
 
 
@@ -71,9 +72,9 @@ def test_bad_rows_named_and_valid_rows_kept():
     (b"", "empty"),
     (b"\xef\xbb\xbf\r\n", "empty"),
     (b"BGM,REF\n", "no data rows"),
-    (b"meter,reference\n100,110\n", "missing column(s) BGM, REF"),
+    (b"glucose,lab value\n100,110\n", "missing column(s) BGM, REF"),
     (b"BGM,glucose\n100,110\n", "missing column(s) REF"),
-    (b"BGM,REF\nx,y\n,\n1,\n", "no valid (BGM, REF) pair"),
+    (b"BGM,REF\nx,y\n,\n1,\n", "no valid row"),
 ])
 def test_files_without_pairs_raise_with_the_rule(content, rule):
     with pytest.raises(PairsFileError, match=rule.replace("(", r"\(").replace(")", r"\)")):
@@ -83,8 +84,12 @@ def test_files_without_pairs_raise_with_the_rule(content, rule):
 def test_broken_or_old_workbooks():
     with pytest.raises(PairsFileError, match="cannot be read as an XLSX workbook"):
         _read(b"BGM,REF\n1,2\n", name="pairs.xlsx")
-    with pytest.raises(PairsFileError, match=r"\.xls format is not supported"):
+    with pytest.raises(PairsFileError, match=r"legacy Excel format.*accepted: CSV, TSV"):
         _read(b"whatever", name="pairs.xls")
+    with pytest.raises(PairsFileError, match=r"\.ods files are not accepted; accepted: CSV"):
+        _read(b"whatever", name="pairs.ods")
+    with pytest.raises(PairsFileError, match=r"legacy Excel \(\.xls\) or other OLE file"):
+        _read(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(100), name="pairs.csv")
 
 
 def test_missing_file():
@@ -95,4 +100,5 @@ def test_missing_file():
 def test_frame_input_numbers_rows_from_zero():
     pairs = pairs_from_frame(pd.DataFrame({"bgm": [1.0, np.nan], "ref": [2, 3]}), first_row=0)
     assert pairs.rows.tolist() == [0]
-    assert pairs.messages == ("pairs: BGM is empty in row 1; those rows are left out",)
+    assert pairs.messages == ("pairs: 2 rows read, 1 refused",
+                              "BGM is empty in row 1; refused")

@@ -1,4 +1,4 @@
-"""The meter accuracy report: each issue-4 definition on hand-built pair sets with known answers."""
+"""The meter accuracy report: each definition on hand-built pair sets with known answers."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ def test_pair_types_and_exclusions():
     table = report.pair_types.set_index("pair_type")["count"]
     assert table.tolist() == [7, 3, 1, 3, 2, 1, 1, 3]
     assert report.pair_types["percent"].iloc[-1] == pytest.approx(300 / 7)
-    assert report.iso_ranges["count"].sum() == 3 and report.clarke["count"].sum() == 3
+    assert report.iso_ranges["count"].sum() == 3 and report.zones["clarke"]["count"].sum() == 3
     assert report.pairs["included"].tolist() == [True, True, True, False, False, False, False]
     assert any("REF > 600 mg/dL" in m and "rows 3, 6" in m for m in report.messages)
 
@@ -131,20 +131,20 @@ def test_binomial_meets_exactly_at_the_bound():
 
 def test_clarke_and_parkes_zone_counts():
     clarke = [(100, 121), (50, 65), (50, 75), (60, 180), (100, 250), (150, 40), (300, 150),
-              (400, 100), (200, 60)]  # issue 3 worked examples: B A D E C B D D E
+              (400, 100), (200, 60)]  # Clarke worked examples: B A D E C B D D E
     ref, bgm = np.array(clarke).T
     report = meter_report(_pairs(bgm, ref), None)
-    assert report.clarke["count"].tolist() == [1, 2, 1, 3, 2]
-    assert report.clarke["percent"].tolist() == pytest.approx([100 * c / 9 for c in
+    assert report.zones["clarke"]["count"].tolist() == [1, 2, 1, 3, 2]
+    assert report.zones["clarke"]["percent"].tolist() == pytest.approx([100 * c / 9 for c in
                                                                [1, 2, 1, 3, 2]])
     # Parkes type 1: A; just above B, C, D upper lines; E corner
     ref, bgm = np.array([(100, 100), (15, 51), (40, 71), (65, 171), (0, 600)]).T
     report = meter_report(_pairs(bgm, ref), None, parkes_type=1)
-    assert report.parkes["count"].tolist() == [1, 1, 1, 1, 1]
+    assert report.zones["parkes"]["count"].tolist() == [1, 1, 1, 1, 1]
     # type 2 at (420, 110): lower D line bends at (410, 110) -> D; type 1 -> C
     for kind, zone in ((1, "C"), (2, "D")):
         report = meter_report(_pairs([110], [420]), None, parkes_type=kind)
-        assert report.parkes.set_index("zone").loc[zone, "count"] == 1
+        assert report.zones["parkes"].set_index("zone").loc[zone, "count"] == 1
 
 
 def test_learned_grid_categories():
@@ -172,7 +172,8 @@ def test_to_dict_holds_every_table(seg):
     data = json.loads(json.dumps(report.to_dict()))
     for name, table in report.tables().items():
         assert [r.get("count") for r in data[name]] == (table["count"].tolist()
-                                                        if "count" in table else [None])
+                                                        if "count" in table else
+                                                        [None] * len(table))
     assert data["accuracy"][0]["ref_zero_left_out"] == 1
 
 
@@ -203,3 +204,15 @@ def test_random_pairs_against_a_plain_python_count():
     assert report.risk_categories["count"].tolist() == categories
     assert report.iso_ranges["count"].tolist() == iso
     assert report.binomial["compliant"].iloc[0] == sum(iso[:3])
+
+
+def test_dts_zone_counts_and_json_key():
+    # (REF, BGM): A on the diagonal; just past the B, C, D and E borders of Klonoff et al. 2024
+    ref, bgm = np.array([(100, 100), (40, 61), (40, 87), (40, 125), (40, 180), (240, 0)]).T
+    report = meter_report(_pairs(bgm, ref), None)
+    assert report.zones["dts"]["count"].tolist() == [1, 1, 1, 1, 2]
+    assert report.pairs["dts"].tolist() == list("ABCDEE")
+    data = json.loads(json.dumps(report.to_dict()))
+    assert [r["count"] for r in data["dts"]] == [1, 1, 1, 1, 2]
+    assert data["grids"]["dts"]["title"] == "DTS Error Grid"
+    assert report.titles()["parkes"] == "Parkes Error Grid, type 1: zones"

@@ -21,7 +21,8 @@ from ranking_core.metrics import (
 
 
 def brute_misranking(y: np.ndarray, f: np.ndarray) -> float:
-    """Seed 003 eq. (1) literally: over ordered pairs with y_i > y_j, count f_i ≤ f_j."""
+    """Kriukova et al. 2014, eq. (1) literally: over ordered pairs with y_i > y_j, count f_i ≤
+    f_j."""
     greater = y[:, None] > y[None, :]
     wrong = greater & (f[:, None] <= f[None, :])
     return wrong.sum() / greater.sum()
@@ -100,7 +101,7 @@ def test_ndcg_matches_sklearn_with_ties(k: int | None) -> None:
         y = rng.integers(0, 5, 30).astype(float)
         f = np.round(rng.normal(size=30), 1)
         assert ndcg(y, f, k, gain="linear") == pytest.approx(ndcg_score([y], [f], k=k))
-        # exponential gains 2^r − 1 (seed 001 eq. 13) = sklearn with transformed relevance
+        # exponential gains 2^r − 1 (Le & Smola 2007, eq. 13) = sklearn with transformed relevance
         assert ndcg(y, f, k) == pytest.approx(ndcg_score([2**y - 1], [f], k=k))
 
 

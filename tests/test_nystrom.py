@@ -1,4 +1,4 @@
-"""Nyström / subset-of-regressors ranking (seed 002 §3.5) against the exact solver."""
+"""Nyström / subset-of-regressors ranking (Pahikkala et al. 2009, §3.5) against the exact solver."""
 
 from __future__ import annotations
 
@@ -36,7 +36,8 @@ def test_all_points_as_centres_equals_the_exact_ranker(filter_name: str) -> None
 
 
 def test_coefficients_solve_the_subset_of_regressors_equations() -> None:
-    """Seed 002 eq. (41) in seed 003 scaling: (K_RX C K_XR/m + λK_RR) a = K_RX C y/m."""
+    """Pahikkala et al. 2009, eq. (41) in the scaling of Kriukova et al. 2014: (K_RX C K_XR/m +
+    λK_RR) a = K_RX C y/m."""
     X, y = _data(200)
     lam = 1e-3
     model = NystromRanker(gamma=1e4, lam=lam, n_centers=25, centers="uniform").fit(X, y)

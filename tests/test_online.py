@@ -1,4 +1,5 @@
-"""On-line / gradient MPRank (seed 000 §2.5) converges to the batch Lavrentiev solution."""
+"""On-line / gradient MPRank (Cortes et al. 2007, §2.5) converges to the batch Lavrentiev
+solution."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""PairwiseLinearRanker's three surrogates (seed 004 §4) against direct minimisation."""
+"""PairwiseLinearRanker's three surrogates (Duchi et al. 2010, §4) against direct minimisation."""
 
 from __future__ import annotations
 

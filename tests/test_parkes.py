@@ -1,8 +1,8 @@
 """Parkes error grid zones: both sides of every boundary segment, for type 1 and type 2.
 
 Each case is the midpoint of a published polyline segment (computed by hand from the vertices
-of issue 3). Half a mg/dL beyond an upper line (above) or a lower line (to the right) lies in the
-line's zone; half a mg/dL inside lies in the zone below it.
+of Parkes et al. 2000). Half a mg/dL beyond an upper line (above) or a lower line (to the right)
+lies in the line's zone; half a mg/dL inside lies in the zone below it.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""RankRLS on preference graphs (seed 002) against closed forms and the Lavrentiev ranker."""
+"""RankRLS on preference graphs (Pahikkala et al. 2009) against closed forms and the Lavrentiev
+ranker."""
 
 from __future__ import annotations
 
@@ -71,7 +72,7 @@ def test_query_groups_see_only_preferences_inside_a_query() -> None:
     shifted = y + 100.0 * groups  # scores of different queries are never compared
     other = PreferenceRanker(gamma=20.0, lam=1.0).fit(X, shifted, groups=groups)
     np.testing.assert_allclose(other.coef_, model.coef_, atol=1e-9)
-    # Laplacian of seed 002 §3: L = D − PPᵀ per query
+    # Laplacian of Pahikkala et al. 2009, §3: L = D − PPᵀ per query
     P = np.eye(3)[groups]
     expected = np.diag(P @ P.sum(axis=0)) - P @ P.T
     np.testing.assert_allclose(model._laplacian.toarray(), expected)

@@ -1,4 +1,4 @@
-"""SpectralRanker / SpectralRegressor against the closed forms of the seeds and brute force."""
+"""SpectralRanker / SpectralRegressor against the closed forms of the papers and brute force."""
 
 import itertools
 from unittest import mock
@@ -36,7 +36,7 @@ def assert_close_up_to_constant(a: np.ndarray, b: np.ndarray) -> None:
 
 
 def test_lavrentiev_equals_mprank_closed_form() -> None:
-    """Seed 000 eq. (13): h(x') = C'K'(I + K̄)⁻¹(Y − Ȳ) with C' = 1/(mλ)."""
+    """Cortes et al. 2007, eq. (13): h(x') = C'K'(I + K̄)⁻¹(Y − Ȳ) with C' = 1/(mλ)."""
     X, y = glucose_data(60)
     Xt = glucose_data(40, seed=1)[0]
     lam = 2e-3
@@ -53,7 +53,7 @@ def test_lavrentiev_equals_mprank_closed_form() -> None:
 
 
 def test_lavrentiev_equals_rankrls_dual_with_explicit_preference_graph() -> None:
-    """Seed 002 eq. (17) A = (MMᵀK + λI)⁻¹MN with every pair an edge, N = Mᵀy (eq. 23)
+    """Pahikkala et al. 2009, eq. (17) A = (MMᵀK + λI)⁻¹MN with every pair an edge, N = Mᵀy (eq. 23)
     and λ_RankRLS = m²λ."""
     X, y = glucose_data(30, seed=2)
     Xt = glucose_data(25, seed=3)[0]
@@ -71,7 +71,7 @@ def test_lavrentiev_equals_rankrls_dual_with_explicit_preference_graph() -> None
 
 
 def test_iterated_lavrentiev_k2_equals_eq13_by_direct_solve() -> None:
-    """c = (K̃ + 2λI)(K̃ + λI)⁻² Cy/m (seed 003 eq. (13))."""
+    """c = (K̃ + 2λI)(K̃ + λI)⁻² Cy/m (Kriukova et al. 2014, eq. (13))."""
     X, y = glucose_data(50, seed=4)
     m, lam = len(y), 1e-3
     K = GaussianKernel(1e4)(X, X)

@@ -39,17 +39,19 @@ def test_each_rule_names_its_file_lines_and_keeps_valid_rows():
         "80,90,inf,b\n"        # line 10 rating inf
     )
     ratings = read_rating_set(_csv(text), name="panel.csv")
-    assert list(ratings.frame.index) == [0, 7]
+    assert list(ratings.frame.index) == [2, 9]  # file lines
     assert ratings.frame["rater"].tolist() == ["a", "b"]
     messages = {p.rule: p.message for p in ratings.problems}
-    assert messages["reference is not a finite number"].endswith("line 3")
-    assert messages["estimate is not a finite number"].endswith("line 4")
-    assert messages["rating is not a finite number"].endswith("line 10")
+    assert messages["reference is not a number"].endswith("line 3")
+    assert messages["estimate is empty"].endswith("line 4")
+    assert messages["rating is not finite (NaN, NA or infinite)"].endswith("line 10")
     assert messages["rating is outside 0..4"].endswith("line 5")
-    assert messages["reference glucose is negative"].endswith("line 6")
-    assert messages["estimate glucose is above 600 mg/dL (outside the grid)"].endswith("line 7")
+    grid = "glucose is outside 0..600 mg/dL (the grid)"
+    assert messages[f"reference {grid}"].endswith("line 6")
+    assert messages[f"estimate {grid}"].endswith("line 7")
     assert any("repeats an earlier row" in m and m.endswith("line 8") for m in messages.values())
     assert "line 5" in ratings.report()
+    assert ratings.summary == "panel.csv: 9 rows read, 7 refused"
 
 
 def test_repeats_without_rater_are_kept_with_a_warning():
@@ -62,22 +64,28 @@ def test_repeats_without_rater_are_kept_with_a_warning():
 def test_mmol_per_litre_is_converted_with_the_stated_factor():
     text = "reference,estimate,rating\n5.5,6.0,0\n3.0,12.0,3\n"
     ratings = read_rating_set(_csv(text), unit="mmol/L", name="p.csv")
-    np.testing.assert_allclose(ratings.X, np.array([[5.5, 6.0], [3.0, 12.0]]) * 18.01806)
-    assert MGDL_PER_MMOLL == 18.01806
-    assert ratings.warnings == ()
+    # molar mass of glucose 180.16 g/mol: 1 mmol/L = 180.16 mg/L = 18.016 mg/dL
+    np.testing.assert_allclose(ratings.X, np.array([[5.5, 6.0], [3.0, 12.0]]) * 18.016)
+    assert MGDL_PER_MMOLL == pytest.approx(180.16 / 10)
+    assert ratings.unit == "mmol/L"
+    headed = read_rating_set(_csv("Reference (mmol/L),Estimate (mmol/L),rating\n5.5,6,0\n"),
+                             name="p.csv")
+    np.testing.assert_allclose(headed.X, [[5.5 * 18.016, 6 * 18.016]])
 
 
-def test_unit_mismatch_warns_both_ways():
-    mmol_as_mg = read_rating_set(_csv("reference,estimate,rating\n5.5,6.0,0\n3.0,12.0,3\n"),
-                                 name="p.csv")
-    assert len(mmol_as_mg.frame) == 2
-    assert "look like mmol/L" in mmol_as_mg.warnings[0]
-    with pytest.raises(RatingSetError, match="look like mg/dL"):  # all rows leave the grid
+def test_mmol_values_without_a_unit_are_refused_naming_the_option():
+    with pytest.raises(RatingSetError, match=r"look like mmol/L.*unit mmol/L"):
+        read_rating_set(_csv("reference,estimate,rating\n5.5,6.0,0\n3.0,12.0,3\n"),
+                        name="p.csv")
+    stated = read_rating_set(_csv("reference,estimate,rating\n5.5,6.0,0\n3.0,12.0,3\n"),
+                             unit="mg/dL", name="p.csv")  # stated: read as it is
+    np.testing.assert_array_equal(stated.X, [[5.5, 6.0], [3.0, 12.0]])
+    with pytest.raises(RatingSetError, match="no valid row"):  # mg/dL read as mmol/L: > grid
         read_rating_set(_csv(GOOD), unit="mmol/L", name="p.csv")
     partly = read_rating_set(_csv("reference,estimate,rating\n100,120,0\n20,25,1\n"),
                              unit="mmol/L", name="p.csv")
-    assert "look like mg/dL" in partly.warnings[0]
-    assert list(partly.frame.index) == [1]
+    assert list(partly.frame.index) == [3]
+    assert "outside 0..600 mg/dL" in partly.problems[0].message
 
 
 def test_tsv_semicolon_and_bom_are_read():
@@ -95,14 +103,19 @@ def test_xlsx_first_sheet_with_a_note_about_others(tmp_path):
         pd.DataFrame({"x": [1]}).to_excel(writer, sheet_name="notes", index=False)
     ratings = read_rating_set(path)
     np.testing.assert_array_equal(ratings.y, [0, 4])
-    assert "2 sheets" in ratings.warnings[0]
+    assert "read sheet 'ratings' of 2" in ratings.warnings[0]
+    with pytest.raises(RatingSetError, match="missing column"):
+        read_rating_set(path, sheet="notes")
+    with pytest.raises(RatingSetError, match="no sheet named 'nope'; the sheets are 'ratings'"):
+        read_rating_set(path, sheet="nope")
 
 
-def test_latin1_bytes_are_read_with_a_warning():
+def test_latin1_bytes_are_refused_naming_the_encoding():
     text = "reference,estimate,rating,rater\n100,120,1,Müller\n".encode("cp1252")
-    ratings = read_rating_set(io.BytesIO(text), name="p.csv")
-    assert ratings.frame["rater"].iloc[0] == "Müller"
-    assert "not UTF-8" in ratings.warnings[0]
+    with pytest.raises(RatingSetError, match=r"Windows-1252.*accepted: UTF-8"):
+        read_rating_set(io.BytesIO(text), name="p.csv")
+    utf16 = "reference\testimate\trating\trater\n100\t120\t1\tMüller\n".encode("utf-16")
+    assert read_rating_set(io.BytesIO(utf16), name="p.txt").frame["rater"].iloc[0] == "Müller"
 
 
 @pytest.mark.parametrize(
@@ -111,7 +124,7 @@ def test_latin1_bytes_are_read_with_a_warning():
         ("", "empty"),
         ("   \n", "empty"),
         ("reference,estimate\n100,120\n", "missing column.*rating"),
-        ("reference,estimate,rating\n", "no rows"),
+        ("reference,estimate,rating\n", "no data rows"),
         ("reference,estimate,rating\nx,y,z\n", "no valid row.*line 2"),
     ],
 )
@@ -132,4 +145,5 @@ def test_dataframe_source():
                           "rating": [0.0, np.nan]})
     ratings = read_rating_set(frame)
     assert len(ratings.frame) == 1
-    assert ratings.problems[0].rows == (1,)
+    assert ratings.problems[0].lines == (1,)  # frame rows are numbered from 0
+    assert ratings.problems[0].message == "rating is empty in row 1"

@@ -1,4 +1,5 @@
-"""SEG reconstruction protocols (seed 003 §4.3–4.4) on small settings, and their CLI commands."""
+"""SEG reconstruction protocols (Kriukova et al. 2014, §4.3–4.4) on small settings, and their CLI
+commands."""
 
 from __future__ import annotations
 
@@ -84,7 +85,8 @@ def test_laplacian_recipe_is_the_l1_kernel_on_warped_glucose(seg):
 
 
 def test_best_recipe_beats_the_papers_table3_at_400(seg):
-    # seed 003 Table 3 reports 2.9 % at m = 400; docs/RESULTS.md measures 1.69 % (20 reps)
+    # Kriukova et al. 2014, Table 3 reports 2.9 % at m = 400; docs/RESULTS.md measures 1.69 % (20
+    # reps)
     result = run_seg_table3(seg, sizes=(400,), repeats=2, recipe=RECIPES["best"], seed=0)
     assert max(result["sizes"]["400"]["misranking"]) < 0.029
 

@@ -1,12 +1,22 @@
-"""Storage round-trips on SQLite (save, list, reload, delete) and all-or-nothing saves."""
+"""Storage on SQLite and PostgreSQL: round-trips (save, list, reload, rename, delete),
+all-or-nothing saves, checks before storing, records that never name code, schema migrations."""
 
 from __future__ import annotations
 
+import importlib
 import io
+import json
+import sqlite3
+import subprocess
+import sys
 
 import numpy as np
 import pandas as pd
 import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from sqlalchemy import event, text
+from sqlalchemy.exc import OperationalError
 from synthetic_seg import synthetic_risk, write_synthetic_seg
 
 from ranking_core import GaussianKernel, IteratedLavrentiev, Showalter, SpectralRanker
@@ -14,11 +24,13 @@ from ranking_core.grids.seg import SEGTableError
 from ranking_core.selection import holdout_lambda, paper_lambda_grid
 from ranking_core.storage import (
     DATABASE_URL_ENV,
+    METADATA,
     RecordNotFound,
     StorageError,
     Store,
     array_from_bytes,
     array_to_bytes,
+    check_grid,
     default_database_url,
     frame_from_bytes,
     frame_to_bytes,
@@ -26,8 +38,8 @@ from ranking_core.storage import (
 
 
 @pytest.fixture
-def store(tmp_path):
-    s = Store(f"sqlite:///{tmp_path / 'db' / 'riskgrid.sqlite3'}")
+def store(database_url):
+    s = Store(database_url)
     yield s
     s.dispose()
 
@@ -116,34 +128,29 @@ def test_duplicate_name_is_refused_and_changes_nothing(store):
         store.save_rating_set("   ", original)
 
 
-def test_failure_mid_transaction_leaves_no_half_record(store, monkeypatch):
+def test_failure_mid_transaction_leaves_no_half_record(store):
     model = SpectralRanker(gamma=1e4).fit(*_xy(40))
     X, y = _xy(40)
     store.save_learned_grid("kept", model, X, y, {"misranking": 0.1})
-    import ranking_core.storage as storage
+    blob_inserts = {"n": 0}
 
-    calls = {"n": 0}
-    real = storage.array_to_bytes
+    def fail_on_blobs(conn, cursor, statement, parameters, context, executemany):
+        if statement.lstrip().upper().startswith("INSERT INTO BLOBS"):
+            blob_inserts["n"] += 1  # the record row is already written in this transaction
+            raise OperationalError(statement, parameters, Exception("disk full"))
 
-    def failing(values):
-        calls["n"] += 1
-        if calls["n"] == 3:  # record and two blobs already flushed
-            raise RuntimeError("disk full")
-        return real(values)
-
-    monkeypatch.setattr(storage, "array_to_bytes", failing)
-    with pytest.raises(RuntimeError, match="disk full"):
-        store.save_learned_grid("broken", model, X, y)
-    assert calls["n"] == 3
-    # a failing replace does not delete the record it would have replaced
-    calls["n"] = 0
-    with pytest.raises(RuntimeError, match="disk full"):
-        store.save_learned_grid("kept", model, X, y, replace=True)
-    monkeypatch.undo()
+    event.listen(store.engine, "before_cursor_execute", fail_on_blobs)
+    try:
+        with pytest.raises(StorageError, match="disk full"):
+            store.save_learned_grid("broken", model, X, y)
+        # a failing replace does not delete the record it would have replaced
+        with pytest.raises(StorageError, match="disk full"):
+            store.save_learned_grid("kept", model, X, y, replace=True)
+    finally:
+        event.remove(store.engine, "before_cursor_execute", fail_on_blobs)
+    assert blob_inserts["n"] == 2
     assert [r.name for r in store.list_records("learned_grid")] == ["kept"]
     with store.engine.connect() as conn:
-        from sqlalchemy import text
-
         assert conn.execute(text("select count(*) from records")).scalar() == 1
         assert conn.execute(text("select count(*) from blobs")).scalar() == 5
     np.testing.assert_array_equal(store.load_learned_grid("kept").coef, model.coef_)
@@ -163,8 +170,7 @@ def test_learned_grid_round_trip_reproduces_the_model(store):
     store.save_learned_grid("grid 1", choice.model, X, y, metrics)
     info = store.list_records("learned_grid")[0]
     assert info.meta["m"] == 120 and info.meta["m_fit"] == 60
-    assert info.meta["params"]["filter"] == {"class": "ranking_core.filters:IteratedLavrentiev",
-                                             "fields": {"k": 3}}
+    assert info.meta["params"]["filter"] == {"class": "IteratedLavrentiev", "fields": {"k": 3}}
     stored = store.load_learned_grid("grid 1")
     assert not stored.signed
     assert stored.lam == choice.lam and stored.intercept == choice.model.intercept_
@@ -188,12 +194,6 @@ def test_kernel_objects_are_stored_as_their_fields_and_only_ranking_core_is_rebu
     again = store.load_learned_grid("anisotropic").model()
     assert again.kernel_ == GaussianKernel((8e3, 2e4)) and again.filter_ == Showalter()
     np.testing.assert_allclose(again.predict(X), model.predict(X), atol=1e-9)
-    from ranking_core.storage import _component_from_json
-
-    with pytest.raises(StorageError, match="not part of ranking_core"):
-        _component_from_json({"class": "os:system", "fields": {}})
-    with pytest.raises(StorageError, match="not a ranking_core dataclass"):
-        _component_from_json({"class": "ranking_core.storage:Store", "fields": {}})
 
 
 def test_learned_grid_detects_a_changed_record(store):
@@ -227,3 +227,212 @@ def test_invalid_seg_upload_is_refused_and_changes_nothing(store, seg_csv):
     assert [r.name for r in store.list_records("seg_table")] == ["good"]
     with pytest.raises(StorageError, match="either path or content"):
         store.save_seg_table("neither")
+
+
+# -- checks before anything is stored -----------------------------------------------------------
+@pytest.mark.parametrize("name", ["a\x00b", "line\nbreak", "tab\there", "bell\x07",
+                                  "right-to-left \u202e override", "zero\u200bwidth", "x" * 201])
+def test_names_must_be_printable_text_and_are_refused_with_a_message(store, name):
+    frame = _ratings(10)
+    with pytest.raises(StorageError, match=r"printable text|1\.\.200 characters"):
+        store.save_rating_set(name, frame)
+    with pytest.raises(StorageError, match=r"printable text|1\.\.200 characters"):
+        store.load_rating_set(name)
+    store.save_rating_set("fine", frame)
+    with pytest.raises(StorageError, match=r"printable text|1\.\.200 characters"):
+        store.rename("rating_set", "fine", name)
+    assert [r.name for r in store.list_records("rating_set")] == ["fine"]
+
+
+def test_unicode_names_with_quotes_and_markup_are_kept_verbatim(store):
+    name = "Glukose-Panel «ü» 'x'; DROP TABLE records; -- ![i](http://e.invalid/x.png) <b>"
+    store.save_rating_set(name, _ratings(10))
+    assert store.list_records("rating_set")[0].name == name
+    assert len(store.load_rating_set(name).frame) == 10
+
+
+def test_ratings_are_checked_before_they_are_stored(store):
+    bad = _ratings(10)
+    bad.loc[3, "rating"] = 7.0
+    bad.loc[5, "reference"] = np.inf
+    with pytest.raises(StorageError, match=r"rating is outside 0..4.*1 rows"):
+        store.save_rating_set("bad", bad)
+    with pytest.raises(StorageError, match="missing column"):
+        store.save_rating_set("bad", bad.drop(columns="rating"))
+    with pytest.raises(StorageError, match="BGM is not a number"):
+        store.save_meter_data("m", pd.DataFrame({"BGM": ["x", "100"], "REF": [90, 95]}))
+    assert store.list_records("rating_set") == [] and store.list_records("meter_data") == []
+
+
+def test_a_grid_far_off_the_risk_scale_is_refused(store):
+    X, y = _xy(50, 1)
+    y = np.round(y)
+    wild = SpectralRanker(gamma=2e4, lam=1e-12).fit(X, y)  # interpolates the noise: |f| ≫ 4
+    with pytest.raises(StorageError, match="far off the risk scale"):
+        store.save_learned_grid("wild", wild, X, y)
+    assert store.list_records("learned_grid") == []
+    with pytest.raises(StorageError, match=r"ratings must lie in 0\.\.4"):
+        store.save_learned_grid("g", SpectralRanker(lam=0.1).fit(X, y + 5), X, y + 5)
+
+
+def test_check_grid_rules():
+    check_grid(np.full((601, 601), 2.0))
+    check_grid(np.full((601, 601), -4.5), signed=True)  # signed: −4..4 and the margin
+    with pytest.raises(StorageError, match="601 × 601"):
+        check_grid(np.zeros((600, 601)))
+    grid = np.zeros((601, 601))
+    grid[7, 9] = np.nan
+    with pytest.raises(StorageError, match="1 grid values are not finite"):
+        check_grid(grid)
+    with pytest.raises(StorageError, match=r"far off the risk scale 0\.\.4"):
+        check_grid(np.full((601, 601), -1.5))
+    with pytest.raises(StorageError, match="far off"):
+        check_grid(np.full((601, 601), 1e284))
+
+
+# -- records never name code --------------------------------------------------------------------
+TAMPERED_CLASSES = ["ranking_core.cli.__main__:app", "os:system", "ranking_core.storage:Store",
+                    "ranking_core.cli.__main__:SpectralRanker", "builtins:eval", "Store",
+                    "subprocess.Popen"]
+
+
+def _tamper(store, name: str, where: str, value) -> None:
+    """Rewrite one entry of a stored learned grid's metadata behind the store's back."""
+    with store.engine.begin() as conn:
+        meta = conn.execute(text("select meta from records where name = :n"), {"n": name}).scalar()
+        meta = json.loads(meta) if isinstance(meta, str) else meta
+        if where == "estimator":
+            meta["estimator"] = value
+        else:
+            meta["params"][where] = {"class": value, "fields": {}}
+        conn.execute(text("update records set meta = :m where name = :n"),
+                     {"m": json.dumps(meta), "n": name})
+
+
+@pytest.mark.parametrize("where", ["filter", "kernel", "estimator"])
+def test_a_tampered_record_cannot_make_the_loader_import_anything(store, where, monkeypatch):
+    X, y = _xy(30, 2)
+    store.save_learned_grid("g", SpectralRanker(gamma=1e4, lam=0.05).fit(X, y), X, y)
+    store.load_learned_grid("g").model()  # anything a genuine load needs is imported now
+    imported = []
+    monkeypatch.setattr(importlib, "import_module", lambda *a, **k: imported.append(a))
+    for value in TAMPERED_CLASSES:
+        _tamper(store, "g", where, value)
+        modules = set(sys.modules)
+        with pytest.raises(StorageError, match=r"not allowed|not one of riskgrid's own"):
+            store.load_learned_grid("g").model()
+        assert imported == [] and set(sys.modules) == modules, value
+
+
+def test_a_tampered_record_leaves_no_module_loaded_in_a_fresh_interpreter(tmp_path):
+    """End to end in a new process: load a record naming ``ranking_core.cli.__main__`` (the module
+    an earlier version imported and ran) and check the module was never imported."""
+    url = f"sqlite:///{tmp_path / 'db.sqlite3'}"
+    store = Store(url)
+    X, y = _xy(30, 3)
+    store.save_learned_grid("g", SpectralRanker(gamma=1e4, lam=0.05).fit(X, y), X, y)
+    _tamper(store, "g", "filter", "ranking_core.cli.__main__:main")
+    store.dispose()
+    script = (
+        "import sys\n"
+        "from ranking_core.storage import Store, StorageError\n"
+        f"store = Store({url!r})\n"
+        "try:\n"
+        "    store.load_learned_grid('g').model()\n"
+        "except StorageError as exc:\n"
+        "    print('refused:', exc)\n"
+        "print(sorted(m for m in sys.modules if m.startswith('ranking_core.cli')))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            timeout=120, check=True)
+    assert "refused: stored class 'ranking_core.cli.__main__:main' is not allowed" in result.stdout
+    assert result.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_records_of_earlier_versions_name_classes_by_path_and_still_load(store):
+    X, y = _xy(40, 4)
+    model = SpectralRanker(gamma=2e4, filter=IteratedLavrentiev(k=3), lam=0.02).fit(X, y)
+    store.save_learned_grid("old", model, X, y)
+    _tamper(store, "old", "filter", "ranking_core.filters:IteratedLavrentiev")
+    with store.engine.begin() as conn:  # fields back: k = 3
+        meta = json.loads(conn.execute(text("select meta from records")).scalar()) \
+            if store.dialect == "sqlite" else conn.execute(text("select meta from records")) \
+            .scalar()
+        meta["params"]["filter"]["fields"] = {"k": 3}
+        del meta["estimator"]
+        conn.execute(text("update records set meta = :m"), {"m": json.dumps(meta)})
+    again = store.load_learned_grid("old").model()
+    assert again.filter_ == IteratedLavrentiev(k=3)
+    np.testing.assert_allclose(again.predict(X), model.predict(X), atol=1e-9)
+
+
+# -- rename, delete, who saved it ---------------------------------------------------------------
+def test_rename_keeps_the_content_and_refuses_a_taken_name(store):
+    first, second = _ratings(20, 7), _ratings(25, 8)
+    store.save_rating_set("one", first, saved_by="ada@example.org")
+    store.save_rating_set("two", second)
+    with pytest.raises(StorageError, match="named 'two' already exists"):
+        store.rename("rating_set", "one", "two")
+    with pytest.raises(RecordNotFound):
+        store.rename("rating_set", "none", "three")
+    info = store.rename("rating_set", "one", "  three ")
+    assert info.name == "three" and info.saved_by == "ada@example.org"
+    assert_frame_equal_loose(store.load_rating_set("three").frame, first)
+    assert_frame_equal_loose(store.load_rating_set("two").frame, second)
+    assert sorted(r.name for r in store.list_records("rating_set")) == ["three", "two"]
+    assert {r.name: r.saved_by for r in store.list_records("rating_set")} == {
+        "three": "ada@example.org", "two": None}
+
+
+def test_database_failures_are_storage_errors_with_a_message(tmp_path):
+    with pytest.raises(StorageError, match="failed in the database: connection failed"):
+        Store("postgresql+psycopg://nobody@127.0.0.1:1/none")
+    folder = tmp_path / "ro"
+    store = Store(f"sqlite:///{folder / 'db.sqlite3'}")
+    with store.engine.begin() as conn:
+        conn.execute(text("drop table blobs"))
+    with pytest.raises(StorageError, match="failed in the database: no such table: blobs"):
+        store.save_rating_set("x", _ratings(5))
+    with pytest.raises(StorageError, match="failed in the database"):
+        store.load_rating_set("x")
+
+
+# -- schema migrations --------------------------------------------------------------------------
+FIRST_RELEASE_SCHEMA = [
+    "CREATE TABLE records (id INTEGER NOT NULL PRIMARY KEY, kind VARCHAR(32) NOT NULL, "
+    "name VARCHAR(200) NOT NULL, created_at DATETIME NOT NULL, meta JSON NOT NULL, "
+    "CONSTRAINT uq_records_kind_name UNIQUE (kind, name))",
+    "CREATE TABLE blobs (id INTEGER NOT NULL PRIMARY KEY, record_id INTEGER NOT NULL, "
+    "key VARCHAR(64) NOT NULL, content BLOB NOT NULL, "
+    "CONSTRAINT uq_blobs_record_key UNIQUE (record_id, key), "
+    "FOREIGN KEY(record_id) REFERENCES records (id) ON DELETE CASCADE)",
+]
+
+
+def test_a_database_from_before_migrations_is_upgraded_and_keeps_its_records(tmp_path):
+    path = tmp_path / "old.sqlite3"
+    frame = _ratings(12, 9)
+    with sqlite3.connect(path) as conn:
+        for statement in FIRST_RELEASE_SCHEMA:
+            conn.execute(statement)
+        conn.execute("insert into records values (1, 'rating_set', 'kept', "
+                     "'2025-01-02 03:04:05', ?)", (json.dumps({"rows": 12}),))
+        conn.execute("insert into blobs values (1, 1, 'frame', ?)", (frame_to_bytes(frame),))
+    store = Store(f"sqlite:///{path}")
+    (info,) = store.list_records("rating_set")
+    assert info.name == "kept" and info.saved_by is None and info.meta == {"rows": 12}
+    assert_frame_equal_loose(store.load_rating_set("kept").frame, frame)
+    store.save_rating_set("new", frame, saved_by="bo")
+    assert store.list_records("rating_set")[0].saved_by == "bo"
+    with store.engine.connect() as conn:
+        assert conn.execute(text("select version_num from alembic_version")).scalar() == \
+            "saved_by"
+
+
+def test_the_migrations_build_exactly_the_schema_the_code_uses(store):
+    """Alembic's own comparison of the migrated database with the table definitions in
+    ranking_core.storage finds no difference (a column added without a migration fails here)."""
+    with store.engine.connect() as conn:
+        context = MigrationContext.configure(conn, opts={"compare_type": True})
+        assert compare_metadata(context, METADATA) == []
+        assert context.get_current_revision() == "saved_by"

@@ -1,4 +1,4 @@
-"""SVRank (seed 000 §2.4) against brute-force minimisation of its primal objective."""
+"""SVRank (Cortes et al. 2007, §2.4) against brute-force minimisation of its primal objective."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from ranking_core import SpectralRanker, SVRank
 
 
 def _primal(w: np.ndarray, X: np.ndarray, y: np.ndarray, lam: float, eps: float) -> float:
-    """Seed 000 eq. (9), n = 1, λ = 1/C, with a linear f(x) = x·w (all ordered pairs)."""
+    """Cortes et al. 2007, eq. (9), n = 1, λ = 1/C, with a linear f(x) = x·w (all ordered pairs)."""
     f = X @ w
     gap = np.abs((f[None, :] - f[:, None]) - (y[None, :] - y[:, None]))
     return lam * w @ w + np.maximum(gap - eps, 0.0).sum() / len(y) ** 2

@@ -3,8 +3,6 @@ ratings; one reviewer's learned ranking against their ratings, and a small per-u
 
 from __future__ import annotations
 
-import os
-import tempfile
 import warnings
 from pathlib import Path
 
@@ -12,23 +10,24 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from dashboard.common import init_state, shared_result
+from dashboard.common import data_dir, init_state, plain, public_mode, shared_result
 from ranking_core.cf import FORMATS, RatingMatrix, read_ratings, synthetic_ratings
 from ranking_core.cf.parallel import SYNCHRONOUS, run_per_user
-from ranking_core.cf.per_user import LEARNERS, METRICS, PerUserConfig
-from ranking_core.cf.published import SEED003_TABLE2
-from ranking_core.experiments.cf_user import SPECTRAL_FILTERS, user_ranking
+from ranking_core.cf.per_user import JESTER_SHIFT, LEARNERS, METRICS, PerUserConfig
+from ranking_core.cf.published import KRIUKOVA_2014_TABLE2
+from ranking_core.experiments.cf_user import user_ranking
+from ranking_core.filters import FILTERS
 
 GROUPS = {"20-40": (20, 40), "40-60": (40, 60), "60-80": (60, 80)}
-JESTER_SHIFT = 10.0  # seed 003 shifts Jester's −10..10 ratings by +10
 
 st.title("Collaborative filtering")
 st.caption("The same spectral ranking learners on movie and joke ratings, as in the papers' "
-           "per-user experiment (seed 003 §4.2, seed 000 §4.1): a reviewer's items are described "
+           "per-user experiment (Kriukova et al. 2014, §4.2, Cortes et al. 2007, §4.1): a "
+           "reviewer's items are described "
            "by how 300 reference reviewers rated them.")
 init_state(cf_source="Synthetic (built-in)", cf_users=300, cf_items=400, cf_seed=0,
-           cf_format=FORMATS[0], cf_path=os.environ.get("MOVIELENS_100K", ""),
-           cf_group="40-60", cf_filter=SPECTRAL_FILTERS[0], cf_user_index=0,
+           cf_format=FORMATS[0], cf_group="40-60", cf_filter="iterated-lavrentiev",
+           cf_user_index=0,
            cf_test_users=10, cf_repeats=2, cf_learners=["iterated-lavrentiev", "lavrentiev"])
 
 
@@ -37,11 +36,12 @@ def synthetic(n_users: int, n_items: int, seed: int) -> RatingMatrix:
     return synthetic_ratings(n_users=n_users, n_items=n_items, seed=seed)
 
 
-def read_valid_lines(path: str, format: str) -> tuple[RatingMatrix, list[str]]:
-    """The valid lines of a ratings file, and the reader's report of the skipped ones."""
+def read_valid_lines(source: str | bytes, format: str, name: str | None = None
+                     ) -> tuple[RatingMatrix, list[str]]:
+    """The valid lines of a ratings file or upload, and the reader's report of the skipped ones."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        data = read_ratings(path, format, errors="skip")
+        data = read_ratings(source, format, errors="skip", name=name)
     return data, [str(w.message) for w in caught]
 
 
@@ -53,14 +53,13 @@ def from_path(path: str, format: str, mtime: float) -> tuple[RatingMatrix, list[
 
 @st.cache_data(show_spinner="Reading the upload…", max_entries=2)
 def from_upload(content: bytes, name: str, format: str) -> tuple[RatingMatrix, list[str]]:
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / Path(name).name
-        path.write_bytes(content)
-        return read_valid_lines(str(path), format)
+    return read_valid_lines(content, format, name=Path(name).name)
 
 
-source = st.radio("Ratings", ("Synthetic (built-in)", "File path", "Upload"), horizontal=True,
-                  key="cf_source")
+folder = data_dir()
+sources = ("Synthetic (built-in)",) if public_mode() else (
+    "Synthetic (built-in)", *(("Data folder",) if folder else ()), "Upload")
+source = st.radio("Ratings", sources, horizontal=True, key="cf_source")
 data: RatingMatrix | None = None
 notes: list[str] = []
 try:
@@ -74,24 +73,22 @@ try:
         fmt = st.selectbox("format", FORMATS, key="cf_format",
                            help="ml-100k: u.data; ml-1m: ratings.dat; jester: jester-data-N "
                                 "(CSV/XLS); jester-long: user_id,joke_id,rating")
-        if source == "File path":
-            path = st.text_input("file or folder", key="cf_path",
-                                 help="defaults to $MOVIELENS_100K when it is set")
-            if not path:
-                st.info("Give the path of a ratings file (for MovieLens 100K, its folder or "
-                        "u.data); the project ships no third-party data.")
-            elif not Path(path).exists():
-                st.error(f"{path} does not exist")
-            else:
-                data, notes = from_path(path, fmt, Path(path).stat().st_mtime)
+        if source == "Data folder":  # a data set the operator put there, never a typed path
+            entries = sorted(p.name for p in folder.iterdir() if not p.name.startswith("."))
+            chosen = st.selectbox("data set", entries, key="cf_data_set",
+                                  help="files and folders in the server's data folder "
+                                       "(riskgrid dashboard --data-dir)")
+            path = (folder / chosen).resolve() if chosen else None
+            if path is not None and path.is_relative_to(folder) and path.exists():
+                data, notes = from_path(str(path), fmt, path.stat().st_mtime)
         else:
             upload = st.file_uploader("ratings file", key="cf_upload")
             if upload is not None:
                 data, notes = from_upload(upload.getvalue(), upload.name, fmt)
 except ValueError as exc:
-    st.error(f"Not usable: {exc}")
+    st.error(f"Not usable: {plain(exc)}")
 for note in notes:
-    st.warning(note)
+    st.warning(plain(note))
 if data is None:
     st.stop()
 
@@ -101,15 +98,15 @@ c = st.columns(3)
 c[0].metric("users", f"{data.n_users:,}")
 c[1].metric("items", f"{data.n_items:,}")
 c[2].metric("ratings", f"{data.n_ratings:,}")
-st.caption(f"{data.source}; ratings {data.scale[0]:g}..{data.scale[1]:g}"
-           + (f", shifted by +{JESTER_SHIFT:g} as in seed 003" if jester else ""))
+st.caption(f"{plain(data.source)}; ratings {data.scale[0]:g}..{data.scale[1]:g}"
+           + (f", shifted by +{JESTER_SHIFT:g} as in Kriukova et al. 2014" if jester else ""))
 
 # -- one reviewer ---------------------------------------------------------------------------------
 st.header("One reviewer's learned ranking")
 c = st.columns(3)
 group = c[0].selectbox("reference reviewers: users who rated", list(GROUPS), key="cf_group",
                        format_func=lambda g: f"{g} items")
-chosen_filter = c[1].selectbox("learner", SPECTRAL_FILTERS, key="cf_filter")
+chosen_filter = c[1].selectbox("learner", sorted(FILTERS), key="cf_filter")
 config = PerUserConfig(group=GROUPS[group], **config_base)
 candidates = data.users_in(*config.test_range)
 if candidates.size == 0:
@@ -121,7 +118,7 @@ index = int(c[2].number_input(f"test reviewer (0..{candidates.size - 1} of the u
 try:
     result = user_ranking(data, int(candidates[index]), config, filter=chosen_filter)
 except ValueError as exc:
-    st.error(str(exc))
+    st.error(plain(exc))
 else:
     c = st.columns(4)
     c[0].metric("user id", str(result.user))
@@ -140,7 +137,8 @@ else:
 
 # -- small per-user experiment ------------------------------------------------------------------
 st.header("Per-user experiment (small)")
-st.caption("The protocol of seed 003 §4.2 on a few test reviewers (the papers use 300 reviewers "
+st.caption("The protocol of Kriukova et al. 2014, §4.2 on a few test reviewers (the papers use "
+           "300 reviewers "
            "and 10 repetitions: `riskgrid cf per-user`). Runs in this process.")
 c = st.columns(3)
 test_users = c[0].number_input("test reviewers", 2, 100, key="cf_test_users")
@@ -156,12 +154,12 @@ if st.button("Run the experiment", key="cf_run", disabled=not learners):
             data, experiment, scheduler=SYNCHRONOUS,
             progress=lambda d, t: bar.progress(d / t, text=f"test reviewers: {d}/{t}")))
     except ValueError as exc:
-        st.error(str(exc))
+        st.error(plain(exc))
     bar.empty()
 summary = st.session_state.get("cf_results")
 if summary:
     dataset = "jester" if jester else "movielens"
-    published = SEED003_TABLE2.get((dataset, group), {})
+    published = KRIUKOVA_2014_TABLE2.get((dataset, group), {})
     rows = []
     for name, values in summary["learners"].items():
         row = {"learner": name}
@@ -170,7 +168,8 @@ if summary:
             mean, sd = scale * values[metric]["mean"], scale * values[metric]["sd"]
             row[metric] = f"{mean:.2f} ± {sd:.2f}"
         paper = published.get(name)
-        row["seed 003 Table 2 misranking"] = ("—" if paper is None or "synthetic" in data.source
+        synthetic = "synthetic" in data.source
+        row["Kriukova et al. 2014, Table 2 misranking"] = ("—" if paper is None or synthetic
                                              else f"{100 * paper[0]:.2f} ± {100 * paper[1]:.2f}")
         rows.append(row)
     st.dataframe(pd.DataFrame(rows), hide_index=True, key="cf_results_table")

@@ -4,6 +4,8 @@ of the source papers side by side (``ranking_core.experiments.learners.compare_l
 
 from __future__ import annotations
 
+import html
+
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -64,28 +66,30 @@ c = st.columns(2)
 name_a = c[0].selectbox("reference grid", names, key="compare_a")
 name_b = c[1].selectbox("other grid", names, key="compare_b")
 grid_a, grid_b = grid_by_name(name_a), grid_by_name(name_b)
+title_a, title_b = html.escape(name_a), html.escape(name_b)  # Plotly titles read HTML
 comparison = compare_grids(grid_a, grid_b)
 
 c = st.columns(4)
 c[0].metric("misranking", f"{100 * comparison.misranking:.2f} %",
             help=f"pairwise misranking of the other grid against the reference on "
-                 f"{comparison.n_points:,} random lattice points (seed 003 eq. 1)")
+                 f"{comparison.n_points:,} random lattice points (Kriukova et al. 2014, eq. 1)")
 c[1].metric("risk category agreement", f"{100 * comparison.category_agreement:.1f} %")
 c[2].metric("mean |Δ|", f"{comparison.mean_abs_difference:.3f}")
 c[3].metric("max |Δ|", f"{comparison.max_abs_difference:.3f}")
 
 c = st.columns(3)
-c[0].plotly_chart(figures.risk_heatmap(grid_a, GLUCOSE_AXIS, name_a), key="compare_fig_a")
-c[1].plotly_chart(figures.risk_heatmap(grid_b, GLUCOSE_AXIS, name_b, contours=grid_a),
+c[0].plotly_chart(figures.risk_heatmap(grid_a, GLUCOSE_AXIS, title_a), key="compare_fig_a")
+c[1].plotly_chart(figures.risk_heatmap(grid_b, GLUCOSE_AXIS, title_b, contours=grid_a),
                   key="compare_fig_b")
 c[2].plotly_chart(figures.difference_heatmap(grid_b - grid_a, GLUCOSE_AXIS, "other − reference"),
                   key="compare_fig_difference")
 c = st.columns(2)
 c[0].plotly_chart(figures.shares_bar(DIFFERENCE_BINS, comparison.difference_shares,
-                                     "|other − reference| (seed 003 Table 3 bins)", "|Δ risk|"),
+                                     "|other − reference| (Kriukova et al. 2014, Table 3 bins)",
+                                     "|Δ risk|"),
                   key="compare_fig_shares")
 c[1].plotly_chart(figures.confusion_heatmap(comparison.category_confusion, RISK_CATEGORIES,
-                                            "risk categories", name_a, name_b),
+                                            "risk categories", title_a, title_b),
                   key="compare_fig_confusion")
 st.dataframe(pd.DataFrame({"|Δ| bin": DIFFERENCE_BINS,
                            "% of lattice points": 100 * comparison.difference_shares}),
@@ -95,8 +99,9 @@ st.dataframe(pd.DataFrame({"|Δ| bin": DIFFERENCE_BINS,
 st.header("Learning curves")
 curve_reference = "SEG" if seg.available else BUILT_IN
 st.caption(f"Ratings drawn uniformly on [0, 600]² with their {curve_reference} risk; half fit, "
-           "half choose λ (seed 003 §4.3); misranking measured on new points. The a-priori rule "
-           "λ(m) = α·m^(−β/2) is fitted on subsets of m = 20..50 (seed 003 §4.4).")
+           "half choose λ (Kriukova et al. 2014, §4.3); misranking measured on new points. "
+           "The a-priori rule "
+           "λ(m) = α·m^(−β/2) is fitted on subsets of m = 20..50 (Kriukova et al. 2014, §4.4).")
 init_state(curve_filters=["lavrentiev", "iterated-lavrentiev"], curve_sizes=[50, 100, 200],
            curve_repeats=3)
 c = st.columns(3)
@@ -163,7 +168,8 @@ if results:
 st.header("Learners of the source papers")
 st.caption(f"Every learner of the shared registry on the same draws of m ratings with their "
            f"{curve_reference} risk: half fit, half choose the learner's parameter by misranking "
-           "(seed 003 §4.3); misranking measured on 1,000 new points. Learners with a memory "
+           "(Kriukova et al. 2014, §4.3); misranking measured on 1,000 new points. "
+           "Learners with a memory "
            "limit use at most their largest m. The CLI runs the same: "
            "`riskgrid learners compare`.")
 init_state(learners_chosen=LEARNER_DEFAULTS, learners_m=100, learners_reps=1)

@@ -13,7 +13,16 @@ from numpy.typing import NDArray
 from sklearn.base import clone
 
 from dashboard import figures
-from dashboard.common import get_store, init_state, seg_status, shared_result, show_problems
+from dashboard.common import (
+    current_user,
+    get_store,
+    init_state,
+    plain,
+    public_mode,
+    seg_status,
+    shared_result,
+    show_problems,
+)
 from ranking_core import IteratedLavrentiev, SpectralRanker
 from ranking_core.experiments.seg import BEST_RECIPE, SEGRecipe, with_diagonal_anchors
 from ranking_core.filters import FILTERS
@@ -36,7 +45,7 @@ RULES = ("hold-out", "k-fold", "a-priori λ(m)", "manual")
 LOG_SCALE = GlucoseTransform("log", offset=50.0)
 SCALES = {"log": f"log scale (g₀ = {LOG_SCALE.offset:g} mg/dL)", "linear": "mg/dL"}
 KERNELS = {"gaussian": "Gaussian exp(−‖Δ‖²/γ)", "laplacian": "Laplacian exp(−‖Δ‖₁/γ)"}
-# defaults: the project's best SEG recipe (issue 3), γ = its first candidate, λ on its grid
+# defaults: the project's best SEG recipe (docs/RESULTS.md), γ = its first candidate, λ on its grid
 _BEST_FILTER = BEST_RECIPE.filter
 DEFAULTS = {
     "learn_filter": _BEST_FILTER if isinstance(_BEST_FILTER, str) else _BEST_FILTER.name,
@@ -51,8 +60,9 @@ DEFAULTS = {
 # γ in squared units of the (possibly warped) glucose scale for the Gaussian (the paper: 10⁴
 # (mg/dL)²), in plain units for the Laplacian (the best recipe: 10³)
 GAMMAS = tuple(sorted({1e3, 2e3, 4e3, 8e3, 1e4, 1.6e4, 2e4, 4e4, 8e4, DEFAULTS["learn_gamma"]}))
-LAMS = BEST_RECIPE.lams()  # the recipe's geometric grid λ_j = λ₀·q^j (seed 003 §4.1 form)
-APRIORI_DRAWS = 5  # random subsets per size m = 20, 30, 40, 50 for λ₊ (seed 003 §4.4)
+# the recipe's geometric grid λ_j = λ₀·q^j (the form of Kriukova et al. 2014, §4.1)
+LAMS = BEST_RECIPE.lams()
+APRIORI_DRAWS = 5  # random subsets per size m = 20, 30, 40, 50 for λ₊ (Kriukova et al. 2014, §4.4)
 
 st.title("Learn a risk grid")
 seg = seg_status()
@@ -85,8 +95,8 @@ def saved(url: str, name: str, record_id: int) -> RatingSet:
 reference_name = "SEG" if seg.available else "built-in surface (smoothed Parkes type-1 zones)"
 reference = seg.table.absolute if seg.available else parkes_surface()
 
-source = st.radio("Rating set", ("Simulated panel", "Upload", "Saved"), horizontal=True,
-                  key="learn_source")
+source = st.radio("Rating set", ("Simulated panel",) if public_mode() else (
+    "Simulated panel", "Upload", "Saved"), horizontal=True, key="learn_source")
 ratings: RatingSet | None = None
 data_key = ""
 if source == "Simulated panel":
@@ -116,7 +126,7 @@ elif source == "Upload":
         try:
             ratings = uploaded(upload.getvalue(), upload.name, unit)
         except RatingSetError as exc:
-            st.error(f"Not usable: {exc}")
+            st.error(f"Not usable: {plain(exc)}")
         else:
             show_problems([p.message for p in ratings.problems], ratings.warnings,
                           kept=len(ratings.frame))
@@ -127,11 +137,12 @@ elif source == "Upload":
                     try:
                         store.save_rating_set(name, ratings.frame, {
                             "unit": unit, "source": upload.name,
-                            "problems": [p.message for p in ratings.problems]})
+                            "problems": [p.message for p in ratings.problems]},
+                            saved_by=current_user())
                     except StorageError as exc:
-                        st.error(f"Not saved: {exc}")
+                        st.error(f"Not saved: {plain(exc)}")
                     else:
-                        st.success(f"Saved rating set “{name}”.")
+                        st.success(f"Saved rating set “{plain(name)}”.")
 else:
     stored = store.list_records("rating_set")
     if not stored:
@@ -144,7 +155,7 @@ else:
 
 if ratings is None:
     st.stop()
-st.caption(f"{len(ratings.frame)} ratings from {ratings.name}")
+st.caption(f"{len(ratings.frame)} ratings from {plain(ratings.name)}")
 
 # -- learner --------------------------------------------------------------------------------------
 c = st.columns(8)
@@ -220,7 +231,7 @@ try:
         lambda done, total: bar.progress(done / total, text=f"λ₊ on subsets: {done}/{total}")))
 except ValueError as exc:
     bar.empty()
-    st.error(f"Cannot learn from this rating set: {exc}")
+    st.error(f"Cannot learn from this rating set: {plain(exc)}")
     st.stop()
 bar.empty()
 
@@ -238,7 +249,8 @@ comparison = compare_grids(reference, grid)
 c = st.columns(5)
 c[0].metric("λ", f"{lam:.3g}", help=f"rule ({rule}) chose {result.lam:.3g}")
 c[1].metric("misranking vs reference", f"{100 * comparison.misranking:.2f} %",
-            help=f"pairwise misranking (seed 003 eq. 1) on {comparison.n_points:,} random "
+            help=f"pairwise misranking (Kriukova et al. 2014, eq. 1) on "
+                 f"{comparison.n_points:,} random "
                  f"lattice points against the {reference_name}")
 c[2].metric("|Δ| ≤ 0.5", f"{100 * comparison.difference_shares[0]:.1f} %")
 c[3].metric("risk category agreement", f"{100 * comparison.category_agreement:.1f} %")
@@ -269,7 +281,7 @@ else:
     c[0].info("Manual λ: the ranker is fitted on all ratings and no validation curve is drawn; "
               "the misranking against the reference above follows the slider.")
 c[1].plotly_chart(figures.shares_bar(DIFFERENCE_BINS, comparison.difference_shares,
-                                     "|learned − reference| (seed 003 Table 3 bins)",
+                                     "|learned − reference| (Kriukova et al. 2014, Table 3 bins)",
                                      "|Δ risk|"), key="learn_fig_shares")
 with st.expander("Risk-category confusion (rows: reference, columns: learned)"):
     st.dataframe(pd.DataFrame(comparison.category_confusion, index=list(RISK_CATEGORIES),
@@ -283,8 +295,10 @@ with st.form("save_grid"):
                    "diagonal_anchors": anchors,
                    "rating_set": ratings.name, **comparison.to_dict()}
         try:
-            store.save_learned_grid(name, model, result.X, result.y, metrics, signed=signed)
+            store.save_learned_grid(name, model, result.X, result.y, metrics, signed=signed,
+                                    saved_by=current_user())
         except StorageError as exc:
-            st.error(f"Not saved: {exc}")
+            st.error(f"Not saved: {plain(exc)}")
         else:
-            st.success(f"Saved learned grid “{name}”; compare it on the Compare grids page.")
+            st.success(f"Saved learned grid “{plain(name)}”; compare it on the Compare grids "
+                       "page.")

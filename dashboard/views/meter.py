@@ -7,13 +7,24 @@ import io
 import pandas as pd
 import streamlit as st
 
-from dashboard.common import get_store, init_state, saved_grid_surface, seg_status, show_problems
+from dashboard.common import (
+    current_user,
+    get_store,
+    init_state,
+    plain,
+    public_mode,
+    saved_grid_surface,
+    seg_status,
+)
+from ranking_core.grids.registry import get_grid
 from ranking_core.grids.seg import MISSING_SEG_MESSAGE
 from ranking_core.grids.zone_grid import zone_grid
+from ranking_core.inputs import MGDL_PER_MMOLL, UNITS, InputError, from_mgdl
+from ranking_core.inputs.series import SERIES_FORMATS, read_series
 from ranking_core.meter import MeterPairs, PairsFileError, meter_report, read_pairs
 from ranking_core.meter.export import FigureExportError, figure_html, figure_png, safe_csv
 from ranking_core.meter.figures import bland_altman_figure, risk_heatmap, seg_heatmap
-from ranking_core.meter.report import TABLE_TITLES
+from ranking_core.meter.pairing import Pairing, pair_series
 from ranking_core.panels import simulate_panel
 from ranking_core.storage import StorageError
 
@@ -23,7 +34,8 @@ FIGURE_STEP = 2  # mg/dL between drawn lattice points of the heat map
 st.title("Meter accuracy report")
 seg = seg_status()
 store = get_store()
-init_state(meter_source="Built-in demo", meter_parkes=1, meter_learned="(none)")
+init_state(meter_source="Built-in demo", meter_parkes=1, meter_learned="(none)",
+           meter_window=5.0, meter_lag=0.0, meter_format="auto", meter_show_unit=UNITS[0])
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
@@ -35,37 +47,85 @@ def demo_pairs(n: int) -> pd.DataFrame:
 
 
 @st.cache_data(show_spinner="Reading the pairs…", max_entries=8)
-def uploaded(content: bytes, name: str) -> MeterPairs:
-    return read_pairs(io.BytesIO(content), name=name)
+def uploaded(content: bytes, name: str, unit: str | None) -> MeterPairs:
+    return read_pairs(io.BytesIO(content), name=name, unit=unit)
 
 
-source = st.radio("Pairs", ("Built-in demo", "Upload", "Saved"), horizontal=True,
-                  key="meter_source")
+@st.cache_data(show_spinner="Reading and pairing the series…", max_entries=4)
+def paired(sensor: tuple[bytes, str], reference: tuple[bytes, str], format: str,
+           unit: str | None, window: float, lag: float) -> Pairing:
+    series = [read_series(content, format, unit=unit, name=name, unit_option="the unit")
+              for content, name in (sensor, reference)]
+    return pair_series(*series, window=window, lag=lag)
+
+
+def show_reading(messages: list[str] | tuple[str, ...]) -> None:
+    """The reader's summary and its refusals and notes, as plain text (never Markdown)."""
+    st.text(messages[0])
+    if len(messages) > 1:
+        with st.expander(f"Refused rows and notes ({len(messages) - 1})"):
+            st.text("\n".join(messages[1:]))
+
+
+TEXT_TYPES = ["csv", "tsv", "txt", "xlsx"]
+source = st.radio("Pairs", ("Built-in demo",) if public_mode() else (
+    "Built-in demo", "Upload", "Sensor + reference", "Saved"), horizontal=True, key="meter_source")
+if source in ("Upload", "Sensor + reference"):
+    unit = st.radio("glucose unit of the files", UNITS, index=None, horizontal=True,
+                    key="meter_unit", help="Not chosen: the unit named in the column headers, "
+                    "else mg/dL; values that look like mmol/L are refused until it is chosen. "
+                    f"mmol/L is converted with {MGDL_PER_MMOLL} mg/dL per mmol/L.")
 pairs: MeterPairs | pd.DataFrame | None = None
 if source == "Built-in demo":
     pairs = demo_pairs(DEMO_PAIRS)
     st.caption(f"{DEMO_PAIRS} simulated meter readings (not real data): REF log-uniform on "
                "20..600 mg/dL, BGM = REF·exp(N(0, 0.25²)).")
+elif source == "Sensor + reference":
+    c = st.columns(2)
+    sensor = c[0].file_uploader("Sensor series (timestamp, glucose; or a Dexcom Clarity / "
+                                "LibreView export)", type=TEXT_TYPES, key="meter_sensor")
+    reference = c[1].file_uploader("Reference series (finger-stick or lab: timestamp, "
+                                   "glucose)", type=TEXT_TYPES, key="meter_reference")
+    c = st.columns(3)
+    window = c[0].number_input("window ± minutes", 0.5, 60.0, step=0.5, key="meter_window")
+    lag = c[1].number_input("sensor lag (minutes added to sensor times)", -60.0, 60.0,
+                            step=0.5, key="meter_lag")
+    series_format = c[2].selectbox("format", SERIES_FORMATS, key="meter_format")
+    if sensor is not None and reference is not None:
+        try:
+            pairing = paired((sensor.getvalue(), sensor.name),
+                             (reference.getvalue(), reference.name), series_format, unit,
+                             float(window), float(lag))
+            pairs = pairing.meter_pairs()
+        except (InputError, ValueError) as exc:
+            st.error("Not usable:")
+            st.text(str(exc))
+        else:
+            show_reading(pairing.messages)
+            st.download_button("Paired readings as CSV", safe_csv(pairing.pairs),
+                               "pairs.csv", "text/csv", key="meter_download_paired")
 elif source == "Upload":
-    upload = st.file_uploader("BGM and REF columns in mg/dL (CSV, TSV or XLSX)",
-                              type=["csv", "tsv", "txt", "xlsx"], key="meter_upload")
+    upload = st.file_uploader("BGM and REF columns (CSV, TSV or XLSX)", type=TEXT_TYPES,
+                              key="meter_upload")
     if upload is not None:
         try:
-            pairs = uploaded(upload.getvalue(), upload.name)
+            pairs = uploaded(upload.getvalue(), upload.name, unit)
         except PairsFileError as exc:
-            st.error(f"Not usable: {exc}")
+            st.error("Not usable:")
+            st.text(str(exc))
         else:
-            show_problems(list(pairs.messages), kept=len(pairs))
+            show_reading(pairs.messages)
             with st.form("save_meter"):
                 name = st.text_input("Save these pairs as", value=upload.name)
                 if st.form_submit_button("Save meter data"):
                     try:
-                        store.save_meter_data(name, pairs.frame, {"source": upload.name,
-                                                                  "messages": list(pairs.messages)})
+                        store.save_meter_data(name, pairs.frame, {
+                            "source": upload.name, "unit": pairs.glucose_unit,
+                            "messages": list(pairs.messages)}, saved_by=current_user())
                     except StorageError as exc:
-                        st.error(f"Not saved: {exc}")
+                        st.error(f"Not saved: {plain(exc)}")
                     else:
-                        st.success(f"Saved meter data “{name}”.")
+                        st.success(f"Saved meter data “{plain(name)}”.")
 else:
     stored = store.list_records("meter_data")
     if not stored:
@@ -88,7 +148,7 @@ learned = None if learned_choice == "(none)" else saved_grid_surface(learned_cho
 try:
     report = meter_report(pairs, seg.table, learned, parkes_type=parkes_type)
 except (PairsFileError, ValueError) as exc:
-    st.error(f"No report: {exc}")
+    st.error(f"No report: {plain(exc)}")
     st.stop()
 if not seg.available:
     st.info("The SEG tables need the SEG risk table (see the sidebar); Clarke, Parkes, ISO and "
@@ -107,30 +167,38 @@ c[3].metric("within ISO 15 mg/dL / 15 %", f"{binomial['compliant_percent']:.1f} 
 notes = [m for m in report.messages if m != MISSING_SEG_MESSAGE]
 if notes:
     with st.expander(f"Notes on the data ({len(notes)})"):
-        st.markdown("\n".join(f"- {m}" for m in notes))
+        st.text("\n".join(notes))
 
 if seg.available:
     grid_figure = seg_heatmap(seg.table, report, step=FIGURE_STEP)
 else:
-    grid_figure = risk_heatmap(zone_grid("clarke"), report, "Clarke zones (A–E coded 0–4; "
-                               "the SEG heat map needs the SEG table)", step=FIGURE_STEP)
+    grid_figure = risk_heatmap(zone_grid("dts"), title="DTS zones (A–E coded 0–4; the SEG heat "
+                               "map needs the SEG table)", pairs=report, step=FIGURE_STEP)
 report_figures = {"error_grid": grid_figure, "bland_altman": bland_altman_figure(report)}
 c = st.columns(2)
 c[0].plotly_chart(grid_figure, key="meter_fig_grid")
 c[1].plotly_chart(report_figures["bland_altman"], key="meter_fig_bland_altman")
 
 tables = report.tables()
+titles = report.titles()
 left, right = st.columns(2)
 for i, (name, table) in enumerate(tables.items()):
     column = left if i % 2 == 0 else right
-    column.subheader(TABLE_TITLES.get(name, name))
+    column.subheader(titles[name])
+    if name in report.zone_grids:
+        column.caption(get_grid(report.zone_grids[name]).purpose)
     column.dataframe(table, hide_index=True, key=f"meter_table_{name}")
 with st.expander(f"Every pair ({len(report.pairs)})"):
-    st.dataframe(report.pairs, hide_index=True, key="meter_pairs")
+    show_unit = st.radio("show glucose in", UNITS, horizontal=True, key="meter_show_unit")
+    shown = report.pairs.assign(**{column: from_mgdl(report.pairs[column].to_numpy(float),
+                                                     show_unit) for column in ("BGM", "REF")})
+    st.caption(f"BGM and REF in {show_unit}; the tables above are computed in whole mg/dL "
+               f"(1 mmol/L = {MGDL_PER_MMOLL} mg/dL).")
+    st.dataframe(shown, hide_index=True, key="meter_pairs")
 
 st.subheader("Downloads")
 c = st.columns(3)
-table_name = c[0].selectbox("table", list(tables), format_func=lambda n: TABLE_TITLES.get(n, n),
+table_name = c[0].selectbox("table", list(tables), format_func=titles.get,
                             key="meter_download_table")
 c[0].download_button("Table as CSV", safe_csv(tables[table_name]), f"{table_name}.csv",
                      "text/csv", key="meter_download_csv")

@@ -1,5 +1,6 @@
-"""Collaborative-filtering experiments of the papers (seed 000 §4, seed 003 §4.2, seed 004 §4):
-rating data, a synthetic generator, the per-user ranking protocol and its parallel runner."""
+"""Collaborative-filtering experiments of the papers (Cortes et al. 2007, §4, Kriukova et al. 2014,
+§4.2, Duchi et al. 2010, §4): rating data, a synthetic generator, the per-user ranking protocol and
+its parallel runner."""
 
 from ranking_core.cf.data import (
     FORMATS,

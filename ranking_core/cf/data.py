@@ -1,29 +1,39 @@
 """Collaborative-filtering rating data: one sparse user × item representation and its readers.
 
-Formats (``/work/shared/data/cf/README.md``; seed 000 §4.1–4.2, seed 003 §4.2):
+Formats (``/work/shared/data/cf/README.md``; Cortes et al. 2007, §4.1–4.2, Kriukova et al. 2014,
+§4.2):
 
 * ``ml-100k``     MovieLens 100K ``u.data``: ``user item rating timestamp``, tab separated;
 * ``ml-1m``       MovieLens 1M ``ratings.dat``: ``UserID::MovieID::Rating[::Timestamp]``;
-* ``jester``      Jester dataset 1 (``jester-data-1/2/3``, CSV, .xls or .xlsx): one row per user,
-  no header, column 1 = number of jokes rated, columns 2..101 = ratings in −10..+10, 99 = not rated;
+* ``jester``      Jester dataset 1 (``jester-data-1/2/3``, CSV or .xlsx; the published .xls must be
+  saved as .xlsx or CSV): one row per user, no header, column 1 = number of jokes rated, columns
+  2..101 = ratings in −10..+10, 99 = not rated;
 * ``jester-long`` Jester's later ``user_id,joke_id,rating`` CSV (an optional header line).
 
-Every reader checks each line against the format's rules and names the offending line numbers
-(1-based, as an editor shows them). ``errors="raise"`` (default) stops on the first broken rule;
-``errors="skip"`` keeps the valid lines and reports the dropped ones in a warning.
+Files and uploads (paths, bytes or binary file objects) are opened through the input layer
+(:mod:`ranking_core.inputs`: encodings UTF-8 ± BOM or UTF-16 with BOM, size limit; XLSX size checks
+and streaming). Every reader checks each line against the format's rules and names the offending
+line numbers (1-based, as an editor shows them). ``errors="raise"`` (default) stops on the first
+broken rule; ``errors="skip"`` keeps the valid lines and reports the dropped ones in a warning.
 """
 
 from __future__ import annotations
 
+import os
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
+
+from ranking_core.inputs import Limits, open_binary, read_text
+
+Source = str | os.PathLike | IO[bytes] | bytes
 
 __all__ = [
     "FORMATS",
@@ -127,14 +137,24 @@ class RatingMatrix:
 # -- reading -------------------------------------------------------------------------------
 
 
-def _lines_with_numbers(path: Path) -> tuple[list[str], NDArray[np.int64]]:
+def _open(source: Source, default_file: str, name: str | None) -> tuple[Source, str]:
+    """A path (a folder → its ``default_file``) or an upload, and its name for messages."""
+    if isinstance(source, str | os.PathLike):
+        path = Path(source)
+        if path.is_dir():
+            path = path / default_file
+        if not path.exists():
+            raise FileNotFoundError(f"{path}: no such file")
+        return path, name or str(path)
+    return source, name or str(getattr(source, "name", "") or "upload")
+
+
+def _lines_with_numbers(source: Source, label: str) -> tuple[list[str], NDArray[np.int64]]:
     """Non-blank lines of a text file and their 1-based line numbers."""
-    if not path.exists():
-        raise FileNotFoundError(f"{path}: no such file")
-    raw = path.read_text(encoding="latin-1").splitlines()
+    raw = read_text(source, label).splitlines()
     keep = [i for i, line in enumerate(raw) if line.strip()]
     if not keep:
-        raise ValueError(f"{path}: the file is empty")
+        raise ValueError(f"{label}: the file is empty")
     return [raw[i] for i in keep], np.asarray(keep, dtype=np.int64) + 1
 
 
@@ -182,7 +202,8 @@ def _numeric(column: Sequence[str]) -> NDArray[np.float64]:
 
 
 def _read_triples(
-    path: Path,
+    path: Source,
+    source: str,
     split: str | None,
     n_fields: tuple[int, ...],
     scale: tuple[float, float],
@@ -191,8 +212,7 @@ def _read_triples(
     header: bool = False,
 ) -> RatingMatrix:
     """Shared reader for ``user item rating [timestamp]`` lines."""
-    lines, numbers = _lines_with_numbers(path)
-    source = str(path)
+    lines, numbers = _lines_with_numbers(path, source)
     if header:
         lines, numbers = lines[1:], numbers[1:]
         if not lines:
@@ -221,45 +241,57 @@ def _read_triples(
                                      numbers[keep])
 
 
-def read_movielens_100k(path: str | Path, errors: str = "raise") -> RatingMatrix:
-    """MovieLens 100K ``u.data`` (or a directory holding it): ``user item rating timestamp``."""
-    path = Path(path)
-    if path.is_dir():
-        path = path / "u.data"
-    return _read_triples(path, None, (3, 4), MOVIELENS_SCALE, errors, integer_ratings=True)
+def read_movielens_100k(path: Source, errors: str = "raise", name: str | None = None
+                        ) -> RatingMatrix:
+    """MovieLens 100K ``u.data`` (or a directory holding it): ``user item rating timestamp``.
+    ``path`` may be an upload (bytes or a binary file object) named by ``name``."""
+    source, label = _open(path, "u.data", name)
+    return _read_triples(source, label, None, (3, 4), MOVIELENS_SCALE, errors,
+                         integer_ratings=True)
 
 
-def read_movielens_1m(path: str | Path, errors: str = "raise") -> RatingMatrix:
+def read_movielens_1m(path: Source, errors: str = "raise", name: str | None = None
+                      ) -> RatingMatrix:
     """MovieLens 1M ``ratings.dat`` (or a directory holding it):
     ``UserID::MovieID::Rating::Timestamp``, the timestamp field optional."""
-    path = Path(path)
-    if path.is_dir():
-        path = path / "ratings.dat"
-    return _read_triples(path, "::", (3, 4), MOVIELENS_SCALE, errors, integer_ratings=True)
+    source, label = _open(path, "ratings.dat", name)
+    return _read_triples(source, label, "::", (3, 4), MOVIELENS_SCALE, errors,
+                         integer_ratings=True)
 
 
-def read_jester_long(path: str | Path, errors: str = "raise") -> RatingMatrix:
+def read_jester_long(path: Source, errors: str = "raise", name: str | None = None
+                     ) -> RatingMatrix:
     """Jester ``user_id,joke_id,rating`` CSV; a first line that is not numeric is a header."""
-    path = Path(path)
-    lines, _ = _lines_with_numbers(path)
+    source, label = _open(path, "", name)
+    if not isinstance(source, Path):  # an upload is read once, then handed on as bytes
+        source = open_binary(source, label).read()
+    lines, _ = _lines_with_numbers(source, label)
     first = lines[0].split(",")[0].strip()
     header = not np.isfinite(_numeric([first])[0])
-    return _read_triples(path, ",", (3,), JESTER_SCALE, errors, integer_ratings=False,
+    return _read_triples(source, label, ",", (3,), JESTER_SCALE, errors, integer_ratings=False,
                          header=header)
 
 
-def _jester_table(path: Path) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+def _jester_table(source: Source, label: str) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
     """The wide Jester table as numbers (NaN where a cell is not a number or missing) and its
     1-based line or spreadsheet row numbers."""
-    suffix = path.suffix.lower()
-    if suffix in (".xls", ".xlsx"):
-        engine = "xlrd" if suffix == ".xls" else "openpyxl"
-        frame = pd.read_excel(path, header=None, engine=engine, dtype=object)
-        frame = frame.dropna(how="all")
-        numbers = frame.index.to_numpy(dtype=np.int64) + 1
-        table = frame.apply(lambda c: pd.to_numeric(c, errors="coerce")).to_numpy(np.float64)
+    suffix = Path(label).suffix.lower()
+    if suffix == ".xls":
+        raise ValueError(f"{label}: the legacy Excel .xls format is not accepted; save the "
+                         "sheet as .xlsx or CSV")
+    if suffix in (".xlsx", ".xlsm"):
+        from ranking_core.inputs.xlsx import xlsx_rows
+
+        with open_binary(source, label) as binary, xlsx_rows(binary, label, Limits()) as (
+                rows, _):
+            cells = [(n, c) for n, c in rows if any(v.strip() for v in c)]
+        numbers = np.asarray([n for n, _ in cells], dtype=np.int64)
+        width = max((len(c) for _, c in cells), default=0)
+        table = np.full((len(cells), width), np.nan)
+        for k in range(width):
+            table[:, k] = _numeric([c[k] if k < len(c) else "" for _, c in cells])
         return table, numbers
-    lines, numbers = _lines_with_numbers(path)
+    lines, numbers = _lines_with_numbers(source, label)
     fields = [line.split(",") for line in lines]
     width = max(map(len, fields))
     table = np.full((len(fields), width), np.nan)
@@ -268,15 +300,12 @@ def _jester_table(path: Path) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
     return table, numbers
 
 
-def read_jester(path: str | Path, errors: str = "raise") -> RatingMatrix:
-    """Jester dataset 1 (``jester-data-1/2/3``, .csv, .xls or .xlsx): no header, one row per user,
+def read_jester(path: Source, errors: str = "raise", name: str | None = None) -> RatingMatrix:
+    """Jester dataset 1 (``jester-data-1/2/3``, .csv or .xlsx): no header, one row per user,
     column 1 = number of jokes rated, then one column per joke (−10..+10, 99 = not rated).
     User ids are the row numbers, joke ids the column numbers 1..n_jokes."""
-    path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"{path}: no such file")
-    table, numbers = _jester_table(path)
-    source = str(path)
+    data, source = _open(path, "", name)
+    table, numbers = _jester_table(data, source)
     if table.shape[0] == 0:
         raise ValueError(f"{source}: the file is empty")
     if table.shape[1] < 2:
@@ -307,8 +336,10 @@ READERS = {
 }
 
 
-def read_ratings(path: str | Path, format: str, errors: str = "raise") -> RatingMatrix:
-    """Read ``path`` in one of :data:`FORMATS`."""
+def read_ratings(path: Source, format: str, errors: str = "raise", name: str | None = None
+                 ) -> RatingMatrix:
+    """Read ``path`` (a file, a folder, or an upload as bytes / a binary file object named by
+    ``name``) in one of :data:`FORMATS`."""
     if format not in READERS:
         raise ValueError(f"format must be one of {FORMATS}; got {format!r}")
-    return READERS[format](path, errors=errors)
+    return READERS[format](path, errors=errors, name=name)

@@ -1,4 +1,4 @@
-"""The pair-sampling experiment of seed 004 §4 (Table 1) on MovieLens 100K.
+"""The pair-sampling experiment of Duchi et al. 2010, §4 (Table 1) on MovieLens 100K.
 
 Features d(x_i, u) of a (movie, user) pair, computed from the training ratings only: the movie's
 age (1998 − release year), its 19 genre flags, the user's mean rating of training movies in the
@@ -10,10 +10,10 @@ are standardised with the training rows' mean and standard deviation.
 Protocol: the ratings are split at random into five parts; each of ``experiments`` runs uses one
 part to validate α, one to test and three to train (the runs take distinct (validation, test)
 assignments). Pairs are sampled uniformly among pairs of movies rated differently by the same user
-within one part, weighted by the rating difference a_ij = r_i − r_j > 0 (seed 004: this makes the
-problem low-noise). Each loss is trained on the first n of the sampled training pairs for every n
-in ``train_pairs``, α chosen on the validation pairs, and scored on ``test_pairs`` test pairs by
-the weighted disagreement (seed 004 eq. (7)).
+within one part, weighted by the rating difference a_ij = r_i − r_j > 0 (Duchi et al. 2010: this
+makes the problem low-noise). Each loss is trained on the first n of the sampled training pairs for
+every n in ``train_pairs``, α chosen on the validation pairs, and scored on ``test_pairs`` test
+pairs by the weighted disagreement (Duchi et al. 2010, eq. (7)).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from ranking_core.cf.data import RatingMatrix
 from ranking_core.pairwise_linear import LOSSES, PairwiseLinearRanker, weighted_disagreement
 
 __all__ = [
-    "SEED004_TABLE1",
+    "DUCHI_2010_TABLE1",
     "MovieInfo",
     "PairsConfig",
     "movie_features",
@@ -45,8 +45,9 @@ __all__ = [
 GENRES = 19
 DATA_YEAR = 1998  # MovieLens 100K was collected September 1997 – April 1998
 
-# seed 004 Table 1: test loss, mean (standard error) over 15 runs, by number of training pairs
-SEED004_TABLE1 = {
+# Duchi et al. 2010, Table 1: test loss, mean (standard error) over 15 runs, by number of training
+# pairs
+DUCHI_2010_TABLE1 = {
     "hinge": {20000: (0.478, 0.008), 40000: (0.477, 0.008), 80000: (0.480, 0.007),
               120000: (0.477, 0.008), 160000: (0.474, 0.007)},
     "logistic": {20000: (0.479, 0.010), 40000: (0.478, 0.010), 80000: (0.478, 0.009),
@@ -160,7 +161,7 @@ def sample_pairs(users: NDArray, ratings: NDArray, n: int, rng: np.random.Genera
 
 @dataclass(frozen=True)
 class PairsConfig:
-    """Settings of the seed 004 §4 experiment (defaults: the paper's sizes and runs).
+    """Settings of the Duchi et al. 2010, §4 experiment (defaults: the paper's sizes and runs).
 
     The paper does not give its α grid. Below α = 10⁻² liblinear's hinge solver converges
     slowly (C = 1/(2α) near a hard margin), and on MovieLens 100K α = 1 was chosen at the top of
@@ -246,7 +247,7 @@ def run_pairs(data: RatingMatrix, info: MovieInfo, config: PairsConfig,
         if progress is not None:
             progress(run + 1, len(chosen))
     return {
-        "protocol": "pair sampling, seed 004 §4 (Table 1)",
+        "protocol": "pair sampling, Duchi et al. 2010, §4 (Table 1)",
         "config": asdict(config),
         "runs": [list(pair) for pair in chosen],
         "test_loss": {

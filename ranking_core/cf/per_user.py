@@ -1,26 +1,29 @@
-"""The per-user ranking protocol of seed 000 §4.1 and seed 003 §4.2 (Table 2; seed 000 Tables 1–2).
+"""The per-user ranking protocol of Cortes et al. 2007, §4.1 and Kriukova et al. 2014, §4.2 (Table
+2; Cortes et al. 2007, Tables 1–2).
 
 For each repetition, ``n_test_users`` test reviewers are drawn among the users with 50–300 ratings.
 For each test reviewer, ``n_reference`` reference reviewers are drawn from a group (users who rated
 20–40, 40–60 or 60–80 items, bounds inclusive; the test reviewer excluded); the reference
-reviewers' ratings of item i form its input x_i ∈ R^300 (missing = −1 as in seed 003, or the
-reference reviewer's median rating as in seed 000), the test reviewer's rating is y_i. A random half
-of the test reviewer's items trains, the other half tests; the training half is split again: the
-first part fits, the second chooses λ from λ_j = 15·0.95^j (j < 200) by pairwise misranking
-(eq. (1)) — or the number of rounds, for RankBoost.
+reviewers' ratings of item i form its input x_i ∈ R^300 (missing = −1 as in Kriukova et al. 2014, or
+the reference reviewer's median rating as in Cortes et al. 2007), the test reviewer's rating is y_i.
+A random half of the test reviewer's items trains, the other half tests; the training half is split
+again: the first part fits, the second chooses λ from λ_j = 15·0.95^j (j < 200) by pairwise
+misranking (eq. (1)) — or the number of rounds, for RankBoost.
 
 Any learner of the shared registry :data:`ranking_core.learners.LEARNERS` runs here: a learner
 with a λ path (``has_path``) chooses λ from that grid (times the learner's own scaling
 ``lam_scale(m)``, e.g. m² for RankRLS) on one decomposition; a boosting learner
 (``staged_predict``) chooses its number of rounds ≤ ``max_rounds`` from its stages; any other
-learner tries its registry grid (:func:`ranking_core.experiments.learners.fit_with_holdout`) on
+learner tries its registry grid (:func:`ranking_core.learners.fit_with_holdout`) on
 the same fit / validation parts. A learner with a ``max_m`` is skipped (NaN) for test reviewers
 whose training half (fit + validation) exceeds it; the summary counts the reviewers each learner
-ran on. The issue-6 names (:data:`ISSUE6_NAMES`) stay as short names of five registry entries.
+ran on. The column names of Kriukova et al. 2014, Table 2 (:data:`PROTOCOL_LEARNERS`) stay as
+short names of five registry entries.
 
 Reported per test reviewer on the test half:
-pairwise misranking (eq. (1)), MSD and M1D (seed 000 eqs. (67)–(68)) and NDCG@10; averaged over
-the test reviewers of a repetition, then mean and standard deviation over the repetitions.
+pairwise misranking (eq. (1)), MSD and M1D (Cortes et al. 2007, eqs. (67)–(68)) and NDCG@10;
+averaged over the test reviewers of a repetition, then mean and standard deviation over the
+repetitions.
 
 Every (repetition, test reviewer) task draws from its own ``SeedSequence((seed, repetition,
 slot))``, so results do not depend on how tasks are scheduled.
@@ -36,9 +39,8 @@ from numpy.typing import NDArray
 from threadpoolctl import threadpool_limits
 
 from ranking_core.cf.data import RatingMatrix
-from ranking_core.experiments.learners import fit_with_holdout
 from ranking_core.learners import LEARNERS as REGISTRY
-from ranking_core.learners import LearnerSpec
+from ranking_core.learners import LearnerSpec, fit_with_holdout
 from ranking_core.metrics import (
     mean_1norm_difference,
     mean_squared_difference,
@@ -50,9 +52,10 @@ from ranking_core.selection import paper_lambda_grid
 from ranking_core.validation import one_of
 
 __all__ = [
-    "ISSUE6_NAMES",
+    "JESTER_SHIFT",
     "LEARNERS",
     "METRICS",
+    "PROTOCOL_LEARNERS",
     "PerUserConfig",
     "Task",
     "evaluate_tasks",
@@ -61,16 +64,20 @@ __all__ = [
     "summarize",
 ]
 
-# The learners' names of issue 6 (seed 003 Table 2's columns) → their registry entries.
-ISSUE6_NAMES = {
+# The per-user protocol learners (Kriukova et al. 2014, Table 2's columns) → their registry entries.
+PROTOCOL_LEARNERS = {
     "iterated-lavrentiev": "spectral-iterated-lavrentiev",
     "lavrentiev": "spectral-lavrentiev",
     "spectral-cutoff": "spectral-spectral-cutoff",
     "slr": "regressor",
     "rankboost": "rankboost",
 }
-# Every registry learner once: under its issue-6 name if it has one, else its registry name.
-LEARNERS = (*ISSUE6_NAMES, *(name for name in REGISTRY if name not in ISSUE6_NAMES.values()))
+# Every registry learner once: under its protocol name if it has one, else its registry name.
+# Kriukova et al. 2014, §4.2: Jester ratings (−10..10) are shifted by +10, so that −1 can mean
+# "not rated".
+JESTER_SHIFT = 10.0
+LEARNERS = (*PROTOCOL_LEARNERS,
+            *(name for name in REGISTRY if name not in PROTOCOL_LEARNERS.values()))
 METRICS = ("pairwise_misranking", "msd", "m1d", "ndcg10")
 MISSING = ("minus-one", "median")
 SPLIT_ATTEMPTS = 100
@@ -79,7 +86,7 @@ Task = tuple[int, int, int]  # (repetition, slot, test user row)
 
 @dataclass(frozen=True)
 class PerUserConfig:
-    """The protocol's settings (defaults: seed 003 §4.2).
+    """The protocol's settings (defaults: Kriukova et al. 2014, §4.2).
 
     Attributes
     ----------
@@ -92,9 +99,10 @@ class PerUserConfig:
     gammas : Gaussian γ values (in squared rating units); with more than one, (γ, λ) are chosen
         jointly on the validation part.
     lam0, q, n_lams : the λ grid λ_j = lam0·q^j.
-    missing : ``"minus-one"`` (seed 003: a missing rating is −1) or ``"median"`` (seed 000: the
+    missing : ``"minus-one"`` (Kriukova et al. 2014: a missing rating is −1) or ``"median"`` (Cortes
+        et al. 2007: the
         reference reviewer's median rating).
-    shift : added to every rating before anything else (seed 003 uses +10 for Jester).
+    shift : added to every rating before anything else (Kriukova et al. 2014 uses +10 for Jester).
     max_rounds : RankBoost's largest number of rounds.
     ndcg_k : cut-off of NDCG (exponential gain 2^y − 1 on the shifted ratings).
     seed : root of every random draw.
@@ -196,8 +204,8 @@ def _split(rng: np.random.Generator, y: NDArray) -> tuple[NDArray, NDArray, NDAr
 
 
 def learner_spec(name: str) -> LearnerSpec:
-    """The registry entry of a per-user learner name (an issue-6 name or a registry key)."""
-    return REGISTRY[ISSUE6_NAMES.get(name, name)]
+    """The registry entry of a per-user learner name (a protocol name or a registry key)."""
+    return REGISTRY[PROTOCOL_LEARNERS.get(name, name)]
 
 
 def _path_prediction(spec: LearnerSpec, X: NDArray, y: NDArray, parts: tuple,
@@ -233,7 +241,7 @@ def _staged_prediction(spec: LearnerSpec, X: NDArray, y: NDArray, parts: tuple,
 def _grid_prediction(spec: LearnerSpec, X: NDArray, y: NDArray, parts: tuple,
                      config: PerUserConfig) -> NDArray[np.float64]:
     """Test-part predictions of any other learner: for each γ its registry grid tried by
-    :func:`~ranking_core.experiments.learners.fit_with_holdout` (fit part fits, validation part
+    :func:`~ranking_core.learners.fit_with_holdout` (fit part fits, validation part
     chooses), the γ with the lowest validation misranking kept."""
     fit, val, test = parts
     train = np.concatenate([fit, val])  # fit_with_holdout: first half fits, second chooses
@@ -319,7 +327,7 @@ def summarize(config: PerUserConfig, tasks: Sequence[Task],
             for k, metric in enumerate(METRICS)},
         }
     return {
-        "protocol": "per-user ranking, seed 000 §4.1 / seed 003 §4.2",
+        "protocol": "per-user ranking, Cortes et al. 2007, §4.1 / Kriukova et al. 2014, §4.2",
         "config": asdict(config),
         "test_users_per_repeat": int(len(tasks) // config.repeats),
         "tasks": len(tasks),

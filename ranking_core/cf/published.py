@@ -1,16 +1,17 @@
 """The papers' published per-user results (fractions), to print beside measured ones.
 
-Keys: (data set, group) → learner → (mean, sd). ``misranking`` is pairwise misranking (seed 003
-eq. (1) = seed 000 eq. (69)); ``msd`` and ``m1d`` are seed 000 eqs. (67)–(68). Seed 003's
-"Algorithm (3) as in [2]" is MPRank (= Lavrentiev), "SLR [2]" and "RankBoost [2]" are seed 000's.
+Keys: (data set, group) → learner → (mean, sd). ``misranking`` is pairwise misranking (Kriukova et
+al. 2014 eq. (1) = Cortes et al. 2007, eq. (69)); ``msd`` and ``m1d`` are Cortes et al. 2007, eqs.
+(67)–(68). Kriukova et al.'s "Algorithm (3) as in [2]" is MPRank (= Lavrentiev), "SLR [2]" and
+"RankBoost [2]" are Cortes et al.'s.
 """
 
 from __future__ import annotations
 
-__all__ = ["SEED000_TABLE1", "SEED000_TABLE2", "SEED003_TABLE2"]
+__all__ = ["CORTES_2007_TABLE1", "KRIUKOVA_2014_TABLE2"]
 
-# seed 003 Table 2: pairwise misranking
-SEED003_TABLE2 = {
+# Kriukova et al. 2014, Table 2: pairwise misranking
+KRIUKOVA_2014_TABLE2 = {
     ("movielens", "20-40"): {"iterated-lavrentiev": (0.4175, 0.005)},
     ("movielens", "40-60"): {"iterated-lavrentiev": (0.398, 0.005), "lavrentiev": (0.471, 0.005),
                              "slr": (0.511, 0.011), "rankboost": (0.476, 0.007)},
@@ -24,8 +25,9 @@ SEED003_TABLE2 = {
                           "slr": (0.385, 0.006), "rankboost": (0.417, 0.008)},
 }
 
-# seed 000 Table 1: MSD and M1D of MPRank (= lavrentiev) and RankBoost (SVRank not implemented)
-SEED000_TABLE1 = {
+# Cortes et al. 2007, Table 1: MSD and M1D of MPRank (= lavrentiev) and RankBoost (SVRank not
+# implemented)
+CORTES_2007_TABLE1 = {
     ("movielens", "20-40"): {"msd": {"lavrentiev": (2.01, 0.02), "rankboost": (12.88, 2.15)},
                              "m1d": {"lavrentiev": (1.04, 0.05), "rankboost": (2.59, 0.04)}},
     ("movielens", "40-60"): {"msd": {"lavrentiev": (2.02, 0.06), "rankboost": (20.06, 2.76)},
@@ -38,12 +40,4 @@ SEED000_TABLE1 = {
                           "m1d": {"lavrentiev": (4.98, 0.13), "rankboost": (6.18, 0.11)}},
     ("jester", "60-80"): {"msd": {"lavrentiev": (49.33, 3.11), "rankboost": (88.61, 18.6)},
                           "m1d": {"lavrentiev": (4.88, 0.14), "rankboost": (6.46, 0.20)}},
-}
-
-# seed 000 Table 2: pairwise misranking of MPRank and RankBoost
-SEED000_TABLE2 = {
-    ("movielens", "40-60"): {"lavrentiev": (0.471, 0.005), "rankboost": (0.476, 0.007)},
-    ("movielens", "60-80"): {"lavrentiev": (0.442, 0.005), "rankboost": (0.463, 0.011)},
-    ("jester", "20-40"): {"lavrentiev": (0.414, 0.005), "rankboost": (0.479, 0.008)},
-    ("jester", "40-60"): {"lavrentiev": (0.418, 0.007), "rankboost": (0.432, 0.005)},
 }

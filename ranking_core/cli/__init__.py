@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from ranking_core.cli import cf, dashboard, learners, meter, reproduce
+from ranking_core.cli import cf, dashboard, learn, learners, meter, pair, reproduce
 
 app = typer.Typer(
     name="riskgrid",
@@ -15,6 +15,8 @@ app = typer.Typer(
 app.add_typer(reproduce.app, name="reproduce")
 app.add_typer(learners.app, name="learners")
 app.command("meter-report")(meter.meter_report)
+app.command("pair")(pair.pair)
+app.command("learn")(learn.learn)
 app.add_typer(cf.app, name="cf")
 app.add_typer(dashboard.app, name="dashboard")
 

@@ -1,5 +1,5 @@
-"""``riskgrid cf …``: the papers' collaborative-filtering experiments (seed 000 §4, seed 003 §4.2,
-seed 004 §4)."""
+"""``riskgrid cf …``: the papers' collaborative-filtering experiments (Cortes et al. 2007, §4,
+Kriukova et al. 2014, §4.2, Duchi et al. 2010, §4)."""
 
 from __future__ import annotations
 
@@ -14,23 +14,21 @@ from rich.table import Table
 
 from ranking_core.cf import RatingMatrix, read_ratings, synthetic_ratings
 from ranking_core.cf.pairs import (
-    SEED004_TABLE1,
+    DUCHI_2010_TABLE1,
     PairsConfig,
     read_movie_info,
     run_pairs,
     synthetic_movie_info,
 )
 from ranking_core.cf.parallel import run_per_user
-from ranking_core.cf.per_user import LEARNERS, METRICS, PerUserConfig
-from ranking_core.cf.published import SEED000_TABLE1, SEED003_TABLE2
+from ranking_core.cf.per_user import JESTER_SHIFT, LEARNERS, METRICS, PerUserConfig
+from ranking_core.cf.published import CORTES_2007_TABLE1, KRIUKOVA_2014_TABLE2
 from ranking_core.cli.progress import progress_bar
 from ranking_core.pairwise_linear import LOSSES
 
 app = typer.Typer(help="Collaborative-filtering experiments of the papers (MovieLens, Jester).",
                   no_args_is_help=True)
 console = Console(stderr=True)
-
-JESTER_SHIFT = 10.0  # seed 003 §4.2: Jester ratings +10, so that −1 can mean "not rated"
 
 
 class DataFormat(StrEnum):
@@ -70,8 +68,8 @@ def _print_table(result: dict, dataset: str, group: str) -> None:
     for column in ("learner", "users run", "misranking (ours)", "misranking (paper)",
                    "MSD (ours)", "MSD (paper)", "M1D (ours)", "NDCG@10 (ours)"):
         table.add_column(column, justify="right")
-    published = SEED003_TABLE2.get((dataset, group), {})
-    msd_published = SEED000_TABLE1.get((dataset, group), {}).get("msd", {})
+    published = KRIUKOVA_2014_TABLE2.get((dataset, group), {})
+    msd_published = CORTES_2007_TABLE1.get((dataset, group), {}).get("msd", {})
 
     def cell(pair: tuple[float, float] | None, scale: float = 1.0, unit: str = "") -> str:
         return "—" if pair is None else f"{scale * pair[0]:.2f} ± {scale * pair[1]:.2f}{unit}"
@@ -103,7 +101,8 @@ def per_user(
     gamma: Annotated[list[float] | None, typer.Option(
         help="Gaussian γ; several values are chosen from on the validation part.")] = None,
     missing: Annotated[str, typer.Option(
-        help="'minus-one' (seed 003) or 'median' (seed 000) for unrated items.")] = "minus-one",
+        help="'minus-one' (Kriukova et al. 2014) or 'median' (Cortes et al. 2007) for unrated "
+        "items.")] = "minus-one",
     shift: Annotated[float | None, typer.Option(
         help="Added to every rating; default +10 for Jester, 0 otherwise.")] = None,
     max_rounds: Annotated[int, typer.Option(help="RankBoost's largest number of rounds.")] = 200,
@@ -115,7 +114,8 @@ def per_user(
     = None,
     out: Annotated[Path | None, typer.Option("--json", help="Write the results here.")] = None,
 ) -> None:
-    """Per-user ranking on MovieLens / Jester (seed 000 §4.1, seed 003 §4.2, Table 2)."""
+    """Per-user ranking on MovieLens / Jester (Cortes et al. 2007, §4.1, Kriukova et al. 2014, §4.2,
+    Table 2)."""
     jester = format in (DataFormat.jester, DataFormat.jester_long)
     try:
         config = PerUserConfig(
@@ -176,7 +176,8 @@ def pairs(
     seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
     out: Annotated[Path | None, typer.Option("--json", help="Write the results here.")] = None,
 ) -> None:
-    """Pair-sampling experiment of seed 004 §4 (Table 1): linear models from weighted pairs."""
+    """Pair-sampling experiment of Duchi et al. 2010, §4 (Table 1): linear models from weighted
+    pairs."""
     defaults = PairsConfig()
     try:
         config = PairsConfig(
@@ -213,7 +214,7 @@ def pairs(
             ours = result["test_loss"][name][str(n)]
             row.append(f"{ours['mean']:.3f} ({ours['se']:.3f})")
             if format is DataFormat.ml_100k:
-                paper = SEED004_TABLE1[name].get(n)
+                paper = DUCHI_2010_TABLE1[name].get(n)
                 row.append("—" if paper is None else f"{paper[0]:.3f} ({paper[1]:.3f})")
         table.add_row(*row)
     console.print(table)

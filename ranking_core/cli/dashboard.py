@@ -1,9 +1,15 @@
-"""``riskgrid dashboard``: start the Streamlit web app (``streamlit run`` in a subprocess)."""
+"""``riskgrid dashboard``: replace this process with the Streamlit web app (``os.execvpe``).
+
+The server is this process afterwards, so SIGTERM / SIGINT (Ctrl+C) stop it and free the port;
+no child is left behind. Safe defaults for a server: it listens on 127.0.0.1 unless ``--address``
+says otherwise, shows errors to the browser as one plain sentence (details in the server log)
+unless ``--development``, and ``--public`` makes a read-only demo (nothing stored, no server
+paths, built-in data only).
+"""
 
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -11,23 +17,34 @@ from typing import Annotated
 import typer
 
 import ranking_core
+from dashboard import APP_PATH, DATA_DIR_ENV, PUBLIC_ENV
 from ranking_core.grids.seg import MISSING_SEG_MESSAGE, SEG_TABLE_ENV
 
 app = typer.Typer(help="Start the web dashboard.")
 
 
-def streamlit_command(app_path: Path, port: int, headless: bool) -> list[str]:
+
+def streamlit_command(app_path: Path, port: int, headless: bool, address: str = "127.0.0.1",
+                      development: bool = False) -> list[str]:
     """The ``python -m streamlit run`` command line for the app."""
     return [sys.executable, "-m", "streamlit", "run", str(app_path),
-            "--server.port", str(port), "--server.headless", str(headless).lower()]
+            "--server.port", str(port), "--server.address", address,
+            "--server.headless", str(headless).lower(),
+            "--client.showErrorDetails", "full" if development else "none"]
 
 
-def streamlit_environment(seg_table: Path | None, environ: dict[str, str]) -> dict[str, str]:
-    """The child's environment: ``SEG_TABLE`` from ``--seg-table`` (absolute path), and this
-    checkout of ``ranking_core`` first on ``PYTHONPATH`` so the app runs the same code."""
+def streamlit_environment(seg_table: Path | None, environ: dict[str, str], *,
+                          public: bool = False, data_dir: Path | None = None) -> dict[str, str]:
+    """The app's environment: ``SEG_TABLE`` from ``--seg-table`` and ``RISKGRID_DATA_DIR`` from
+    ``--data-dir`` (absolute paths), ``RISKGRID_PUBLIC=1`` for ``--public``, and this checkout of
+    ``ranking_core`` first on ``PYTHONPATH`` so the app runs the same code."""
     env = dict(environ)
     if seg_table is not None:
         env[SEG_TABLE_ENV] = str(seg_table.expanduser().resolve())
+    if data_dir is not None:
+        env[DATA_DIR_ENV] = str(data_dir.expanduser().resolve())
+    if public:
+        env[PUBLIC_ENV] = "1"
     root = str(Path(ranking_core.__file__).resolve().parents[1])
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
     return env
@@ -36,23 +53,39 @@ def streamlit_environment(seg_table: Path | None, environ: dict[str, str]) -> di
 @app.callback(invoke_without_command=True)
 def dashboard(
     port: Annotated[int, typer.Option(help="Port to serve on.", min=1, max=65535)] = 8501,
+    address: Annotated[str, typer.Option(
+        help="Address to listen on; 127.0.0.1 serves this machine only. Use 0.0.0.0 to serve "
+             "other machines (then consider --public, or a login in .streamlit/secrets.toml)."),
+    ] = "127.0.0.1",
     seg_table: Annotated[
         Path | None,
         typer.Option("--seg-table", help=f"SEG RiskPairData file (else ${SEG_TABLE_ENV}, "
                      "else a table uploaded and stored earlier)."),
     ] = None,
+    data_dir: Annotated[
+        Path | None,
+        typer.Option("--data-dir", help=f"Folder whose rating files the collaborative-filtering "
+                     f"page may open (else ${DATA_DIR_ENV}); no other server path is read."),
+    ] = None,
+    public: Annotated[bool, typer.Option(
+        help="Read-only public demo: nothing is stored, no server files, built-in data only.",
+    )] = False,
+    development: Annotated[bool, typer.Option(
+        help="Show full error details (tracebacks) in the browser; for development only.",
+    )] = False,
     headless: Annotated[bool, typer.Option(help="Do not open a browser.")] = False,
 ) -> None:
-    """Serve the dashboard at http://localhost:PORT (Ctrl+C stops it)."""
-    from dashboard import APP_PATH
-
+    """Serve the dashboard at http://ADDRESS:PORT (Ctrl+C stops it)."""
     if seg_table is not None and not seg_table.expanduser().is_file():
         typer.echo(f"SEG table file not found: {seg_table}. {MISSING_SEG_MESSAGE}", err=True)
         raise typer.Exit(2)
-    command = streamlit_command(APP_PATH, port, headless)
-    env = streamlit_environment(seg_table, dict(os.environ))
-    try:  # the app folder is the working directory so that its .streamlit/config.toml applies
-        code = subprocess.call(command, env=env, cwd=APP_PATH.parent)
-    except KeyboardInterrupt:
-        code = 0
-    raise typer.Exit(code)
+    if data_dir is not None and not data_dir.expanduser().is_dir():
+        typer.echo(f"Data folder not found: {data_dir}", err=True)
+        raise typer.Exit(2)
+    command = streamlit_command(APP_PATH, port, headless, address, development)
+    env = streamlit_environment(seg_table, dict(os.environ), public=public, data_dir=data_dir)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # the app folder is the working directory so that its .streamlit/config.toml applies
+    os.chdir(APP_PATH.parent)
+    os.execvpe(command[0], command, env)

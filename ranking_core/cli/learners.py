@@ -32,7 +32,8 @@ def compare(
     seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
     out: Annotated[Path | None, typer.Option("--json", help="Write JSON here.")] = None,
 ) -> None:
-    """Misranking (seed 003 eq. (1)) of every learner on the SEG reconstruction, mean ± sd."""
+    """Misranking (Kriukova et al. 2014, eq. (1)) of every learner on the SEG reconstruction, mean ±
+    sd."""
     try:
         names = check_learner_names(learner or list(LEARNERS))
     except ValueError as exc:

@@ -10,16 +10,19 @@ import numpy as np
 import pandas as pd
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
+from ranking_core.grids.registry import get_grid
 from ranking_core.grids.seg import (
     MISSING_SEG_MESSAGE,
     SEGTableError,
     SEGTableMissing,
     find_seg_table,
 )
+from ranking_core.inputs import MGDL_PER_MMOLL, with_limits
 from ranking_core.meter.pairs import PairsFileError, read_pairs
-from ranking_core.meter.report import TABLE_TITLES, MeterReport
+from ranking_core.meter.report import MeterReport
 from ranking_core.meter.report import meter_report as build_report
 
 console = Console()
@@ -32,14 +35,22 @@ def _cell(value: object) -> str:
 
 
 def _print_tables(report: MeterReport) -> None:
+    titles = report.titles()
     for name, frame in report.tables().items():
-        title = TABLE_TITLES[name] + (f" (type {report.parkes_type})" if name == "parkes" else "")
-        table = Table(title=title, title_justify="left")
-        if len(frame) == 1:  # one-row tables read better as name / value
+        purpose = get_grid(report.zone_grids[name]).purpose if name in report.zone_grids else None
+        table = Table(title=titles[name], title_justify="left", caption=purpose,
+                      caption_justify="left")
+        if len(frame) == 1 or len(frame.columns) > 8:  # wide tables read better transposed
             table.add_column("measure")
-            table.add_column("value", justify="right")
+            columns = range(len(frame))
+            if len(frame) == 1:
+                table.add_column("value", justify="right")
+            else:
+                first, frame = frame.columns[0], frame.set_index(frame.columns[0])
+                for label in frame.index:
+                    table.add_column(f"{first} {label}", justify="right")
             for column in frame.columns:
-                table.add_row(str(column), _cell(frame[column].iloc[0]))
+                table.add_row(str(column), *(_cell(frame[column].iloc[i]) for i in columns))
             console.print(table)
             continue
         for column in frame.columns:
@@ -52,7 +63,19 @@ def _print_tables(report: MeterReport) -> None:
 
 def meter_report(
     pairs: Annotated[Path, typer.Argument(help="CSV, TSV or XLSX with BGM and REF columns "
-                                                "(mg/dL).")],
+                                                "(see README, Input files).")],
+    unit: Annotated[str | None, typer.Option(
+        "--unit", help="Glucose unit of the file: mg/dL or mmol/L (× 18.016 to mg/dL). Default: "
+                       "the unit named in the headers, else mg/dL; values that look like mmol/L "
+                       "are refused until the unit is given.")] = None,
+    sheet: Annotated[str | None, typer.Option(
+        "--sheet", help="XLSX sheet to read (default the first).")] = None,
+    max_rows: Annotated[int | None, typer.Option(
+        "--max-rows", min=1, help="Refuse files with more data rows (default 2,000,000).")
+    ] = None,
+    max_mb: Annotated[float | None, typer.Option(
+        "--max-mb", min=0.001, help="Refuse files larger than this many MiB (default 256).")
+    ] = None,
     seg_table: Annotated[Path | None, typer.Option(
         "--seg-table", help="SEG RiskPairData table (CSV, CSV.gz, XLSX); default $SEG_TABLE.")
     ] = None,
@@ -61,18 +84,25 @@ def meter_report(
     parkes_type: Annotated[int, typer.Option(help="Diabetes type of the Parkes grid (1 or 2).",
                                              min=1, max=2)] = 1,
     learned_grid: Annotated[Path | None, typer.Option(
-        help="A learned risk grid as a (601, 601) .npy array indexed [REF, BGM].")] = None,
+        help="A learned risk grid file (grid.npy or grid.csv as written by riskgrid learn).")
+    ] = None,
     out_dir: Annotated[Path | None, typer.Option(
         help="Also write the tables (formula-safe CSV) and figures (HTML) here.")] = None,
     png: Annotated[bool, typer.Option(help="With --out-dir, also write the figures as PNG "
                                            "(needs Chrome/Chromium for kaleido).")] = False,
 ) -> None:
     """Meter accuracy report of BGM/REF pairs: the official SEG tool's tables, Clarke, Parkes."""
+    limits = with_limits(None, max_rows=max_rows,
+                         max_bytes=None if max_mb is None else int(max_mb * 2**20))
     try:
-        data = read_pairs(pairs)
+        data = read_pairs(pairs, unit=unit, sheet=sheet, limits=limits)
     except PairsFileError as exc:
-        console.print(f"[red]{exc}[/red]")
+        console.print(escape(str(exc)), style="red")
         raise typer.Exit(1) from exc
+    console.print(escape(data.messages[0]))
+    if data.glucose_unit != "mg/dL":
+        console.print(f"glucose read in {data.glucose_unit}, converted to mg/dL "
+                      f"(× {MGDL_PER_MMOLL}); the tables below are in mg/dL")
     try:
         table = find_seg_table(seg_table)
     except SEGTableMissing as exc:
@@ -82,16 +112,26 @@ def meter_report(
     except SEGTableError as exc:
         console.print(f"[red]{exc}[/red]")
         raise typer.Exit(1) from exc
-    learned = None if learned_grid is None else np.load(learned_grid, allow_pickle=False)
+    learned = None
+    if learned_grid is not None:
+        from ranking_core.grids.files import GridFileError, read_grid_file
+
+        try:
+            learned = read_grid_file(learned_grid)
+        except GridFileError as exc:
+            console.print(f"[red]{exc}[/red]", highlight=False, soft_wrap=True)
+            raise typer.Exit(1) from None
     try:
         report = build_report(data, table, learned, parkes_type=parkes_type)
     except ValueError as exc:
         console.print(f"[red]{exc}[/red]")
         raise typer.Exit(1) from exc
     for message in report.messages:
-        if message != MISSING_SEG_MESSAGE:  # already printed above
-            console.print(f"[yellow]note:[/yellow] {message}")
+        if message not in (MISSING_SEG_MESSAGE, data.messages[0]):  # both printed above
+            console.print("[yellow]note:[/yellow]", escape(message))
     _print_tables(report)
+    for caveat in report.caveats:
+        console.print(f"[bold yellow]caution:[/bold yellow] {caveat}")
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(json.dumps(report.to_dict(), indent=2))

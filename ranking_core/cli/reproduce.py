@@ -45,11 +45,13 @@ def academic(
              "split: test the function fitted on the first m/2 points.")] = "refit",
     out: Annotated[Path | None, typer.Option("--out", "--json", help="Write JSON here.")] = None,
 ) -> None:
-    """Seed 003 §4.1 (Table 1): ranking vs regression on x ∈ {0..100}, y = ⌊x/10⌋, γ = 100."""
+    """Kriukova et al. 2014, §4.1 (Table 1): ranking vs regression on x ∈ {0..100}, y = ⌊x/10⌋, γ =
+    100."""
     sizes = m or [12, 20, 28]
     with progress_bar(f"academic example ({protocol})") as update:
         result = run_academic(sizes, reps, seed=seed, protocol=protocol, progress=update)
-    table = Table(title="Pairwise misranking, mean ± sd over repetitions (paper: seed 003 Table 1)")
+    table = Table(title="Pairwise misranking, mean ± sd over repetitions "
+                        "(paper: Kriukova et al. 2014, Table 1)")
     for column in ("m", "ranking (ours)", "ranking (paper)", "SLR (ours)", "SLR (paper)",
                    "SLR − ranking, paired ± se"):
         table.add_column(column, justify="right")
@@ -95,7 +97,7 @@ def _pct(value: float | None) -> str:
 SegTableOption = Annotated[Path | None, typer.Option(
     "--seg-table", help="SEG RiskPairData CSV/CSV.gz/XLSX (default: $SEG_TABLE).")]
 RecipeOption = Annotated[str, typer.Option(
-    "--recipe", help="paper (seed 003's exact recipe) or best (the project's best).")]
+    "--recipe", help="paper (Kriukova et al.'s exact recipe) or best (the project's best).")]
 
 
 @app.command("seg-table3")
@@ -107,15 +109,16 @@ def seg_table3(
     seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
     out: Annotated[Path | None, typer.Option("--json", "--out", help="Write JSON here.")] = None,
 ) -> None:
-    """Seed 003 §4.3 (Table 3): reconstruct the SEG from m ratings, m/2 fit and m/2 choose λ."""
+    """Kriukova et al. 2014, §4.3 (Table 3): reconstruct the SEG from m ratings, m/2 fit and m/2
+    choose λ."""
     table = _seg_table_or_exit(seg_table)
     chosen = _recipe_or_exit(recipe)
     sizes = m or [100, 200, 300, 400]
     with progress_bar(f"SEG reconstruction ({chosen.name})") as update:
         result = run_seg_table3(table, sizes, reps, chosen, seed=seed, progress=update)
     grid = Table(title=f"SEG reconstruction, recipe {chosen.name!r}: % of 1,000 test points per "
-                       "|Δy| bin and pairwise misranking (mean ± sd), ours | paper (seed 003 "
-                       "Table 3)")
+                       "|Δy| bin and pairwise misranking (mean ± sd), ours | paper "
+                       "(Kriukova et al. 2014, Table 3)")
     grid.add_column("Δy")
     for size in sizes:
         grid.add_column(f"m={size} ours", justify="right")
@@ -148,7 +151,8 @@ def apriori(
     seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
     out: Annotated[Path | None, typer.Option("--json", "--out", help="Write JSON here.")] = None,
 ) -> None:
-    """Seed 003 §4.4: a-priori λ̃(m) = α·m^(−β/2) from λ₊ on m = 20..50, applied at m = 400."""
+    """Kriukova et al. 2014, §4.4: a-priori λ̃(m) = α·m^(−β/2) from λ₊ on m = 20..50, applied at m =
+    400."""
     table = _seg_table_or_exit(seg_table)
     chosen = _recipe_or_exit(recipe)
     sizes = m or [PAPER_APRIORI["m"]]
@@ -156,7 +160,8 @@ def apriori(
         result = run_apriori(table, sizes, reps, chosen, draws=draws, beta_max=beta_max,
                              seed=seed, progress=update)
     grid = Table(title=f"A-priori λ̃(m) from λ₊ on m = 20, 30, 40, 50, recipe {chosen.name!r}: "
-                       "pairwise misranking on 1,000 unseen points (paper: seed 003 §4.4)")
+                       "pairwise misranking on 1,000 unseen points "
+                       "(paper: Kriukova et al. 2014, §4.4)")
     for column in ("m", "misranking (ours)", "paper", "α (median)", "β (median)",
                    "λ̃(m) (median)"):
         grid.add_column(column, justify="right")

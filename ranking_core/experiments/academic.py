@@ -1,4 +1,4 @@
-"""Seed 003 §4.1, Table 1: ranking vs supervised regression on the academic example.
+"""Kriukova et al. 2014, §4.1, Table 1: ranking vs supervised regression on the academic example.
 
 x ∈ {1, …, 100}, y = ⌊x/10⌋, Gaussian kernel γ = 100. Each repetition draws m distinct training
 inputs; the first m/2 fit, the other m/2 choose λ from λ_j = 0.95^j (j < 200) by pairwise
@@ -24,7 +24,7 @@ from ranking_core.selection import holdout_lambda, paper_lambda_grid
 
 __all__ = ["PAPER_TABLE1", "run_academic"]
 
-# seed 003 Table 1: mean and deviation of pairwise misranking, in %
+# Kriukova et al. 2014, Table 1: mean and deviation of pairwise misranking, in %
 PAPER_TABLE1 = {
     12: {"ranking": (8.16, 8.04), "slr": (16.77, 5.51)},
     20: {"ranking": (4.37, 3.65), "slr": (6.84, 5.45)},
@@ -59,7 +59,7 @@ def run_academic(
         "ranking": SpectralRanker(kernel="gaussian", gamma=gamma, filter="lavrentiev"),
         "slr": SpectralRegressor(kernel="gaussian", gamma=gamma, filter="lavrentiev"),
     }
-    results: dict = {"experiment": "seed 003 §4.1 (Table 1)", "protocol": protocol,
+    results: dict = {"experiment": "Kriukova et al. 2014, §4.1 (Table 1)", "protocol": protocol,
                      "gamma": gamma, "repeats": repeats, "seed": seed, "sizes": {}}
     done, total = 0, len(sizes) * repeats
     for m in sizes:

@@ -1,5 +1,6 @@
-"""One test reviewer's learned ranking against their own ratings (the per-user protocol of seed 003
-§4.2 / seed 000 §4.1, for a single user, keeping the predictions for display).
+"""One test reviewer's learned ranking against their own ratings (the per-user protocol of Kriukova
+et al. 2014 §4.2 / Cortes et al. 2007, §4.1, for a single user, keeping the predictions for
+display).
 
 :mod:`ranking_core.cf.per_user` runs the protocol over hundreds of users and keeps only metrics;
 this module keeps one user's held-out items, true ratings and predicted scores.
@@ -14,15 +15,13 @@ from numpy.typing import NDArray
 
 from ranking_core.cf.data import RatingMatrix
 from ranking_core.cf.per_user import PerUserConfig, reference_inputs
+from ranking_core.filters import FILTERS
 from ranking_core.metrics import ndcg, pairwise_misranking
 from ranking_core.ranker import SpectralRanker
 from ranking_core.selection import holdout_lambda
 from ranking_core.validation import one_of
 
 __all__ = ["UserRanking", "user_ranking"]
-
-SPECTRAL_FILTERS = ("iterated-lavrentiev", "lavrentiev", "spectral-cutoff")
-
 
 @dataclass(frozen=True)
 class UserRanking:
@@ -33,8 +32,8 @@ class UserRanking:
     user, items : the reviewer's and the held-out items' ids (as in the data file).
     true, predicted : (n,) ratings (shifted as configured) and ranking scores.
     lam : λ chosen on the training half (first half fits, second half chooses, eq. (1)).
-    misranking : pairwise misranking (seed 003 eq. (1)) on the held-out items.
-    ndcg10 : NDCG@10 of the predicted order (seed 001 §3.2, exponential gain).
+    misranking : pairwise misranking (Kriukova et al. 2014, eq. (1)) on the held-out items.
+    ndcg10 : NDCG@10 of the predicted order (Le & Smola 2007, §3.2, exponential gain).
     n_reference : reference reviewers forming the inputs.
     """
 
@@ -58,7 +57,7 @@ def user_ranking(data: RatingMatrix, user: int, config: PerUserConfig,
     second chooses λ from ``config.lams()`` — and the other half is predicted. O(m³) for m rated
     items. Random draws come from ``SeedSequence((config.seed, repetition, user))``.
     """
-    one_of(filter, "filter", SPECTRAL_FILTERS, "user_ranking")
+    one_of(filter, "filter", tuple(FILTERS), "user_ranking")
     rng = np.random.default_rng(np.random.SeedSequence((config.seed, repetition, int(user))))
     group = data.users_in(*config.group)
     group = group[group != user]

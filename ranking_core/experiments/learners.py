@@ -1,4 +1,5 @@
-"""Every learner of :data:`ranking_core.learners.LEARNERS` on the SEG protocol of seed 003 §4.3.
+"""Every learner of :data:`ranking_core.learners.LEARNERS` on the SEG protocol of Kriukova et al.
+2014, §4.3.
 
 Per repetition: m inputs uniform on [0, 600]² mg/dL labelled with the risk of the reference
 surface at the rounded point (:func:`ranking_core.experiments.seg.draw_seg_ratings`); the first
@@ -13,16 +14,14 @@ import time
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
-from sklearn.base import BaseEstimator, clone
+from numpy.typing import ArrayLike
 
 from ranking_core.experiments.seg import draw_seg_ratings
 from ranking_core.grids.seg import SEGTable
-from ranking_core.learners import LEARNERS, LearnerSpec
+from ranking_core.learners import LEARNERS, fit_with_holdout
 from ranking_core.metrics import pairwise_misranking
-from ranking_core.selection import holdout_lambda
 
-__all__ = ["check_learner_names", "compare_learners", "fit_with_holdout"]
+__all__ = ["check_learner_names", "compare_learners"]
 
 Progress = Callable[[int, int], None]
 
@@ -35,27 +34,6 @@ def check_learner_names(names: Sequence[str]) -> list[str]:
     return list(names)
 
 
-def fit_with_holdout(spec: LearnerSpec, gamma: float, X: NDArray[np.float64],
-                     y: NDArray[np.float64]) -> tuple[BaseEstimator, float]:
-    """Seed 003 §4.3: fit on the first half, pick the parameter on the second half by pairwise
-    misranking (eq. (1)); one decomposition for path learners, one fit per grid value otherwise.
-
-    Returns the model fitted on the first half at the chosen value, and that value.
-    """
-    half = len(y) // 2
-    if spec.has_path:
-        choice = holdout_lambda(spec.make(gamma), X, y, spec.grid(half))
-        return choice.model, choice.lam
-    base = spec.make(gamma)
-    best = None
-    for value in spec.grid(half):
-        model = clone(base).set_params(**{spec.param: value}).fit(X[:half], y[:half])
-        error = pairwise_misranking(y[half:], model.predict(X[half:]))
-        if best is None or error < best[0]:
-            best = (error, model, value)
-    return best[1], float(best[2])
-
-
 def compare_learners(
     risk: SEGTable | ArrayLike,
     names: Sequence[str],
@@ -66,7 +44,8 @@ def compare_learners(
     seed: int = 0,
     progress: Progress | None = None,
 ) -> list[dict]:
-    """Misranking (seed 003 eq. (1)) of each named learner, mean ± sd over ``reps`` draws.
+    """Misranking (Kriukova et al. 2014, eq. (1)) of each named learner, mean ± sd over ``reps``
+    draws.
 
     Parameters
     ----------

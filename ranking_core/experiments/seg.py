@@ -1,4 +1,5 @@
-"""Seed 003 §4.3–4.4: reconstructing the Surveillance Error Grid from a few hundred ratings.
+"""Kriukova et al. 2014, §4.3–4.4: reconstructing the Surveillance Error Grid from a few hundred
+ratings.
 
 Protocol of §4.3 (Table 3): m inputs x_i = (REF, BGM) uniform on [0, 600]² mg/dL, y_i = SEG
 abs_risk at the rounded point; Gaussian kernel γ = 10⁴; Lavrentiev ranking (eq. (4)); the first
@@ -59,14 +60,16 @@ Progress = Callable[[int, int], None]
 SELECTIONS = ("holdout", "kfold")
 RECIPE_KERNELS = ("gaussian", "laplacian")
 
-# seed 003 Table 3: % of test points per |Δy| bin (None = "-") and pairwise misranking, in %
+# Kriukova et al. 2014, Table 3: % of test points per |Δy| bin (None = "-") and pairwise misranking,
+# in %
 PAPER_TABLE3 = {
     100: {"bins": (76.6, 15.6, 2.8, 1.8, 1.6, 0.7, 0.8, 0.1), "misranking": 6.74},
     200: {"bins": (88.7, 9.2, 0.9, 0.7, 0.3, 0.2, None, None), "misranking": 4.0},
     300: {"bins": (95.2, 4.0, 0.5, 0.3, None, None, None, None), "misranking": 3.0},
     400: {"bins": (96.1, 3.0, 0.6, 0.3, None, None, None, None), "misranking": 2.9},
 }
-PAPER_APRIORI = {"m": 400, "misranking": 4.27, "sizes": (20, 30, 40, 50)}  # seed 003 §4.4, %
+# Kriukova et al. 2014, §4.4, misranking in %
+PAPER_APRIORI = {"m": 400, "misranking": 4.27, "sizes": (20, 30, 40, 50)}
 
 
 @dataclass(frozen=True)
@@ -267,11 +270,12 @@ def run_seg_table3(
     seed: int = 0,
     progress: Progress | None = None,
 ) -> dict:
-    """Seed 003 §4.3, Table 3. Misranking and |Δy| bin shares are fractions (0.029 = 2.9 %),
-    mean over repetitions (sd with ddof = 1); every repetition draws fresh training and test sets.
+    """Kriukova et al. 2014, §4.3, Table 3. Misranking and |Δy| bin shares are fractions (0.029 =
+    2.9 %), mean over repetitions (sd with ddof = 1); every repetition draws fresh training and test
+    sets.
     """
     rng = np.random.default_rng(seed)
-    result: dict = {"protocol": "seed 003 §4.3 (Table 3)", "recipe": recipe.describe(),
+    result: dict = {"protocol": "Kriukova et al. 2014, §4.3 (Table 3)", "recipe": recipe.describe(),
                     "repeats": repeats, "n_test": n_test, "seed": seed, "sizes": {}}
     done, total = 0, len(sizes) * repeats
     for m in sizes:
@@ -305,8 +309,8 @@ def run_apriori(
     seed: int = 0,
     progress: Progress | None = None,
 ) -> dict:
-    """Seed 003 §4.4: per repetition, draw m ratings; fit λ̃(m) = α·m^(−β/2) to λ₊ found by the
-    hold-out protocol on ``draws`` random subsets of each small size
+    """Kriukova et al. 2014, §4.4: per repetition, draw m ratings; fit λ̃(m) = α·m^(−β/2) to λ₊
+    found by the hold-out protocol on ``draws`` random subsets of each small size
     (:func:`~ranking_core.selection.fit_apriori_lambda`, 0 < β ≤ ``beta_max``; the theory's
     β = 1/(r + 1) ≤ 1); fit all m ratings at λ̃(m)
     with the recipe's first γ; measure on ``n_test`` new points. Fractions, as in
@@ -315,7 +319,8 @@ def run_apriori(
     rng = np.random.default_rng(seed)
     gamma = recipe.gammas[0]
     ranker = recipe.ranker(gamma)
-    result: dict = {"protocol": "seed 003 §4.4 (a-priori λ)", "recipe": recipe.describe(),
+    result: dict = {"protocol": "Kriukova et al. 2014, §4.4 (a-priori λ)",
+                    "recipe": recipe.describe(),
                     "gamma": list(gamma) if isinstance(gamma, tuple) else gamma,
                     "small_sizes": list(small_sizes), "draws": draws, "beta_max": beta_max,
                     "repeats": repeats,

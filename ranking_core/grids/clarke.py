@@ -6,8 +6,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ranking_core.grids._checks import check_glucose_pairs
+from ranking_core.grids.registry import ZONE_COLOURS, ZoneGrid
 
-__all__ = ["CLARKE_LINES", "CLARKE_ZONES", "clarke_zone"]
+__all__ = ["CLARKE_LINES", "CLARKE_ZONES", "GRIDS", "clarke_zone"]
 
 CLARKE_ZONES = ("A", "B", "C", "D", "E")
 # Zone boundaries (REF, BGM) in mg/dL on the 0..600 lattice, as drawn on the usual Clarke plot
@@ -26,7 +27,7 @@ CLARKE_LINES: dict[str, tuple[tuple[float, float], ...]] = {
 def clarke_zone(ref: ArrayLike, bgm: ArrayLike) -> NDArray[np.str_]:
     """Clarke error grid zone ('A'..'E') of each (REF, BGM) pair in mg/dL.
 
-    The rules are applied in this order, each overriding the previous (issue 3):
+    The rules are applied in this order, each overriding the previous (Clarke et al. 1987):
 
     1. B everywhere;
     2. E if (REF ≤ 70 and BGM ≥ 180) or (REF ≥ 180 and BGM ≤ 70);
@@ -51,3 +52,21 @@ def clarke_zone(ref: ArrayLike, bgm: ArrayLike) -> NDArray[np.str_]:
          | ((ref > 70) & (bgm > 180) & (bgm > ref + 110))] = "C"
     zone[(np.abs(bgm - ref) <= 0.2 * ref) | ((ref < 70) & (bgm < 70))] = "A"
     return zone
+
+
+def _lines() -> dict[str, NDArray[np.float64]]:
+    return {name: np.asarray(points, dtype=np.float64) for name, points in CLARKE_LINES.items()}
+
+
+GRIDS = (ZoneGrid(
+    name="clarke", title="Clarke Error Grid",
+    citation="Clarke WL, Cox D, Gonder-Frederick LA, Carter W, Pohl SL. Evaluating clinical "
+             "accuracy of systems for self-monitoring of blood glucose. Diabetes Care "
+             "1987;10(5):622-628.",
+    purpose="The first error grid (1987): five zones by the treatment a patient would choose on "
+            "the meter's reading; still quoted for comparison with older studies.",
+    zones=CLARKE_ZONES,
+    meanings=("clinically accurate", "benign error", "overcorrection",
+              "failure to detect", "erroneous treatment"),
+    colours=ZONE_COLOURS, order=2, rule=clarke_zone, boundaries=_lines,
+),)

@@ -1,12 +1,12 @@
 """Comparing two risk grids on the same lattice (learned vs SEG, one learner vs another, m vs m).
 
-Measures (DESIGN §5; seed 003 §4.3, Table 3):
+Measures (DESIGN §5; Kriukova et al. 2014, §4.3, Table 3):
 
-* pairwise misranking (seed 003 eq. (1)) of ``other`` against ``reference`` on random
+* pairwise misranking (Kriukova et al. 2014, eq. (1)) of ``other`` against ``reference`` on random
   lattice points;
 * the distribution of |other − reference| in Table 3's bins of width 0.5 (0–0.5, …, 3.5–4);
-* agreement of the 8 SEG risk categories (None … Extreme, width 0.5, each including its upper
-  bound, as in the SEG tool): an 8 × 8 confusion matrix;
+* agreement of the 8 SEG risk categories of the one risk scale
+  (:mod:`ranking_core.grids.risk_scale`): an 8 × 8 confusion matrix;
 * maximum and mean absolute difference.
 
 Bins and categories share one convention: a value v falls in the first interval whose upper bound
@@ -21,40 +21,24 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ranking_core.grids.risk_scale import RISK_CATEGORIES, risk_category
 from ranking_core.metrics import pairwise_misranking
 
 __all__ = [
     "DIFFERENCE_BINS",
     "RISK_CATEGORIES",
-    "RISK_CATEGORY_EDGES",
     "GridComparison",
     "compare_grids",
     "difference_shares",
     "risk_category",
 ]
 
-RISK_CATEGORIES = (
-    "None",
-    "Slight-lower",
-    "Slight-higher",
-    "Moderate-lower",
-    "Moderate-higher",
-    "Severe-lower",
-    "Severe-higher",
-    "Extreme",
-)
-# inner upper bounds 0.5, 1.0, …, 3.5 of the 8 categories on the 0 (none) … 4 (extreme) scale
-RISK_CATEGORY_EDGES = 0.5 * np.arange(1, 8)
 DIFFERENCE_BINS = tuple(f"{0.5 * k:g}–{0.5 * (k + 1):g}" for k in range(8))  # Table 3 rows
 
 
-def risk_category(values: ArrayLike) -> NDArray[np.intp]:
-    """Index 0..7 of the SEG risk category of each risk value (upper bound inclusive)."""
-    return np.searchsorted(RISK_CATEGORY_EDGES, np.asarray(values, dtype=np.float64), side="left")
-
-
 def difference_shares(reference: ArrayLike, other: ArrayLike) -> NDArray[np.float64]:
-    """Fractions of |other − reference| in the 8 bins of seed 003 Table 3, shape (8,), sum 1."""
+    """Fractions of |other − reference| in the 8 bins of Kriukova et al. 2014, Table 3, shape (8,),
+    sum 1."""
     delta = np.abs(np.asarray(other, dtype=np.float64) - np.asarray(reference, dtype=np.float64))
     counts = np.bincount(risk_category(delta).ravel(), minlength=8)
     return counts / max(delta.size, 1)
@@ -67,7 +51,7 @@ class GridComparison:
     Attributes
     ----------
     misranking : pairwise misranking (fraction) of other vs reference on ``n_points`` random
-        lattice points (seed 003 eq. (1)).
+        lattice points (Kriukova et al. 2014, eq. (1)).
     n_points : number of random points used for ``misranking``.
     difference_shares : (8,) fractions of lattice points with |Δ| in the bins ``DIFFERENCE_BINS``.
     category_confusion : (8, 8) counts of lattice points, rows = reference category, columns =

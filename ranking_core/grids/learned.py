@@ -15,7 +15,8 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.utils.validation import check_is_fitted
 
 from ranking_core.grids.coordinates import TransformedKernel
-from ranking_core.grids.seg import GLUCOSE_MAX
+from ranking_core.grids.lattice import GLUCOSE_MAX
+from ranking_core.grids.registry import risk_grid
 from ranking_core.grids.signed import AbsoluteRisk
 from ranking_core.kernels import (
     GaussianKernel,
@@ -24,9 +25,16 @@ from ranking_core.kernels import (
     laplacian_lattice,
 )
 
-__all__ = ["GLUCOSE_AXIS", "lattice_points", "learned_grid"]
+__all__ = ["GLUCOSE_AXIS", "GRIDS", "lattice_points", "learned_grid"]
 
 GLUCOSE_AXIS = np.arange(GLUCOSE_MAX + 1, dtype=np.float64)  # 0..600 mg/dL, step 1
+GRIDS = (risk_grid(
+    "learned", "Learned error grid",
+    "Kriukova G, Pereverzyev S, Tkachenko P. On the convergence rate and some applications of "
+    "regularized ranking algorithms. RICAM-Report 2014-21, 2014.",
+    "A risk surface on the SEG's 0 to 4 scale learned by regularized ranking from a panel's "
+    "ratings; placing the pairs on it shows how a smaller or newer panel would grade the meter.",
+    order=5, needs="a learned risk surface (a saved learned grid)"),)
 
 
 def lattice_points(axis_0: ArrayLike, axis_1: ArrayLike | None = None) -> NDArray[np.float64]:

@@ -1,12 +1,9 @@
 """The Parkes (consensus) error grid (Parkes et al., Diabetes Care 23(8):1143–1148, 2000).
 
 Zones A–E for type 1 and type 2 diabetes from the published boundary polylines in mg/dL
-(x = REF, y = BGM). Upper boundaries lie above the diagonal and are read as functions BGM = u(REF);
-lower boundaries lie below it and are read as functions REF = l(BGM) (they start with a vertical
-segment). Each polyline's last segment continues along its slope to the edge of the 0..600 lattice.
-A pair is in the outer region of zone Z when BGM > u_Z(REF) or REF > l_Z(BGM) (points exactly on
-a line belong to the inner, less severe zone); it takes the highest zone whose outer region
-contains it, otherwise A. Type 1 has no lower E boundary.
+(x = REF, y = BGM), read as nested zones (:mod:`ranking_core.grids._polylines`: upper lines as
+BGM = u(REF), lower lines as REF = l(BGM), each continued along its last slope; points exactly
+on a line belong to the inner, less severe zone). Type 1 has no lower E boundary.
 """
 
 from __future__ import annotations
@@ -15,13 +12,14 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ranking_core.grids._checks import check_glucose_pairs
+from ranking_core.grids._polylines import NestedLines, nested_polylines, nested_zones
+from ranking_core.grids.registry import ZONE_COLOURS, ZoneGrid
 
-__all__ = ["PARKES_LINES", "PARKES_ZONES", "parkes_zone"]
+__all__ = ["GRIDS", "PARKES_LINES", "PARKES_ZONES", "parkes_zone"]
 
 PARKES_ZONES = ("A", "B", "C", "D", "E")
-Polyline = tuple[tuple[float, float], ...]
 # PARKES_LINES[diabetes_type][zone] = (upper polyline, lower polyline or None), (REF, BGM) mg/dL
-PARKES_LINES: dict[int, dict[str, tuple[Polyline, Polyline | None]]] = {
+PARKES_LINES: dict[int, NestedLines] = {
     1: {
         "B": (((0, 50), (30, 50), (140, 170), (280, 380), (430, 550)),
               ((50, 0), (50, 30), (170, 145), (385, 300), (550, 450))),
@@ -43,26 +41,6 @@ PARKES_LINES: dict[int, dict[str, tuple[Polyline, Polyline | None]]] = {
 }
 
 
-def _extended_interp(t: NDArray[np.float64], knots_t: NDArray[np.float64],
-                     knots_v: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Piecewise-linear v(t) through the knots; beyond the last knot the last segment continues
-    along its slope (before the first knot the first value holds)."""
-    slope = (knots_v[-1] - knots_v[-2]) / (knots_t[-1] - knots_t[-2])
-    return np.where(t > knots_t[-1], knots_v[-1] + slope * (t - knots_t[-1]),
-                    np.interp(t, knots_t, knots_v))
-
-
-def _outside(ref: NDArray[np.float64], bgm: NDArray[np.float64], upper: Polyline,
-             lower: Polyline | None) -> NDArray[np.bool_]:
-    """Pairs strictly above the upper boundary or strictly right of the lower boundary."""
-    up = np.asarray(upper, dtype=np.float64)
-    outside = bgm > _extended_interp(ref, up[:, 0], up[:, 1])
-    if lower is not None:
-        low = np.asarray(lower, dtype=np.float64)
-        outside |= ref > _extended_interp(bgm, low[:, 1], low[:, 0])
-    return outside
-
-
 def parkes_zone(ref: ArrayLike, bgm: ArrayLike, diabetes_type: int = 1) -> NDArray[np.str_]:
     """Parkes consensus error grid zone ('A'..'E') of each (REF, BGM) pair in mg/dL.
 
@@ -79,7 +57,27 @@ def parkes_zone(ref: ArrayLike, bgm: ArrayLike, diabetes_type: int = 1) -> NDArr
     if diabetes_type not in PARKES_LINES:
         raise ValueError(f"parkes_zone: diabetes_type must be 1 or 2; got {diabetes_type!r}")
     ref, bgm = check_glucose_pairs(ref, bgm, "parkes_zone")
-    zone = np.full(ref.shape, "A", dtype="<U1")
-    for name, (upper, lower) in PARKES_LINES[diabetes_type].items():  # B, C, D, E: nested
-        zone[_outside(ref, bgm, upper, lower)] = name
-    return zone
+    return nested_zones(ref, bgm, PARKES_LINES[diabetes_type])
+
+
+def _grid(diabetes_type: int) -> ZoneGrid:
+    return ZoneGrid(
+        name=f"parkes-type{diabetes_type}", title=f"Parkes Error Grid, type {diabetes_type}",
+        citation="Parkes JL, Slatin SL, Pardo S, Ginsberg BH. A new consensus error grid to "
+                 "evaluate the clinical significance of inaccuracies in the measurement of blood "
+                 "glucose. Diabetes Care 2000;23(8):1143-1148.",
+        purpose=f"The consensus grid of 100 clinicians for type {diabetes_type} diabetes; ISO "
+                "15197:2013 asks for 99 % of the pairs in its zones A and B.",
+        zones=PARKES_ZONES,
+        meanings=("no effect on clinical action", "altered action, little or no effect on "
+                  "outcome", "altered action, likely to affect outcome", "altered action, "
+                  "significant medical risk", "altered action, could have dangerous "
+                  "consequences"),
+        colours=ZONE_COLOURS, order=2 + diabetes_type, family="parkes",
+        diabetes_type=diabetes_type,
+        rule=lambda ref, bgm: parkes_zone(ref, bgm, diabetes_type),
+        boundaries=lambda: nested_polylines(PARKES_LINES[diabetes_type]),
+    )
+
+
+GRIDS = (_grid(1), _grid(2))

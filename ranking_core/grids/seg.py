@@ -21,10 +21,13 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
+from ranking_core.grids.lattice import GLUCOSE_MAX
+from ranking_core.grids.registry import risk_grid
 from ranking_core.validation import describe_rows
 
 __all__ = [
     "GLUCOSE_MAX",
+    "GRIDS",
     "MISSING_SEG_MESSAGE",
     "SEG_COLUMNS",
     "SEG_TABLE_ENV",
@@ -36,7 +39,6 @@ __all__ = [
     "seg_table_from_frame",
 ]
 
-GLUCOSE_MAX = 600  # mg/dL, the edge of the SEG lattice
 SEG_TABLE_ENV = "SEG_TABLE"
 SEG_COLUMNS = ("RiskPairID", "REF", "BGM", "RiskFactor", "abs_risk")
 MISSING_SEG_MESSAGE = (
@@ -48,6 +50,12 @@ MISSING_SEG_MESSAGE = (
     f"variable {SEG_TABLE_ENV}=/path/to/RiskPairData.csv.gz, pass --seg-table PATH on the command "
     "line, or upload the file on the dashboard's settings panel."
 )
+GRIDS = (risk_grid(
+    "seg", "Surveillance Error Grid",
+    "Klonoff DC et al. The Surveillance Error Grid. J Diabetes Sci Technol 2014;8(4):658-672.",
+    "A continuous risk (0 none to 4 extreme) for every (reference, meter) pair, rated by 234 "
+    "clinicians; used for post-market surveillance of blood glucose monitors.",
+    order=0, needs="the SEG risk table (RiskPairData)"),)
 # abs_risk and RiskFactor are each rounded to 5 significant digits in the distributed file
 _ABS_TOLERANCE = 1e-4
 
@@ -179,9 +187,12 @@ def load_seg_table(path: str | os.PathLike | IO[bytes], name: str | None = None)
     """
     label = name or (str(path) if isinstance(path, str | os.PathLike) else "uploaded SEG table")
     suffixes = Path(label).suffixes
+    if suffixes and suffixes[-1].lower() == ".xls":
+        raise SEGTableError(f"{label}: the legacy Excel .xls format is not accepted; "
+                            "accepted: CSV, CSV.gz or XLSX")
     try:
-        if suffixes and suffixes[-1].lower() in (".xlsx", ".xls"):
-            frame = pd.read_excel(path)
+        if suffixes and suffixes[-1].lower() == ".xlsx":
+            frame = pd.read_excel(path, engine="openpyxl")
         else:
             compression = "gzip" if suffixes and suffixes[-1].lower() == ".gz" else "infer"
             frame = pd.read_csv(path, compression=compression, encoding_errors="strict")

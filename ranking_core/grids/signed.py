@@ -9,8 +9,8 @@ high, positive where it reads too low),
 .. math:: y^{\\pm}_i = \\operatorname{sign}(\\mathrm{REF}_i - \\mathrm{est}_i)\\, y_i,
 
 a surface that passes smoothly through zero on the diagonal. The ranker learns f from y^±
-(seed 003 eq. (4) unchanged) and the absolute risk is predicted as |f|. This is a project
-extension, measured in ``docs/RESULTS.md``; the paper learns y directly.
+(Kriukova et al. 2014, eq. (4) unchanged) and the absolute risk is predicted as |f|. This is a
+project extension, measured in ``docs/RESULTS.md``; the paper learns y directly.
 """
 
 from __future__ import annotations

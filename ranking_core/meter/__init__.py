@@ -1,5 +1,5 @@
-"""Meter accuracy report: read BGM/REF pairs, compute the SEG tool's tables plus Clarke, Parkes
-and learned grids."""
+"""Meter accuracy report: read BGM/REF pairs, compute the SEG tool's tables plus the DTS, Clarke,
+Parkes and learned grids."""
 
 from ranking_core.meter.pairs import (
     PAIR_COLUMNS,
@@ -10,21 +10,15 @@ from ranking_core.meter.pairs import (
 )
 from ranking_core.meter.report import (
     ISO_RANGES,
-    RISK_CATEGORIES,
-    RISK_GRADES,
     MeterReport,
     binomial_lower_bound,
     iso_difference,
     meter_report,
-    risk_category,
-    risk_grade,
 )
 
 __all__ = [
     "ISO_RANGES",
     "PAIR_COLUMNS",
-    "RISK_CATEGORIES",
-    "RISK_GRADES",
     "MeterPairs",
     "MeterReport",
     "PairsFileError",
@@ -33,6 +27,4 @@ __all__ = [
     "meter_report",
     "pairs_from_frame",
     "read_pairs",
-    "risk_category",
-    "risk_grade",
 ]

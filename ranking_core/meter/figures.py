@@ -1,65 +1,104 @@
-"""Figures of the meter accuracy report as Plotly figures (data, not UI): the SEG heat map with
-the pairs on top and the modified Bland–Altman plot."""
+"""Interactive (Plotly) figures of grids and meter reports (data, not UI): the one risk heat map
+(any risk grid on the 0..4 scale, optionally with grade contours, ratings or meter pairs on top)
+and the modified Bland–Altman plot."""
 
 from __future__ import annotations
 
 import numpy as np
 import plotly.graph_objects as go
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
+from ranking_core.grids.learned import GLUCOSE_AXIS
+from ranking_core.grids.risk_scale import RISK_COLORSCALE, RISK_GRADE_EDGES, RISK_MAX
 from ranking_core.grids.seg import GLUCOSE_MAX, SEGTable
 from ranking_core.meter.report import ISO_COMPLIANT, MeterReport
 
-__all__ = ["SEG_COLORSCALE", "SEG_COLOR_STOPS", "bland_altman_figure", "risk_heatmap",
-           "seg_heatmap"]
+__all__ = ["DISPLAY_STEP", "bland_altman_figure", "risk_heatmap", "seg_heatmap",
+           "square_lattice_axes", "thin_grid"]
 
-# official SEG heat-map colours: abs_risk -> colour (Klonoff et al. 2014)
-SEG_COLOR_STOPS = ((0.0, "#00A500"), (0.4375, "#00FF00"), (1.0625, "#FFFF00"),
-                   (2.75, "#FF0000"), (4.0, "#800000"))
-RISK_MAX = 4.0
-SEG_COLORSCALE = [[risk / RISK_MAX, colour] for risk, colour in SEG_COLOR_STOPS]
+# boundaries of the risk grades A [0, .5), B [.5, 1.5), C [1.5, 2.5), D [2.5, 3.5), E ≥ 3.5
+GRADE_LEVELS = tuple(RISK_GRADE_EDGES.tolist())
+DISPLAY_STEP = 3  # mg/dL between drawn lattice points (601² cells would make a 5 MB figure)
+AXIS_TITLES = {"xaxis_title": "Reference glucose (mg/dL)",
+               "yaxis_title": "Meter / estimate glucose (mg/dL)"}
+
+
+def thin_grid(grid: ArrayLike, axis: ArrayLike, step: int) -> tuple[NDArray, NDArray]:
+    """Every ``step``-th lattice point, transposed so that x = REF and y = estimate."""
+    values = np.asarray(grid, dtype=np.float64)[::step, ::step]
+    return np.asarray(axis)[::step], values.T
+
+
+def square_lattice_axes(fig: go.Figure, axis: NDArray) -> None:
+    """Square axes spanning the lattice (points outside it are not drawn)."""
+    span = [float(axis[0]), float(axis[-1])]
+    fig.update_xaxes(range=span, constrain="domain")
+    fig.update_yaxes(range=span, scaleanchor="x", scaleratio=1, constrain="domain")
 
 
 def risk_heatmap(
-    absolute_risk: ArrayLike,
-    report: MeterReport | None = None,
+    grid: ArrayLike,
+    axis: ArrayLike = GLUCOSE_AXIS,
     title: str = "Surveillance Error Grid",
-    step: int = 1,
+    *,
+    contours: ArrayLike | None = None,
+    points: tuple[ArrayLike, ArrayLike, ArrayLike] | None = None,
+    pairs: MeterReport | None = None,
+    step: int = DISPLAY_STEP,
 ) -> go.Figure:
-    """Heat map of a (601, 601) risk surface indexed [REF, BGM] (mg/dL) in the official SEG
-    colours on 0..4, with the included pairs of ``report`` on top.
+    """A risk grid indexed [REF, estimate] (mg/dL) as a heat map in the colours of the one risk
+    scale (0..4), the one heat map of riskgrid.
 
-    ``step`` > 1 keeps every step-th mg/dL on both axes (smaller HTML files).
+    ``contours``: a reference grid whose grade boundaries (0.5, 1.5, 2.5, 3.5) are drawn on top;
+    ``points``: (REF, estimate, rating) training points coloured by rating; ``pairs``: a meter
+    report whose included (REF, BGM) pairs are drawn on top; ``step``: mg/dL between drawn
+    lattice points.
     """
-    surface = np.abs(np.asarray(absolute_risk, dtype=np.float32))
-    size = GLUCOSE_MAX + 1
-    if surface.shape != (size, size):
-        raise ValueError(f"risk_heatmap: the risk surface must have shape ({size}, {size}) "
-                         f"indexed [REF, BGM]; got {surface.shape}")
-    axis = np.arange(0, size, step)
-    fig = go.Figure(go.Heatmap(
-        x=axis, y=axis, z=surface[np.ix_(axis, axis)].T, zmin=0.0, zmax=RISK_MAX,
-        colorscale=SEG_COLORSCALE, colorbar={"title": {"text": "risk"}},
-        hovertemplate="REF %{x} mg/dL<br>BGM %{y} mg/dL<br>risk %{z:.2f}<extra></extra>",
-    ))
-    if report is not None:
-        pairs = report.pairs[report.pairs["included"]]
+    surface = np.abs(np.asarray(grid, dtype=np.float64))
+    axis = np.asarray(axis, dtype=np.float64)
+    if surface.shape != (axis.size, axis.size):
+        raise ValueError(f"risk_heatmap: the risk grid must have shape ({axis.size}, "
+                         f"{axis.size}) indexed [REF, estimate]; got {surface.shape}")
+    x, z = thin_grid(surface, axis, step)
+    fig = go.Figure(go.Heatmap(x=x, y=x, z=z, zmin=0, zmax=RISK_MAX, colorscale=RISK_COLORSCALE,
+                               colorbar={"title": {"text": "risk"}}, name=title,
+                               hovertemplate="REF %{x} mg/dL<br>estimate %{y} mg/dL<br>"
+                                             "risk %{z:.2f}<extra></extra>"))
+    if contours is not None:
+        _, zc = thin_grid(contours, axis, step)
+        fig.add_trace(go.Contour(
+            x=x, y=x, z=zc, showscale=False, hoverinfo="skip", name="reference grades",
+            contours={"coloring": "lines", "start": GRADE_LEVELS[0], "end": GRADE_LEVELS[-1],
+                      "size": 1.0, "showlabels": False},
+            line={"color": "black", "width": 1}, colorscale=[[0, "black"], [1, "black"]],
+        ))
+    if points is not None:
+        ref, est, rating = (np.asarray(p) for p in points)
         fig.add_trace(go.Scatter(
-            x=pairs["REF"], y=pairs["BGM"], mode="markers", name="pairs",
+            x=ref, y=est, mode="markers", name="ratings",
+            marker={"size": 5, "color": rating, "cmin": 0, "cmax": RISK_MAX,
+                    "colorscale": RISK_COLORSCALE, "line": {"width": 0.6, "color": "black"}},
+            hovertemplate="REF %{x:.0f}<br>estimate %{y:.0f}<br>rating %{marker.color:.2f}"
+                          "<extra></extra>",
+        ))
+    if pairs is not None:
+        included = pairs.pairs[pairs.pairs["included"]]
+        fig.add_trace(go.Scatter(
+            x=included["REF"], y=included["BGM"], mode="markers", name="pairs",
             marker={"size": 5, "color": "white", "line": {"color": "black", "width": 1}},
             hovertemplate="REF %{x} mg/dL<br>BGM %{y} mg/dL<extra></extra>",
         ))
-    fig.update_layout(title=title, xaxis_title="Reference glucose (mg/dL)",
-                      yaxis_title="Meter glucose (mg/dL)", width=720, height=640)
-    fig.update_xaxes(range=[0, GLUCOSE_MAX], constrain="domain")
-    fig.update_yaxes(range=[0, GLUCOSE_MAX], scaleanchor="x", scaleratio=1)
+    fig.update_layout(title=title, height=560, margin={"l": 10, "r": 10, "t": 40, "b": 10},
+                      showlegend=False, **AXIS_TITLES)
+    square_lattice_axes(fig, x)
     return fig
 
 
-def seg_heatmap(seg_table: SEGTable, report: MeterReport | None = None, step: int = 1
-                ) -> go.Figure:
+def seg_heatmap(seg_table: SEGTable, report: MeterReport | None = None,
+                step: int = DISPLAY_STEP) -> go.Figure:
     """The SEG heat map (abs_risk, official colours) with the report's pairs on top."""
-    return risk_heatmap(seg_table.absolute, report, "Surveillance Error Grid", step)
+    return risk_heatmap(seg_table.absolute, title="Surveillance Error Grid", pairs=report,
+                        step=step)
 
 
 def bland_altman_figure(report: MeterReport, title: str = "Modified Bland–Altman") -> go.Figure:

@@ -1,6 +1,7 @@
-"""The meter accuracy report: the official SEG tool's tables, exactly, plus Clarke, Parkes and
-learned grids (issue 4 gives every definition; the references are Klonoff et al. 2014 for the
-SEG, ISO 15197:2013 for the accuracy ranges, Clarke 1987 and Parkes 2000 for the zone grids).
+"""The meter accuracy report: the official SEG tool's tables, exactly, plus the zone counts of
+every registered zone grid (DTS, Clarke, Parkes) and of a learned grid (the references are
+Klonoff et al. 2014 for the SEG, ISO 15197:2013 for the accuracy ranges, and each grid's paper in
+:mod:`ranking_core.grids.registry`).
 """
 
 from __future__ import annotations
@@ -14,65 +15,50 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 from scipy.stats import binom
 
-from ranking_core.grids.clarke import CLARKE_ZONES, clarke_zone
-from ranking_core.grids.parkes import PARKES_ZONES, parkes_zone
+from ranking_core.grids.registry import RiskGrid, ZoneGrid, get_grid, report_grids
+from ranking_core.grids.risk_scale import (
+    RISK_CATEGORIES,
+    RISK_CATEGORY_RANGES,
+    RISK_GRADE_RANGES,
+    RISK_GRADES,
+    risk_category,
+    risk_grade,
+)
 from ranking_core.grids.seg import GLUCOSE_MAX, MISSING_SEG_MESSAGE, SEGTable
 from ranking_core.meter.pairs import MeterPairs, name_rows, pairs_from_frame
+from ranking_core.meter.statistics import (
+    add_intervals,
+    caveats,
+    iso_criteria,
+    iso_difference,
+    proportion_interval,
+    range_statistics,
+)
 
 __all__ = [
     "ISO_RANGES",
-    "RISK_CATEGORIES",
-    "RISK_GRADES",
     "TABLE_TITLES",
     "MeterReport",
     "binomial_lower_bound",
     "iso_difference",
     "meter_report",
-    "risk_category",
-    "risk_grade",
 ]
 
-# a human title for each table of the report (CLI and dashboard)
+# a human title for each table of the report (CLI and dashboard); zone tables take their grid's
 TABLE_TITLES = {
     "pair_types": "Pair types", "accuracy": "Bias, MARD, CV and 95 % limits of agreement (%)",
     "risk_grades": "SEG risk grades", "risk_categories": "SEG risk categories",
     "iso_ranges": "ISO 15197 ranges", "binomial": "Binomial accuracy test (95 % within 15)",
-    "clarke": "Clarke error grid zones", "parkes": "Parkes error grid zones",
+    "iso_criteria": "ISO 15197:2013 accuracy criteria",
+    "ranges": "MARD, bias and shares within ±15/15 and ±20/20 by glucose range",
     "learned_categories": "Risk categories on the learned grid",
 }
-# (label, abs_risk interval); grades are closed below, open above
-RISK_GRADES = (("A", "[0, 0.5)"), ("B", "[0.5, 1.5)"), ("C", "[1.5, 2.5)"), ("D", "[2.5, 3.5)"),
-               ("E", ">= 3.5"))
-_GRADE_EDGES = np.array([0.5, 1.5, 2.5, 3.5])
-# the 8 SEG risk categories, each including its upper bound
-RISK_CATEGORIES = (("None", "[0, 0.5]"), ("Slight, lower", "(0.5, 1.0]"),
-                   ("Slight, higher", "(1.0, 1.5]"), ("Moderate, lower", "(1.5, 2.0]"),
-                   ("Moderate, higher", "(2.0, 2.5]"), ("Severe, lower", "(2.5, 3.0]"),
-                   ("Severe, higher", "(3.0, 3.5]"), ("Extreme", "> 3.5"))
-_CATEGORY_EDGES = np.array([0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5])
 # ISO 15197 bands of |BGM − REF| (mg/dL below REF 100, % of REF from 100), upper bound included
 ISO_RANGES = ("<= 5 % or 5 mg/dL", "> 5 - 10 % or mg/dL", "> 10 - 15 % or mg/dL",
               "> 15 - 20 % or mg/dL", "> 20 % or 20 mg/dL")
 _ISO_EDGES = np.array([5.0, 10.0, 15.0, 20.0])
 ISO_COMPLIANT = 15.0  # mg/dL or %, the ISO 15197 / SEG surveillance accuracy limit
 BINOMIAL_PROBABILITY, BINOMIAL_QUANTILE = 0.95, 0.05
-
-
-def risk_grade(abs_risk: ArrayLike) -> NDArray[np.intp]:
-    """SEG risk grade index 0..4 (A..E): A [0, 0.5), B [0.5, 1.5), …, E ≥ 3.5."""
-    return np.digitize(np.asarray(abs_risk, dtype=np.float64), _GRADE_EDGES, right=False)
-
-
-def risk_category(abs_risk: ArrayLike) -> NDArray[np.intp]:
-    """SEG risk category index 0..7: None [0, 0.5], (0.5, 1.0], …, Extreme > 3.5."""
-    return np.digitize(np.asarray(abs_risk, dtype=np.float64), _CATEGORY_EDGES, right=True)
-
-
-def iso_difference(ref: ArrayLike, bgm: ArrayLike) -> NDArray[np.float64]:
-    """ISO 15197 difference: |BGM − REF| in mg/dL when REF < 100, in % of REF when REF ≥ 100."""
-    ref = np.asarray(ref, dtype=np.float64)
-    gap = np.abs(np.asarray(bgm, dtype=np.float64) - ref)
-    return np.where(ref < 100, gap, 100.0 * gap / np.where(ref < 100, 1.0, ref))
 
 
 def binomial_lower_bound(n: int) -> int:
@@ -82,23 +68,24 @@ def binomial_lower_bound(n: int) -> int:
 
 
 def _counts(index: NDArray[np.intp], labels: tuple[str, ...], n: int) -> pd.DataFrame:
+    """count, percent and its Wilson 95 % interval of each label."""
     count = np.bincount(index, minlength=len(labels))
     percent = 100.0 * count / n if n else np.full(len(labels), np.nan)
-    return pd.DataFrame({"count": count, "percent": percent})
+    return add_intervals(pd.DataFrame({"count": count, "percent": percent}), n)
 
 
 def _category_table(abs_risk: NDArray[np.float64]) -> pd.DataFrame:
     table = _counts(risk_category(abs_risk), RISK_CATEGORIES, len(abs_risk))
-    table.insert(0, "abs_risk_range", [r for _, r in RISK_CATEGORIES])
-    table.insert(0, "category", [c for c, _ in RISK_CATEGORIES])
+    table.insert(0, "abs_risk_range", list(RISK_CATEGORY_RANGES))
+    table.insert(0, "category", list(RISK_CATEGORIES))
     table.insert(0, "id", np.arange(len(RISK_CATEGORIES)))
     return table
 
 
-def _zone_table(zones: NDArray[np.str_], labels: tuple[str, ...]) -> pd.DataFrame:
-    index = np.searchsorted(np.array(labels), zones)
-    table = _counts(index, labels, len(zones))
-    table.insert(0, "zone", list(labels))
+def _zone_table(grid: ZoneGrid, index: NDArray[np.intp]) -> pd.DataFrame:
+    table = _counts(index, grid.zones, len(index))
+    table.insert(0, "meaning", list(grid.meanings))
+    table.insert(0, "zone", list(grid.zones))
     return table
 
 
@@ -117,8 +104,18 @@ class MeterReport:
         loa_lower_percent, loa_upper_percent (rel = (BGM − REF)/REF in %).
     risk_grades, risk_categories : SEG grades A–E and the 8 categories (None without a table).
     iso_ranges : id, range, count, percent.
-    binomial : n, compliant, compliant_percent, lower_bound, lower_bound_percent, meets.
-    clarke, parkes : zone, count, percent (Parkes for ``parkes_type`` diabetes).
+    binomial : n, compliant, compliant_percent, lower_bound, lower_bound_percent, meets,
+        ci_lower_percent, ci_upper_percent.
+    iso_criteria : the two ISO 15197:2013 criteria with count, n, percent, interval, threshold
+        and pass/fail (:func:`~ranking_core.meter.statistics.iso_criteria`).
+    ranges : MARD (bootstrap interval), bias, ±15/15 and ±20/20 shares (Wilson intervals) by
+        glucose range (:func:`~ranking_core.meter.statistics.range_statistics`).
+    caveats : small-sample warnings (n < 100, a range with < 20 pairs), shown with the tables.
+    Every count table (grades, categories, ISO ranges, zones) has ci_lower_percent and
+    ci_upper_percent: the Wilson 95 % interval of its percentage.
+    zones : {family: table of zone, meaning, count, percent} for each registered zone grid
+        ("dts", "clarke", "parkes"; Parkes for ``parkes_type`` diabetes).
+    zone_grids : {family: registered grid name} of those tables ("parkes" → "parkes-type1").
     learned_categories : the 8 categories on a learned grid (None without one).
     pairs : one row per pair read, with every derived column.
     messages : reading problems, exclusions, missing SEG table.
@@ -128,27 +125,46 @@ class MeterReport:
     accuracy: pd.DataFrame
     iso_ranges: pd.DataFrame
     binomial: pd.DataFrame
-    clarke: pd.DataFrame
-    parkes: pd.DataFrame
+    zones: dict[str, pd.DataFrame]
+    zone_grids: dict[str, str]
+    iso_criteria: pd.DataFrame
+    ranges: pd.DataFrame
     pairs: pd.DataFrame = field(repr=False)
     risk_grades: pd.DataFrame | None = None
     risk_categories: pd.DataFrame | None = None
     learned_categories: pd.DataFrame | None = None
     parkes_type: int = 1
     messages: tuple[str, ...] = ()
+    caveats: tuple[str, ...] = ()
     source: str = ""
 
     def tables(self) -> dict[str, pd.DataFrame]:
-        """The summary tables present, by name, in report order."""
+        """The summary tables present, by name, in report order (zone tables by grid family)."""
         names = ("pair_types", "accuracy", "risk_grades", "risk_categories", "iso_ranges",
-                 "binomial", "clarke", "parkes", "learned_categories")
-        return {n: getattr(self, n) for n in names if getattr(self, n) is not None}
+                 "binomial", "iso_criteria", "ranges")
+        tables = {n: getattr(self, n) for n in names if getattr(self, n) is not None}
+        tables.update(self.zones)
+        if self.learned_categories is not None:
+            tables["learned_categories"] = self.learned_categories
+        return tables
+
+    def titles(self) -> dict[str, str]:
+        """A human title for each table of :meth:`tables` (zone tables: their grid's title)."""
+        return {name: (f"{get_grid(self.zone_grids[name]).title}: zones" if name in self.zones
+                       else TABLE_TITLES[name]) for name in self.tables()}
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict: every table as a list of records (NaN → null), plus the messages."""
+        """JSON-ready dict: every table as a list of records (NaN → null) under its name (zone
+        tables under their grid family: "dts", "clarke", "parkes"), what each zone grid is
+        ("grids": name, title, citation, purpose), plus the messages."""
         out: dict[str, Any] = {"source": self.source, "parkes_type": self.parkes_type,
                                "seg_table_used": self.risk_grades is not None}
         out.update({name: _records(table) for name, table in self.tables().items()})
+        out["grids"] = {family: {"name": grid.name, "title": grid.title,
+                                 "citation": grid.citation, "purpose": grid.purpose}
+                        for family, grid in ((f, get_grid(n))
+                                             for f, n in self.zone_grids.items())}
+        out["caveats"] = list(self.caveats)
         out["messages"] = list(self.messages)
         return out
 
@@ -166,7 +182,7 @@ def meter_report(
     *,
     parkes_type: int = 1,
 ) -> MeterReport:
-    """The meter accuracy report of issue 4 for (BGM, REF) pairs in mg/dL.
+    """The meter accuracy report for (BGM, REF) pairs in mg/dL.
 
     Parameters
     ----------
@@ -231,24 +247,29 @@ def meter_report(
 
     compliant = int((diff <= ISO_COMPLIANT).sum())
     bound = binomial_lower_bound(n)
+    low, high = proportion_interval(compliant, n)
     binomial = pd.DataFrame({
         "n": [n], "compliant": [compliant],
         "compliant_percent": [100.0 * compliant / n if n else np.nan],
         "lower_bound": [bound], "lower_bound_percent": [100.0 * bound / n if n else np.nan],
         "meets": [bool(n > 0 and compliant >= bound)],
+        "ci_lower_percent": [low], "ci_upper_percent": [high],
     })
 
-    clarke = clarke_zone(r, b)
-    parkes = parkes_zone(r, b, diabetes_type=parkes_type)
     per_pair = pd.DataFrame({"row": pairs.rows, "BGM": bgm, "REF": ref, "included": included})
     per_pair["rel"] = np.nan
     per_pair.loc[np.flatnonzero(included)[positive], "rel"] = rel
     per_pair["iso_diff"] = np.nan
     per_pair.loc[included, "iso_diff"] = diff
-    per_pair["clarke"] = pd.Series(pd.NA, dtype="string")
-    per_pair.loc[included, "clarke"] = clarke
-    per_pair["parkes"] = pd.Series(pd.NA, dtype="string")
-    per_pair.loc[included, "parkes"] = parkes
+    zones = {}
+    for family, grid in report_grids(parkes_type).items():
+        index = grid.zone_index(r, b)
+        zones[family] = _zone_table(grid, index)
+        per_pair[family] = pd.Series(pd.NA, dtype="string")
+        per_pair.loc[included, family] = np.array(grid.zones)[index]
+
+    parkes_ab = int(zones["parkes"].set_index("zone").loc[["A", "B"], "count"].sum())
+    ranges = range_statistics(r, b)
 
     risk_grades = risk_categories = learned_categories = None
     if seg_table is None:
@@ -256,31 +277,32 @@ def meter_report(
     else:
         abs_risk = seg_table.risk(r, b)
         grades = _counts(risk_grade(abs_risk), RISK_GRADES, n)
-        grades.insert(0, "abs_risk_range", [g for _, g in RISK_GRADES])
-        grades.insert(0, "grade", [g for g, _ in RISK_GRADES])
+        grades.insert(0, "abs_risk_range", list(RISK_GRADE_RANGES))
+        grades.insert(0, "grade", list(RISK_GRADES))
         risk_grades, risk_categories = grades, _category_table(abs_risk)
         per_pair["abs_risk"] = np.nan
         per_pair.loc[included, "abs_risk"] = abs_risk
         per_pair["risk_grade"] = pd.Series(pd.NA, dtype="string")
-        per_pair.loc[included, "risk_grade"] = np.array(
-            [g for g, _ in RISK_GRADES])[risk_grade(abs_risk)]
+        per_pair.loc[included, "risk_grade"] = np.array(RISK_GRADES)[risk_grade(abs_risk)]
         per_pair["risk_category"] = pd.Series(pd.NA, dtype="string")
         per_pair.loc[included, "risk_category"] = np.array(
-            [c for c, _ in RISK_CATEGORIES])[risk_category(abs_risk)]
+            RISK_CATEGORIES)[risk_category(abs_risk)]
     if learned_risk is not None:
         surface = np.asarray(learned_risk, dtype=np.float64)
         size = GLUCOSE_MAX + 1
         if surface.shape != (size, size) or not np.isfinite(surface).all():
             raise ValueError(f"meter_report: learned_risk must be a finite ({size}, {size}) array "
                              f"indexed [REF, BGM] in mg/dL; got shape {surface.shape}")
-        learned = np.abs(surface[r.astype(np.intp), b.astype(np.intp)])
+        learned = get_grid("learned", RiskGrid).risk(surface, r, b)
         learned_categories = _category_table(learned)
         per_pair["learned_risk"] = np.nan
         per_pair.loc[included, "learned_risk"] = learned
 
     return MeterReport(
         pair_types=pair_types, accuracy=accuracy, iso_ranges=iso_ranges, binomial=binomial,
-        clarke=_zone_table(clarke, CLARKE_ZONES), parkes=_zone_table(parkes, PARKES_ZONES),
+        zones=zones, zone_grids={f: g.name for f, g in report_grids(parkes_type).items()},
+        iso_criteria=iso_criteria(r, b, parkes_ab, parkes_type), ranges=ranges,
+        caveats=caveats(ranges),
         pairs=per_pair, risk_grades=risk_grades, risk_categories=risk_categories,
         learned_categories=learned_categories, parkes_type=parkes_type,
         messages=tuple(messages), source=pairs.source,

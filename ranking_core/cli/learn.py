@@ -1,0 +1,104 @@
+"""``riskgrid learn RATINGS --out-dir DIR``: learn a risk grid from a rating file and write it as
+``grid.npy``, ``grid.csv``, ``grid.png`` and ``grid.json`` (:mod:`ranking_core.grids.files`).
+
+The options map one to one onto :class:`ranking_core.learn.LearnSettings` (defaults: the best SEG
+recipe); :func:`settings_from_options` builds the settings, so further options can be added beside
+these without touching the fit.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+console = Console()
+
+
+def settings_from_options(**options: object):
+    """:class:`~ranking_core.learn.LearnSettings` from the command's options (None = default)."""
+    from ranking_core.learn import LearnSettings
+
+    return LearnSettings(**{k: v for k, v in options.items() if v is not None})
+
+
+def _show(result, paths: list[Path]) -> None:
+    from ranking_core.learn import describe_settings, settings_advice
+
+    table = Table(title="Learned grid", title_justify="left", show_header=False)
+    table.add_column("what")
+    table.add_column("value")
+    for label, value in describe_settings(result.settings).items():
+        table.add_row(label, value)
+    table.add_row("λ chosen", f"{result.lam:.4g}")
+    table.add_row("Ratings", f"{result.n_ratings:,}")
+    table.add_row("Points fitted", f"{result.points_fitted:,} of {len(result.y):,}")
+    console.print(table)
+    console.print(f"ratings checksum {result.checksum}", soft_wrap=True)
+    for advice in settings_advice(result):
+        console.print(f"[yellow]note:[/yellow] {advice}", soft_wrap=True)
+    for path in paths:
+        console.print(f"wrote {path}", soft_wrap=True)
+
+
+def learn(
+    ratings: Annotated[Path, typer.Argument(help="Rating set: CSV, TSV or XLSX with columns "
+                                                 "reference, estimate, rating (0..4).")],
+    out_dir: Annotated[Path, typer.Option("--out-dir", help="Folder for grid.npy, grid.csv, "
+                                          "grid.png and grid.json (created if needed).")],
+    unit: Annotated[str | None, typer.Option(
+        help="Glucose unit of the file: mg/dL or mmol/L (default: named in the headers, else "
+             "mg/dL; values that look like mmol/L are refused).")] = None,
+    kernel: Annotated[str | None, typer.Option(
+        help="Kernel: laplacian or gaussian (default: laplacian).")] = None,
+    gamma: Annotated[float | None, typer.Option(
+        help="Kernel width γ: mg/dL (Laplacian) or (mg/dL)² (Gaussian) of the glucose "
+             "coordinates (default: 1000).")] = None,
+    scale: Annotated[str | None, typer.Option(
+        help="Glucose coordinates: log or linear (default: log).")] = None,
+    filter: Annotated[str | None, typer.Option(
+        "--filter", help="Spectral filter: lavrentiev, iterated-lavrentiev, spectral-cutoff, "
+                         "landweber or showalter (default: lavrentiev).")
+    ] = None,
+    order: Annotated[int | None, typer.Option(help="Order k of iterated Lavrentiev.")] = None,
+    rule: Annotated[str | None, typer.Option(
+        help="How λ is chosen: kfold, holdout, quasi-optimality, apriori or manual "
+             "(default: kfold).")] = None,
+    lam: Annotated[float | None, typer.Option(
+        "--lambda", help="λ for --rule manual.")] = None,
+    signed: Annotated[bool | None, typer.Option(
+        "--signed/--unsigned", help="Learn sign(REF − estimate)·rating and take |f| "
+                                    "(default: signed).")] = None,
+    anchors: Annotated[int | None, typer.Option(
+        help="Zero-risk points on the diagonal added to the ratings (default: 41).")] = None,
+    refit_all: Annotated[bool, typer.Option(
+        "--refit-all", help="With --rule holdout: refit on all ratings at the chosen λ.")
+    ] = False,
+) -> None:
+    """Learn a risk grid from a rating set and write it as files (NumPy, CSV, PNG, JSON)."""
+    from ranking_core.cli.progress import progress_bar
+    from ranking_core.grids.files import write_grid_files
+    from ranking_core.learn import learn_grid
+    from ranking_core.ratings import RatingSetError, read_rating_set
+
+    try:
+        settings = settings_from_options(
+            kernel=kernel, gamma=gamma, scale=scale, filter=filter, order=order, rule=rule,
+            lam=lam, signed=signed, anchors=anchors, refit_all=refit_all or None)
+        data = read_rating_set(ratings, unit=unit)
+    except (RatingSetError, ValueError) as exc:
+        console.print(f"[red]{exc}[/red]", soft_wrap=True)
+        raise typer.Exit(1) from None
+    if data.report():
+        console.print(f"[yellow]{len(data.frame)} ratings kept; refused or noted:[/yellow]\n"
+                      f"{data.report()}", highlight=False)
+    try:
+        with progress_bar("fitting") as update:
+            result = learn_grid(data, settings, progress=update)
+    except ValueError as exc:
+        console.print(f"[red]cannot learn from {ratings.name}: {exc}[/red]", soft_wrap=True)
+        raise typer.Exit(1) from None
+    _show(result, write_grid_files(result, out_dir, source=ratings.name))

@@ -1,0 +1,261 @@
+"""Learned grids as files other tools read: ``grid.npy``, ``grid.csv``, ``grid.png``, ``grid.json``.
+
+=============  =====================================================================================
+``grid.npy``   (601, 601) float64, rows = reference 0..600 mg/dL, columns = measured 0..600 mg/dL
+               (step 1), risk on the SEG scale 0..4; a plain NumPy array (no pickle)
+``grid.csv``   the same values in long form with the SEG risk table's columns ``REF, BGM, risk``
+               (361,201 rows, REF varying slowest)
+``grid.png``   a heat map in the SEG colours, reference on x, measured on y
+``grid.json``  the settings, λ (chosen and shown), the rating set's checksum, riskgrid's version
+=============  =====================================================================================
+
+The values are the learned surface clipped to the risk scale 0..4 (a learned surface may leave it
+slightly). :func:`read_grid_file` reads ``.npy`` and ``.csv`` grid files back with the rules of
+every input file: shape 601 × 601, finite, within the risk scale, never unpickled; anything else
+is refused with one line saying which rule failed.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import IO, TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike, NDArray
+
+from ranking_core.grids.seg import GLUCOSE_MAX
+
+if TYPE_CHECKING:
+    from ranking_core.learn import LearnedGrid
+
+__all__ = [
+    "GRID_FILES",
+    "GridFileError",
+    "grid_csv",
+    "grid_metadata",
+    "grid_npy",
+    "grid_png",
+    "read_grid_file",
+    "write_grid_files",
+]
+
+SIZE = GLUCOSE_MAX + 1
+RISK_MAX = 4.0
+GRID_FILES = ("grid.npy", "grid.csv", "grid.png", "grid.json")
+MAX_CSV_BYTES = 64 * 2**20  # a grid CSV is about 5 MB; beyond this it is not a grid file
+CSV_COLUMNS = ("REF", "BGM", "risk")
+# SEG heat-map colours (Klonoff et al. 2014): risk → colour
+_COLOR_STOPS = ((0.0, (0x00, 0xA5, 0x00)), (0.4375, (0x00, 0xFF, 0x00)),
+                (1.0625, (0xFF, 0xFF, 0x00)), (2.75, (0xFF, 0x00, 0x00)),
+                (4.0, (0x80, 0x00, 0x00)))
+
+
+class GridFileError(ValueError):
+    """A grid file cannot be used; the message is one line naming the file and the rule."""
+
+
+def _on_scale(grid: ArrayLike) -> NDArray[np.float64]:
+    values = np.asarray(grid, dtype=np.float64)
+    if values.shape != (SIZE, SIZE):
+        raise ValueError(f"a risk grid has shape ({SIZE}, {SIZE}); got {values.shape}")
+    return np.clip(values, 0.0, RISK_MAX)
+
+
+def grid_npy(grid: ArrayLike) -> bytes:
+    """``grid.npy`` bytes: the (601, 601) grid clipped to 0..4, float64, no pickle."""
+    buffer = io.BytesIO()
+    np.save(buffer, _on_scale(grid), allow_pickle=False)
+    return buffer.getvalue()
+
+
+def grid_csv(grid: ArrayLike) -> bytes:
+    """``grid.csv`` bytes: columns REF, BGM (mg/dL) and risk (4 decimals), REF varying slowest."""
+    values = _on_scale(grid)
+    axis = np.arange(SIZE)
+    frame = pd.DataFrame({"REF": np.repeat(axis, SIZE), "BGM": np.tile(axis, SIZE),
+                          "risk": values.ravel()})
+    return frame.to_csv(index=False, float_format="%.4f", lineterminator="\n").encode()
+
+
+def _colours(values: NDArray[np.float64]) -> NDArray[np.uint8]:
+    stops = np.array([s for s, _ in _COLOR_STOPS])
+    rgb = np.array([c for _, c in _COLOR_STOPS], dtype=np.float64)
+    channels = [np.interp(values, stops, rgb[:, k]) for k in range(3)]
+    return np.rint(np.stack(channels, axis=-1)).astype(np.uint8)
+
+
+def grid_png(grid: ArrayLike, title: str = "Learned risk grid") -> bytes:
+    """``grid.png`` bytes: the grid in the SEG colours (1 pixel per mg/dL), reference on the x
+    axis, measured on the y axis, ticks every 100 mg/dL and a colour bar for risk 0..4."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    left, top, right, bottom = 80, 44, 110, 64
+    image = Image.new("RGB", (left + SIZE + right, top + SIZE + bottom), "white")
+    surface = _colours(_on_scale(grid).T[::-1])  # row 0 = measured 600 mg/dL
+    image.paste(Image.fromarray(surface, "RGB"), (left, top))
+    bar = _colours(np.linspace(RISK_MAX, 0.0, SIZE)[:, None].repeat(24, axis=1))
+    image.paste(Image.fromarray(bar, "RGB"), (left + SIZE + 20, top))
+    draw = ImageDraw.Draw(image)
+    font = ImageFont.load_default(size=15)
+    draw.text((left, 12), title, fill="black", font=font)
+    draw.rectangle((left - 1, top - 1, left + SIZE, top + SIZE), outline="black")
+    for tick in range(0, GLUCOSE_MAX + 1, 100):
+        x, y = left + tick, top + GLUCOSE_MAX - tick
+        draw.line((x, top + SIZE, x, top + SIZE + 5), fill="black")
+        draw.text((x, top + SIZE + 8), str(tick), fill="black", font=font, anchor="mt")
+        draw.line((left - 6, y, left, y), fill="black")
+        draw.text((left - 9, y), str(tick), fill="black", font=font, anchor="rm")
+    for risk in range(int(RISK_MAX) + 1):
+        y = top + round((RISK_MAX - risk) / RISK_MAX * GLUCOSE_MAX)
+        draw.text((left + SIZE + 50, y), str(risk), fill="black", font=font, anchor="lm")
+    draw.text((left + SIZE + 20, top + SIZE + 8), "risk", fill="black", font=font)
+    draw.text((left + SIZE // 2, top + SIZE + 34), "reference glucose (mg/dL)", fill="black",
+              font=font, anchor="mt")
+    label = Image.new("RGB", (SIZE, 24), "white")
+    ImageDraw.Draw(label).text((SIZE // 2, 12), "measured glucose (mg/dL)", fill="black",
+                               font=font, anchor="mm")
+    image.paste(label.rotate(90, expand=True), (12, top))
+    out = io.BytesIO()
+    image.save(out, format="PNG", optimize=True)
+    return out.getvalue()
+
+
+def _riskgrid_version() -> str:
+    try:
+        return version("riskgrid")
+    except PackageNotFoundError:  # running from a checkout that is not installed
+        return "unknown"
+
+
+def grid_metadata(result: LearnedGrid, source: str | None = None) -> dict:
+    """``grid.json`` content: how the grid was learned and from which data."""
+    return {
+        "format": {"shape": [SIZE, SIZE], "rows": "reference glucose 0..600 mg/dL, step 1",
+                   "columns": "measured glucose 0..600 mg/dL, step 1",
+                   "values": f"risk 0..{RISK_MAX:g} (SEG scale), clipped to it"},
+        "settings": result.settings.to_dict(),
+        "lambda": result.lam,
+        "lambda_chosen_by_rule": result.lam_chosen,
+        "ratings": result.n_ratings,
+        "points_fitted": result.points_fitted,
+        "ratings_checksum": result.checksum,
+        "rating_set": source,
+        "riskgrid_version": _riskgrid_version(),
+    }
+
+
+def write_grid_files(result: LearnedGrid, out_dir: str | os.PathLike,
+                     source: str | None = None) -> list[Path]:
+    """Write ``grid.npy``, ``grid.csv``, ``grid.png`` and ``grid.json`` into ``out_dir``
+    (created if needed); returns the paths in that order."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    contents = (grid_npy(result.grid), grid_csv(result.grid), grid_png(result.grid),
+                json.dumps(grid_metadata(result, source), indent=2).encode())
+    paths = [out / name for name in GRID_FILES]
+    for path, content in zip(paths, contents, strict=True):
+        path.write_bytes(content)
+    return paths
+
+
+def _read_npy(stream: IO[bytes], name: str) -> NDArray:
+    try:
+        major, _ = np.lib.format.read_magic(stream)
+        header = (np.lib.format.read_array_header_1_0 if major == 1
+                  else np.lib.format.read_array_header_2_0)(stream)
+    except ValueError as exc:
+        raise GridFileError(f"{name}: not a NumPy .npy file ({exc})") from None
+    shape, _, dtype = header
+    if dtype.hasobject or dtype.kind not in "fiu":
+        raise GridFileError(f"{name}: holds {dtype} values; a grid holds numbers (float)")
+    if tuple(shape) != (SIZE, SIZE):
+        raise GridFileError(f"{name}: shape {tuple(shape)}; a grid has shape ({SIZE}, {SIZE}) "
+                            "(rows = reference, columns = measured, 0..600 mg/dL)")
+    stream.seek(0)
+    try:
+        return np.load(stream, allow_pickle=False)
+    except (ValueError, OSError, EOFError) as exc:
+        raise GridFileError(f"{name}: the .npy data is incomplete or damaged ({exc})") from None
+
+
+def _read_csv(stream: IO[bytes], name: str) -> NDArray:
+    head = stream.read(MAX_CSV_BYTES + 1)
+    if len(head) > MAX_CSV_BYTES:
+        raise GridFileError(f"{name}: larger than {MAX_CSV_BYTES // 2**20} MB; a grid CSV has "
+                            f"{SIZE * SIZE:,} rows of REF, BGM, risk (about 5 MB)")
+    try:
+        frame = pd.read_csv(io.BytesIO(head), dtype=str, nrows=SIZE * SIZE + 1)
+    except (ValueError, pd.errors.ParserError, UnicodeDecodeError) as exc:
+        reason = str(exc).splitlines()[0][:80] if str(exc) else type(exc).__name__
+        raise GridFileError(f"{name}: not a readable CSV table ({reason})") from None
+    columns = {str(c).strip().lower(): c for c in frame.columns}
+    missing = [c for c in CSV_COLUMNS if c.lower() not in columns]
+    if missing:
+        raise GridFileError(f"{name}: missing column(s) {', '.join(missing)}; a grid CSV has the "
+                            f"columns {', '.join(CSV_COLUMNS)}")
+    values = frame[[columns[c.lower()] for c in CSV_COLUMNS]].apply(pd.to_numeric,
+                                                                   errors="coerce")
+    bad = np.flatnonzero(~np.isfinite(values.to_numpy(dtype=np.float64)).all(axis=1))
+    if bad.size:
+        raise GridFileError(f"{name}: line {bad[0] + 2} is not three finite numbers "
+                            f"({bad.size} such line(s))")
+    ref, bgm, risk = (values[columns[c.lower()]].to_numpy(dtype=np.float64) for c in CSV_COLUMNS)
+    on_lattice = (ref == np.rint(ref)) & (bgm == np.rint(bgm)) & (ref >= 0) & (bgm >= 0) & (
+        ref <= GLUCOSE_MAX) & (bgm <= GLUCOSE_MAX)
+    if not on_lattice.all():
+        line = int(np.flatnonzero(~on_lattice)[0]) + 2
+        raise GridFileError(f"{name}: line {line} has REF or BGM off the lattice (whole mg/dL "
+                            f"in 0..{GLUCOSE_MAX})")
+    cells = ref.astype(np.intp) * SIZE + bgm.astype(np.intp)
+    if len(cells) != SIZE * SIZE or np.unique(cells).size != SIZE * SIZE:
+        raise GridFileError(f"{name}: {len(cells):,} rows, {np.unique(cells).size:,} distinct "
+                            f"(REF, BGM) pairs; a grid has each of the {SIZE * SIZE:,} once")
+    grid = np.empty(SIZE * SIZE)
+    grid[cells] = risk
+    return grid.reshape(SIZE, SIZE)
+
+
+def read_grid_file(source: str | os.PathLike | bytes, name: str | None = None,
+                   ) -> NDArray[np.float64]:
+    """A (601, 601) risk grid [reference, measured] from a ``.npy`` or ``.csv`` grid file.
+
+    ``source`` is a path, or the file's bytes with ``name`` (its file name, which gives the
+    format). Raises :class:`GridFileError` (one line) unless the file is a 601 × 601 grid of
+    finite values within the risk scale 0..4; a ``.npy`` file is never unpickled and its
+    header is checked before any data is read.
+    """
+    if isinstance(source, bytes):
+        label = name or "grid file"
+        opened: IO[bytes] = io.BytesIO(source)
+    else:
+        label = name or Path(source).name
+        try:
+            opened = open(source, "rb")
+        except OSError as exc:
+            raise GridFileError(f"cannot open the grid file {label}: "
+                                f"{exc.strerror or exc}") from None
+    suffix = Path(label).suffix.lower()
+    with opened as stream:
+        if suffix == ".npy":
+            grid = _read_npy(stream, label)
+        elif suffix == ".csv":
+            grid = _read_csv(stream, label)
+        else:
+            raise GridFileError(f"{label}: a grid file is .npy or .csv (as written by "
+                                "riskgrid learn)")
+    grid = np.asarray(grid, dtype=np.float64)
+    if not np.isfinite(grid).all():
+        raise GridFileError(f"{label}: {int((~np.isfinite(grid)).sum())} value(s) are NaN or "
+                            "infinite; a grid holds finite risks")
+    outside = (grid < 0) | (grid > RISK_MAX)
+    if outside.any():
+        ref, bgm = np.argwhere(outside)[0]
+        raise GridFileError(f"{label}: {int(outside.sum())} value(s) outside the risk scale "
+                            f"0..{RISK_MAX:g}, first at REF {ref}, BGM {bgm} mg/dL "
+                            f"({grid[ref, bgm]:.4g})")
+    return grid

@@ -1,0 +1,151 @@
+"""Glucose series with timestamps: a generic CSV, Dexcom Clarity and LibreView exports.
+
+=========  ===============================================================================
+generic    columns ``timestamp`` (ISO 8601, e.g. 2024-05-01T08:30:00, an optional UTC offset)
+           and ``glucose``; aliases: time, datetime, date time / value, glucose value,
+           sensor glucose, bg
+dexcom     Dexcom Clarity CSV export: ``Timestamp (YYYY-MM-DDThh:mm:ss)``, ``Event Type``,
+           ``Glucose Value (mg/dL)`` or ``(mmol/L)``; only Event Type ``EGV`` rows are glucose
+           readings (the patient, device and alert rows are skipped); "Low" / "High" are
+           refused (not numbers)
+libre      LibreView CSV export: a title line above the header, then ``Device Timestamp``
+           (MM-DD-YYYY HH:MM; DD-MM-YYYY, YYYY-MM-DD and ``/`` variants detected per file),
+           ``Record Type`` (0 = historic reading, 1 = scan; other records skipped),
+           ``Historic Glucose mg/dL`` and ``Scan Glucose mg/dL`` (or mmol/L)
+=========  ===============================================================================
+
+Times with a UTC offset are converted to UTC; one file may not mix offsets, or offsets and none.
+Glucose is converted to mg/dL and refused outside 0..3000 mg/dL.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import IO
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ranking_core.inputs.table import (
+    Field,
+    HeaderNotFound,
+    InputError,
+    Limits,
+    Role,
+    Schema,
+    TableRead,
+    read_table,
+)
+from ranking_core.inputs.units import PHYSICAL_MAX_MGDL
+
+__all__ = ["SERIES_FORMATS", "GlucoseSeries", "read_series"]
+
+SERIES_FORMATS = ("auto", "generic", "dexcom", "libre")
+_RANGE = f"glucose is outside 0..{PHYSICAL_MAX_MGDL:g} mg/dL (the physical range)"
+_GLUCOSE = Field("glucose", glucose=True, low=0.0, high=PHYSICAL_MAX_MGDL, range_rule=_RANGE)
+_LIBRE_TIMES = ("%m-%d-%Y %H:%M", "%d-%m-%Y %H:%M", "%Y-%m-%d %H:%M", "%m/%d/%Y %H:%M",
+                "%d/%m/%Y %H:%M", "%m-%d-%Y %I:%M %p", "%m/%d/%Y %I:%M %p", "%d.%m.%Y %H:%M")
+
+
+def _dexcom(cells: dict) -> tuple[NDArray[np.bool_], dict]:
+    egv = np.array([str(e).strip().upper() == "EGV" for e in cells["event type"]], dtype=bool)
+    return egv, {"timestamp": cells["timestamp"], "glucose": cells["glucose value"]}
+
+
+def _libre(cells: dict) -> tuple[NDArray[np.bool_], dict]:
+    kind = np.array([str(k).strip() for k in cells["record type"]], dtype=object)
+    glucose = np.where(kind == "0", cells["historic glucose"], cells["scan glucose"])
+    return np.isin(kind, ["0", "1"]), {"timestamp": cells["device timestamp"],
+                                       "glucose": glucose}
+
+
+SCHEMAS = {
+    "dexcom": Schema(
+        "Dexcom Clarity export",
+        (Role("timestamp", kind="text", aliases=("timestamp (yyyy-mm-ddthh:mm:ss)",)),
+         Role("event type", kind="text"),
+         Role("glucose value", kind="text", glucose=True)),
+        fields=(Field("timestamp", kind="time",
+                      time_formats=("%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S")), _GLUCOSE),
+        prepare=_dexcom, skip_note="not glucose readings (Event Type other than EGV)"),
+    "libre": Schema(
+        "LibreView export",
+        (Role("device timestamp", kind="text"), Role("record type", kind="text"),
+         Role("historic glucose", kind="text", glucose=True),
+         Role("scan glucose", kind="text", glucose=True, required=False)),
+        fields=(Field("timestamp", kind="time", time_formats=_LIBRE_TIMES), _GLUCOSE),
+        prepare=_libre,
+        skip_note="not glucose readings (Record Type other than 0 historic, 1 scan)"),
+    "generic": Schema(
+        "glucose series",
+        (Role("timestamp", kind="time",
+              aliases=("time", "datetime", "date time", "date/time", "reference time")),
+         Role("glucose", glucose=True, low=0.0, high=PHYSICAL_MAX_MGDL, range_rule=_RANGE,
+              aliases=("value", "glucose value", "sensor glucose", "bg"))),
+    ),
+}
+
+
+@dataclass(frozen=True)
+class GlucoseSeries:
+    """Glucose readings with times.
+
+    Attributes
+    ----------
+    times : (n,) datetime64[ns], in UTC when the file gave offsets (see ``table.time_offset``).
+    glucose : (n,) mg/dL.
+    lines : (n,) the file line (or sheet row) of each reading.
+    format : "generic", "dexcom" or "libre".
+    table : the input layer's result (refused rows, notes, summary).
+    """
+
+    times: NDArray[np.datetime64] = field(repr=False)
+    glucose: NDArray[np.float64] = field(repr=False)
+    lines: NDArray[np.int64] = field(repr=False)
+    format: str = "generic"
+    table: TableRead | None = field(default=None, repr=False, compare=False)
+
+    def __len__(self) -> int:
+        return len(self.times)
+
+    @property
+    def aware(self) -> bool:
+        """True when the file's times carried a UTC offset (the times are then UTC)."""
+        return bool(self.table is not None and self.table.time_offset)
+
+
+def read_series(
+    source: str | os.PathLike | IO[bytes] | bytes,
+    format: str = "auto",
+    *,
+    unit: str | None = None,
+    name: str | None = None,
+    sheet: str | None = None,
+    limits: Limits | None = None,
+    unit_option: str = "--unit",
+) -> GlucoseSeries:
+    """Read a glucose series in one of :data:`SERIES_FORMATS` ("auto" tries Dexcom, LibreView,
+    then generic, by their headers). ``unit``: as in :func:`~ranking_core.inputs.read_table`.
+
+    Raises :class:`~ranking_core.inputs.InputError` when no reading can be kept.
+    """
+    if format not in SERIES_FORMATS:
+        raise InputError(f"format must be one of {', '.join(SERIES_FORMATS)}; got {format!r}")
+    if hasattr(source, "read"):  # an upload is read once, for every format tried
+        if name is None:
+            name = getattr(source, "name", None)
+        source = source.read((limits or Limits()).max_bytes + 1)
+    tried = ("dexcom", "libre", "generic") if format == "auto" else (format,)
+    for kind in tried:
+        try:
+            table = read_table(source, SCHEMAS[kind], unit=unit, name=name, sheet=sheet,
+                               limits=limits, unit_option=unit_option)
+        except HeaderNotFound as exc:
+            if kind != tried[-1]:
+                continue
+            other = " (nor a Dexcom Clarity or LibreView export)" if format == "auto" else ""
+            raise HeaderNotFound(f"{exc}{other}") from exc
+        break
+    return GlucoseSeries(table.values["timestamp"], table.values["glucose"], table.lines,
+                         kind, table)

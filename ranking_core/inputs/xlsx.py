@@ -1,0 +1,112 @@
+"""XLSX workbooks for the table reader: sizes checked before parsing, then one sheet streamed.
+
+The archive's declared uncompressed sizes are checked first (all parts, the shared-string table
+and the worksheet read), so a zip bomb or a huge shared-string table is refused before any of it
+is decompressed; :mod:`zipfile` never inflates a member beyond its declared size. The sheet is
+then read row by row with openpyxl's read-only mode (first sheet unless one is named).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import warnings
+import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import IO
+
+from ranking_core.inputs.table import InputError, Limits, quote
+
+__all__ = ["xlsx_rows"]
+
+
+def _cell_text(value: object) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, dt.datetime | dt.date | dt.time):
+        return value.isoformat()
+    return str(value)
+
+
+def _damaged(label: str, exc: Exception) -> InputError:
+    return InputError(f"{label}: cannot be read as an XLSX workbook "
+                      f"({type(exc).__name__}: {quote(str(exc))})")
+
+
+def _check_sizes(archive: zipfile.ZipFile, label: str, limits: Limits) -> None:
+    infos = archive.infolist()
+    total = sum(i.file_size for i in infos)
+    if total > limits.max_xlsx_total:
+        raise InputError(f"{label}: the workbook unpacks to {total:,} bytes, over the "
+                         f"{limits.max_xlsx_total:,}-byte limit (a zip bomb or a very large "
+                         "workbook; save the sheet needed as CSV)")
+    for info in infos:
+        if info.filename.lower().endswith("sharedstrings.xml") and (
+                info.file_size > limits.max_xlsx_part):
+            raise InputError(f"{label}: the shared-string table unpacks to {info.file_size:,} "
+                             f"bytes, over the {limits.max_xlsx_part:,}-byte limit")
+
+
+@contextmanager
+def xlsx_rows(binary: IO[bytes], label: str, limits: Limits, sheet: str | None = None
+              ) -> Iterator[tuple[Iterator[tuple[int, list[str]]], str]]:
+    """(rows, note): an iterator of (sheet row number, cells as text) and a note on the sheets.
+
+    Raises :class:`InputError` for a damaged archive, sizes over ``limits`` or an unknown sheet.
+    """
+    import openpyxl
+
+    try:
+        archive = zipfile.ZipFile(binary)
+    except Exception as exc:  # zipfile raises several types for damaged archives
+        raise InputError(f"{label}: cannot be read as an XLSX workbook (not a ZIP archive)"
+                         ) from exc
+    try:
+        _check_sizes(archive, label, limits)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # openpyxl warns about styles it cannot read
+                book = openpyxl.load_workbook(binary, read_only=True, data_only=True)
+        except Exception as exc:  # openpyxl raises many types for damaged parts
+            raise _damaged(label, exc) from exc
+        try:
+            names = book.sheetnames
+            if not names:
+                raise InputError(f"{label}: the workbook has no sheet")
+            chosen = names[0] if sheet is None else sheet
+            if chosen not in names:
+                raise InputError(f"{label}: no sheet named {quote(chosen)}; the sheets are "
+                                 + ", ".join(quote(n) for n in names))
+            try:
+                worksheet = book[chosen]
+                part = getattr(worksheet, "_worksheet_path", None)
+                size = 0 if part is None else archive.getinfo(part).file_size
+                if hasattr(worksheet, "reset_dimensions"):
+                    worksheet.reset_dimensions()  # never trust the declared size
+            except Exception as exc:  # a damaged or missing sheet part
+                raise _damaged(label, exc) from exc
+            if size > limits.max_xlsx_part:
+                raise InputError(f"{label}: sheet {quote(chosen)} unpacks to {size:,} bytes, "
+                                 f"over the {limits.max_xlsx_part:,}-byte limit (save it as "
+                                 "CSV, or raise the limit)")
+            note = ""
+            if len(names) > 1:
+                note = (f"{label}: read sheet {quote(chosen)} of {len(names)} "
+                        "(name another with --sheet)")
+
+            def rows() -> Iterator[tuple[int, list[str]]]:
+                try:
+                    for number, values in enumerate(worksheet.iter_rows(values_only=True), 1):
+                        yield number, [_cell_text(v) for v in values]
+                except Exception as exc:  # a damaged sheet part
+                    raise _damaged(label, exc) from exc
+
+            yield rows(), note
+        finally:
+            book.close()
+    finally:
+        archive.close()

@@ -1,0 +1,16 @@
+"""Alembic environment for riskgrid's record store.
+
+Run by :meth:`ranking_core.storage.Store._migrate`, which passes an open connection (inside its
+locked write transaction) in ``config.attributes["connection"]``; the schema is never generated
+from an online database here.
+"""
+
+from alembic import context
+
+from ranking_core.storage import METADATA
+
+connection = context.config.attributes["connection"]
+context.configure(connection=connection, target_metadata=METADATA,
+                  render_as_batch=connection.dialect.name == "sqlite")
+with context.begin_transaction():
+    context.run_migrations()

@@ -1,0 +1,50 @@
+"""The Meter page's inputs under Streamlit's AppTest: a glucose unit, and two series paired by time
+instead of a pairs file."""
+
+from __future__ import annotations
+
+import pytest
+from dashboard_support import fresh_machine, metrics, open_app
+
+SENSOR = (b"timestamp,glucose\n2024-05-01T08:00:00,100\n2024-05-01T08:05:00,110\n"
+          b"2024-05-01T08:10:00,120\n2024-05-01T09:00:00,150\n")
+REFERENCE = (b"timestamp,glucose\n2024-05-01T08:01:00,100\n2024-05-01T08:06:00,100\n"
+             b"2024-05-01T08:30:00,130\n2024-05-01T09:02:00,125\n")
+
+
+@pytest.fixture
+def fresh(tmp_path, monkeypatch):
+    return fresh_machine(tmp_path, monkeypatch)
+
+
+def test_two_series_are_paired_then_reported(fresh):
+    at = open_app("meter")
+    at.radio(key="meter_source").set_value("Sensor + reference")
+    at.run()
+    at.file_uploader(key="meter_sensor").set_value(("sensor.csv", SENSOR, "text/csv"))
+    at.file_uploader(key="meter_reference").set_value(("ref.csv", REFERENCE, "text/csv"))
+    at.run()
+    assert not at.exception
+    assert any("3 of 4 reference readings paired" in t.value for t in at.text)
+    shown = metrics(at)
+    # pairs (BGM, REF): (100, 100), (110, 100), (150, 125): rel 0, +0.1, +0.2
+    assert shown["pairs analysed"] == "3"
+    assert shown["MARD"] == "10.00 %" and shown["bias"] == "+10.00 %"
+
+
+def test_mmol_upload_is_refused_until_the_unit_is_chosen(fresh):
+    at = open_app("meter")
+    at.radio(key="meter_source").set_value("Upload")
+    at.run()
+    csv = b"BGM;REF\n5,55;5,55\n6,66;5,55\n"
+    at.file_uploader(key="meter_upload").set_value(("mmol.csv", csv, "text/csv"))
+    at.run()
+    assert not at.exception
+    assert any("look like mmol/L" in t.value for t in at.text)
+    assert "pairs analysed" not in metrics(at)
+    at.radio(key="meter_unit").set_value("mmol/L")
+    at.run()
+    shown = metrics(at)
+    assert shown["pairs analysed"] == "2"
+    # 5.55 and 6.66 mmol/L → 99.99 and 119.99 mg/dL → 100 and 120: rel 0 and +0.2
+    assert shown["MARD"] == "10.00 %"

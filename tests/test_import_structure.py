@@ -1,0 +1,74 @@
+"""The package's import structure: library code never depends on experiments or user interfaces,
+and no two parts of ``ranking_core`` import each other (checked on the import graph with grimp).
+
+Layers, top to bottom: ``ranking_core.cli`` (the command line), ``ranking_core.experiments`` (the
+papers' experiments, thin scripts over the library), then the library itself. A module may import
+from its own layer's lower neighbours only.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import grimp
+import pytest
+
+PACKAGE = "ranking_core"
+INTERFACE = f"{PACKAGE}.cli"
+EXPERIMENTS = f"{PACKAGE}.experiments"
+
+
+@pytest.fixture(scope="module")
+def graph() -> grimp.ImportGraph:
+    return grimp.build_graph(PACKAGE)
+
+
+def _children(graph: grimp.ImportGraph, package: str = PACKAGE) -> list[str]:
+    return sorted(graph.find_children(package))
+
+
+def _cycles(graph: grimp.ImportGraph, package: str) -> list[str]:
+    """Pairs of direct children of ``package`` (modules or subpackages) that import each other,
+    directly or through other modules."""
+    cycles = []
+    for a, b in itertools.combinations(_children(graph, package), 2):
+        forward = graph.find_shortest_chain(importer=a, imported=b, as_packages=True)
+        backward = graph.find_shortest_chain(importer=b, imported=a, as_packages=True)
+        if forward is not None and backward is not None:
+            cycles.append(f"{' -> '.join(forward)}  and  {' -> '.join(backward)}")
+    return cycles
+
+
+def test_library_never_imports_experiments_or_the_cli(graph: grimp.ImportGraph) -> None:
+    library = [name for name in _children(graph) if name not in (INTERFACE, EXPERIMENTS)]
+    offenders = []
+    for module, upper in itertools.product(library, (EXPERIMENTS, INTERFACE)):
+        chain = graph.find_shortest_chain(importer=module, imported=upper, as_packages=True)
+        if chain is not None:
+            offenders.append(" -> ".join(chain))
+    assert not offenders, "library code imports an upper layer:\n" + "\n".join(offenders)
+
+
+def test_experiments_never_import_the_cli(graph: grimp.ImportGraph) -> None:
+    chain = graph.find_shortest_chain(importer=EXPERIMENTS, imported=INTERFACE, as_packages=True)
+    assert chain is None, " -> ".join(chain or ())
+
+
+def test_no_import_cycle_between_parts_of_the_package(graph: grimp.ImportGraph) -> None:
+    cycles = _cycles(graph, PACKAGE)
+    assert not cycles, "import cycles:\n" + "\n".join(cycles)
+
+
+def test_the_cycle_check_finds_a_planted_cycle(tmp_path, monkeypatch) -> None:
+    """Not vacuous: a subpackage and a module that import each other (one of them inside a
+    function, as a lazy import) are reported; an unrelated module is not."""
+    root = tmp_path / "planted"
+    (root / "sub").mkdir(parents=True)
+    (root / "__init__.py").write_text("")
+    (root / "sub" / "__init__.py").write_text("")
+    (root / "sub" / "inner.py").write_text("from planted import lone\n")
+    (root / "lone.py").write_text("def f():\n    from planted.sub import inner\n")
+    (root / "other.py").write_text("from planted import lone\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    cycles = _cycles(grimp.build_graph("planted", cache_dir=None), "planted")
+    assert len(cycles) == 1 and "planted.lone" in cycles[0] and "planted.sub" in cycles[0]
