@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
+import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import clone
 
@@ -37,6 +38,7 @@ from ranking_core.filters import FILTERS, IteratedLavrentiev
 from ranking_core.grids.coordinates import GlucoseTransform
 from ranking_core.grids.learned import learned_grid
 from ranking_core.grids.signed import AbsoluteRisk, signed_ratings
+from ranking_core.panels.robust import LOSSES
 from ranking_core.ranker import SpectralRanker
 from ranking_core.ratings import RatingSet
 from ranking_core.selection import (
@@ -69,6 +71,7 @@ SCALES = ("log", "linear")
 # the SEG: Gaussian γ = 250 / 10³ / 4·10³ / 10⁴ / 4·10⁵ → 28.4 / 14.0 / 4.6 / 3.4 / 4.0 %;
 # Laplacian γ = 30 / 100 / 10³ / 2·10⁴ / 10⁵ → 11.6 / 3.3 / 1.7 / 2.0 / 5.7 %.
 GAMMA_SUITED = {"gaussian": (4e3, 4e5), "laplacian": (1e2, 2e4)}
+ROBUST_LAM_STRIDE = 4  # robust learning chooses λ among every 4th candidate (ROBUST_RECIPE)
 APRIORI_SIZES = (20, 30, 40, 50)  # subset sizes for λ₊ (Kriukova et al. 2014, §4.4)
 _BEST_FILTER = BEST_RECIPE.filter
 
@@ -100,6 +103,11 @@ class LearnSettings:
     n_splits : folds of ``"kfold"``.
     apriori_draws : random subsets per size for the ``"apriori"`` rule.
     lam0, q, n_lams : the candidate grid λ_j = λ₀·q^j, j < n_lams.
+    robust : None (plain least squares) or the loss of a
+        :class:`~ranking_core.panels.RobustRanker` (``"huber"``, ``"tukey"``, ``"squared"``):
+        weights for outlying ratings, a rater model when the ratings name their rater, coarse
+        answers as intervals. λ is then chosen among every fourth candidate (each candidate
+        costs a few re-solves).
     """
 
     kernel: str = BEST_RECIPE.kernel
@@ -118,9 +126,12 @@ class LearnSettings:
     lam0: float = BEST_RECIPE.lam0
     q: float = BEST_RECIPE.q
     n_lams: int = BEST_RECIPE.n_lams
+    robust: str | None = None
 
     def __post_init__(self) -> None:
         owner = "LearnSettings"
+        if self.robust is not None:
+            one_of(self.robust, "robust", LOSSES, owner)
         one_of(self.kernel, "kernel", RECIPE_KERNELS, owner)
         one_of(self.scale, "scale", SCALES, owner)
         one_of(self.filter, "filter", tuple(sorted(FILTERS)), owner)
@@ -137,14 +148,16 @@ class LearnSettings:
 
     def recipe(self) -> SEGRecipe:
         """The kernel, coordinates, filter, λ grid, signed targets and anchors as a recipe."""
+        thin = ROBUST_LAM_STRIDE if self.robust is not None else 1
         return SEGRecipe(
             "learn", kernel=self.kernel, gammas=(float(self.gamma),),
             transform=GlucoseTransform("log", self.log_offset) if self.scale == "log" else None,
             filter=IteratedLavrentiev(k=int(self.order)) if self.filter == "iterated-lavrentiev"
             else self.filter,
-            lam0=self.lam0, q=self.q, n_lams=int(self.n_lams), signed=self.signed,
-            diagonal_anchors=int(self.anchors),
-            selection="kfold" if self.rule == "kfold" else "holdout", n_splits=int(self.n_splits))
+            lam0=self.lam0, q=self.q**thin, n_lams=-(-int(self.n_lams) // thin),
+            signed=self.signed, diagonal_anchors=int(self.anchors),
+            selection="kfold" if self.rule == "kfold" else "holdout", n_splits=int(self.n_splits),
+            robust=self.robust)
 
     def lams(self) -> NDArray[np.float64]:
         """The candidate λ, decreasing (λ₀·q^j)."""
@@ -159,6 +172,10 @@ KERNEL_LABELS = {"laplacian": "Laplacian, exp(−‖Δ‖₁/γ)", "gaussian": "
 FILTER_LABELS = {"lavrentiev": "Lavrentiev (Tikhonov)", "iterated-lavrentiev":
                  "iterated Lavrentiev", "spectral-cutoff": "spectral cut-off",
                  "landweber": "Landweber iteration", "showalter": "Showalter (asymptotic)"}
+ROBUST_LABELS = {None: "no (least squares)",
+                 "huber": "Huber weights, rater model, coarse answers as intervals",
+                 "tukey": "Tukey weights, rater model, coarse answers as intervals",
+                 "squared": "rater model and coarse answers as intervals, no weights"}
 RULE_LABELS = {"kfold": "cross-validation", "holdout": "hold-out (half fits, half chooses)",
                "quasi-optimality": "quasi-optimality", "apriori": "a-priori λ(m) = α·m^(−β/2)",
                "manual": "set by hand"}
@@ -187,7 +204,9 @@ def describe_settings(settings: LearnSettings) -> dict[str, str]:
                             else "risk ratings as given"),
         "Zero-risk diagonal points": f"{settings.anchors}",
         "How λ is chosen": rule,
-        "λ candidates": f"{settings.lam0:g} × {settings.q:g}^j, j < {settings.n_lams}",
+        "λ candidates": f"{settings.lam0:g} × {settings.q:g}^j, j < {settings.n_lams}"
+                        + (f", every {ROBUST_LAM_STRIDE}th" if settings.robust else ""),
+        "Robust learning": ROBUST_LABELS[settings.robust],
     }
 
 
@@ -213,7 +232,8 @@ class LearnedGrid:
     lams : (L,) candidate λ; ``curve`` : (L,) the rule's criterion (None for the a-priori and
         manual rules).
     apriori : the fitted a-priori rule (``rule == "apriori"``), else None.
-    X, y : the training set: ratings plus anchors (mg/dL), targets signed if asked.
+    X, y : the training set: ratings plus anchors (mg/dL; with ``settings.robust`` a third
+        column holds rater codes, −1 for none), targets signed if asked.
     n_ratings : ratings in the rating set (without anchors).
     checksum : :func:`ratings_checksum` of the rating set.
     """
@@ -259,6 +279,13 @@ def _training_data(ratings: RatingSet | tuple[ArrayLike, ArrayLike]) -> tuple[ND
     return check_training_data(X, y, "learn_grid")
 
 
+def _rater_codes(ratings: RatingSet | tuple[ArrayLike, ArrayLike], m: int) -> NDArray:
+    """Rater codes 0, 1, … in order of appearance (−1 everywhere without a rater column)."""
+    if isinstance(ratings, RatingSet) and "rater" in ratings.frame:
+        return pd.factorize(ratings.frame["rater"].to_numpy(dtype=object))[0].astype(float)
+    return np.full(m, -1.0)
+
+
 def learn_grid(
     ratings: RatingSet | tuple[ArrayLike, ArrayLike],
     settings: LearnSettings | None = None,
@@ -283,9 +310,12 @@ def learn_grid(
     X_ratings, y_ratings = _training_data(ratings)
     checksum = ratings_checksum(X_ratings, y_ratings)
     recipe = settings.recipe()
-    X, y = with_diagonal_anchors(recipe, X_ratings, y_ratings)
+    inputs = X_ratings
+    if settings.robust is not None:  # the robust learner reads the rater from a third column
+        inputs = np.column_stack([X_ratings, _rater_codes(ratings, len(y_ratings))])
+    X, y = with_diagonal_anchors(recipe, inputs, y_ratings)
     if settings.signed:
-        y = signed_ratings(X, y)
+        y = signed_ratings(X[:, :2], y)
     check_training_data(X, y, "learn_grid")  # constant ratings cannot be ranked
     ranker = recipe.ranker(recipe.gammas[0])
     lams = recipe.lams()

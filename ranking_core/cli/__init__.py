@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from ranking_core.cli import cf, dashboard, learn, learners, meter, pair, reproduce
+from ranking_core.cli import cf, dashboard, learn, learners, meter, pair, panels, reproduce
 
 app = typer.Typer(
     name="riskgrid",
@@ -17,6 +17,7 @@ app.add_typer(learners.app, name="learners")
 app.command("meter-report")(meter.meter_report)
 app.command("pair")(pair.pair)
 app.command("learn")(learn.learn)
+app.command("plan-panel")(panels.plan_panel)
 app.add_typer(cf.app, name="cf")
 app.add_typer(dashboard.app, name="dashboard")
 

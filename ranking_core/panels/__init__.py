@@ -1,6 +1,8 @@
 """Rating panels: simulation, robust learning (outliers, rater model, coarse answers), the panel
 report, uncertainty of a learned grid and survey planning."""
 
+from ranking_core.panels.design import PLAN_METHODS, plan_pairs, start_design, write_rating_form
+from ranking_core.panels.report import PanelFit, PanelReport, learn_panel, panel_report
 from ranking_core.panels.robust import RobustRanker, rating_step
 from ranking_core.panels.simulation import (
     DESIGNS,
@@ -9,13 +11,24 @@ from ranking_core.panels.simulation import (
     parkes_surface,
     simulate_panel,
 )
+from ranking_core.panels.uncertainty import RiskBand, risk_band
 
 __all__ = [
     "DESIGNS",
     "PANEL_MODELS",
+    "PLAN_METHODS",
     "SEG_OUTLIER_FRACTION",
+    "PanelFit",
+    "PanelReport",
+    "RiskBand",
     "RobustRanker",
+    "learn_panel",
+    "panel_report",
     "parkes_surface",
+    "plan_pairs",
     "rating_step",
+    "risk_band",
     "simulate_panel",
+    "start_design",
+    "write_rating_form",
 ]
