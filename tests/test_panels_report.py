@@ -88,3 +88,24 @@ def test_learn_grid_with_robust_settings_reads_the_rater_column():
     assert not np.allclose(other.grid, result.grid)
     with pytest.raises(ValueError, match="robust"):
         LearnSettings(robust="cauchy")
+
+
+@pytest.mark.slow
+def test_learn_command_writes_the_panel_report(tmp_path):
+    from typer.testing import CliRunner
+
+    from ranking_core.cli import app
+
+    frame = simulate(150, n_raters=5, random_state=6, **PANEL_MODELS["hard"])
+    source = tmp_path / "panel ratings.csv"
+    frame.drop(columns="outlier").to_csv(source, index=False)
+    report = tmp_path / "report" / "panel.csv"
+    result = CliRunner().invoke(app, ["learn", str(source), "--out-dir", str(tmp_path / "grid"),
+                                      "--panel-report", str(report)])
+    assert result.exit_code == 0, result.output
+    assert "Krippendorff" in result.output and "Raters" in result.output
+    rows = pd.read_csv(report)
+    assert len(rows) == 150 and {"weight", "residual", "flagged", "consensus"} <= set(rows)
+    raters = pd.read_csv(tmp_path / "report" / "panel-raters.csv")
+    assert sorted(raters["rater"]) == sorted(frame["rater"].unique())
+    assert (tmp_path / "grid" / "grid.npy").exists()

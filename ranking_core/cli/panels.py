@@ -59,3 +59,43 @@ def plan_panel(
         console.print(f"{len(pairs)} pairs chosen by '{method}' after {len(data.frame)} ratings")
     console.print(f"wrote {out} and {sheet}; fill in the rating column (0..4) and the rater, "
                   "then add the rows to the ratings", soft_wrap=True, highlight=False)
+
+
+def show_panel_report(fit, path: Path) -> None:
+    """Print the panel report of a :class:`~ranking_core.panels.PanelFit`; write the ratings with
+    their weights and flags to ``path`` and the per-rater table beside it."""
+    from rich.table import Table
+
+    from ranking_core.panels import panel_report
+
+    report = panel_report(fit)
+    raters_path = path.with_name(f"{path.stem}-raters.csv")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fit.ratings.to_csv(path, index_label="line", float_format="%.4g")
+    report.raters.to_csv(raters_path, index=False, float_format="%.4g")
+    table = Table(title="Raters", title_justify="left")
+    for column in ("Rater", "Ratings", "Offset", "Scale", "Noise sd", "Agreement",
+                   "Flagged", "Mean weight"):
+        table.add_column(column, justify="left" if column == "Rater" else "right")
+    for row in report.raters.itertuples(index=False):
+        table.add_row(str(row.rater), f"{row.ratings:,}", f"{row.bias:+.2f}", f"{row.scale:.2f}",
+                      f"{row.noise_sd:.2f}", f"{row.agreement:.2f}",
+                      f"{100 * row.flagged_share:.1f} %", f"{row.mean_weight:.2f}")
+    console.print(table)
+    alpha = ("not measurable (no scenario was rated by two raters)" if report.alpha is None
+             else f"{report.alpha:.3f} over {report.shared_scenarios} shared scenarios")
+    console.print(f"Krippendorff's α (interval): {alpha}", highlight=False)
+    console.print(f"Consensus explains {100 * report.consensus_r2:.1f} % of the ratings' "
+                  f"variance; answer step {report.step:g}; {len(report.flagged)} of "
+                  f"{report.n_ratings} ratings flagged as outlying", highlight=False)
+    if len(report.flagged):
+        flagged = Table(title="Flagged ratings (largest residual first)", title_justify="left")
+        for column in ("Line", "Reference mg/dL", "Estimate mg/dL", "Rating", "Rater",
+                       "Consensus", "Residual", "Weight"):
+            flagged.add_column(column, justify="right")
+        for line, row in report.flagged.head(20).iterrows():
+            flagged.add_row(str(line), f"{row.reference:.0f}", f"{row.estimate:.0f}",
+                            f"{row.rating:g}", str(row.rater), f"{row.consensus:.2f}",
+                            f"{row.residual:+.1f}", f"{row.weight:.2f}")
+        console.print(flagged)
+    console.print(f"wrote {path} and {raters_path}", soft_wrap=True, highlight=False)
