@@ -38,7 +38,7 @@ from ranking_core.filters import FILTERS, IteratedLavrentiev
 from ranking_core.grids.coordinates import GlucoseTransform
 from ranking_core.grids.learned import learned_grid
 from ranking_core.grids.signed import AbsoluteRisk, signed_ratings
-from ranking_core.panels.robust import LOSSES
+from ranking_core.panels.robust import LOSSES, kfold_robust
 from ranking_core.ranker import SpectralRanker
 from ranking_core.ratings import RatingSet
 from ranking_core.selection import (
@@ -321,8 +321,9 @@ def learn_grid(
     lams = recipe.lams()
     curve, apriori = None, None
     if settings.rule == "kfold":
-        choice = kfold_lambda(ranker, X, y, lams, n_splits=int(settings.n_splits),
-                              random_state=0, progress=progress)
+        choose = kfold_lambda if settings.robust is None else kfold_robust
+        choice = choose(ranker, X, y, lams, n_splits=int(settings.n_splits),
+                        random_state=0, progress=progress)
         model, lam, curve = choice.model, choice.lam, choice.curve
     elif settings.rule in ("holdout", "quasi-optimality"):
         if progress is not None:

@@ -30,7 +30,7 @@ from ranking_core.grids.seg import GLUCOSE_MAX, SEGTable
 from ranking_core.grids.signed import AbsoluteRisk, signed_ratings
 from ranking_core.kernels import Kernel, make_kernel
 from ranking_core.metrics import pairwise_misranking
-from ranking_core.panels.robust import RobustRanker
+from ranking_core.panels.robust import RobustRanker, kfold_robust
 from ranking_core.ranker import SpectralRanker
 from ranking_core.selection import (
     fit_apriori_lambda,
@@ -234,6 +234,8 @@ def fit_recipe(recipe: SEGRecipe, X: NDArray, y: NDArray, raters: ArrayLike | No
         ranker = recipe.ranker(gamma)
         if recipe.selection == "holdout":
             choice = holdout_lambda(ranker, X, y, lams)
+        elif recipe.robust is not None:
+            choice = kfold_robust(ranker, X, y, lams, n_splits=recipe.n_splits, random_state=0)
         else:
             choice = kfold_lambda(ranker, X, y, lams, n_splits=recipe.n_splits, random_state=0)
         score = float(np.nanmin(choice.curve))

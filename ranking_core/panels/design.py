@@ -38,7 +38,8 @@ from ranking_core.validation import one_of
 if TYPE_CHECKING:
     from ranking_core.learn import LearnSettings
 
-__all__ = ["FORM_COLUMNS", "PLAN_METHODS", "plan_pairs", "start_design", "write_rating_form"]
+__all__ = ["FORM_COLUMNS", "PLAN_METHODS", "plan_pairs", "rating_form_csv", "rating_form_html",
+           "start_design", "write_rating_form"]
 
 PLAN_METHODS = ("imse", "variance", "random")
 FORM_COLUMNS = ("pair", "reference", "estimate", "rating", "rater")
@@ -139,21 +140,20 @@ def plan_pairs(
     return _pairs(pool[greedy_design(model, pool, k, method)])
 
 
-def write_rating_form(pairs: pd.DataFrame, csv_path: str | Path, html_path: str | Path | None,
-                      title: str = "Risk ratings") -> None:
-    """The rating form: a CSV with the columns pair, reference, estimate, rating (empty), rater
-    (empty), and optionally an HTML sheet to print with the same pairs and boxes to write in."""
+def rating_form_csv(pairs: pd.DataFrame) -> str:
+    """The rating form as CSV text: pair, reference, estimate (mg/dL), rating and rater empty."""
     form = pairs[["pair", "reference", "estimate"]].copy()
     form["rating"] = ""
     form["rater"] = ""
-    Path(csv_path).parent.mkdir(parents=True, exist_ok=True)
-    form.to_csv(csv_path, index=False)
-    if html_path is None:
-        return
+    return form.to_csv(index=False)
+
+
+def rating_form_html(pairs: pd.DataFrame, title: str = "Risk ratings") -> str:
+    """The rating form as an HTML page to print: the pairs with a box for each rating."""
     rows = "\n".join(
         f"<tr><td>{int(p)}</td><td>{int(r)}</td><td>{int(e)}</td><td class=box></td></tr>"
-        for p, r, e in form[["pair", "reference", "estimate"]].itertuples(index=False))
-    page = f"""<!DOCTYPE html>
+        for p, r, e in pairs[["pair", "reference", "estimate"]].itertuples(index=False))
+    return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>
 <style>
 body {{ font-family: sans-serif; margin: 2em; }}
@@ -174,4 +174,13 @@ Write a number from 0 (no risk) to 4 (extreme risk); halves (e.g. 1.5) are allow
 </tbody></table>
 </body></html>
 """
-    Path(html_path).write_text(page, encoding="utf-8")
+
+
+def write_rating_form(pairs: pd.DataFrame, csv_path: str | Path, html_path: str | Path | None,
+                      title: str = "Risk ratings") -> None:
+    """Write :func:`rating_form_csv` to ``csv_path`` and, if given, :func:`rating_form_html` to
+    ``html_path``. The filled CSV reads back with :func:`~ranking_core.ratings.read_rating_set`."""
+    Path(csv_path).parent.mkdir(parents=True, exist_ok=True)
+    Path(csv_path).write_text(rating_form_csv(pairs), encoding="utf-8")
+    if html_path is not None:
+        Path(html_path).write_text(rating_form_html(pairs, title), encoding="utf-8")

@@ -16,7 +16,7 @@ current fit: an EM step for interval-censored answers) and w_i = v_k·ψ(u_i)/u_
 weight of the standardised residual u_i = (ã_i − f(x_i))/σ̃_k times a rater weight v_k ∝ 1/σ̃_k²
 (σ̃_k = σ_k/s_k, the rater's noise on the consensus scale). Rater offsets, scales and noise levels
 are estimated jointly with f by alternating with the fit, shrunk towards (0, 1, pooled σ) by a
-prior worth :data:`PRIOR_RATINGS` ratings, with mean offset 0 and mean scale 1 (the consensus is
+prior worth ``rater_prior`` ratings, with mean offset 0 and mean scale 1 (the consensus is
 the average rater).
 
 Solver. A weighted least-squares fit with weights w ≤ 1 is the fixed point of *unweighted* fits to
@@ -31,6 +31,7 @@ measures this against a direct weighted solve per iteration.
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,6 +41,7 @@ from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
 from ranking_core.ranker import RegularizationPath, SpectralRanker
+from ranking_core.selection import LambdaChoice, kfold_lambda
 from ranking_core.validation import check_inputs, check_training_data, one_of, positive_float
 
 __all__ = [
@@ -48,6 +50,7 @@ __all__ = [
     "OUTLIER_Z",
     "TUKEY_C",
     "RobustRanker",
+    "kfold_robust",
     "rating_step",
 ]
 
@@ -58,7 +61,6 @@ TUKEY_C = 4.685  # Tukey's biweight constant: 95 % efficiency under Gaussian noi
 TUKEY_AFTER = 10  # Tukey's weights redescend: the first iterations use Huber's to find the bulk
 OUTLIER_Z = 3.0  # a rating is flagged when its standardised residual exceeds this
 MAD_TO_SD = 1.4826  # sd of a normal distribution per median absolute deviation
-PRIOR_RATINGS = 10.0  # rater offset, scale and noise are shrunk by a prior worth this many ratings
 SCALE_LIMITS = (0.5, 2.0)  # a rater's scale is kept in this range (a flat answerer is noisy)
 RATING_MAX = 4.0
 STEPS = (1.0, 0.5)  # answer scales recognised by rating_step
@@ -199,6 +201,8 @@ class RobustRanker(RegressorMixin, BaseEstimator):
         (risk units) at which it stops.
     path_iter : iterations per λ of a :meth:`path` (the λ choice); 0 gives the plain fits' path
         (λ chosen as for the plain ranker, the robust fit made at that λ only).
+    rater_prior : the rater offsets, scales and noise levels are shrunk towards (0, 1, pooled)
+        by a prior worth this many ratings.
     min_scale : floor of the noise sd (risk units), so that clean ratings fitted almost exactly do
         not make every small approximation error an outlier.
 
@@ -238,6 +242,7 @@ class RobustRanker(RegressorMixin, BaseEstimator):
         path_iter: int = 30,
         tol: float = 1e-4,
         min_scale: float = 0.05,
+        rater_prior: float = 10.0,
     ) -> None:
         self.ranker = ranker
         self.loss = loss
@@ -249,6 +254,7 @@ class RobustRanker(RegressorMixin, BaseEstimator):
         self.path_iter = path_iter
         self.tol = tol
         self.min_scale = min_scale
+        self.rater_prior = rater_prior
 
     # -- fitting ---------------------------------------------------------------------------
     def fit(self, X: ArrayLike, y: ArrayLike) -> RobustRanker:
@@ -259,6 +265,7 @@ class RobustRanker(RegressorMixin, BaseEstimator):
         one_of(self.coarse, "coarse", COARSE, owner)
         positive_float(self.tol, "tol", owner)
         positive_float(self.min_scale, "min_scale", owner)
+        positive_float(self.rater_prior, "rater_prior", owner)
         if int(self.max_iter) != self.max_iter or self.max_iter < 1:
             raise ValueError(f"{owner}: max_iter must be a positive integer; got {self.max_iter!r}")
         if self.step is not None and not 0 <= self.step <= RATING_MAX:
@@ -324,14 +331,14 @@ class RobustRanker(RegressorMixin, BaseEstimator):
 
     def _rater_fit(self, answers, consensus, weights, onehot, counts, rated):
         """Per rater and λ: weighted least squares a ≈ b_k + s_k·f with a ridge prior towards
-        (0, 1) worth PRIOR_RATINGS ratings, then mean offset 0 and mean scale 1."""
+        (0, 1) worth ``rater_prior`` ratings, then mean offset 0 and mean scale 1."""
         w = np.where(rated, weights, 0.0)
         spread = np.var(consensus[:, rated], axis=1, keepdims=True) + 1e-12
-        s_w = w @ onehot + PRIOR_RATINGS
+        s_w = w @ onehot + self.rater_prior
         s_f = (w * consensus) @ onehot
-        s_ff = (w * consensus**2) @ onehot + PRIOR_RATINGS * spread
+        s_ff = (w * consensus**2) @ onehot + self.rater_prior * spread
         s_a = (w * answers) @ onehot
-        s_fa = (w * consensus * answers) @ onehot + PRIOR_RATINGS * spread
+        s_fa = (w * consensus * answers) @ onehot + self.rater_prior * spread
         det = s_w * s_ff - s_f**2
         bias = (s_ff * s_a - s_f * s_fa) / det
         scale = np.clip((s_w * s_fa - s_f * s_a) / det, *SCALE_LIMITS)
@@ -342,7 +349,7 @@ class RobustRanker(RegressorMixin, BaseEstimator):
 
     def _noise_sd(self, residual: NDArray, panel: _Panel, free: NDArray) -> NDArray:
         """(L, R + 1) robust noise sd per rater on the consensus scale (MAD, shrunk to the pooled
-        value by PRIOR_RATINGS ratings), floored at ``min_scale``; the last column is the pooled
+        value by ``rater_prior`` ratings), floored at ``min_scale``; the last column is the pooled
         value (raterless rows)."""
         pooled = MAD_TO_SD * np.median(np.abs(residual[:, free]), axis=1)
         pooled = np.maximum(pooled, self.min_scale)
@@ -352,8 +359,8 @@ class RobustRanker(RegressorMixin, BaseEstimator):
             groups = np.where(free, panel.codes, R)
             per_rater = MAD_TO_SD * _group_median(residual, groups, R)
             n = np.bincount(groups, minlength=R + 1)[:R]
-            variance = (n * np.nan_to_num(per_rater) ** 2 + PRIOR_RATINGS * pooled[:, None] ** 2)
-            sd[:, :R] = np.sqrt(variance / (n + PRIOR_RATINGS))
+            variance = (n * np.nan_to_num(per_rater) ** 2 + self.rater_prior * pooled[:, None] ** 2)
+            sd[:, :R] = np.sqrt(variance / (n + self.rater_prior))
         return np.maximum(sd, self.min_scale)
 
     def _robust_weights(self, z: NDArray, n_iter: int) -> NDArray:
@@ -436,6 +443,32 @@ class RobustRanker(RegressorMixin, BaseEstimator):
         check_is_fitted(self, "model_")
         points, _ = split_rater_column(X, type(self).__name__)
         return self.model_.predict(points)
+
+
+def kfold_robust(
+    robust: RobustRanker,
+    X: ArrayLike,
+    y: ArrayLike,
+    lams: ArrayLike,
+    *,
+    n_splits: int = 5,
+    random_state: int | None = 0,
+    progress: Callable[[int, int], None] | None = None,
+) -> LambdaChoice:
+    """k-fold validation misranking over λ of the robust fits and, on the same folds, of the
+    least-squares fits (``robust`` with loss ``"squared"``, no rater model, answers as given);
+    the lower minimum wins. A clean panel thus keeps the plain learner's accuracy; its ratings
+    still get residuals and flags (weights 1)."""
+    halves = None if progress is None else (
+        lambda done, total: progress(done, 2 * total),
+        lambda done, total: progress(total + done, 2 * total))
+    choice = kfold_lambda(robust, X, y, lams, n_splits=n_splits, random_state=random_state,
+                          progress=halves and halves[0])
+    plain = clone(robust).set_params(loss="squared", raters=False, coarse="midpoint",
+                                     path_iter=0)
+    other = kfold_lambda(plain, X, y, lams, n_splits=n_splits, random_state=random_state,
+                         progress=halves and halves[1])
+    return other if np.nanmin(other.curve) < np.nanmin(choice.curve) else choice
 
 
 @dataclass(frozen=True)
