@@ -242,7 +242,7 @@ class RobustRanker(RegressorMixin, BaseEstimator):
         path_iter: int = 30,
         tol: float = 1e-4,
         min_scale: float = 0.05,
-        rater_prior: float = 10.0,
+        rater_prior: float = 30.0,
     ) -> None:
         self.ranker = ranker
         self.loss = loss
