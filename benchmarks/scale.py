@@ -1,157 +1,159 @@
-"""Ranking at large m: accuracy lost against the exact solver and time saved (prints JSON).
+"""The best SEG recipe at large m: time, peak memory and misranking, against one dense eigh(4000).
 
-SEG-like reconstruction (Kriukova et al. 2014, §4.3): inputs drawn uniformly on [0, 600]² mg/dL,
-each labelled with the SEG risk at the rounded (REF, BGM); with ``SEG_TABLE`` unset, a smooth
-synthetic risk surface stands in (and the JSON says so). Gaussian kernel γ = 10⁴ (Kriukova et al.
-2014, §4.3), Lavrentiev filter. λ is chosen once, by pairwise misranking on a validation set, from
-the exact solver's path at m = ``--choose-at``; every method and every m then uses that λ.
-Misranking (Kriukova et al. 2014, eq. (1), %) is measured against the true risk on a separate test
-set of uniform inputs.
+For each m, a fresh subprocess draws m ratings (inputs uniform on [0, 600]² mg/dL, the SEG risk
+at the rounded point; Kriukova et al. 2014 §4.3), runs the whole best recipe (``BEST_RECIPE``:
+choice of λ by 5-fold validation misranking, refit, the 601 × 601 learned grid) with the fast
+k-fold path (``solver="auto"``: ``ranking_core.fast_selection``), and reports its wall time, its
+peak resident memory (``ru_maxrss``, the whole process) and the misranking (eq. (1), %) against
+the SEG on held-out uniform inputs. With ``--exact-max``, the exact path (``solver="spectral"``,
+k + 1 dense eigendecompositions) is run too for m up to that size, with its time and the largest
+relative difference of the two paths' predictions.
 
-Methods: ``exact`` (SpectralRanker, dense eigh, O(m³), up to ``--exact-max``), ``low-rank``
-(SpectralRanker solver="low-rank": pivoted Cholesky + thin SVD), ``nystrom-greedy-R`` and
-``nystrom-uniform-R`` (NystromRanker), ``cg`` (exact Lavrentiev system by matrix-free conjugate
-gradients with a rank-``--cg-rank`` Nyström preconditioner, up to ``--cg-max``).
+The reference is ``scipy.linalg.eigh`` of a 4,000 × 4,000 symmetric matrix, timed in this process
+before and after the sizes (the machine is shared: compare ratios, not seconds). Prints JSON;
+``--plot DIR`` also writes ``scale_time.png`` and ``scale_misranking.png`` (plotly + kaleido).
 
-Run from the repository root: ``PYTHONPATH=. python benchmarks/scale.py``
-(about 10 minutes on 2 busy cores).
+Run from the repository root (needs ``SEG_TABLE``):
+``PYTHONPATH=. python benchmarks/scale.py --sizes 1000 2000 4000 8000 20000 --exact-max 2000``
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
-import os
+import resource
+import subprocess
+import sys
 import time
-import warnings
+from pathlib import Path
 
 import numpy as np
-import pandas as pd
+import scipy.linalg
 
-from ranking_core import GaussianKernel, NystromRanker, SpectralRanker
-from ranking_core.conjugate_gradient import lavrentiev_cg
+from ranking_core.experiments.seg import BEST_RECIPE, draw_seg_ratings, fit_recipe
+from ranking_core.grids.learned import learned_grid
+from ranking_core.grids.seg import find_seg_table
 from ranking_core.metrics import pairwise_misranking
 
-GAMMA = 1e4
 
-
-def risk_lookup() -> tuple[np.ndarray, str]:
-    """(601, 601) risk by [REF, BGM] in mg/dL, and the source name."""
-    path = os.environ.get("SEG_TABLE")
-    if path and os.path.exists(path):
-        table = pd.read_csv(path, usecols=["REF", "BGM", "abs_risk"])
-        grid = np.full((601, 601), np.nan)
-        grid[table["REF"].to_numpy(), table["BGM"].to_numpy()] = table["abs_risk"].to_numpy()
-        if np.isnan(grid).any():
-            raise ValueError(f"{path}: the SEG table does not cover every (REF, BGM) in 0..600")
-        return grid, "SEG table"
-    ref, bgm = np.meshgrid(np.arange(601.0), np.arange(601.0), indexing="ij")
-    # a smooth stand-in: risk grows with the relative error |BGM − REF| / (REF + 40)
-    return np.clip(3.0 * np.tanh(np.abs(bgm - ref) / (ref + 40.0)), 0, 4), "synthetic surface"
-
-
-def draw(rng: np.random.Generator, grid: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
-    X = rng.uniform(0.0, 600.0, size=(m, 2))
-    index = np.rint(X).astype(int)
-    return X, grid[index[:, 0], index[:, 1]]
-
-
-def timed(fit):
+def eigh_seconds(size: int = 4000, seed: int = 0) -> float:
+    A = np.random.default_rng(seed).standard_normal((size, size))
+    A += A.T
     start = time.perf_counter()
-    model = fit()
-    return model, time.perf_counter() - start
+    scipy.linalg.eigh(A, driver="evd", overwrite_a=True)
+    return time.perf_counter() - start
+
+
+def run_recipe(recipe, X, y, X_test, y_test) -> tuple[dict, np.ndarray]:
+    start = time.perf_counter()
+    model, lam, _ = fit_recipe(recipe, X, y)
+    chosen = time.perf_counter()
+    learned_grid(model)
+    done = time.perf_counter()
+    predicted = model.predict(X_test)
+    inner = model.signed_model
+    entry = {
+        "seconds": round(done - start, 3),
+        "choice_and_refit_seconds": round(chosen - start, 3),
+        "grid_seconds": round(done - chosen, 3),
+        "lambda": lam,
+        "misranking_percent": round(100 * pairwise_misranking(y_test, predicted), 4),
+        "solver": getattr(inner, "solver_", "spectral"),
+    }
+    if hasattr(inner, "relative_residual_"):
+        entry["relative_residual"] = float(f"{inner.relative_residual_:.3g}")
+        entry["lattice_step_mgdl"] = inner.lattice_step_
+    return entry, predicted
+
+
+def one_size(m: int, n_test: int, seed: int, exact: bool) -> dict:
+    table = find_seg_table()
+    X_test, y_test = draw_seg_ratings(table, n_test, np.random.default_rng(seed))
+    X, y = draw_seg_ratings(table, m, np.random.default_rng(seed + m))
+    fast, predicted = run_recipe(BEST_RECIPE, X, y, X_test, y_test)
+    row = {"m": m, "fast": fast}
+    if exact:
+        spectral = dataclasses.replace(BEST_RECIPE, solver="spectral")
+        row["exact"], reference = run_recipe(spectral, X, y, X_test, y_test)
+        gap = np.abs(predicted - reference).max() / np.abs(reference).max()
+        row["max_relative_difference"] = float(f"{gap:.3g}")
+    row["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    return row
+
+
+def plot(summary: dict, directory: Path) -> None:
+    import plotly.graph_objects as go
+
+    from ranking_core.meter.export import figure_png
+
+    rows = summary["results"]
+    sizes = [r["m"] for r in rows]
+    directory.mkdir(parents=True, exist_ok=True)
+    time_fig = go.Figure()
+    time_fig.add_scatter(x=sizes, y=[r["fast"]["ratio_to_eigh_4000"] for r in rows],
+                         name="best recipe, fast path", mode="lines+markers")
+    exact = [r for r in rows if "exact" in r]
+    if exact:
+        time_fig.add_scatter(x=[r["m"] for r in exact],
+                             y=[r["exact"]["ratio_to_eigh_4000"] for r in exact],
+                             name="best recipe, exact path", mode="lines+markers")
+    time_fig.update_layout(title="Time / one dense eigh(4000) in the same run",
+                           xaxis={"title": "m (ratings)", "type": "log"},
+                           yaxis={"title": "ratio", "type": "log"}, width=640, height=400)
+    mis_fig = go.Figure()
+    mis_fig.add_scatter(x=sizes, y=[r["fast"]["misranking_percent"] for r in rows],
+                        name="fast path", mode="lines+markers")
+    if exact:
+        mis_fig.add_scatter(x=[r["m"] for r in exact],
+                            y=[r["exact"]["misranking_percent"] for r in exact],
+                            name="exact path", mode="lines+markers")
+    mis_fig.update_layout(title="Misranking against the SEG on held-out inputs",
+                          xaxis={"title": "m (ratings)", "type": "log"},
+                          yaxis={"title": "misranking (%)"}, width=640, height=400)
+    (directory / "scale_time.png").write_bytes(figure_png(time_fig, scale=1.0))
+    (directory / "scale_misranking.png").write_bytes(figure_png(mis_fig, scale=1.0))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[2000, 4000, 8000, 20000])
-    parser.add_argument("--centers", type=int, nargs="+", default=[200, 400])
-    parser.add_argument("--exact-max", type=int, default=4000)
-    parser.add_argument("--cg-max", type=int, default=20000)
-    parser.add_argument("--cg-rank", type=int, default=400)
-    parser.add_argument("--choose-at", type=int, default=4000)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 2000, 4000, 8000, 20000])
+    parser.add_argument("--exact-max", type=int, default=0,
+                        help="also run the exact path up to this m")
     parser.add_argument("--n-test", type=int, default=5000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--one", type=int, help=argparse.SUPPRESS)  # a child process: one size
+    parser.add_argument("--plot", type=Path, help="directory for the PNG plots")
     args = parser.parse_args()
-
-    grid, source = risk_lookup()
-    rng = np.random.default_rng(args.seed)
-    X_test, y_test = draw(rng, grid, args.n_test)
-    X_val, y_val = draw(rng, grid, args.n_test)
-    X_all, y_all = draw(rng, grid, max([*args.sizes, args.choose_at]))
-
-    lams = 10.0 ** np.linspace(-1, -8, 36)
-    chooser, chooser_seconds = timed(lambda: SpectralRanker(gamma=GAMMA, solver="dense").fit(
-        X_all[: args.choose_at], y_all[: args.choose_at]))
-    curve = [pairwise_misranking(y_val, p) for p in chooser.path(lams).predict(X_val)]
-    lam = float(lams[int(np.argmin(curve))])
-    chosen = (chooser.resolve(lam), chooser_seconds)  # the exact fit at m = choose_at
-
+    if args.one is not None:
+        print(json.dumps(one_size(args.one, args.n_test, args.seed, args.one <= args.exact_max)))
+        return
+    before = eigh_seconds()
     results = []
     for m in args.sizes:
-        X, y = X_all[:m], y_all[:m]
-        fits = {}
-        if m <= args.exact_max:
-            fits["exact"] = lambda X=X, y=y: SpectralRanker(
-                gamma=GAMMA, lam=lam, solver="dense").fit(X, y)
-        fits["low-rank"] = lambda X=X, y=y: SpectralRanker(
-            gamma=GAMMA, lam=lam, solver="low-rank").fit(X, y)
-        for r in args.centers:
-            for rule in ("greedy", "uniform"):
-                fits[f"nystrom-{rule}-{r}"] = lambda X=X, y=y, r=r, rule=rule: NystromRanker(
-                    gamma=GAMMA, lam=lam, n_centers=r, centers=rule).fit(X, y)
-        row = {"m": m, "methods": {}}
-        predicted = {}
-        for name, fit in fits.items():
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                if name == "exact" and m == args.choose_at:
-                    model, seconds = chosen
-                else:
-                    model, seconds = timed(fit)
-            predictions = predicted[name] = model.predict(X_test)
-            entry = {
-                "fit_seconds": round(seconds, 3),
-                "misranking_percent": round(100 * pairwise_misranking(y_test, predictions), 3),
-                "rank": int(model.spectrum_.rank),
-                "method": model.spectrum_.method,
-            }
-            if caught:
-                entry["warnings"] = [str(w.message) for w in caught]
-            row["methods"][name] = entry
-        if m <= args.cg_max:
-            start = time.perf_counter()
-            solution = lavrentiev_cg(GaussianKernel(GAMMA), X, y, lam, tol=1e-6,
-                                     preconditioner_rank=args.cg_rank)
-            seconds = time.perf_counter() - start
-            predictions = predicted["cg"] = (
-                GaussianKernel(GAMMA)(X_test, X) @ solution.coef + solution.intercept)
-            row["methods"]["cg"] = {
-                "fit_seconds": round(seconds, 3),
-                "misranking_percent": round(100 * pairwise_misranking(y_test, predictions), 3),
-                "iterations": solution.iterations,
-                "converged": solution.converged,
-            }
-        reference = "exact" if "exact" in predicted else "cg" if "cg" in predicted else None
-        if reference is not None:
-            row["reference"] = reference
-            for name, entry in row["methods"].items():
-                gap = np.abs(predicted[name] - predicted[reference]).max()
-                entry["max_abs_difference_to_reference"] = float(f"{gap:.3g}")
-        results.append(row)
-
-    exact_at = {r["m"]: r["methods"]["exact"]["misranking_percent"]
-                for r in results if "exact" in r["methods"]}
+        child = subprocess.run(
+            [sys.executable, __file__, "--one", str(m), "--exact-max", str(args.exact_max),
+             "--n-test", str(args.n_test), "--seed", str(args.seed)],
+            check=True, capture_output=True, text=True)
+        results.append(json.loads(child.stdout.strip().splitlines()[-1]))
+        print(json.dumps(results[-1]), file=sys.stderr, flush=True)
+    after = eigh_seconds()
+    reference = (before + after) / 2
+    for row in results:
+        row["fast"]["ratio_to_eigh_4000"] = round(row["fast"]["seconds"] / reference, 3)
+        if "exact" in row:
+            row["exact"]["ratio_to_eigh_4000"] = round(row["exact"]["seconds"] / reference, 3)
     summary = {
-        "source": source,
-        "gamma": GAMMA,
-        "lam": lam,
-        "lam_chosen_at_m": args.choose_at,
+        "recipe": BEST_RECIPE.describe(),
+        "eigh_4000_seconds": round(reference, 3),
+        "eigh_4000_seconds_before_after": [round(before, 3), round(after, 3)],
         "n_test": args.n_test,
+        "seed": args.seed,
         "results": results,
-        "exact_misranking_percent": exact_at,
     }
     print(json.dumps(summary, indent=2))
+    if args.plot is not None:
+        plot(summary, args.plot)
 
 
 if __name__ == "__main__":

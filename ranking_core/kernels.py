@@ -212,16 +212,26 @@ def laplacian_lattice(
     return _product_lattice(axis_0, axis_1, centers, coef, profile, profile)
 
 
+# kernel-profile entries per block of centres in _product_lattice (8 bytes each)
+LATTICE_BLOCK_ENTRIES = 1 << 22
+
+
 def _product_lattice(axis_0, axis_1, centers, coef, profile_0, profile_1) -> NDArray[np.float64]:
-    """Σ_i c_i k_0(a − x_i0)·k_1(b − x_i1) on the lattice axis_0 × axis_1 as A·diag(c)·Bᵀ."""
+    """Σ_i c_i k_0(a − x_i0)·k_1(b − x_i1) on the lattice axis_0 × axis_1 as A·diag(c)·Bᵀ, summed
+    over blocks of centres so that A and B never hold more than ``LATTICE_BLOCK_ENTRIES``."""
     centers = np.asarray(centers, dtype=np.float64)
     if centers.ndim != 2 or centers.shape[1] != 2:
         raise ValueError(f"centers must have shape (m, 2), got {centers.shape}")
     a = np.asarray(axis_0, dtype=np.float64)[:, None]
     b = np.asarray(axis_1, dtype=np.float64)[:, None]
-    A = profile_0(a - centers[None, :, 0])
-    B = profile_1(b - centers[None, :, 1])
     coef = np.asarray(coef, dtype=np.float64)
-    if coef.ndim == 1:
-        return (A * coef) @ B.T
-    return np.einsum("ai,ip,bi->pab", A, coef, B, optimize=True)
+    surface = np.zeros((*coef.shape[1:], a.size, b.size))
+    step = max(1, LATTICE_BLOCK_ENTRIES // max(a.size + b.size, 1))  # centres per block
+    for start in range(0, len(centers), step):
+        block = slice(start, start + step)
+        A = profile_0(a - centers[None, block, 0])
+        B = profile_1(b - centers[None, block, 1])
+        part = ((A * coef[block]) @ B.T if coef.ndim == 1
+                else np.einsum("ai,ip,bi->pab", A, coef[block], B, optimize=True))
+        surface += part
+    return surface

@@ -19,26 +19,26 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import clone
 
-from ranking_core.experiments.seg import (
-    BEST_RECIPE,
-    RECIPE_KERNELS,
-    SEGRecipe,
-    with_diagonal_anchors,
-)
-from ranking_core.filters import FILTERS, IteratedLavrentiev
-from ranking_core.grids.coordinates import GlucoseTransform
+from ranking_core.filters import FILTERS, Filter, IteratedLavrentiev
+from ranking_core.grids.coordinates import GlucoseTransform, TransformedKernel
+from ranking_core.grids.files import GRID_FILES, RISK_MAX, SIZE, grid_csv, grid_npy, grid_png
 from ranking_core.grids.learned import learned_grid
+from ranking_core.grids.seg import GLUCOSE_MAX
 from ranking_core.grids.signed import AbsoluteRisk, signed_ratings
-from ranking_core.panels.robust import LOSSES, kfold_robust
+from ranking_core.kernels import Kernel, make_kernel
+from ranking_core.panels.robust import LOSSES, RobustRanker, kfold_robust
 from ranking_core.ranker import SpectralRanker
 from ranking_core.ratings import RatingSet
 from ranking_core.selection import (
@@ -46,23 +46,31 @@ from ranking_core.selection import (
     fit_apriori_lambda,
     holdout_lambda,
     kfold_lambda,
+    paper_lambda_grid,
     quasi_optimality_lambda,
 )
 from ranking_core.validation import check_training_data, one_of, positive_float
 
 __all__ = [
     "GAMMA_SUITED",
+    "KERNELS",
     "RULES",
     "SCALES",
     "LearnSettings",
     "LearnedGrid",
     "describe_settings",
+    "glucose_ranker",
+    "grid_metadata",
     "learn_grid",
+    "rating_positions",
     "ratings_checksum",
     "settings_advice",
+    "with_diagonal_anchors",
+    "write_grid_files",
 ]
 
 Progress = Callable[[int, int], None]
+KERNELS = ("laplacian", "gaussian")
 RULES = ("kfold", "holdout", "quasi-optimality", "apriori", "manual")
 SCALES = ("log", "linear")
 # γ that learns a usable SEG grid from a few hundred ratings, per kernel (the Gaussian's γ is a
@@ -73,12 +81,49 @@ SCALES = ("log", "linear")
 GAMMA_SUITED = {"gaussian": (4e3, 4e5), "laplacian": (1e2, 2e4)}
 ROBUST_LAM_STRIDE = 4  # robust learning chooses λ among every 4th candidate (ROBUST_RECIPE)
 APRIORI_SIZES = (20, 30, 40, 50)  # subset sizes for λ₊ (Kriukova et al. 2014, §4.4)
-_BEST_FILTER = BEST_RECIPE.filter
+
+
+def glucose_ranker(kernel: str, gamma: float | tuple[float, float],
+                   transform: GlucoseTransform | None, filter: str | Filter) -> SpectralRanker:
+    """A ranker on (reference, estimate) in mg/dL: ``kernel`` ("gaussian" or "laplacian") of
+    width γ, after the per-coordinate glucose ``transform`` when given, with ``filter``."""
+    base: Kernel = make_kernel(kernel, gamma=gamma)
+    return SpectralRanker(kernel=base if transform is None else TransformedKernel(base, transform),
+                          filter=filter)
+
+
+def with_diagonal_anchors(anchors: int, X: NDArray, y: NDArray) -> tuple[NDArray, NDArray]:
+    """(X, y) plus ``anchors`` zero-risk points (g, g), g evenly spaced on 0..600 mg/dL, all rows
+    in a fixed random order (so that a hold-out split sees anchors in both halves). Further
+    columns of X (a rater code) are −1 for the anchors (no rater)."""
+    if not anchors:
+        return X, y
+    g = np.linspace(0.0, GLUCOSE_MAX, int(anchors))
+    extra = np.full((g.size, X.shape[1] - 2), -1.0)
+    X = np.vstack([X, np.column_stack([g, g, extra])])
+    y = np.r_[y, np.zeros(g.size)]
+    order = _anchor_order(len(y))
+    return X[order], y[order]
+
+
+def _anchor_order(n_rows: int) -> NDArray[np.intp]:
+    return np.random.default_rng(0).permutation(n_rows)
+
+
+def rating_positions(anchors: int, m: int) -> NDArray[np.intp]:
+    """Where :func:`with_diagonal_anchors` puts m ratings: row i of the ratings is row
+    ``rating_positions(anchors, m)[i]`` of its output."""
+    if not anchors:
+        return np.arange(m)
+    return np.argsort(_anchor_order(m + int(anchors)))[:m]
 
 
 @dataclass(frozen=True)
 class LearnSettings:
     """Every choice that shapes a learned grid. The defaults are the best SEG recipe.
+
+    The defaults are the best SEG recipe measured (docs/RESULTS.md; the reproduction's
+    ``BEST_RECIPE`` in :mod:`ranking_core.experiments.seg` states the same, a test checks it).
 
     Parameters
     ----------
@@ -107,32 +152,32 @@ class LearnSettings:
         :class:`~ranking_core.panels.RobustRanker` (``"huber"``, ``"tukey"``, ``"squared"``):
         weights for outlying ratings, a rater model when the ratings name their rater, coarse
         answers as intervals. λ is then chosen among every fourth candidate (each candidate
-        costs a few re-solves).
+        costs a few re-solves), against the least-squares fits on the same folds.
     """
 
-    kernel: str = BEST_RECIPE.kernel
-    gamma: float = float(BEST_RECIPE.gammas[0])
-    scale: str = "linear" if BEST_RECIPE.transform is None else BEST_RECIPE.transform.scale
-    log_offset: float = 50.0 if BEST_RECIPE.transform is None else BEST_RECIPE.transform.offset
-    filter: str = _BEST_FILTER if isinstance(_BEST_FILTER, str) else _BEST_FILTER.name
-    order: int = int(getattr(_BEST_FILTER, "k", 2))
-    signed: bool = BEST_RECIPE.signed
-    anchors: int = BEST_RECIPE.diagonal_anchors
-    rule: str = BEST_RECIPE.selection
+    kernel: str = "laplacian"
+    gamma: float = 1e3
+    scale: str = "log"
+    log_offset: float = 50.0
+    filter: str = "lavrentiev"
+    order: int = 2
+    signed: bool = True
+    anchors: int = 41
+    rule: str = "kfold"
     lam: float = 1e-3
     refit_all: bool = False
-    n_splits: int = BEST_RECIPE.n_splits
+    n_splits: int = 5
     apriori_draws: int = 5
-    lam0: float = BEST_RECIPE.lam0
-    q: float = BEST_RECIPE.q
-    n_lams: int = BEST_RECIPE.n_lams
+    lam0: float = 1.0
+    q: float = 0.95
+    n_lams: int = 400
     robust: str | None = None
 
     def __post_init__(self) -> None:
         owner = "LearnSettings"
         if self.robust is not None:
             one_of(self.robust, "robust", LOSSES, owner)
-        one_of(self.kernel, "kernel", RECIPE_KERNELS, owner)
+        one_of(self.kernel, "kernel", KERNELS, owner)
         one_of(self.scale, "scale", SCALES, owner)
         one_of(self.filter, "filter", tuple(sorted(FILTERS)), owner)
         one_of(self.rule, "rule", RULES, owner)
@@ -146,22 +191,24 @@ class LearnSettings:
             if isinstance(value, bool) or int(value) != value or value < low:
                 raise ValueError(f"{owner}: {name} must be an integer ≥ {low}; got {value!r}")
 
-    def recipe(self) -> SEGRecipe:
-        """The kernel, coordinates, filter, λ grid, signed targets and anchors as a recipe."""
-        thin = ROBUST_LAM_STRIDE if self.robust is not None else 1
-        return SEGRecipe(
-            "learn", kernel=self.kernel, gammas=(float(self.gamma),),
-            transform=GlucoseTransform("log", self.log_offset) if self.scale == "log" else None,
-            filter=IteratedLavrentiev(k=int(self.order)) if self.filter == "iterated-lavrentiev"
-            else self.filter,
-            lam0=self.lam0, q=self.q**thin, n_lams=-(-int(self.n_lams) // thin),
-            signed=self.signed, diagonal_anchors=int(self.anchors),
-            selection="kfold" if self.rule == "kfold" else "holdout", n_splits=int(self.n_splits),
-            robust=self.robust)
+    def transform(self) -> GlucoseTransform | None:
+        """The glucose coordinates' warp (None for mg/dL as measured)."""
+        return GlucoseTransform("log", self.log_offset) if self.scale == "log" else None
+
+    def ranker(self) -> SpectralRanker | RobustRanker:
+        """The unfitted ranker: kernel, width, coordinates and filter (inside a
+        :class:`~ranking_core.panels.RobustRanker` with ``robust``)."""
+        spectral_filter = (IteratedLavrentiev(k=int(self.order))
+                           if self.filter == "iterated-lavrentiev" else self.filter)
+        ranker = glucose_ranker(self.kernel, float(self.gamma), self.transform(), spectral_filter)
+        if self.robust is None:
+            return ranker
+        return RobustRanker(ranker, loss=self.robust, signed=self.signed)
 
     def lams(self) -> NDArray[np.float64]:
-        """The candidate λ, decreasing (λ₀·q^j)."""
-        return self.recipe().lams()
+        """The candidate λ, decreasing (λ₀·q^j; every fourth of them with ``robust``)."""
+        lams = paper_lambda_grid(self.lam0, self.q, int(self.n_lams))
+        return lams if self.robust is None else lams[::ROBUST_LAM_STRIDE]
 
     def to_dict(self) -> dict:
         """JSON-ready; ``LearnSettings(**settings.to_dict())`` gives the settings back."""
@@ -260,6 +307,11 @@ class LearnedGrid:
         """The model that predicts risk (|signed model| when ``settings.signed``)."""
         return AbsoluteRisk(self.model) if self.settings.signed else self.model
 
+    @property
+    def rating_points(self) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+        """(reference, measured, risk) of the training points, risk on 0..4 (for drawing)."""
+        return self.X[:, 0], self.X[:, 1], np.abs(self.y)
+
     @cached_property
     def grid(self) -> NDArray[np.float64]:
         """(601, 601) predicted risk indexed [reference, measured] in mg/dL, step 1 (not
@@ -309,16 +361,15 @@ def learn_grid(
     settings = LearnSettings() if settings is None else settings
     X_ratings, y_ratings = _training_data(ratings)
     checksum = ratings_checksum(X_ratings, y_ratings)
-    recipe = settings.recipe()
     inputs = X_ratings
     if settings.robust is not None:  # the robust learner reads the rater from a third column
         inputs = np.column_stack([X_ratings, _rater_codes(ratings, len(y_ratings))])
-    X, y = with_diagonal_anchors(recipe, inputs, y_ratings)
+    X, y = with_diagonal_anchors(int(settings.anchors), inputs, y_ratings)
     if settings.signed:
         y = signed_ratings(X[:, :2], y)
     check_training_data(X, y, "learn_grid")  # constant ratings cannot be ranked
-    ranker = recipe.ranker(recipe.gammas[0])
-    lams = recipe.lams()
+    ranker = settings.ranker()
+    lams = settings.lams()
     curve, apriori = None, None
     if settings.rule == "kfold":
         choose = kfold_lambda if settings.robust is None else kfold_robust
@@ -373,3 +424,44 @@ def settings_advice(result: LearnedGrid) -> list[str]:
             f"Hold-out fits the grid on half of the ratings ({result.points_fitted} of "
             f"{len(result.y)} points); refitting on all of them at the chosen λ uses the rest.")
     return advice
+
+
+def _riskgrid_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("riskgrid")
+    except PackageNotFoundError:  # running from a checkout that is not installed
+        return "unknown"
+
+
+def grid_metadata(result: LearnedGrid, source: str | None = None) -> dict:
+    """``grid.json`` content: the file layout, the settings, λ, the data and riskgrid's version."""
+    return {
+        "format": {"shape": [SIZE, SIZE], "rows": "reference glucose 0..600 mg/dL, step 1",
+                   "columns": "measured glucose 0..600 mg/dL, step 1",
+                   "values": f"risk 0..{RISK_MAX:g} (SEG scale), clipped to it"},
+        "settings": result.settings.to_dict(),
+        "lambda": result.lam,
+        "lambda_chosen_by_rule": result.lam_chosen,
+        "ratings": result.n_ratings,
+        "points_fitted": result.points_fitted,
+        "ratings_checksum": result.checksum,
+        "rating_set": source,
+        "riskgrid_version": _riskgrid_version(),
+    }
+
+
+def write_grid_files(result: LearnedGrid, out_dir: str | os.PathLike,
+                     source: str | None = None) -> list[Path]:
+    """Write ``grid.npy``, ``grid.csv``, ``grid.png`` and ``grid.json``
+    (:mod:`ranking_core.grids.files`) into ``out_dir`` (created if needed); returns the paths in
+    that order."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    contents = (grid_npy(result.grid), grid_csv(result.grid), grid_png(result.grid),
+                json.dumps(grid_metadata(result, source), indent=2).encode())
+    paths = [out / name for name in GRID_FILES]
+    for path, content in zip(paths, contents, strict=True):
+        path.write_bytes(content)
+    return paths

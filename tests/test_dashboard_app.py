@@ -3,6 +3,7 @@ empty database), uploads, saving, and the λ slider re-solving without a new dec
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 
@@ -21,11 +22,11 @@ from ranking_core.storage import Store
 
 try:
     from ranking_core.experiments.learners import compare_learners
-    from ranking_core.experiments.seg import BEST_RECIPE, fit_recipe, with_diagonal_anchors
+    from ranking_core.experiments.seg import BEST_RECIPE
     from ranking_core.grids.compare import compare_grids
     from ranking_core.grids.learned import learned_grid
-    from ranking_core.grids.signed import AbsoluteRisk, signed_ratings
     from ranking_core.grids.zone_grid import zone_grid
+    from ranking_core.learn import LearnSettings, learn_grid
     from ranking_core.learners import LEARNERS
     from ranking_core.panels import parkes_surface, simulate_panel
     from ranking_core.ratings import read_rating_set
@@ -48,30 +49,18 @@ def percent(text: str) -> float:
     return float(re.fullmatch(r"([-+]?[\d.]+) %", text).group(1)) / 100
 
 
-def default_model(X, y, lam: float | None = None):
-    """What the Learn page's defaults (the project's best SEG recipe) learn from (X, y): fitted by
-    the recipe's own code, or refitted at ``lam``."""
-    if lam is None:
-        return fit_recipe(BEST_RECIPE, X, y)[:2]
-    ranker = BEST_RECIPE.ranker(BEST_RECIPE.gammas[0]).set_params(lam=lam)
-    X, y = with_diagonal_anchors(BEST_RECIPE, X, y)
-    if BEST_RECIPE.signed:
-        return AbsoluteRisk(ranker.fit(X, signed_ratings(X, y))), lam
-    return ranker.fit(X, y), lam
-
-
 def test_learn_page_on_a_fresh_machine_shows_what_ranking_core_computes(fresh):
     at = open_app()
     assert any("No SEG table" in w.value for w in at.sidebar.warning)
     shown = metrics(at)
     ratings = read_rating_set(simulate_panel(TEST_M, random_state=0))
-    model, lam = default_model(ratings.X, ratings.y)
-    expected = compare_grids(parkes_surface(), learned_grid(model))
-    assert shown["λ"] == f"{lam:.3g}"
-    assert shown["misranking vs reference"] == f"{100 * expected.misranking:.2f} %"
-    assert shown["points fitted"] == f"{TEST_M + ANCHORS} / {TEST_M + ANCHORS}"
-    assert percent(shown["misranking vs reference"]) < 0.2  # a grid was learned, not noise
-    assert len(at.get("plotly_chart")) == 5
+    result = learn_grid(ratings)
+    expected = compare_grids(parkes_surface(), result.grid)
+    assert shown["λ"] == f"{result.lam:.3g}"
+    assert shown["Misranking vs reference"] == f"{100 * expected.misranking:.2f} %"
+    assert shown["Points fitted"] == f"{TEST_M + ANCHORS} / {TEST_M + ANCHORS}"
+    assert percent(shown["Misranking vs reference"]) < 0.2  # a grid was learned, not noise
+    assert len(at.get("plotly_chart")) == 2  # the heat map and the λ curve
 
 
 def test_lambda_slider_resolves_from_the_cached_decomposition(fresh, monkeypatch):
@@ -88,35 +77,40 @@ def test_lambda_slider_resolves_from_the_cached_decomposition(fresh, monkeypatch
     shown = metrics(at)
     assert shown["λ"] == f"{new_lam:.3g}"
     ratings = read_rating_set(simulate_panel(TEST_M, random_state=0))
-    model, _ = default_model(ratings.X, ratings.y, new_lam)
-    expected = compare_grids(parkes_surface(), learned_grid(model))
-    assert shown["misranking vs reference"] == f"{100 * expected.misranking:.2f} %"
+    expected = compare_grids(parkes_surface(), learn_grid(ratings).at(new_lam).grid)
+    assert shown["Misranking vs reference"] == f"{100 * expected.misranking:.2f} %"
 
 
 def test_learn_page_paper_recipe_hold_out_fits_the_first_half(fresh):
-    at = open_app(learn_rule="hold-out", learn_kernel="gaussian", learn_scale="linear",
-                  learn_gamma=10_000.0, learn_signed=False, learn_filter="iterated-lavrentiev",
-                  learn_k=2, learn_anchors=0)
+    paper = LearnSettings(rule="holdout", kernel="gaussian", scale="linear", gamma=1e4,
+                          signed=False, filter="iterated-lavrentiev", order=2, anchors=0)
+    at = open_app(learn_settings=paper)
     ratings = read_rating_set(simulate_panel(TEST_M, random_state=0))
     choice = holdout_lambda(SpectralRanker(gamma=1e4, filter=IteratedLavrentiev(2)),
                             ratings.X, ratings.y, BEST_RECIPE.lams())
     shown = metrics(at)
-    assert shown["points fitted"] == f"{TEST_M // 2} / {TEST_M}"
+    assert shown["Points fitted"] == f"{TEST_M // 2} / {TEST_M}"
     assert shown["λ"] == f"{choice.lam:.3g}"
     expected = compare_grids(parkes_surface(), learned_grid(choice.model))
-    assert shown["misranking vs reference"] == f"{100 * expected.misranking:.2f} %"
+    assert shown["Misranking vs reference"] == f"{100 * expected.misranking:.2f} %"
+    assert any("half of the ratings" in w.value for w in at.warning)
+    at.button(key="learn_refit_button").click()
+    at.run()
+    assert metrics(at)["Points fitted"] == f"{TEST_M} / {TEST_M}"
+    assert at.session_state["learn_settings"] == dataclasses.replace(paper, refit_all=True)
 
 
 def test_learn_page_apriori_rule_and_saving_a_grid(fresh):
-    at = open_app(learn_rule="a-priori λ(m)", learn_filter="lavrentiev")
-    caption = next(c.value for c in at.caption if c.value.startswith("A-priori rule"))
+    at = open_app(learn_settings=LearnSettings(rule="apriori"))
+    caption = next(c.value for c in at.caption if c.value.startswith("λ(m) = α·m^(−β/2) with"))
     found = re.search(r"α = ([\d.e+-]+) .* β = ([\d.]+)", caption)
     alpha, beta = float(found.group(1)), float(found.group(2))
     assert alpha > 0 and 0 < beta <= 1
-    assert metrics(at)["points fitted"] == f"{TEST_M + ANCHORS} / {TEST_M + ANCHORS}"
+    assert metrics(at)["Points fitted"] == f"{TEST_M + ANCHORS} / {TEST_M + ANCHORS}"
     shown_lam = metrics(at)["λ"]
-    at.text_input[0].set_value("my grid")
-    at.button[-1].click()  # the save form's submit button
+    name_box = next(t for t in at.text_input if t.label == "Name")
+    name_box.set_value("my grid")
+    next(b for b in at.button if b.label == "Save learned grid").click()
     at.run()
     assert not at.exception
     assert any("Saved learned grid" in s.value for s in at.success)
@@ -140,21 +134,21 @@ def _rating_csv(n: int = 80) -> bytes:
 
 
 def test_learn_page_with_an_uploaded_rating_set(fresh):
-    at = open_app(learn_source="Upload")
+    at = open_app(learn_source="Upload a file")
     at.file_uploader(key="learn_upload").set_value(("panel.csv", _rating_csv(), "text/csv"))
     at.run()
     assert not at.exception
     report = " ".join(w.value for w in at.warning)
     assert "line 6" in report and "line 10" in report and "the 78 valid rows are kept" in report
-    assert metrics(at)["points fitted"] == f"{78 + ANCHORS} / {78 + ANCHORS}"
-    at.text_input[0].set_value("uploaded panel")
+    assert metrics(at)["Points fitted"] == f"{78 + ANCHORS} / {78 + ANCHORS}"
+    next(t for t in at.text_input if t.label == "Name").set_value("uploaded panel")
     next(b for b in at.button if b.label == "Save rating set").click()
     at.run()
     assert [r.name for r in fresh.list_records("rating_set")] == ["uploaded panel"]
     assert len(fresh.load_rating_set("uploaded panel").frame) == 78
-    at.radio(key="learn_source").set_value("Saved")
+    at.radio(key="learn_source").set_value("Saved rating set")
     at.run()
-    assert not at.exception and metrics(at)["points fitted"] == f"{78 + ANCHORS} / {78 + ANCHORS}"
+    assert not at.exception and metrics(at)["Points fitted"] == f"{78 + ANCHORS} / {78 + ANCHORS}"
 
 
 def sidebar_app() -> None:
@@ -291,7 +285,7 @@ def test_pages_with_the_official_seg_table(tmp_path, monkeypatch):
     at = open_app()
     assert any("SEG table loaded" in s.value for s in at.sidebar.success)
     assert "around the SEG;" in next(c.value for c in at.caption if "simulated" in c.value)
-    assert percent(metrics(at)["misranking vs reference"]) < 0.15
+    assert percent(metrics(at)["Misranking vs reference"]) < 0.15
     at.switch_page("views/meter.py").run()
     assert not at.exception
     grades = next(d.value for d in at.dataframe if "grade" in d.value.columns)

@@ -48,3 +48,13 @@ def test_mmol_upload_is_refused_until_the_unit_is_chosen(fresh):
     assert shown["pairs analysed"] == "2"
     # 5.55 and 6.66 mmol/L → 99.99 and 119.99 mg/dL → 100 and 120: rel 0 and +0.2
     assert shown["MARD"] == "10.00 %"
+
+
+def test_learn_page_refuses_mmol_ratings_until_the_unit_is_chosen(fresh):
+    at = open_app(learn_source="Upload")
+    csv = b"reference,estimate,rating\n5.5,6.1,0.2\n3.0,12.0,3\n8,8.5,0\n"
+    at.file_uploader(key="learn_upload").set_value(("panel.csv", csv, "text/csv"))
+    at.run()
+    assert not at.exception
+    assert any("look like mmol/L" in e.value for e in at.error)
+    assert at.radio(key="learn_unit").value is None

@@ -18,10 +18,9 @@ from ranking_core.grids.files import (
     GridFileError,
     grid_png,
     read_grid_file,
-    write_grid_files,
 )
-from ranking_core.inputs.units import MGDL_PER_MMOLL
-from ranking_core.learn import LearnSettings, learn_grid, ratings_checksum
+from ranking_core.inputs import MGDL_PER_MMOLL
+from ranking_core.learn import LearnSettings, learn_grid, ratings_checksum, write_grid_files
 from ranking_core.panels import simulate_panel
 from ranking_core.ratings import read_rating_set
 

@@ -4,6 +4,7 @@ with the valid rows kept; a property test that any supported writing reads back 
 from __future__ import annotations
 
 import io
+import json
 import zipfile
 
 import numpy as np
@@ -59,8 +60,6 @@ def test_ragged_file_through_the_command_line(tmp_path):
     assert result.exit_code == 0, result.output
     text = " ".join(result.output.split())
     assert "3 rows read, 2 refused" in text and "lines 3, 4" in text
-    import json
-
     counts = {r["pair_type"]: r["count"] for r in json.loads(out.read_text())["pair_types"]}
     assert counts["Total"] == 1  # only (110, 100); not (200, 300)
 
@@ -145,8 +144,10 @@ def test_meter_report_command_takes_a_unit(tmp_path):
     path.write_text("BGM;REF\n5,55;6,1\n7,2;8\n")
     refused = runner.invoke(app, ["meter-report", str(path)])
     assert refused.exit_code == 1 and "--unit mmol/L" in " ".join(refused.output.split())
-    ok = runner.invoke(app, ["meter-report", str(path), "--unit", "mmol/L"])
+    out = tmp_path / "r.json"
+    ok = runner.invoke(app, ["meter-report", str(path), "--unit", "mmol/L", "--json", str(out)])
     assert ok.exit_code == 0, ok.output
+    assert json.loads(out.read_text())["input_unit"] == "mmol/L"
     assert "glucose read in mmol/L, converted to mg/dL" in " ".join(ok.output.split())
     bad = runner.invoke(app, ["meter-report", str(path), "--unit", "mmol"])
     assert bad.exit_code == 1 and "must be one of mg/dL, mmol/L" in " ".join(bad.output.split())

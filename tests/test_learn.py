@@ -32,7 +32,13 @@ def panel():
 
 def test_default_settings_are_the_best_recipe_and_reproduce_its_fit(panel):
     settings = LearnSettings()
-    assert settings.recipe().describe() == {**BEST_RECIPE.describe(), "name": "learn"}
+    best = BEST_RECIPE
+    assert (settings.kernel, (settings.gamma,), settings.signed, settings.anchors) == (
+        best.kernel, best.gammas, best.signed, best.diagonal_anchors)
+    assert (settings.scale, settings.log_offset) == (best.transform.scale, best.transform.offset)
+    assert (settings.filter, settings.rule, settings.n_splits) == (best.filter, best.selection,
+                                                                   best.n_splits)
+    np.testing.assert_allclose(settings.lams(), best.lams(), rtol=1e-15)
     result = learn_grid(panel)
     expected_model, expected_lam, _ = fit_recipe(BEST_RECIPE, panel.X, panel.y)
     assert result.settings == settings

@@ -1,16 +1,20 @@
-"""Learn a grid: rating set → regularized ranker (one decomposition) → risk grid beside the
-reference, with the λ rule's curve; the λ slider re-solves from the cached decomposition."""
+"""Learn a grid: a rating set and one settings object → ``ranking_core.learn.learn_grid`` → a grid,
+shown with the exact settings it was learned with. The λ slider re-solves from the cached
+decomposition inside a fragment that redraws one figure.
+
+State: ``learn_settings`` (a frozen ``LearnSettings``) is the one source of truth for the settings;
+the widgets write to it through their callbacks and are refilled from it when Streamlit forgets
+them. ``learn_result`` is the result shown, with the key (data, settings) it was computed for.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import io
-from dataclasses import dataclass
+import json
 
-import numpy as np
 import pandas as pd
 import streamlit as st
-from numpy.typing import NDArray
-from sklearn.base import clone
 
 from dashboard import figures
 from dashboard.common import (
@@ -23,66 +27,79 @@ from dashboard.common import (
     shared_result,
     show_problems,
 )
-from ranking_core import IteratedLavrentiev, SpectralRanker
-from ranking_core.experiments.seg import BEST_RECIPE, SEGRecipe, with_diagonal_anchors
 from ranking_core.filters import FILTERS
-from ranking_core.grids.compare import DIFFERENCE_BINS, RISK_CATEGORIES, compare_grids
-from ranking_core.grids.coordinates import GlucoseTransform
-from ranking_core.grids.learned import GLUCOSE_AXIS, learned_grid
-from ranking_core.grids.signed import AbsoluteRisk, signed_ratings
+from ranking_core.grids.compare import RISK_CATEGORIES, compare_grids
+from ranking_core.grids.files import grid_csv, grid_npy, grid_png
+from ranking_core.grids.learned import GLUCOSE_AXIS
+from ranking_core.learn import (
+    FILTER_LABELS,
+    KERNEL_LABELS,
+    RULE_LABELS,
+    RULES,
+    LearnedGrid,
+    LearnSettings,
+    describe_settings,
+    grid_metadata,
+    learn_grid,
+    settings_advice,
+)
 from ranking_core.panels import DESIGNS, SEG_OUTLIER_FRACTION, parkes_surface, simulate_panel
 from ranking_core.ratings import UNITS, RatingSet, RatingSetError, read_rating_set
-from ranking_core.selection import (
-    AprioriRule,
-    fit_apriori_lambda,
-    holdout_lambda,
-    kfold_lambda,
-)
 from ranking_core.storage import StorageError
 
 DEFAULT_M = 300  # ratings in the default simulated panel (the paper uses 100..400)
-RULES = ("hold-out", "k-fold", "a-priori λ(m)", "manual")
-LOG_SCALE = GlucoseTransform("log", offset=50.0)
-SCALES = {"log": f"log scale (g₀ = {LOG_SCALE.offset:g} mg/dL)", "linear": "mg/dL"}
-KERNELS = {"gaussian": "Gaussian exp(−‖Δ‖²/γ)", "laplacian": "Laplacian exp(−‖Δ‖₁/γ)"}
-# defaults: the project's best SEG recipe (docs/RESULTS.md), γ = its first candidate, λ on its grid
-_BEST_FILTER = BEST_RECIPE.filter
-DEFAULTS = {
-    "learn_filter": _BEST_FILTER if isinstance(_BEST_FILTER, str) else _BEST_FILTER.name,
-    "learn_k": int(getattr(_BEST_FILTER, "k", 2)),
-    "learn_kernel": BEST_RECIPE.kernel,
-    "learn_scale": "linear" if BEST_RECIPE.transform is None else BEST_RECIPE.transform.scale,
-    "learn_gamma": float(BEST_RECIPE.gammas[0]),
-    "learn_signed": BEST_RECIPE.signed,
-    "learn_anchors": BEST_RECIPE.diagonal_anchors,
-    "learn_rule": "k-fold" if BEST_RECIPE.selection == "kfold" else "hold-out",
-}
-# γ in squared units of the (possibly warped) glucose scale for the Gaussian (the paper: 10⁴
-# (mg/dL)²), in plain units for the Laplacian (the best recipe: 10³)
-GAMMAS = tuple(sorted({1e3, 2e3, 4e3, 8e3, 1e4, 1.6e4, 2e4, 4e4, 8e4, DEFAULTS["learn_gamma"]}))
-# the recipe's geometric grid λ_j = λ₀·q^j (the form of Kriukova et al. 2014, §4.1)
-LAMS = BEST_RECIPE.lams()
-APRIORI_DRAWS = 5  # random subsets per size m = 20, 30, 40, 50 for λ₊ (Kriukova et al. 2014, §4.4)
+SOURCES = ("Simulated panel", "Upload a file", "Saved rating set")
+GAMMAS = (30.0, 100.0, 200.0, 500.0, 1e3, 2e3, 4e3, 1e4, 1.6e4, 4e4, 1e5, 4e5)
+SCALE_LABELS = {"log": "log scale (finer at low glucose)", "linear": "mg/dL as measured"}
+DESIGN_LABELS = {"uniform": "uniform on 0–600 mg/dL", "log-uniform": "more at low glucose",
+                 "near-diagonal": "near the diagonal"}
+VIEWS = ("Learned grid", "Learned − reference", "Reference")
+# widget key → LearnSettings field
+FIELDS = {"learn_kernel": "kernel", "learn_gamma": "gamma", "learn_scale": "scale",
+          "learn_filter": "filter", "learn_order": "order", "learn_signed": "signed",
+          "learn_anchors": "anchors", "learn_rule": "rule", "learn_refit_all": "refit_all"}
 
 st.title("Learn a risk grid")
+st.caption("Clinicians rate the risk (0 none … 4 extreme) of (reference, measured) glucose pairs; "
+           "regularized ranking turns a few hundred ratings into a full risk grid.")
 seg = seg_status()
 store = get_store()
-init_state(learn_source="Simulated panel", learn_m=DEFAULT_M, learn_design=DESIGNS[0],
-           learn_noise=0.25, learn_outliers=SEG_OUTLIER_FRACTION, learn_raters=10, learn_seed=0,
-           learn_unit=UNITS[0], **DEFAULTS)
+init_state(learn_source=SOURCES[0], learn_m=DEFAULT_M, learn_design=DESIGNS[0],
+           learn_noise=0.25, learn_outliers=SEG_OUTLIER_FRACTION, learn_raters=10, learn_draw=0,
+           learn_settings=LearnSettings(), learn_view=VIEWS[0],
+           learn_points=True)
+settings: LearnSettings = st.session_state["learn_settings"]
+for widget, field in FIELDS.items():  # refill widgets Streamlit dropped (never the reverse)
+    if widget not in st.session_state:
+        st.session_state[widget] = getattr(settings, field)
+
+
+def apply_setting(widget: str) -> None:
+    """Widget callback: the new value goes into the settings object (the source of truth)."""
+    try:
+        st.session_state["learn_settings"] = dataclasses.replace(
+            st.session_state["learn_settings"], **{FIELDS[widget]: st.session_state[widget]})
+    except ValueError as exc:  # keep the last valid settings and say why
+        st.session_state["learn_setting_error"] = str(exc)
+        st.session_state[widget] = getattr(st.session_state["learn_settings"], FIELDS[widget])
+
+
+def refit_on_all() -> None:
+    st.session_state["learn_refit_all"] = True
+    apply_setting("learn_refit_all")
 
 
 # -- data -----------------------------------------------------------------------------------------
 @st.cache_data(show_spinner="Simulating the panel…", max_entries=8)
-def simulated(m: int, design: str, noise: float, outliers: float, raters: int, seed: int,
+def simulated(m: int, design: str, noise: float, outliers: float, raters: int, draw: int,
               reference_key: str, _reference: object) -> RatingSet:
     frame = simulate_panel(m, design=design, reference=_reference, n_raters=raters, noise=noise,
-                           outlier_fraction=outliers, random_state=seed)
+                           outlier_fraction=outliers, random_state=draw)
     return read_rating_set(frame, name=f"simulated panel ({reference_key})")
 
 
 @st.cache_data(show_spinner="Checking the upload…", max_entries=8)
-def uploaded(content: bytes, name: str, unit: str) -> RatingSet:
+def uploaded(content: bytes, name: str, unit: str | None) -> RatingSet:
     return read_rating_set(io.BytesIO(content), unit=unit, name=name)
 
 
@@ -92,36 +109,38 @@ def saved(url: str, name: str, record_id: int) -> RatingSet:
     return read_rating_set(store.load_rating_set(name).frame, name=name)
 
 
-reference_name = "SEG" if seg.available else "built-in surface (smoothed Parkes type-1 zones)"
+reference_name = "SEG" if seg.available else "built-in surface (smoothed Parkes type 1 zones)"
 reference = seg.table.absolute if seg.available else parkes_surface()
 
-source = st.radio("Rating set", ("Simulated panel",) if public_mode() else (
-    "Simulated panel", "Upload", "Saved"), horizontal=True, key="learn_source")
+source = st.radio("Rating set", SOURCES[:1] if public_mode() else SOURCES, horizontal=True,
+                  key="learn_source")
 ratings: RatingSet | None = None
 data_key = ""
-if source == "Simulated panel":
+if source == SOURCES[0]:
     c = st.columns(6)
-    m = c[0].number_input("ratings m", 20, 2000, step=50, key="learn_m")
-    design = c[1].selectbox("design", DESIGNS, key="learn_design")
-    noise = c[2].slider("rater noise sd", 0.0, 1.0, step=0.05, key="learn_noise")
-    outliers = c[3].slider("outlier share", 0.0, 0.3, step=0.002, format="%.3f",
+    m = c[0].number_input("Number of ratings", 20, 2000, step=50, key="learn_m")
+    design = c[1].selectbox("Where the rated pairs lie", DESIGNS, key="learn_design",
+                            format_func=DESIGN_LABELS.get)
+    noise = c[2].slider("Rater noise (risk units)", 0.0, 1.0, step=0.05, key="learn_noise")
+    outliers = c[3].slider("Share of outlier ratings", 0.0, 0.3, step=0.002, format="%.3f",
                            key="learn_outliers")
-    raters = c[4].number_input("raters", 1, 50, key="learn_raters")
-    seed = c[5].number_input("seed", 0, 10_000, key="learn_seed")
-    st.caption(f"Ratings are simulated around the {reference_name}; "
-               f"{outliers:.1%} of them are replaced by uniform 0..4 outliers.")
-    # the key names the table by content: an uploaded test table and the official one are both "SEG"
+    raters = c[4].number_input("Raters", 1, 50, key="learn_raters")
+    draw = c[5].number_input("Simulation draw", 0, 10_000, key="learn_draw",
+                             help="another number draws another panel")
+    st.caption(f"Ratings are simulated around the {reference_name}; {outliers:.1%} of them are "
+               "replaced by random ratings, as outliers.")
     reference_key = f"SEG {seg.table.fingerprint}" if seg.available else reference_name
-    ratings = simulated(int(m), design, float(noise), float(outliers), int(raters), int(seed),
-                        reference_key, None if not seg.available else seg.table)
-    data_key = f"sim:{m}:{design}:{noise}:{outliers}:{raters}:{seed}:{reference_key}"
-elif source == "Upload":
-    c = st.columns([3, 1])
-    upload = c[0].file_uploader("Rating set: columns reference, estimate, rating (0..4), "
-                                "optional rater; CSV, TSV or XLSX", type=["csv", "tsv", "txt",
-                                                                          "xlsx"],
-                                key="learn_upload")
-    unit = c[1].radio("glucose unit", UNITS, key="learn_unit")
+    ratings = simulated(int(m), design, float(noise), float(outliers), int(raters), int(draw),
+                        reference_key, seg.table if seg.available else None)
+    data_key = f"sim:{m}:{design}:{noise}:{outliers}:{raters}:{draw}:{reference_key}"
+elif source == SOURCES[1]:
+    c = st.columns([4, 1])
+    upload = c[0].file_uploader("Rating set: columns reference, estimate, rating (0–4), "
+                                "optionally rater; CSV, TSV or XLSX",
+                                type=["csv", "tsv", "txt", "xlsx"], key="learn_upload")
+    unit = c[1].radio("Glucose unit", UNITS, index=None, key="learn_unit",
+                      help="Not chosen: named in the headers, else mg/dL; values that look "
+                      "like mmol/L are refused until it is chosen.")
     if upload is not None:
         try:
             ratings = uploaded(upload.getvalue(), upload.name, unit)
@@ -131,12 +150,12 @@ elif source == "Upload":
             show_problems([p.message for p in ratings.problems], ratings.warnings,
                           kept=len(ratings.frame))
             data_key = f"upload:{upload.file_id}:{unit}"
-            with st.form("save_rating_set"):
-                name = st.text_input("Save this rating set as", value=upload.name)
+            with st.expander("Save this rating set"), st.form("save_rating_set"):
+                name = st.text_input("Name", value=upload.name)
                 if st.form_submit_button("Save rating set"):
                     try:
                         store.save_rating_set(name, ratings.frame, {
-                            "unit": unit, "source": upload.name,
+                            "unit": ratings.unit, "source": upload.name,
                             "problems": [p.message for p in ratings.problems]},
                             saved_by=current_user())
                     except StorageError as exc:
@@ -153,152 +172,184 @@ else:
         ratings = saved(store.url, chosen, info.id)
         data_key = f"saved:{info.id}"
 
+# -- settings (always drawn, so an upload never resets them) --------------------------------------
+left, right = st.columns([1, 2.6], gap="large")
+with left:
+    st.subheader("Settings")
+    st.radio("Kernel", list(KERNEL_LABELS), format_func=KERNEL_LABELS.get, key="learn_kernel",
+             on_change=apply_setting, args=("learn_kernel",))
+    st.select_slider("Kernel width γ", GAMMAS, key="learn_gamma", format_func=lambda g: f"{g:,.0f}",
+                     on_change=apply_setting, args=("learn_gamma",),
+                     help="Laplacian: mg/dL of the glucose coordinates; Gaussian: (mg/dL)²")
+    st.radio("Glucose coordinates", list(SCALE_LABELS), format_func=SCALE_LABELS.get,
+             key="learn_scale", on_change=apply_setting, args=("learn_scale",))
+    st.selectbox("Spectral filter", sorted(FILTERS), format_func=FILTER_LABELS.get,
+                 key="learn_filter", on_change=apply_setting, args=("learn_filter",))
+    if settings.filter == "iterated-lavrentiev":
+        st.number_input("Order of the iteration", 1, 6, key="learn_order",
+                        on_change=apply_setting, args=("learn_order",))
+    st.toggle("Learn the signed risk", key="learn_signed", on_change=apply_setting,
+              args=("learn_signed",),
+              help="learn the risk with the sign of (reference − measured) and show its size: "
+                   "a surface without a crease along the diagonal")
+    st.number_input("Zero-risk points on the diagonal", 0, 200, key="learn_anchors",
+                    on_change=apply_setting, args=("learn_anchors",),
+                    help="an exact reading carries no risk: points (g, g) rated 0, spread "
+                         "evenly over 0–600 mg/dL, are added to the ratings")
+    st.selectbox("How λ is chosen", RULES, format_func=RULE_LABELS.get, key="learn_rule",
+                 on_change=apply_setting, args=("learn_rule",))
+    if settings.rule == "holdout":
+        st.checkbox("Refit on all ratings at the chosen λ", key="learn_refit_all",
+                    on_change=apply_setting, args=("learn_refit_all",))
+    problem = st.session_state.pop("learn_setting_error", None)
+    if problem:
+        st.error(f"Setting not applied: {plain(problem)}")
+
 if ratings is None:
+    right.info("Choose a rating set to learn a grid.")
     st.stop()
-st.caption(f"{len(ratings.frame)} ratings from {plain(ratings.name)}")
 
-# -- learner --------------------------------------------------------------------------------------
-c = st.columns(8)
-filter_name = c[0].selectbox("spectral filter", sorted(FILTERS), key="learn_filter")
-k = int(c[1].number_input("order k (iterated Lavrentiev)", 1, 6, key="learn_k",
-                          disabled=filter_name != "iterated-lavrentiev"))
-scale = c[2].radio("glucose coordinates", list(SCALES), format_func=SCALES.get,
-                   key="learn_scale")
-gamma = c[3].select_slider("kernel width γ", GAMMAS, key="learn_gamma",
-                           format_func=lambda g: f"{g:,.0f}",
-                           help="Gaussian: squared units of the glucose coordinates, (mg/dL)² "
-                                "or the log scale's warped mg/dL²; Laplacian: plain units")
-rule = c[4].radio("λ rule", RULES, key="learn_rule")
-signed = c[5].toggle("signed surface", key="learn_signed",
-                     help="learn sign(REF − estimate)·rating, a surface without the kink along "
-                          "the diagonal, and show its absolute value (the project's best "
-                          "recipe; the paper learns the ratings as they are)")
-anchors = int(c[6].number_input("zero-risk diagonal anchors", 0, 200, key="learn_anchors",
-                                help="points (g, g) with risk 0, g evenly spaced on 0..600 "
-                                     "mg/dL, added to the ratings: an exact reading carries no "
-                                     "risk (the project's best recipe; not in the paper)"))
-kernel = c[7].radio("kernel", list(KERNELS), format_func=KERNELS.get, key="learn_kernel",
-                    help="the paper uses the Gaussian; the project's best SEG recipe the "
-                         "Laplacian (L1) kernel")
-
-
-@dataclass(frozen=True)
-class Fit:
-    """A fitted ranker (holding its spectral decomposition), what the λ rule found, and the
-    training set it learned from (ratings plus anchors, signed if asked)."""
-
-    model: SpectralRanker
-    lam: float
-    curve: NDArray[np.float64] | None
-    apriori: AprioriRule | None
-    X: NDArray[np.float64]
-    y: NDArray[np.float64]
-
-
-def fit(recipe: SEGRecipe, rule: str, X: NDArray, y: NDArray, progress) -> Fit:
-    """One decomposition per fit (hold-out: first half; k-fold: one per fold then all points).
-    Kept in a shared cache, read-only afterwards: the slider only calls ``model.resolve(λ)``.
-    The recipe adds its diagonal anchors and, if ``signed``, learns sign(REF − estimate)·y."""
-    X, y = with_diagonal_anchors(recipe, X, y)
-    if recipe.signed:
-        y = signed_ratings(X, y)
-    ranker = recipe.ranker(recipe.gammas[0])
-    if rule in ("hold-out", "k-fold"):
-        select = holdout_lambda if rule == "hold-out" else kfold_lambda
-        choice = select(ranker, X, y, LAMS)
-        return Fit(choice.model, choice.lam, choice.curve, None, X, y)
-    if rule == "a-priori λ(m)":
-        apriori = fit_apriori_lambda(ranker, X, y, draws=APRIORI_DRAWS, lams=LAMS,
-                                     progress=progress)
-        lam = float(apriori(len(y)))
-        return Fit(clone(ranker).fit(X, y).resolve(lam), lam, None, apriori, X, y)
-    model = clone(ranker).fit(X, y)
-    return Fit(model, model.lam, None, None, X, y)
-
-
-X, y = ratings.X, ratings.y
-bar = st.progress(0.0, text="Fitting the ranker…")
-try:
-    recipe = SEGRecipe(
-        "dashboard", kernel=kernel, gammas=(float(gamma),),
-        transform=LOG_SCALE if scale == "log" else None,
-        filter=IteratedLavrentiev(k=k) if filter_name == "iterated-lavrentiev" else filter_name,
-        lam0=BEST_RECIPE.lam0, q=BEST_RECIPE.q, n_lams=BEST_RECIPE.n_lams, signed=bool(signed),
-        diagonal_anchors=anchors)
-    fit_key = (data_key, rule, repr(recipe))
-    result = shared_result("learn-fit", fit_key, lambda: fit(
-        recipe, rule, X, y,
-        lambda done, total: bar.progress(done / total, text=f"λ₊ on subsets: {done}/{total}")))
-except ValueError as exc:
-    bar.empty()
-    st.error(f"Cannot learn from this rating set: {plain(exc)}")
-    st.stop()
-bar.empty()
-
-# -- λ slider: re-solve from the cached decomposition ---------------------------------------------
-options = np.unique(np.r_[LAMS, result.lam])[::-1]
-lam_key = "learn_lam:" + ":".join(map(str, fit_key))
-init_state(**{lam_key: float(result.lam)})
-lam = st.select_slider("λ (moving it re-solves from the cached decomposition, no refit)",
-                       options=[float(v) for v in options], key=lam_key,
-                       format_func=lambda v: f"{v:.3g}")
-model = result.model.resolve(lam)
-grid = learned_grid(AbsoluteRisk(model) if signed else model)
-comparison = compare_grids(reference, grid)
-
-c = st.columns(5)
-c[0].metric("λ", f"{lam:.3g}", help=f"rule ({rule}) chose {result.lam:.3g}")
-c[1].metric("misranking vs reference", f"{100 * comparison.misranking:.2f} %",
-            help=f"pairwise misranking (Kriukova et al. 2014, eq. 1) on "
-                 f"{comparison.n_points:,} random "
-                 f"lattice points against the {reference_name}")
-c[2].metric("|Δ| ≤ 0.5", f"{100 * comparison.difference_shares[0]:.1f} %")
-c[3].metric("risk category agreement", f"{100 * comparison.category_agreement:.1f} %")
-c[4].metric("points fitted", f"{len(model.X_fit_)} / {len(result.y)}",
-            help=f"of {len(y)} ratings + {anchors} diagonal anchors")
-if result.apriori is not None:
-    a = result.apriori
-    st.caption(f"A-priori rule λ(m) = α·m^(−β/2): α = {a.alpha:.4g} ± {a.alpha_sd:.2g}, "
-               f"β = {a.beta:.3f} ± {a.beta_sd:.2g}; λ({len(y)}) = {result.lam:.4g}")
-
-c = st.columns(3)
-c[0].plotly_chart(figures.risk_heatmap(grid, GLUCOSE_AXIS, "learned grid", contours=reference,
-                                       points=(X[:, 0], X[:, 1], y)), key="learn_fig_learned")
-c[1].plotly_chart(figures.risk_heatmap(reference, GLUCOSE_AXIS, f"reference: {reference_name}",
-                                       contours=reference), key="learn_fig_reference")
-c[2].plotly_chart(figures.difference_heatmap(grid - reference, GLUCOSE_AXIS,
-                                             "learned − reference"), key="learn_fig_difference")
-
-c = st.columns(2)
-if result.curve is not None:
-    c[0].plotly_chart(figures.lambda_curve(LAMS, 100 * result.curve, result.lam, lam,
-                                           f"{rule} misranking (%)"), key="learn_fig_curve")
-elif result.apriori is not None:
-    c[0].plotly_chart(figures.apriori_plot(result.apriori.sizes, result.apriori.lam_plus,
-                                           result.apriori.alpha, result.apriori.beta, len(y)),
-                      key="learn_fig_apriori")
-else:
-    c[0].info("Manual λ: the ranker is fitted on all ratings and no validation curve is drawn; "
-              "the misranking against the reference above follows the slider.")
-c[1].plotly_chart(figures.shares_bar(DIFFERENCE_BINS, comparison.difference_shares,
-                                     "|learned − reference| (Kriukova et al. 2014, Table 3 bins)",
-                                     "|Δ risk|"), key="learn_fig_shares")
-with st.expander("Risk-category confusion (rows: reference, columns: learned)"):
-    st.dataframe(pd.DataFrame(comparison.category_confusion, index=list(RISK_CATEGORIES),
-                              columns=list(RISK_CATEGORIES)), key="learn_confusion")
-
-with st.form("save_grid"):
-    name = st.text_input("Save this learned grid as",
-                         value=f"{filter_name} {scale} γ={gamma:,.0f} m={len(y)}")
-    if st.form_submit_button("Save learned grid"):
-        metrics = {"rule": rule, "rule_lambda": result.lam, "reference": reference_name,
-                   "diagonal_anchors": anchors,
-                   "rating_set": ratings.name, **comparison.to_dict()}
+# -- the fit: recomputed whenever the data or the settings differ from the result shown -----------
+key = (data_key, settings)
+if st.session_state.get("learn_result_key") != key:
+    with right:
+        bar = st.progress(0.0, text="Fitting the ranker…")
         try:
-            store.save_learned_grid(name, model, result.X, result.y, metrics, signed=signed,
-                                    saved_by=current_user())
-        except StorageError as exc:
-            st.error(f"Not saved: {plain(exc)}")
+            result = shared_result("learn-fit", key, lambda: learn_grid(
+                ratings, settings, progress=lambda done, total: bar.progress(
+                    min(done / total, 1.0), text=f"Fitting the ranker: step {done} of {total}")))
+        except ValueError as exc:
+            bar.empty()
+            st.session_state.pop("learn_result", None)
+            st.session_state.pop("learn_result_key", None)
+            st.error(f"Cannot learn from this rating set: {plain(exc)}")
+            st.stop()
+        bar.empty()
+    st.session_state["learn_result"] = result
+    st.session_state["learn_result_key"] = key
+    st.session_state["learn_lam"] = result.lam
+result: LearnedGrid = st.session_state["learn_result"]
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def comparison_at(key: tuple, lam: float, _grid: object, _reference: object, reference_id: str):
+    """The comparison with the reference of the grid at λ (cached per fit, λ and reference)."""
+    del key, lam, reference_id  # cache key only
+    return compare_grids(_reference, _grid)
+
+
+@st.fragment
+def result_view(reference_id: str) -> None:
+    """λ slider, figures of merit, the heat map and the downloads: a λ step reruns only this."""
+    result: LearnedGrid = st.session_state["learn_result"]
+    options = sorted({*map(float, result.lams), float(result.lam_chosen)})
+    if st.session_state.get("learn_lam") not in options:
+        st.session_state["learn_lam"] = result.lam_chosen
+    lam = st.select_slider("λ: left follows the ratings closely, right smooths more",
+                           options=options, key="learn_lam", format_func=lambda v: f"{v:.3g}")
+    shown = result if lam == result.lam else result.at(lam)
+    comparison = comparison_at(st.session_state["learn_result_key"], lam, shown.grid, reference,
+                               reference_id)
+    c = st.columns(5)
+    c[0].metric("λ", f"{lam:.3g}", help=f"the rule chose {result.lam_chosen:.3g}")
+    c[1].metric("Misranking vs reference", f"{100 * comparison.misranking:.2f} %",
+                help=f"share of {comparison.n_points:,} random pairs of grid points that the "
+                     f"learned grid orders differently from the {reference_name}")
+    c[2].metric("Within 0.5 of reference", f"{100 * comparison.difference_shares[0]:.1f} %")
+    c[3].metric("Same risk category", f"{100 * comparison.category_agreement:.1f} %")
+    c[4].metric("Points fitted", f"{shown.points_fitted} / {len(result.y)}",
+                help=f"{result.n_ratings} ratings and {result.settings.anchors} zero-risk "
+                     "diagonal points")
+    c = st.columns([3, 2])
+    view = c[0].segmented_control("Show", VIEWS, key="learn_view") or VIEWS[0]
+    points = c[1].toggle("Show the rating points", key="learn_points")
+    if view == VIEWS[0]:
+        fig = figures.risk_heatmap(shown.grid, GLUCOSE_AXIS, "Learned grid", contours=reference,
+                                   points=shown.rating_points if points else None)
+    elif view == VIEWS[1]:
+        fig = figures.difference_heatmap(shown.grid - reference, GLUCOSE_AXIS,
+                                         f"Learned − {reference_name}")
+    else:
+        fig = figures.risk_heatmap(reference, GLUCOSE_AXIS, f"Reference: {reference_name}",
+                                   contours=reference)
+    fig.update_layout(height=620)
+    st.plotly_chart(fig, key="learn_fig_grid", width="stretch")
+    with st.expander("Risk categories: reference (rows) against learned (columns), grid points"):
+        st.dataframe(pd.DataFrame(comparison.category_confusion, index=list(RISK_CATEGORIES),
+                                  columns=list(RISK_CATEGORIES)),
+                     column_config={c: st.column_config.NumberColumn(format="localized")
+                                    for c in RISK_CATEGORIES}, key="learn_confusion")
+    downloads(shown)
+    save_form(shown, comparison)
+
+
+def downloads(shown: LearnedGrid) -> None:
+    """The grid as files: built when clicked, from the grid on screen (never a previous one)."""
+    name = ratings.name
+    st.caption("Download the grid shown (rows: reference 0–600 mg/dL, columns: measured "
+               "0–600 mg/dL, risk 0–4):")
+    c = st.columns(5)
+    c[0].download_button("grid.npy", lambda: grid_npy(shown.grid), "grid.npy",
+                         "application/octet-stream", key="learn_dl_npy", on_click="ignore")
+    c[1].download_button("grid.csv", lambda: grid_csv(shown.grid), "grid.csv", "text/csv",
+                         key="learn_dl_csv", on_click="ignore")
+    c[2].download_button("grid.png", lambda: grid_png(shown.grid), "grid.png", "image/png",
+                         key="learn_dl_png", on_click="ignore")
+    c[3].download_button("grid.json", lambda: json.dumps(grid_metadata(shown, name), indent=2),
+                         "grid.json", "application/json", key="learn_dl_json", on_click="ignore")
+    c[4].download_button(
+        "figure (HTML)", lambda: figures.risk_heatmap(
+            shown.grid, GLUCOSE_AXIS, "Learned grid", contours=reference).to_html(),
+        "learned_grid.html", "text/html", key="learn_dl_html", on_click="ignore")
+
+
+def save_form(shown: LearnedGrid, comparison) -> None:
+    with st.expander("Save this grid for the Compare page"), st.form("save_grid"):
+        name = st.text_input("Name", value=f"{shown.settings.kernel} λ={shown.lam:.3g} "
+                                            f"m={shown.n_ratings}")
+        if st.form_submit_button("Save learned grid"):
+            metrics = {"settings": shown.settings.to_dict(), "rule_lambda": shown.lam_chosen,
+                       "reference": reference_name, "rating_set": ratings.name,
+                       "ratings_checksum": shown.checksum, **comparison.to_dict()}
+            try:
+                store.save_learned_grid(name, shown.model, shown.X, shown.y, metrics,
+                                        signed=shown.settings.signed, saved_by=current_user())
+            except StorageError as exc:
+                st.error(f"Not saved: {plain(exc)}")
+            else:
+                st.success(f"Saved learned grid “{plain(name)}”; compare it on the Compare "
+                           "grids page.")
+
+
+with right:
+    st.subheader("Result")
+    for advice in settings_advice(result):
+        st.warning(advice)
+    if result.settings.rule == "holdout" and not result.settings.refit_all:
+        st.button("Refit on all ratings at the chosen λ", on_click=refit_on_all,
+                  key="learn_refit_button")
+    result_view(seg.table.fingerprint if seg.available else reference_name)
+    c = st.columns([3, 2])
+    with c[0]:
+        if result.curve is not None:
+            c[0].plotly_chart(figures.lambda_curve(
+                result.lams, 100 * result.curve, result.lam_chosen, result.lam_chosen,
+                "misranking of left-out ratings (%)" if result.settings.rule != "quasi-optimality"
+                else "change of the solution"), key="learn_fig_curve", width="stretch")
+        elif result.apriori is not None:
+            a = result.apriori
+            c[0].plotly_chart(figures.apriori_plot(a.sizes, a.lam_plus, a.alpha, a.beta,
+                                                   len(result.y)),
+                              key="learn_fig_apriori", width="stretch")
+            c[0].caption(f"λ(m) = α·m^(−β/2) with α = {a.alpha:.4g} ± {a.alpha_sd:.2g}, "
+                         f"β = {a.beta:.3f} ± {a.beta_sd:.2g}; λ({len(result.y)}) = "
+                         f"{result.lam_chosen:.4g}")
         else:
-            st.success(f"Saved learned grid “{plain(name)}”; compare it on the Compare grids "
-                       "page.")
+            c[0].info("λ set by hand: move the slider; no validation curve is drawn.")
+    with c[1]:
+        st.markdown("**Computed with**")
+        words = describe_settings(result.settings)
+        words |= {"λ chosen": f"{result.lam_chosen:.4g}", "Ratings": f"{result.n_ratings:,}",
+                  "Rating set": plain(ratings.name), "Data checksum": result.checksum[:19] + "…"}
+        st.dataframe(pd.DataFrame({"setting": list(words), "value": list(words.values())}),
+                     hide_index=True, key="learn_settings_table", width="stretch")

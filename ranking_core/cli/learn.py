@@ -50,8 +50,8 @@ def learn(
     out_dir: Annotated[Path, typer.Option("--out-dir", help="Folder for grid.npy, grid.csv, "
                                           "grid.png and grid.json (created if needed).")],
     unit: Annotated[str | None, typer.Option(
-        help="Glucose unit of the file: mg/dL or mmol/L (default: named in the headers, else "
-             "mg/dL; values that look like mmol/L are refused).")] = None,
+        help="Glucose unit of the file: mg/dL or mmol/L (default: as named in the header, "
+             "else mg/dL; values that look like mmol/L are refused without it).")] = None,
     kernel: Annotated[str | None, typer.Option(
         help="Kernel: laplacian or gaussian (default: laplacian).")] = None,
     gamma: Annotated[float | None, typer.Option(
@@ -89,8 +89,7 @@ def learn(
 ) -> None:
     """Learn a risk grid from a rating set and write it as files (NumPy, CSV, PNG, JSON)."""
     from ranking_core.cli.progress import progress_bar
-    from ranking_core.grids.files import write_grid_files
-    from ranking_core.learn import learn_grid
+    from ranking_core.learn import learn_grid, write_grid_files
     from ranking_core.ratings import RatingSetError, read_rating_set
 
     try:

@@ -134,7 +134,9 @@ def meter_report(
         console.print(f"[bold yellow]caution:[/bold yellow] {caveat}")
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)
-        json_out.write_text(json.dumps(report.to_dict(), indent=2))
+        payload = report.to_dict()
+        payload["input_unit"] = data.glucose_unit  # the file's unit; every value is mg/dL
+        json_out.write_text(json.dumps(payload, indent=2))
         console.print(f"wrote {json_out}")
     if out_dir is not None:
         from ranking_core.meter.export import FigureExportError, write_report_files

@@ -23,12 +23,15 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import clone
 
+from ranking_core.fast_selection import METHODS, fast_kfold_lambda
 from ranking_core.filters import Filter
 from ranking_core.grids.compare import DIFFERENCE_BINS, difference_shares
-from ranking_core.grids.coordinates import GlucoseTransform, TransformedKernel
+from ranking_core.grids.coordinates import GlucoseTransform
 from ranking_core.grids.seg import GLUCOSE_MAX, SEGTable
 from ranking_core.grids.signed import AbsoluteRisk, signed_ratings
-from ranking_core.kernels import Kernel, make_kernel
+from ranking_core.learn import glucose_ranker
+from ranking_core.learn import rating_positions as anchored_positions
+from ranking_core.learn import with_diagonal_anchors as diagonal_anchors
 from ranking_core.metrics import pairwise_misranking
 from ranking_core.panels.robust import RobustRanker, kfold_robust
 from ranking_core.ranker import SpectralRanker
@@ -58,6 +61,7 @@ __all__ = [
 
 Progress = Callable[[int, int], None]
 SELECTIONS = ("holdout", "kfold")
+SOLVERS = ("spectral", *METHODS)
 RECIPE_KERNELS = ("gaussian", "laplacian")
 
 # Kriukova et al. 2014, Table 3: % of test points per |Δy| bin (None = "-") and pairwise misranking,
@@ -97,10 +101,15 @@ class SEGRecipe:
     selection : ``"holdout"`` (the paper: first m/2 fit, last m/2 choose; the model keeps the
         first half only) or ``"kfold"`` (k-fold validation misranking, then a refit on all m).
     n_splits : folds for ``"kfold"``.
+    solver : how ``"kfold"`` is computed: ``"spectral"`` (every fold and the refit by
+        :func:`~ranking_core.selection.kfold_lambda`, any filter) or a method of
+        :func:`~ranking_core.fast_selection.fast_kfold_lambda` (``"auto"``, ``"exact"``,
+        ``"one-fold"``, ``"lattice"``; Lavrentiev filter; one direct refit).
     robust : None (the plain ranker) or the loss of a
         :class:`~ranking_core.panels.RobustRanker` (``"huber"``, ``"tukey"``, ``"squared"``):
         weights for outlying ratings, a rater model when rater codes are given, coarse answers
-        as intervals; λ is then chosen on the robust fits' path.
+        as intervals; λ is chosen on the robust fits' path, against the least-squares fits on
+        the same folds (:func:`~ranking_core.panels.robust.kfold_robust`).
     """
 
     name: str
@@ -115,10 +124,12 @@ class SEGRecipe:
     diagonal_anchors: int = 0
     selection: str = "holdout"
     n_splits: int = 5
+    solver: str = "spectral"
     robust: str | None = None
 
     def __post_init__(self) -> None:
         one_of(self.selection, "selection", SELECTIONS, "SEGRecipe")
+        one_of(self.solver, "solver", SOLVERS, "SEGRecipe")
         if int(self.diagonal_anchors) != self.diagonal_anchors or self.diagonal_anchors < 0:
             raise ValueError(f"SEGRecipe: diagonal_anchors must be an integer ≥ 0; "
                              f"got {self.diagonal_anchors!r}")
@@ -130,10 +141,7 @@ class SEGRecipe:
         return paper_lambda_grid(self.lam0, self.q, self.n_lams)
 
     def ranker(self, gamma: float | tuple[float, float]) -> SpectralRanker | RobustRanker:
-        kernel: Kernel = make_kernel(self.kernel, gamma=gamma)
-        if self.transform is not None:
-            kernel = TransformedKernel(kernel, self.transform)
-        ranker = SpectralRanker(kernel=kernel, filter=self.filter)
+        ranker = glucose_ranker(self.kernel, gamma, self.transform, self.filter)
         if self.robust is None:
             return ranker
         return RobustRanker(ranker, loss=self.robust, signed=self.signed)
@@ -152,6 +160,7 @@ class SEGRecipe:
             "diagonal_anchors": self.diagonal_anchors,
             "selection": self.selection,
             "n_splits": self.n_splits if self.selection == "kfold" else None,
+            "solver": self.solver if self.selection == "kfold" else None,
             "robust": self.robust,
         }
 
@@ -160,7 +169,7 @@ PAPER_RECIPE = SEGRecipe("paper")
 # The best recipe measured so far (docs/RESULTS.md): glucose on the log warp with
 # g₀ = 50 mg/dL, the Laplacian (L1) kernel with γ = 10³ on that scale, signed ratings, 41
 # zero-risk diagonal anchors, λ from 0.95^j (j < 400) by 5-fold validation misranking and a refit
-# on all m ratings.
+# on all m ratings, computed by the fast k-fold path (exact up to 2,000 ratings; docs/SCALE.md).
 BEST_RECIPE = SEGRecipe(
     "best",
     kernel="laplacian",
@@ -170,11 +179,13 @@ BEST_RECIPE = SEGRecipe(
     signed=True,
     diagonal_anchors=41,
     selection="kfold",
+    solver="auto",
 )
 # The best recipe learning robustly (panels with outliers, raters, coarse answers); λ on every
 # fourth value of its grid (0.95⁴ʲ), since each λ of the path costs iterations
-# (benchmarks/panels.py).
-ROBUST_RECIPE = replace(BEST_RECIPE, name="robust", robust="huber", n_lams=100, q=0.95**4)
+# (benchmarks/panels.py); folds by the spectral path (the robust fits need it).
+ROBUST_RECIPE = replace(BEST_RECIPE, name="robust", robust="huber", n_lams=100, q=0.95**4,
+                        solver="spectral")
 RECIPES = {"paper": PAPER_RECIPE, "best": BEST_RECIPE, "robust": ROBUST_RECIPE}
 
 
@@ -189,26 +200,13 @@ def draw_seg_ratings(
 def with_diagonal_anchors(recipe: SEGRecipe, X: NDArray, y: NDArray) -> tuple[NDArray, NDArray]:
     """(X, y) plus the recipe's zero-risk diagonal points, rows in a fixed random order (a third
     column of X, the rater code, is −1 for them: no rater)."""
-    if not recipe.diagonal_anchors:
-        return X, y
-    g = np.linspace(0.0, GLUCOSE_MAX, recipe.diagonal_anchors)
-    extra = np.full((g.size, X.shape[1] - 2), -1.0)
-    X = np.vstack([X, np.column_stack([g, g, extra])])
-    y = np.r_[y, np.zeros(g.size)]
-    order = _anchor_order(len(y))
-    return X[order], y[order]
-
-
-def _anchor_order(n_rows: int) -> NDArray[np.intp]:
-    return np.random.default_rng(0).permutation(n_rows)
+    return diagonal_anchors(recipe.diagonal_anchors, X, y)
 
 
 def rating_positions(recipe: SEGRecipe, m: int) -> NDArray[np.intp]:
     """Where :func:`with_diagonal_anchors` puts the m ratings: row i of the ratings is row
     ``rating_positions(recipe, m)[i]`` of its output."""
-    if not recipe.diagonal_anchors:
-        return np.arange(m)
-    return np.argsort(_anchor_order(m + recipe.diagonal_anchors))[:m]
+    return anchored_positions(recipe.diagonal_anchors, m)
 
 
 def fit_recipe(recipe: SEGRecipe, X: NDArray, y: NDArray, raters: ArrayLike | None = None
@@ -216,10 +214,12 @@ def fit_recipe(recipe: SEGRecipe, X: NDArray, y: NDArray, raters: ArrayLike | No
     """Choose (γ, λ) by the recipe's validation misranking and return (model, λ, γ).
 
     One decomposition per γ (and per fold); every λ is solved from it. The model is a fitted
-    :class:`~ranking_core.SpectralRanker` (a :class:`~ranking_core.panels.RobustRanker` when
-    ``recipe.robust``), or an :class:`~ranking_core.grids.signed.AbsoluteRisk` around one when
-    ``recipe.signed`` (λ and γ are then chosen by the misranking of the signed ratings).
-    ``raters`` (one label per rating) feeds the robust learner's rater model.
+    :class:`~ranking_core.SpectralRanker` (or, with a fast ``recipe.solver``, a
+    :class:`~ranking_core.direct.DirectRanker`), or an
+    :class:`~ranking_core.grids.signed.AbsoluteRisk` around one when ``recipe.signed``
+    (λ and γ are then chosen by the misranking of the signed ratings). With ``recipe.robust`` the
+    model is a :class:`~ranking_core.panels.RobustRanker`, and ``raters`` (one label per rating)
+    feeds its rater model.
     """
     lams = recipe.lams()
     if recipe.robust is not None:
@@ -236,6 +236,9 @@ def fit_recipe(recipe: SEGRecipe, X: NDArray, y: NDArray, raters: ArrayLike | No
             choice = holdout_lambda(ranker, X, y, lams)
         elif recipe.robust is not None:
             choice = kfold_robust(ranker, X, y, lams, n_splits=recipe.n_splits, random_state=0)
+        elif recipe.solver != "spectral":
+            choice = fast_kfold_lambda(ranker, X, y, lams, n_splits=recipe.n_splits,
+                                       random_state=0, method=recipe.solver)
         else:
             choice = kfold_lambda(ranker, X, y, lams, n_splits=recipe.n_splits, random_state=0)
         score = float(np.nanmin(choice.curve))

@@ -9,6 +9,7 @@
 ``grid.json``  the settings, λ (chosen and shown), the rating set's checksum, riskgrid's version
 =============  =====================================================================================
 
+:func:`ranking_core.learn.write_grid_files` writes the four files of a learned grid.
 The values are the learned surface clipped to the risk scale 0..4 (a learned surface may leave it
 slightly). :func:`read_grid_file` reads ``.npy`` and ``.csv`` grid files back with the rules of
 every input file: shape 601 × 601, finite, within the risk scale, never unpickled; anything else
@@ -18,11 +19,9 @@ is refused with one line saying which rule failed.
 from __future__ import annotations
 
 import io
-import json
 import os
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO
 
 import numpy as np
 import pandas as pd
@@ -30,18 +29,15 @@ from numpy.typing import ArrayLike, NDArray
 
 from ranking_core.grids.seg import GLUCOSE_MAX
 
-if TYPE_CHECKING:
-    from ranking_core.learn import LearnedGrid
-
 __all__ = [
     "GRID_FILES",
+    "RISK_MAX",
+    "SIZE",
     "GridFileError",
     "grid_csv",
-    "grid_metadata",
     "grid_npy",
     "grid_png",
     "read_grid_file",
-    "write_grid_files",
 ]
 
 SIZE = GLUCOSE_MAX + 1
@@ -123,44 +119,6 @@ def grid_png(grid: ArrayLike, title: str = "Learned risk grid") -> bytes:
     out = io.BytesIO()
     image.save(out, format="PNG", optimize=True)
     return out.getvalue()
-
-
-def _riskgrid_version() -> str:
-    try:
-        return version("riskgrid")
-    except PackageNotFoundError:  # running from a checkout that is not installed
-        return "unknown"
-
-
-def grid_metadata(result: LearnedGrid, source: str | None = None) -> dict:
-    """``grid.json`` content: how the grid was learned and from which data."""
-    return {
-        "format": {"shape": [SIZE, SIZE], "rows": "reference glucose 0..600 mg/dL, step 1",
-                   "columns": "measured glucose 0..600 mg/dL, step 1",
-                   "values": f"risk 0..{RISK_MAX:g} (SEG scale), clipped to it"},
-        "settings": result.settings.to_dict(),
-        "lambda": result.lam,
-        "lambda_chosen_by_rule": result.lam_chosen,
-        "ratings": result.n_ratings,
-        "points_fitted": result.points_fitted,
-        "ratings_checksum": result.checksum,
-        "rating_set": source,
-        "riskgrid_version": _riskgrid_version(),
-    }
-
-
-def write_grid_files(result: LearnedGrid, out_dir: str | os.PathLike,
-                     source: str | None = None) -> list[Path]:
-    """Write ``grid.npy``, ``grid.csv``, ``grid.png`` and ``grid.json`` into ``out_dir``
-    (created if needed); returns the paths in that order."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    contents = (grid_npy(result.grid), grid_csv(result.grid), grid_png(result.grid),
-                json.dumps(grid_metadata(result, source), indent=2).encode())
-    paths = [out / name for name in GRID_FILES]
-    for path, content in zip(paths, contents, strict=True):
-        path.write_bytes(content)
-    return paths
 
 
 def _read_npy(stream: IO[bytes], name: str) -> NDArray:

@@ -59,12 +59,18 @@ def learned_grid(model, axis: ArrayLike = GLUCOSE_AXIS) -> NDArray[np.float64]:
 
     Returns
     -------
-    (n, n) predicted ratings; O(n²·m) flops by factorisation for Gaussian and Laplacian kernels,
-    otherwise ``model.predict`` on the n² lattice points (which blocks its kernel rows).
+    (n, n) predicted ratings: read off ``surface_`` for a lattice solve
+    (:class:`~ranking_core.direct.DirectRanker`) on the same axis; O(n²·m) flops by
+    factorisation for Gaussian and Laplacian kernels (centres in blocks, so memory stays
+    O(n·block) at any m); otherwise ``model.predict`` on the n² lattice points (which blocks its
+    kernel rows).
     """
     axis = np.asarray(axis, dtype=np.float64).ravel()
     if isinstance(model, AbsoluteRisk):
         return np.abs(learned_grid(model.signed_model, axis))
+    surface = getattr(model, "surface_", None)  # a lattice solve already holds f on its lattice
+    if surface is not None and np.array_equal(axis, model.lattice_axis_):
+        return surface.copy()
     kernel = getattr(model, "kernel_", None)
     transform = None
     if isinstance(kernel, TransformedKernel):

@@ -1,0 +1,219 @@
+"""How fast the dashboard answers in a real browser (headless Chromium), as JSON on stdout.
+
+Starts the app as a user would (``riskgrid dashboard --headless``, a throw-away database) and
+drives Debian's ``/usr/bin/chromium`` through Playwright:
+
+* ``cold_load_s``: a fresh browser opens the Learn page of a freshly started server, until the
+  first figure is drawn (goal ≤ 3 s); ``cold_load_rendered_s`` until every element is drawn;
+* ``lambda_step_s``: one step of the λ slider (arrow key) until the λ shown changed, the
+  figures were redrawn and the run is over (median of ``--steps``; goal ≤ 0.3 s);
+* ``upload_to_grid_s[m]``: a rating file of m ratings is uploaded until the grid of those
+  ratings is shown, against ``library_fit_s[m]``, ``learn_grid`` on the same file timed in this
+  process (goal: ratio ≤ 1.5); ``progress_values[m]``: the distinct values of the progress bar
+  seen during that fit (it should advance);
+* ``meter_10k_s``: the Meter page with 10,000 uploaded pairs until its report is drawn
+  (goal ≤ 2 s).
+
+The machine may be shared: the figures are wall-clock seconds of one run; the upload ratio is
+measured against a reference fit timed in the same run.
+
+    python benchmarks/dashboard_browser.py [--m 300 --m 2000] [--steps 5] [--seg-table PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from scripts.screenshots import (  # noqa: E402
+    CHROMIUM,
+    RENDERED_JS,
+    free_port,
+    serve,
+    wait_until_rendered,
+)
+
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--no-first-run"]
+TIMEOUT_MS = 600_000
+FIRST_FIGURE_JS = """() => document.querySelector(
+  "[data-testid='stMain'] [data-testid='stPlotlyChart'] .js-plotly-plot .main-svg") !== null"""
+# the value of the metric labelled `label` (Streamlit's stMetric), or null
+METRIC_JS = """(label) => {
+  for (const m of document.querySelectorAll("[data-testid='stMetric']")) {
+    const l = m.querySelector("[data-testid='stMetricLabel']");
+    if (l && l.innerText.trim() === label)
+      return m.querySelector("[data-testid='stMetricValue']").innerText.trim();
+  }
+  return null;
+}"""
+CHART_DATA_JS = """() => Array.from(document.querySelectorAll(
+  "[data-testid='stMain'] .js-plotly-plot")).map((gd) => gd.data)"""
+IDLE_JS = """() => document.querySelectorAll("[data-testid='stStatusWidget']").length === 0"""
+
+
+def rating_file(path: Path, m: int, seed: int) -> Path:
+    """m simulated ratings (the panel simulator around the built-in surface)."""
+    from ranking_core.panels import simulate_panel
+
+    simulate_panel(m, random_state=seed).to_csv(path, index=False)
+    return path
+
+
+def pairs_file(path: Path, n: int, seed: int = 0) -> Path:
+    """n meter pairs: REF log-uniform on 20..500 mg/dL, BGM = REF·(1 + N(0, 0.08²))."""
+    rng = np.random.default_rng(seed)
+    ref = np.exp(rng.uniform(np.log(20), np.log(500), n))
+    bgm = np.clip(ref * (1 + rng.normal(0, 0.08, n)), 1, 600)
+    pd.DataFrame({"BGM": bgm.round(1), "REF": ref.round(1)}).to_csv(path, index=False)
+    return path
+
+
+def library_fit_seconds(path: Path) -> float:
+    """``learn_grid`` with the default settings on the file, including its 601 × 601 grid."""
+    from ranking_core.learn import learn_grid
+    from ranking_core.ratings import read_rating_set
+
+    start = time.perf_counter()
+    result = learn_grid(read_rating_set(path))
+    result.grid  # noqa: B018 - evaluated, as the page does
+    return time.perf_counter() - start
+
+
+def wait_rendered(page) -> None:
+    page.wait_for_function(RENDERED_JS, timeout=TIMEOUT_MS, polling=50)
+
+
+def choose_upload(page) -> None:
+    """Select the Learn page's upload source (radio option "Upload…")."""
+    page.locator("[data-testid='stRadio'] label").filter(has_text="Upload").first.click()
+    page.locator("[data-testid='stFileUploaderDropzoneInput']").first.wait_for(
+        state="attached", timeout=TIMEOUT_MS)
+
+
+def upload(page, path: Path, expected_points: str, sample_ms: int = 100) -> tuple[float, list]:
+    """Upload ``path``; seconds until 'Points fitted' starts with ``expected_points`` and the run
+    is over; the progress-bar values seen meanwhile."""
+    seen: list[float] = []
+    start = time.perf_counter()
+    page.locator("[data-testid='stFileUploaderDropzoneInput']").first.set_input_files(str(path))
+    while True:
+        value = page.evaluate("""() => {
+          const p = document.querySelector("[data-testid='stProgress'] [role='progressbar']");
+          return p ? Number(p.getAttribute('aria-valuenow')) : null; }""")
+        if value is not None and (not seen or seen[-1] != value):
+            seen.append(value)
+        shown = page.evaluate(METRIC_JS, "Points fitted") or page.evaluate(METRIC_JS,
+                                                                            "points fitted")
+        if shown and shown.startswith(expected_points) and page.evaluate(IDLE_JS):
+            break
+        if time.perf_counter() - start > TIMEOUT_MS / 1000:
+            raise TimeoutError(f"no grid of {expected_points} points after the upload")
+        page.wait_for_timeout(sample_ms)
+    wait_rendered(page)
+    return time.perf_counter() - start, seen
+
+
+def lambda_step(page, key: str) -> float:
+    """Press ``key`` on the λ slider; seconds until λ shown changed, a figure got new data and
+    the run is over."""
+    before = page.evaluate(METRIC_JS, "λ")
+    page.evaluate("() => { window.__charts = " + CHART_DATA_JS[6:] + "; }")
+    slider = page.locator("[data-testid='stSlider']").filter(has_text="λ").locator(
+        "input[type='range']").first
+    slider.focus()
+    start = time.perf_counter()
+    slider.press(key)
+    page.wait_for_function(
+        """(before) => {
+          const now = (""" + METRIC_JS + """)("λ");
+          const charts = (""" + CHART_DATA_JS + """)();
+          const redrawn = charts.some((d, i) => d !== window.__charts[i]);
+          const idle = document.querySelectorAll("[data-testid='stStatusWidget']").length === 0;
+          return now !== null && now !== before && redrawn && idle;
+        }""", arg=before, timeout=TIMEOUT_MS, polling="raf")
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--m", type=int, action="append", help="upload sizes (default 300, 2000)")
+    parser.add_argument("--steps", type=int, default=5)
+    parser.add_argument("--pairs", type=int, default=10_000)
+    parser.add_argument("--seg-table", type=Path, default=None)
+    args = parser.parse_args()
+    sizes = args.m or [300, 2000]
+    from playwright.sync_api import sync_playwright
+
+    from ranking_core.experiments.seg import BEST_RECIPE
+
+    out: dict = {"chromium": str(CHROMIUM), "load_average": os.getloadavg(),
+                 "cpus": os.cpu_count()}
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        env = {**os.environ, "RISKGRID_DATABASE_URL": f"sqlite:///{tmp / 'db.sqlite3'}"}
+        env.pop("SEG_TABLE", None)
+        if args.seg_table is not None:
+            env["SEG_TABLE"] = str(args.seg_table.resolve())
+        files = {m: rating_file(tmp / f"ratings_{m}.csv", m, seed=m) for m in sizes}
+        out["library_fit_s"] = {m: round(library_fit_seconds(p), 3) for m, p in files.items()}
+        with serve(free_port(), env) as url, sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=str(CHROMIUM),
+                                                 args=CHROMIUM_ARGS)
+            page = browser.new_page(viewport={"width": 1280, "height": 800})
+            start = time.perf_counter()
+            page.goto(url)
+            page.wait_for_function(FIRST_FIGURE_JS, timeout=TIMEOUT_MS, polling="raf")
+            out["cold_load_s"] = round(time.perf_counter() - start, 3)
+            wait_until_rendered(page, TIMEOUT_MS)
+            out["cold_load_rendered_s"] = round(time.perf_counter() - start, 3)
+            steps = [lambda_step(page, "ArrowRight" if k % 2 == 0 else "ArrowLeft")
+                     for k in range(args.steps)]
+            out["lambda_step_s"] = round(statistics.median(steps), 3)
+            out["lambda_steps_s"] = [round(s, 3) for s in steps]
+            choose_upload(page)
+            out["upload_to_grid_s"], out["progress_values"] = {}, {}
+            for m, path in files.items():
+                points = f"{m + BEST_RECIPE.diagonal_anchors}"
+                seconds, seen = upload(page, path, points)
+                out["upload_to_grid_s"][m] = round(seconds, 3)
+                out["progress_values"][m] = seen
+            out["upload_over_library"] = {
+                m: round(out["upload_to_grid_s"][m] / out["library_fit_s"][m], 2)
+                for m in files}
+            meter = pairs_file(tmp / "pairs.csv", args.pairs)
+            page.goto(f"{url}/meter")
+            wait_until_rendered(page, TIMEOUT_MS)
+            page.locator("[data-testid='stRadio'] label").filter(has_text="Upload").first.click()
+            page.locator("[data-testid='stFileUploaderDropzoneInput']").first.wait_for(
+                state="attached", timeout=TIMEOUT_MS)
+            start = time.perf_counter()
+            page.locator("[data-testid='stFileUploaderDropzoneInput']").first.set_input_files(
+                str(meter))
+            page.wait_for_function(
+                f"() => ({METRIC_JS})('pairs analysed') === '{args.pairs:,}'"
+                f" || ({METRIC_JS})('pairs analysed') === '{args.pairs}'",
+                timeout=TIMEOUT_MS, polling=50)
+            wait_rendered(page)
+            out["meter_10k_s"] = round(time.perf_counter() - start, 3)
+            out["deploy_button_shown"] = page.locator(
+                "[data-testid='stAppDeployButton']").count() > 0
+            browser.close()
+    out["load_average_after"] = os.getloadavg()
+    print(json.dumps(out, indent=2))
+
+
+if __name__ == "__main__":
+    main()

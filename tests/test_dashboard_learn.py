@@ -1,0 +1,147 @@
+"""The Learn page shows what it computed: after any sequence of uploads, setting changes and λ
+steps, the settings on screen (widgets and the "Computed with" table) are those of the result
+shown, and the downloads are built from that result, never from an earlier one."""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import json
+
+import numpy as np
+import pytest
+from dashboard_support import fresh_machine, metrics, open_app
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from streamlit.runtime.media_file_manager import MediaFileManager
+
+from ranking_core.learn import LearnSettings, describe_settings, learn_grid, ratings_checksum
+from ranking_core.panels import simulate_panel
+from ranking_core.ratings import read_rating_set
+
+SMALL_M = 30
+# two small rating files, different data
+FILES = {name: simulate_panel(SMALL_M, random_state=seed).to_csv(index=False).encode()
+         for name, seed in (("a.csv", 11), ("b.csv", 12))}
+# widget key → (settings field, values to try); the Learn page's widgets write the field
+CHOICES = {
+    "learn_kernel": ("kernel", ("laplacian", "gaussian")),
+    "learn_gamma": ("gamma", (100.0, 1e3, 1e4)),
+    "learn_scale": ("scale", ("log", "linear")),
+    "learn_signed": ("signed", (True, False)),
+    "learn_anchors": ("anchors", (0, 10, 41)),
+    "learn_rule": ("rule", ("kfold", "holdout", "manual")),
+    "learn_filter": ("filter", ("lavrentiev", "iterated-lavrentiev", "showalter")),
+}
+ACTIONS = st.one_of(
+    st.tuples(st.just("upload"), st.sampled_from(sorted(FILES))),
+    st.tuples(st.just("setting"), st.sampled_from(sorted(CHOICES)), st.integers(0, 2)),
+    st.tuples(st.just("lambda"), st.integers(0, 10_000)),
+)
+
+
+def _widget(at, key):
+    for kind in ("radio", "select_slider", "toggle", "number_input", "selectbox"):
+        found = [w for w in getattr(at, kind) if w.key == key]
+        if found:
+            return found[0]
+    raise LookupError(key)
+
+
+def _shown_table(at) -> dict[str, str]:
+    frame = next(d.value for d in at.dataframe if list(d.value.columns) == ["setting", "value"])
+    return dict(zip(frame["setting"], frame["value"], strict=True))
+
+
+def _check(at, expected: LearnSettings, data: bytes | None) -> None:
+    """What the user sees equals what was computed, and both equal the settings asked for."""
+    assert not at.exception, at.exception
+    for key, (field, _) in CHOICES.items():
+        assert _widget(at, key).value == getattr(expected, field), key
+    result = at.session_state["learn_result"] if "learn_result" in at.session_state else None
+    if data is None:
+        return
+    assert result is not None and result.settings == expected
+    table = _shown_table(at)
+    assert {k: table[k] for k in describe_settings(expected)} == describe_settings(expected)
+    ratings = read_rating_set(io.BytesIO(data), name="upload.csv")
+    assert result.checksum == ratings_checksum(ratings.X, ratings.y)
+    lam = at.session_state["learn_lam"]
+    shown = metrics(at)
+    assert shown["λ"] == f"{lam:.3g}"
+    assert shown["Points fitted"] == f"{result.at(lam).points_fitted} / {len(result.y)}"
+
+
+@settings(max_examples=5, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(actions=st.lists(ACTIONS, min_size=1, max_size=4))
+def test_settings_shown_are_the_settings_of_the_result_shown(tmp_path, monkeypatch, actions):
+    fresh_machine(tmp_path, monkeypatch)
+    at = open_app(learn_source="Upload a file")
+    expected, data = LearnSettings(), None
+    _check(at, expected, data)
+    for action in actions:
+        if action[0] == "upload":
+            data = FILES[action[1]]
+            at.file_uploader(key="learn_upload").set_value((action[1], data, "text/csv"))
+        elif action[0] == "setting":
+            key, index = action[1], action[2]
+            field, values = CHOICES[key]
+            value = values[index % len(values)]
+            _widget(at, key).set_value(value)
+            expected = dataclasses.replace(expected, **{field: value})
+        else:
+            sliders = [s for s in at.select_slider if s.key == "learn_lam"]
+            if not sliders:
+                continue
+            options = sliders[0].options
+            sliders[0].set_value(float(options[action[1] % len(options)]))
+        at.run()
+        _check(at, expected, data)
+
+
+@pytest.fixture
+def downloads(monkeypatch):
+    """Deferred download callables by the id the page's buttons carry."""
+    made: dict[str, object] = {}
+    real = MediaFileManager.add_deferred
+
+    def record(self, data_callable, *args, **kwargs):
+        file_id = real(self, data_callable, *args, **kwargs)
+        made[file_id] = data_callable
+        return file_id
+
+    monkeypatch.setattr(MediaFileManager, "add_deferred", record)
+    return made
+
+
+def _download(at, made, label: str) -> bytes:
+    button = next(b for b in at.get("download_button") if b.proto.label == label)
+    content = made[button.proto.deferred_file_id]()
+    return content.encode() if isinstance(content, str) else content
+
+
+def test_downloads_follow_the_upload_and_the_lambda_shown(tmp_path, monkeypatch, downloads):
+    fresh_machine(tmp_path, monkeypatch)
+    at = open_app(learn_source="Upload a file")
+    for name in ("a.csv", "b.csv"):
+        at.file_uploader(key="learn_upload").set_value((name, FILES[name], "text/csv"))
+        at.run()
+        assert not at.exception
+        ratings = read_rating_set(io.BytesIO(FILES[name]), name=name)
+        expected = learn_grid(ratings)
+        meta = json.loads(_download(at, downloads, "grid.json"))
+        assert meta["ratings_checksum"] == ratings_checksum(ratings.X, ratings.y)
+        assert meta["rating_set"] == name
+        grid = np.load(io.BytesIO(_download(at, downloads, "grid.npy")), allow_pickle=False)
+        np.testing.assert_allclose(grid, np.clip(expected.grid, 0, 4), atol=1e-9)
+        assert _download(at, downloads, "grid.png").startswith(b"\x89PNG")
+        assert _download(at, downloads, "grid.csv").startswith(b"REF,BGM,risk\n0,0,")
+    lam = float(expected.lams[50])
+    next(s for s in at.select_slider if s.key == "learn_lam").set_value(lam)
+    at.run()
+    meta = json.loads(_download(at, downloads, "grid.json"))
+    assert meta["lambda"] == pytest.approx(lam, rel=1e-12)
+    assert meta["lambda_chosen_by_rule"] == pytest.approx(expected.lam, rel=1e-12)
+    grid = np.load(io.BytesIO(_download(at, downloads, "grid.npy")), allow_pickle=False)
+    np.testing.assert_allclose(grid, np.clip(expected.at(lam).grid, 0, 4), atol=1e-9)

@@ -1,0 +1,163 @@
+"""Fast k-fold choice and direct solvers: the same model as the exact path where it is exact."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+
+import numpy as np
+import pytest
+
+from ranking_core import SpectralRanker
+from ranking_core.direct import DirectRanker, ou_precision
+from ranking_core.experiments.seg import BEST_RECIPE, draw_seg_ratings, fit_recipe
+from ranking_core.fast_selection import _golden_index, choose_method, fast_kfold_lambda
+from ranking_core.grids.coordinates import GlucoseTransform, TransformedKernel
+from ranking_core.grids.seg import SEG_TABLE_ENV, find_seg_table
+from ranking_core.kernels import LaplacianKernel
+from ranking_core.selection import kfold_lambda
+
+WARPED_L1 = TransformedKernel(LaplacianKernel(1e3), GlucoseTransform("log", 50.0))
+
+
+def _relative(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.abs(a - b).max() / np.abs(b).max())
+
+
+def _ratings(m: int, seed: int, step: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    X = step * np.rint(rng.uniform(0, 600, size=(m, 2)) / step)
+    y = np.sign(X[:, 0] - X[:, 1]) * np.log1p(np.abs(X[:, 0] - X[:, 1]) / (X[:, 0] + 40))
+    return X, y
+
+
+def test_ou_precision_is_the_inverse_of_the_exponential_gram():
+    u = np.sort(np.random.default_rng(0).uniform(0, 600, 40))
+    gram = np.exp(-np.abs(u[:, None] - u[None, :]) / 250.0)
+    np.testing.assert_allclose(ou_precision(u, 250.0).toarray() @ gram, np.eye(40), atol=1e-9)
+
+
+@pytest.mark.parametrize("lam", [1e-2, 1e-5])
+def test_cholesky_solve_equals_the_eigendecomposition(lam):
+    X, y = _ratings(150, 1)
+    X_new, _ = _ratings(200, 2)
+    exact = SpectralRanker(WARPED_L1, lam=lam, solver="dense").fit(X, y)
+    direct = DirectRanker(WARPED_L1, lam=lam, solver="cholesky").fit(X, y)
+    assert _relative(direct.predict(X_new), exact.predict(X_new)) < 1e-8
+    assert direct.relative_residual_ < 1e-10
+
+
+@pytest.mark.parametrize("transform", [None, GlucoseTransform("log", 50.0)])
+def test_lattice_solve_equals_the_dense_solution_on_lattice_inputs(transform):
+    # a 10 mg/dL lattice keeps the sparse system small; the algebra is the one of 1 mg/dL
+    kernel = LaplacianKernel(800.0) if transform is None else TransformedKernel(
+        LaplacianKernel(800.0), transform)
+    X, y = _ratings(120, 3, step=10.0)
+    X[:5] = X[5:10]  # repeated inputs share a lattice node
+    X_new = np.random.default_rng(4).uniform(0, 600, size=(100, 2))
+    exact = SpectralRanker(kernel, lam=1e-4, solver="dense").fit(X, y)
+    lattice = DirectRanker(kernel, lam=1e-4, solver="lattice", lattice_step=10.0).fit(X, y)
+    assert lattice.solver_ == "lattice"
+    assert _relative(lattice.predict(X_new), exact.predict(X_new)) < 1e-7
+    # the surface on the lattice is the same function
+    np.testing.assert_allclose(lattice.lattice_values(X), exact.predict(X), atol=1e-7)
+    axis = lattice.lattice_axis_
+    ref, est = np.meshgrid(axis[::7], axis[::5], indexing="ij")
+    points = np.column_stack([ref.ravel(), est.ravel()])
+    np.testing.assert_allclose(lattice.surface_[::7, ::5].ravel(), exact.predict(points),
+                               atol=1e-7)
+
+
+def test_lattice_solver_names_rows_outside_the_glucose_range():
+    X, y = _ratings(30, 5)
+    X[[3, 7], 1] = 700.0
+    with pytest.raises(ValueError, match="rows 3, 7 lie outside"):
+        DirectRanker(WARPED_L1, solver="lattice", lattice_step=10.0).fit(X, y)
+    with pytest.raises(ValueError, match="Laplacian"):
+        DirectRanker("gaussian", gamma=1e4, solver="lattice").fit(*_ratings(30, 5))
+
+
+def test_exact_method_reproduces_kfold_lambda():
+    X, y = _ratings(160, 6)
+    lams = 0.9 ** np.arange(120)
+    ranker = SpectralRanker(WARPED_L1)
+    exact = kfold_lambda(ranker, X, y, lams, n_splits=4, random_state=3)
+    fast = fast_kfold_lambda(ranker, X, y, lams, n_splits=4, random_state=3, method="exact")
+    assert fast.lam == exact.lam
+    np.testing.assert_allclose(fast.curve, exact.curve, rtol=1e-12)
+    X_new, _ = _ratings(300, 7)
+    assert _relative(fast.model.predict(X_new), exact.model.predict(X_new)) < 1e-8
+
+
+def test_one_fold_method_scores_the_first_fold_only():
+    X, y = _ratings(160, 8)
+    lams = 0.9 ** np.arange(60)
+    one = fast_kfold_lambda(SpectralRanker(WARPED_L1), X, y, lams, method="one-fold")
+    folds = fast_kfold_lambda(SpectralRanker(WARPED_L1), X, y, lams, n_splits=5, method="exact")
+    assert one.rule == "kfold-one-fold"
+    assert one.lam == lams[int(np.nanargmin(one.curve))]
+    assert not np.allclose(one.curve, folds.curve)  # one fold is not the mean of five
+
+
+def test_golden_search_finds_the_minimum_of_a_unimodal_curve():
+    values = (np.arange(400) - 287.0) ** 2
+    seen: dict[int, float] = {}
+
+    def score(index: int) -> float:
+        seen[index] = float(values[index])
+        return seen[index]
+
+    _golden_index(score, 400)
+    assert min(seen, key=seen.get) == 287
+    assert len(seen) <= 14
+
+
+def test_lattice_method_chooses_the_lambda_of_its_best_scored_solve():
+    X, y = _ratings(300, 9, step=10.0)
+    lams = 0.8 ** np.arange(40)
+    choice = fast_kfold_lambda(SpectralRanker(WARPED_L1), X, y, lams, method="lattice",
+                               lattice_step=10.0)
+    scored = ~np.isnan(choice.curve)
+    assert 5 < scored.sum() < 20
+    assert choice.lam == lams[np.flatnonzero(scored)[np.argmin(choice.curve[scored])]]
+    refit = SpectralRanker(WARPED_L1, lam=choice.lam, solver="dense").fit(X, y)
+    X_new = np.random.default_rng(10).uniform(0, 600, size=(50, 2))
+    assert choice.model.solver_ == "lattice"
+    assert _relative(choice.model.predict(X_new), refit.predict(X_new)) < 1e-6
+
+
+def test_auto_rule_by_size_and_kernel():
+    assert choose_method(2000, SpectralRanker(WARPED_L1)) == "exact"
+    assert choose_method(4000, SpectralRanker(WARPED_L1)) == "one-fold"
+    assert choose_method(20000, SpectralRanker(WARPED_L1)) == "lattice"
+    assert choose_method(20000, SpectralRanker("gaussian")) == "one-fold"
+    with pytest.raises(ValueError, match="Lavrentiev"):
+        fast_kfold_lambda(SpectralRanker(WARPED_L1, filter="landweber"), *_ratings(40, 1))
+
+
+def test_best_recipe_fast_path_predicts_as_the_exact_path():
+    if not os.environ.get(SEG_TABLE_ENV):
+        pytest.skip("SEG_TABLE is not set: this test needs the official SEG risk table")
+    seg = find_seg_table()
+    X, y = draw_seg_ratings(seg, 200, np.random.default_rng(11))
+    X_new, _ = draw_seg_ratings(seg, 1000, np.random.default_rng(12))
+    fast, fast_lam, _ = fit_recipe(BEST_RECIPE, X, y)
+    exact, exact_lam, _ = fit_recipe(dataclasses.replace(BEST_RECIPE, solver="spectral"), X, y)
+    assert fast.signed_model.solver_ == "cholesky"
+    assert fast_lam == exact_lam
+    assert _relative(fast.predict(X_new), exact.predict(X_new)) < 1e-8
+
+
+def test_learned_grid_reads_the_lattice_surface_and_blocks_the_centres(monkeypatch):
+    import ranking_core.kernels as kernels
+    from ranking_core.grids.learned import learned_grid
+
+    X, y = _ratings(80, 13, step=20.0)
+    lattice = DirectRanker(WARPED_L1, lam=1e-3, solver="lattice", lattice_step=20.0).fit(X, y)
+    dense = DirectRanker(WARPED_L1, lam=1e-3, solver="cholesky").fit(X, y)
+    axis = lattice.lattice_axis_
+    expected = learned_grid(dense, axis)  # the factorised product in one block
+    monkeypatch.setattr(kernels, "LATTICE_BLOCK_ENTRIES", 7 * (2 * axis.size))  # 7 centres a block
+    np.testing.assert_allclose(learned_grid(dense, axis), expected, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(learned_grid(lattice, axis), expected, atol=1e-8)
+    np.testing.assert_allclose(learned_grid(dense, axis[:5]), expected[:5, :5], atol=1e-12)
