@@ -78,8 +78,9 @@ def test_krippendorff_alpha_on_a_shared_design():
 
 def test_learn_grid_with_robust_settings_reads_the_rater_column():
     frame = simulate(150, n_raters=5, random_state=4, **PANEL_MODELS["noise-outliers"])
-    result = learn_grid(read_rating_set(frame), FAST)
-    assert isinstance(result.model, RobustRanker)
+    assert isinstance(learn_grid(read_rating_set(frame), FAST).model, RobustRanker)
+    manual = LearnSettings(robust="huber", rule="manual", lam=1e-3)
+    result = learn_grid(read_rating_set(frame), manual)
     assert result.X.shape[1] == 3 and set(result.X[:, 2]) >= {0.0, 4.0, -1.0}
     assert len(result.model.raters_) == frame["rater"].nunique()
     assert result.grid.shape == (601, 601)

@@ -78,7 +78,8 @@ def test_huber_weights_resist_outliers_and_flag_them():
 
 def test_rater_offsets_and_scales_are_recovered():
     X, y, rater, _, _, bias, scale = _panel(600, noise=0.1, seed=2)
-    model = RobustRanker(_ranker(3e-3), loss="squared").fit(np.column_stack([X, rater]), y)
+    model = RobustRanker(_ranker(3e-3), loss="squared", rater_prior=5.0).fit(
+        np.column_stack([X, rater]), y)
     share = np.bincount(rater) / len(rater)
     true_scale = scale / (share @ scale)  # the learner's convention: mean scale 1, mean offset 0
     true_bias = bias - share @ bias

@@ -68,8 +68,7 @@ def learn_panel(ratings: RatingSet | pd.DataFrame, settings: LearnSettings | Non
     """Learn a grid from a rating set (columns reference, estimate in mg/dL, rating 0..4,
     optional rater) with ``settings`` (default: the best recipe with Huber weights) and attach
     to each rating its consensus risk, residual, weight and flag."""
-    from ranking_core.experiments.seg import rating_positions
-    from ranking_core.learn import LearnSettings, learn_grid
+    from ranking_core.learn import LearnSettings, learn_grid, rating_positions
 
     settings = LearnSettings(robust="huber") if settings is None else settings
     data = ratings if isinstance(ratings, RatingSet) else RatingSet(ratings)
@@ -82,7 +81,7 @@ def learn_panel(ratings: RatingSet | pd.DataFrame, settings: LearnSettings | Non
     out["consensus"] = learned.risk_model.predict(X)
     model = learned.model
     if isinstance(model, RobustRanker):
-        rows = rating_positions(settings.recipe(), len(y))
+        rows = rating_positions(int(settings.anchors), len(y))
         out["residual"] = model.residuals_[rows]
         out["weight"] = model.weights_[rows]
     else:

@@ -186,6 +186,7 @@ class RobustRanker(RegressorMixin, BaseEstimator):
     ----------
     ranker : the (unfitted) :class:`~ranking_core.SpectralRanker` whose kernel, filter and λ are
         used (dense or low-rank solver; default ``SpectralRanker()``).
+    lam : λ (default: the ranker's).
     loss : ``"huber"`` (weights min(1, c/|u|), c = 1.345), ``"tukey"`` (biweight (1 − (u/c)²)²,
         c = 4.685, after Huber iterations) or ``"squared"`` (weight 1: only the rater model and
         the coarse-scale treatment).
@@ -234,6 +235,7 @@ class RobustRanker(RegressorMixin, BaseEstimator):
         ranker: SpectralRanker | None = None,
         loss: str = "huber",
         *,
+        lam: float | None = None,
         raters: bool = True,
         coarse: str = "interval",
         step: float | None = None,
@@ -246,6 +248,7 @@ class RobustRanker(RegressorMixin, BaseEstimator):
     ) -> None:
         self.ranker = ranker
         self.loss = loss
+        self.lam = lam
         self.raters = raters
         self.coarse = coarse
         self.step = step
@@ -274,8 +277,10 @@ class RobustRanker(RegressorMixin, BaseEstimator):
         points, codes = split_rater_column(X, owner)
         if not self.raters:
             codes = np.full(len(y), -1, dtype=np.intp)
-        base = SpectralRanker() if self.ranker is None else self.ranker
-        self.plain_ = clone(base).fit(points, y)
+        base = clone(SpectralRanker() if self.ranker is None else self.ranker)
+        if self.lam is not None:
+            base.set_params(lam=positive_float(self.lam, "lam", owner))
+        self.plain_ = base.fit(points, y)
         if self.plain_.spectrum_.method == "primal":
             raise ValueError(f"{owner}: needs a kernel solver (dense or low-rank), not 'primal'")
         self.n_features_in_ = X.shape[1]
