@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import figures
-from dashboard.common import init_state, plain, public_mode, show_problems
+from dashboard.common import init_state, public_mode, read_upload
 from ranking_core.grids.learned import GLUCOSE_AXIS
 from ranking_core.panels import (
     PANEL_MODELS,
@@ -22,7 +22,7 @@ from ranking_core.panels import (
     simulate_panel,
 )
 from ranking_core.panels.design import MIN_RATINGS, rating_form_csv, rating_form_html
-from ranking_core.ratings import UNITS, RatingSet, RatingSetError, read_rating_set
+from ranking_core.ratings import UNITS, RatingSet, read_rating_set
 
 METHODS = {"imse": "largest reduction of the grid's total uncertainty (measured best)",
            "variance": "most uncertain pairs first", "random": "uniformly at random"}
@@ -32,7 +32,7 @@ st.title("Plan a survey")
 st.caption("Which (reference, estimate) pairs should the panel rate next? Without ratings the "
            "start is spread evenly over 0–600 mg/dL; with ratings, the pairs that most reduce "
            "the learned grid's uncertainty are proposed.")
-init_state(plan_k=20, plan_seed=0, plan_method="imse", plan_unit=UNITS[0])
+init_state(plan_k=20, plan_seed=0, plan_method="imse")
 
 
 @st.cache_data(show_spinner="Checking the upload…", max_entries=4)
@@ -56,15 +56,11 @@ if source == SOURCES[1]:
     upload = c[0].file_uploader("Ratings: columns reference, estimate, rating (0..4), optional "
                                 "rater; CSV, TSV or XLSX", type=["csv", "tsv", "txt", "xlsx"],
                                 key="plan_upload")
-    unit = c[1].radio("glucose unit", UNITS, key="plan_unit")
+    unit = c[1].radio("Glucose unit", UNITS, index=None, key="plan_unit",
+                      help="Not chosen: named in the headers, else mg/dL.")
     if upload is not None:
-        try:
-            ratings = uploaded(upload.getvalue(), upload.name, unit)
-        except RatingSetError as exc:
-            st.error(f"Not usable: {plain(exc)}")
-        else:
-            show_problems([p.message for p in ratings.problems], ratings.warnings,
-                          kept=len(ratings.frame))
+        ratings = read_upload(lambda: uploaded(upload.getvalue(), upload.name, unit))
+        if ratings is not None:
             data_key = f"upload:{upload.file_id}:{unit}"
 elif source == SOURCES[2]:
     c = st.columns(2)
