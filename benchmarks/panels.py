@@ -9,6 +9,9 @@ Sections (``--sections``, comma-separated):
   eq. (1)). ``oracle`` adds the plain learner on the ratings without the simulated outliers.
 * ``design``: random vs planned designs on clean ratings (start with ``--start`` random pairs,
   then batches of ``--batch`` proposed by each planning method).
+* ``band``: coverage of the SEG surface by the robust fit's 95 % band (share of the 601 × 601
+  lattice inside it), the share of the grid whose risk category the band leaves open, and the
+  band's mean width.
 * ``solver``: the robust fit at one λ (its pseudo-rating iterations on one eigendecomposition,
   including that decomposition) against as many direct weighted solves as it took iterations
   (time ratio measured in one process, largest difference of the fitted values).
@@ -36,6 +39,7 @@ from ranking_core.panels import (
     PLAN_METHODS,
     RobustRanker,
     plan_pairs,
+    risk_band,
     simulate_panel,
 )
 
@@ -139,6 +143,28 @@ def solver(table, sizes, seed) -> None:
               flush=True)
 
 
+def band(table, sizes, reps, seed, models) -> None:
+    """Coverage of the SEG surface by the robust fit's 95 % band, over the whole lattice."""
+    for model_name in models:
+        for m in sizes:
+            coverage, uncertain, width = [], [], []
+            for rep in range(reps):
+                rng = np.random.default_rng([seed, m, rep])
+                frame = simulate_panel(m, reference=table, random_state=rng,
+                                       **PANEL_MODELS[model_name])
+                fitted, _, _ = fit_recipe(ROBUST_RECIPE,
+                                          frame[["reference", "estimate"]].to_numpy(),
+                                          frame["rating"].to_numpy(), frame["rater"].to_numpy())
+                result = risk_band(fitted)
+                truth = table.absolute
+                coverage.append(float(((truth >= result.lower) & (truth <= result.upper)).mean()))
+                uncertain.append(result.uncertain_share)
+                width.append(float(result.width.mean()))
+            print(json.dumps({"section": "band", "panel": model_name, "m": m, "reps": reps,
+                              "seed": seed, "coverage": coverage, "uncertain_share": uncertain,
+                              "mean_width": width}), flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sections", default="noisy")
@@ -157,6 +183,9 @@ def main() -> None:
     if "noisy" in sections:
         noisy(table, [int(v) for v in args.m.split(",")], args.reps, args.seed,
               args.panels.split(","), args.oracle)
+    if "band" in sections:
+        band(table, [int(v) for v in args.m.split(",")], args.reps, args.seed,
+             args.panels.split(","))
     if "solver" in sections:
         solver(table, [int(v) for v in args.m.split(",")], args.seed)
     if "design" in sections:
