@@ -12,6 +12,7 @@ import streamlit as st
 from dashboard import figures
 from dashboard.common import init_state, public_mode, read_upload
 from ranking_core.grids.learned import GLUCOSE_AXIS
+from ranking_core.meter.export import safe_csv
 from ranking_core.panels import (
     PANEL_MODELS,
     learn_panel,
@@ -126,6 +127,8 @@ if fit is not None:
             "Agreement with consensus": st.column_config.NumberColumn(format="%.2f"),
             "Share flagged": st.column_config.NumberColumn(format="percent"),
             "Mean weight": st.column_config.NumberColumn(format="%.2f")})
+    st.download_button("Every rating with its weight and flag (CSV)", safe_csv(fit.ratings),
+                       file_name="panel_ratings.csv", mime="text/csv", key="plan_ratings_csv")
     if len(report.flagged):
         st.caption("Flagged ratings (largest residual first)")
         st.dataframe(report.flagged.rename(columns={

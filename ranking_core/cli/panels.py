@@ -66,13 +66,15 @@ def show_panel_report(fit, path: Path) -> None:
     their weights and flags to ``path`` and the per-rater table beside it."""
     from rich.table import Table
 
+    from ranking_core.meter.export import safe_csv
     from ranking_core.panels import panel_report
 
     report = panel_report(fit)
     raters_path = path.with_name(f"{path.stem}-raters.csv")
     path.parent.mkdir(parents=True, exist_ok=True)
-    fit.ratings.to_csv(path, index_label="line", float_format="%.4g")
-    report.raters.to_csv(raters_path, index=False, float_format="%.4g")
+    # rater names come from the user's file: written so that no cell starts a formula
+    path.write_text(safe_csv(fit.ratings.rename_axis("line").reset_index()), encoding="utf-8")
+    raters_path.write_text(safe_csv(report.raters), encoding="utf-8")
     table = Table(title="Raters", title_justify="left")
     for column in ("Rater", "Ratings", "Offset", "Scale", "Noise sd", "Agreement",
                    "Flagged", "Mean weight"):
