@@ -22,7 +22,7 @@ import hashlib
 import json
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
@@ -38,7 +38,14 @@ from ranking_core.grids.learned import learned_grid
 from ranking_core.grids.seg import GLUCOSE_MAX
 from ranking_core.grids.signed import AbsoluteRisk, signed_ratings
 from ranking_core.kernels import Kernel, make_kernel
-from ranking_core.panels.robust import LOSSES, RobustRanker, kfold_robust
+from ranking_core.panels.robust import (
+    LOSSES,
+    MAD_TO_SD,
+    OUTLIER_Z,
+    RobustRanker,
+    kfold_robust,
+    rating_step,
+)
 from ranking_core.ranker import SpectralRanker
 from ranking_core.ratings import RatingSet
 from ranking_core.selection import (
@@ -59,10 +66,12 @@ __all__ = [
     "SCALES",
     "LearnSettings",
     "LearnedGrid",
+    "PanelFit",
     "describe_settings",
     "glucose_ranker",
     "grid_metadata",
     "learn_grid",
+    "learn_panel",
     "rating_positions",
     "ratings_checksum",
     "settings_advice",
@@ -457,3 +466,66 @@ def write_grid_files(result: LearnedGrid, out_dir: str | os.PathLike,
     for path, content in zip(paths, contents, strict=True):
         path.write_bytes(content)
     return paths
+
+
+NO_RATER = "(none)"
+
+
+@dataclass(frozen=True)
+class PanelFit:
+    """A grid learned from a panel, with what the learner made of each rating.
+
+    Attributes
+    ----------
+    learned : the :class:`~ranking_core.learn.LearnedGrid` (settings, λ, grid, model).
+    ratings : one row per rating: reference, estimate (mg/dL), rating, rater, consensus (the
+        learned risk there), residual (standardised, after the rater correction), weight (0..1)
+        and flagged (|residual| > 3).
+    """
+
+    learned: LearnedGrid
+    ratings: pd.DataFrame = field(repr=False)
+
+    @property
+    def model(self) -> object:
+        """The fitted model predicting the absolute risk."""
+        return self.learned.risk_model
+
+    @property
+    def robust(self) -> RobustRanker | None:
+        """The :class:`~ranking_core.panels.RobustRanker` (None for plain least squares)."""
+        return self.learned.model if isinstance(self.learned.model, RobustRanker) else None
+
+    @property
+    def step(self) -> float:
+        """The answer scale's step (0 = continuous)."""
+        return self.robust.step_ if self.robust is not None else rating_step(
+            self.ratings["rating"])
+
+
+def learn_panel(ratings: RatingSet | pd.DataFrame, settings: LearnSettings | None = None,
+                progress: Callable[[int, int], None] | None = None) -> PanelFit:
+    """Learn a grid from a rating set (columns reference, estimate in mg/dL, rating 0..4,
+    optional rater) with ``settings`` (default: the best recipe with Huber weights) and attach
+    to each rating its consensus risk, residual, weight and flag."""
+    settings = LearnSettings(robust="huber") if settings is None else settings
+    data = ratings if isinstance(ratings, RatingSet) else RatingSet(ratings)
+    learned = learn_grid(data, settings, progress=progress)
+    frame = data.frame
+    X, y = data.X, data.y
+    out = pd.DataFrame({"reference": X[:, 0], "estimate": X[:, 1], "rating": y,
+                        "rater": frame["rater"].astype(str).to_numpy() if "rater" in frame
+                        else NO_RATER}, index=frame.index)
+    out["consensus"] = learned.risk_model.predict(X)
+    model = learned.model
+    if isinstance(model, RobustRanker):
+        rows = rating_positions(int(settings.anchors), len(y))
+        out["residual"] = model.residuals_[rows]
+        out["weight"] = model.weights_[rows]
+    else:
+        residual = y - out["consensus"].to_numpy()
+        scale = MAD_TO_SD * np.median(np.abs(residual - np.median(residual)))
+        out["residual"] = residual / max(scale, 1e-12)
+        out["weight"] = 1.0
+    out["flagged"] = np.abs(out["residual"]) > OUTLIER_Z
+    return PanelFit(learned, out)

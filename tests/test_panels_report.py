@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ranking_core.learn import LearnSettings, learn_grid
-from ranking_core.panels import PANEL_MODELS, RobustRanker, learn_panel, panel_report
+from ranking_core.learn import LearnSettings, learn_grid, learn_panel
+from ranking_core.panels import PANEL_MODELS, RobustRanker, panel_report
 from ranking_core.panels import simulate_panel as simulate
 from ranking_core.ratings import read_rating_set
 

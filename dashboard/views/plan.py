@@ -12,10 +12,10 @@ import streamlit as st
 from dashboard import figures
 from dashboard.common import init_state, public_mode, read_upload
 from ranking_core.grids.learned import GLUCOSE_AXIS
+from ranking_core.learn import learn_panel
 from ranking_core.meter.export import safe_csv
 from ranking_core.panels import (
     PANEL_MODELS,
-    learn_panel,
     panel_report,
     parkes_surface,
     plan_pairs,

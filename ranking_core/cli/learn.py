@@ -109,7 +109,7 @@ def learn(
             if panel_report is None:
                 result = learn_grid(data, settings, progress=update)
             else:
-                from ranking_core.panels import learn_panel
+                from ranking_core.learn import learn_panel
 
                 fit = learn_panel(data, settings, progress=update)
                 result = fit.learned

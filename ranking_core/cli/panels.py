@@ -31,9 +31,9 @@ def plan_panel(
 ) -> None:
     """Propose the next pairs to rate and write them as a rating form."""
     from ranking_core.cli.progress import progress_bar
+    from ranking_core.learn import learn_panel
     from ranking_core.panels import plan_pairs, write_rating_form
     from ranking_core.panels.design import MIN_RATINGS
-    from ranking_core.panels.report import learn_panel
     from ranking_core.ratings import RatingSetError, read_rating_set
 
     data = None
@@ -62,7 +62,7 @@ def plan_panel(
 
 
 def show_panel_report(fit, path: Path) -> None:
-    """Print the panel report of a :class:`~ranking_core.panels.PanelFit`; write the ratings with
+    """Print the panel report of a :class:`~ranking_core.learn.PanelFit`; write the ratings with
     their weights and flags to ``path`` and the per-rater table beside it."""
     from rich.table import Table
 

@@ -2,7 +2,7 @@
 report, uncertainty of a learned grid and survey planning."""
 
 from ranking_core.panels.design import PLAN_METHODS, plan_pairs, start_design, write_rating_form
-from ranking_core.panels.report import PanelFit, PanelReport, learn_panel, panel_report
+from ranking_core.panels.report import PanelReport, panel_report
 from ranking_core.panels.robust import RobustRanker, rating_step
 from ranking_core.panels.simulation import (
     DESIGNS,
@@ -18,11 +18,9 @@ __all__ = [
     "PANEL_MODELS",
     "PLAN_METHODS",
     "SEG_OUTLIER_FRACTION",
-    "PanelFit",
     "PanelReport",
     "RiskBand",
     "RobustRanker",
-    "learn_panel",
     "panel_report",
     "parkes_surface",
     "plan_pairs",

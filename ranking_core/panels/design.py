@@ -1,10 +1,11 @@
 """Planning a survey: which (reference, estimate) pairs the panel should rate next.
 
 Without ratings the start design is space-filling: a scrambled Halton sequence on [0, 600]² mg/dL
-(``scipy.stats.qmc``). With ratings, the grid is learned (:func:`~ranking_core.panels.learn_panel`)
-and the next pairs are chosen greedily from a Halton candidate set by the posterior of the
-equivalent Gaussian process (:mod:`ranking_core.panels.uncertainty`), updating the posterior
-after each pick as if the pair had been rated (its variance does not depend on the answer):
+(``scipy.stats.qmc``). With ratings, given the grid learned from them
+(:func:`ranking_core.learn.learn_panel`), the next pairs are chosen greedily from a Halton
+candidate set by the posterior of the equivalent Gaussian process
+(:mod:`ranking_core.panels.uncertainty`), updating the posterior after each pick as if the pair
+had been rated (its variance does not depend on the answer):
 
 * ``"variance"``: the candidate of largest posterior variance (uncertainty sampling);
 * ``"imse"``: the candidate that most reduces the summed posterior variance over all candidates
@@ -21,7 +22,6 @@ from __future__ import annotations
 
 import html
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -34,9 +34,6 @@ from ranking_core.panels.robust import RobustRanker
 from ranking_core.panels.uncertainty import posterior_covariance
 from ranking_core.ratings import RatingSet
 from ranking_core.validation import one_of
-
-if TYPE_CHECKING:
-    from ranking_core.learn import LearnSettings
 
 __all__ = ["FORM_COLUMNS", "PLAN_METHODS", "plan_pairs", "rating_form_csv", "rating_form_html",
            "start_design", "write_rating_form"]
@@ -103,7 +100,6 @@ def plan_pairs(
     k: int,
     seed: int = 0,
     method: str = "imse",
-    settings: LearnSettings | None = None,
     model: object | None = None,
 ) -> pd.DataFrame:
     """The next k pairs to rate (columns pair, reference, estimate in whole mg/dL).
@@ -114,11 +110,9 @@ def plan_pairs(
     k : how many pairs.
     seed : seed of the candidate set (and of the random design).
     method : ``"imse"``, ``"variance"`` or ``"random"`` (see the module docstring).
-    settings : how the grid is learned (default: the best recipe with Huber weights).
-    model : an already fitted model of these ratings (skips the fit).
+    model : the model fitted to these ratings (:func:`ranking_core.learn.learn_panel`); needed
+        unless the method is ``"random"`` or there are fewer than 10 ratings.
     """
-    from ranking_core.panels.report import learn_panel
-
     _check_k(k)
     one_of(method, "method", PLAN_METHODS, "plan_pairs")
     frame = ratings.frame if isinstance(ratings, RatingSet) else ratings
@@ -136,7 +130,8 @@ def plan_pairs(
         picks = np.random.default_rng(seed).permutation(len(pool))[:k]
         return _pairs(pool[np.sort(picks)])
     if model is None:
-        model = learn_panel(frame, settings).model
+        raise ValueError("plan_pairs: pass the model fitted to these ratings "
+                         "(ranking_core.learn.learn_panel(ratings).model)")
     return _pairs(pool[greedy_design(model, pool, k, method)])
 
 

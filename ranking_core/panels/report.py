@@ -1,9 +1,10 @@
 """A panel's ratings learned robustly, and the report on the panel: raters, reliability, flags.
 
-:func:`learn_panel` learns a grid (default: the best recipe with Huber weights) from a rating set
-and gives every rating its consensus risk, standardised residual, weight and outlier flag;
-:func:`panel_report` summarises per rater (ratings, estimated offset and scale, noise, agreement
-with the consensus, share flagged), the panel's reliability and the flagged ratings.
+:func:`ranking_core.learn.learn_panel` learns a grid (default: the best recipe with Huber
+weights) from a rating set and gives every rating its consensus risk, standardised residual,
+weight and outlier flag; :func:`panel_report` summarises per rater (ratings, estimated offset
+and scale, noise, agreement with the consensus, share flagged), the panel's reliability and the
+flagged ratings.
 
 Reliability is Krippendorff's α (interval level; Krippendorff 2011, computed by the
 ``krippendorff`` package) over the scenarios that at least two raters rated; a design where every
@@ -12,86 +13,13 @@ scenario is rated once has none, and α is then reported as not measurable.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import krippendorff
 import numpy as np
 import pandas as pd
 
-from ranking_core.panels.robust import MAD_TO_SD, OUTLIER_Z, RobustRanker, rating_step
-from ranking_core.ratings import RatingSet
-
-if TYPE_CHECKING:
-    from ranking_core.learn import LearnedGrid, LearnSettings
-
-__all__ = ["PanelFit", "PanelReport", "learn_panel", "panel_report"]
-
-NO_RATER = "(none)"
-
-
-@dataclass(frozen=True)
-class PanelFit:
-    """A grid learned from a panel, with what the learner made of each rating.
-
-    Attributes
-    ----------
-    learned : the :class:`~ranking_core.learn.LearnedGrid` (settings, λ, grid, model).
-    ratings : one row per rating: reference, estimate (mg/dL), rating, rater, consensus (the
-        learned risk there), residual (standardised, after the rater correction), weight (0..1)
-        and flagged (|residual| > 3).
-    """
-
-    learned: LearnedGrid
-    ratings: pd.DataFrame = field(repr=False)
-
-    @property
-    def model(self) -> object:
-        """The fitted model predicting the absolute risk."""
-        return self.learned.risk_model
-
-    @property
-    def robust(self) -> RobustRanker | None:
-        """The :class:`~ranking_core.panels.RobustRanker` (None for plain least squares)."""
-        return self.learned.model if isinstance(self.learned.model, RobustRanker) else None
-
-    @property
-    def step(self) -> float:
-        """The answer scale's step (0 = continuous)."""
-        return self.robust.step_ if self.robust is not None else rating_step(
-            self.ratings["rating"])
-
-
-def learn_panel(ratings: RatingSet | pd.DataFrame, settings: LearnSettings | None = None,
-                progress: Callable[[int, int], None] | None = None) -> PanelFit:
-    """Learn a grid from a rating set (columns reference, estimate in mg/dL, rating 0..4,
-    optional rater) with ``settings`` (default: the best recipe with Huber weights) and attach
-    to each rating its consensus risk, residual, weight and flag."""
-    from ranking_core.learn import LearnSettings, learn_grid, rating_positions
-
-    settings = LearnSettings(robust="huber") if settings is None else settings
-    data = ratings if isinstance(ratings, RatingSet) else RatingSet(ratings)
-    learned = learn_grid(data, settings, progress=progress)
-    frame = data.frame
-    X, y = data.X, data.y
-    out = pd.DataFrame({"reference": X[:, 0], "estimate": X[:, 1], "rating": y,
-                        "rater": frame["rater"].astype(str).to_numpy() if "rater" in frame
-                        else NO_RATER}, index=frame.index)
-    out["consensus"] = learned.risk_model.predict(X)
-    model = learned.model
-    if isinstance(model, RobustRanker):
-        rows = rating_positions(int(settings.anchors), len(y))
-        out["residual"] = model.residuals_[rows]
-        out["weight"] = model.weights_[rows]
-    else:
-        residual = y - out["consensus"].to_numpy()
-        scale = MAD_TO_SD * np.median(np.abs(residual - np.median(residual)))
-        out["residual"] = residual / max(scale, 1e-12)
-        out["weight"] = 1.0
-    out["flagged"] = np.abs(out["residual"]) > OUTLIER_Z
-    return PanelFit(learned, out)
-
+__all__ = ["PanelReport", "panel_report"]
 
 @dataclass(frozen=True)
 class PanelReport:
@@ -142,8 +70,9 @@ def _alpha(ratings: pd.DataFrame) -> tuple[float | None, int]:
         len(shared)
 
 
-def panel_report(fit: PanelFit) -> PanelReport:
-    """The report on the panel behind ``fit`` (see :class:`PanelReport`)."""
+def panel_report(fit) -> PanelReport:
+    """The report on the panel behind ``fit``, a :class:`ranking_core.learn.PanelFit` (see
+    :class:`PanelReport`)."""
     ratings = fit.ratings
     rows = []
     robust = fit.robust
