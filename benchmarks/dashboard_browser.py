@@ -68,7 +68,7 @@ IDLE_JS = """() => document.querySelectorAll("[data-testid='stStatusWidget']").l
 
 def rating_file(path: Path, m: int, seed: int) -> Path:
     """m simulated ratings (the panel simulator around the built-in surface)."""
-    from ranking_core.panel import simulate_panel
+    from ranking_core.panels import simulate_panel
 
     simulate_panel(m, random_state=seed).to_csv(path, index=False)
     return path

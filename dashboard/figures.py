@@ -17,8 +17,8 @@ from ranking_core.meter.figures import (
     thin_grid,
 )
 
-__all__ = ["apriori_plot", "confusion_heatmap", "difference_heatmap", "error_bars",
-           "lambda_curve", "line_chart", "risk_heatmap", "shares_bar"]
+__all__ = ["apriori_plot", "band_width_heatmap", "confusion_heatmap", "difference_heatmap",
+           "error_bars", "lambda_curve", "line_chart", "risk_heatmap", "shares_bar"]
 
 
 def difference_heatmap(difference: ArrayLike, axis: ArrayLike, title: str,
@@ -114,4 +114,26 @@ def error_bars(labels: Sequence[str], values: ArrayLike, errors: ArrayLike, titl
                            error_y={"type": "data", "array": np.asarray(errors, dtype=np.float64)}))
     fig.update_layout(title=title, yaxis_title=ylabel, height=360,
                       margin={"l": 10, "r": 10, "t": 40, "b": 10})
+    return fig
+
+
+def band_width_heatmap(width: ArrayLike, axis: ArrayLike, title: str,
+                       points: tuple[ArrayLike, ArrayLike] | None = None,
+                       step: int = DISPLAY_STEP) -> go.Figure:
+    """Width of a learned grid's uncertainty band (risk units) on a sequential scale, with the
+    pairs proposed next drawn on top."""
+    x, z = thin_grid(width, axis, step)
+    fig = go.Figure(go.Heatmap(x=x, y=x, z=z, zmin=0, colorscale="Viridis",
+                               colorbar={"title": {"text": "band width"}},
+                               hovertemplate="REF %{x} mg/dL<br>estimate %{y} mg/dL<br>"
+                                             "band width %{z:.2f}<extra></extra>"))
+    if points is not None:
+        fig.add_trace(go.Scatter(x=points[0], y=points[1], mode="markers", name="next pairs",
+                                 marker={"size": 7, "color": "white", "symbol": "x",
+                                         "line": {"color": "black", "width": 1}},
+                                 hovertemplate="REF %{x} mg/dL<br>estimate %{y} mg/dL"
+                                               "<extra></extra>"))
+    fig.update_layout(title=title, height=560, margin={"l": 10, "r": 10, "t": 40, "b": 10},
+                      showlegend=False, **AXIS_TITLES)
+    square_lattice_axes(fig, x)
     return fig

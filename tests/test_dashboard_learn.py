@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from streamlit.runtime.media_file_manager import MediaFileManager
 
 from ranking_core.learn import LearnSettings, describe_settings, learn_grid, ratings_checksum
-from ranking_core.panel import simulate_panel
+from ranking_core.panels import simulate_panel
 from ranking_core.ratings import read_rating_set
 
 SMALL_M = 30
@@ -150,7 +150,7 @@ def test_downloads_follow_the_upload_and_the_lambda_shown(tmp_path, monkeypatch,
 def test_compare_page_reads_grid_files_back(tmp_path, monkeypatch):
     from ranking_core.grids.compare import compare_grids
     from ranking_core.learn import write_grid_files
-    from ranking_core.panel import parkes_surface
+    from ranking_core.panels import parkes_surface
 
     fresh_machine(tmp_path, monkeypatch)
     result = learn_grid(read_rating_set(io.BytesIO(FILES["a.csv"]), name="a.csv"),

@@ -29,7 +29,7 @@ from ranking_core.grids.learned import GLUCOSE_AXIS
 from ranking_core.grids.seg import SEGTable
 from ranking_core.grids.zone_grid import zone_grid
 from ranking_core.learners import LEARNERS
-from ranking_core.panel import parkes_surface
+from ranking_core.panels import parkes_surface
 from ranking_core.recipes import SEGRecipe
 from ranking_core.selection import fit_apriori_lambda
 

@@ -23,9 +23,9 @@ from dashboard.common import (
     init_state,
     plain,
     public_mode,
+    read_upload,
     seg_status,
     shared_result,
-    show_problems,
 )
 from ranking_core.filters import FILTERS
 from ranking_core.grids.compare import RISK_CATEGORIES, compare_grids
@@ -43,8 +43,8 @@ from ranking_core.learn import (
     learn_grid,
     settings_advice,
 )
-from ranking_core.panel import DESIGNS, SEG_OUTLIER_FRACTION, parkes_surface, simulate_panel
-from ranking_core.ratings import UNITS, RatingSet, RatingSetError, read_rating_set
+from ranking_core.panels import DESIGNS, SEG_OUTLIER_FRACTION, parkes_surface, simulate_panel
+from ranking_core.ratings import UNITS, RatingSet, read_rating_set
 from ranking_core.storage import StorageError
 
 DEFAULT_M = 300  # ratings in the default simulated panel (the paper uses 100..400)
@@ -142,13 +142,8 @@ elif source == SOURCES[1]:
                       help="Not chosen: named in the headers, else mg/dL; values that look "
                       "like mmol/L are refused until it is chosen.")
     if upload is not None:
-        try:
-            ratings = uploaded(upload.getvalue(), upload.name, unit)
-        except RatingSetError as exc:
-            st.error(f"Not usable: {plain(exc)}")
-        else:
-            show_problems([p.message for p in ratings.problems], ratings.warnings,
-                          kept=len(ratings.frame))
+        ratings = read_upload(lambda: uploaded(upload.getvalue(), upload.name, unit))
+        if ratings is not None:
             data_key = f"upload:{upload.file_id}:{unit}"
             with st.expander("Save this rating set"), st.form("save_rating_set"):
                 name = st.text_input("Name", value=upload.name)
