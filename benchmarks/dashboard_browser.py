@@ -166,7 +166,7 @@ def main() -> None:
     sizes = args.m or [250, 2000]  # not 300: the simulated panel shown first has 300
     from playwright.sync_api import sync_playwright
 
-    from ranking_core.experiments.seg import BEST_RECIPE
+    from ranking_core.recipes import BEST_RECIPE
 
     out: dict = {"chromium": str(CHROMIUM), "load_average": os.getloadavg(),
                  "cpus": os.cpu_count()}

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from ranking_core import GaussianKernel, NystromRanker, SpectralRanker
-from ranking_core.conjugate_gradient import lavrentiev_cg
+from ranking_core.learners.conjugate_gradient import lavrentiev_cg
 from ranking_core.metrics import pairwise_misranking
 
 GAMMA = 1e4

@@ -17,10 +17,11 @@ import time
 import numpy as np
 
 from ranking_core import SpectralRanker
-from ranking_core.experiments.seg import RECIPES, run_seg_table3
+from ranking_core.experiments.seg import run_seg_table3
 from ranking_core.grids.learned import GLUCOSE_AXIS, lattice_points, learned_grid
 from ranking_core.grids.seg import SEGTableMissing, find_seg_table
 from ranking_core.kernels import LaplacianKernel
+from ranking_core.recipes import RECIPES
 
 
 def best_of(function, repeats: int) -> tuple[float, object]:

@@ -31,10 +31,11 @@ from pathlib import Path
 import numpy as np
 import scipy.linalg
 
-from ranking_core.experiments.seg import BEST_RECIPE, draw_seg_ratings, fit_recipe
+from ranking_core.experiments.seg import draw_seg_ratings
 from ranking_core.grids.learned import learned_grid
 from ranking_core.grids.seg import find_seg_table
 from ranking_core.metrics import pairwise_misranking
+from ranking_core.recipes import BEST_RECIPE, fit_recipe
 
 
 def eigh_seconds(size: int = 4000, seed: int = 0) -> float:

@@ -29,11 +29,12 @@ import numpy as np
 from scipy.spatial.distance import cdist
 
 from ranking_core import SpectralRanker
-from ranking_core.experiments.seg import BEST_RECIPE, PAPER_RECIPE, SEGRecipe, run_seg_table3
+from ranking_core.experiments.seg import run_seg_table3
 from ranking_core.filters import IteratedLavrentiev
 from ranking_core.grids.coordinates import GlucoseTransform, TransformedKernel
 from ranking_core.grids.seg import find_seg_table
 from ranking_core.kernels import GaussianKernel, Kernel, LaplacianKernel
+from ranking_core.recipes import BEST_RECIPE, PAPER_RECIPE, SEGRecipe
 
 LOG50 = GlucoseTransform("log", offset=50.0)
 WIDE = (1e3, 2e3, 4e3, 8e3, 1.6e4)

@@ -21,11 +21,12 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.model_selection import KFold
 
-from ranking_core.experiments.seg import BEST_RECIPE, draw_seg_ratings, with_diagonal_anchors
+from ranking_core.experiments.seg import draw_seg_ratings
 from ranking_core.grids.seg import find_seg_table
 from ranking_core.grids.signed import side_of_diagonal
 from ranking_core.metrics import pairwise_misranking
-from ranking_core.selection import kfold_lambda
+from ranking_core.recipes import BEST_RECIPE, with_diagonal_anchors
+from ranking_core.selection import choose
 
 BASES = {"laplacian": BEST_RECIPE,
          "gaussian": dataclasses.replace(BEST_RECIPE, kernel="gaussian", gammas=(1.6e4,))}
@@ -38,12 +39,12 @@ def signed_prediction(variant: str, recipe, X, y, X_test) -> np.ndarray:
     power = float(variant[5:]) if variant.startswith("power") else 1.0
     targets = side_of_diagonal(X) * y**power
     ranker = recipe.ranker(recipe.gammas[0])
-    choice = kfold_lambda(ranker, X, targets, recipe.lams(), n_splits=recipe.n_splits,
-                          random_state=0)
+    choice = choose(ranker, X, targets, rule="kfold", grid=recipe.lams(), n_splits=recipe.n_splits,
+                    random_state=0)
     if not variant.startswith("bag"):
         return np.abs(choice.model.predict(X_test))
     folds = KFold(n_splits=recipe.n_splits, shuffle=True, random_state=0).split(X)
-    signed = [clone(ranker).set_params(lam=choice.lam).fit(X[train], targets[train])
+    signed = [clone(ranker).set_params(lam=choice.value).fit(X[train], targets[train])
               .predict(X_test) for train, _ in folds]
     if variant == "bag-folds-all":
         signed.append(choice.model.predict(X_test))

@@ -39,7 +39,12 @@ from sklearn.utils.validation import check_is_fitted
 from ranking_core.grids.coordinates import GlucoseTransform, TransformedKernel
 from ranking_core.grids.seg import GLUCOSE_MAX
 from ranking_core.kernels import Kernel, LaplacianKernel, make_kernel
-from ranking_core.ranker import _SpectralEstimator
+from ranking_core.learners.base import (
+    CheckedInputsMixin,
+    KernelMixin,
+    RankingScoreMixin,
+    store_params,
+)
 from ranking_core.validation import (
     check_inputs,
     check_training_data,
@@ -93,7 +98,8 @@ def _centered_gram(K: NDArray[np.float64]) -> NDArray[np.float64]:
     return K
 
 
-class DirectRanker(RegressorMixin, BaseEstimator):
+class DirectRanker(KernelMixin, RankingScoreMixin, CheckedInputsMixin, RegressorMixin,
+                   BaseEstimator):
     """The Lavrentiev ranker (Kriukova et al. 2014, eq. (4)) at one λ, without a spectrum.
 
     Same model as ``SpectralRanker(filter="lavrentiev", lam=lam)``; use it once λ is chosen
@@ -130,11 +136,7 @@ class DirectRanker(RegressorMixin, BaseEstimator):
         solver: str = "auto",
         lattice_step: float = 1.0,
     ) -> None:
-        self.kernel = kernel
-        self.gamma = gamma
-        self.lam = lam
-        self.solver = solver
-        self.lattice_step = lattice_step
+        store_params(self, locals())
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> DirectRanker:
         """Solve (K̃ + λI)c = Cy/m once.
@@ -223,8 +225,3 @@ class DirectRanker(RegressorMixin, BaseEstimator):
         n = len(self.lattice_axis_)
         index = np.clip(np.rint(X / self.lattice_step_).astype(np.intp), 0, n - 1)
         return self.surface_[index[:, 0], index[:, 1]]
-
-    # prediction and scoring as for the spectral estimators (blocked kernel rows, eq. (1))
-    _feature_blocks = _SpectralEstimator._feature_blocks
-    predict = _SpectralEstimator.predict
-    score = _SpectralEstimator.score

@@ -1,14 +1,14 @@
 """Fast k-fold choice of λ for the Lavrentiev ranker, followed by one direct refit.
 
-:func:`~ranking_core.selection.kfold_lambda` decomposes every training fold and then the whole set
-(k + 1 dense eigendecompositions, O(m³) each), although the refit needs only one λ. Measured on
-the best SEG recipe (docs/SCALE.md), the eigendecompositions are 90 % of the time. This module
-keeps what the choice needs and drops the rest, by training-set size m:
+The ``"kfold"`` rule of :func:`~ranking_core.selection.choose` decomposes every training fold and
+then the whole set (k + 1 dense eigendecompositions, O(m³) each), although the refit needs only
+one λ. Measured on the best SEG recipe (docs/SCALE.md), the eigendecompositions are 90 % of the
+time. This module keeps what the choice needs and drops the rest, by training-set size m:
 
 * ``"exact"`` (m ≤ ``EXACT_UP_TO``): the same folds, the same eigendecompositions and the same
-  validation curve over every λ as ``kfold_lambda``, hence the same λ; the refit at that λ is one
-  Cholesky solve (:class:`~ranking_core.direct.DirectRanker`) instead of a further
-  eigendecomposition. Predictions equal ``kfold_lambda``'s to round-off.
+  validation curve over every λ as ``choose(rule="kfold")``, hence the same λ; the refit at that
+  λ is one Cholesky solve (:class:`~ranking_core.direct.DirectRanker`) instead of a further
+  eigendecomposition. Predictions equal ``choose(rule="kfold")``'s to round-off.
 * ``"one-fold"`` (m ≤ ``ONE_FOLD_UP_TO``): the validation curve of the first fold only (one
   eigendecomposition of 0.8m points, every λ), then the Cholesky refit: about 0.6 of one dense
   eigendecomposition of m points in all.
@@ -18,7 +18,7 @@ keeps what the choice needs and drops the rest, by training-set size m:
   the refit on the lattice. No m × m matrix is formed.
 
 The chosen λ is the first minimum of the (mean) validation misranking (Kriukova et al. 2014,
-eq. (1)), the largest λ among ties, as in ``kfold_lambda``.
+eq. (1)), the largest λ among ties, as in :func:`~ranking_core.selection.choose`.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from ranking_core.direct import DirectRanker, lattice_kernel_parts
 from ranking_core.filters import Lavrentiev, make_filter
 from ranking_core.kernels import make_kernel
 from ranking_core.metrics import pairwise_misranking, pairwise_misranking_rows
-from ranking_core.selection import LambdaChoice, paper_lambda_grid
+from ranking_core.selection import Choice, paper_lambda_grid
 from ranking_core.validation import check_training_data, one_of
 
 __all__ = ["EXACT_UP_TO", "METHODS", "ONE_FOLD_UP_TO", "choose_method", "fast_kfold_lambda"]
@@ -97,7 +97,7 @@ def fast_kfold_lambda(
     method: str = "auto",
     lattice_step: float = 1.0,
     progress: Progress | None = None,
-) -> LambdaChoice:
+) -> Choice:
     """k-fold choice of λ for a Lavrentiev ``SpectralRanker`` and one direct refit (module doc).
 
     Parameters
@@ -105,14 +105,15 @@ def fast_kfold_lambda(
     ranker : a :class:`~ranking_core.SpectralRanker` with the Lavrentiev filter (eq. (4)).
     X : (m, d) inputs (glucose pairs in mg/dL); y : (m,) ratings.
     lams : the λ grid (default the paper's 0.95^j, j < 200).
-    n_splits, random_state : the folds, as in :func:`~ranking_core.selection.kfold_lambda`.
+    n_splits, random_state : the folds, as in the ``"kfold"`` rule of
+        :func:`~ranking_core.selection.choose`.
     method : ``"auto"`` (:func:`choose_method`), ``"exact"``, ``"one-fold"`` or ``"lattice"``.
     lattice_step : lattice spacing in mg/dL for ``"lattice"`` (1 = integer mg/dL).
     progress : called with (done, total) after each fold or lattice solve.
 
     Returns
     -------
-    :class:`~ranking_core.selection.LambdaChoice` with ``rule = "kfold-<method>"``; ``curve`` is
+    :class:`~ranking_core.selection.Choice` with ``rule = "kfold-<method>"``; ``curve`` is
     NaN at the λ the method did not score; ``model`` is a fitted
     :class:`~ranking_core.direct.DirectRanker` (its ``solver_`` and ``relative_residual_`` say how
     it was solved).
@@ -154,7 +155,8 @@ def fast_kfold_lambda(
     best = int(np.nanargmin(curve))
     model = DirectRanker(kernel, lam=float(lams[best]), solver=solver,
                          lattice_step=lattice_step).fit(X, y)
-    return LambdaChoice(float(lams[best]), lams, curve, model, f"kfold-{method}")
+    return Choice(float(lams[best]), "lam", None, lams, None, curve, model, f"kfold-{method}",
+                  refit=True)
 
 
 def _lattice_curve(lattice: DirectRanker, lams: NDArray, X: NDArray, y: NDArray,

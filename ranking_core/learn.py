@@ -28,7 +28,6 @@ from pathlib import Path
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from sklearn.base import clone
 
 from ranking_core.filters import FILTERS, Filter, IteratedLavrentiev
 from ranking_core.grids.coordinates import GlucoseTransform, TransformedKernel
@@ -38,17 +37,11 @@ from ranking_core.grids.risk_scale import RISK_MAX
 from ranking_core.grids.seg import GLUCOSE_MAX
 from ranking_core.grids.signed import AbsoluteRisk, signed_ratings
 from ranking_core.kernels import Kernel, make_kernel
-from ranking_core.ranker import SpectralRanker
+from ranking_core.learners.spectral import SpectralRanker
 from ranking_core.ratings import RatingSet
-from ranking_core.selection import (
-    AprioriRule,
-    fit_apriori_lambda,
-    holdout_lambda,
-    kfold_lambda,
-    paper_lambda_grid,
-    quasi_optimality_lambda,
-)
+from ranking_core.selection import AprioriRule, choose, fit_apriori_lambda, paper_lambda_grid
 from ranking_core.validation import check_training_data, one_of, positive_float
+from ranking_core.version import riskgrid_version
 
 __all__ = [
     "GAMMA_SUITED",
@@ -323,34 +316,19 @@ def learn_grid(
     check_training_data(X, y, "learn_grid")  # constant ratings cannot be ranked
     ranker = settings.ranker()
     lams = settings.lams()
-    curve, apriori = None, None
-    if settings.rule == "kfold":
-        choice = kfold_lambda(ranker, X, y, lams, n_splits=int(settings.n_splits),
-                              random_state=0, progress=progress)
-        model, lam, curve = choice.model, choice.lam, choice.curve
-    elif settings.rule in ("holdout", "quasi-optimality"):
-        if progress is not None:
-            progress(0, 1)
-        if settings.rule == "holdout":
-            choice = holdout_lambda(ranker, X, y, lams, refit=settings.refit_all)
-        else:
-            choice = quasi_optimality_lambda(ranker, X, y, lams)
-        model, lam, curve = choice.model, choice.lam, choice.curve
-        if progress is not None:
-            progress(1, 1)
-    elif settings.rule == "apriori":
+    apriori, report = None, progress
+    if settings.rule == "apriori":
         steps = len(APRIORI_SIZES) * int(settings.apriori_draws) + 1
         apriori = fit_apriori_lambda(
             ranker, X, y, sizes=APRIORI_SIZES, draws=int(settings.apriori_draws), lams=lams,
             progress=None if progress is None else lambda done, _total: progress(done, steps))
-        lam = float(apriori(len(y)))
-        model = clone(ranker).set_params(lam=lam).fit(X, y)
-        if progress is not None:
-            progress(steps, steps)
-    else:
-        lam = float(settings.lam)
-        model = clone(ranker).set_params(lam=lam).fit(X, y)
-    return LearnedGrid(settings, model, float(lam), float(lam), lams, curve, apriori, X, y,
+        report = None if progress is None else (lambda _done, _total: progress(steps, steps))
+    choice = choose(ranker, X, y, rule=settings.rule, grid=lams,
+                    refit=settings.refit_all or settings.rule != "holdout",
+                    n_splits=int(settings.n_splits), random_state=0, apriori=apriori,
+                    value=settings.lam, progress=report)
+    lam = float(choice.value)
+    return LearnedGrid(settings, choice.model, lam, lam, lams, choice.curve, apriori, X, y,
                        len(y_ratings), checksum)
 
 
@@ -378,15 +356,6 @@ def settings_advice(result: LearnedGrid) -> list[str]:
     return advice
 
 
-def _riskgrid_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("riskgrid")
-    except PackageNotFoundError:  # running from a checkout that is not installed
-        return "unknown"
-
-
 def grid_metadata(result: LearnedGrid, source: str | None = None) -> dict:
     """``grid.json`` content: the file layout, the settings, λ, the data and riskgrid's version."""
     return {
@@ -400,7 +369,7 @@ def grid_metadata(result: LearnedGrid, source: str | None = None) -> dict:
         "points_fitted": result.points_fitted,
         "ratings_checksum": result.checksum,
         "rating_set": source,
-        "riskgrid_version": _riskgrid_version(),
+        "riskgrid_version": riskgrid_version(),
     }
 
 

@@ -16,8 +16,7 @@ from ranking_core.cf.per_user import (
     LEARNERS,
     PROTOCOL_LEARNERS,
     PerUserConfig,
-    _grid_prediction,
-    _path_prediction,
+    _chosen_prediction,
     evaluate_tasks,
     evaluate_user,
     learner_spec,
@@ -27,7 +26,6 @@ from ranking_core.cf.per_user import (
 )
 from ranking_core.learners import LEARNERS as REGISTRY
 from ranking_core.metrics import pairwise_misranking, pairwise_misranking_rows
-from ranking_core.selection import holdout_lambda
 
 
 @pytest.fixture(scope="module")
@@ -67,8 +65,9 @@ def test_plan_draws_distinct_eligible_test_users(data: RatingMatrix) -> None:
 
 
 @pytest.mark.parametrize("estimator", [SpectralRanker, SpectralRegressor])
-def test_lambda_choice_agrees_with_holdout_lambda(estimator: type) -> None:
-    """The batched validation curve picks the λ that ranking_core.selection.holdout_lambda picks."""
+def test_lambda_choice_agrees_with_brute_force_refits(estimator: type) -> None:
+    """The protocol's λ is the one a separate fit per λ on the fit part would pick, and the model
+    keeps the fit part only."""
     rng = np.random.default_rng(3)
     X = rng.integers(-1, 6, size=(60, 40)).astype(float)
     y = np.clip(np.round(X[:, :5].mean(axis=1) + rng.normal(size=60)), 1, 5)
@@ -77,10 +76,12 @@ def test_lambda_choice_agrees_with_holdout_lambda(estimator: type) -> None:
     spec = dataclasses.replace(
         learner_spec("lavrentiev"),
         make=lambda gamma: estimator(gamma=gamma, filter="iterated-lavrentiev"))
-    ours = _path_prediction(spec, X, y, parts, config)
-    choice = holdout_lambda(estimator(gamma=1e4, filter="iterated-lavrentiev"), X[:30], y[:30],
-                            config.lams())
-    np.testing.assert_allclose(ours, choice.model.predict(X[30:]), rtol=1e-10)
+    ours = _chosen_prediction(spec, X, y, parts, config)
+    fits = [estimator(gamma=1e4, filter="iterated-lavrentiev", lam=lam).fit(X[:15], y[:15])
+            for lam in config.lams()]
+    errors = [pairwise_misranking(y[15:30], model.predict(X[15:30])) for model in fits]
+    best = fits[int(np.argmin(errors))]
+    np.testing.assert_allclose(ours, best.predict(X[30:]), rtol=1e-8, atol=1e-10)
 
 
 def test_every_learner_ranks_better_than_chance(data: RatingMatrix) -> None:
@@ -158,11 +159,11 @@ def test_gamma_chosen_with_lambda_on_the_validation_part() -> None:
         config = small(gammas=(gamma,))
         model = SpectralRanker(gamma=gamma, filter="lavrentiev").fit(X[:15], y[:15])
         curve = pairwise_misranking_rows(y[15:30], model.path(config.lams()).predict(X[15:30]))
-        single[gamma] = (curve.min(), _path_prediction(learner_spec("lavrentiev"), X, y, parts,
+        single[gamma] = (curve.min(), _chosen_prediction(learner_spec("lavrentiev"), X, y, parts,
                                                        config))
     assert single[30.0][0] != single[1e4][0]
     best = min(gammas, key=lambda g: single[g][0])
-    both = _path_prediction(learner_spec("lavrentiev"), X, y, parts, small(gammas=gammas))
+    both = _chosen_prediction(learner_spec("lavrentiev"), X, y, parts, small(gammas=gammas))
     np.testing.assert_array_equal(both, single[best][1])
 
 
@@ -246,8 +247,8 @@ def test_grid_learner_picks_its_registry_value_on_the_validation_part() -> None:
         model = spec.make(1e4).set_params(lam=value).fit(X[parts[0]], y[parts[0]])
         errors.append(pairwise_misranking(y[parts[1]], model.predict(X[parts[1]])))
         predictions.append(model.predict(X[parts[2]]))
-    ours = _grid_prediction(spec, X, y, parts, small())
-    np.testing.assert_array_equal(ours, predictions[int(np.argmin(errors))])
+    ours = _chosen_prediction(spec, X, y, parts, small())
+    np.testing.assert_allclose(ours, predictions[int(np.argmin(errors))], rtol=1e-12, atol=1e-12)
 
 
 def test_learner_over_its_max_m_is_skipped_and_counted(data: RatingMatrix,

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from ranking_core import GaussianKernel, SpectralRanker
-from ranking_core.conjugate_gradient import CGOptions, lavrentiev_cg
+from ranking_core.learners.conjugate_gradient import CGOptions, lavrentiev_cg
 
 
 def _data(m: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:

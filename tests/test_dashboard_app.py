@@ -14,15 +14,14 @@ from dashboard_support import TEST_M, fresh_machine, metrics, open_app
 from streamlit.testing.v1 import AppTest
 from synthetic_seg import synthetic_risk, write_synthetic_seg
 
-import ranking_core.ranker as ranker_module
+import ranking_core.learners.spectral as ranker_module
 from dashboard.common import plain
 from ranking_core import IteratedLavrentiev, SpectralRanker
-from ranking_core.selection import holdout_lambda
+from ranking_core.selection import choose
 from ranking_core.storage import Store
 
 try:
     from ranking_core.experiments.learners import compare_learners
-    from ranking_core.experiments.seg import BEST_RECIPE
     from ranking_core.grids.compare import compare_grids
     from ranking_core.grids.learned import learned_grid
     from ranking_core.grids.zone_grid import zone_grid
@@ -30,6 +29,7 @@ try:
     from ranking_core.learners import LEARNERS
     from ranking_core.panel import parkes_surface, simulate_panel
     from ranking_core.ratings import read_rating_set
+    from ranking_core.recipes import BEST_RECIPE
 except ModuleNotFoundError as exc:  # the pages need the grids branch's modules
     pytest.skip(f"{exc.name} is missing (grids branch not merged)", allow_module_level=True)
 
@@ -86,11 +86,11 @@ def test_learn_page_paper_recipe_hold_out_fits_the_first_half(fresh):
                           signed=False, filter="iterated-lavrentiev", order=2, anchors=0)
     at = open_app(learn_settings=paper)
     ratings = read_rating_set(simulate_panel(TEST_M, random_state=0))
-    choice = holdout_lambda(SpectralRanker(gamma=1e4, filter=IteratedLavrentiev(2)),
-                            ratings.X, ratings.y, BEST_RECIPE.lams())
+    choice = choose(SpectralRanker(gamma=1e4, filter=IteratedLavrentiev(2)),
+                    ratings.X, ratings.y, rule="holdout", grid=BEST_RECIPE.lams(), refit=False)
     shown = metrics(at)
     assert shown["Points fitted"] == f"{TEST_M // 2} / {TEST_M}"
-    assert shown["λ"] == f"{choice.lam:.3g}"
+    assert shown["λ"] == f"{choice.value:.3g}"
     expected = compare_grids(parkes_surface(), learned_grid(choice.model))
     assert shown["Misranking vs reference"] == f"{100 * expected.misranking:.2f} %"
     assert any("half of the ratings" in w.value for w in at.warning)

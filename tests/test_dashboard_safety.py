@@ -1,6 +1,7 @@
 """The dashboard as a server for a team, under Streamlit's AppTest: saved records renamed and
 deleted only after a confirmation, hostile names and uploads shown as text (never Markdown or
-HTML), errors as one plain sentence, the public read-only demo, data sets from the data folder."""
+HTML), errors as one plain sentence, the public read-only demo, data sets from the data folder,
+the login gate."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ import pytest
 from dashboard_support import fresh_machine, open_app
 from markdown_it import MarkdownIt
 from streamlit import config as streamlit_config
+from streamlit.testing.v1 import AppTest
 
+from dashboard import APP_PATH
 from dashboard.common import ERROR_SENTENCE, plain
 from ranking_core.storage import StorageError, Store
 
@@ -98,11 +101,12 @@ def test_a_taken_name_is_refused_on_the_page_and_changes_nothing(fresh):
 
 def test_hostile_record_names_are_shown_as_text(fresh):
     fresh.save_rating_set(HOSTILE, _ratings(40, 5))
-    at = open_app(learn_source="Saved")
+    at = open_app(learn_source="Saved rating set")
     assert not at.exception
+    settings = next(d.value for d in at.dataframe if "setting" in d.value.columns)
+    assert HOSTILE in settings["value"].tolist()  # the name is shown verbatim in a table …
     html = _rendered_html(at)
-    assert "tracker.invalid" in html  # the name is shown …
-    assert "<img" not in html and "<a " not in html and "<script" not in html  # … as text
+    assert "<img" not in html and "<a " not in html and "<script" not in html  # … never as HTML
     records = open_app("records")
     assert HOSTILE in set(records.dataframe[0].value["name"])
     assert "<img" not in _rendered_html(records)
@@ -114,14 +118,14 @@ def test_hostile_upload_text_is_shown_as_text(fresh):
     lines = [f"reference,estimate,rating,{HOSTILE.replace(',', ' ')}"]
     lines += [f"{100 + i},{110 + i},{i % 5},x" for i in range(30)]
     lines += [f"120,{HOSTILE.replace(',', ' ')},1,y", "130,140,9,z"]
-    at = open_app(learn_source="Upload")
+    at = open_app(learn_source="Upload a file")
     at.file_uploader(key="learn_upload").set_value(
         (f"{HOSTILE[:40]}.csv", "\n".join(lines).encode(), "text/csv"))
     at.run()
     assert not at.exception
     html = _rendered_html(at)
     assert "<img" not in html and "<a " not in html and "<script" not in html
-    missing = open_app(learn_source="Upload")
+    missing = open_app(learn_source="Upload a file")
     missing.file_uploader(key="learn_upload").set_value(
         ("bad.csv", f"{HOSTILE.replace(',', ' ')},b\n1,2\n".encode(), "text/csv"))
     missing.run()
@@ -156,8 +160,12 @@ def test_public_demo_stores_nothing_and_offers_built_in_data_only(fresh, monkeyp
     fresh.save_rating_set("private panel", _ratings(10, 7))
     monkeypatch.setenv("RISKGRID_PUBLIC", "1")
     monkeypatch.setenv("RISKGRID_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("SEG_TABLE", str(tmp_path / "server" / "RiskPairData.csv"))
     at = open_app()
     assert not at.exception
+    shown = [e.value for e in (*at.sidebar.info, *at.sidebar.warning, *at.sidebar.success,
+                               *at.sidebar.text)]
+    assert shown and "server" not in " ".join(shown)  # no server path
     assert at.radio(key="learn_source").options == ["Simulated panel"]
     assert len(at.sidebar.file_uploader) == 0 and not any(
         b.key in ("seg_store", "seg_forget") for b in at.button)
@@ -192,3 +200,15 @@ def test_cf_data_sets_come_from_the_data_folder_only(fresh, monkeypatch, tmp_pat
     assert not at.exception and any(m.label == "ratings" for m in at.metric)
     at.selectbox(key="cf_data_set").set_value("outside").run()
     assert not at.exception and not any(m.label == "ratings" for m in at.metric)
+
+
+def test_with_a_login_configured_nothing_is_shown_before_signing_in(fresh):
+    at = AppTest.from_file(str(APP_PATH), default_timeout=60)
+    at.secrets["auth"] = {"redirect_uri": "http://localhost:8501/oauth2callback",
+                          "cookie_secret": "x" * 32, "client_id": "riskgrid",
+                          "client_secret": "secret",
+                          "server_metadata_url": "https://id.invalid/.well-known/openid"}
+    at.run()
+    assert not at.exception
+    assert [b.label for b in at.button] == ["Sign in"]
+    assert len(at.radio) == 0 and len(at.sidebar.file_uploader) == 0 and len(at.metric) == 0

@@ -10,7 +10,7 @@ import pytest
 import scipy.optimize
 
 from ranking_core import DORM
-from ranking_core.dorm import MEASURES, loss_augmented_positions, measure_weights
+from ranking_core.learners.dorm import MEASURES, loss_augmented_positions, measure_weights
 from ranking_core.metrics import expected_rank_utility, mrr, ndcg, precision_at, wta
 
 OPTIONS = {"threshold": None, "neutral": 1.0, "halflife": 3.0}

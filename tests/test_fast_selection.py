@@ -7,15 +7,17 @@ import os
 
 import numpy as np
 import pytest
+import scipy.linalg
 
 from ranking_core import SpectralRanker
 from ranking_core.direct import DirectRanker, ou_precision
-from ranking_core.experiments.seg import BEST_RECIPE, draw_seg_ratings, fit_recipe
+from ranking_core.experiments.seg import draw_seg_ratings
 from ranking_core.fast_selection import _golden_index, choose_method, fast_kfold_lambda
 from ranking_core.grids.coordinates import GlucoseTransform, TransformedKernel
 from ranking_core.grids.seg import SEG_TABLE_ENV, find_seg_table
 from ranking_core.kernels import LaplacianKernel
-from ranking_core.selection import kfold_lambda
+from ranking_core.recipes import BEST_RECIPE, fit_recipe
+from ranking_core.selection import choose
 
 WARPED_L1 = TransformedKernel(LaplacianKernel(1e3), GlucoseTransform("log", 50.0))
 
@@ -81,9 +83,9 @@ def test_exact_method_reproduces_kfold_lambda():
     X, y = _ratings(160, 6)
     lams = 0.9 ** np.arange(120)
     ranker = SpectralRanker(WARPED_L1)
-    exact = kfold_lambda(ranker, X, y, lams, n_splits=4, random_state=3)
+    exact = choose(ranker, X, y, rule="kfold", grid=lams, n_splits=4, random_state=3)
     fast = fast_kfold_lambda(ranker, X, y, lams, n_splits=4, random_state=3, method="exact")
-    assert fast.lam == exact.lam
+    assert fast.value == exact.value
     np.testing.assert_allclose(fast.curve, exact.curve, rtol=1e-12)
     X_new, _ = _ratings(300, 7)
     assert _relative(fast.model.predict(X_new), exact.model.predict(X_new)) < 1e-8
@@ -95,7 +97,7 @@ def test_one_fold_method_scores_the_first_fold_only():
     one = fast_kfold_lambda(SpectralRanker(WARPED_L1), X, y, lams, method="one-fold")
     folds = fast_kfold_lambda(SpectralRanker(WARPED_L1), X, y, lams, n_splits=5, method="exact")
     assert one.rule == "kfold-one-fold"
-    assert one.lam == lams[int(np.nanargmin(one.curve))]
+    assert one.value == lams[int(np.nanargmin(one.curve))]
     assert not np.allclose(one.curve, folds.curve)  # one fold is not the mean of five
 
 
@@ -119,8 +121,8 @@ def test_lattice_method_chooses_the_lambda_of_its_best_scored_solve():
                                lattice_step=10.0)
     scored = ~np.isnan(choice.curve)
     assert 5 < scored.sum() < 20
-    assert choice.lam == lams[np.flatnonzero(scored)[np.argmin(choice.curve[scored])]]
-    refit = SpectralRanker(WARPED_L1, lam=choice.lam, solver="dense").fit(X, y)
+    assert choice.value == lams[np.flatnonzero(scored)[np.argmin(choice.curve[scored])]]
+    refit = SpectralRanker(WARPED_L1, lam=choice.value, solver="dense").fit(X, y)
     X_new = np.random.default_rng(10).uniform(0, 600, size=(50, 2))
     assert choice.model.solver_ == "lattice"
     assert _relative(choice.model.predict(X_new), refit.predict(X_new)) < 1e-6
@@ -161,3 +163,28 @@ def test_learned_grid_reads_the_lattice_surface_and_blocks_the_centres(monkeypat
     np.testing.assert_allclose(learned_grid(dense, axis), expected, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(learned_grid(lattice, axis), expected, atol=1e-8)
     np.testing.assert_allclose(learned_grid(dense, axis[:5]), expected[:5, :5], atol=1e-12)
+
+
+def test_cholesky_refit_is_accurate_where_the_eigendecomposition_loses_digits():
+    # at the tiny λ the best recipe picks near m = 2,000 (about 2.5e-9), K̃ + λI has a condition
+    # number near 1e8: the Cholesky solve keeps full accuracy (checked against iterative
+    # refinement with residuals in extended precision); the eigendecomposition path does not
+    X, y = _ratings(300, 14)
+    X_new, _ = _ratings(400, 15)
+    lam = 2.5e-9
+    direct = DirectRanker(WARPED_L1, lam=lam, solver="cholesky").fit(X, y)
+    m = len(y)
+    K = WARPED_L1(X, X)
+    A = (K - K.mean(axis=0) - K.mean(axis=1)[:, None] + K.mean()) / m + lam * np.eye(m)
+    b = (y - y.mean()) / m
+    factor = scipy.linalg.cho_factor(A)
+    coef = scipy.linalg.cho_solve(factor, b)
+    wide_A, wide_b = A.astype(np.longdouble), b.astype(np.longdouble)
+    for _ in range(4):
+        residual = (wide_b - wide_A @ coef.astype(np.longdouble)).astype(np.float64)
+        coef += scipy.linalg.cho_solve(factor, residual)
+    reference = WARPED_L1(X_new, X) @ (coef - coef.mean()) + y.mean() - K.mean(axis=0) @ (
+        coef - coef.mean())
+    assert _relative(direct.predict(X_new), reference) < 1e-11
+    spectral = SpectralRanker(WARPED_L1, lam=lam, solver="dense").fit(X, y)
+    assert _relative(spectral.predict(X_new), reference) < 1e-5

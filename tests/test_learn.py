@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from sklearn.base import clone
 
-from ranking_core.experiments.seg import BEST_RECIPE, draw_seg_ratings, fit_recipe
+from ranking_core.experiments.seg import draw_seg_ratings
 from ranking_core.grids.compare import compare_grids
 from ranking_core.grids.learned import learned_grid
 from ranking_core.grids.signed import AbsoluteRisk
@@ -23,6 +23,7 @@ from ranking_core.learn import (
 )
 from ranking_core.panel import simulate_panel
 from ranking_core.ratings import read_rating_set
+from ranking_core.recipes import BEST_RECIPE, fit_recipe
 
 
 @pytest.fixture(scope="module")

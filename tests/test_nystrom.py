@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from ranking_core import NystromRanker, SpectralRanker
 from ranking_core.metrics import pairwise_misranking
@@ -73,8 +72,3 @@ def test_bad_parameters_are_named() -> None:
         NystromRanker(centers="random").fit(X, y)
     with pytest.raises(ValueError, match="'n_centers'"):
         NystromRanker(n_centers=0).fit(X, y)
-
-
-@parametrize_with_checks([NystromRanker(n_centers=10)])
-def test_sklearn_conventions(estimator, check) -> None:
-    check(estimator)

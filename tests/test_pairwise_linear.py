@@ -7,7 +7,7 @@ import pytest
 from scipy.optimize import minimize
 
 from ranking_core import PairwiseLinearRanker
-from ranking_core.pairwise_linear import weighted_disagreement
+from ranking_core.learners.pairwise_linear import weighted_disagreement
 
 
 def problem(seed: int = 0, n: int = 120, d: int = 4, n_pairs: int = 400):

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from ranking_core import PreferenceRanker, SpectralRanker
-from ranking_core.preference import preference_edges
+from ranking_core.learners.preference import preference_edges
 
 
 def _data(m: int, seed: int = 0, d: int = 2) -> tuple[np.ndarray, np.ndarray]:

@@ -9,7 +9,6 @@ import scipy.linalg
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.base import clone
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from ranking_core import IteratedLavrentiev, SpectralRanker, SpectralRegressor
 from ranking_core.kernels import GaussianKernel
@@ -215,10 +214,3 @@ def test_predict_checks_feature_count() -> None:
     model = SpectralRanker().fit(*glucose_data(10))
     with pytest.raises(ValueError, match="X has 3 features, but SpectralRanker is expecting 2"):
         model.predict(np.zeros((2, 3)))
-
-
-@parametrize_with_checks(
-    [SpectralRanker(gamma=1.0, lam=1e-2), SpectralRegressor(gamma=1.0, lam=1e-2)],
-)
-def test_sklearn_conventions(estimator, check) -> None:
-    check(estimator)

@@ -12,21 +12,13 @@ from typer.testing import CliRunner
 
 from ranking_core import SpectralRanker
 from ranking_core.cli import app
-from ranking_core.experiments.seg import (
-    PAPER_RECIPE,
-    RECIPES,
-    SEGRecipe,
-    draw_seg_ratings,
-    fit_recipe,
-    run_apriori,
-    run_seg_table3,
-    with_diagonal_anchors,
-)
+from ranking_core.experiments.seg import draw_seg_ratings, run_apriori, run_seg_table3
 from ranking_core.grids.compare import DIFFERENCE_BINS
 from ranking_core.grids.coordinates import GlucoseTransform
 from ranking_core.grids.seg import SEG_TABLE_ENV, find_seg_table
 from ranking_core.metrics import pairwise_misranking
-from ranking_core.selection import holdout_lambda, paper_lambda_grid
+from ranking_core.recipes import PAPER_RECIPE, RECIPES, SEGRecipe, fit_recipe, with_diagonal_anchors
+from ranking_core.selection import choose, paper_lambda_grid
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +35,8 @@ def test_table3_protocol_equals_a_hand_written_repetition(seg):
     for _ in range(2):
         X = rng.uniform(0, 600, size=(60, 2))
         y = np.abs(seg.signed[np.rint(X[:, 0]).astype(int), np.rint(X[:, 1]).astype(int)])
-        choice = holdout_lambda(SpectralRanker(gamma=1e4), X, y, paper_lambda_grid())
+        choice = choose(SpectralRanker(gamma=1e4), X, y, rule="holdout", grid=paper_lambda_grid(),
+                        refit=False)
         X_test = rng.uniform(0, 600, size=(300, 2))
         y_test = seg.risk(X_test[:, 0], X_test[:, 1])
         expected.append(pairwise_misranking(y_test, choice.model.predict(X_test)))
@@ -96,9 +89,10 @@ def test_width_is_chosen_with_lambda_by_validation(seg):
     gammas = (300.0, 1e4)
     recipe = SEGRecipe("two widths", gammas=gammas)
     _, lam, gamma = fit_recipe(recipe, X, y)
-    curves = {g: holdout_lambda(SpectralRanker(gamma=g), X, y, recipe.lams()) for g in gammas}
+    curves = {g: choose(SpectralRanker(gamma=g), X, y, rule="holdout", grid=recipe.lams(),
+                        refit=False) for g in gammas}
     best = min(gammas, key=lambda g: np.nanmin(curves[g].curve))
-    assert gamma == best and lam == curves[best].lam
+    assert gamma == best and lam == curves[best].value
 
 
 def test_apriori_protocol_runs_and_reports_the_rule(seg):

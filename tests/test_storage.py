@@ -21,7 +21,7 @@ from synthetic_seg import synthetic_risk, write_synthetic_seg
 
 from ranking_core import GaussianKernel, IteratedLavrentiev, Showalter, SpectralRanker
 from ranking_core.grids.seg import SEGTableError
-from ranking_core.selection import holdout_lambda, paper_lambda_grid
+from ranking_core.selection import choose, paper_lambda_grid
 from ranking_core.storage import (
     DATABASE_URL_ENV,
     METADATA,
@@ -165,7 +165,7 @@ def _xy(m: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
 def test_learned_grid_round_trip_reproduces_the_model(store):
     X, y = _xy(120, 5)
     ranker = SpectralRanker(gamma=2e4, filter=IteratedLavrentiev(k=3))
-    choice = holdout_lambda(ranker, X, y, paper_lambda_grid(n=60))
+    choice = choose(ranker, X, y, rule="holdout", grid=paper_lambda_grid(n=60), refit=False)
     metrics = {"misranking": 0.05, "rule": "holdout", "curve": choice.curve}
     store.save_learned_grid("grid 1", choice.model, X, y, metrics)
     info = store.list_records("learned_grid")[0]
@@ -173,14 +173,14 @@ def test_learned_grid_round_trip_reproduces_the_model(store):
     assert info.meta["params"]["filter"] == {"class": "IteratedLavrentiev", "fields": {"k": 3}}
     stored = store.load_learned_grid("grid 1")
     assert not stored.signed
-    assert stored.lam == choice.lam and stored.intercept == choice.model.intercept_
+    assert stored.lam == choice.value and stored.intercept == choice.model.intercept_
     np.testing.assert_array_equal(stored.X_train, X)
     np.testing.assert_array_equal(stored.y_fit, y[:60])
     np.testing.assert_array_equal(stored.metrics["curve"], choice.curve)
     again = stored.model()
     probe = np.random.default_rng(9).uniform(0, 600, (50, 2))
     np.testing.assert_allclose(again.predict(probe), choice.model.predict(probe), atol=1e-9)
-    assert again.filter_ == IteratedLavrentiev(k=3) and again.lam == choice.lam
+    assert again.filter_ == IteratedLavrentiev(k=3) and again.lam == choice.value
     store.delete("learned_grid", "grid 1")
     assert store.list_records("learned_grid") == []
 
@@ -255,7 +255,8 @@ def test_ratings_are_checked_before_they_are_stored(store):
     bad = _ratings(10)
     bad.loc[3, "rating"] = 7.0
     bad.loc[5, "reference"] = np.inf
-    with pytest.raises(StorageError, match=r"rating is outside 0..4.*1 rows"):
+    with pytest.raises(StorageError,
+                       match=r"not finite .* in row 5; rating is outside 0\.\.4 in row 3"):
         store.save_rating_set("bad", bad)
     with pytest.raises(StorageError, match="missing column"):
         store.save_rating_set("bad", bad.drop(columns="rating"))
@@ -436,3 +437,11 @@ def test_the_migrations_build_exactly_the_schema_the_code_uses(store):
         context = MigrationContext.configure(conn, opts={"compare_type": True})
         assert compare_metadata(context, METADATA) == []
         assert context.get_current_revision() == "saved_by"
+
+
+def test_a_replaced_record_has_a_new_version_even_if_it_gets_its_old_id_back(store):
+    first = store.save_rating_set("panel", _ratings(10, 1))
+    second = store.save_rating_set("panel", _ratings(12, 2), replace=True)
+    listed = store.list_records("rating_set")[0]
+    assert listed.version == second.version != first.version
+    assert len(store.load_rating_set("panel").frame) == 12

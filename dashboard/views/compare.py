@@ -21,12 +21,7 @@ from dashboard.common import (
     shared_result,
 )
 from ranking_core.experiments.learners import compare_learners
-from ranking_core.experiments.seg import (
-    SEGRecipe,
-    draw_seg_ratings,
-    run_apriori,
-    run_seg_table3,
-)
+from ranking_core.experiments.seg import draw_seg_ratings, run_apriori, run_seg_table3
 from ranking_core.filters import FILTERS
 from ranking_core.grids.compare import DIFFERENCE_BINS, RISK_CATEGORIES, compare_grids
 from ranking_core.grids.files import GridFileError, read_grid_file
@@ -35,6 +30,7 @@ from ranking_core.grids.seg import SEGTable
 from ranking_core.grids.zone_grid import zone_grid
 from ranking_core.learners import LEARNERS
 from ranking_core.panel import parkes_surface
+from ranking_core.recipes import SEGRecipe
 from ranking_core.selection import fit_apriori_lambda
 
 BUILT_IN = "built-in surface (smoothed Parkes type 1)"

@@ -29,7 +29,11 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from ranking_core.cf.data import RatingMatrix
-from ranking_core.pairwise_linear import LOSSES, PairwiseLinearRanker, weighted_disagreement
+from ranking_core.learners.pairwise_linear import (
+    LOSSES,
+    PairwiseLinearRanker,
+    weighted_disagreement,
+)
 
 __all__ = [
     "DUCHI_2010_TABLE1",

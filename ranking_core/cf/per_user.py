@@ -14,11 +14,11 @@ Any learner of the shared registry :data:`ranking_core.learners.LEARNERS` runs h
 with a λ path (``has_path``) chooses λ from that grid (times the learner's own scaling
 ``lam_scale(m)``, e.g. m² for RankRLS) on one decomposition; a boosting learner
 (``staged_predict``) chooses its number of rounds ≤ ``max_rounds`` from its stages; any other
-learner tries its registry grid (:func:`ranking_core.learners.fit_with_holdout`) on
-the same fit / validation parts. A learner with a ``max_m`` is skipped (NaN) for test reviewers
-whose training half (fit + validation) exceeds it; the summary counts the reviewers each learner
-ran on. The column names of Kriukova et al. 2014, Table 2 (:data:`PROTOCOL_LEARNERS`) stay as
-short names of five registry entries.
+learner tries its registry grid on the same fit / validation parts, all by
+:func:`ranking_core.selection.choose` (hold-out, the model kept on the fit part). A learner
+with a ``max_m`` is skipped (NaN) for test reviewers whose training half (fit + validation)
+exceeds it; the summary counts the reviewers each learner ran on. The column names of Kriukova
+et al. 2014, Table 2 (:data:`PROTOCOL_LEARNERS`) stay as short names of five registry entries.
 
 Reported per test reviewer on the test half:
 pairwise misranking (eq. (1)), MSD and M1D (Cortes et al. 2007, eqs. (67)–(68)) and NDCG@10;
@@ -40,7 +40,7 @@ from threadpoolctl import threadpool_limits
 
 from ranking_core.cf.data import RatingMatrix
 from ranking_core.learners import LEARNERS as REGISTRY
-from ranking_core.learners import LearnerSpec, fit_with_holdout
+from ranking_core.learners import LearnerSpec
 from ranking_core.metrics import (
     mean_1norm_difference,
     mean_squared_difference,
@@ -48,7 +48,7 @@ from ranking_core.metrics import (
     pairwise_misranking,
     pairwise_misranking_rows,
 )
-from ranking_core.selection import paper_lambda_grid
+from ranking_core.selection import choose, paper_lambda_grid
 from ranking_core.validation import one_of
 
 __all__ = [
@@ -208,21 +208,18 @@ def learner_spec(name: str) -> LearnerSpec:
     return REGISTRY[PROTOCOL_LEARNERS.get(name, name)]
 
 
-def _path_prediction(spec: LearnerSpec, X: NDArray, y: NDArray, parts: tuple,
-                     config: PerUserConfig) -> NDArray[np.float64]:
-    """Test-part predictions of a learner with a λ path: for each γ one decomposition on the fit
-    part, the whole λ path (``lam_scale(m)``·λ_j) scored on the validation part, (γ, λ) with the
-    lowest misranking kept."""
+def _chosen_prediction(spec: LearnerSpec, X: NDArray, y: NDArray, parts: tuple,
+                       config: PerUserConfig) -> NDArray[np.float64]:
+    """Test-part predictions after choosing (γ, parameter) by hold-out: the fit part fits (one
+    decomposition per γ for a path learner, whose λ grid is ``lam_scale(m)``·λ_j; one fit per
+    registry grid value otherwise), the validation part scores, the lowest misranking is kept.
+    The model keeps the fit part only (refit=False), as the protocol always did."""
     fit, val, test = parts
-    lams = spec.lam_scale(fit.size) * config.lams()
-    best = (np.inf, None, 0.0)
-    for gamma in config.gammas:
-        model = spec.make(gamma).fit(X[fit], y[fit])
-        curve = pairwise_misranking_rows(y[val], model.path(lams).predict(X[val]))
-        j = int(np.argmin(curve))  # first minimum: the largest λ among ties
-        if curve[j] < best[0]:
-            best = (curve[j], model, lams[j])
-    return best[1].resolve(best[2]).predict(X[test])
+    grid = spec.lam_scale(fit.size) * config.lams() if spec.has_path else spec.grid(fit.size)
+    train = np.concatenate([fit, val])  # the hold-out rule: first part fits, second chooses
+    choice = choose(spec.make, X[train], y[train], rule="holdout", grid=grid, param=spec.param,
+                    gammas=config.gammas, refit=False)
+    return choice.model.predict(X[test])
 
 
 def _staged_prediction(spec: LearnerSpec, X: NDArray, y: NDArray, parts: tuple,
@@ -238,29 +235,11 @@ def _staged_prediction(spec: LearnerSpec, X: NDArray, y: NDArray, parts: tuple,
     return model.staged_predict(X[test])[int(np.argmin(curve))]
 
 
-def _grid_prediction(spec: LearnerSpec, X: NDArray, y: NDArray, parts: tuple,
-                     config: PerUserConfig) -> NDArray[np.float64]:
-    """Test-part predictions of any other learner: for each γ its registry grid tried by
-    :func:`~ranking_core.learners.fit_with_holdout` (fit part fits, validation part
-    chooses), the γ with the lowest validation misranking kept."""
-    fit, val, test = parts
-    train = np.concatenate([fit, val])  # fit_with_holdout: first half fits, second chooses
-    best = (np.inf, None)
-    for gamma in config.gammas:
-        model, _ = fit_with_holdout(spec, gamma, X[train], y[train])
-        error = pairwise_misranking(y[val], model.predict(X[val]))
-        if error < best[0]:
-            best = (error, model)
-    return best[1].predict(X[test])
-
-
 def _prediction(spec: LearnerSpec, X: NDArray, y: NDArray, parts: tuple,
                 config: PerUserConfig) -> NDArray[np.float64]:
-    if spec.has_path:
-        return _path_prediction(spec, X, y, parts, config)
-    if hasattr(spec.make(config.gammas[0]), "staged_predict"):
+    if not spec.has_path and hasattr(spec.make(config.gammas[0]), "staged_predict"):
         return _staged_prediction(spec, X, y, parts, config)
-    return _grid_prediction(spec, X, y, parts, config)
+    return _chosen_prediction(spec, X, y, parts, config)
 
 
 def evaluate_user(data: RatingMatrix, config: PerUserConfig, task: Task) -> NDArray[np.float64]:

@@ -24,10 +24,10 @@ from ranking_core.cf.parallel import run_per_user
 from ranking_core.cf.per_user import JESTER_SHIFT, LEARNERS, METRICS, PerUserConfig
 from ranking_core.cf.published import CORTES_2007_TABLE1, KRIUKOVA_2014_TABLE2
 from ranking_core.cli.progress import progress_bar
-from ranking_core.pairwise_linear import LOSSES
+from ranking_core.learners.pairwise_linear import LOSSES
 
 app = typer.Typer(help="Collaborative-filtering experiments of the papers (MovieLens, Jester).",
-                  no_args_is_help=True)
+                  no_args_is_help=True, add_completion=False)
 console = Console(stderr=True)
 
 

@@ -20,7 +20,7 @@ import ranking_core
 from dashboard import APP_PATH, DATA_DIR_ENV, PUBLIC_ENV
 from ranking_core.grids.seg import MISSING_SEG_MESSAGE, SEG_TABLE_ENV
 
-app = typer.Typer(help="Start the web dashboard.")
+app = typer.Typer(help="Start the web dashboard.", add_completion=False)
 
 
 

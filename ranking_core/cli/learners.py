@@ -15,7 +15,8 @@ from ranking_core.experiments.learners import check_learner_names, compare_learn
 from ranking_core.grids import find_seg_table
 from ranking_core.learners import LEARNERS
 
-app = typer.Typer(help="Compare the ranking learners of the source papers.", no_args_is_help=True)
+app = typer.Typer(help="Compare the ranking learners of the source papers.", no_args_is_help=True,
+                  add_completion=False)
 console = Console()
 
 

@@ -13,18 +13,13 @@ from rich.table import Table
 
 from ranking_core.cli.progress import progress_bar
 from ranking_core.experiments.academic import PAPER_TABLE1, run_academic
-from ranking_core.experiments.seg import (
-    PAPER_APRIORI,
-    PAPER_TABLE3,
-    RECIPES,
-    SEGRecipe,
-    run_apriori,
-    run_seg_table3,
-)
+from ranking_core.experiments.seg import PAPER_APRIORI, PAPER_TABLE3, run_apriori, run_seg_table3
 from ranking_core.grids.compare import DIFFERENCE_BINS
 from ranking_core.grids.seg import SEGTable, SEGTableError, SEGTableMissing, find_seg_table
+from ranking_core.recipes import RECIPES, SEGRecipe
 
-app = typer.Typer(help="Reproduce the experiments of the source papers.", no_args_is_help=True)
+app = typer.Typer(help="Reproduce the experiments of the source papers.", no_args_is_help=True,
+                  add_completion=False)
 console = Console()
 
 

@@ -18,9 +18,9 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from ranking_core.learners.spectral import SpectralRanker, SpectralRegressor
 from ranking_core.metrics import pairwise_misranking
-from ranking_core.ranker import SpectralRanker, SpectralRegressor
-from ranking_core.selection import holdout_lambda, paper_lambda_grid
+from ranking_core.selection import choose, paper_lambda_grid
 
 __all__ = ["PAPER_TABLE1", "run_academic"]
 
@@ -69,7 +69,8 @@ def run_academic(
             x_test = rng.integers(0, 101, size=100).astype(np.float64)[:, None]
             y_test = np.floor(x_test[:, 0] / 10.0)
             for name, learner in learners.items():
-                model = holdout_lambda(learner, X, y, lams, refit=protocol == "refit").model
+                model = choose(learner, X, y, rule="holdout", grid=lams,
+                               refit=protocol == "refit").model
                 scores[name].append(pairwise_misranking(y_test, model.predict(x_test)))
             done += 1
             if progress is not None:

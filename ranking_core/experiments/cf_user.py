@@ -16,9 +16,9 @@ from numpy.typing import NDArray
 from ranking_core.cf.data import RatingMatrix
 from ranking_core.cf.per_user import PerUserConfig, reference_inputs
 from ranking_core.filters import FILTERS
+from ranking_core.learners.spectral import SpectralRanker
 from ranking_core.metrics import ndcg, pairwise_misranking
-from ranking_core.ranker import SpectralRanker
-from ranking_core.selection import holdout_lambda
+from ranking_core.selection import choose
 from ranking_core.validation import one_of
 
 __all__ = ["UserRanking", "user_ranking"]
@@ -76,11 +76,12 @@ def user_ranking(data: RatingMatrix, user: int, config: PerUserConfig,
     train, test = order[: y.size // 2], order[y.size // 2:]
     ranker = SpectralRanker(kernel="gaussian", gamma=config.gammas[0], filter=filter,
                             solver="dense")
-    choice = holdout_lambda(ranker, X[train], y[train], config.lams())
+    # the per-user protocol: the model keeps the fitting half (refit=False)
+    choice = choose(ranker, X[train], y[train], rule="holdout", grid=config.lams(), refit=False)
     predicted = choice.model.predict(X[test])
     return UserRanking(
         user=int(data.user_ids[user]), items=data.item_ids[items[test]], true=y[test],
-        predicted=predicted, lam=choice.lam,
+        predicted=predicted, lam=choice.value,
         misranking=float(pairwise_misranking(y[test], predicted)),
         ndcg10=float(ndcg(y[test], predicted, k=config.ndcg_k)), n_reference=len(reference),
     )

@@ -18,8 +18,9 @@ from numpy.typing import ArrayLike
 
 from ranking_core.experiments.seg import draw_seg_ratings
 from ranking_core.grids.seg import SEGTable
-from ranking_core.learners import LEARNERS, fit_with_holdout
+from ranking_core.learners import LEARNERS
 from ranking_core.metrics import pairwise_misranking
+from ranking_core.selection import choose
 
 __all__ = ["check_learner_names", "compare_learners"]
 
@@ -66,7 +67,7 @@ def compare_learners(
     used), ``capped`` (m was cut to ``max_m``), ``misranking_mean`` and ``misranking_sd``
     (fractions of pairs), ``param``, ``values`` (chosen per repetition) and
     their ``value_median``, ``seconds_per_fit``
-    (mean wall time of ``fit_with_holdout``).
+    (mean wall time of the choice and fit).
     """
     names = check_learner_names(names)
     table = risk if isinstance(risk, SEGTable) else SEGTable(np.asarray(risk, dtype=np.float64))
@@ -80,7 +81,11 @@ def compare_learners(
         errors, values, seconds = [], [], 0.0
         for (X, y), (X_test, y_test) in draws:
             start = time.perf_counter()
-            model, value = fit_with_holdout(spec, gamma, X[:size], y[:size])
+            # Kriukova et al. 2014, §4.3: the first half fits, the second chooses the parameter;
+            # the model keeps the first half (refit=False), as every recorded number did
+            choice = choose(spec.make(gamma), X[:size], y[:size], rule="holdout",
+                            grid=spec.grid(size // 2), param=spec.param, refit=False)
+            model, value = choice.model, float(choice.value)
             seconds += time.perf_counter() - start
             errors.append(pairwise_misranking(y_test, model.predict(X_test)))
             values.append(value)

@@ -19,11 +19,20 @@ import dataclasses
 import numpy as np
 import scipy.linalg
 from numpy.typing import ArrayLike, NDArray
+from sklearn.base import BaseEstimator, RegressorMixin
 
 from ranking_core.filters import Filter, make_filter
-from ranking_core.kernels import Kernel, make_kernel
-from ranking_core.ranker import BLOCK_ENTRIES, _SpectralEstimator
-from ranking_core.spectral import Spectrum, pivoted_cholesky, primal_spectrum
+from ranking_core.kernels import Kernel
+from ranking_core.learners.base import (
+    BLOCK_ENTRIES,
+    CheckedInputsMixin,
+    KernelMixin,
+    LambdaPathMixin,
+    RankingScoreMixin,
+    store_params,
+)
+from ranking_core.learners.spectral import SpectralRanker
+from ranking_core.spectral import pivoted_cholesky
 from ranking_core.validation import one_of, positive_float
 
 __all__ = ["NystromRanker", "nystrom_features"]
@@ -51,14 +60,16 @@ def nystrom_features(
     return features, transform
 
 
-class NystromRanker(_SpectralEstimator):
+class NystromRanker(KernelMixin, LambdaPathMixin, RankingScoreMixin, CheckedInputsMixin,
+                    RegressorMixin, BaseEstimator):
     """Regularized ranking with the subset-of-regressors (Nyström) approximation.
 
     .. math:: f(x) = \\sum_{r \\in R} a_r K(x, x_r), \\quad
               w(\\lambda) = g_\\lambda(\\Phi_c^T\\Phi_c/m)\\,\\Phi_c^T y/m, \\quad a = T w
 
     (Pahikkala et al. 2009, eqs. (40)–(42); Kriukova et al. 2014, eq. (4) when R is the whole
-    training set). Same API as
+    training set). By composition: a primal :class:`~ranking_core.SpectralRanker` (linear kernel)
+    learns w on the Nyström features Φ, and a = T w. Same API as
     :class:`~ranking_core.SpectralRanker`: ``fit``, ``predict`` (rating scale), ``path``,
     ``resolve``, ``score``. Cost O(m|R|² + |R|³) to fit, O(|R|²) per extra λ, O(|R|) kernel
     evaluations per prediction.
@@ -81,6 +92,7 @@ class NystromRanker(_SpectralEstimator):
     intercept_ : b, so that the mean training prediction is the mean rating.
     spectrum_ : the decomposition of the r × r feature covariance (``method="nystrom"``).
     transform_ : (r_c, r) T, with Φ(x) = K(x, X_R) T.
+    feature_ranker_ : the primal :class:`~ranking_core.SpectralRanker` fitted on Φ(X).
     """
 
     def __init__(
@@ -97,16 +109,7 @@ class NystromRanker(_SpectralEstimator):
         rank_tol: float = 1e-12,
         random_state: int | None = 0,
     ) -> None:
-        self.kernel = kernel
-        self.gamma = gamma
-        self.filter = filter
-        self.lam = lam
-        self.n_centers = n_centers
-        self.centers = centers
-        self.degree = degree
-        self.coef0 = coef0
-        self.rank_tol = rank_tol
-        self.random_state = random_state
+        store_params(self, locals())
 
     def _check_params(self) -> None:
         owner = type(self).__name__
@@ -117,9 +120,7 @@ class NystromRanker(_SpectralEstimator):
             raise ValueError(
                 f"{owner}: parameter 'n_centers' must be a positive integer; got {self.n_centers!r}"
             )
-        self.kernel_ = make_kernel(
-            self.kernel, gamma=self.gamma, degree=self.degree, coef0=self.coef0
-        )
+        self._resolve_kernel()
         self.filter_ = make_filter(self.filter)
 
     def _select_centers(self, X: NDArray[np.float64]) -> NDArray[np.intp]:
@@ -130,14 +131,6 @@ class NystromRanker(_SpectralEstimator):
         _, pivots = pivoted_cholesky(self.kernel_, X, self.rank_tol, size, partial=True)
         return pivots
 
-    def _decompose(self, X: NDArray[np.float64], y: NDArray[np.float64]) -> Spectrum:
-        self.centers_ = self._select_centers(X)
-        self._center_inputs = X[self.centers_]
-        features, self.transform_ = nystrom_features(
-            self.kernel_, X, X[self.centers_], self.rank_tol
-        )
-        return dataclasses.replace(primal_spectrum(features, y, centered=True), method="nystrom")
-
     def fit(self, X: ArrayLike, y: ArrayLike) -> NystromRanker:
         """Choose the centres, build the Nyström features and decompose their covariance once.
 
@@ -145,12 +138,18 @@ class NystromRanker(_SpectralEstimator):
         ----------
         X : (m, d) inputs (glucose pairs: REF, estimate in mg/dL); y : (m,) ratings.
         """
-        super().fit(X, y)
-        self.X_fit_ = self._center_inputs  # the base class clears it for a primal spectrum
+        self._check_params()
+        X, y = self._check_training_data(X, y)
+        self.centers_ = self._select_centers(X)
+        self.X_fit_ = X[self.centers_]
+        features, self.transform_ = nystrom_features(self.kernel_, X, self.X_fit_, self.rank_tol)
+        self.feature_ranker_ = SpectralRanker(
+            kernel="linear", filter=self.filter_, lam=self.lam, solver="primal"
+        ).fit(features, y)
+        self.spectrum_ = dataclasses.replace(self.feature_ranker_.spectrum_, method="nystrom")
+        self._set_solution(positive_float(self.lam, "lam", type(self).__name__))
         return self
 
     def _solution(self, lams: NDArray[np.float64]) -> tuple[NDArray, NDArray, NDArray]:
-        weights = self.spectrum_.coefficients(self.filter_, lams)  # w(λ), (L, r)
-        intercept = self.y_mean_ - weights @ self.spectrum_.feature_mean
-        return (weights @ self.transform_.T, intercept,
-                self.spectrum_.factors(self.filter_, lams))
+        path = self.feature_ranker_.path(lams)  # w(λ), (L, r), and b(λ)
+        return path.coef @ self.transform_.T, path.intercept, path.factors

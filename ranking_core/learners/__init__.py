@@ -1,9 +1,18 @@
-"""One list of the ranking learners, shared by the CLI and the dashboard.
+"""The ranking learners: one module per family, a small shared base, and the registry.
+
+Families: :mod:`~ranking_core.learners.spectral` (spectral regularization, Kriukova et al. 2014),
+:mod:`~ranking_core.learners.preference` (RankRLS on preference graphs, Pahikkala et al. 2009),
+:mod:`~ranking_core.learners.nystrom` and :mod:`~ranking_core.learners.conjugate_gradient`
+(large m), :mod:`~ranking_core.learners.online` (on-line MPRank) and
+:mod:`~ranking_core.learners.svrank` (Cortes et al. 2007), :mod:`~ranking_core.learners.rankboost`
+(Freund et al. 2003), :mod:`~ranking_core.learners.dorm` (Le & Smola 2007),
+:mod:`~ranking_core.learners.pairwise_linear` (Duchi et al. 2010); shared pieces in
+:mod:`~ranking_core.learners.base`.
 
 ``LEARNERS`` maps a short name to a :class:`LearnerSpec`: how to build the estimator for a
 Gaussian kernel width γ (mg/dL²), what it is, whether it has a λ path (``path``/``resolve``, so
-λ is chosen on one decomposition with :func:`ranking_core.selection.holdout_lambda`), and otherwise
-which parameter a small grid searches.
+λ is chosen on one decomposition by :func:`ranking_core.selection.choose`), and otherwise
+which parameter a small grid searches. The CLI, the dashboard and the experiments read it.
 """
 
 from __future__ import annotations
@@ -13,22 +22,21 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
-from sklearn.base import BaseEstimator, clone
+from sklearn.base import BaseEstimator
 from sklearn.kernel_approximation import Nystroem
 from sklearn.pipeline import make_pipeline
 
-from ranking_core.dorm import DORM
 from ranking_core.filters import FILTERS
-from ranking_core.metrics import pairwise_misranking
-from ranking_core.nystrom import NystromRanker
-from ranking_core.online import OnlineMPRank
-from ranking_core.preference import PreferenceRanker
-from ranking_core.rankboost import RankBoost
-from ranking_core.ranker import SpectralRanker, SpectralRegressor
-from ranking_core.selection import holdout_lambda, paper_lambda_grid
-from ranking_core.svrank import SVRank
+from ranking_core.learners.dorm import DORM
+from ranking_core.learners.nystrom import NystromRanker
+from ranking_core.learners.online import OnlineMPRank
+from ranking_core.learners.preference import PreferenceRanker
+from ranking_core.learners.rankboost import RankBoost
+from ranking_core.learners.spectral import SpectralRanker, SpectralRegressor
+from ranking_core.learners.svrank import SVRank
+from ranking_core.selection import paper_lambda_grid
 
-__all__ = ["LEARNERS", "LearnerSpec", "fit_with_holdout"]
+__all__ = ["LEARNERS", "LearnerSpec"]
 
 
 @dataclass(frozen=True)
@@ -105,25 +113,3 @@ LEARNERS: dict[str, LearnerSpec] = {
         "RankBoost with threshold weak rankers (Freund et al. 2003), a baseline",
         False, "n_rounds", lambda m: np.array([50, 100]), max_m=400),
 }
-
-
-def fit_with_holdout(spec: LearnerSpec, gamma: float, X: NDArray[np.float64],
-                     y: NDArray[np.float64]) -> tuple[BaseEstimator, float]:
-    """Kriukova et al. 2014, §4.3: fit on the first half, pick the parameter on the second half by
-    pairwise misranking (eq. (1)); one decomposition for path learners, one fit per grid value
-    otherwise.
-
-    Returns the model fitted on the first half at the chosen value, and that value.
-    """
-    half = len(y) // 2
-    if spec.has_path:
-        choice = holdout_lambda(spec.make(gamma), X, y, spec.grid(half))
-        return choice.model, choice.lam
-    base = spec.make(gamma)
-    best = None
-    for value in spec.grid(half):
-        model = clone(base).set_params(**{spec.param: value}).fit(X[:half], y[:half])
-        error = pairwise_misranking(y[half:], model.predict(X[half:]))
-        if best is None or error < best[0]:
-            best = (error, model, value)
-    return best[1], float(best[2])

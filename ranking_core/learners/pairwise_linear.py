@@ -24,6 +24,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.svm import LinearSVC
 from sklearn.utils.validation import check_is_fitted
 
+from ranking_core.learners.base import CheckedInputsMixin, store_params
 from ranking_core.validation import check_inputs, describe_rows, one_of, positive_float
 
 __all__ = ["LOSSES", "PairwiseLinearRanker", "weighted_disagreement"]
@@ -40,7 +41,7 @@ def weighted_disagreement(scores: ArrayLike, pairs: ArrayLike, weights: ArrayLik
     return float(a @ (f[pairs[:, 0]] <= f[pairs[:, 1]]) / a.sum())
 
 
-class PairwiseLinearRanker(BaseEstimator):
+class PairwiseLinearRanker(CheckedInputsMixin, BaseEstimator):
     """A linear score f(d) = wᵀd from weighted preference pairs (Duchi et al. 2010, §4).
 
     Parameters
@@ -66,10 +67,7 @@ class PairwiseLinearRanker(BaseEstimator):
 
     def __init__(self, loss: str = "value-linear", alpha: float = 1e-3, *,
                  epsilon: float = 1e-4, max_iter: int = 20_000) -> None:
-        self.loss = loss
-        self.alpha = alpha
-        self.epsilon = epsilon
-        self.max_iter = max_iter
+        store_params(self, locals())
 
     def _check(self, X: ArrayLike, pairs: ArrayLike, weights: ArrayLike | None
                ) -> tuple[NDArray, NDArray, NDArray]:
@@ -122,7 +120,7 @@ class PairwiseLinearRanker(BaseEstimator):
     def predict(self, X: ArrayLike) -> NDArray[np.float64]:
         """Scores wᵀd, shape (n,)."""
         check_is_fitted(self, "coef_")
-        return check_inputs(X, type(self).__name__, self.n_features_in_) @ self.coef_
+        return self._check_prediction_inputs(X) @ self.coef_
 
     def score(self, X: ArrayLike, pairs: ArrayLike, weights: ArrayLike | None = None,
               sample_weight: Any = None) -> float:

@@ -22,18 +22,20 @@ RankRLS is the Lavrentiev ranker of Kriukova et al. 2014: λ_RankRLS = m²·λ.
 
 from __future__ import annotations
 
-import copy
-
 import numpy as np
 import scipy.linalg
 import scipy.sparse
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, RegressorMixin
-from sklearn.utils.validation import check_is_fitted
 
-from ranking_core.kernels import Kernel, LinearKernel, make_kernel
-from ranking_core.metrics import pairwise_misranking
-from ranking_core.ranker import BLOCK_ENTRIES, RegularizationPath
+from ranking_core.kernels import Kernel, LinearKernel
+from ranking_core.learners.base import (
+    CheckedInputsMixin,
+    KernelMixin,
+    LambdaPathMixin,
+    RankingScoreMixin,
+    store_params,
+)
 from ranking_core.spectral import Spectrum
 from ranking_core.validation import check_inputs, describe_rows, one_of, positive_float
 
@@ -86,7 +88,8 @@ def preference_laplacian(
     return laplacian, mn
 
 
-class PreferenceRanker(RegressorMixin, BaseEstimator):
+class PreferenceRanker(KernelMixin, LambdaPathMixin, RankingScoreMixin, CheckedInputsMixin,
+                       RegressorMixin, BaseEstimator):
     """RankRLS (Pahikkala et al. 2009, eqs. (16)–(17), (20)–(22), (28), (31)) on a preference graph.
 
     Parameters
@@ -121,13 +124,7 @@ class PreferenceRanker(RegressorMixin, BaseEstimator):
         degree: int | None = None,
         coef0: float | None = None,
     ) -> None:
-        self.kernel = kernel
-        self.gamma = gamma
-        self.lam = lam
-        self.cost = cost
-        self.solver = solver
-        self.degree = degree
-        self.coef0 = coef0
+        store_params(self, locals())
 
     # -- fitting ---------------------------------------------------------------------------
     def _check_params(self) -> None:
@@ -135,13 +132,15 @@ class PreferenceRanker(RegressorMixin, BaseEstimator):
         positive_float(self.lam, "lam", owner)
         one_of(self.cost, "cost", COSTS, owner)
         one_of(self.solver, "solver", SOLVERS, owner)
-        self.kernel_ = make_kernel(self.kernel, gamma=self.gamma, degree=self.degree,
-                                   coef0=self.coef0)
+        self._resolve_kernel()
 
     def _graph(self, X: NDArray, y: ArrayLike | None, groups: ArrayLike | None,
                edges: tuple | None) -> tuple[scipy.sparse.csr_array, NDArray, NDArray | None]:
         owner, m = type(self).__name__, len(X)
-        if (y is None) == (edges is None):
+        if y is None and edges is None:
+            raise ValueError(f"{owner} requires y to be passed, but the target y is None "
+                             "(or pass edges=(head, tail, magnitude))")
+        if y is not None and edges is not None:
             raise ValueError(f"{owner}.fit needs exactly one of y (a scoring) and edges")
         if edges is not None:
             head, tail, magnitude = (np.asarray(a) for a in edges)
@@ -195,7 +194,7 @@ class PreferenceRanker(RegressorMixin, BaseEstimator):
         owner = type(self).__name__
         X = check_inputs(X, owner)
         if len(X) < 2:
-            raise ValueError(f"{owner}: need at least 2 training points, got {len(X)}")
+            raise ValueError(f"{owner}: need at least 2 training points, got {len(X)} sample(s)")
         self.n_features_in_ = X.shape[1]
         laplacian, mn, Y = self._graph(X, y, groups, edges)
         linear = isinstance(self.kernel_, LinearKernel)
@@ -248,54 +247,3 @@ class PreferenceRanker(RegressorMixin, BaseEstimator):
         else:
             intercept = self._score_mean - train.mean(axis=1)
         return coef, intercept, factors
-
-    def _set_solution(self, lam: float) -> None:
-        coef, intercept, _ = self._solution(np.array([lam]))
-        self.coef_ = coef[0]
-        self.intercept_ = intercept[0] if intercept[0].ndim else float(intercept[0])
-
-    # -- prediction ------------------------------------------------------------------------
-    def _feature_blocks(self, X: NDArray):
-        if self.X_fit_ is None:
-            yield slice(0, len(X)), X
-            return
-        step = max(1, BLOCK_ENTRIES // len(self.X_fit_))
-        for start in range(0, len(X), step):
-            rows = slice(start, min(start + step, len(X)))
-            yield rows, self.kernel_(X[rows], self.X_fit_)
-
-    def predict(self, X: ArrayLike) -> NDArray[np.float64]:
-        """f(x) = Σ A_i K(x, x_i) + b (or xᵀW + b), shape (n,) or (n, v)."""
-        check_is_fitted(self, "coef_")
-        X = check_inputs(X, type(self).__name__, self.n_features_in_)
-        out = np.empty((len(X), *self.coef_.shape[1:]))
-        for rows, features in self._feature_blocks(X):
-            out[rows] = features @ self.coef_
-        return out + self.intercept_
-
-    def path(self, lams: ArrayLike) -> RegularizationPath:
-        """Solutions for every λ from the one decomposition (Pahikkala et al. 2009, eq. (31)); one
-        output."""
-        check_is_fitted(self, "spectrum_")
-        if self.coef_.ndim != 1:
-            raise ValueError(f"{type(self).__name__}.path supports one output; "
-                             f"this model has {self.coef_.shape[1]}")
-        lams = np.atleast_1d(np.asarray(lams, dtype=np.float64))
-        for lam in lams:
-            positive_float(lam, "lams", type(self).__name__)
-        coef, intercept, factors = self._solution(lams)
-        return RegularizationPath(lams, coef, intercept, factors, self)
-
-    def resolve(self, lam: float) -> PreferenceRanker:
-        """A copy solved at another λ without refactorising; O(m²)."""
-        check_is_fitted(self, "spectrum_")
-        other = copy.copy(self)
-        other.lam = positive_float(lam, "lam", type(self).__name__)
-        other._set_solution(other.lam)
-        return other
-
-    def score(self, X: ArrayLike, y: ArrayLike, sample_weight: object = None) -> float:
-        """1 − pairwise misranking (Kriukova et al. 2014, eq. (1)) on (X, y) (one output)."""
-        if sample_weight is not None:
-            raise ValueError(f"{type(self).__name__}.score does not support sample_weight")
-        return 1.0 - pairwise_misranking(y, self.predict(X))

@@ -19,18 +19,23 @@ import numpy as np
 import scipy.optimize
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, RegressorMixin
-from sklearn.utils.validation import check_is_fitted
 
-from ranking_core.kernels import Kernel, make_kernel
-from ranking_core.metrics import pairwise_misranking
-from ranking_core.validation import check_inputs, check_training_data, positive_float
+from ranking_core.kernels import Kernel
+from ranking_core.learners.base import (
+    CheckedInputsMixin,
+    KernelMixin,
+    RankingScoreMixin,
+    store_params,
+)
+from ranking_core.validation import positive_float
 
 __all__ = ["SVRank"]
 
 MAX_PAIRS = 20_000  # K' holds MAX_PAIRS² floats (3.2 GB at the cap)
 
 
-class SVRank(RegressorMixin, BaseEstimator):
+class SVRank(KernelMixin, RankingScoreMixin, CheckedInputsMixin, RegressorMixin,
+             BaseEstimator):
     """SVRank (Cortes et al. 2007, eq. (9), n = 1; dual of §2.4 with the pair kernel).
 
     Parameters
@@ -58,13 +63,7 @@ class SVRank(RegressorMixin, BaseEstimator):
         degree: int | None = None,
         coef0: float | None = None,
     ) -> None:
-        self.kernel = kernel
-        self.gamma = gamma
-        self.lam = lam
-        self.epsilon = epsilon
-        self.tol = tol
-        self.degree = degree
-        self.coef0 = coef0
+        store_params(self, locals())
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> SVRank:
         """Solve the pair-kernel QP; O(P²) memory and time per iteration, P = m(m − 1)/2."""
@@ -74,9 +73,8 @@ class SVRank(RegressorMixin, BaseEstimator):
         if not np.isfinite(self.epsilon) or self.epsilon < 0:
             raise ValueError(f"{owner}: parameter 'epsilon' must be a finite number ≥ 0; "
                              f"got {self.epsilon!r}")
-        self.kernel_ = make_kernel(self.kernel, gamma=self.gamma, degree=self.degree,
-                                   coef0=self.coef0)
-        X, y = check_training_data(X, y, owner)
+        self._resolve_kernel()
+        X, y = self._check_training_data(X, y)
         m = len(y)
         first, second = np.triu_indices(m, 1)
         if len(first) > MAX_PAIRS:
@@ -109,19 +107,6 @@ class SVRank(RegressorMixin, BaseEstimator):
         residual = np.abs((train[first] - train[second]) - target)
         self.objective_ = float(lam * self.coef_ @ train
                                 + 2.0 / m**2 * np.maximum(residual - self.epsilon, 0.0).sum())
-        self.n_features_in_ = X.shape[1]
         self.X_fit_ = X
         self.converged_ = bool(result.success)
         return self
-
-    def predict(self, X: ArrayLike) -> NDArray[np.float64]:
-        """f(x) = Σ_i (Eᵀβ)_i K(x, x_i) + b, shape (n,)."""
-        check_is_fitted(self, "coef_")
-        X = check_inputs(X, type(self).__name__, self.n_features_in_)
-        return self.kernel_(X, self.X_fit_) @ self.coef_ + self.intercept_
-
-    def score(self, X: ArrayLike, y: ArrayLike, sample_weight: object = None) -> float:
-        """1 − pairwise misranking (Kriukova et al. 2014, eq. (1))."""
-        if sample_weight is not None:
-            raise ValueError(f"{type(self).__name__}.score does not support sample_weight")
-        return 1.0 - pairwise_misranking(y, self.predict(X))

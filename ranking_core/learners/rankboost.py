@@ -7,15 +7,12 @@ held-out sample.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ranking_core.metrics import pairwise_misranking
-from ranking_core.validation import check_inputs, check_training_data
+from ranking_core.learners.base import CheckedInputsMixin, RankingScoreMixin
 
 __all__ = ["RankBoost"]
 
@@ -40,7 +37,7 @@ def _best_threshold(order: NDArray[np.intp], values: NDArray[np.float64],
     return int(f), float(values[k + 1, f]), float(r[k, f])
 
 
-class RankBoost(RegressorMixin, BaseEstimator):
+class RankBoost(RankingScoreMixin, CheckedInputsMixin, RegressorMixin, BaseEstimator):
     """RankBoost (Freund et al. 2003, Fig. 2) with threshold weak rankers h(x) = 1{x_f > θ}.
 
     The crucial pairs are all (x₀, x₁) of training points with y(x₁) > y(x₀), initially weighted
@@ -79,8 +76,7 @@ class RankBoost(RegressorMixin, BaseEstimator):
                 or self.n_rounds < 1:
             raise ValueError(f"RankBoost: parameter 'n_rounds' must be a positive integer; "
                              f"got {self.n_rounds!r}")
-        X, y = check_training_data(X, y, type(self).__name__)
-        self.n_features_in_ = X.shape[1]
+        X, y = self._check_training_data(X, y)
         above = y[:, None] > y[None, :]  # above[i, j]: i must rank above j
         weights = above / above.sum()
         order = np.argsort(-X, axis=0, kind="stable")
@@ -110,7 +106,7 @@ class RankBoost(RegressorMixin, BaseEstimator):
     def staged_predict(self, X: ArrayLike) -> NDArray[np.float64]:
         """H after each round, shape (n_rounds_, n): row t is Σ_{s ≤ t} α_s h_s(x)."""
         check_is_fitted(self, "alphas_")
-        X = check_inputs(X, type(self).__name__, self.n_features_in_)
+        X = self._check_prediction_inputs(X)
         votes = X[:, self.features_].T > self.thresholds_[:, None]
         return np.cumsum(self.alphas_[:, None] * votes, axis=0)
 
@@ -118,9 +114,3 @@ class RankBoost(RegressorMixin, BaseEstimator):
         """H(x) = Σ_t α_t h_t(x) over all rounds, shape (n,)."""
         staged = self.staged_predict(X)
         return staged[-1] if len(staged) else np.zeros(staged.shape[1])
-
-    def score(self, X: ArrayLike, y: ArrayLike, sample_weight: Any = None) -> float:
-        """1 − pairwise misranking (Kriukova et al. 2014, eq. (1)) on (X, y): higher is better."""
-        if sample_weight is not None:
-            raise ValueError(f"{type(self).__name__}.score does not support sample_weight")
-        return 1.0 - pairwise_misranking(y, self.predict(X))

@@ -40,8 +40,9 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
+from ranking_core.learners.base import CheckedInputsMixin, store_params
 from ranking_core.metrics import ndcg
-from ranking_core.validation import check_inputs, check_training_data, one_of, positive_float
+from ranking_core.validation import one_of, positive_float
 
 __all__ = ["DORM", "MEASURES", "loss_augmented_positions", "measure_weights"]
 
@@ -154,7 +155,7 @@ class _Query:
         return psi, 1.0 - float(self.a[positions] @ self.b)
 
 
-class DORM(RegressorMixin, BaseEstimator):
+class DORM(CheckedInputsMixin, RegressorMixin, BaseEstimator):
     """Structured max-margin ranking that optimises a ranking measure directly (Le & Smola 2007, eq.
     (5)).
 
@@ -197,15 +198,7 @@ class DORM(RegressorMixin, BaseEstimator):
         tol: float = 1e-3,
         max_iter: int = 200,
     ) -> None:
-        self.measure = measure
-        self.n = n
-        self.C = C
-        self.decay = decay
-        self.threshold = threshold
-        self.neutral = neutral
-        self.halflife = halflife
-        self.tol = tol
-        self.max_iter = max_iter
+        store_params(self, locals())
 
     def _check_params(self) -> None:
         owner = type(self).__name__
@@ -256,7 +249,7 @@ class DORM(RegressorMixin, BaseEstimator):
         """Column generation over the aggregated constraints of eq. (5); ``groups`` labels the
         query of every row (None: one query)."""
         self._check_params()
-        X, y = check_training_data(X, y, type(self).__name__)
+        X, y = self._check_training_data(X, y)
         queries = self._queries(X, y, groups)
         m, budget = len(queries), float(self.C) * len(queries)
         w = np.zeros(X.shape[1])
@@ -287,7 +280,6 @@ class DORM(RegressorMixin, BaseEstimator):
         self.intercept_ = 0.0
         self.dual_coef_ = alpha
         self.n_queries_ = m
-        self.n_features_in_ = X.shape[1]
         self.slack_ = slack
         violations = [max(0.0, d - w @ p) for p, d in (q.most_violated(w) for q in queries)]
         self.objective_ = float(0.5 * w @ w + float(self.C) * sum(violations))
@@ -297,7 +289,7 @@ class DORM(RegressorMixin, BaseEstimator):
     def predict(self, X: ArrayLike) -> NDArray[np.float64]:
         """Scores g = Xw (sort decreasingly within a query to rank its documents)."""
         check_is_fitted(self, "coef_")
-        return check_inputs(X, type(self).__name__, self.n_features_in_) @ self.coef_
+        return self._check_prediction_inputs(X) @ self.coef_
 
     def score(self, X: ArrayLike, y: ArrayLike, sample_weight: object = None) -> float:
         """NDCG@n of the predicted order over all rows (one query), Le & Smola 2007, eq. (14)."""

@@ -1,29 +1,29 @@
 """Regularized ranking (and regression) estimators on a cached spectral decomposition.
 
-``SpectralRanker`` learns f_z^λ = g_λ(S*DS/m²) S*Dy/m² (Kriukova et al. 2014, eqs. (3)–(4), §3, eq.
-(13)),
-``SpectralRegressor`` the supervised-regression counterpart g_λ(S*S/m) S*y/m (SLR, Kriukova et al.
-2014, §4.1). Both follow scikit-learn's conventions: parameters in ``__init__``, learning in
-``fit``, learned state with a trailing underscore. ``fit`` decomposes once; ``path`` and ``resolve``
-re-solve for any λ from that decomposition without refactorising.
+``SpectralRanker`` learns f_z^λ = g_λ(S*DS/m²) S*Dy/m² (Kriukova et al. 2014, eqs. (3)–(4), §3,
+eq. (13)), ``SpectralRegressor`` the supervised-regression counterpart g_λ(S*S/m) S*y/m (SLR,
+Kriukova et al. 2014, §4.1). Both follow scikit-learn's conventions: parameters in ``__init__``,
+learning in ``fit``, learned state with a trailing underscore. ``fit`` decomposes once; ``path``
+and ``resolve`` re-solve for any λ from that decomposition without refactorising.
 """
 
 from __future__ import annotations
 
-import copy
 import warnings
-from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, RegressorMixin
-from sklearn.utils.validation import check_is_fitted
 
 from ranking_core.filters import Filter, make_filter
-from ranking_core.kernels import Kernel, LinearKernel, make_kernel
-from ranking_core.metrics import pairwise_misranking
+from ranking_core.kernels import Kernel, LinearKernel
+from ranking_core.learners.base import (
+    CheckedInputsMixin,
+    KernelMixin,
+    LambdaPathMixin,
+    RankingScoreMixin,
+    store_params,
+)
 from ranking_core.spectral import (
     Spectrum,
     dense_spectrum,
@@ -31,50 +31,17 @@ from ranking_core.spectral import (
     pivoted_cholesky,
     primal_spectrum,
 )
-from ranking_core.validation import check_inputs, check_training_data, one_of, positive_float
+from ranking_core.validation import one_of, positive_float
 
-__all__ = ["RegularizationPath", "SpectralRanker", "SpectralRegressor"]
+__all__ = ["SpectralRanker", "SpectralRegressor"]
 
 SOLVERS = ("auto", "dense", "low-rank", "primal")
-# Predictions are formed in row blocks of at most this many kernel entries (8 bytes each).
-BLOCK_ENTRIES = 1 << 22
 # "auto" tries the low-rank factorisation for smooth kernels from this many training points on.
 AUTO_LOW_RANK_FROM = 2000
 
 
-@dataclass(frozen=True)
-class RegularizationPath:
-    """Solutions for a whole λ grid from one decomposition.
-
-    Attributes
-    ----------
-    lams : (L,) regularization parameters.
-    coef : (L, p) coefficients (kernel coefficients, or feature weights for the primal form).
-    intercept : (L,) constants b(λ).
-    factors : (L, r) filter factors g_λ(σ).
-    """
-
-    lams: NDArray[np.float64]
-    coef: NDArray[np.float64]
-    intercept: NDArray[np.float64]
-    factors: NDArray[np.float64]
-    estimator: _SpectralEstimator
-
-    def predict(self, X: ArrayLike) -> NDArray[np.float64]:
-        """Predictions for every λ, shape (L, n); O(n·m·L) after one kernel block per row chunk."""
-        X = check_inputs(X, type(self.estimator).__name__, self.estimator.n_features_in_)
-        out = np.empty((len(self.lams), len(X)))
-        for rows, features in self.estimator._feature_blocks(X):
-            out[:, rows] = self.coef @ features.T
-        return out + self.intercept[:, None]
-
-    def rkhs_norm_differences(self) -> NDArray[np.float64]:
-        """‖f_{λ_j} − f_{λ_{j+1}}‖_H for consecutive λ, shape (L − 1,) (quasi-optimality)."""
-        weights = self.estimator.spectrum_.norm_weights
-        return np.sqrt(np.maximum(np.diff(self.factors, axis=0) ** 2 @ weights, 0.0))
-
-
-class _SpectralEstimator(RegressorMixin, BaseEstimator):
+class _SpectralEstimator(KernelMixin, LambdaPathMixin, RankingScoreMixin, CheckedInputsMixin,
+                         RegressorMixin, BaseEstimator):
     """Shared machinery; subclasses fix whether the operator is centred (ranking) or not."""
 
     _centered: bool = True
@@ -91,14 +58,7 @@ class _SpectralEstimator(RegressorMixin, BaseEstimator):
         solver: str = "auto",
         rank_tol: float = 1e-14,
     ) -> None:
-        self.kernel = kernel
-        self.gamma = gamma
-        self.filter = filter
-        self.lam = lam
-        self.degree = degree
-        self.coef0 = coef0
-        self.solver = solver
-        self.rank_tol = rank_tol
+        store_params(self, locals())
 
     # -- fitting ---------------------------------------------------------------------------
     def _check_params(self) -> None:
@@ -106,9 +66,7 @@ class _SpectralEstimator(RegressorMixin, BaseEstimator):
         positive_float(self.lam, "lam", owner)
         positive_float(self.rank_tol, "rank_tol", owner)
         one_of(self.solver, "solver", SOLVERS, owner)
-        self.kernel_ = make_kernel(
-            self.kernel, gamma=self.gamma, degree=self.degree, coef0=self.coef0
-        )
+        self._resolve_kernel()
         self.filter_ = make_filter(self.filter)
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> _SpectralEstimator:
@@ -120,8 +78,7 @@ class _SpectralEstimator(RegressorMixin, BaseEstimator):
         y : (m,) ratings.
         """
         self._check_params()
-        X, y = check_training_data(X, y, type(self).__name__)
-        self.n_features_in_ = X.shape[1]
+        X, y = self._check_training_data(X, y)
         self.y_mean_ = float(y.mean()) if self._centered else 0.0
         self.spectrum_ = self._decompose(X, y)
         self.X_fit_ = None if self.spectrum_.method == "primal" else X
@@ -165,56 +122,6 @@ class _SpectralEstimator(RegressorMixin, BaseEstimator):
         if not self._centered:
             intercept = np.zeros(len(lams))
         return coef, intercept, self.spectrum_.factors(self.filter_, lams)
-
-    def _set_solution(self, lam: float) -> None:
-        coef, intercept, _ = self._solution(np.array([lam]))
-        self.coef_ = coef[0]
-        self.intercept_ = float(intercept[0])
-
-    # -- prediction ------------------------------------------------------------------------
-    def _feature_blocks(self, X: NDArray[np.float64]) -> Iterator[tuple[slice, NDArray]]:
-        """(rows, Φ(X[rows])) with Φ the kernel row K(x, X_fit) or, in the primal form, x."""
-        if self.X_fit_ is None:
-            yield slice(0, len(X)), X
-            return
-        step = max(1, BLOCK_ENTRIES // max(len(self.X_fit_), 1))
-        for start in range(0, len(X), step):
-            rows = slice(start, min(start + step, len(X)))
-            yield rows, self.kernel_(X[rows], self.X_fit_)
-
-    def predict(self, X: ArrayLike) -> NDArray[np.float64]:
-        """f(x) = Σ c_i K(x, x_i) + b on the rating scale, shape (n,)."""
-        check_is_fitted(self, "coef_")
-        X = check_inputs(X, type(self).__name__, self.n_features_in_)
-        out = np.empty(len(X))
-        for rows, features in self._feature_blocks(X):
-            out[rows] = features @ self.coef_
-        return out + self.intercept_
-
-    def path(self, lams: ArrayLike) -> RegularizationPath:
-        """The solutions for every λ in ``lams`` from the cached decomposition (no refactorising);
-        O(m·r) per λ."""
-        check_is_fitted(self, "spectrum_")
-        lams = np.atleast_1d(np.asarray(lams, dtype=np.float64))
-        for lam in lams:
-            positive_float(lam, "lams", type(self).__name__)
-        coef, intercept, factors = self._solution(lams)
-        return RegularizationPath(lams, coef, intercept, factors, self)
-
-    def resolve(self, lam: float) -> _SpectralEstimator:
-        """A copy solved at another λ from the same decomposition, O(m·r) (for sliders, λ rules)."""
-        check_is_fitted(self, "spectrum_")
-        lam = positive_float(lam, "lam", type(self).__name__)
-        other = copy.copy(self)
-        other.lam = lam
-        other._set_solution(lam)
-        return other
-
-    def score(self, X: ArrayLike, y: ArrayLike, sample_weight: Any = None) -> float:
-        """1 − pairwise misranking (Kriukova et al. 2014, eq. (1)) on (X, y): higher is better."""
-        if sample_weight is not None:
-            raise ValueError(f"{type(self).__name__}.score does not support sample_weight")
-        return 1.0 - pairwise_misranking(y, self.predict(X))
 
 
 class SpectralRanker(_SpectralEstimator):

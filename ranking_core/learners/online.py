@@ -19,18 +19,23 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, RegressorMixin
-from sklearn.utils.validation import check_is_fitted
 
-from ranking_core.kernels import Kernel, make_kernel
-from ranking_core.metrics import pairwise_misranking
-from ranking_core.validation import check_inputs, check_training_data, positive_float
+from ranking_core.kernels import Kernel
+from ranking_core.learners.base import (
+    CheckedInputsMixin,
+    KernelMixin,
+    RankingScoreMixin,
+    store_params,
+)
+from ranking_core.validation import positive_float
 
 __all__ = ["OnlineMPRank"]
 
 
-class OnlineMPRank(RegressorMixin, BaseEstimator):
+class OnlineMPRank(KernelMixin, RankingScoreMixin, CheckedInputsMixin, RegressorMixin,
+                   BaseEstimator):
     """MPRank trained by the coordinate-wise gradient sweeps of Cortes et al. 2007, §2.5.
 
     Parameters
@@ -61,14 +66,7 @@ class OnlineMPRank(RegressorMixin, BaseEstimator):
         degree: int | None = None,
         coef0: float | None = None,
     ) -> None:
-        self.kernel = kernel
-        self.gamma = gamma
-        self.lam = lam
-        self.step = step
-        self.max_passes = max_passes
-        self.tol = tol
-        self.degree = degree
-        self.coef0 = coef0
+        store_params(self, locals())
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> OnlineMPRank:
         """Sweep the training points until the dual (16) stops moving; O(m²) per sweep."""
@@ -80,10 +78,8 @@ class OnlineMPRank(RegressorMixin, BaseEstimator):
         if int(self.max_passes) != self.max_passes or self.max_passes < 1:
             raise ValueError(f"{owner}: parameter 'max_passes' must be a positive integer; "
                              f"got {self.max_passes!r}")
-        self.kernel_ = make_kernel(self.kernel, gamma=self.gamma, degree=self.degree,
-                                   coef0=self.coef0)
-        X, y = check_training_data(X, y, owner)
-        self.n_features_in_ = X.shape[1]
+        self._resolve_kernel()
+        X, y = self._check_training_data(X, y)
         m = len(y)
         K = self.kernel_(X, X)
         row_mean = K.mean(axis=0)
@@ -117,15 +113,3 @@ class OnlineMPRank(RegressorMixin, BaseEstimator):
         self.X_fit_ = X
         self.intercept_ = float(y.mean() - K.mean(axis=0) @ self.coef_)
         return self
-
-    def predict(self, X: ArrayLike) -> NDArray[np.float64]:
-        """f(x) = Σ α_i K(x, x_i) + b, shape (n,)."""
-        check_is_fitted(self, "coef_")
-        X = check_inputs(X, type(self).__name__, self.n_features_in_)
-        return self.kernel_(X, self.X_fit_) @ self.coef_ + self.intercept_
-
-    def score(self, X: ArrayLike, y: ArrayLike, sample_weight: object = None) -> float:
-        """1 − pairwise misranking (Kriukova et al. 2014, eq. (1))."""
-        if sample_weight is not None:
-            raise ValueError(f"{type(self).__name__}.score does not support sample_weight")
-        return 1.0 - pairwise_misranking(y, self.predict(X))

@@ -1,0 +1,26 @@
+"""Choosing a learner's regularization parameter (Kriukova et al. 2014, §4.1, §4.4; DESIGN §4).
+
+:func:`choose` is the one entry point (hold-out, k-fold, quasi-optimality, a-priori λ(m), manual);
+:func:`fit_apriori_lambda` fits the a-priori rule; the exact leave-pair-out estimate of the
+least-squares ranker lives in :mod:`ranking_core.selection.leave_pair_out`.
+"""
+
+from ranking_core.selection.apriori import AprioriRule, fit_apriori_lambda
+from ranking_core.selection.choose import RULES, Choice, choose, paper_lambda_grid
+from ranking_core.selection.leave_pair_out import (
+    leave_pair_out,
+    leave_pair_out_differences,
+    leave_pair_out_squared,
+)
+
+__all__ = [
+    "RULES",
+    "AprioriRule",
+    "Choice",
+    "choose",
+    "fit_apriori_lambda",
+    "leave_pair_out",
+    "leave_pair_out_differences",
+    "leave_pair_out_squared",
+    "paper_lambda_grid",
+]

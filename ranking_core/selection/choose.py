@@ -1,0 +1,260 @@
+"""One way to choose a learner's regularization parameter (and optionally γ): :func:`choose`.
+
+Rules (Kriukova et al. 2014, §4.1, §4.3–4.4; DESIGN §4):
+
+* ``"holdout"`` — the first ⌊fit_fraction·m⌋ points fit, the rest score every candidate by
+  pairwise misranking (eq. (1));
+* ``"kfold"`` — the same criterion averaged over k folds;
+* ``"quasi-optimality"`` — λ_j minimising ‖f_{λ_j} − f_{λ_{j+1}}‖_H (Tikhonov & Glasko 1965), no
+  held-out data;
+* ``"apriori"`` — λ(m) = α·m^(−β/2) from a fitted :class:`~ranking_core.selection.AprioriRule`;
+* ``"manual"`` — a given value.
+
+A learner with a λ path (``path``/``resolve``) is decomposed once per fit and every λ of the grid
+is solved from that decomposition; any other learner is fitted once per grid value of ``param``.
+After the choice the model is refitted on all m points at the chosen values (``refit=True``, the
+default); the :class:`Choice` records whether it was.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from sklearn.base import BaseEstimator, clone
+from sklearn.model_selection import KFold
+
+from ranking_core.metrics import pairwise_misranking, pairwise_misranking_rows
+from ranking_core.validation import check_training_data, one_of
+
+__all__ = ["RULES", "Choice", "choose", "paper_lambda_grid"]
+
+RULES = ("holdout", "kfold", "quasi-optimality", "apriori", "manual")
+
+Estimator = BaseEstimator | Callable[[object], BaseEstimator]
+Progress = Callable[[int, int], None]
+
+
+class _Steps:
+    """Counts fits and reports ``progress(done, total)`` after each."""
+
+    def __init__(self, total: int, progress: Progress | None) -> None:
+        self.done, self.total, self.progress = 0, total, progress
+
+    def __call__(self) -> None:
+        self.done += 1
+        if self.progress is not None:
+            self.progress(self.done, self.total)
+
+
+def paper_lambda_grid(lam0: float = 1.0, q: float = 0.95, n: int = 200) -> NDArray[np.float64]:
+    """λ_j = λ₀·q^j, j = 0..n−1 (Kriukova et al. 2014, §4.1: λ₀ = 1, q = 0.95, n = 200; λ₀ = 15
+    for CF)."""
+    return lam0 * q ** np.arange(n, dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class Choice:
+    """What a rule chose, the curve it chose from, and the model.
+
+    Attributes
+    ----------
+    value : the chosen value of ``param`` (λ for a path learner).
+    param : the parameter chosen (``"lam"``, or e.g. ``"n_rounds"``).
+    gamma : the chosen γ when several were tried, else ``None``.
+    grid : (L,) the candidate values (``None`` for ``"apriori"`` and ``"manual"``).
+    gammas : (G,) the candidate γ, or ``None``.
+    curve : the criterion per candidate: validation misranking (hold-out, k-fold), or
+        ‖f_{λ_j} − f_{λ_{j+1}}‖_H with the last entry NaN (quasi-optimality); shape (L,), or
+        (G, L) with ``gammas``; ``None`` for ``"apriori"`` and ``"manual"``.
+    model : the estimator at the chosen values: fitted on all m points when ``refit``, otherwise
+        the hold-out rule's model fitted on the first part only.
+    rule : the rule used.
+    refit : whether ``model`` was refitted on all data after the choice.
+    """
+
+    value: float
+    param: str
+    gamma: object
+    grid: NDArray[np.float64] | None
+    gammas: tuple | None
+    curve: NDArray[np.float64] | None
+    model: BaseEstimator
+    rule: str
+    refit: bool
+
+
+def _has_path(estimator: BaseEstimator) -> bool:
+    return hasattr(estimator, "path") and hasattr(estimator, "resolve")
+
+
+def _candidates(estimator: Estimator, gammas: Sequence | None) -> list[BaseEstimator]:
+    """One unfitted estimator per γ: ``estimator(γ)`` for a factory, else ``gamma`` set."""
+    if gammas is None:
+        if not isinstance(estimator, BaseEstimator):
+            raise ValueError("choose: an estimator factory needs gammas")
+        return [estimator]
+    if len(gammas) == 0:
+        raise ValueError("choose: gammas must list at least one value")
+    if isinstance(estimator, BaseEstimator):
+        return [clone(estimator).set_params(gamma=gamma) for gamma in gammas]
+    return [estimator(gamma) for gamma in gammas]
+
+
+def _fit_at(estimator: BaseEstimator, param: str, value: float, X: NDArray,
+            y: NDArray) -> BaseEstimator:
+    return clone(estimator).set_params(**{param: value}).fit(X, y)
+
+
+def _validation(estimator: BaseEstimator, param: str, grid: NDArray, X_fit: NDArray,
+                y_fit: NDArray, X_val: NDArray, y_val: NDArray) -> tuple[NDArray, list]:
+    """(misranking on the validation part per grid value, the fitted model(s)): one fit and its
+    λ path for a path learner, one fit per value otherwise."""
+    if param == "lam" and _has_path(estimator):
+        model = clone(estimator).fit(X_fit, y_fit)
+        return pairwise_misranking_rows(y_val, model.path(grid).predict(X_val)), [model]
+    models = [_fit_at(estimator, param, value, X_fit, y_fit) for value in grid]
+    curve = np.array([pairwise_misranking(y_val, model.predict(X_val)) for model in models])
+    return curve, models
+
+
+def _first_minimum(curve: NDArray) -> tuple[int, ...]:
+    """Index of the first minimum (row-major: the first γ, then the largest λ of a decreasing
+    grid among ties)."""
+    if np.all(np.isnan(curve)):
+        raise ValueError("choose: the validation ratings are constant, so no candidate can be "
+                         "compared")
+    return np.unravel_index(int(np.nanargmin(curve)), curve.shape)
+
+
+def choose(
+    estimator: Estimator,
+    X: ArrayLike,
+    y: ArrayLike,
+    *,
+    rule: str,
+    grid: ArrayLike | None = None,
+    param: str = "lam",
+    gammas: Sequence | None = None,
+    refit: bool = True,
+    fit_fraction: float = 0.5,
+    n_splits: int = 5,
+    random_state: int | None = 0,
+    apriori: Callable[[int], float] | None = None,
+    value: float | None = None,
+    progress: Progress | None = None,
+) -> Choice:
+    """Choose ``param`` (λ by default), and γ among ``gammas``, by ``rule``; return a
+    :class:`Choice`.
+
+    Parameters
+    ----------
+    estimator : an unfitted estimator, or with ``gammas`` also a factory γ → estimator (such as
+        :attr:`ranking_core.learners.LearnerSpec.make`); without a factory γ is set by
+        ``set_params(gamma=…)``.
+    X : (m, d) inputs (glucose pairs: REF, estimate in mg/dL); y : (m,) ratings.
+    rule : one of :data:`RULES`.
+    grid : candidate values of ``param`` (default for λ: :func:`paper_lambda_grid`).
+    param : the parameter chosen; a learner with a λ path solves every λ from one decomposition.
+    gammas : candidate kernel widths γ, chosen with ``param`` by the same criterion
+        (``"holdout"`` and ``"kfold"`` only).
+    refit : refit on all m points at the chosen values (the default). ``False`` keeps the
+        hold-out rule's model fitted on the first part (``"holdout"`` only; the other rules fit
+        on all data anyway).
+    fit_fraction : share of the points that fit under ``"holdout"`` (the rest validate).
+    n_splits, random_state : the folds of ``"kfold"`` (shuffled).
+    apriori : for ``"apriori"``: the rule λ(m), e.g. a fitted
+        :class:`~ranking_core.selection.AprioriRule`.
+    value : for ``"manual"``: the value of ``param``.
+    progress : ``progress(done, total)`` after each fit (per γ, per fold, and the refit).
+    """
+    one_of(rule, "rule", RULES, "choose")
+    X, y = check_training_data(X, y, "choose")
+    if not refit and rule != "holdout":
+        raise ValueError(f"choose: refit=False applies to rule='holdout' only; rule={rule!r} "
+                         "fits on all data")
+    if gammas is not None and rule not in ("holdout", "kfold"):
+        raise ValueError(f"choose: gammas are chosen by 'holdout' or 'kfold' only; got {rule!r}")
+    candidates = _candidates(estimator, gammas)
+    gammas = None if gammas is None else tuple(gammas)
+    if rule in ("apriori", "manual"):
+        if rule == "apriori" and apriori is None:
+            raise ValueError("choose: rule='apriori' needs apriori (a rule λ(m))")
+        if rule == "manual" and value is None:
+            raise ValueError("choose: rule='manual' needs value")
+        chosen = float(apriori(len(y))) if rule == "apriori" else value
+        model = _fit_at(candidates[0], param, chosen, X, y)
+        _Steps(1, progress)()
+        return Choice(chosen, param, None, None, None, None, model, rule, True)
+    if grid is None:
+        if param != "lam":
+            raise ValueError(f"choose: a grid of {param!r} values is needed")
+        grid = paper_lambda_grid()
+    grid = np.atleast_1d(np.asarray(grid, dtype=np.float64 if param == "lam" else None))
+    if rule == "quasi-optimality":
+        choice = _quasi_optimality(candidates[0], param, grid, X, y)
+        _Steps(1, progress)()
+        return choice
+    per_candidate = 1 if rule == "holdout" else n_splits
+    step = _Steps(len(candidates) * per_candidate + int(refit), progress)
+    if rule == "holdout":
+        cut = int(fit_fraction * len(y))
+        if cut < 2 or len(y) - cut < 2:
+            raise ValueError(f"choose: {len(y)} points are too few to split at {fit_fraction}")
+        parts = []
+        for candidate in candidates:
+            parts.append(_validation(candidate, param, grid, X[:cut], y[:cut], X[cut:], y[cut:]))
+            step()
+        curves = np.vstack([curve for curve, _ in parts])
+    else:
+        curves = np.vstack([_kfold_curve(c, param, grid, X, y, n_splits, random_state, step)
+                            for c in candidates])
+    g, j = _first_minimum(curves)
+    chosen = grid[j].item()
+    if refit:
+        model = _fit_at(candidates[g], param, chosen, X, y)
+        step()
+    else:
+        models = parts[g][1]
+        model = models[0].resolve(chosen) if len(models) == 1 and param == "lam" and \
+            _has_path(models[0]) else models[j]
+    return Choice(chosen, param, None if gammas is None else gammas[g], grid, gammas,
+                  curves[0] if gammas is None else curves, model, rule, refit)
+
+
+def _kfold_curve(estimator: BaseEstimator, param: str, grid: NDArray, X: NDArray, y: NDArray,
+                 n_splits: int, random_state: int | None, step: _Steps) -> NDArray[np.float64]:
+    """Validation misranking per grid value averaged over the folds whose training part is not
+    constant (NaN where no fold could compare)."""
+    folds = KFold(n_splits=n_splits, shuffle=True, random_state=random_state)
+    curves = []
+    for train, test in folds.split(X):
+        if np.ptp(y[train]) > 0:
+            curves.append(
+                _validation(estimator, param, grid, X[train], y[train], X[test], y[test])[0])
+        step()
+    if not curves:
+        raise ValueError("choose: every training fold has constant ratings")
+    stacked = np.vstack(curves)
+    valid = ~np.all(np.isnan(stacked), axis=0)
+    curve = np.full(len(grid), np.nan)
+    curve[valid] = np.nanmean(stacked[:, valid], axis=0)
+    return curve
+
+
+def _quasi_optimality(estimator: BaseEstimator, param: str, grid: NDArray, X: NDArray,
+                      y: NDArray) -> Choice:
+    """Quasi-optimality (Tikhonov & Glasko 1965; Kriukova et al. 2014, §4.4 and ref. [21]): on a
+    geometric grid, λ_j minimising ‖f_{λ_j} − f_{λ_{j+1}}‖_H; the RKHS norms come from the
+    spectrum in O(r) per λ."""
+    if param != "lam" or not _has_path(estimator):
+        raise ValueError("choose: rule='quasi-optimality' needs a learner with a λ path")
+    if len(grid) < 2:
+        raise ValueError("choose: rule='quasi-optimality' needs at least two values of λ")
+    model = clone(estimator).fit(X, y)
+    curve = np.r_[model.path(grid).rkhs_norm_differences(), np.nan]
+    best = int(np.nanargmin(curve))
+    return Choice(grid[best].item(), param, None, grid, None, curve, model.resolve(grid[best]),
+                  "quasi-optimality", True)
