@@ -413,6 +413,7 @@ class _Chunk:
     lines: Sequence[int]
     rows: list[list[str]] | None = None
     columns: list[list[str]] | None = None
+    numbers: NDArray[np.float64] | None = None  # (rows, width): every cell a plain finite number
 
 
 @dataclass
@@ -507,6 +508,36 @@ def _text_rows(text: IO[str], schema: Schema, label: str, limits: Limits,
         if rows:
             yield _Chunk(numbers, rows=rows)
 
+    numeric = (schema.prepare is None and schema.fields is None
+               and all(r.kind == "number" for r in schema.roles))
+    # plain numbers: digits, minus signs, points (when the delimiter fixes the decimal mark) and
+    # delimiters; pandas refuses every token of these characters that is not a number ('', '-',
+    # '.', '1-2', '1.2.3'), so no blank, text, NaN, NUL, spaced or grouped cell is accepted
+    plain = (b"0123456789-\n" + delimiter.encode()) + (b"." if delimiter == "," else b"")
+
+    def fast(bare: list[str]) -> NDArray[np.float64] | None:
+        """The fast path: a chunk of plain numbers parsed by pandas' C reader (correctly rounded,
+        like ``float``), accepted only when every cell is a finite number; else None (then the
+        full rules apply to the chunk)."""
+        longest = max(map(len, bare))
+        if not numeric or longest > limits.max_cell:
+            return None
+        block = "\n".join(bare)
+        if not block.isascii() or block.encode("ascii").translate(None, plain):
+            return None
+        try:
+            values = pd.read_csv(io.StringIO(block), sep=delimiter, header=None,
+                                 dtype=np.float64, engine="c", na_filter=False,
+                                 # a line of ≤ 16 characters holds numbers of ≤ 15 digits, which
+                                 # pandas' own parser rounds correctly; longer: Python's strtod
+                                 float_precision=None if longest <= 16 else "round_trip"
+                                 ).to_numpy()
+        except (ValueError, pd.errors.ParserError):
+            return None
+        if values.shape != (len(bare), width) or not np.isfinite(values).all():
+            return None
+        return values
+
     def chunks() -> Iterator[_Chunk]:
         first = header_line + 1  # the file line of the next line read
         while True:
@@ -527,6 +558,10 @@ def _text_rows(text: IO[str], schema: Schema, label: str, limits: Limits,
             first += len(bare)
             counts = list(map(operator.methodcaller("count", delimiter), bare))
             if set(counts) == {width - 1}:
+                values = fast(bare)
+                if values is not None:
+                    yield _Chunk(numbers, numbers=values)
+                    continue
                 # plain rows of the header's width: split the whole chunk at once
                 cells = delimiter.join(bare).split(delimiter)
                 columns = [cells[k::width] for k in range(width)]
@@ -890,6 +925,11 @@ def _collect(rows: _Rows, schema: Schema, label: str, unit: str | None, limits: 
             raise InputError(f"{label}: more than {limits.max_rows:,} data rows (the limit; "
                              "split the file or raise the limit)")
         lines = np.asarray(chunk.lines, dtype=np.int64)
+        if chunk.numbers is not None:  # plain numbers, already checked
+            for f in typed:
+                parts[f.name].append(chunk.numbers[:, header.index[f.name]])
+            kept_lines.append(lines)
+            continue
         bad = np.zeros(n, dtype=bool)
         if chunk.rows is not None:
             width = np.fromiter(map(len, chunk.rows), dtype=np.int64, count=n)

@@ -90,6 +90,22 @@ def _zone_table(grid: ZoneGrid, index: NDArray[np.intp]) -> pd.DataFrame:
     return table
 
 
+def _spread(values: NDArray[np.float64], where: NDArray, n: int) -> NDArray[np.float64]:
+    """``values`` placed at ``where`` (a mask or positions) of n pairs, NaN elsewhere."""
+    out = np.full(n, np.nan)
+    out[where] = values
+    return out
+
+
+def _labels(names: tuple[str, ...], index: NDArray[np.intp], included: NDArray[np.bool_]
+            ) -> pd.Categorical:
+    """Per pair, the name of its zone / grade / category (missing for excluded pairs), stored
+    as codes so that 10^7 pairs do not make 10^7 strings."""
+    codes = np.full(included.shape, -1, dtype=np.int8)
+    codes[included] = index
+    return pd.Categorical.from_codes(codes, categories=list(names))
+
+
 def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     return json.loads(frame.to_json(orient="records"))
 
@@ -260,16 +276,13 @@ def meter_report(
     })
 
     per_pair = pd.DataFrame({"row": pairs.rows, "BGM": bgm, "REF": ref, "included": included})
-    per_pair["rel"] = np.nan
-    per_pair.loc[np.flatnonzero(included)[positive], "rel"] = rel
-    per_pair["iso_diff"] = np.nan
-    per_pair.loc[included, "iso_diff"] = diff
+    per_pair["rel"] = _spread(rel, np.flatnonzero(included)[positive], n_total)
+    per_pair["iso_diff"] = _spread(diff, included, n_total)
     zones = {}
     for family, grid in report_grids(parkes_type).items():
         index = grid.zone_index(r, b)
         zones[family] = _zone_table(grid, index)
-        per_pair[family] = pd.Series(pd.NA, dtype="string")
-        per_pair.loc[included, family] = np.array(grid.zones)[index]
+        per_pair[family] = _labels(grid.zones, index, included)
 
     parkes_ab = int(zones["parkes"].set_index("zone").loc[["A", "B"], "count"].sum())
     ranges = range_statistics(r, b)
@@ -283,13 +296,9 @@ def meter_report(
         grades.insert(0, "abs_risk_range", list(RISK_GRADE_RANGES))
         grades.insert(0, "grade", list(RISK_GRADES))
         risk_grades, risk_categories = grades, _category_table(abs_risk)
-        per_pair["abs_risk"] = np.nan
-        per_pair.loc[included, "abs_risk"] = abs_risk
-        per_pair["risk_grade"] = pd.Series(pd.NA, dtype="string")
-        per_pair.loc[included, "risk_grade"] = np.array(RISK_GRADES)[risk_grade(abs_risk)]
-        per_pair["risk_category"] = pd.Series(pd.NA, dtype="string")
-        per_pair.loc[included, "risk_category"] = np.array(
-            RISK_CATEGORIES)[risk_category(abs_risk)]
+        per_pair["abs_risk"] = _spread(abs_risk, included, n_total)
+        per_pair["risk_grade"] = _labels(RISK_GRADES, risk_grade(abs_risk), included)
+        per_pair["risk_category"] = _labels(RISK_CATEGORIES, risk_category(abs_risk), included)
     if learned_risk is not None:
         surface = np.asarray(learned_risk, dtype=np.float64)
         size = GLUCOSE_MAX + 1
@@ -298,8 +307,7 @@ def meter_report(
                              f"indexed [REF, BGM] in mg/dL; got shape {surface.shape}")
         learned = get_grid("learned", RiskGrid).risk(surface, r, b)
         learned_categories = _category_table(learned)
-        per_pair["learned_risk"] = np.nan
-        per_pair.loc[included, "learned_risk"] = learned
+        per_pair["learned_risk"] = _spread(learned, included, n_total)
 
     return MeterReport(
         pair_types=pair_types, accuracy=accuracy, iso_ranges=iso_ranges, binomial=binomial,
