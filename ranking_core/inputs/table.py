@@ -515,35 +515,50 @@ def _text_rows(text: IO[str], schema: Schema, label: str, limits: Limits,
     # '.', '1-2', '1.2.3'), so no blank, text, NaN, NUL, spaced or grouped cell is accepted
     plain = (b"0123456789-\n" + delimiter.encode()) + (b"." if delimiter == "," else b"")
 
-    def fast(bare: list[str]) -> NDArray[np.float64] | None:
-        """The fast path: a chunk of plain numbers parsed by pandas' C reader (correctly rounded,
-        like ``float``), accepted only when every cell is a finite number; else None (then the
-        full rules apply to the chunk)."""
-        longest = max(map(len, bare))
-        if not numeric or longest > limits.max_cell:
+    def fast(block: str) -> NDArray[np.float64] | None:
+        """The fast path: a chunk of whole lines of plain numbers parsed by pandas' C reader
+        (correctly rounded, like ``float``), accepted only when every line has the header's width
+        and every cell is a finite number; else None (then the full rules apply to the chunk)."""
+        if not numeric or not block.isascii():
             return None
-        block = "\n".join(bare)
-        if not block.isascii() or block.encode("ascii").translate(None, plain):
+        raw = block.encode("ascii")
+        if raw.translate(None, plain):
+            return None
+        ends = np.flatnonzero(np.frombuffer(raw, np.uint8) == ord("\n"))
+        rows = len(ends) + (not raw.endswith(b"\n"))
+        cut = np.flatnonzero(np.frombuffer(raw, np.uint8) == ord(delimiter))
+        bounds = np.concatenate(([-1], np.sort(np.concatenate((ends, cut))), [len(raw)]))
+        longest = int(np.diff(bounds).max()) - 1  # characters of the longest cell
+        if longest > limits.max_cell:
             return None
         try:
-            values = pd.read_csv(io.StringIO(block), sep=delimiter, header=None,
+            values = pd.read_csv(io.BytesIO(raw), sep=delimiter, header=None,
                                  dtype=np.float64, engine="c", na_filter=False,
-                                 # a line of ≤ 16 characters holds numbers of ≤ 15 digits, which
-                                 # pandas' own parser rounds correctly; longer: Python's strtod
-                                 float_precision=None if longest <= 16 else "round_trip"
+                                 # numbers of ≤ 15 characters (≤ 15 digits) pandas' own parser
+                                 # rounds correctly; longer ones go through Python's strtod
+                                 float_precision=None if longest <= 15 else "round_trip"
                                  ).to_numpy()
         except (ValueError, pd.errors.ParserError):
-            return None
-        if values.shape != (len(bare), width) or not np.isfinite(values).all():
-            return None
+            return None  # a blank, '-', '.', '1-2' or '1.2.3' cell, or a short row
+        if values.shape != (rows, width) or not np.isfinite(values).all():
+            return None  # a blank line (skipped by pandas), or an overflow
         return values
 
     def chunks() -> Iterator[_Chunk]:
         first = header_line + 1  # the file line of the next line read
         while True:
-            lines = text.readlines(CHUNK_CHARS)
-            if not lines:
+            block = text.read(CHUNK_CHARS)
+            if not block:
                 return
+            if not block.endswith("\n"):
+                block += text.readline()  # whole lines only
+            values = fast(block)
+            if values is not None:
+                yield _Chunk(range(first, first + len(values)), numbers=values)
+                first += len(values)
+                continue
+            lines = io.StringIO(block, newline="").readlines()  # as the file's readlines()
+            del block
             if max(map(len, lines)) > max_line:  # refuse over-long lines before any copy
                 lines = ["\n" if too_long(line, number) else line
                          for number, line in enumerate(lines, first)]
@@ -558,10 +573,6 @@ def _text_rows(text: IO[str], schema: Schema, label: str, limits: Limits,
             first += len(bare)
             counts = list(map(operator.methodcaller("count", delimiter), bare))
             if set(counts) == {width - 1}:
-                values = fast(bare)
-                if values is not None:
-                    yield _Chunk(numbers, numbers=values)
-                    continue
                 # plain rows of the header's width: split the whole chunk at once
                 cells = delimiter.join(bare).split(delimiter)
                 columns = [cells[k::width] for k in range(width)]
