@@ -153,8 +153,9 @@ def range_statistics(ref: ArrayLike, bgm: ArrayLike) -> pd.DataFrame:
                "bias_mg_dl": float(np.mean(b - r)) if n else np.nan,
                "bias_percent": float(100 * np.mean((b[positive] - r[positive]) / r[positive]))
                if positive.any() else np.nan}
+        diff = iso_difference(r, b)
         for limit in (15, 20):
-            count = int(within(r, b, float(limit)).sum())
+            count = int((diff <= limit).sum())  # within(r, b, limit)
             ci = proportion_interval(count, n)
             row[f"within_{limit}_count"] = count
             row[f"within_{limit}_percent"] = 100.0 * count / n if n else np.nan
