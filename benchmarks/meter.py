@@ -4,8 +4,9 @@ library, against ``pandas.read_csv`` of the same file timed in the same process,
     SEG_TABLE=/path/RiskPairData.csv.gz PYTHONPATH=. python benchmarks/meter.py \
         [--sizes 100000 1000000 10000000]
 
-Each size runs in its own subprocess (``--one N FILE``), so that its peak resident memory is that
-subprocess's ``ru_maxrss`` (read with ``RUSAGE_CHILDREN``). The CSV files are written to a
+Each size runs in its own subprocess (``--one N FILE``); its peak resident memory is that
+subprocess's ``ru_maxrss`` (the subprocess reports its own; the parent's ``RUSAGE_CHILDREN`` value
+is the largest child so far, which agrees when it grew). The CSV files are written to a
 temporary folder and removed. ``ratio`` is (read_pairs + meter_report) / pandas.read_csv; the
 import of ``ranking_core.meter`` is timed apart (``import_s``). Timings on a shared machine are
 noisy: compare the ratio, both sides being timed in one process.
@@ -61,6 +62,7 @@ def _one(n: int, path: str) -> None:
         "read_pairs_s": round(read_s, 3), "meter_report_s": round(report_s, 3),
         "ratio": round((read_s + report_s) / pandas_s, 2),
         "included": int(report.binomial["n"].iloc[0]),
+        "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
     }))
 
 
@@ -77,13 +79,11 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "pairs.csv"
             _write(path, n)
-            before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
             done = subprocess.run([sys.executable, __file__, "--one", str(n), str(path)],
                                   capture_output=True, text=True, check=True)
-            peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
             row = json.loads(done.stdout.strip().splitlines()[-1])
-            # ru_maxrss of children is the largest child so far: valid when sizes grow
-            row["peak_rss_mib"] = round(peak_kib / 1024, 1) if peak_kib > before else None
+            row["largest_child_rss_mib"] = round(
+                resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1)
             row["file_mib"] = round(path.stat().st_size / 2**20, 1)
             results.append(row)
             print(json.dumps(row), file=sys.stderr, flush=True)

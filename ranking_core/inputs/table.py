@@ -510,39 +510,6 @@ def _text_rows(text: IO[str], schema: Schema, label: str, limits: Limits,
 
     numeric = (schema.prepare is None and schema.fields is None
                and all(r.kind == "number" for r in schema.roles))
-    # plain numbers: digits, minus signs, points (when the delimiter fixes the decimal mark) and
-    # delimiters; pandas refuses every token of these characters that is not a number ('', '-',
-    # '.', '1-2', '1.2.3'), so no blank, text, NaN, NUL, spaced or grouped cell is accepted
-    plain = (b"0123456789-\n" + delimiter.encode()) + (b"." if delimiter == "," else b"")
-
-    def fast(block: str) -> NDArray[np.float64] | None:
-        """The fast path: a chunk of whole lines of plain numbers parsed by pandas' C reader
-        (correctly rounded, like ``float``), accepted only when every line has the header's width
-        and every cell is a finite number; else None (then the full rules apply to the chunk)."""
-        if not numeric or not block.isascii():
-            return None
-        raw = block.encode("ascii")
-        if raw.translate(None, plain):
-            return None
-        ends = np.flatnonzero(np.frombuffer(raw, np.uint8) == ord("\n"))
-        rows = len(ends) + (not raw.endswith(b"\n"))
-        cut = np.flatnonzero(np.frombuffer(raw, np.uint8) == ord(delimiter))
-        bounds = np.concatenate(([-1], np.sort(np.concatenate((ends, cut))), [len(raw)]))
-        longest = int(np.diff(bounds).max()) - 1  # characters of the longest cell
-        if longest > limits.max_cell:
-            return None
-        try:
-            values = pd.read_csv(io.BytesIO(raw), sep=delimiter, header=None,
-                                 dtype=np.float64, engine="c", na_filter=False,
-                                 # numbers of ≤ 15 characters (≤ 15 digits) pandas' own parser
-                                 # rounds correctly; longer ones go through Python's strtod
-                                 float_precision=None if longest <= 15 else "round_trip"
-                                 ).to_numpy()
-        except (ValueError, pd.errors.ParserError):
-            return None  # a blank, '-', '.', '1-2' or '1.2.3' cell, or a short row
-        if values.shape != (rows, width) or not np.isfinite(values).all():
-            return None  # a blank line (skipped by pandas), or an overflow
-        return values
 
     def chunks() -> Iterator[_Chunk]:
         first = header_line + 1  # the file line of the next line read
@@ -552,7 +519,7 @@ def _text_rows(text: IO[str], schema: Schema, label: str, limits: Limits,
                 return
             if not block.endswith("\n"):
                 block += text.readline()  # whole lines only
-            values = fast(block)
+            values = _plain_block(block, delimiter, width, limits.max_cell) if numeric else None
             if values is not None:
                 yield _Chunk(range(first, first + len(values)), numbers=values)
                 first += len(values)
@@ -680,6 +647,46 @@ def _plain_numbers(cells: NDArray[np.object_], decimal: _Decimal) -> NDArray[np.
     except ValueError:
         return None
     return values if np.isfinite(values).all() else None
+
+
+def _plain_block(block: str, delimiter: str, width: int, max_cell: int
+                 ) -> NDArray[np.float64] | None:
+    """The fast path of text files: a block of whole lines of plain numbers, parsed by pandas' C
+    reader (correctly rounded, like ``float``), as a (lines, width) array; None unless every line
+    has ``width`` cells and every cell is a finite number of at most ``max_cell`` characters
+    (then the full rules read the block, with the same result).
+
+    Plain: digits, minus signs, delimiters, line ends (LF or CRLF) and, when the delimiter is a
+    comma (the decimal mark is then the point), points. pandas refuses every token of these characters that is not a
+    number ('', '-', '.', '1-2', '1.2.3'), so no blank, text, NaN, NUL, spaced or grouped cell
+    passes; a blank line (which pandas skips) changes the number of rows and is caught.
+    """
+    if not block.isascii():
+        return None
+    raw = block.encode("ascii")
+    crlf = raw.count(b"\r") == raw.count(b"\r\n")  # Windows line ends, no bare CR
+    if raw.translate(None, b"0123456789-\n" + delimiter.encode() + b"\r" * crlf
+                     + (b"." if delimiter == "," else b"")):
+        return None
+    codes = np.frombuffer(raw, np.uint8)
+    ends = np.flatnonzero(codes == ord("\n"))
+    rows = len(ends) + (not raw.endswith(b"\n"))
+    cuts = np.sort(np.concatenate(([-1], ends, np.flatnonzero(codes == ord(delimiter)),
+                                   [len(raw)])))
+    longest = int(np.diff(cuts).max()) - 1  # characters of the longest cell
+    if longest > max_cell:
+        return None
+    try:
+        values = pd.read_csv(io.BytesIO(raw), sep=delimiter, header=None, dtype=np.float64,
+                             engine="c", na_filter=False,
+                             # numbers of ≤ 15 characters (≤ 15 digits) pandas' own parser rounds
+                             # correctly; longer ones go through Python's strtod
+                             float_precision=None if longest <= 15 else "round_trip").to_numpy()
+    except (ValueError, pd.errors.ParserError):
+        return None
+    if values.shape != (rows, width) or not np.isfinite(values).all():
+        return None
+    return values
 
 
 def _numbers(cells: pd.Series, name: str, decimal: _Decimal
