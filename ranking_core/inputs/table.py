@@ -657,9 +657,10 @@ def _plain_block(block: str, delimiter: str, width: int, max_cell: int
     (then the full rules read the block, with the same result).
 
     Plain: digits, minus signs, delimiters, line ends (LF or CRLF) and, when the delimiter is a
-    comma (the decimal mark is then the point), points. pandas refuses every token of these characters that is not a
-    number ('', '-', '.', '1-2', '1.2.3'), so no blank, text, NaN, NUL, spaced or grouped cell
-    passes; a blank line (which pandas skips) changes the number of rows and is caught.
+    comma (the decimal mark is then the point), points. pandas refuses every token of these
+    characters that is not a number ('', '-', '.', '1-2', '1.2.3'), so no blank, text, NaN, NUL,
+    spaced or grouped cell passes; a blank line (which pandas skips) changes the number of rows
+    and is caught.
     """
     if not block.isascii():
         return None
