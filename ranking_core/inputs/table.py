@@ -1022,8 +1022,9 @@ def _collect(rows: _Rows, schema: Schema, label: str, unit: str | None, limits: 
     if not kept_lines:  # every row was refused by the reader
         raise InputError(f"{label}: no valid row. "
                          + " ".join(r.message(where) for r in refuse.result()))
-    values = {f.name: np.concatenate(parts[f.name]) for f in typed}
+    values = {f.name: np.concatenate(parts.pop(f.name)) for f in typed}
     lines = np.concatenate(kept_lines)
+    del kept_lines
     notes = list(rows.notes)
     if n_skipped:
         notes.append(f"{label}: {n_skipped:,} rows skipped: {schema.skip_note}")
@@ -1054,8 +1055,9 @@ def _collect(rows: _Rows, schema: Schema, label: str, unit: str | None, limits: 
                                     + (" mg/dL" if f.glucose else ""))
             refuse.add(rule, lines[out], quote(f"{v[out][0]:g}"))
             bad |= out
-    values = {k: v[~bad] for k, v in values.items()}
-    lines = lines[~bad]
+    if bad.any():
+        values = {k: v[~bad] for k, v in values.items()}
+        lines = lines[~bad]
     offset = None
     if any(f.kind == "time" for f in typed):
         offset = next(iter(clock.seen), "")

@@ -258,7 +258,7 @@ def meter_report(
     r, b = ref[included], bgm[included]
     n = int(included.sum())
     positive = r > 0
-    rel = (b[positive] - r[positive]) / r[positive]
+    rel = (b - r) / r if positive.all() else (b[positive] - r[positive]) / r[positive]
     if (~positive).any():
         messages.append(f"{(~positive).sum()} included pair(s) with REF = 0 are left out of "
                         "bias, MARD, CV and the limits of agreement (rel = (BGM − REF)/REF is "
@@ -289,7 +289,8 @@ def meter_report(
         "ci_lower_percent": [low], "ci_upper_percent": [high],
     })
 
-    per_pair = pd.DataFrame({"row": pairs.rows, "BGM": bgm, "REF": ref, "included": included})
+    per_pair = pd.DataFrame({"row": pairs.rows, "BGM": bgm, "REF": ref, "included": included},
+                            copy=False)
     per_pair["rel"] = _spread(rel, np.flatnonzero(included)[positive], n_total)
     per_pair["iso_diff"] = _spread(diff, included, n_total)
     zones = {}
