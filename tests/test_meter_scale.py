@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 from scipy.stats import bootstrap
 
@@ -46,3 +50,11 @@ def test_normal_interval_only_beyond_the_limit(monkeypatch):
     # the percentile bootstrap is not symmetric about the mean; the normal interval is
     assert bootstrapped != normal
     assert abs((normal[1] + normal[2]) / 2 - normal[0]) < 1e-9
+
+
+def test_importing_the_meter_loads_no_plotting_pdf_or_learning_library():
+    code = ("import sys, ranking_core.meter; print(sorted(m for m in ('plotly', 'matplotlib', "
+            "'reportlab', 'sklearn', 'streamlit') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=Path(__file__).resolve().parents[1])
+    assert out.stdout.strip() == "[]"
