@@ -257,6 +257,11 @@ def meter_report(
 
     r, b = ref[included], bgm[included]
     n = int(included.sum())
+    # the lookups first, while little else is held (their temporaries are the largest at 10^7)
+    abs_risk = None if seg_table is None else seg_table.risk(r, b)
+    grids = report_grids(parkes_type)
+    zone_index = {family: _zone_index(grid, r, b).astype(np.int8)
+                  for family, grid in grids.items()}
     positive = r > 0
     rel = (b - r) / r if positive.all() else (b[positive] - r[positive]) / r[positive]
     if (~positive).any():
@@ -294,8 +299,8 @@ def meter_report(
     per_pair["rel"] = _spread(rel, np.flatnonzero(included)[positive], n_total)
     per_pair["iso_diff"] = _spread(diff, included, n_total)
     zones = {}
-    for family, grid in report_grids(parkes_type).items():
-        index = _zone_index(grid, r, b)
+    for family, grid in grids.items():
+        index = zone_index.pop(family)
         zones[family] = _zone_table(grid, index)
         per_pair[family] = _labels(grid.zones, index, included)
 
@@ -306,7 +311,6 @@ def meter_report(
     if seg_table is None:
         messages.append(MISSING_SEG_MESSAGE)
     else:
-        abs_risk = seg_table.risk(r, b)
         grades = _counts(risk_grade(abs_risk), RISK_GRADES, n)
         grades.insert(0, "abs_risk_range", list(RISK_GRADE_RANGES))
         grades.insert(0, "grade", list(RISK_GRADES))
@@ -326,7 +330,7 @@ def meter_report(
 
     return MeterReport(
         pair_types=pair_types, accuracy=accuracy, iso_ranges=iso_ranges, binomial=binomial,
-        zones=zones, zone_grids={f: g.name for f, g in report_grids(parkes_type).items()},
+        zones=zones, zone_grids={f: g.name for f, g in grids.items()},
         iso_criteria=iso_criteria(r, b, parkes_ab, parkes_type), ranges=ranges,
         caveats=caveats(ranges),
         pairs=per_pair, risk_grades=risk_grades, risk_categories=risk_categories,
