@@ -8,8 +8,8 @@ range.
 * MARD carries a percentile bootstrap 95 % interval (``scipy.stats.bootstrap``, 1,000 resamples,
   fixed seed so that a report is reproducible). Beyond :data:`BOOTSTRAP_MAX_PAIRS` pairs the
   bootstrap (time O(pairs × resamples)) is replaced by the normal interval mean ± z·s/√n, to which
-  the percentile bootstrap of a mean converges (Efron & Tibshirani 1993, §13.3); at that size the
-  two differ by far less than the 0.01 % the report shows (checked in the tests).
+  the percentile bootstrap of a mean converges as the pairs grow (central limit theorem); just
+  above the limit the two differ by a few % of the interval's width (checked in the tests).
 * ISO 15197:2013 §6.3: at least 95 % of the results within ±15 mg/dL of the reference below
   100 mg/dL or within ±15 % from 100 mg/dL on, and at least 99 % within zones A and B of the
   Parkes (consensus) error grid. A criterion passes when its observed share reaches the threshold
