@@ -20,7 +20,7 @@ LOG = get_logger("riskgrid.dashboard")
 
 st.set_page_config(page_title="riskgrid", page_icon="🩸", layout="wide")
 
-if auth_configured() and not st.user.is_logged_in:
+if auth_configured() and not st.user.get("is_logged_in", False):
     st.title("riskgrid")
     st.write("Sign in to use this dashboard.")
     st.button("Sign in", on_click=st.login, key="login")

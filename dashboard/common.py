@@ -73,7 +73,7 @@ def auth_configured() -> bool:
 
 def current_user() -> str | None:
     """The signed-in user's e-mail (or name), or None without a login."""
-    if not auth_configured() or not st.user.is_logged_in:
+    if not auth_configured() or not st.user.get("is_logged_in", False):
         return None
     return str(st.user.get("email") or st.user.get("name") or "") or None
 
@@ -129,8 +129,8 @@ def _seg_from_path(path: str, mtime: float) -> SEGTable:
 
 
 @st.cache_data(show_spinner="Reading the stored SEG table…", max_entries=2)
-def _seg_from_record(url: str, name: str, record_id: int) -> SEGTable:
-    del record_id  # part of the cache key: a re-upload under the same name is read again
+def _seg_from_record(url: str, name: str, version: str) -> SEGTable:
+    del version  # part of the cache key: a re-upload under the same name is read again
     return _store(url).load_seg_table_record(name).load()
 
 
@@ -153,15 +153,15 @@ def seg_status() -> SEGStatus:
         info = saved[0]
         source = f"stored {'upload' if info.meta.get('bytes') else 'path'} “{info.name}”"
         try:
-            return SEGStatus(_seg_from_record(store.url, info.name, info.id), source)
+            return SEGStatus(_seg_from_record(store.url, info.name, info.version), source)
         except (SEGTableError, SEGTableMissing) as exc:
             return SEGStatus(None, source, str(exc))
     return SEGStatus(None, "none", MISSING_SEG_MESSAGE)
 
 
 @st.cache_data(show_spinner="Evaluating the saved grid…", max_entries=8)
-def _saved_surface(url: str, name: str, record_id: int) -> NDArray[np.float64]:
-    del record_id  # cache key only: a grid saved again under the same name is evaluated again
+def _saved_surface(url: str, name: str, version: str) -> NDArray[np.float64]:
+    del version  # cache key only: a grid saved again under the same name is evaluated again
     stored = _store(url).load_learned_grid(name)
     model = stored.model()
     return learned_grid(AbsoluteRisk(model) if stored.signed else model)
@@ -171,7 +171,7 @@ def saved_grid_surface(name: str) -> NDArray[np.float64]:
     """The (601, 601) risk grid of a saved learned grid (refitted once, then cached)."""
     store = get_store()
     info = next(r for r in store.list_records("learned_grid") if r.name == name)
-    return _saved_surface(store.url, name, info.id)
+    return _saved_surface(store.url, name, info.version)
 
 
 def init_state(**defaults: object) -> None:

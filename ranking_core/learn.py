@@ -40,6 +40,7 @@ from ranking_core.learners.spectral import SpectralRanker
 from ranking_core.ratings import RatingSet
 from ranking_core.selection import AprioriRule, choose, fit_apriori_lambda, paper_lambda_grid
 from ranking_core.validation import check_training_data, one_of, positive_float
+from ranking_core.version import riskgrid_version
 
 __all__ = [
     "GAMMA_SUITED",
@@ -354,15 +355,6 @@ def settings_advice(result: LearnedGrid) -> list[str]:
     return advice
 
 
-def _riskgrid_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("riskgrid")
-    except PackageNotFoundError:  # running from a checkout that is not installed
-        return "unknown"
-
-
 def grid_metadata(result: LearnedGrid, source: str | None = None) -> dict:
     """``grid.json`` content: the file layout, the settings, λ, the data and riskgrid's version."""
     return {
@@ -376,7 +368,7 @@ def grid_metadata(result: LearnedGrid, source: str | None = None) -> dict:
         "points_fitted": result.points_fitted,
         "ratings_checksum": result.checksum,
         "rating_set": source,
-        "riskgrid_version": _riskgrid_version(),
+        "riskgrid_version": riskgrid_version(),
     }
 
 

@@ -77,9 +77,10 @@ from ranking_core.grids.learned import learned_grid
 from ranking_core.grids.risk_scale import RISK_MAX
 from ranking_core.grids.seg import GLUCOSE_MAX, SEGTable, load_seg_table
 from ranking_core.grids.signed import AbsoluteRisk
+from ranking_core.inputs import InputError
 from ranking_core.kernels import GaussianKernel, LaplacianKernel, LinearKernel, PolynomialKernel
 from ranking_core.learners.spectral import SpectralRanker, SpectralRegressor
-from ranking_core.ratings import RatingSetError, read_rating_set
+from ranking_core.ratings import read_rating_set
 from ranking_core.validation import describe_rows
 
 __all__ = [
@@ -225,11 +226,11 @@ def check_grid(grid: ArrayLike, signed: bool = False, label: str = "learned grid
 
 def _check_rating_frame(frame: pd.DataFrame, name: str) -> None:
     try:
-        checked = read_rating_set(frame, name=name)
-    except RatingSetError as exc:
+        checked = read_rating_set(frame, unit="mg/dL", name=name)
+    except InputError as exc:
         raise StorageError(f"rating set not stored: {exc}") from exc
     if checked.problems:
-        rules = "; ".join(f"{p.message} ({len(p.lines)} rows)" for p in checked.problems)
+        rules = "; ".join(p.message for p in checked.problems)
         raise StorageError(f"rating set {name!r} not stored: {rules}. Store the checked rows "
                            "(read_rating_set keeps only the valid ones)")
 
@@ -289,6 +290,12 @@ class RecordInfo:
     created_at: datetime
     meta: dict[str, Any] = field(default_factory=dict)
     saved_by: str | None = None
+
+    @property
+    def version(self) -> str:
+        """A key that changes whenever the record is saved again (for caches: SQLite may give a
+        replaced record its old id back)."""
+        return f"{self.id}@{self.created_at.isoformat()}"
 
 
 @dataclass(frozen=True)

@@ -59,6 +59,8 @@ def test_report_without_seg_table_explains_and_reports_the_rest(pairs_file, tmp_
     assert data["seg_table_used"] is False and "risk_grades" not in data
     assert (tmp_path / "files" / "bland_altman.html").exists()
     assert (tmp_path / "files" / "iso_ranges.csv").exists()
+    files = {p.name for p in (tmp_path / "files").glob("*.png")}
+    assert files == {"dts.png", "clarke.png", "parkes-type1.png"}  # no SEG plot without its table
 
 
 def test_unreadable_pairs_exit_with_the_rule(tmp_path):

@@ -51,7 +51,7 @@ def test_mmol_upload_is_refused_until_the_unit_is_chosen(fresh):
 
 
 def test_learn_page_refuses_mmol_ratings_until_the_unit_is_chosen(fresh):
-    at = open_app(learn_source="Upload")
+    at = open_app(learn_source="Upload a file")
     csv = b"reference,estimate,rating\n5.5,6.1,0.2\n3.0,12.0,3\n8,8.5,0\n"
     at.file_uploader(key="learn_upload").set_value(("panel.csv", csv, "text/csv"))
     at.run()

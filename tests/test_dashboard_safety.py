@@ -1,6 +1,7 @@
 """The dashboard as a server for a team, under Streamlit's AppTest: saved records renamed and
 deleted only after a confirmation, hostile names and uploads shown as text (never Markdown or
-HTML), errors as one plain sentence, the public read-only demo, data sets from the data folder."""
+HTML), errors as one plain sentence, the public read-only demo, data sets from the data folder,
+the login gate."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ import pytest
 from dashboard_support import fresh_machine, open_app
 from markdown_it import MarkdownIt
 from streamlit import config as streamlit_config
+from streamlit.testing.v1 import AppTest
 
+from dashboard import APP_PATH
 from dashboard.common import ERROR_SENTENCE, plain
 from ranking_core.storage import StorageError, Store
 
@@ -192,3 +195,15 @@ def test_cf_data_sets_come_from_the_data_folder_only(fresh, monkeypatch, tmp_pat
     assert not at.exception and any(m.label == "ratings" for m in at.metric)
     at.selectbox(key="cf_data_set").set_value("outside").run()
     assert not at.exception and not any(m.label == "ratings" for m in at.metric)
+
+
+def test_with_a_login_configured_nothing_is_shown_before_signing_in(fresh):
+    at = AppTest.from_file(str(APP_PATH), default_timeout=60)
+    at.secrets["auth"] = {"redirect_uri": "http://localhost:8501/oauth2callback",
+                          "cookie_secret": "x" * 32, "client_id": "riskgrid",
+                          "client_secret": "secret",
+                          "server_metadata_url": "https://id.invalid/.well-known/openid"}
+    at.run()
+    assert not at.exception
+    assert [b.label for b in at.button] == ["Sign in"]
+    assert len(at.radio) == 0 and len(at.sidebar.file_uploader) == 0 and len(at.metric) == 0

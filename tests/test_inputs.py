@@ -64,6 +64,17 @@ def test_ragged_file_through_the_command_line(tmp_path):
     assert counts["Total"] == 1  # only (110, 100); not (200, 300)
 
 
+def test_quoted_files_and_over_long_lines_are_refused_row_by_row():
+    quoted = _pairs(b'BGM,REF\n"110",100\n1,2,3\n"1,5",7\n120,"130"\n')
+    assert quoted.rows.tolist() == [2, 4, 5] and quoted.ref.tolist() == [100, 7, 130]
+    assert _refused(quoted, "the row has the wrong number of fields") == [3]
+    np.testing.assert_allclose(quoted.table.values["BGM"], [110, 1.5, 120])  # quoted "1,5"
+    long = _pairs(b"BGM,REF\n110,100\n" + b"," * 300_000 + b"\n120,130\n")
+    assert long.rows.tolist() == [2, 4]
+    assert _refused(long, "the line is longer than") == [3]
+    assert long.messages[0] == "pairs.csv: 3 rows read, 1 refused"
+
+
 def test_nul_byte_refuses_the_row():
     pairs = _pairs(b"BGM,REF\n1\x0020,100\n110,100\n")
     assert pairs.bgm.tolist() == [110] and pairs.rows.tolist() == [3]
@@ -202,12 +213,22 @@ def _xlsx_with_shared_strings(path, size: int) -> None:
 
 def test_shared_string_bomb_is_refused_before_parsing(tmp_path):
     path = tmp_path / "bomb.xlsx"
-    _xlsx_with_shared_strings(path, 80 * 2**20)
+    _xlsx_with_shared_strings(path, 20 * 2**20)
     assert path.stat().st_size < 2**20
     with pytest.raises(PairsFileError, match=r"shared-string table unpacks to .* over the"):
         read_pairs(path)
     with pytest.raises(PairsFileError, match="workbook unpacks to"):
         read_pairs(path, limits=Limits(max_xlsx_total=2**20))
+
+
+def test_large_or_slow_sheets_are_refused(tmp_path):
+    path = tmp_path / "long.xlsx"
+    pd.DataFrame({"BGM": np.arange(3000) % 500, "REF": 100}).to_excel(path, index=False)
+    with pytest.raises(PairsFileError, match=r"sheet 'Sheet1' unpacks to [\d,]+ bytes, over"):
+        read_pairs(path, limits=Limits(max_xlsx_part=10_000))
+    with pytest.raises(PairsFileError, match=r"took more than 0 s \(stopped at row 1,000\)"):
+        read_pairs(path, limits=Limits(max_xlsx_seconds=0))
+    assert len(read_pairs(path)) == 3000
 
 
 def test_xlsx_reads_the_first_sheet_or_the_named_one(tmp_path):

@@ -214,5 +214,5 @@ def test_dts_zone_counts_and_json_key():
     assert report.pairs["dts"].tolist() == list("ABCDEE")
     data = json.loads(json.dumps(report.to_dict()))
     assert [r["count"] for r in data["dts"]] == [1, 1, 1, 1, 2]
-    assert data["grids"]["dts"]["title"] == "DTS Error Grid"
+    assert data["grids"]["dts"]["title"] == "DTS Error Grid" and data["unit"] == "mg/dL"
     assert report.titles()["parkes"] == "Parkes Error Grid, type 1: zones"

@@ -255,7 +255,8 @@ def test_ratings_are_checked_before_they_are_stored(store):
     bad = _ratings(10)
     bad.loc[3, "rating"] = 7.0
     bad.loc[5, "reference"] = np.inf
-    with pytest.raises(StorageError, match=r"rating is outside 0..4.*1 rows"):
+    with pytest.raises(StorageError,
+                       match=r"not finite .* in row 5; rating is outside 0\.\.4 in row 3"):
         store.save_rating_set("bad", bad)
     with pytest.raises(StorageError, match="missing column"):
         store.save_rating_set("bad", bad.drop(columns="rating"))
@@ -436,3 +437,11 @@ def test_the_migrations_build_exactly_the_schema_the_code_uses(store):
         context = MigrationContext.configure(conn, opts={"compare_type": True})
         assert compare_metadata(context, METADATA) == []
         assert context.get_current_revision() == "saved_by"
+
+
+def test_a_replaced_record_has_a_new_version_even_if_it_gets_its_old_id_back(store):
+    first = store.save_rating_set("panel", _ratings(10, 1))
+    second = store.save_rating_set("panel", _ratings(12, 2), replace=True)
+    listed = store.list_records("rating_set")[0]
+    assert listed.version == second.version != first.version
+    assert len(store.load_rating_set("panel").frame) == 12

@@ -229,3 +229,26 @@ def _rename_or_replace(url: str, worker: int, queue) -> None:
                 errors.append(f"{type(exc).__name__}: {exc}")
     store.dispose()
     queue.put(errors)
+
+
+def _open(url: str, queue) -> None:
+    try:
+        store = Store(url)
+        store.list_records("rating_set")
+        store.dispose()
+        queue.put("ok")
+    except Exception as exc:
+        queue.put(f"{type(exc).__name__}: {exc}")
+
+
+def test_eight_processes_opening_a_new_database_at_once_all_succeed(database_url):
+    """The schema is created (migrated) once; the other processes wait for it and find it."""
+    ctx = _fork()
+    queue = ctx.Queue()
+    processes = [ctx.Process(target=_open, args=(database_url, queue)) for _ in range(WORKERS)]
+    for process in processes:
+        process.start()
+    results = [queue.get(timeout=120) for _ in processes]
+    for process in processes:
+        process.join(timeout=30)
+    assert results == ["ok"] * WORKERS

@@ -104,8 +104,8 @@ def uploaded(content: bytes, name: str, unit: str | None) -> RatingSet:
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
-def saved(url: str, name: str, record_id: int) -> RatingSet:
-    del record_id  # cache key only
+def saved(url: str, name: str, version: str) -> RatingSet:
+    del version  # cache key only
     return read_rating_set(store.load_rating_set(name).frame, name=name)
 
 
@@ -169,8 +169,8 @@ else:
     else:
         chosen = st.selectbox("Saved rating set", [r.name for r in stored], key="learn_saved")
         info = next(r for r in stored if r.name == chosen)
-        ratings = saved(store.url, chosen, info.id)
-        data_key = f"saved:{info.id}"
+        ratings = saved(store.url, chosen, info.version)
+        data_key = f"saved:{store.url}:{info.version}"
 
 # -- settings (always drawn, so an upload never resets them) --------------------------------------
 left, right = st.columns([1, 2.6], gap="large")

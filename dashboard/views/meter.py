@@ -1,9 +1,12 @@
-"""Meter report: BGM/REF pairs → the SEG tool's tables plus Clarke, Parkes and a learned grid."""
+"""Meter report: BGM/REF pairs → the SEG tool's tables, the DTS, Clarke, Parkes and learned grids,
+ISO 15197:2013 criteria, statistics by range, and the whole report as one PDF on demand."""
 
 from __future__ import annotations
 
 import io
+import json
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -18,18 +21,18 @@ from dashboard.common import (
 )
 from ranking_core.grids.registry import get_grid
 from ranking_core.grids.seg import MISSING_SEG_MESSAGE
-from ranking_core.grids.zone_grid import zone_grid
 from ranking_core.inputs import MGDL_PER_MMOLL, UNITS, InputError, from_mgdl
 from ranking_core.inputs.series import SERIES_FORMATS, read_series
 from ranking_core.meter import MeterPairs, PairsFileError, meter_report, read_pairs
-from ranking_core.meter.export import FigureExportError, figure_html, figure_png, safe_csv
-from ranking_core.meter.figures import bland_altman_figure, risk_heatmap, seg_heatmap
+from ranking_core.meter.document import report_blocks, report_html, report_pdf
+from ranking_core.meter.export import figure_html, safe_csv
+from ranking_core.meter.figures import bland_altman_figure
+from ranking_core.meter.grid_plots import figure_png, grid_plot
 from ranking_core.meter.pairing import Pairing, pair_series
 from ranking_core.panel import simulate_panel
 from ranking_core.storage import StorageError
 
 DEMO_PAIRS = 200  # pairs in the built-in demonstration set
-FIGURE_STEP = 2  # mg/dL between drawn lattice points of the heat map
 
 st.title("Meter accuracy report")
 seg = seg_status()
@@ -77,7 +80,7 @@ if source in ("Upload", "Sensor + reference"):
                     f"mmol/L is converted with {MGDL_PER_MMOLL} mg/dL per mmol/L.")
 pairs: MeterPairs | pd.DataFrame | None = None
 if source == "Built-in demo":
-    pairs = demo_pairs(DEMO_PAIRS)
+    pairs, dataset = demo_pairs(DEMO_PAIRS), "built-in demo (simulated)"
     st.caption(f"{DEMO_PAIRS} simulated meter readings (not real data): REF log-uniform on "
                "20..600 mg/dL, BGM = REF·exp(N(0, 0.25²)).")
 elif source == "Sensor + reference":
@@ -96,7 +99,7 @@ elif source == "Sensor + reference":
             pairing = paired((sensor.getvalue(), sensor.name),
                              (reference.getvalue(), reference.name), series_format, unit,
                              float(window), float(lag))
-            pairs = pairing.meter_pairs()
+            pairs, dataset = pairing.meter_pairs(), f"{sensor.name} + {reference.name}"
         except (InputError, ValueError) as exc:
             st.error("Not usable:")
             st.text(str(exc))
@@ -109,7 +112,7 @@ elif source == "Upload":
                               key="meter_upload")
     if upload is not None:
         try:
-            pairs = uploaded(upload.getvalue(), upload.name, unit)
+            pairs, dataset = uploaded(upload.getvalue(), upload.name, unit), upload.name
         except PairsFileError as exc:
             st.error("Not usable:")
             st.text(str(exc))
@@ -132,7 +135,7 @@ else:
         st.info("No saved meter data yet: upload a file and save it.")
     else:
         chosen = st.selectbox("Saved meter data", [r.name for r in stored], key="meter_saved")
-        pairs = store.load_meter_data(chosen).frame[["BGM", "REF"]]
+        pairs, dataset = store.load_meter_data(chosen).frame[["BGM", "REF"]], chosen
 
 if pairs is None:
     st.stop()
@@ -163,21 +166,47 @@ c[2].metric("bias", f"{accuracy['bias_percent']:+.2f} %")
 c[3].metric("within ISO 15 mg/dL / 15 %", f"{binomial['compliant_percent']:.1f} %",
             "meets the binomial test" if binomial["meets"] else "fails the binomial test",
             delta_color="normal" if binomial["meets"] else "inverse")
+c = st.columns(2)
+for number, (column, criterion) in enumerate(zip(c, report.iso_criteria.itertuples(),
+                                                  strict=True), start=1):
+    column.metric(f"ISO 15197:2013 criterion {number} (≥ {criterion.required_percent:.0f} %)",
+                  f"{criterion.percent:.2f} %", "passes" if criterion.passes else "fails",
+                  delta_color="normal" if criterion.passes else "inverse",
+                  help=plain(f"{criterion.criterion}; 95 % interval (Wilson) "
+                             f"{criterion.ci_lower_percent:.2f}–"
+                             f"{criterion.ci_upper_percent:.2f} %"))
+for caveat in report.caveats:
+    st.warning(plain(caveat))
 
 notes = [m for m in report.messages if m != MISSING_SEG_MESSAGE]
 if notes:
     with st.expander(f"Notes on the data ({len(notes)})"):
         st.text("\n".join(notes))
 
-if seg.available:
-    grid_figure = seg_heatmap(seg.table, report, step=FIGURE_STEP)
-else:
-    grid_figure = risk_heatmap(zone_grid("dts"), title="DTS zones (A–E coded 0–4; the SEG heat "
-                               "map needs the SEG table)", pairs=report, step=FIGURE_STEP)
-report_figures = {"error_grid": grid_figure, "bland_altman": bland_altman_figure(report)}
+included = report.pairs[report.pairs["included"]]
+ref, bgm = included["REF"].to_numpy(), included["BGM"].to_numpy()
+surfaces = {"seg": seg.table} if seg.available else {}
+surfaces.update(dict.fromkeys(report.zone_grids.values()))
+if learned is not None:
+    surfaces["learned"] = learned
+
+
+@st.cache_data(show_spinner="Drawing the error grid…", max_entries=16)
+def grid_png(name: str, ref: np.ndarray, bgm: np.ndarray, surface_key: str,
+             _surface: object) -> bytes:
+    """The report's plot of one grid (the same PNG as in the PDF and HTML report)."""
+    return figure_png(grid_plot(name, ref, bgm, surface=_surface))
+
+
+surface_keys = {"seg": seg.table.fingerprint if seg.available else "", "learned": learned_choice}
 c = st.columns(2)
-c[0].plotly_chart(grid_figure, key="meter_fig_grid")
-c[1].plotly_chart(report_figures["bland_altman"], key="meter_fig_bland_altman")
+shown_grid = c[0].radio("error grid", list(surfaces), format_func=lambda n: get_grid(n).title,
+                        horizontal=True, key="meter_grid")
+c[0].caption(plain(get_grid(shown_grid).purpose))
+c[0].image(grid_png(shown_grid, ref, bgm, surface_keys.get(shown_grid, ""),
+                    surfaces[shown_grid]), width="stretch")
+bland_altman = bland_altman_figure(report)
+c[1].plotly_chart(bland_altman, key="meter_fig_bland_altman")
 
 tables = report.tables()
 titles = report.titles()
@@ -186,7 +215,7 @@ for i, (name, table) in enumerate(tables.items()):
     column = left if i % 2 == 0 else right
     column.subheader(titles[name])
     if name in report.zone_grids:
-        column.caption(get_grid(report.zone_grids[name]).purpose)
+        column.caption(plain(get_grid(report.zone_grids[name]).purpose))
     column.dataframe(table, hide_index=True, key=f"meter_table_{name}")
 with st.expander(f"Every pair ({len(report.pairs)})"):
     show_unit = st.radio("show glucose in", UNITS, horizontal=True, key="meter_show_unit")
@@ -196,25 +225,34 @@ with st.expander(f"Every pair ({len(report.pairs)})"):
                f"(1 mmol/L = {MGDL_PER_MMOLL} mg/dL).")
     st.dataframe(shown, hide_index=True, key="meter_pairs")
 
-st.subheader("Downloads")
+st.subheader("Report and downloads")
+# the report and every download are built when asked for, never on a rerun
+report_key = (dataset, parkes_type, learned_choice, surface_keys["seg"],
+              hash(report.pairs[["REF", "BGM"]].to_numpy().tobytes()))
 c = st.columns(3)
-table_name = c[0].selectbox("table", list(tables), format_func=titles.get,
+if c[0].button("Build the report (PDF)", type="primary", key="meter_build_report"):
+    with st.spinner("Building the report: tables, error-grid plots, PDF…"):
+        document = report_blocks(report, seg.table, learned, name=dataset)
+        st.session_state["meter_report_pdf"] = (report_key, report_pdf(document))
+built = st.session_state.get("meter_report_pdf")
+if built is not None and built[0] == report_key:
+    c[0].download_button("Download the report (PDF)", built[1], "meter-report.pdf",
+                         "application/pdf", key="meter_download_report")
+c[0].download_button(
+    "Report as HTML", lambda: report_html(report_blocks(report, seg.table, learned,
+                                                        name=dataset)),
+    "meter-report.html", "text/html", key="meter_download_report_html")
+table_name = c[1].selectbox("table", list(tables), format_func=titles.get,
                             key="meter_download_table")
-c[0].download_button("Table as CSV", safe_csv(tables[table_name]), f"{table_name}.csv",
+c[1].download_button("Table as CSV", lambda: safe_csv(tables[table_name]), f"{table_name}.csv",
                      "text/csv", key="meter_download_csv")
-c[0].download_button("Every pair as CSV", safe_csv(report.pairs), "pairs.csv", "text/csv",
-                     key="meter_download_pairs")
-for name, fig in report_figures.items():
-    c[1].download_button(f"{name.replace('_', ' ')} as HTML", figure_html(fig, "cdn"),
-                         f"{name}.html", "text/html", key=f"meter_download_{name}_html")
-if c[2].button("Prepare PNG files", key="meter_png"):
-    try:
-        with st.spinner("Rendering PNG files…"):
-            st.session_state["meter_png_files"] = {
-                name: figure_png(fig) for name, fig in report_figures.items()}
-    except FigureExportError as exc:
-        st.session_state.pop("meter_png_files", None)
-        c[2].error(str(exc))
-for name, png in st.session_state.get("meter_png_files", {}).items():
-    c[2].download_button(f"{name.replace('_', ' ')} as PNG", png, f"{name}.png", "image/png",
-                         key=f"meter_download_{name}_png")
+c[1].download_button("Every pair as CSV", lambda: safe_csv(report.pairs), "pairs.csv",
+                     "text/csv", key="meter_download_pairs")
+c[1].download_button("All as JSON", lambda: json.dumps(report.to_dict(), indent=2),
+                     "meter-report.json", "application/json", key="meter_download_json")
+c[2].download_button(f"{get_grid(shown_grid).title} plot as PNG",
+                     lambda: grid_png(shown_grid, ref, bgm, surface_keys.get(shown_grid, ""),
+                                      surfaces[shown_grid]),
+                     f"{shown_grid}.png", "image/png", key="meter_download_grid_png")
+c[2].download_button("Bland–Altman plot as HTML", lambda: figure_html(bland_altman, "cdn"),
+                     "bland_altman.html", "text/html", key="meter_download_bland_altman_html")

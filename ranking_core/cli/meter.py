@@ -1,4 +1,5 @@
-"""``riskgrid meter-report PAIRS``: the SEG tool's meter accuracy report, plus Clarke and Parkes."""
+"""``riskgrid meter-report PAIRS``: the SEG tool's meter accuracy report, the DTS, Clarke and Parkes
+zones, ISO 15197:2013 criteria and statistics by range; optionally one PDF or HTML document."""
 
 from __future__ import annotations
 
@@ -6,8 +7,6 @@ import json
 from pathlib import Path
 from typing import Annotated
 
-import numpy as np
-import pandas as pd
 import typer
 from rich.console import Console
 from rich.markup import escape
@@ -28,36 +27,19 @@ from ranking_core.meter.report import meter_report as build_report
 console = Console()
 
 
-def _cell(value: object) -> str:
-    if isinstance(value, float | np.floating):
-        return "—" if np.isnan(value) else f"{value:.1f}"
-    return str(value)
-
-
 def _print_tables(report: MeterReport) -> None:
+    from ranking_core.meter.document import display_frame
+
     titles = report.titles()
     for name, frame in report.tables().items():
         purpose = get_grid(report.zone_grids[name]).purpose if name in report.zone_grids else None
         table = Table(title=titles[name], title_justify="left", caption=purpose,
                       caption_justify="left")
-        if len(frame) == 1 or len(frame.columns) > 8:  # wide tables read better transposed
-            table.add_column("measure")
-            columns = range(len(frame))
-            if len(frame) == 1:
-                table.add_column("value", justify="right")
-            else:
-                first, frame = frame.columns[0], frame.set_index(frame.columns[0])
-                for label in frame.index:
-                    table.add_column(f"{first} {label}", justify="right")
-            for column in frame.columns:
-                table.add_row(str(column), *(_cell(frame[column].iloc[i]) for i in columns))
-            console.print(table)
-            continue
-        for column in frame.columns:
-            table.add_column(str(column), justify="right" if
-                             pd.api.types.is_numeric_dtype(frame[column]) else "left")
-        for row in frame.itertuples(index=False):
-            table.add_row(*(_cell(v) for v in row))
+        text = display_frame(frame)
+        for i, column in enumerate(text.columns):
+            table.add_column(str(column), justify="left" if i == 0 else "right")
+        for row in text.itertuples(index=False):
+            table.add_row(*(escape(cell) for cell in row))
         console.print(table)
 
 
@@ -87,11 +69,24 @@ def meter_report(
         help="A learned risk grid file (grid.npy or grid.csv as written by riskgrid learn).")
     ] = None,
     out_dir: Annotated[Path | None, typer.Option(
-        help="Also write the tables (formula-safe CSV) and figures (HTML) here.")] = None,
+        help="Also write the tables (formula-safe CSV), figures (HTML) and the report's "
+             "error-grid plots (PNG) here.")] = None,
     png: Annotated[bool, typer.Option(help="With --out-dir, also write the figures as PNG "
                                            "(needs Chrome/Chromium for kaleido).")] = False,
+    report_file: Annotated[Path | None, typer.Option(
+        "--report", help="Write the whole report as one document: report.pdf or report.html "
+                         "(tables, error-grid plots, ISO criteria, statistics by range).")
+    ] = None,
 ) -> None:
-    """Meter accuracy report of BGM/REF pairs: the official SEG tool's tables, Clarke, Parkes."""
+    """Meter accuracy report of BGM/REF pairs: the official SEG tool's tables, DTS, Clarke and
+    Parkes zones, ISO 15197:2013 criteria, statistics by glucose range."""
+    if report_file is not None:
+        from ranking_core.meter.document import REPORT_FORMATS
+
+        if report_file.suffix.lower() not in REPORT_FORMATS:
+            console.print(f"--report: the file must end in {' or '.join(REPORT_FORMATS)}; got "
+                          f"{escape(report_file.name)}", style="red")
+            raise typer.Exit(1)
     limits = with_limits(None, max_rows=max_rows,
                          max_bytes=None if max_mb is None else int(max_mb * 2**20))
     try:
@@ -131,7 +126,13 @@ def meter_report(
             console.print("[yellow]note:[/yellow]", escape(message))
     _print_tables(report)
     for caveat in report.caveats:
-        console.print(f"[bold yellow]caution:[/bold yellow] {caveat}")
+        console.print("[bold yellow]caution:[/bold yellow]", escape(caveat))
+    if report_file is not None:
+        from ranking_core.meter.document import write_report
+
+        with console.status(f"Writing {report_file.name}…"):
+            write_report(report_file, report, table, learned, name=pairs.name)
+        console.print(f"wrote {report_file}")
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)
         payload = report.to_dict()
@@ -150,4 +151,10 @@ def meter_report(
         except FigureExportError as exc:
             console.print(f"[red]{exc}[/red]")
             raise typer.Exit(1) from exc
+        from ranking_core.meter.document import report_figures
+        from ranking_core.meter.grid_plots import figure_png
+
+        for name, figure in report_figures(report, table, learned).items():
+            paths.append(out_dir / f"{name}.png")  # the report's plots: no browser needed
+            paths[-1].write_bytes(figure_png(figure))
         console.print(f"wrote {len(paths)} files to {out_dir}")

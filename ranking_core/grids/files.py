@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
+from ranking_core.grids.risk_scale import RISK_MAX, risk_rgb
 from ranking_core.grids.seg import GLUCOSE_MAX
 
 __all__ = [
@@ -41,14 +42,9 @@ __all__ = [
 ]
 
 SIZE = GLUCOSE_MAX + 1
-RISK_MAX = 4.0
 GRID_FILES = ("grid.npy", "grid.csv", "grid.png", "grid.json")
 MAX_CSV_BYTES = 64 * 2**20  # a grid CSV is about 5 MB; beyond this it is not a grid file
 CSV_COLUMNS = ("REF", "BGM", "risk")
-# SEG heat-map colours (Klonoff et al. 2014): risk → colour
-_COLOR_STOPS = ((0.0, (0x00, 0xA5, 0x00)), (0.4375, (0x00, 0xFF, 0x00)),
-                (1.0625, (0xFF, 0xFF, 0x00)), (2.75, (0xFF, 0x00, 0x00)),
-                (4.0, (0x80, 0x00, 0x00)))
 
 
 class GridFileError(ValueError):
@@ -78,13 +74,6 @@ def grid_csv(grid: ArrayLike) -> bytes:
     return frame.to_csv(index=False, float_format="%.4f", lineterminator="\n").encode()
 
 
-def _colours(values: NDArray[np.float64]) -> NDArray[np.uint8]:
-    stops = np.array([s for s, _ in _COLOR_STOPS])
-    rgb = np.array([c for _, c in _COLOR_STOPS], dtype=np.float64)
-    channels = [np.interp(values, stops, rgb[:, k]) for k in range(3)]
-    return np.rint(np.stack(channels, axis=-1)).astype(np.uint8)
-
-
 def grid_png(grid: ArrayLike, title: str = "Learned risk grid") -> bytes:
     """``grid.png`` bytes: the grid in the SEG colours (1 pixel per mg/dL), reference on the x
     axis, measured on the y axis, ticks every 100 mg/dL and a colour bar for risk 0..4."""
@@ -92,9 +81,9 @@ def grid_png(grid: ArrayLike, title: str = "Learned risk grid") -> bytes:
 
     left, top, right, bottom = 80, 44, 110, 64
     image = Image.new("RGB", (left + SIZE + right, top + SIZE + bottom), "white")
-    surface = _colours(_on_scale(grid).T[::-1])  # row 0 = measured 600 mg/dL
+    surface = risk_rgb(_on_scale(grid).T[::-1])  # row 0 = measured 600 mg/dL
     image.paste(Image.fromarray(surface, "RGB"), (left, top))
-    bar = _colours(np.linspace(RISK_MAX, 0.0, SIZE)[:, None].repeat(24, axis=1))
+    bar = risk_rgb(np.linspace(RISK_MAX, 0.0, SIZE)[:, None].repeat(24, axis=1))
     image.paste(Image.fromarray(bar, "RGB"), (left + SIZE + 20, top))
     draw = ImageDraw.Draw(image)
     font = ImageFont.load_default(size=15)

@@ -30,6 +30,7 @@ __all__ = [
     "risk_category",
     "risk_colour",
     "risk_grade",
+    "risk_rgb",
 ]
 
 RISK_MAX = 4.0
@@ -58,10 +59,16 @@ def risk_category(risk: ArrayLike) -> NDArray[np.intp]:
     return np.digitize(np.asarray(risk, dtype=np.float64), RISK_CATEGORY_EDGES, right=True)
 
 
+def risk_rgb(risk: ArrayLike) -> NDArray[np.uint8]:
+    """RGB (…, 3) uint8 of risk values on the SEG colour scale (clipped to 0..4), vectorised."""
+    stops = np.array([s for s, _ in RISK_COLOR_STOPS])
+    rgb = np.array([[int(c[i:i + 2], 16) for i in (1, 3, 5)] for _, c in RISK_COLOR_STOPS],
+                   dtype=np.float64)
+    values = np.clip(np.asarray(risk, dtype=np.float64), 0.0, RISK_MAX)
+    channels = [np.interp(values, stops, rgb[:, k]) for k in range(3)]
+    return np.rint(np.stack(channels, axis=-1)).astype(np.uint8)
+
+
 def risk_colour(risk: float) -> str:
     """'#RRGGBB' of a risk value on the SEG colour scale (clipped to 0..4)."""
-    stops = np.array([s for s, _ in RISK_COLOR_STOPS])
-    rgb = np.array([[int(c[i:i + 2], 16) for i in (1, 3, 5)] for _, c in RISK_COLOR_STOPS])
-    value = float(np.clip(risk, 0.0, RISK_MAX))
-    channels = [round(float(np.interp(value, stops, rgb[:, k]))) for k in range(3)]
-    return "#" + "".join(f"{c:02X}" for c in channels)
+    return "#" + "".join(f"{c:02X}" for c in risk_rgb(risk).tolist())

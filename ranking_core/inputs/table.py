@@ -28,9 +28,11 @@ from __future__ import annotations
 import codecs
 import csv
 import io
+import itertools
+import operator
 import os
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
@@ -63,12 +65,15 @@ __all__ = [
 ]
 
 CHUNK_ROWS = 100_000
+CHUNK_CHARS = 1 << 22  # text is read in chunks of about 4 million characters
 QUOTE_CHARS = 80  # at most this many characters of a bad cell are shown in a message
 ACCEPTED_FORMATS = ("CSV, TSV or TXT text (UTF-8 with or without BOM, or UTF-16 with BOM; "
                     "delimiter comma, semicolon or tab) and XLSX workbooks (.xlsx, .xlsm)")
 TEXT_SUFFIXES = frozenset({".csv", ".tsv", ".txt", ".tab", ""})
 XLSX_SUFFIXES = frozenset({".xlsx", ".xlsm"})
 DELIMITERS = (",", ";", "\t")
+# characters str.splitlines also breaks at (the csv module does not)
+_OTHER_BREAKS = re.compile("[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:[.,]\d*)?|[.,]\d+)(?:[eE][+-]?\d+)?")
 _GROUPED = r"[+-]?\d{1,3}[.,]\d{3}"  # one mark, exactly three digits after: 1.021 or 1,021
 _NOT_FINITE = frozenset({"nan", "-nan", "+nan", "na", "n/a", "#n/a", "null", "none", "inf",
@@ -95,16 +100,20 @@ class Limits:
     max_rows : data rows (blank rows not counted; default 2,000,000).
     max_cell : characters in one cell (default 10,000).
     max_xlsx_part : declared uncompressed size of the worksheet read and of the shared-string
-        table of an XLSX workbook (default 64 MiB); checked before parsing.
+        table of an XLSX workbook (default 16 MiB, about 200,000 rows of two numbers); checked
+        before parsing.
     max_xlsx_total : declared uncompressed size of all parts of an XLSX archive (default 1 GiB).
+    max_xlsx_seconds : time allowed for streaming one sheet (default 30 s); beyond it the
+        workbook is refused (save the sheet as CSV, which reads far faster).
     header_lines : lines searched for the header (default 50).
     """
 
     max_bytes: int = 256 * 2**20
     max_rows: int = 2_000_000
     max_cell: int = 10_000
-    max_xlsx_part: int = 64 * 2**20
+    max_xlsx_part: int = 16 * 2**20
     max_xlsx_total: int = 2**30
+    max_xlsx_seconds: float = 30.0
     header_lines: int = 50
 
 
@@ -396,11 +405,21 @@ def _missing(cells: Sequence[object], schema: Schema, label: str, first: str) ->
 # -- rows -----------------------------------------------------------------------------------------
 
 @dataclass
+class _Chunk:
+    """Up to :data:`CHUNK_ROWS` data rows: as rows (lists of fields), or, when every row is known
+    to have the header's width, as columns (lists of cells)."""
+
+    lines: Sequence[int]
+    rows: list[list[str]] | None = None
+    columns: list[list[str]] | None = None
+
+
+@dataclass
 class _Rows:
     """Header and data rows of one input, in chunks."""
 
     header: _Header
-    chunks: Iterator[tuple[list[list[str]], list[int]]]
+    chunks: Iterator[_Chunk]
     where: str
     notes: list[str]
     point_is_decimal: bool  # the delimiter or the cell types fix the decimal mark as '.'
@@ -442,11 +461,27 @@ def _text_rows(text: IO[str], schema: Schema, label: str, limits: Limits,
                      f"(title or comment; the first reads {quote(lines[above[0] - 1].strip())})")
     if delimiter != ",":
         notes.append(f"{label}: delimiter {'semicolon' if delimiter == ';' else 'tab'}")
-    reader = csv.reader(text, delimiter=delimiter)
+    width = header.width
+    # no valid row is longer (role cells ≤ max_cell, others ≤ the csv module's field limit)
+    max_line = (max(limits.max_cell, csv.field_size_limit()) + 1) * width
+    wrong_fields = f"the row has the wrong number of fields (the header has {width})"
 
-    def chunks() -> Iterator[tuple[list[list[str]], list[int]]]:
+    def too_long(line: str, number: int) -> bool:
+        if len(line) <= max_line:
+            return False
+        refuse.add(f"the line is longer than {max_line:,} characters", [number], quote(line),
+                   unsplit=True)
+        return True
+
+    def quoted(lines: Iterable[str], first: int) -> Iterator[_Chunk]:
+        """The csv module's reading (quoted fields may hold delimiters and line breaks)."""
+        guarded = ("\n" if too_long(line, number) else line
+                   for number, line in enumerate(lines, first))
+        reader = csv.reader(guarded, delimiter=delimiter)
         rows: list[list[str]] = []
         numbers: list[int] = []
+        wrong: list[int] = []
+        example = ""
         while True:
             try:
                 row = next(reader)
@@ -454,17 +489,67 @@ def _text_rows(text: IO[str], schema: Schema, label: str, limits: Limits,
                 break
             except csv.Error as exc:
                 refuse.add(f"the line cannot be split into fields ({exc})",
-                           [reader.line_num + header_line], "")
+                           [reader.line_num + first - 1], "", unsplit=True)
                 continue
             if not any(row) or "".join(row).isspace():  # a blank row
                 continue
+            if len(row) != width:  # refused at once: a wide row is never kept in memory
+                example = example or quote(delimiter.join(row))
+                wrong.append(reader.line_num + first - 1)
+                continue
             rows.append(row)
-            numbers.append(reader.line_num + header_line)
+            numbers.append(reader.line_num + first - 1)
             if len(rows) == CHUNK_ROWS:
-                yield rows, numbers
+                yield _Chunk(numbers, rows=rows)
                 rows, numbers = [], []
+        refuse.add(wrong_fields, wrong, example, unsplit=True)
         if rows:
-            yield rows, numbers
+            yield _Chunk(numbers, rows=rows)
+
+    def chunks() -> Iterator[_Chunk]:
+        first = header_line + 1  # the file line of the next line read
+        while True:
+            lines = text.readlines(CHUNK_CHARS)
+            if not lines:
+                return
+            if max(map(len, lines)) > max_line:  # refuse over-long lines before any copy
+                lines = ["\n" if too_long(line, number) else line
+                         for number, line in enumerate(lines, first)]
+            block = "".join(lines)
+            if '"' in block:  # from here on, the csv module reads
+                yield from quoted(itertools.chain(lines, text), first)
+                return
+            bare = (block.splitlines() if _OTHER_BREAKS.search(block) is None
+                    else [line.rstrip("\r\n") for line in lines])
+            del block
+            numbers = range(first, first + len(bare))
+            first += len(bare)
+            counts = list(map(operator.methodcaller("count", delimiter), bare))
+            if set(counts) == {width - 1}:
+                # plain rows of the header's width: split the whole chunk at once
+                cells = delimiter.join(bare).split(delimiter)
+                columns = [cells[k::width] for k in range(width)]
+                first_cells = columns[0]
+                if all(first_cells) and not any(map(str.isspace, first_cells)):
+                    yield _Chunk(numbers, columns=columns)  # no blank row possible
+                    continue
+            kept: list[int] = []
+            wrong: list[int] = []
+            for i, (line, count) in enumerate(zip(bare, counts, strict=True)):
+                if too_long(line, numbers[i]):
+                    continue
+                if count == width - 1:
+                    kept.append(i)
+                elif line.replace(delimiter, "").strip():  # not a blank row
+                    wrong.append(i)
+            if wrong:
+                refuse.add(wrong_fields, [numbers[i] for i in wrong], quote(bare[wrong[0]]),
+                           unsplit=True)
+            rows = [bare[i].split(delimiter) for i in kept]
+            rows_kept = [(i, r) for i, r in zip(kept, rows, strict=True)
+                         if any(r) and not "".join(r).isspace()]
+            if rows_kept:
+                yield _Chunk([numbers[i] for i, _ in rows_kept], rows=[r for _, r in rows_kept])
 
     return _Rows(header, chunks(), "line", notes, delimiter == ",")
 
@@ -476,7 +561,8 @@ def _frame_rows(frame: pd.DataFrame, schema: Schema, label: str, first_row: int)
                        ", ".join(map(str, frame.columns)) or "(no columns)")
 
     def cell(value: object) -> str:
-        if value is None or (isinstance(value, float) and np.isnan(value)):
+        if value is None or value is pd.NA or value is pd.NaT or (
+                isinstance(value, float) and np.isnan(value)):
             return ""
         if isinstance(value, float | np.floating):
             return repr(float(value))
@@ -484,11 +570,11 @@ def _frame_rows(frame: pd.DataFrame, schema: Schema, label: str, first_row: int)
             return value.isoformat()
         return str(value)
 
-    def chunks() -> Iterator[tuple[list[list[str]], list[int]]]:
+    def chunks() -> Iterator[_Chunk]:
         for start in range(0, len(frame), CHUNK_ROWS):
             part = frame.iloc[start:start + CHUNK_ROWS]
             rows = [[cell(v) for v in row] for row in part.itertuples(index=False)]
-            yield rows, list(range(start + first_row, start + first_row + len(part)))
+            yield _Chunk(range(start + first_row, start + first_row + len(part)), rows=rows)
 
     return _Rows(header, chunks(), "row", [], True)
 
@@ -500,11 +586,14 @@ class _Refusals:
 
     def __init__(self) -> None:
         self.groups: dict[str, tuple[list[NDArray[np.int64]], str]] = {}
+        self.unsplit = 0  # rows refused by the reader before they reach a chunk
 
-    def add(self, rule: str, lines: Sequence[int] | NDArray, example: str) -> None:
+    def add(self, rule: str, lines: Sequence[int] | NDArray, example: str,
+            unsplit: bool = False) -> None:
         lines = np.asarray(lines, dtype=np.int64)
         if lines.size == 0:
             return
+        self.unsplit += lines.size if unsplit else 0
         if rule in self.groups:
             self.groups[rule][0].append(lines)
         else:
@@ -539,8 +628,8 @@ def _plain_numbers(cells: NDArray[np.object_], decimal: _Decimal) -> NDArray[np.
         return None
     if _PLAIN.search("\n".join(cells)):
         return None
-    try:
-        values = np.array(cells, dtype=np.float64)  # float(): rejects '', '1.2.3', 'e', '--1'
+    try:  # float() refuses '', '1.2.3', 'e', '--1'
+        values = np.fromiter(map(float, cells), np.float64, len(cells))
     except ValueError:
         return None
     return values if np.isfinite(values).all() else None
@@ -737,7 +826,7 @@ def _sheet_header(sheet_rows: Iterator[tuple[int, list[str]]], schema: Schema, l
                      "(title or comment)")
     width = header.width
 
-    def chunks() -> Iterator[tuple[list[list[str]], list[int]]]:
+    def chunks() -> Iterator[_Chunk]:
         rows: list[list[str]] = []
         numbers: list[int] = []
         for number, cells in sheet_rows:
@@ -749,10 +838,10 @@ def _sheet_header(sheet_rows: Iterator[tuple[int, list[str]]], schema: Schema, l
                         cells[:width] + [""] * (width - len(cells)))
             numbers.append(number)
             if len(rows) == CHUNK_ROWS:
-                yield rows, numbers
+                yield _Chunk(numbers, rows=rows)
                 rows, numbers = [], []
         if rows:
-            yield rows, numbers
+            yield _Chunk(numbers, rows=rows)
 
     return _Rows(header, chunks(), "row", notes, True)
 
@@ -767,25 +856,30 @@ def _collect(rows: _Rows, schema: Schema, label: str, unit: str | None, limits: 
     parts: dict[str, list[NDArray[Any]]] = {f.name: [] for f in typed}
     kept_lines: list[NDArray[np.int64]] = []
     n_read = n_skipped = 0
-    for chunk, numbers in rows.chunks:
-        n_read += len(chunk)
-        if n_read > limits.max_rows:
+    for chunk in rows.chunks:
+        n = len(chunk.lines)
+        n_read += n
+        if n_read + refuse.unsplit > limits.max_rows:
             raise InputError(f"{label}: more than {limits.max_rows:,} data rows (the limit; "
                              "split the file or raise the limit)")
-        lines = np.asarray(numbers, dtype=np.int64)
-        width = np.fromiter(map(len, chunk), dtype=np.int64, count=len(chunk))
-        bad = width != header.width
-        if bad.any():
-            first = int(np.flatnonzero(bad)[0])
-            refuse.add(f"the row has the wrong number of fields (the header has "
-                       f"{header.width})", lines[bad], quote(",".join(chunk[first])))
+        lines = np.asarray(chunk.lines, dtype=np.int64)
+        bad = np.zeros(n, dtype=bool)
+        if chunk.rows is not None:
+            width = np.fromiter(map(len, chunk.rows), dtype=np.int64, count=n)
+            bad = width != header.width
+            if bad.any():
+                first = int(np.flatnonzero(bad)[0])
+                refuse.add(f"the row has the wrong number of fields (the header has "
+                           f"{header.width})", lines[bad], quote(",".join(chunk.rows[first])))
         cells: dict[str, NDArray[np.object_]] = {}
         for role in schema.roles:
             if role.name not in header.index:
-                cells[role.name] = np.full(len(chunk), "", dtype=object)
+                cells[role.name] = np.full(n, "", dtype=object)
                 continue
             k = header.index[role.name]
-            column = np.array([row[k] if len(row) > k else "" for row in chunk], dtype=object)
+            column = np.empty(n, dtype=object)
+            column[:] = (chunk.columns[k] if chunk.columns is not None else
+                         [row[k] if len(row) > k else "" for row in chunk.rows])
             joined = "".join(column)
             if "\x00" in joined:
                 nul = np.fromiter(("\x00" in c for c in column), bool, len(column)) & ~bad
@@ -793,7 +887,7 @@ def _collect(rows: _Rows, schema: Schema, label: str, unit: str | None, limits: 
                     refuse.add(f"{role.name} contains a NUL byte", lines[nul],
                                quote(column[nul][0]))
                     bad |= nul
-            if len(joined) > limits.max_cell:
+            if max(map(len, column), default=0) > limits.max_cell:
                 long = np.fromiter((len(c) > limits.max_cell for c in column), bool,
                                    len(column)) & ~bad
                 if long.any():
@@ -836,9 +930,12 @@ def _collect(rows: _Rows, schema: Schema, label: str, unit: str | None, limits: 
         for f in typed:
             parts[f.name].append(chunk_values[f.name][~bad])
         kept_lines.append(lines[~bad])
-    n_read -= n_skipped
+    n_read += refuse.unsplit - n_skipped
     if n_read == 0:
         raise InputError(f"{label}: the table has a header but no data rows")
+    if not kept_lines:  # every row was refused by the reader
+        raise InputError(f"{label}: no valid row. "
+                         + " ".join(r.message(where) for r in refuse.result()))
     values = {f.name: np.concatenate(parts[f.name]) for f in typed}
     lines = np.concatenate(kept_lines)
     notes = list(rows.notes)

@@ -9,6 +9,7 @@ then read row by row with openpyxl's read-only mode (first sheet unless one is n
 from __future__ import annotations
 
 import datetime as dt
+import time
 import warnings
 import zipfile
 from collections.abc import Iterator
@@ -99,9 +100,17 @@ def xlsx_rows(binary: IO[bytes], label: str, limits: Limits, sheet: str | None =
                         "(name another with --sheet)")
 
             def rows() -> Iterator[tuple[int, list[str]]]:
+                deadline = time.monotonic() + limits.max_xlsx_seconds
                 try:
                     for number, values in enumerate(worksheet.iter_rows(values_only=True), 1):
+                        if number % 1000 == 0 and time.monotonic() > deadline:
+                            raise InputError(
+                                f"{label}: reading sheet {quote(chosen)} took more than "
+                                f"{limits.max_xlsx_seconds:g} s (stopped at row {number:,}); "
+                                "save it as CSV, which reads far faster")
                         yield number, [_cell_text(v) for v in values]
+                except InputError:
+                    raise
                 except Exception as exc:  # a damaged sheet part
                     raise _damaged(label, exc) from exc
 

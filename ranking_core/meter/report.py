@@ -34,6 +34,7 @@ from ranking_core.meter.statistics import (
     proportion_interval,
     range_statistics,
 )
+from ranking_core.version import riskgrid_version
 
 __all__ = [
     "ISO_RANGES",
@@ -157,7 +158,9 @@ class MeterReport:
         """JSON-ready dict: every table as a list of records (NaN → null) under its name (zone
         tables under their grid family: "dts", "clarke", "parkes"), what each zone grid is
         ("grids": name, title, citation, purpose), plus the messages."""
-        out: dict[str, Any] = {"source": self.source, "parkes_type": self.parkes_type,
+        out: dict[str, Any] = {"source": self.source, "unit": "mg/dL",
+                               "riskgrid_version": riskgrid_version(),
+                               "parkes_type": self.parkes_type,
                                "seg_table_used": self.risk_grades is not None}
         out.update({name: _records(table) for name, table in self.tables().items()})
         out["grids"] = {family: {"name": grid.name, "title": grid.title,

@@ -88,9 +88,11 @@ def mard_interval(ref: ArrayLike, bgm: ArrayLike, confidence: float = CONFIDENCE
         return np.nan, np.nan, np.nan
     if ard.size < 2 or np.all(ard == ard[0]):
         return float(ard.mean()), float(ard.mean()), float(ard.mean())
+    # resamples per batch: about 10^7 values in memory (80 MB) whatever the number of pairs
+    batch = max(1, min(BOOTSTRAP_RESAMPLES, 10_000_000 // ard.size))
     result = bootstrap((ard,), np.mean, confidence_level=confidence,
                        n_resamples=BOOTSTRAP_RESAMPLES, method="percentile",
-                       batch=100, rng=np.random.default_rng(random_state))
+                       batch=batch, rng=np.random.default_rng(random_state))
     low, high = result.confidence_interval
     return float(ard.mean()), float(low), float(high)
 

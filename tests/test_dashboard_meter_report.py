@@ -1,0 +1,32 @@
+"""The Meter page: the error-grid plots of the report, and the report built only when asked."""
+
+from __future__ import annotations
+
+import io
+
+from pypdf import PdfReader
+
+from tests.dashboard_support import fresh_machine, open_app
+
+
+def test_report_is_built_on_request_and_names_every_grid_shown(tmp_path, monkeypatch):
+    fresh_machine(tmp_path, monkeypatch)
+    at = open_app("meter")
+    assert "meter_report_pdf" not in at.session_state  # nothing built on a plain run
+    labels = [m.label for m in at.metric]
+    assert any(label.startswith("ISO 15197:2013 criterion 2") for label in labels)
+    assert at.radio(key="meter_grid").options == [
+        "DTS Error Grid", "Clarke Error Grid", "Parkes Error Grid, type 1"]
+    meanings = [list(d.value["meaning"]) for d in at.dataframe if "meaning" in d.value.columns]
+    assert ["no risk", "mild risk", "moderate risk", "high risk", "extreme risk"] in meanings
+    at.radio(key="meter_grid").set_value("clarke").run()
+    assert not at.exception
+    next(b for b in at.button if b.label == "Build the report (PDF)").click().run()
+    assert not at.exception
+    _, pdf = at.session_state["meter_report_pdf"]
+    text = " ".join(page.extract_text() for page in PdfReader(io.BytesIO(pdf)).pages)
+    for title in ("DTS Error Grid", "Clarke Error Grid", "Parkes Error Grid, type 1",
+                  "Surveillance Error Grid", "built-in demo (simulated)"):
+        assert title in text
+    at.radio(key="meter_parkes").set_value(2).run()
+    assert at.radio(key="meter_grid").options[-1] == "Parkes Error Grid, type 2"
