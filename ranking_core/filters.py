@@ -56,6 +56,7 @@ class Filter:
     """A regularization family g_λ(σ) with its qualification (Kriukova et al. 2014, §3)."""
 
     name: ClassVar[str] = ""
+    label: ClassVar[str] = ""  # shown to users (CLI, dashboard)
     qualification: ClassVar[float] = math.inf
 
     def factors(self, sigma: ArrayLike, lam: ArrayLike) -> NDArray[np.float64]:
@@ -74,6 +75,7 @@ class Lavrentiev(Filter):
     """
 
     name: ClassVar[str] = "lavrentiev"
+    label: ClassVar[str] = "Lavrentiev (Tikhonov)"
     qualification: ClassVar[float] = 1.0
 
     def factors(self, sigma: ArrayLike, lam: ArrayLike) -> NDArray[np.float64]:
@@ -94,6 +96,7 @@ class IteratedLavrentiev(Filter):
 
     k: int = 2
     name: ClassVar[str] = "iterated-lavrentiev"
+    label: ClassVar[str] = "iterated Lavrentiev"
 
     def __post_init__(self) -> None:
         if int(self.k) != self.k or self.k < 1:
@@ -119,6 +122,7 @@ class SpectralCutoff(Filter):
     """
 
     name: ClassVar[str] = "spectral-cutoff"
+    label: ClassVar[str] = "spectral cut-off"
 
     def factors(self, sigma: ArrayLike, lam: ArrayLike) -> NDArray[np.float64]:
         sigma, lam = _as_arrays(sigma, lam)
@@ -138,6 +142,7 @@ class Landweber(Filter):
 
     step: float | None = None
     name: ClassVar[str] = "landweber"
+    label: ClassVar[str] = "Landweber iteration"
 
     def factors(self, sigma: ArrayLike, lam: ArrayLike) -> NDArray[np.float64]:
         sigma, lam = _as_arrays(sigma, lam)
@@ -160,6 +165,7 @@ class Showalter(Filter):
     """
 
     name: ClassVar[str] = "showalter"
+    label: ClassVar[str] = "Showalter (asymptotic)"
 
     def factors(self, sigma: ArrayLike, lam: ArrayLike) -> NDArray[np.float64]:
         sigma, lam = _as_arrays(sigma, lam)
@@ -190,6 +196,7 @@ class NuMethod(Filter):
     nu: float = 1.0
     step: float | None = None
     name: ClassVar[str] = "nu-method"
+    label: ClassVar[str] = "ν-method (Brakhage)"
 
     def __post_init__(self) -> None:
         if not np.isfinite(self.nu) or self.nu <= 0:

@@ -178,9 +178,7 @@ class LearnSettings:
 
 
 KERNEL_LABELS = {"laplacian": "Laplacian, exp(−‖Δ‖₁/γ)", "gaussian": "Gaussian, exp(−‖Δ‖²/γ)"}
-FILTER_LABELS = {"lavrentiev": "Lavrentiev (Tikhonov)", "iterated-lavrentiev":
-                 "iterated Lavrentiev", "spectral-cutoff": "spectral cut-off",
-                 "landweber": "Landweber iteration", "showalter": "Showalter (asymptotic)"}
+FILTER_LABELS = {name: filter_class.label for name, filter_class in FILTERS.items()}
 RULE_LABELS = {"kfold": "cross-validation", "holdout": "hold-out (half fits, half chooses)",
                "quasi-optimality": "quasi-optimality", "apriori": "a-priori λ(m) = α·m^(−β/2)",
                "manual": "set by hand"}

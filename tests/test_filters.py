@@ -176,3 +176,13 @@ def test_nu_method_residual_and_qualification() -> None:
         NuMethod(nu=0.0)
     with pytest.raises(ValueError, match="step"):
         NuMethod(step=2.0).factors(np.array([1.0]), 0.1)
+
+
+def test_every_registered_filter_has_a_name_and_a_label() -> None:
+    """The CLI and the dashboard list FILTERS with these; a filter added without them would
+    break the pages' choice boxes."""
+    from ranking_core.filters import FILTERS
+
+    for name, filter_class in FILTERS.items():
+        assert filter_class.name == name and filter_class.label
+        assert make_filter(name).factors(np.array([0.5, 1.0]), 0.1).shape == (2,)
