@@ -42,11 +42,12 @@ class LazyCommands(TyperGroup):
             return None
         module, attribute, _ = COMMANDS[name]
         target = getattr(importlib.import_module(module), attribute)
-        if not isinstance(target, typer.Typer):
+        if isinstance(target, typer.Typer):  # a group, even with one command (as add_typer did)
+            command = typer.main.get_group(target)
+        else:
             single = typer.Typer(add_completion=False)
             single.command(name)(target)
-            target = single
-        command = typer.main.get_command(target)
+            command = typer.main.get_command(single)
         command.name = name
         return command
 
