@@ -15,12 +15,16 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 RUN useradd --create-home --uid 10001 riskgrid \
     && mkdir -p /data && chown riskgrid:riskgrid /data
 WORKDIR /app
+# the dependencies first (their layer is rebuilt only when pyproject.toml changes), then the code
 COPY pyproject.toml README.md ./
+RUN python3 -c "import tomllib; p = tomllib.load(open('pyproject.toml', 'rb'))['project']; \
+print('\n'.join(p['dependencies'] + p['optional-dependencies']['postgresql']))" > /tmp/requirements \
+    && python3 -m venv /opt/riskgrid \
+    && ${PIP_INDEX:+env PIP_INDEX_URL="$PIP_INDEX"} /opt/riskgrid/bin/pip install -r /tmp/requirements
 COPY ranking_core ./ranking_core
 COPY dashboard ./dashboard
-RUN python3 -m venv /opt/riskgrid \
-    && ${PIP_INDEX:+env PIP_INDEX_URL="$PIP_INDEX"} /opt/riskgrid/bin/pip install ".[postgresql]" \
-    && rm -rf /app/build /app/*.egg-info
+RUN ${PIP_INDEX:+env PIP_INDEX_URL="$PIP_INDEX"} /opt/riskgrid/bin/pip install --no-deps . \
+    && rm -rf /app/build /app/*.egg-info /tmp/requirements
 
 # the records database (SQLite) lives on the volume unless RISKGRID_DATABASE_URL names another
 # database (compose.yaml: PostgreSQL); the SEG table can be mounted read-only and named in SEG_TABLE

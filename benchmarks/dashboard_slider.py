@@ -18,7 +18,7 @@ from sklearn.base import clone
 
 from ranking_core.grids.compare import compare_grids
 from ranking_core.grids.learned import learned_grid
-from ranking_core.panel import parkes_surface, simulate_panel
+from ranking_core.panels import parkes_surface, simulate_panel
 from ranking_core.recipes import BEST_RECIPE
 from ranking_core.selection import paper_lambda_grid
 

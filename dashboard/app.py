@@ -55,6 +55,7 @@ page = st.navigation(
                     default=True),
             st.Page(VIEWS / "meter.py", title="Meter report", icon=":material/bloodtype:"),
             st.Page(VIEWS / "compare.py", title="Compare grids", icon=":material/compare:"),
+            st.Page(VIEWS / "plan.py", title="Plan a survey", icon=":material/checklist:"),
             *records,
         ],
         "Benchmarks": [

@@ -32,6 +32,7 @@ from ranking_core.grids.seg import (
     load_seg_table,
 )
 from ranking_core.grids.signed import AbsoluteRisk
+from ranking_core.ratings import RatingSet, RatingSetError
 from ranking_core.storage import RecordInfo, StorageError, Store, default_database_url
 
 T = TypeVar("T")
@@ -190,6 +191,19 @@ def show_problems(problems: list[str] | tuple[str, ...], warnings: list[str] | t
         st.warning(head + ":\n\n" + "\n".join(f"- {plain(p)}" for p in problems))
     for message in warnings:
         st.info(plain(message))
+
+
+def read_upload(read: Callable[[], RatingSet]) -> RatingSet | None:
+    """``read()`` an uploaded rating set: a refusal becomes one error message (None), row-level
+    problems are listed and the valid rows kept."""
+    try:
+        ratings = read()
+    except RatingSetError as exc:
+        st.error(f"Not usable: {plain(exc)}")
+        return None
+    show_problems([p.message for p in ratings.problems], ratings.warnings,
+                  kept=len(ratings.frame))
+    return ratings
 
 
 class _SharedResults:

@@ -17,8 +17,8 @@ from ranking_core.meter.figures import (
     thin_grid,
 )
 
-__all__ = ["apriori_plot", "confusion_heatmap", "difference_heatmap", "error_bars",
-           "lambda_curve", "line_chart", "risk_heatmap", "shares_bar"]
+__all__ = ["apriori_plot", "band_width_heatmap", "confusion_heatmap", "difference_heatmap",
+           "error_bars", "lambda_curve", "line_chart", "risk_heatmap", "shares_bar"]
 
 
 def difference_heatmap(difference: ArrayLike, axis: ArrayLike, title: str,
@@ -36,17 +36,18 @@ def difference_heatmap(difference: ArrayLike, axis: ArrayLike, title: str,
     return fig
 
 
-def lambda_curve(lams: ArrayLike, curve: ArrayLike, chosen: float, current: float,
-                 ylabel: str) -> go.Figure:
-    """A criterion over the λ path (log λ axis), the rule's λ and the slider's λ marked."""
-    fig = go.Figure(go.Scatter(x=lams, y=curve, mode="lines", name=ylabel))
+def lambda_curve(lams: ArrayLike, curve: ArrayLike, chosen: float, ylabel: str,
+                 height: int = 280) -> go.Figure:
+    """A criterion over the λ path, λ increasing to the right on a log axis that spans exactly
+    the candidates (so that a slider over them below runs the same way), the rule's λ marked."""
+    lams = np.asarray(lams, dtype=np.float64)
+    fig = go.Figure(go.Scatter(x=lams, y=curve, mode="lines", name=ylabel,
+                               hovertemplate="λ %{x:.3g}<br>%{y:.2f}<extra></extra>"))
     fig.add_vline(x=chosen, line_dash="dash", line_color="green",
-                  annotation_text=f"rule λ = {chosen:.3g}")
-    if not np.isclose(current, chosen):
-        fig.add_vline(x=current, line_dash="dot", line_color="red",
-                      annotation_text=f"shown λ = {current:.3g}", annotation_position="bottom")
-    fig.update_xaxes(type="log", title="λ")
-    fig.update_layout(yaxis_title=ylabel, height=340, margin={"l": 10, "r": 10, "t": 30, "b": 10})
+                  annotation_text=f"chosen λ = {chosen:.3g}")
+    fig.update_xaxes(type="log", title="λ", range=np.log10([lams.min(), lams.max()]).tolist())
+    fig.update_layout(yaxis_title=ylabel, height=height,
+                      margin={"l": 10, "r": 10, "t": 30, "b": 10})
     return fig
 
 
@@ -113,4 +114,26 @@ def error_bars(labels: Sequence[str], values: ArrayLike, errors: ArrayLike, titl
                            error_y={"type": "data", "array": np.asarray(errors, dtype=np.float64)}))
     fig.update_layout(title=title, yaxis_title=ylabel, height=360,
                       margin={"l": 10, "r": 10, "t": 40, "b": 10})
+    return fig
+
+
+def band_width_heatmap(width: ArrayLike, axis: ArrayLike, title: str,
+                       points: tuple[ArrayLike, ArrayLike] | None = None,
+                       step: int = DISPLAY_STEP) -> go.Figure:
+    """Width of a learned grid's uncertainty band (risk units) on a sequential scale, with the
+    pairs proposed next drawn on top."""
+    x, z = thin_grid(width, axis, step)
+    fig = go.Figure(go.Heatmap(x=x, y=x, z=z, zmin=0, colorscale="Viridis",
+                               colorbar={"title": {"text": "band width"}},
+                               hovertemplate="REF %{x} mg/dL<br>estimate %{y} mg/dL<br>"
+                                             "band width %{z:.2f}<extra></extra>"))
+    if points is not None:
+        fig.add_trace(go.Scatter(x=points[0], y=points[1], mode="markers", name="next pairs",
+                                 marker={"size": 7, "color": "white", "symbol": "x",
+                                         "line": {"color": "black", "width": 1}},
+                                 hovertemplate="REF %{x} mg/dL<br>estimate %{y} mg/dL"
+                                               "<extra></extra>"))
+    fig.update_layout(title=title, height=560, margin={"l": 10, "r": 10, "t": 40, "b": 10},
+                      showlegend=False, **AXIS_TITLES)
+    square_lattice_axes(fig, x)
     return fig

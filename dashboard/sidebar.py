@@ -17,6 +17,10 @@ def seg_sidebar() -> None:
     """SEG table status, an upload stored for later sessions, and a way to forget it."""
     status = seg_status()
     st.sidebar.subheader("SEG risk table")
+    if public_mode():  # no server paths or stored records in the public demo
+        st.sidebar.info("SEG table loaded. SEG features are on." if status.available else
+                        "No SEG table: pages use the built-in reference surface and grids.")
+        return
     if status.available:
         st.sidebar.success(f"SEG table loaded ({plain(status.source)}). SEG features are on.")
     else:
@@ -26,8 +30,6 @@ def seg_sidebar() -> None:
         )
         with st.sidebar.expander("How to provide the SEG table", expanded=False):
             st.text(status.problem)
-    if public_mode():
-        return
     store = get_store()
     stored = store.list_records("seg_table")
     with st.sidebar.expander("Upload a SEG table (kept for later sessions)"):

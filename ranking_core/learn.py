@@ -22,21 +22,31 @@ import hashlib
 import json
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
 from ranking_core.filters import FILTERS, Filter, IteratedLavrentiev
 from ranking_core.grids.coordinates import GlucoseTransform, TransformedKernel
-from ranking_core.grids.files import GRID_FILES, RISK_MAX, SIZE, grid_csv, grid_npy, grid_png
+from ranking_core.grids.files import GRID_FILES, SIZE, grid_csv, grid_npy, grid_png
 from ranking_core.grids.learned import learned_grid
+from ranking_core.grids.risk_scale import RISK_MAX
 from ranking_core.grids.seg import GLUCOSE_MAX
 from ranking_core.grids.signed import AbsoluteRisk, signed_ratings
 from ranking_core.kernels import Kernel, make_kernel
 from ranking_core.learners.spectral import SpectralRanker
+from ranking_core.panels.robust import (
+    LOSSES,
+    MAD_TO_SD,
+    OUTLIER_Z,
+    RobustRanker,
+    kfold_robust,
+    rating_step,
+)
 from ranking_core.ratings import RatingSet
 from ranking_core.selection import AprioriRule, choose, fit_apriori_lambda, paper_lambda_grid
 from ranking_core.validation import check_training_data, one_of, positive_float
@@ -49,10 +59,13 @@ __all__ = [
     "SCALES",
     "LearnSettings",
     "LearnedGrid",
+    "PanelFit",
     "describe_settings",
     "glucose_ranker",
     "grid_metadata",
     "learn_grid",
+    "learn_panel",
+    "rating_positions",
     "ratings_checksum",
     "settings_advice",
     "with_diagonal_anchors",
@@ -69,6 +82,7 @@ SCALES = ("log", "linear")
 # the SEG: Gaussian γ = 250 / 10³ / 4·10³ / 10⁴ / 4·10⁵ → 28.4 / 14.0 / 4.6 / 3.4 / 4.0 %;
 # Laplacian γ = 30 / 100 / 10³ / 2·10⁴ / 10⁵ → 11.6 / 3.3 / 1.7 / 2.0 / 5.7 %.
 GAMMA_SUITED = {"gaussian": (4e3, 4e5), "laplacian": (1e2, 2e4)}
+ROBUST_LAM_STRIDE = 4  # robust learning chooses λ among every 4th candidate (ROBUST_RECIPE)
 APRIORI_SIZES = (20, 30, 40, 50)  # subset sizes for λ₊ (Kriukova et al. 2014, §4.4)
 
 
@@ -83,14 +97,28 @@ def glucose_ranker(kernel: str, gamma: float | tuple[float, float],
 
 def with_diagonal_anchors(anchors: int, X: NDArray, y: NDArray) -> tuple[NDArray, NDArray]:
     """(X, y) plus ``anchors`` zero-risk points (g, g), g evenly spaced on 0..600 mg/dL, all rows
-    in a fixed random order (so that a hold-out split sees anchors in both halves)."""
+    in a fixed random order (so that a hold-out split sees anchors in both halves). Further
+    columns of X (a rater code) are −1 for the anchors (no rater)."""
     if not anchors:
         return X, y
     g = np.linspace(0.0, GLUCOSE_MAX, int(anchors))
-    X = np.vstack([X, np.column_stack([g, g])])
+    extra = np.full((g.size, X.shape[1] - 2), -1.0)
+    X = np.vstack([X, np.column_stack([g, g, extra])])
     y = np.r_[y, np.zeros(g.size)]
-    order = np.random.default_rng(0).permutation(len(y))
+    order = _anchor_order(len(y))
     return X[order], y[order]
+
+
+def _anchor_order(n_rows: int) -> NDArray[np.intp]:
+    return np.random.default_rng(0).permutation(n_rows)
+
+
+def rating_positions(anchors: int, m: int) -> NDArray[np.intp]:
+    """Where :func:`with_diagonal_anchors` puts m ratings: row i of the ratings is row
+    ``rating_positions(anchors, m)[i]`` of its output."""
+    if not anchors:
+        return np.arange(m)
+    return np.argsort(_anchor_order(m + int(anchors)))[:m]
 
 
 @dataclass(frozen=True)
@@ -123,6 +151,11 @@ class LearnSettings:
     n_splits : folds of ``"kfold"``.
     apriori_draws : random subsets per size for the ``"apriori"`` rule.
     lam0, q, n_lams : the candidate grid λ_j = λ₀·q^j, j < n_lams.
+    robust : None (plain least squares) or the loss of a
+        :class:`~ranking_core.panels.RobustRanker` (``"huber"``, ``"tukey"``, ``"squared"``):
+        weights for outlying ratings, a rater model when the ratings name their rater, coarse
+        answers as intervals. λ is then chosen among every fourth candidate (each candidate
+        costs a few re-solves), against the least-squares fits on the same folds.
     """
 
     kernel: str = "laplacian"
@@ -141,9 +174,12 @@ class LearnSettings:
     lam0: float = 1.0
     q: float = 0.95
     n_lams: int = 400
+    robust: str | None = None
 
     def __post_init__(self) -> None:
         owner = "LearnSettings"
+        if self.robust is not None:
+            one_of(self.robust, "robust", LOSSES, owner)
         one_of(self.kernel, "kernel", KERNELS, owner)
         one_of(self.scale, "scale", SCALES, owner)
         one_of(self.filter, "filter", tuple(sorted(FILTERS)), owner)
@@ -162,15 +198,20 @@ class LearnSettings:
         """The glucose coordinates' warp (None for mg/dL as measured)."""
         return GlucoseTransform("log", self.log_offset) if self.scale == "log" else None
 
-    def ranker(self) -> SpectralRanker:
-        """The unfitted ranker: kernel, width, coordinates and filter."""
+    def ranker(self) -> SpectralRanker | RobustRanker:
+        """The unfitted ranker: kernel, width, coordinates and filter (inside a
+        :class:`~ranking_core.panels.RobustRanker` with ``robust``)."""
         spectral_filter = (IteratedLavrentiev(k=int(self.order))
                            if self.filter == "iterated-lavrentiev" else self.filter)
-        return glucose_ranker(self.kernel, float(self.gamma), self.transform(), spectral_filter)
+        ranker = glucose_ranker(self.kernel, float(self.gamma), self.transform(), spectral_filter)
+        if self.robust is None:
+            return ranker
+        return RobustRanker(ranker, loss=self.robust, signed=self.signed)
 
     def lams(self) -> NDArray[np.float64]:
-        """The candidate λ, decreasing (λ₀·q^j)."""
-        return paper_lambda_grid(self.lam0, self.q, int(self.n_lams))
+        """The candidate λ, decreasing (λ₀·q^j; every fourth of them with ``robust``)."""
+        lams = paper_lambda_grid(self.lam0, self.q, int(self.n_lams))
+        return lams if self.robust is None else lams[::ROBUST_LAM_STRIDE]
 
     def to_dict(self) -> dict:
         """JSON-ready; ``LearnSettings(**settings.to_dict())`` gives the settings back."""
@@ -179,6 +220,10 @@ class LearnSettings:
 
 KERNEL_LABELS = {"laplacian": "Laplacian, exp(−‖Δ‖₁/γ)", "gaussian": "Gaussian, exp(−‖Δ‖²/γ)"}
 FILTER_LABELS = {name: filter_class.label for name, filter_class in FILTERS.items()}
+ROBUST_LABELS = {None: "no (least squares)",
+                 "huber": "Huber weights, rater model, coarse answers as intervals",
+                 "tukey": "Tukey weights, rater model, coarse answers as intervals",
+                 "squared": "rater model and coarse answers as intervals, no weights"}
 RULE_LABELS = {"kfold": "cross-validation", "holdout": "hold-out (half fits, half chooses)",
                "quasi-optimality": "quasi-optimality", "apriori": "a-priori λ(m) = α·m^(−β/2)",
                "manual": "set by hand"}
@@ -207,7 +252,9 @@ def describe_settings(settings: LearnSettings) -> dict[str, str]:
                             else "risk ratings as given"),
         "Zero-risk diagonal points": f"{settings.anchors}",
         "How λ is chosen": rule,
-        "λ candidates": f"{settings.lam0:g} × {settings.q:g}^j, j < {settings.n_lams}",
+        "λ candidates": f"{settings.lam0:g} × {settings.q:g}^j, j < {settings.n_lams}"
+                        + (f", every {ROBUST_LAM_STRIDE}th" if settings.robust else ""),
+        "Robust learning": ROBUST_LABELS[settings.robust],
     }
 
 
@@ -233,7 +280,8 @@ class LearnedGrid:
     lams : (L,) candidate λ; ``curve`` : (L,) the rule's criterion (None for the a-priori and
         manual rules).
     apriori : the fitted a-priori rule (``rule == "apriori"``), else None.
-    X, y : the training set: ratings plus anchors (mg/dL), targets signed if asked.
+    X, y : the training set: ratings plus anchors (mg/dL; with ``settings.robust`` a third
+        column holds rater codes, −1 for none), targets signed if asked.
     n_ratings : ratings in the rating set (without anchors).
     checksum : :func:`ratings_checksum` of the rating set.
     """
@@ -284,6 +332,13 @@ def _training_data(ratings: RatingSet | tuple[ArrayLike, ArrayLike]) -> tuple[ND
     return check_training_data(X, y, "learn_grid")
 
 
+def _rater_codes(ratings: RatingSet | tuple[ArrayLike, ArrayLike], m: int) -> NDArray:
+    """Rater codes 0, 1, … in order of appearance (−1 everywhere without a rater column)."""
+    if isinstance(ratings, RatingSet) and "rater" in ratings.frame:
+        return pd.factorize(ratings.frame["rater"].to_numpy(dtype=object))[0].astype(float)
+    return np.full(m, -1.0)
+
+
 def learn_grid(
     ratings: RatingSet | tuple[ArrayLike, ArrayLike],
     settings: LearnSettings | None = None,
@@ -307,9 +362,12 @@ def learn_grid(
     settings = LearnSettings() if settings is None else settings
     X_ratings, y_ratings = _training_data(ratings)
     checksum = ratings_checksum(X_ratings, y_ratings)
-    X, y = with_diagonal_anchors(int(settings.anchors), X_ratings, y_ratings)
+    inputs = X_ratings
+    if settings.robust is not None:  # the robust learner reads the rater from a third column
+        inputs = np.column_stack([X_ratings, _rater_codes(ratings, len(y_ratings))])
+    X, y = with_diagonal_anchors(int(settings.anchors), inputs, y_ratings)
     if settings.signed:
-        y = signed_ratings(X, y)
+        y = signed_ratings(X[:, :2], y)
     check_training_data(X, y, "learn_grid")  # constant ratings cannot be ranked
     ranker = settings.ranker()
     lams = settings.lams()
@@ -320,10 +378,15 @@ def learn_grid(
             ranker, X, y, sizes=APRIORI_SIZES, draws=int(settings.apriori_draws), lams=lams,
             progress=None if progress is None else lambda done, _total: progress(done, steps))
         report = None if progress is None else (lambda _done, _total: progress(steps, steps))
-    choice = choose(ranker, X, y, rule=settings.rule, grid=lams,
-                    refit=settings.refit_all or settings.rule != "holdout",
-                    n_splits=int(settings.n_splits), random_state=0, apriori=apriori,
-                    value=settings.lam, progress=report)
+    if settings.robust is not None and settings.rule == "kfold":
+        # robust fits against least-squares fits on the same folds; the lower curve wins
+        choice = kfold_robust(ranker, X, y, lams, n_splits=int(settings.n_splits),
+                              random_state=0, progress=progress)
+    else:
+        choice = choose(ranker, X, y, rule=settings.rule, grid=lams,
+                        refit=settings.refit_all or settings.rule != "holdout",
+                        n_splits=int(settings.n_splits), random_state=0, apriori=apriori,
+                        value=settings.lam, progress=report)
     lam = float(choice.value)
     return LearnedGrid(settings, choice.model, lam, lam, lams, choice.curve, apriori, X, y,
                        len(y_ratings), checksum)
@@ -383,3 +446,66 @@ def write_grid_files(result: LearnedGrid, out_dir: str | os.PathLike,
     for path, content in zip(paths, contents, strict=True):
         path.write_bytes(content)
     return paths
+
+
+NO_RATER = "(none)"
+
+
+@dataclass(frozen=True)
+class PanelFit:
+    """A grid learned from a panel, with what the learner made of each rating.
+
+    Attributes
+    ----------
+    learned : the :class:`~ranking_core.learn.LearnedGrid` (settings, λ, grid, model).
+    ratings : one row per rating: reference, estimate (mg/dL), rating, rater, consensus (the
+        learned risk there), residual (standardised, after the rater correction), weight (0..1)
+        and flagged (|residual| > 3).
+    """
+
+    learned: LearnedGrid
+    ratings: pd.DataFrame = field(repr=False)
+
+    @property
+    def model(self) -> object:
+        """The fitted model predicting the absolute risk."""
+        return self.learned.risk_model
+
+    @property
+    def robust(self) -> RobustRanker | None:
+        """The :class:`~ranking_core.panels.RobustRanker` (None for plain least squares)."""
+        return self.learned.model if isinstance(self.learned.model, RobustRanker) else None
+
+    @property
+    def step(self) -> float:
+        """The answer scale's step (0 = continuous)."""
+        return self.robust.step_ if self.robust is not None else rating_step(
+            self.ratings["rating"])
+
+
+def learn_panel(ratings: RatingSet | pd.DataFrame, settings: LearnSettings | None = None,
+                progress: Callable[[int, int], None] | None = None) -> PanelFit:
+    """Learn a grid from a rating set (columns reference, estimate in mg/dL, rating 0..4,
+    optional rater) with ``settings`` (default: the best recipe with Huber weights) and attach
+    to each rating its consensus risk, residual, weight and flag."""
+    settings = LearnSettings(robust="huber") if settings is None else settings
+    data = ratings if isinstance(ratings, RatingSet) else RatingSet(ratings)
+    learned = learn_grid(data, settings, progress=progress)
+    frame = data.frame
+    X, y = data.X, data.y
+    out = pd.DataFrame({"reference": X[:, 0], "estimate": X[:, 1], "rating": y,
+                        "rater": frame["rater"].astype(str).to_numpy() if "rater" in frame
+                        else NO_RATER}, index=frame.index)
+    out["consensus"] = learned.risk_model.predict(X)
+    model = learned.model
+    if isinstance(model, RobustRanker):
+        rows = rating_positions(int(settings.anchors), len(y))
+        out["residual"] = model.residuals_[rows]
+        out["weight"] = model.weights_[rows]
+    else:
+        residual = y - out["consensus"].to_numpy()
+        scale = MAD_TO_SD * np.median(np.abs(residual - np.median(residual)))
+        out["residual"] = residual / max(scale, 1e-12)
+        out["weight"] = 1.0
+    out["flagged"] = np.abs(out["residual"]) > OUTLIER_Z
+    return PanelFit(learned, out)

@@ -10,18 +10,21 @@ first m/2 fit, last m/2 choose λ from 0.95^j, j < 200); :data:`BEST_RECIPE` the
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
-from numpy.typing import NDArray
+import pandas as pd
+from numpy.typing import ArrayLike, NDArray
 
 from ranking_core.fast_selection import METHODS, fast_kfold_lambda
 from ranking_core.filters import Filter
 from ranking_core.grids.coordinates import GlucoseTransform
 from ranking_core.grids.signed import AbsoluteRisk, signed_ratings
 from ranking_core.learn import glucose_ranker
+from ranking_core.learn import rating_positions as anchored_positions
 from ranking_core.learn import with_diagonal_anchors as diagonal_anchors
 from ranking_core.learners.spectral import SpectralRanker
+from ranking_core.panels.robust import RobustRanker, kfold_robust
 from ranking_core.selection import choose, paper_lambda_grid
 from ranking_core.validation import one_of
 
@@ -30,10 +33,12 @@ __all__ = [
     "PAPER_RECIPE",
     "RECIPES",
     "RECIPE_KERNELS",
+    "ROBUST_RECIPE",
     "SELECTIONS",
     "SOLVERS",
     "SEGRecipe",
     "fit_recipe",
+    "rating_positions",
     "with_diagonal_anchors",
 ]
 
@@ -71,6 +76,11 @@ class SEGRecipe:
         :func:`~ranking_core.selection.choose`, any filter) or a method of
         :func:`~ranking_core.fast_selection.fast_kfold_lambda` (``"auto"``, ``"exact"``,
         ``"one-fold"``, ``"lattice"``; Lavrentiev filter; one direct refit).
+    robust : None (the plain ranker) or the loss of a
+        :class:`~ranking_core.panels.RobustRanker` (``"huber"``, ``"tukey"``, ``"squared"``):
+        weights for outlying ratings, a rater model when rater codes are given, coarse answers
+        as intervals; λ is chosen on the robust fits' path, against the least-squares fits on
+        the same folds (:func:`~ranking_core.panels.robust.kfold_robust`).
     """
 
     name: str
@@ -86,6 +96,7 @@ class SEGRecipe:
     selection: str = "holdout"
     n_splits: int = 5
     solver: str = "spectral"
+    robust: str | None = None
 
     def __post_init__(self) -> None:
         one_of(self.selection, "selection", SELECTIONS, "SEGRecipe")
@@ -100,8 +111,11 @@ class SEGRecipe:
     def lams(self) -> NDArray[np.float64]:
         return paper_lambda_grid(self.lam0, self.q, self.n_lams)
 
-    def ranker(self, gamma: float | tuple[float, float]) -> SpectralRanker:
-        return glucose_ranker(self.kernel, gamma, self.transform, self.filter)
+    def ranker(self, gamma: float | tuple[float, float]) -> SpectralRanker | RobustRanker:
+        ranker = glucose_ranker(self.kernel, gamma, self.transform, self.filter)
+        if self.robust is None:
+            return ranker
+        return RobustRanker(ranker, loss=self.robust, signed=self.signed)
 
     def describe(self) -> dict:
         """JSON-ready description."""
@@ -118,6 +132,7 @@ class SEGRecipe:
             "selection": self.selection,
             "n_splits": self.n_splits if self.selection == "kfold" else None,
             "solver": self.solver if self.selection == "kfold" else None,
+            "robust": self.robust,
         }
 
 
@@ -137,31 +152,54 @@ BEST_RECIPE = SEGRecipe(
     selection="kfold",
     solver="auto",
 )
-RECIPES = {"paper": PAPER_RECIPE, "best": BEST_RECIPE}
+# The best recipe learning robustly (panels with outliers, raters, coarse answers); λ on every
+# fourth value of its grid (0.95⁴ʲ), since each λ of the path costs iterations
+# (benchmarks/panels.py); folds by the spectral path (the robust fits need it).
+ROBUST_RECIPE = replace(BEST_RECIPE, name="robust", robust="huber", n_lams=100, q=0.95**4,
+                        solver="spectral")
+RECIPES = {"paper": PAPER_RECIPE, "best": BEST_RECIPE, "robust": ROBUST_RECIPE}
 
 
 def with_diagonal_anchors(recipe: SEGRecipe, X: NDArray, y: NDArray) -> tuple[NDArray, NDArray]:
-    """(X, y) plus the recipe's zero-risk diagonal points, rows in a fixed random order."""
+    """(X, y) plus the recipe's zero-risk diagonal points, rows in a fixed random order (a third
+    column of X, the rater code, is −1 for them: no rater)."""
     return diagonal_anchors(recipe.diagonal_anchors, X, y)
 
 
-def fit_recipe(recipe: SEGRecipe, X: NDArray, y: NDArray) -> tuple[object, float, object]:
+def rating_positions(recipe: SEGRecipe, m: int) -> NDArray[np.intp]:
+    """Where :func:`with_diagonal_anchors` puts the m ratings: row i of the ratings is row
+    ``rating_positions(recipe, m)[i]`` of its output."""
+    return anchored_positions(recipe.diagonal_anchors, m)
+
+
+def fit_recipe(recipe: SEGRecipe, X: NDArray, y: NDArray, raters: ArrayLike | None = None
+               ) -> tuple[object, float, object]:
     """Choose (γ, λ) by the recipe's validation misranking and return (model, λ, γ).
 
     One decomposition per γ (and per fold); every λ is solved from it. The model is a fitted
     :class:`~ranking_core.SpectralRanker` (or, with a fast ``recipe.solver``, a
     :class:`~ranking_core.direct.DirectRanker`), or an
     :class:`~ranking_core.grids.signed.AbsoluteRisk` around one when ``recipe.signed``
-    (λ and γ are then chosen by the misranking of the signed ratings).
+    (λ and γ are then chosen by the misranking of the signed ratings). With ``recipe.robust`` the
+    model is a :class:`~ranking_core.panels.RobustRanker`, and ``raters`` (one label per rating)
+    feeds its rater model.
     """
     lams = recipe.lams()
+    if recipe.robust is not None:
+        codes = (np.full(len(y), -1) if raters is None
+                 else pd.factorize(np.asarray(raters, dtype=object))[0])
+        X = np.column_stack([X, codes])
     X, y = with_diagonal_anchors(recipe, X, y)
     if recipe.signed:
-        y = signed_ratings(X, y)
-    if recipe.selection == "kfold" and recipe.solver != "spectral":
-        choices = [fast_kfold_lambda(recipe.ranker(gamma), X, y, lams, n_splits=recipe.n_splits,
-                                     random_state=0, method=recipe.solver)
-                   for gamma in recipe.gammas]
+        y = signed_ratings(X[:, :2], y)
+    if recipe.selection == "kfold" and (recipe.robust is not None or recipe.solver != "spectral"):
+        if recipe.robust is not None:
+            choices = [kfold_robust(recipe.ranker(gamma), X, y, lams, n_splits=recipe.n_splits,
+                                    random_state=0) for gamma in recipe.gammas]
+        else:
+            choices = [fast_kfold_lambda(recipe.ranker(gamma), X, y, lams,
+                                         n_splits=recipe.n_splits, random_state=0,
+                                         method=recipe.solver) for gamma in recipe.gammas]
         scores = [float(np.nanmin(choice.curve)) for choice in choices]
         best = int(np.argmin(scores))  # the first γ among ties
         choice, gamma = choices[best], recipe.gammas[best]

@@ -39,9 +39,10 @@ args=(-t "$tag" -f Dockerfile)
 [ -n "$pip_index" ] && args+=(--build-arg "PIP_INDEX=$pip_index")
 echo "building $tag with $builder" >&2
 start=$(date +%s)
-case "$builder" in
-    buildah) buildah bud --layers "${args[@]}" . ;;
-    *) "$builder" build "${args[@]}" . ;;
+case "$builder" in  # podman and buildah keep HEALTHCHECK only in the docker image format
+    buildah) buildah bud --layers --format docker "${args[@]}" . ;;
+    podman) podman build --format docker "${args[@]}" . ;;
+    *) docker build "${args[@]}" . ;;
 esac
 seconds=$(( $(date +%s) - start ))
 case "$builder" in
@@ -55,18 +56,23 @@ python=python3
 [ -x .venv/bin/python ] && python=.venv/bin/python
 port=$("$python" -c "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])")
 url="http://127.0.0.1:$port"
-case "$builder" in
-    buildah)  # buildah runs the command in a working container sharing the host's network
-        container=$(buildah from "$tag")
-        buildah run --network host "$container" -- riskgrid dashboard --headless \
-            --address 127.0.0.1 --port "$port" >/dev/null 2>&1 &
-        runner=$!
-        cleanup() { kill "$runner" 2>/dev/null || true; buildah rm "$container" >/dev/null; }
-        ;;
-    *)
-        container=$("$builder" run -d --rm -p "127.0.0.1:$port:8501" "$tag")
-        cleanup() { "$builder" stop -t 5 "$container" >/dev/null 2>&1 || true; }
-        ;;
-esac
+run_with_buildah() {  # a working container sharing the host's network (no OCI runtime needed)
+    container=$(buildah from "$tag")
+    buildah run --network host "$container" -- riskgrid dashboard --headless \
+        --address 127.0.0.1 --port "$port" >/dev/null 2>&1 &
+    runner=$!
+    cleanup() { kill "$runner" 2>/dev/null || true; wait "$runner" 2>/dev/null || true
+                buildah rm "$container" >/dev/null; }
+}
+if [ "$builder" = buildah ]; then
+    run_with_buildah
+elif container=$("$builder" run -d --rm -p "127.0.0.1:$port:8501" "$tag"); then
+    cleanup() { "$builder" stop -t 5 "$container" >/dev/null 2>&1 || true; }
+elif command -v buildah >/dev/null 2>&1; then
+    echo "$builder cannot run containers here; checking with buildah instead" >&2
+    run_with_buildah
+else
+    exit 4
+fi
 trap cleanup EXIT
 "$python" scripts/check_dashboard.py "$url" --timeout 240

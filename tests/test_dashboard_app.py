@@ -27,7 +27,7 @@ try:
     from ranking_core.grids.zone_grid import zone_grid
     from ranking_core.learn import LearnSettings, learn_grid
     from ranking_core.learners import LEARNERS
-    from ranking_core.panel import parkes_surface, simulate_panel
+    from ranking_core.panels import parkes_surface, simulate_panel
     from ranking_core.ratings import read_rating_set
     from ranking_core.recipes import BEST_RECIPE
 except ModuleNotFoundError as exc:  # the pages need the grids branch's modules

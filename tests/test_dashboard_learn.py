@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from streamlit.runtime.media_file_manager import MediaFileManager
 
 from ranking_core.learn import LearnSettings, describe_settings, learn_grid, ratings_checksum
-from ranking_core.panel import simulate_panel
+from ranking_core.panels import simulate_panel
 from ranking_core.ratings import read_rating_set
 
 SMALL_M = 30
@@ -145,3 +145,31 @@ def test_downloads_follow_the_upload_and_the_lambda_shown(tmp_path, monkeypatch,
     assert meta["lambda_chosen_by_rule"] == pytest.approx(expected.lam, rel=1e-12)
     grid = np.load(io.BytesIO(_download(at, downloads, "grid.npy")), allow_pickle=False)
     np.testing.assert_allclose(grid, np.clip(expected.at(lam).grid, 0, 4), atol=1e-9)
+
+
+def test_compare_page_reads_grid_files_back(tmp_path, monkeypatch):
+    from ranking_core.grids.compare import compare_grids
+    from ranking_core.learn import write_grid_files
+    from ranking_core.panels import parkes_surface
+
+    fresh_machine(tmp_path, monkeypatch)
+    result = learn_grid(read_rating_set(io.BytesIO(FILES["a.csv"]), name="a.csv"),
+                        LearnSettings(rule="manual", lam=0.01))
+    paths = dict(zip(("npy", "csv"), write_grid_files(result, tmp_path / "out")[:2],
+                     strict=True))
+    expected = compare_grids(parkes_surface(), np.clip(result.grid, 0, 4))
+    at = open_app("compare")
+    for kind, path in paths.items():
+        at.file_uploader(key="compare_upload").set_value((path.name, path.read_bytes(),
+                                                          "application/octet-stream"))
+        at.run()
+        at.selectbox(key="compare_b").set_value(f"file: grid.{kind}")
+        at.run()
+        assert not at.exception
+        shown = metrics(at)
+        assert shown["max |Δ|"] == f"{expected.max_abs_difference:.3f}"
+        assert shown["mean |Δ|"] == f"{expected.mean_abs_difference:.3f}"
+    at.file_uploader(key="compare_upload").set_value(("grid.npy", b"not numpy", "text/plain"))
+    at.run()
+    assert not at.exception
+    assert len(at.error) == 1 and "not a NumPy" in at.error[0].value

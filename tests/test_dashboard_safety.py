@@ -101,11 +101,12 @@ def test_a_taken_name_is_refused_on_the_page_and_changes_nothing(fresh):
 
 def test_hostile_record_names_are_shown_as_text(fresh):
     fresh.save_rating_set(HOSTILE, _ratings(40, 5))
-    at = open_app(learn_source="Saved")
+    at = open_app(learn_source="Saved rating set")
     assert not at.exception
+    settings = next(d.value for d in at.dataframe if "setting" in d.value.columns)
+    assert HOSTILE in settings["value"].tolist()  # the name is shown verbatim in a table …
     html = _rendered_html(at)
-    assert "tracker.invalid" in html  # the name is shown …
-    assert "<img" not in html and "<a " not in html and "<script" not in html  # … as text
+    assert "<img" not in html and "<a " not in html and "<script" not in html  # … never as HTML
     records = open_app("records")
     assert HOSTILE in set(records.dataframe[0].value["name"])
     assert "<img" not in _rendered_html(records)
@@ -117,14 +118,14 @@ def test_hostile_upload_text_is_shown_as_text(fresh):
     lines = [f"reference,estimate,rating,{HOSTILE.replace(',', ' ')}"]
     lines += [f"{100 + i},{110 + i},{i % 5},x" for i in range(30)]
     lines += [f"120,{HOSTILE.replace(',', ' ')},1,y", "130,140,9,z"]
-    at = open_app(learn_source="Upload")
+    at = open_app(learn_source="Upload a file")
     at.file_uploader(key="learn_upload").set_value(
         (f"{HOSTILE[:40]}.csv", "\n".join(lines).encode(), "text/csv"))
     at.run()
     assert not at.exception
     html = _rendered_html(at)
     assert "<img" not in html and "<a " not in html and "<script" not in html
-    missing = open_app(learn_source="Upload")
+    missing = open_app(learn_source="Upload a file")
     missing.file_uploader(key="learn_upload").set_value(
         ("bad.csv", f"{HOSTILE.replace(',', ' ')},b\n1,2\n".encode(), "text/csv"))
     missing.run()
@@ -159,8 +160,12 @@ def test_public_demo_stores_nothing_and_offers_built_in_data_only(fresh, monkeyp
     fresh.save_rating_set("private panel", _ratings(10, 7))
     monkeypatch.setenv("RISKGRID_PUBLIC", "1")
     monkeypatch.setenv("RISKGRID_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("SEG_TABLE", str(tmp_path / "server" / "RiskPairData.csv"))
     at = open_app()
     assert not at.exception
+    shown = [e.value for e in (*at.sidebar.info, *at.sidebar.warning, *at.sidebar.success,
+                               *at.sidebar.text)]
+    assert shown and "server" not in " ".join(shown)  # no server path
     assert at.radio(key="learn_source").options == ["Simulated panel"]
     assert len(at.sidebar.file_uploader) == 0 and not any(
         b.key in ("seg_store", "seg_forget") for b in at.button)

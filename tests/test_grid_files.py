@@ -21,7 +21,7 @@ from ranking_core.grids.files import (
 )
 from ranking_core.inputs import MGDL_PER_MMOLL
 from ranking_core.learn import LearnSettings, learn_grid, ratings_checksum, write_grid_files
-from ranking_core.panel import simulate_panel
+from ranking_core.panels import simulate_panel
 from ranking_core.ratings import read_rating_set
 
 runner = CliRunner()

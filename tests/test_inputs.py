@@ -221,6 +221,23 @@ def test_shared_string_bomb_is_refused_before_parsing(tmp_path):
         read_pairs(path, limits=Limits(max_xlsx_total=2**20))
 
 
+def test_other_sheets_are_never_parsed(tmp_path):
+    path = tmp_path / "book.xlsx"
+    with pd.ExcelWriter(path) as writer:
+        pd.DataFrame({"BGM": [110], "REF": [100]}).to_excel(writer, sheet_name="a", index=False)
+        pd.DataFrame({"x": [1]}).to_excel(writer, sheet_name="b", index=False)
+    with zipfile.ZipFile(path) as archive:
+        parts = {n: archive.read(n) for n in archive.namelist()}
+    parts["xl/worksheets/sheet2.xml"] = b"<not xml" * 1000  # a second sheet that cannot parse
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, data in parts.items():
+            archive.writestr(name, data)
+    pairs = read_pairs(path)
+    assert pairs.bgm.tolist() == [110] and pairs.ref.tolist() == [100]
+    with pytest.raises(PairsFileError, match="cannot be read as an XLSX workbook"):
+        read_pairs(path, sheet="b")
+
+
 def test_large_or_slow_sheets_are_refused(tmp_path):
     path = tmp_path / "long.xlsx"
     pd.DataFrame({"BGM": np.arange(3000) % 500, "REF": 100}).to_excel(path, index=False)

@@ -21,7 +21,7 @@ from ranking_core.learn import (
     ratings_checksum,
     settings_advice,
 )
-from ranking_core.panel import simulate_panel
+from ranking_core.panels import simulate_panel
 from ranking_core.ratings import read_rating_set
 from ranking_core.recipes import BEST_RECIPE, fit_recipe
 

@@ -15,7 +15,7 @@ from ranking_core.cli import app
 from ranking_core.experiments.learners import compare_learners
 from ranking_core.learners import LEARNERS
 from ranking_core.metrics import pairwise_misranking
-from ranking_core.panel import parkes_surface
+from ranking_core.panels import parkes_surface
 
 
 def _surface(rng, size):

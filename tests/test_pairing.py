@@ -85,6 +85,15 @@ def test_pair_series_writes_the_documented_columns():
     assert lagged.pairs["delta_seconds"].tolist() == [0, 30, -90]
 
 
+def test_sub_second_times_are_written_in_full():
+    sensor = _series("timestamp,glucose\n2024-05-01T08:00:00.250,100\n")
+    reference = _series("timestamp,glucose\n2024-05-01T08:01:00,98\n")
+    result = pair_series(sensor, reference)
+    assert result.pairs["sensor_time"].tolist() == ["2024-05-01T08:00:00.250"]
+    assert result.pairs["reference_time"].tolist() == ["2024-05-01T08:01:00"]
+    assert result.pairs["delta_seconds"].tolist() == [-59.75]
+
+
 def test_offsets_are_compared_in_utc_and_never_mixed():
     utc = _series("timestamp,glucose\n2024-05-01T08:00:00Z,100\n2024-05-01T08:10:00Z,120\n")
     local = _series("timestamp,glucose\n2024-05-01T10:09:00+02:00,119\n")
@@ -96,6 +105,9 @@ def test_offsets_are_compared_in_utc_and_never_mixed():
                 "2024-05-01T08:10:00+02:00,120\n")
     with pytest.raises(InputError, match="mixes UTC offsets"):
         _series("timestamp,glucose\n2024-05-01T08:00:00+01:00,100\n2024-05-01T08:10:00,120\n")
+    stray = _series("timestamp,glucose\n2024-05-01T08+01:00,100\n2024-05-01T08:10:00,120\n")
+    assert stray.lines.tolist() == [3]  # an offset not after a time of day: not a time
+    assert stray.table.refused[0].rule.startswith("timestamp is not a time")
     naive = _series("timestamp,glucose\n2024-05-01T08:09:00,119\n")
     with pytest.raises(InputError, match="cannot be compared"):
         pair_series(utc, naive)
@@ -153,6 +165,16 @@ def test_libreview_export_keeps_historic_and_scan_records():
     ambiguous = _series(LIBRE.replace("05-13-2024", "05-12-2024"))
     assert str(ambiguous.times[1]) == "2024-05-01T08:07:00.000000000"
     assert any("also fits %d-%m-%Y" in n for n in ambiguous.table.notes)
+
+
+def test_series_from_a_workbook_keeps_its_date_cells(tmp_path):
+    path = tmp_path / "sensor.xlsx"
+    pd.DataFrame({"timestamp": pd.to_datetime(["2024-05-01 08:00", "2024-05-01 08:05"]),
+                  "glucose": [100, 110]}).to_excel(path, index=False)
+    series = read_series(path)
+    assert [str(t) for t in series.times] == ["2024-05-01T08:00:00.000000000",
+                                              "2024-05-01T08:05:00.000000000"]
+    assert series.glucose.tolist() == [100, 110] and series.lines.tolist() == [2, 3]
 
 
 def test_pair_command_writes_a_file_the_meter_report_reads(tmp_path):

@@ -15,6 +15,7 @@ from dashboard import figures
 from dashboard.common import (
     get_store,
     init_state,
+    plain,
     saved_grid_surface,
     seg_status,
     shared_result,
@@ -23,11 +24,12 @@ from ranking_core.experiments.learners import compare_learners
 from ranking_core.experiments.seg import draw_seg_ratings, run_apriori, run_seg_table3
 from ranking_core.filters import FILTERS
 from ranking_core.grids.compare import DIFFERENCE_BINS, RISK_CATEGORIES, compare_grids
+from ranking_core.grids.files import GridFileError, read_grid_file
 from ranking_core.grids.learned import GLUCOSE_AXIS
 from ranking_core.grids.seg import SEGTable
 from ranking_core.grids.zone_grid import zone_grid
 from ranking_core.learners import LEARNERS
-from ranking_core.panel import parkes_surface
+from ranking_core.panels import parkes_surface
 from ranking_core.recipes import SEGRecipe
 from ranking_core.selection import fit_apriori_lambda
 
@@ -41,7 +43,26 @@ seg = seg_status()
 store = get_store()
 
 
+@st.cache_data(show_spinner="Checking the grid file…", max_entries=4)
+def grid_file(content: bytes, name: str) -> NDArray:
+    return read_grid_file(content, name)
+
+
+with st.expander("Add a grid file (grid.npy or grid.csv, as written by the Learn page or "
+                 "riskgrid learn)"):
+    upload = st.file_uploader("Grid file: 601 × 601 risks, rows = reference, columns = measured "
+                              "0–600 mg/dL", type=["npy", "csv"], key="compare_upload")
+uploaded_grids: dict[str, NDArray] = {}
+if upload is not None:
+    try:
+        uploaded_grids[f"file: {upload.name}"] = grid_file(upload.getvalue(), upload.name)
+    except GridFileError as exc:
+        st.error(f"Not usable: {plain(exc)}")
+
+
 def grid_by_name(name: str) -> NDArray:
+    if name in uploaded_grids:
+        return uploaded_grids[name]
     if name == "SEG":
         return seg.table.absolute
     if name == BUILT_IN:
@@ -52,7 +73,7 @@ def grid_by_name(name: str) -> NDArray:
 
 
 names = (["SEG"] if seg.available else []) + [BUILT_IN, *ZONE_GRIDS] + [
-    f"learned: {r.name}" for r in store.list_records("learned_grid")]
+    f"learned: {r.name}" for r in store.list_records("learned_grid")] + list(uploaded_grids)
 init_state(compare_a=names[0], compare_b=names[min(2, len(names) - 1)])
 for key in ("compare_a", "compare_b"):  # a deleted grid or a removed SEG table
     if st.session_state[key] not in names:

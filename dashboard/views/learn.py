@@ -23,9 +23,9 @@ from dashboard.common import (
     init_state,
     plain,
     public_mode,
+    read_upload,
     seg_status,
     shared_result,
-    show_problems,
 )
 from ranking_core.filters import FILTERS
 from ranking_core.grids.compare import RISK_CATEGORIES, compare_grids
@@ -43,17 +43,17 @@ from ranking_core.learn import (
     learn_grid,
     settings_advice,
 )
-from ranking_core.panel import DESIGNS, SEG_OUTLIER_FRACTION, parkes_surface, simulate_panel
-from ranking_core.ratings import UNITS, RatingSet, RatingSetError, read_rating_set
+from ranking_core.panels import DESIGNS, SEG_OUTLIER_FRACTION, parkes_surface, simulate_panel
+from ranking_core.ratings import UNITS, RatingSet, read_rating_set
 from ranking_core.storage import StorageError
 
 DEFAULT_M = 300  # ratings in the default simulated panel (the paper uses 100..400)
 SOURCES = ("Simulated panel", "Upload a file", "Saved rating set")
 GAMMAS = (30.0, 100.0, 200.0, 500.0, 1e3, 2e3, 4e3, 1e4, 1.6e4, 4e4, 1e5, 4e5)
 SCALE_LABELS = {"log": "log scale (finer at low glucose)", "linear": "mg/dL as measured"}
-DESIGN_LABELS = {"uniform": "uniform on 0–600 mg/dL", "log-uniform": "more at low glucose",
+DESIGN_LABELS = {"uniform": "spread evenly", "log-uniform": "more at low glucose",
                  "near-diagonal": "near the diagonal"}
-VIEWS = ("Learned grid", "Learned − reference", "Reference")
+VIEWS = ("Learned", "Difference", "Reference")
 # widget key → LearnSettings field
 FIELDS = {"learn_kernel": "kernel", "learn_gamma": "gamma", "learn_scale": "scale",
           "learn_filter": "filter", "learn_order": "order", "learn_signed": "signed",
@@ -142,13 +142,8 @@ elif source == SOURCES[1]:
                       help="Not chosen: named in the headers, else mg/dL; values that look "
                       "like mmol/L are refused until it is chosen.")
     if upload is not None:
-        try:
-            ratings = uploaded(upload.getvalue(), upload.name, unit)
-        except RatingSetError as exc:
-            st.error(f"Not usable: {plain(exc)}")
-        else:
-            show_problems([p.message for p in ratings.problems], ratings.warnings,
-                          kept=len(ratings.frame))
+        ratings = read_upload(lambda: uploaded(upload.getvalue(), upload.name, unit))
+        if ratings is not None:
             data_key = f"upload:{upload.file_id}:{unit}"
             with st.expander("Save this rating set"), st.form("save_rating_set"):
                 name = st.text_input("Name", value=upload.name)
@@ -250,17 +245,20 @@ def result_view(reference_id: str) -> None:
     shown = result if lam == result.lam else result.at(lam)
     comparison = comparison_at(st.session_state["learn_result_key"], lam, shown.grid, reference,
                                reference_id)
-    c = st.columns(5)
+    c = st.columns(3)
     c[0].metric("λ", f"{lam:.3g}", help=f"the rule chose {result.lam_chosen:.3g}")
-    c[1].metric("Misranking vs reference", f"{100 * comparison.misranking:.2f} %",
-                help=f"share of {comparison.n_points:,} random pairs of grid points that the "
-                     f"learned grid orders differently from the {reference_name}")
-    c[2].metric("Within 0.5 of reference", f"{100 * comparison.difference_shares[0]:.1f} %")
-    c[3].metric("Same risk category", f"{100 * comparison.category_agreement:.1f} %")
-    c[4].metric("Points fitted", f"{shown.points_fitted} / {len(result.y)}",
+    c[1].metric("Points fitted", f"{shown.points_fitted} / {len(result.y)}",
                 help=f"{result.n_ratings} ratings and {result.settings.anchors} zero-risk "
                      "diagonal points")
-    c = st.columns([3, 2])
+    c[2].metric("Misranking vs reference", f"{100 * comparison.misranking:.2f} %",
+                help=f"share of {comparison.n_points:,} random pairs of grid points that the "
+                     f"learned grid orders differently from the {reference_name}")
+    c = st.columns(3)
+    c[0].metric("Within 0.5 of reference", f"{100 * comparison.difference_shares[0]:.1f} %",
+                help="share of the grid where learned and reference risk differ by 0.5 or less")
+    c[1].metric("Same risk category", f"{100 * comparison.category_agreement:.1f} %",
+                help="share of the grid in the same of the 8 SEG risk categories")
+    c = st.columns([3, 2], vertical_alignment="bottom")
     view = c[0].segmented_control("Show", VIEWS, key="learn_view") or VIEWS[0]
     points = c[1].toggle("Show the rating points", key="learn_points")
     if view == VIEWS[0]:
@@ -298,7 +296,7 @@ def downloads(shown: LearnedGrid) -> None:
     c[3].download_button("grid.json", lambda: json.dumps(grid_metadata(shown, name), indent=2),
                          "grid.json", "application/json", key="learn_dl_json", on_click="ignore")
     c[4].download_button(
-        "figure (HTML)", lambda: figures.risk_heatmap(
+        "figure.html", lambda: figures.risk_heatmap(
             shown.grid, GLUCOSE_AXIS, "Learned grid", contours=reference).to_html(),
         "learned_grid.html", "text/html", key="learn_dl_html", on_click="ignore")
 
@@ -323,33 +321,33 @@ def save_form(shown: LearnedGrid, comparison) -> None:
 
 with right:
     st.subheader("Result")
+    st.caption("Computed with: " + " · ".join(
+        f"{label.lower()} {value}" for label, value in describe_settings(result.settings).items())
+        + f" · λ chosen {result.lam_chosen:.3g} · {result.n_ratings:,} ratings")
     for advice in settings_advice(result):
         st.warning(advice)
     if result.settings.rule == "holdout" and not result.settings.refit_all:
         st.button("Refit on all ratings at the chosen λ", on_click=refit_on_all,
                   key="learn_refit_button")
+    if result.curve is not None:
+        st.plotly_chart(figures.lambda_curve(
+            result.lams, 100 * result.curve, result.lam_chosen,
+            "change of the grid" if result.settings.rule == "quasi-optimality"
+            else "misranking of left-out ratings (%)"), key="learn_fig_curve", width="stretch")
+    elif result.apriori is not None:
+        a = result.apriori
+        st.plotly_chart(figures.apriori_plot(a.sizes, a.lam_plus, a.alpha, a.beta,
+                                             len(result.y)), key="learn_fig_apriori",
+                        width="stretch")
+        st.caption(f"λ(m) = α·m^(−β/2) with α = {a.alpha:.4g} ± {a.alpha_sd:.2g}, "
+                   f"β = {a.beta:.3f} ± {a.beta_sd:.2g}; λ({len(result.y)}) = "
+                   f"{result.lam_chosen:.4g}")
+    else:
+        st.info("λ set by hand: move the slider; no validation curve is drawn.")
     result_view(seg.table.fingerprint if seg.available else reference_name)
-    c = st.columns([3, 2])
-    with c[0]:
-        if result.curve is not None:
-            c[0].plotly_chart(figures.lambda_curve(
-                result.lams, 100 * result.curve, result.lam_chosen, result.lam_chosen,
-                "misranking of left-out ratings (%)" if result.settings.rule != "quasi-optimality"
-                else "change of the solution"), key="learn_fig_curve", width="stretch")
-        elif result.apriori is not None:
-            a = result.apriori
-            c[0].plotly_chart(figures.apriori_plot(a.sizes, a.lam_plus, a.alpha, a.beta,
-                                                   len(result.y)),
-                              key="learn_fig_apriori", width="stretch")
-            c[0].caption(f"λ(m) = α·m^(−β/2) with α = {a.alpha:.4g} ± {a.alpha_sd:.2g}, "
-                         f"β = {a.beta:.3f} ± {a.beta_sd:.2g}; λ({len(result.y)}) = "
-                         f"{result.lam_chosen:.4g}")
-        else:
-            c[0].info("λ set by hand: move the slider; no validation curve is drawn.")
-    with c[1]:
-        st.markdown("**Computed with**")
+    with st.expander("All settings and data of this result"):
         words = describe_settings(result.settings)
         words |= {"λ chosen": f"{result.lam_chosen:.4g}", "Ratings": f"{result.n_ratings:,}",
-                  "Rating set": plain(ratings.name), "Data checksum": result.checksum[:19] + "…"}
+                  "Rating set": ratings.name, "Data checksum": result.checksum}
         st.dataframe(pd.DataFrame({"setting": list(words), "value": list(words.values())}),
                      hide_index=True, key="learn_settings_table", width="stretch")

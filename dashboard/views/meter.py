@@ -29,7 +29,7 @@ from ranking_core.meter.export import figure_html, safe_csv
 from ranking_core.meter.figures import bland_altman_figure
 from ranking_core.meter.grid_plots import figure_png, grid_plot
 from ranking_core.meter.pairing import Pairing, pair_series
-from ranking_core.panel import simulate_panel
+from ranking_core.panels import simulate_panel
 from ranking_core.storage import StorageError
 
 DEMO_PAIRS = 200  # pairs in the built-in demonstration set

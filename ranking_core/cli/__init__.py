@@ -25,6 +25,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
              "Pair sensor readings with reference readings nearest in time."),
     "learn": ("ranking_core.cli.learn", "learn",
               "Learn a risk grid from a rating set and write it as files."),
+    "plan-panel": ("ranking_core.cli.panels", "plan_panel",
+                   "Propose the next pairs a rating panel should rate, as a rating form."),
     "cf": ("ranking_core.cli.cf", "app",
            "Collaborative-filtering experiments of the papers (MovieLens, Jester)."),
     "dashboard": ("ranking_core.cli.dashboard", "app", "Start the web dashboard."),

@@ -77,6 +77,15 @@ def learn(
     refit_all: Annotated[bool, typer.Option(
         "--refit-all", help="With --rule holdout: refit on all ratings at the chosen λ.")
     ] = False,
+    robust: Annotated[str | None, typer.Option(
+        help="Robust learning for real panels: huber or tukey (weights for outlying ratings, "
+             "a rater model when the file has a rater column, coarse answers as intervals), "
+             "or squared (rater model only). Default: none, or huber with --panel-report.")
+    ] = None,
+    panel_report: Annotated[Path | None, typer.Option(
+        "--panel-report", help="Write every rating with its consensus risk, weight and outlier "
+                               "flag to this CSV, the per-rater table beside it "
+                               "(…-raters.csv), and print the panel report.")] = None,
 ) -> None:
     """Learn a risk grid from a rating set and write it as files (NumPy, CSV, PNG, JSON)."""
     from ranking_core.cli.progress import progress_bar
@@ -86,7 +95,8 @@ def learn(
     try:
         settings = settings_from_options(
             kernel=kernel, gamma=gamma, scale=scale, filter=filter, order=order, rule=rule,
-            lam=lam, signed=signed, anchors=anchors, refit_all=refit_all or None)
+            lam=lam, signed=signed, anchors=anchors, refit_all=refit_all or None,
+            robust=robust or ("huber" if panel_report is not None else None))
         data = read_rating_set(ratings, unit=unit)
     except (RatingSetError, ValueError) as exc:
         console.print(f"[red]{exc}[/red]", soft_wrap=True)
@@ -96,8 +106,18 @@ def learn(
                       f"{data.report()}", highlight=False)
     try:
         with progress_bar("fitting") as update:
-            result = learn_grid(data, settings, progress=update)
+            if panel_report is None:
+                result = learn_grid(data, settings, progress=update)
+            else:
+                from ranking_core.learn import learn_panel
+
+                fit = learn_panel(data, settings, progress=update)
+                result = fit.learned
     except ValueError as exc:
         console.print(f"[red]cannot learn from {ratings.name}: {exc}[/red]", soft_wrap=True)
         raise typer.Exit(1) from None
     _show(result, write_grid_files(result, out_dir, source=ratings.name))
+    if panel_report is not None:
+        from ranking_core.cli.panels import show_panel_report
+
+        show_panel_report(fit, panel_report)

@@ -32,7 +32,6 @@ from ranking_core.grids.seg import GLUCOSE_MAX
 
 __all__ = [
     "GRID_FILES",
-    "RISK_MAX",
     "SIZE",
     "GridFileError",
     "grid_csv",

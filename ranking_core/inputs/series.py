@@ -2,8 +2,9 @@
 
 =========  ===============================================================================
 generic    columns ``timestamp`` (ISO 8601, e.g. 2024-05-01T08:30:00, an optional UTC offset)
-           and ``glucose``; aliases: time, datetime, date time / value, glucose value,
-           sensor glucose, bg
+           and ``glucose``; aliases: time, datetime, date time, date/time, sensor time,
+           reference time / value, glucose value, sensor glucose, reference glucose, sensor,
+           reference, cgm, bg
 dexcom     Dexcom Clarity CSV export: ``Timestamp (YYYY-MM-DDThh:mm:ss)``, ``Event Type``,
            ``Glucose Value (mg/dL)`` or ``(mmol/L)``; only Event Type ``EGV`` rows are glucose
            readings (the patient, device and alert rows are skipped); "Low" / "High" are
@@ -80,9 +81,11 @@ SCHEMAS = {
     "generic": Schema(
         "glucose series",
         (Role("timestamp", kind="time",
-              aliases=("time", "datetime", "date time", "date/time", "reference time")),
+              aliases=("time", "datetime", "date time", "date/time", "sensor time",
+                       "reference time")),
          Role("glucose", glucose=True, low=0.0, high=PHYSICAL_MAX_MGDL, range_rule=_RANGE,
-              aliases=("value", "glucose value", "sensor glucose", "bg"))),
+              aliases=("value", "glucose value", "sensor glucose", "reference glucose",
+                       "sensor", "reference", "cgm", "bg"))),
     ),
 }
 

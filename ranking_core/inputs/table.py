@@ -32,6 +32,7 @@ import itertools
 import operator
 import os
 import re
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -665,6 +666,7 @@ def _numbers(cells: pd.Series, name: str, decimal: _Decimal
     return values, rules
 
 
+_STRAY_OFFSET = r"[T ].*(?:[Zz]|[+-]\d\d(?::?\d\d)?)$"
 _WITH_OFFSET = r"^(.*\d:\d\d(?::\d\d(?:[.,]\d+)?)?)\s*(Z|[+-]\d\d:?\d\d)$"
 
 
@@ -693,8 +695,7 @@ class _Clock:
         if self.format is not None or len(field_.time_formats) == 1:
             self.format = self.format or field_.time_formats[0]
             return
-        counts = [int(pd.to_datetime(bare, format=f, errors="coerce").notna().sum())
-                  for f in field_.time_formats]
+        counts = [int((~np.isnat(_parse_times(bare, f))).sum()) for f in field_.time_formats]
         best = int(np.argmax(counts))
         self.format = field_.time_formats[best]
         rivals = [f for f, c in zip(field_.time_formats, counts, strict=True)
@@ -704,6 +705,28 @@ class _Clock:
                          f"{rivals[0]} (check day and month)")
 
 
+def _parse_times(bare: pd.Series, fmt: str) -> NDArray[np.datetime64]:
+    """Naive times (NaT where a cell does not parse); a cell pandas reads with an offset of its
+    own is NaT too, so that no offset is ever applied silently."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # pandas warns about mixed offsets it then refuses
+            parsed = pd.to_datetime(bare, format=fmt, errors="coerce")
+        if parsed.dtype.kind == "M" and getattr(parsed.dtype, "tz", None) is None:
+            return parsed.to_numpy(dtype="datetime64[ns]")
+    except (TypeError, ValueError, OverflowError):
+        pass
+    out = np.full(len(bare), np.datetime64("NaT"), dtype="datetime64[ns]")
+    for i, text in enumerate(bare):
+        try:
+            value = pd.to_datetime(text, format=fmt)
+        except (TypeError, ValueError, OverflowError):
+            continue
+        if value is not pd.NaT and value.tzinfo is None:
+            out[i] = value.to_datetime64()
+    return out
+
+
 def _times(cells: pd.Series, field_: Field, clock: _Clock, lines: NDArray[np.int64],
            label: str) -> tuple[NDArray[np.datetime64], list[tuple[str, NDArray[np.bool_]]]]:
     empty = (cells == "").to_numpy()
@@ -711,9 +734,13 @@ def _times(cells: pd.Series, field_: Field, clock: _Clock, lines: NDArray[np.int
     offset = parts[1].fillna("")
     bare = parts[0].fillna(cells).str.strip()
     clock.see(offset[~empty], lines[~empty], field_.name, label)
-    clock.choose(bare[~empty], field_, label)
-    values = pd.to_datetime(bare, format=clock.format, errors="coerce").to_numpy(
-        dtype="datetime64[ns]")
+    # an offset left in the text (not after a time of day) is not read as a time
+    stray = bare.str.contains(_STRAY_OFFSET).to_numpy(dtype=bool, na_value=False) & ~empty
+    clean = ~empty & ~stray
+    clock.choose(bare[clean], field_, label)
+    values = np.full(len(cells), np.datetime64("NaT"), dtype="datetime64[ns]")
+    if clean.any():
+        values[clean] = _parse_times(bare[clean], clock.format)
     bad = np.isnat(values) & ~empty
     shown = "ISO 8601" if clock.format == "ISO8601" else clock.format
     return values, [(f"{field_.name} is empty", empty),

@@ -16,6 +16,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import IO
 
+from openpyxl import Workbook
+from openpyxl.reader.excel import ExcelReader
+from openpyxl.styles.stylesheet import apply_stylesheet
+from openpyxl.worksheet._read_only import ReadOnlyWorksheet
+
 from ranking_core.inputs.table import InputError, Limits, quote
 
 __all__ = ["xlsx_rows"]
@@ -52,6 +57,19 @@ def _check_sizes(archive: zipfile.ZipFile, label: str, limits: Limits) -> None:
                              f"bytes, over the {limits.max_xlsx_part:,}-byte limit")
 
 
+def _open_book(binary: IO[bytes]) -> tuple[Workbook, list, list[str]]:
+    """The workbook's manifest, shared strings, sheet list and styles, and no worksheet: unlike
+    ``openpyxl.load_workbook``, which opens every sheet, only the sheet read is ever parsed."""
+    reader = ExcelReader(binary, read_only=True, data_only=True)
+    reader.read_manifest()
+    reader.read_strings()
+    reader.read_workbook()
+    apply_stylesheet(reader.archive, reader.wb)  # number formats tell dates from numbers
+    sheets = [(entry, rel) for entry, rel in reader.parser.find_sheets()
+              if "chartsheet" not in rel.Type]
+    return reader.wb, sheets, reader.shared_strings
+
+
 @contextmanager
 def xlsx_rows(binary: IO[bytes], label: str, limits: Limits, sheet: str | None = None
               ) -> Iterator[tuple[Iterator[tuple[int, list[str]]], str]]:
@@ -59,8 +77,6 @@ def xlsx_rows(binary: IO[bytes], label: str, limits: Limits, sheet: str | None =
 
     Raises :class:`InputError` for a damaged archive, sizes over ``limits`` or an unknown sheet.
     """
-    import openpyxl
-
     try:
         archive = zipfile.ZipFile(binary)
     except Exception as exc:  # zipfile raises several types for damaged archives
@@ -71,29 +87,32 @@ def xlsx_rows(binary: IO[bytes], label: str, limits: Limits, sheet: str | None =
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # openpyxl warns about styles it cannot read
-                book = openpyxl.load_workbook(binary, read_only=True, data_only=True)
+                book, sheets, strings = _open_book(binary)
         except Exception as exc:  # openpyxl raises many types for damaged parts
             raise _damaged(label, exc) from exc
         try:
-            names = book.sheetnames
+            names = [entry.name for entry, _ in sheets]
             if not names:
                 raise InputError(f"{label}: the workbook has no sheet")
             chosen = names[0] if sheet is None else sheet
             if chosen not in names:
                 raise InputError(f"{label}: no sheet named {quote(chosen)}; the sheets are "
                                  + ", ".join(quote(n) for n in names))
+            part = sheets[names.index(chosen)][1].target
             try:
-                worksheet = book[chosen]
-                part = getattr(worksheet, "_worksheet_path", None)
-                size = 0 if part is None else archive.getinfo(part).file_size
-                if hasattr(worksheet, "reset_dimensions"):
-                    worksheet.reset_dimensions()  # never trust the declared size
-            except Exception as exc:  # a damaged or missing sheet part
-                raise _damaged(label, exc) from exc
+                size = archive.getinfo(part).file_size
+            except KeyError as exc:
+                raise InputError(f"{label}: sheet {quote(chosen)} is missing from the archive"
+                                 ) from exc
             if size > limits.max_xlsx_part:
                 raise InputError(f"{label}: sheet {quote(chosen)} unpacks to {size:,} bytes, "
                                  f"over the {limits.max_xlsx_part:,}-byte limit (save it as "
                                  "CSV, or raise the limit)")
+            try:
+                worksheet = ReadOnlyWorksheet(book, chosen, part, strings)
+                worksheet.reset_dimensions()  # never trust the declared size
+            except Exception as exc:  # a damaged sheet part
+                raise _damaged(label, exc) from exc
             note = ""
             if len(names) > 1:
                 note = (f"{label}: read sheet {quote(chosen)} of {len(names)} "
@@ -116,6 +135,6 @@ def xlsx_rows(binary: IO[bytes], label: str, limits: Limits, sheet: str | None =
 
             yield rows(), note
         finally:
-            book.close()
+            book._archive.close()
     finally:
         archive.close()

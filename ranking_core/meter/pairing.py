@@ -59,7 +59,11 @@ def nearest_in_window(sensor_ns: NDArray[np.int64], reference_ns: NDArray[np.int
 
 
 def _iso(times: NDArray[np.datetime64], utc: bool) -> NDArray[np.str_]:
-    text = np.datetime_as_string(times, unit="s")
+    """ISO 8601 text to the second, or to the finest sub-second digit the times need."""
+    ns = times.astype("datetime64[ns]").astype(np.int64)
+    unit = next((u for u, step in (("s", 10**9), ("ms", 10**6), ("us", 10**3))
+                 if not np.any(ns % step)), "ns")
+    text = np.datetime_as_string(times.astype("datetime64[ns]"), unit=unit)
     return np.char.add(text, "+00:00") if utc else text
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from ranking_core.grids.seg import SEGTable
-from ranking_core.panel import simulate_panel
+from ranking_core.panels import simulate_panel
 from ranking_core.ratings import read_rating_set
 
 AXIS = np.arange(601.0)
@@ -81,7 +81,7 @@ def test_bad_parameters_are_named(kwargs, message):
 
 def test_builtin_surface_follows_the_parkes_type1_zones():
     from ranking_core.grids.parkes import parkes_zone
-    from ranking_core.panel import parkes_surface
+    from ranking_core.panels import parkes_surface
 
     surface = parkes_surface()
     assert surface.shape == (601, 601)
@@ -102,9 +102,32 @@ def test_builtin_surface_follows_the_parkes_type1_zones():
 
 
 def test_default_panel_uses_the_builtin_surface():
-    from ranking_core.panel import parkes_surface
+    from ranking_core.panels import parkes_surface
 
     frame = simulate_panel(100, noise=0.0, outlier_fraction=0.0, random_state=6)
     ref = np.rint(frame["reference"]).astype(int)
     est = np.rint(frame["estimate"]).astype(int)
     np.testing.assert_allclose(frame["rating"], parkes_surface()[ref, est])
+
+
+def test_hard_panel_rounds_answers_and_has_a_careless_rater():
+    from ranking_core.panels import PANEL_MODELS
+
+    frame = simulate_panel(2000, reference=np.abs(SYNTHETIC), n_raters=10, random_state=5,
+                           **PANEL_MODELS["hard"])
+    np.testing.assert_allclose(frame["rating"] * 2, np.round(frame["rating"] * 2))
+    careless = frame["rater"] == "R10"
+    assert frame.loc[careless, "outlier"].all()
+    ref = np.rint(frame["reference"]).astype(int)
+    est = np.rint(frame["estimate"]).astype(int)
+    truth = np.abs(SYNTHETIC[ref, est])
+    # the careless rater's answers do not follow the scenario; the others' do
+    assert abs(np.corrcoef(frame.loc[careless, "rating"], truth[careless])[0, 1]) < 0.2
+    others = ~frame["outlier"]
+    assert np.corrcoef(frame.loc[others, "rating"], truth[others])[0, 1] > 0.9
+    # rater scales 0.8..1.2: per-rater slopes of rating on the reference risk differ
+    slopes = [np.polyfit(truth[(frame["rater"] == r) & others & (truth < 3)],
+                         frame.loc[(frame["rater"] == r) & others & (truth < 3), "rating"], 1)[0]
+              for r in sorted(set(frame["rater"]) - {"R10"})]
+    assert 0.7 < min(slopes) < max(slopes) < 1.3 and max(slopes) - min(slopes) > 0.1
+

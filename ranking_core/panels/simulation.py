@@ -1,10 +1,12 @@
 """A rating-panel simulator: clinicians rating (reference, estimate) glucose scenarios.
 
 For demos and studies of how many ratings a learned grid needs. A panel of ``n_raters`` raters
-rates ``m`` scenarios drawn by a design; each rater r has an own severity bias b_r and noise level
-σ_r, so rating = clip(s(REF, est) + b_r + N(0, σ_r²), 0, 4) with s the reference surface; a fraction
-of the rows (default 6.6 %, the share of its 8,420 ratings the SEG authors removed as outliers;
-Kriukova et al. 2014, §4.3) is replaced by a rating drawn uniformly on 0..4.
+rates ``m`` scenarios drawn by a design; each rater r has an own severity bias b_r, scale a_r and
+noise level σ_r, so rating = clip(a_r·s(REF, est) + b_r + N(0, σ_r²), 0, 4) with s the reference
+surface, optionally rounded to the answer scale's step; a fraction of the rows (default 6.6 %, the
+share of its 8,420 ratings the SEG authors removed as outliers; Kriukova et al. 2014 §4.3) is
+replaced by a rating drawn uniformly on 0..4, and "careless" raters answer every scenario that way.
+:data:`PANEL_MODELS` names the panels the benchmarks use.
 
 The reference surface is the SEG table when one is given (abs_risk), any (601, 601) risk grid, or
 otherwise the project's built-in surface :func:`parkes_surface` (see there), so that the simulator
@@ -24,7 +26,7 @@ from ranking_core.grids.seg import GLUCOSE_MAX, SEGTable
 from ranking_core.grids.zone_grid import zone_grid
 from ranking_core.validation import one_of
 
-__all__ = ["DESIGNS", "SEG_OUTLIER_FRACTION", "parkes_surface", "simulate_panel"]
+__all__ = ["DESIGNS", "PANEL_MODELS", "SEG_OUTLIER_FRACTION", "parkes_surface", "simulate_panel"]
 
 DESIGNS = ("uniform", "log-uniform", "near-diagonal")
 SEG_OUTLIER_FRACTION = 0.066  # 543 of 8,420 SEG ratings were cleaned as outliers
@@ -78,6 +80,11 @@ def simulate_panel(
     noise: float = 0.25,
     outlier_fraction: float = SEG_OUTLIER_FRACTION,
     random_state: int | np.random.Generator | None = 0,
+    *,
+    rater_scale: tuple[float, float] = (1.0, 1.0),
+    rater_bias_sd: float | None = None,
+    step: float = 0.0,
+    careless_raters: int = 0,
 ) -> pd.DataFrame:
     """Simulate a panel's rating set.
 
@@ -95,11 +102,18 @@ def simulate_panel(
     outlier_fraction : share of rows (rounded to a whole number) whose rating is replaced by
         U(0, 4).
     random_state : seed or generator.
+    rater_scale : (low, high): rater r multiplies the reference risk by a_r ~ U(low, high)
+        (default 1: every rater uses the scale alike).
+    rater_bias_sd : sd of the rater biases b_r (default noise/2).
+    step : answer scale step (0.5: answers 0, 0.5, …, 4); 0 keeps continuous answers.
+    careless_raters : how many of the raters (the last ones) answer U(0, 4) whatever the
+        scenario (rounded to ``step``).
 
     Returns
     -------
     DataFrame with the rating-set columns reference, estimate (mg/dL), rating (0..4), rater
-    (``"R01"`` …), plus ``outlier`` (bool, the simulator's ground truth; ignored by
+    (``"R01"`` …), plus ``outlier`` (bool, the simulator's ground truth: a rating unrelated to the
+    scenario, replaced or from a careless rater; ignored by
     :func:`~ranking_core.ratings.read_rating_set`).
     """
     one_of(design, "design", DESIGNS, "simulate_panel")
@@ -112,6 +126,17 @@ def simulate_panel(
     if not 0 <= outlier_fraction <= 1:
         raise ValueError(f"simulate_panel: outlier_fraction must lie in [0, 1]; "
                          f"got {outlier_fraction!r}")
+    low, high = rater_scale
+    if not 0 < low <= high:
+        raise ValueError(f"simulate_panel: rater_scale must be (low, high) with 0 < low ≤ high; "
+                         f"got {rater_scale!r}")
+    if rater_bias_sd is not None and not rater_bias_sd >= 0:
+        raise ValueError(f"simulate_panel: rater_bias_sd must be ≥ 0; got {rater_bias_sd!r}")
+    if not 0 <= step <= 4:
+        raise ValueError(f"simulate_panel: step must lie in [0, 4]; got {step!r}")
+    if int(careless_raters) != careless_raters or not 0 <= careless_raters <= n_raters:
+        raise ValueError(f"simulate_panel: careless_raters must be an integer in 0..n_raters; "
+                         f"got {careless_raters!r}")
     m, n_raters = int(m), int(n_raters)
     surface = _surface(reference)
     rng = np.random.default_rng(random_state)
@@ -124,6 +149,19 @@ def simulate_panel(
     outlier = np.zeros(m, dtype=bool)
     outlier[rng.choice(m, size=round(outlier_fraction * m), replace=False)] = True
     rating[outlier] = rng.uniform(0.0, 4.0, size=int(outlier.sum()))
+    if (low, high) != (1.0, 1.0) or rater_bias_sd is not None or careless_raters:
+        # drawn after the default panel, so that the default keeps its numbers
+        scale = rng.uniform(low, high, size=n_raters)
+        if rater_bias_sd is not None:
+            bias = rng.normal(0.0, rater_bias_sd, size=n_raters)
+        rated = np.clip(scale[rater] * truth + bias[rater] + sd[rater] * rng.standard_normal(m),
+                        0.0, 4.0)
+        careless = rater >= n_raters - int(careless_raters)
+        rated[careless] = rng.uniform(0.0, 4.0, size=int(careless.sum()))
+        rating = np.where(outlier, rating, rated)
+        outlier |= careless
+    if step:
+        rating = np.clip(np.round(rating / step) * step, 0.0, 4.0)
     width = len(str(n_raters))
     return pd.DataFrame({
         "reference": X[:, 0],
@@ -132,3 +170,15 @@ def simulate_panel(
         "rater": [f"R{r + 1:0{max(width, 2)}d}" for r in rater],
         "outlier": outlier,
     })
+
+
+# The panels the benchmarks learn from (keyword arguments of :func:`simulate_panel`): the noise
+# models of the SEG survey's size (noise 0.25 with and without its 6.6 % outliers) and a harder one
+# with raters that use the scale differently, a coarse answer scale and one careless rater.
+PANEL_MODELS: dict[str, dict] = {
+    "clean": {"noise": 0.0, "outlier_fraction": 0.0},
+    "noise": {"noise": 0.25, "outlier_fraction": 0.0},
+    "noise-outliers": {"noise": 0.25, "outlier_fraction": SEG_OUTLIER_FRACTION},
+    "hard": {"noise": 0.3, "outlier_fraction": SEG_OUTLIER_FRACTION, "rater_scale": (0.8, 1.2),
+             "rater_bias_sd": 0.2, "step": 0.5, "careless_raters": 1},
+}

@@ -1,0 +1,198 @@
+"""Learning from simulated clinician panels against the SEG. Prints JSON, one line per result.
+
+Sections (``--sections``, comma-separated):
+
+* ``noisy``: the plain best recipe vs the robust one (``ROBUST_RECIPE``: Huber weights, rater
+  model, coarse answers as intervals) on panels of ``PANEL_MODELS`` (clean, noise 0.25, noise 0.25
+  + 6.6 % outliers, the hard panel) at each m; both learners see the same ratings and are tested
+  on the same 1,000 uniform points against the SEG abs_risk (misranking, Kriukova et al. 2014
+  eq. (1)). ``oracle`` adds the plain learner on the ratings without the simulated outliers.
+* ``design``: random vs planned designs on clean ratings (start with ``--start`` random pairs,
+  then batches of ``--batch`` proposed by each planning method).
+* ``band``: coverage of the SEG surface by the robust fit's 95 % band (share of the 601 × 601
+  lattice inside it), the share of the grid whose risk category the band leaves open, and the
+  band's mean width.
+* ``solver``: the robust fit at one λ (its pseudo-rating iterations on one eigendecomposition,
+  including that decomposition) against as many direct weighted solves as it took iterations
+  (time ratio measured in one process, largest difference of the fitted values).
+
+    SEG_TABLE=... python benchmarks/panels.py --sections noisy --m 400 --reps 4 --seed 0
+
+The machine may be shared; times are ratios within one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import numpy as np
+import pandas as pd
+
+from ranking_core import SpectralRanker
+from ranking_core.experiments.seg import draw_seg_ratings
+from ranking_core.grids.seg import find_seg_table
+from ranking_core.metrics import pairwise_misranking
+from ranking_core.panels import (
+    PANEL_MODELS,
+    PLAN_METHODS,
+    RobustRanker,
+    plan_pairs,
+    risk_band,
+    simulate_panel,
+)
+from ranking_core.recipes import BEST_RECIPE, ROBUST_RECIPE, fit_recipe
+
+N_TEST = 1000
+
+
+def noisy(table, sizes, reps, seed, models, oracle: bool) -> None:
+    for model in models:
+        for m in sizes:
+            scores: dict[str, list[float]] = {"plain": [], "robust": []}
+            if oracle:
+                scores["oracle"] = []
+            seconds = {name: 0.0 for name in scores}
+            for rep in range(reps):
+                rng = np.random.default_rng([seed, m, rep])
+                frame = simulate_panel(m, reference=table, random_state=rng, **PANEL_MODELS[model])
+                X_test, y_test = draw_seg_ratings(table, N_TEST, rng)
+                X = frame[["reference", "estimate"]].to_numpy()
+                y = frame["rating"].to_numpy()
+                clean = ~frame["outlier"].to_numpy()
+                runs = {"plain": (BEST_RECIPE, X, y, None),
+                        "robust": (ROBUST_RECIPE, X, y, frame["rater"].to_numpy()),
+                        "oracle": (BEST_RECIPE, X[clean], y[clean], None)}
+                for name in scores:
+                    recipe, X_fit, y_fit, raters = runs[name]
+                    start = time.perf_counter()
+                    fitted, _, _ = fit_recipe(recipe, X_fit, y_fit, raters)
+                    seconds[name] += time.perf_counter() - start
+                    scores[name].append(pairwise_misranking(y_test, fitted.predict(X_test)))
+            row = {"section": "noisy", "panel": model, "m": m, "reps": reps, "seed": seed}
+            for name, values in scores.items():
+                row[f"{name}_misranking_mean"] = float(np.mean(values))
+                row[f"{name}_misranking_sd"] = float(np.std(values, ddof=1)) if reps > 1 else 0.0
+                row[f"{name}_misranking"] = [float(v) for v in values]
+            row["robust_minus_plain_paired"] = float(np.mean(
+                np.subtract(scores["robust"], scores["plain"])))
+            row["time_ratio_robust_over_plain"] = seconds["robust"] / seconds["plain"]
+            print(json.dumps(row), flush=True)
+
+
+def design(table, sizes, reps, seed, methods, start: int, batch: int) -> None:
+    """Each method starts from the same ``start`` uniform random pairs and adds batches of
+    ``batch`` pairs it proposes (clean SEG ratings), fitting the best recipe after each batch;
+    misranking against the SEG at each size in ``sizes``."""
+    for method in methods:
+        scores: dict[int, list[float]] = {m: [] for m in sizes}
+        start_time = time.perf_counter()
+        for rep in range(reps):
+            rng = np.random.default_rng([seed, rep])
+            X_test, y_test = draw_seg_ratings(table, N_TEST, rng)
+            X, y = draw_seg_ratings(table, start, rng)
+            model, _, _ = fit_recipe(BEST_RECIPE, X, y)
+            for m in sorted(sizes):
+                while len(y) < m:
+                    k = min(batch, m - len(y))
+                    frame = pd.DataFrame({"reference": X[:, 0], "estimate": X[:, 1],
+                                          "rating": y})
+                    pairs = plan_pairs(frame, k, seed=int(rng.integers(2**31)), method=method,
+                                       model=model)
+                    new = pairs[["reference", "estimate"]].to_numpy(dtype=np.float64)
+                    X, y = np.vstack([X, new]), np.r_[y, table.risk(new[:, 0], new[:, 1])]
+                    model, _, _ = fit_recipe(BEST_RECIPE, X, y)
+                scores[m].append(pairwise_misranking(y_test, model.predict(X_test)))
+        for m in sorted(sizes):
+            print(json.dumps({"section": "design", "method": method, "m": m, "start": start,
+                              "batch": batch, "reps": reps, "seed": seed,
+                              "misranking_mean": float(np.mean(scores[m])),
+                              "misranking_sd": float(np.std(scores[m], ddof=1)) if reps > 1
+                              else 0.0,
+                              "misranking": [float(v) for v in scores[m]],
+                              "seconds_all_sizes": time.perf_counter() - start_time}),
+                  flush=True)
+
+
+def solver(table, sizes, seed) -> None:
+    """The robust fit at one λ (pseudo-ratings re-solved on one eigendecomposition) against the
+    same number of direct weighted solves (K + mλW⁻¹ with the intercept row, O(m³) each)."""
+    for m in sizes:
+        frame = simulate_panel(m, reference=table, random_state=seed,
+                               **PANEL_MODELS["noise-outliers"])
+        X = np.column_stack([frame[["reference", "estimate"]].to_numpy(),
+                             pd.factorize(frame["rater"])[0]])
+        model = RobustRanker(SpectralRanker(kernel="laplacian", gamma=300.0, lam=1e-3),
+                             tol=1e-8, max_iter=2000)
+        start = time.perf_counter()
+        model.fit(X, frame["rating"].to_numpy())
+        robust_seconds = time.perf_counter() - start
+        K = model.kernel_(X[:, :2], X[:, :2])
+        system = np.block([[K + m * model.lam_ * np.diag(1 / model.weights_), np.ones((m, 1))],
+                           [np.ones((1, m)), np.zeros((1, 1))]])
+        start = time.perf_counter()
+        for _ in range(model.n_iter_):
+            solution = np.linalg.solve(system, np.r_[model.targets_, 0.0])
+        direct_seconds = time.perf_counter() - start
+        direct = K @ solution[:m] + solution[m]
+        print(json.dumps({"section": "solver", "m": m, "iterations": model.n_iter_,
+                          "robust_fit_seconds": robust_seconds,
+                          "direct_solves_seconds": direct_seconds,
+                          "ratio_direct_over_robust": direct_seconds / robust_seconds,
+                          "max_abs_difference": float(np.abs(direct - model.predict(X)).max())}),
+              flush=True)
+
+
+def band(table, sizes, reps, seed, models) -> None:
+    """Coverage of the SEG surface by the robust fit's 95 % band, over the whole lattice."""
+    for model_name in models:
+        for m in sizes:
+            coverage, uncertain, width = [], [], []
+            for rep in range(reps):
+                rng = np.random.default_rng([seed, m, rep])
+                frame = simulate_panel(m, reference=table, random_state=rng,
+                                       **PANEL_MODELS[model_name])
+                fitted, _, _ = fit_recipe(ROBUST_RECIPE,
+                                          frame[["reference", "estimate"]].to_numpy(),
+                                          frame["rating"].to_numpy(), frame["rater"].to_numpy())
+                result = risk_band(fitted)
+                truth = table.absolute
+                coverage.append(float(((truth >= result.lower) & (truth <= result.upper)).mean()))
+                uncertain.append(result.uncertain_share)
+                width.append(float(result.width.mean()))
+            print(json.dumps({"section": "band", "panel": model_name, "m": m, "reps": reps,
+                              "seed": seed, "coverage": coverage, "uncertain_share": uncertain,
+                              "mean_width": width}), flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sections", default="noisy")
+    parser.add_argument("--m", default="100,400,1000", help="sizes for 'noisy'")
+    parser.add_argument("--panels", default=",".join(PANEL_MODELS), help="panel models")
+    parser.add_argument("--reps", type=int, default=4)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--oracle", action="store_true")
+    parser.add_argument("--design-m", default="50,100,200", help="sizes for 'design'")
+    parser.add_argument("--methods", default=",".join(PLAN_METHODS))
+    parser.add_argument("--start", type=int, default=20)
+    parser.add_argument("--batch", type=int, default=20)
+    args = parser.parse_args()
+    table = find_seg_table()
+    sections = args.sections.split(",")
+    if "noisy" in sections:
+        noisy(table, [int(v) for v in args.m.split(",")], args.reps, args.seed,
+              args.panels.split(","), args.oracle)
+    if "band" in sections:
+        band(table, [int(v) for v in args.m.split(",")], args.reps, args.seed,
+             args.panels.split(","))
+    if "solver" in sections:
+        solver(table, [int(v) for v in args.m.split(",")], args.seed)
+    if "design" in sections:
+        design(table, [int(v) for v in args.design_m.split(",")], args.reps, args.seed,
+               args.methods.split(","), args.start, args.batch)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,181 @@
+"""Planning a survey: which (reference, estimate) pairs the panel should rate next.
+
+Without ratings the start design is space-filling: a scrambled Halton sequence on [0, 600]² mg/dL
+(``scipy.stats.qmc``). With ratings, given the grid learned from them
+(:func:`ranking_core.learn.learn_panel`), the next pairs are chosen greedily from a Halton
+candidate set by the posterior of the equivalent Gaussian process
+(:mod:`ranking_core.panels.uncertainty`), updating the posterior after each pick as if the pair
+had been rated (its variance does not depend on the answer):
+
+* ``"variance"``: the candidate of largest posterior variance (uncertainty sampling);
+* ``"imse"``: the candidate that most reduces the summed posterior variance over all candidates
+  (integrated mean squared error);
+* ``"random"``: uniform on [0, 600]², the reference design.
+
+Which one wins is measured in ``benchmarks/panels.py`` (``design`` section; docs/RESULTS.md).
+Pairs are whole mg/dL; a pair already rated or already proposed is not proposed again. The rating
+form (:func:`write_rating_form`) is a CSV with an empty ``rating`` column and an HTML sheet to
+print; the filled CSV reads back with :func:`~ranking_core.ratings.read_rating_set`.
+"""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+from scipy.stats import qmc
+
+from ranking_core.grids.seg import GLUCOSE_MAX
+from ranking_core.grids.signed import AbsoluteRisk
+from ranking_core.panels.robust import RobustRanker
+from ranking_core.panels.uncertainty import posterior_covariance
+from ranking_core.ratings import RatingSet
+from ranking_core.validation import one_of
+
+__all__ = ["FORM_COLUMNS", "PLAN_METHODS", "plan_pairs", "rating_form_csv", "rating_form_html",
+           "start_design", "write_rating_form"]
+
+PLAN_METHODS = ("imse", "variance", "random")
+FORM_COLUMNS = ("pair", "reference", "estimate", "rating", "rater")
+MIN_RATINGS = 10  # below this many ratings the next pairs come from the start design
+N_CANDIDATES = 1024
+
+
+def _halton(n: int, seed: int) -> NDArray[np.float64]:
+    return np.rint(qmc.Halton(d=2, scramble=True, seed=seed).random(n) * GLUCOSE_MAX)
+
+
+def start_design(k: int, seed: int = 0) -> pd.DataFrame:
+    """k space-filling pairs (scrambled Halton on [0, 600]², whole mg/dL, no repeats)."""
+    _check_k(k)
+    points = pd.DataFrame(_halton(k + 16, seed)).drop_duplicates().to_numpy()[:k]
+    return _pairs(points)
+
+
+def _check_k(k: int) -> None:
+    if int(k) != k or k < 1:
+        raise ValueError(f"the number of pairs to propose must be a positive integer; got {k!r}")
+
+
+def _pairs(points: NDArray) -> pd.DataFrame:
+    return pd.DataFrame({"pair": np.arange(1, len(points) + 1),
+                         "reference": points[:, 0].astype(int),
+                         "estimate": points[:, 1].astype(int)})
+
+
+def _solved_parts(model) -> tuple[object, NDArray]:
+    inner = model.signed_model if isinstance(model, AbsoluteRisk) else model
+    if isinstance(inner, RobustRanker):
+        return inner.model_, inner.weights_
+    return inner, np.ones(len(inner.X_fit_))
+
+
+def greedy_design(model, candidates: NDArray, k: int, method: str) -> NDArray[np.intp]:
+    """Indices of the k candidates picked greedily by ``method`` (``"variance"`` or
+    ``"imse"``) from the fitted model's posterior; each pick updates the posterior covariance
+    by the rank-one formula of a new rating of weight 1."""
+    ranker, weights = _solved_parts(model)
+    cov = posterior_covariance(ranker, weights, candidates)
+    noise = len(ranker.X_fit_) * ranker.lam  # a weight-1 rating's noise per unit amplitude
+    chosen: list[int] = []
+    for _ in range(min(k, len(candidates))):
+        variance = np.diag(cov)
+        if method == "variance":
+            score = variance.copy()
+        else:
+            score = np.sum(cov**2, axis=0) / (variance + noise)
+        score[chosen] = -np.inf
+        j = int(np.argmax(score))
+        chosen.append(j)
+        column = cov[:, j].copy()
+        cov -= np.outer(column, column) / (column[j] + noise)
+    return np.asarray(chosen, dtype=np.intp)
+
+
+def plan_pairs(
+    ratings: RatingSet | pd.DataFrame | None,
+    k: int,
+    seed: int = 0,
+    method: str = "imse",
+    model: object | None = None,
+) -> pd.DataFrame:
+    """The next k pairs to rate (columns pair, reference, estimate in whole mg/dL).
+
+    Parameters
+    ----------
+    ratings : the ratings so far (None or fewer than 10: the start design).
+    k : how many pairs.
+    seed : seed of the candidate set (and of the random design).
+    method : ``"imse"``, ``"variance"`` or ``"random"`` (see the module docstring).
+    model : the model fitted to these ratings (:func:`ranking_core.learn.learn_panel`); needed
+        unless the method is ``"random"`` or there are fewer than 10 ratings.
+    """
+    _check_k(k)
+    one_of(method, "method", PLAN_METHODS, "plan_pairs")
+    frame = ratings.frame if isinstance(ratings, RatingSet) else ratings
+    if frame is None or len(frame) < MIN_RATINGS:
+        return start_design(k, seed)
+    rated = {(round(r), round(e)) for r, e in zip(frame["reference"], frame["estimate"],
+                                                  strict=True)}
+    if method == "random":
+        pool = np.rint(np.random.default_rng(seed).uniform(0, GLUCOSE_MAX, size=(4 * k + 16, 2)))
+    else:
+        pool = _halton(N_CANDIDATES, seed)
+    pool = np.unique(pool, axis=0)
+    pool = pool[[(int(r), int(e)) not in rated for r, e in pool]]
+    if method == "random":
+        picks = np.random.default_rng(seed).permutation(len(pool))[:k]
+        return _pairs(pool[np.sort(picks)])
+    if model is None:
+        raise ValueError("plan_pairs: pass the model fitted to these ratings "
+                         "(ranking_core.learn.learn_panel(ratings).model)")
+    return _pairs(pool[greedy_design(model, pool, k, method)])
+
+
+def rating_form_csv(pairs: pd.DataFrame) -> str:
+    """The rating form as CSV text: pair, reference, estimate (mg/dL), rating and rater empty."""
+    form = pairs[["pair", "reference", "estimate"]].copy()
+    form["rating"] = ""
+    form["rater"] = ""
+    return form.to_csv(index=False)
+
+
+def rating_form_html(pairs: pd.DataFrame, title: str = "Risk ratings") -> str:
+    """The rating form as an HTML page to print: the pairs with a box for each rating."""
+    rows = "\n".join(
+        f"<tr><td>{int(p)}</td><td>{int(r)}</td><td>{int(e)}</td><td class=box></td></tr>"
+        for p, r, e in pairs[["pair", "reference", "estimate"]].itertuples(index=False))
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>
+<style>
+body {{ font-family: sans-serif; margin: 2em; }}
+table {{ border-collapse: collapse; }}
+td, th {{ border: 1px solid #444; padding: 0.35em 1em; text-align: right; }}
+td.box {{ width: 6em; }}
+@media print {{ body {{ margin: 1cm; }} }}
+</style></head><body>
+<h1>{html.escape(title)}</h1>
+<p>Rater: ______________________</p>
+<p>For each pair, a patient's reference (true) blood glucose and the glucose the meter showed,
+both in mg/dL: how much clinical risk could acting on the meter's reading cause?
+Write a number from 0 (no risk) to 4 (extreme risk); halves (e.g. 1.5) are allowed.</p>
+<table><thead><tr><th>Pair</th><th>Reference glucose (mg/dL)</th>
+<th>Meter glucose (mg/dL)</th><th>Risk 0–4</th></tr></thead>
+<tbody>
+{rows}
+</tbody></table>
+</body></html>
+"""
+
+
+def write_rating_form(pairs: pd.DataFrame, csv_path: str | Path, html_path: str | Path | None,
+                      title: str = "Risk ratings") -> None:
+    """Write :func:`rating_form_csv` to ``csv_path`` and, if given, :func:`rating_form_html` to
+    ``html_path``. The filled CSV reads back with :func:`~ranking_core.ratings.read_rating_set`."""
+    Path(csv_path).parent.mkdir(parents=True, exist_ok=True)
+    Path(csv_path).write_text(rating_form_csv(pairs), encoding="utf-8")
+    if html_path is not None:
+        Path(html_path).write_text(rating_form_html(pairs, title), encoding="utf-8")

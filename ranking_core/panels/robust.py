@@ -1,0 +1,493 @@
+"""Learning a risk grid from a real panel: outlying answers, raters who use the scale differently,
+answers on a coarse scale.
+
+Model. Rater k answers scenario x_i with a rounded, clipped reading of the consensus risk f,
+
+    a_i = round_h(clip(b_k + s_k·f(x_i) + ε_i, 0, 4)),   ε_i ~ N(0, σ_k²),
+
+and a few answers are unrelated to the scenario. The learner minimises the weighted
+magnitude-preserving least-squares loss (Kriukova et al. 2014 eq. (4) with a weight per rating)
+
+    Σ_i w_i (ã_i − f(x_i) − b)² + mλ‖f‖²_H
+
+over f and the constant b, where ã_i = (E[latent_i] − b_k)/s_k is the answer corrected for its
+rater (the expectation of the unrounded, unclipped answer over its rounding interval given the
+current fit: an EM step for interval-censored answers) and w_i = v_k·ψ(u_i)/u_i is a Huber or Tukey
+weight of the standardised residual u_i = (ã_i − f(x_i))/σ̃_k times a rater weight v_k ∝ 1/σ̃_k²
+(σ̃_k = σ_k/s_k, the rater's noise on the consensus scale). Rater offsets, scales and noise levels
+are estimated jointly with f by alternating with the fit, shrunk towards (0, 1, pooled σ) by a
+prior worth ``rater_prior`` ratings, with mean offset 0 and mean scale 1 (the consensus is
+the average rater).
+
+Solver. A weighted least-squares fit with weights w ≤ 1 is the fixed point of *unweighted* fits to
+the pseudo-ratings y* = f + w ⊙ (ã − f) (Huber's H-algorithm: at the fixed point W(ã − f − b) = mλc
+and Σ w(ã − f − b) = 0, the weighted normal equations). Every unweighted fit reuses the plain
+ranker's eigendecomposition, K̃ = U diag(σ) Uᵀ: the fitted values are f = m·U(σ·g_λ(σ)·Uᵀ C y*/m)
++ mean(y*), O(m·r) per iteration and λ, and all λ of a path are iterated at once, so choosing λ by
+validation costs one decomposition per fold, as for the plain learner. ``benchmarks/panels.py``
+measures this against a direct weighted solve per iteration.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy.special import log_ndtr
+from sklearn.base import BaseEstimator, RegressorMixin, clone
+from sklearn.utils.validation import check_is_fitted
+
+from ranking_core.learners.base import RegularizationPath
+from ranking_core.learners.spectral import SpectralRanker
+from ranking_core.selection import Choice, choose
+from ranking_core.validation import check_inputs, check_training_data, one_of, positive_float
+
+__all__ = [
+    "HUBER_C",
+    "LOSSES",
+    "OUTLIER_Z",
+    "TUKEY_C",
+    "RobustRanker",
+    "kfold_robust",
+    "rating_step",
+]
+
+LOSSES = ("squared", "huber", "tukey")
+COARSE = ("interval", "midpoint")
+HUBER_C = 1.345  # Huber's constant: 95 % efficiency under Gaussian noise
+TUKEY_C = 4.685  # Tukey's biweight constant: 95 % efficiency under Gaussian noise
+TUKEY_AFTER = 10  # Tukey's weights redescend: the first iterations use Huber's to find the bulk
+OUTLIER_Z = 3.0  # a rating is flagged when its standardised residual exceeds this
+MAD_TO_SD = 1.4826  # sd of a normal distribution per median absolute deviation
+SCALE_LIMITS = (0.5, 2.0)  # a rater's scale is kept in this range (a flat answerer is noisy)
+RATING_MAX = 4.0
+STEPS = (1.0, 0.5)  # answer scales recognised by rating_step
+
+
+def rating_step(ratings: ArrayLike) -> float:
+    """The answer scale's step: 1 when every rating is a whole number, 0.5 when every rating is a
+    multiple of 0.5, otherwise 0 (continuous answers)."""
+    values = np.asarray(ratings, dtype=np.float64)
+    for step in STEPS:
+        if values.size and np.allclose(values / step, np.round(values / step), atol=1e-9):
+            return step
+    return 0.0
+
+
+def split_rater_column(X: ArrayLike, owner: str) -> tuple[NDArray[np.float64], NDArray[np.intp]]:
+    """(REF, estimate) in mg/dL and the rater codes (−1 = unknown) of (n, 2) or (n, 3) inputs."""
+    X = check_inputs(X, owner)
+    if X.shape[1] not in (2, 3):
+        raise ValueError(f"{owner}: X must have the columns reference, estimate and optionally a "
+                         f"rater code; got {X.shape[1]} columns")
+    if X.shape[1] == 2:
+        return X, np.full(len(X), -1, dtype=np.intp)
+    codes = X[:, 2]
+    if np.any(codes != np.round(codes)) or np.any(codes < -1):
+        raise ValueError(f"{owner}: the rater codes (third column) must be whole numbers ≥ 0, or "
+                         "−1 for an unknown rater")
+    return X[:, :2], codes.astype(np.intp)
+
+
+@dataclass(frozen=True)
+class _Panel:
+    """The training answers on the absolute scale, with their intervals and raters."""
+
+    y: NDArray[np.float64]  # targets as given (signed when the learner is signed)
+    side: NDArray[np.float64]  # +1/−1 side of the diagonal when signed, else 1
+    fixed: NDArray[np.bool_]  # exact prior points (on the diagonal, risk 0): weight 1, no rater
+    answer: NDArray[np.float64]  # absolute answers a_i
+    low: NDArray[np.float64]  # the interval of the unrounded, unclipped answer
+    high: NDArray[np.float64]
+    codes: NDArray[np.intp]  # rater index 0..R−1 per row, R for "no rater"
+    n_raters: int
+
+    @classmethod
+    def build(cls, X: NDArray, y: NDArray, codes: NDArray[np.intp], signed: bool, coarse: str,
+              step: float | None) -> _Panel:
+        on_diagonal = X[:, 0] == X[:, 1]
+        side = np.sign(X[:, 0] - X[:, 1]) if signed else np.ones(len(y))
+        fixed = on_diagonal & (y == 0)
+        answer = np.where(fixed, 0.0, y * np.where(side == 0, 1.0, side))
+        h = rating_step(answer[~fixed]) if step is None else float(step)
+        half = h / 2 if coarse == "interval" else 0.0
+        low = np.where(answer <= 0, -np.inf, answer - half)
+        high = np.where(answer >= RATING_MAX, np.inf, answer + half)
+        low[fixed], high[fixed] = 0.0, 0.0
+        known = codes >= 0
+        names, index = np.unique(codes[known], return_inverse=True)
+        rater = np.full(len(y), names.size, dtype=np.intp)
+        rater[known] = index
+        rater[fixed] = names.size
+        return cls(y, side, fixed, answer, low, high, rater, int(names.size))
+
+
+@dataclass(frozen=True)
+class _State:
+    """The robust fit at each λ of a path (leading axis L)."""
+
+    targets: NDArray[np.float64]  # (L, m) pseudo-ratings y*
+    corrected: NDArray[np.float64]  # (L, m) rater-corrected answers ã (signed like y)
+    fitted: NDArray[np.float64]  # (L, m) f at the training inputs (signed scale)
+    weights: NDArray[np.float64]  # (L, m)
+    z: NDArray[np.float64]  # (L, m) standardised residuals
+    bias: NDArray[np.float64]  # (L, R)
+    scale: NDArray[np.float64]  # (L, R)
+    sd: NDArray[np.float64]  # (L, R) noise sd on the consensus scale
+    pooled: NDArray[np.float64]  # (L,) pooled noise sd
+    unit_sd: NDArray[np.float64]  # (L,) noise sd of a rating of weight 1
+    n_iter: int
+
+
+def _fitted_values(ranker: SpectralRanker, lams: NDArray, targets: NDArray) -> NDArray:
+    """Training predictions of the ranker's unweighted fit to each row of ``targets`` (L, m):
+    f = m·U(σ·g_λ(σ)·Uᵀ C y/m) + mean(y), O(L·m·r) from the cached decomposition."""
+    spectrum = ranker.spectrum_
+    m = targets.shape[1]
+    mean = targets.mean(axis=1, keepdims=True)
+    projection = (targets - mean) @ spectrum.vectors / m
+    gain = spectrum.values * spectrum.factors(ranker.filter_, lams)
+    return m * (gain * projection) @ spectrum.vectors.T + mean
+
+
+def _truncated_mean(low: NDArray, high: NDArray, mean: NDArray, sd: NDArray) -> NDArray:
+    """E[Z | low ≤ Z ≤ high] for Z ~ N(mean, sd²), elementwise (the point itself where the
+    interval is a point). With α, β the standardised ends, the mean is
+    mean + sd·(φ(α) − φ(β))/(Φ(β) − Φ(α)); intervals above the mean are reflected below it and
+    the ratio is formed in logarithms (``log_ndtr``), so that far tails stay finite."""
+    a, b = (low - mean) / sd, (high - mean) / sd
+    flip = a > 0
+    a, b = np.where(flip, -b, a), np.where(flip, -a, b)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        log_pa, log_pb = log_ndtr(a), log_ndtr(b)
+        log_z = log_pb + np.log(-np.expm1(log_pa - log_pb))
+        shift = (np.exp(-a**2 / 2 - log_z) - np.exp(-b**2 / 2 - log_z)) / np.sqrt(2 * np.pi)
+    out = mean + sd * np.where(flip, -shift, shift)
+    out = np.where(np.isfinite(out) & (high > low), out, mean)
+    return np.clip(out, low, high)
+
+
+def _group_median(values: NDArray, groups: NDArray[np.intp], n_groups: int) -> NDArray:
+    """Median of |values| per group along the last axis, (L, n_groups); NaN for empty groups."""
+    out = np.full((values.shape[0], n_groups), np.nan)
+    for k in range(n_groups):
+        members = groups == k
+        if members.any():
+            out[:, k] = np.median(np.abs(values[:, members]), axis=1)
+    return out
+
+
+class RobustRanker(RegressorMixin, BaseEstimator):
+    """Regularized ranking robust to outlying ratings, with a rater model and coarse answers.
+
+    Parameters
+    ----------
+    ranker : the (unfitted) :class:`~ranking_core.SpectralRanker` whose kernel, filter and λ are
+        used (dense or low-rank solver; default ``SpectralRanker()``).
+    lam : λ (default: the ranker's).
+    loss : ``"huber"`` (weights min(1, c/|u|), c = 1.345), ``"tukey"`` (biweight (1 − (u/c)²)²,
+        c = 4.685, after Huber iterations) or ``"squared"`` (weight 1: only the rater model and
+        the coarse-scale treatment).
+    raters : estimate a per-rater offset, scale and noise level when the inputs carry rater codes.
+    coarse : ``"interval"``: an answer on a scale of step h stands for the interval
+        [a − h/2, a + h/2] (and 0 / 4 for everything below / above), replaced by its expectation
+        under the current fit; ``"midpoint"``: answers are taken as given.
+    step : the answer scale's step (0 = continuous); None detects it (:func:`rating_step`).
+    signed : the targets are signed ratings sign(REF − estimate)·a
+        (:mod:`ranking_core.grids.signed`); answers, intervals and raters are then handled on the
+        absolute scale.
+    max_iter, tol : iterations of the alternating fit and the largest change of the fitted values
+        (risk units) at which it stops.
+    path_iter : iterations per λ of a :meth:`path` (the λ choice); 0 gives the plain fits' path
+        (λ chosen as for the plain ranker, the robust fit made at that λ only).
+    rater_prior : the rater offsets, scales and noise levels are shrunk towards (0, 1, pooled)
+        by a prior worth this many ratings.
+    min_scale : floor of the noise sd (risk units), so that clean ratings fitted almost exactly do
+        not make every small approximation error an outlier.
+
+    Inputs X are (m, 2) (reference, estimate in mg/dL) or (m, 3) with a rater code (whole number
+    ≥ 0, −1 = unknown) in the third column; the rater column is ignored when predicting. Rows on
+    the diagonal rated 0 (exact readings, e.g. the recipes' diagonal anchors) keep weight 1.
+
+    Attributes
+    ----------
+    plain_ : the plain ranker fitted to the ratings as given (its decomposition is reused).
+    model_ : the fitted :class:`~ranking_core.SpectralRanker` on the final pseudo-ratings.
+    coef_, intercept_, X_fit_, kernel_ : those of ``model_`` (so that learned grids factorise).
+    weights_ : (m,) final weight of each rating (0..1; rater weight × robust weight).
+    targets_ : (m,) the ratings corrected for their rater and scale step (ã; signed like y): the
+        fit is the weighted least-squares fit of these with ``weights_``.
+    residuals_ : (m,) standardised residual of each rating after the rater correction.
+    outlier_ : (m,) True where |residual| > :data:`OUTLIER_Z`.
+    raters_ : rater codes in the order of the rater arrays.
+    rater_bias_, rater_scale_, rater_sd_ : per rater offset b_k, scale s_k and noise sd on the
+        consensus scale σ̃_k.
+    scale_ : pooled noise sd (risk units).
+    noise_sd_ : noise sd of a rating of weight 1 (a rating of weight w has sd noise_sd_/√w).
+    step_ : the answer step used.
+    n_iter_ : iterations run.
+    """
+
+    def __init__(
+        self,
+        ranker: SpectralRanker | None = None,
+        loss: str = "huber",
+        *,
+        lam: float | None = None,
+        raters: bool = True,
+        coarse: str = "interval",
+        step: float | None = None,
+        signed: bool = False,
+        max_iter: int = 200,
+        path_iter: int = 30,
+        tol: float = 1e-4,
+        min_scale: float = 0.05,
+        rater_prior: float = 30.0,
+    ) -> None:
+        self.ranker = ranker
+        self.loss = loss
+        self.lam = lam
+        self.raters = raters
+        self.coarse = coarse
+        self.step = step
+        self.signed = signed
+        self.max_iter = max_iter
+        self.path_iter = path_iter
+        self.tol = tol
+        self.min_scale = min_scale
+        self.rater_prior = rater_prior
+
+    # -- fitting ---------------------------------------------------------------------------
+    def fit(self, X: ArrayLike, y: ArrayLike) -> RobustRanker:
+        """Decompose once (the plain ranker's fit), then alternate rater model, weights and
+        re-solves at the ranker's λ. X: (m, 2) or (m, 3) with rater codes; y: (m,) ratings."""
+        owner = type(self).__name__
+        one_of(self.loss, "loss", LOSSES, owner)
+        one_of(self.coarse, "coarse", COARSE, owner)
+        positive_float(self.tol, "tol", owner)
+        positive_float(self.min_scale, "min_scale", owner)
+        positive_float(self.rater_prior, "rater_prior", owner)
+        if int(self.max_iter) != self.max_iter or self.max_iter < 1:
+            raise ValueError(f"{owner}: max_iter must be a positive integer; got {self.max_iter!r}")
+        if self.step is not None and not 0 <= self.step <= RATING_MAX:
+            raise ValueError(f"{owner}: step must lie in 0..4 or be None; got {self.step!r}")
+        X, y = check_training_data(X, y, owner)
+        points, codes = split_rater_column(X, owner)
+        if not self.raters:
+            codes = np.full(len(y), -1, dtype=np.intp)
+        base = clone(SpectralRanker() if self.ranker is None else self.ranker)
+        if self.lam is not None:
+            base.set_params(lam=positive_float(self.lam, "lam", owner))
+        self.plain_ = base.fit(points, y)
+        if self.plain_.spectrum_.method == "primal":
+            raise ValueError(f"{owner}: needs a kernel solver (dense or low-rank), not 'primal'")
+        self.n_features_in_ = X.shape[1]
+        self.panel_ = _Panel.build(points, y, codes, self.signed, self.coarse, self.step)
+        self.step_ = rating_step(self.panel_.answer[~self.panel_.fixed]) if self.step is None \
+            else float(self.step)
+        self._codes = np.unique(codes[codes >= 0])
+        self._settle(float(self.plain_.lam))
+        return self
+
+    def _iterate(self, lams: NDArray[np.float64], max_iter: int) -> _State:
+        """The alternating fit at every λ of ``lams`` at once."""
+        panel, ranker = self.panel_, self.plain_
+        n_lams, m, R = len(lams), len(panel.y), panel.n_raters
+        free = ~panel.fixed
+        rated = free & (panel.codes < R)
+        onehot = np.zeros((m, R + 1))
+        onehot[np.arange(m), panel.codes] = 1.0
+        onehot = onehot[:, :R]
+        counts = onehot.sum(axis=0)
+        targets = np.broadcast_to(panel.y, (n_lams, m)).copy()
+        fitted = _fitted_values(ranker, lams, targets)
+        bias, scale = np.zeros((n_lams, R + 1)), np.ones((n_lams, R + 1))
+        latent = np.broadcast_to(panel.answer, (n_lams, m)).copy()
+        robust = np.ones((n_lams, m))
+        n_iter = 0
+        for n_iter in range(1, max_iter + 1):
+            consensus = fitted * panel.side  # the absolute scale
+            if self.raters and R:
+                bias[:, :R], scale[:, :R] = self._rater_fit(latent, consensus, robust, onehot,
+                                                            counts, rated)
+            b, s = bias[:, panel.codes], scale[:, panel.codes]
+            residual = (latent - b) / s - consensus
+            sd = self._noise_sd(residual, panel, free)
+            raw_sd = sd[:, panel.codes] * s
+            if self.coarse == "interval":
+                latent = _truncated_mean(panel.low, panel.high, b + s * consensus, raw_sd)
+            corrected = (latent - b) / s
+            z = np.where(free, (corrected - consensus) / sd[:, panel.codes], 0.0)
+            robust = self._robust_weights(z, n_iter)
+            rater_weight = (sd.min(axis=1, keepdims=True) / sd) ** 2
+            weights = np.where(free, robust * rater_weight[:, panel.codes], 1.0)
+            pseudo = consensus + weights * (corrected - consensus)
+            targets = np.where(free, pseudo * panel.side, panel.y)
+            new = _fitted_values(ranker, lams, targets)
+            change = np.abs(new - fitted).max()
+            fitted = new
+            if change < self.tol:
+                break
+        corrected = np.where(free, corrected * panel.side, panel.y)
+        return _State(targets, corrected, fitted, weights, z, bias[:, :R], scale[:, :R], sd[:, :R],
+                      sd[:, R], sd.min(axis=1), n_iter)
+
+    def _rater_fit(self, answers, consensus, weights, onehot, counts, rated):
+        """Per rater and λ: weighted least squares a ≈ b_k + s_k·f with a ridge prior towards
+        (0, 1) worth ``rater_prior`` ratings, then mean offset 0 and mean scale 1."""
+        w = np.where(rated, weights, 0.0)
+        spread = np.var(consensus[:, rated], axis=1, keepdims=True) + 1e-12
+        s_w = w @ onehot + self.rater_prior
+        s_f = (w * consensus) @ onehot
+        s_ff = (w * consensus**2) @ onehot + self.rater_prior * spread
+        s_a = (w * answers) @ onehot
+        s_fa = (w * consensus * answers) @ onehot + self.rater_prior * spread
+        det = s_w * s_ff - s_f**2
+        bias = (s_ff * s_a - s_f * s_fa) / det
+        scale = np.clip((s_w * s_fa - s_f * s_a) / det, *SCALE_LIMITS)
+        share = counts / counts.sum()
+        bias -= bias @ share[:, None]
+        scale /= scale @ share[:, None]
+        return bias, scale
+
+    def _noise_sd(self, residual: NDArray, panel: _Panel, free: NDArray) -> NDArray:
+        """(L, R + 1) robust noise sd per rater on the consensus scale (MAD, shrunk to the pooled
+        value by ``rater_prior`` ratings), floored at ``min_scale``; the last column is the pooled
+        value (raterless rows)."""
+        pooled = MAD_TO_SD * np.median(np.abs(residual[:, free]), axis=1)
+        pooled = np.maximum(pooled, self.min_scale)
+        R = panel.n_raters
+        sd = np.repeat(pooled[:, None], R + 1, axis=1)
+        if self.raters and R:
+            groups = np.where(free, panel.codes, R)
+            per_rater = MAD_TO_SD * _group_median(residual, groups, R)
+            n = np.bincount(groups, minlength=R + 1)[:R]
+            variance = (n * np.nan_to_num(per_rater) ** 2 + self.rater_prior * pooled[:, None] ** 2)
+            sd[:, :R] = np.sqrt(variance / (n + self.rater_prior))
+        return np.maximum(sd, self.min_scale)
+
+    def _robust_weights(self, z: NDArray, n_iter: int) -> NDArray:
+        size = np.abs(z)
+        if self.loss == "squared":
+            return np.ones_like(z)
+        if self.loss == "tukey" and n_iter > TUKEY_AFTER:
+            return np.where(size < TUKEY_C, (1 - (size / TUKEY_C) ** 2) ** 2, 0.0)
+        return np.minimum(1.0, HUBER_C / np.maximum(size, 1e-12))
+
+    def _settle(self, lam: float) -> None:
+        """Run the alternating fit at λ and expose its results."""
+        state = self._iterate(np.array([lam]), int(self.max_iter))
+        self.model_ = self._solved(state.targets[0], lam)
+        self.coef_, self.intercept_ = self.model_.coef_, self.model_.intercept_
+        self.X_fit_, self.kernel_ = self.model_.X_fit_, self.model_.kernel_
+        self.weights_ = state.weights[0]
+        self.targets_ = state.corrected[0]
+        self.residuals_ = state.z[0]
+        self.outlier_ = np.abs(self.residuals_) > OUTLIER_Z
+        self.raters_ = self._codes
+        self.rater_bias_ = state.bias[0]
+        self.rater_scale_ = state.scale[0]
+        self.rater_sd_ = state.sd[0]
+        self.scale_ = float(state.pooled[0])
+        self.noise_sd_ = float(state.unit_sd[0])
+        self.n_iter_ = state.n_iter
+
+    def _solved(self, targets: NDArray, lam: float) -> SpectralRanker:
+        """A copy of the decomposed ranker solved for ``targets`` at λ (no refactorising)."""
+        model = copy.copy(self.plain_)
+        spectrum = model.spectrum_
+        mean = float(targets.mean())
+        b = (targets - mean) / len(targets)
+        projection = spectrum.vectors.T @ b
+        model.spectrum_ = type(spectrum)(spectrum.vectors, spectrum.values, projection,
+                                         b - spectrum.vectors @ projection,
+                                         spectrum.feature_mean,
+                                         len(targets) * spectrum.values * projection**2,
+                                         spectrum.method)
+        model.y_mean_ = mean
+        return model.resolve(lam)
+
+    # -- λ paths (for the validation rules of ranking_core.selection) -------------------------
+    def path(self, lams: ArrayLike) -> RobustPath:
+        """The robust fits for every λ in ``lams`` from the one decomposition,
+        O(iterations·L·m·r)."""
+        check_is_fitted(self, "model_")
+        lams = np.atleast_1d(np.asarray(lams, dtype=np.float64))
+        if not self.path_iter:
+            return RobustPath(self.plain_.path(lams))
+        state = self._iterate(lams, int(self.path_iter))
+        spectrum, filter_ = self.plain_.spectrum_, self.plain_.filter_
+        m = state.targets.shape[1]
+        mean = state.targets.mean(axis=1)
+        b = (state.targets - mean[:, None]) / m
+        projection = b @ spectrum.vectors
+        with_zero = filter_.factors(np.append(spectrum.values, 0.0)[None, :], lams[:, None])
+        coef = (with_zero[:, :-1] * projection) @ spectrum.vectors.T
+        coef += with_zero[:, -1:] * (b - projection @ spectrum.vectors.T)
+        intercept = mean - coef @ spectrum.feature_mean
+        return RobustPath(RegularizationPath(lams, coef, intercept, with_zero[:, :-1],
+                                             self.plain_))
+
+    def resolve(self, lam: float) -> RobustRanker:
+        """A copy fitted at another λ from the same decomposition."""
+        check_is_fitted(self, "model_")
+        other = copy.copy(self)
+        other._settle(positive_float(lam, "lam", type(self).__name__))
+        return other
+
+    @property
+    def lam_(self) -> float:
+        """The λ the model is solved at."""
+        return float(self.model_.lam)
+
+    def predict(self, X: ArrayLike) -> NDArray[np.float64]:
+        """The consensus risk f(x) (signed when ``signed``), shape (n,); a rater column is
+        ignored."""
+        check_is_fitted(self, "model_")
+        points, _ = split_rater_column(X, type(self).__name__)
+        return self.model_.predict(points)
+
+
+def kfold_robust(
+    robust: RobustRanker,
+    X: ArrayLike,
+    y: ArrayLike,
+    lams: ArrayLike,
+    *,
+    n_splits: int = 5,
+    random_state: int | None = 0,
+    progress: Callable[[int, int], None] | None = None,
+) -> Choice:
+    """k-fold validation misranking over λ of the robust fits and, on the same folds, of the
+    least-squares fits (``robust`` with loss ``"squared"``, no rater model, answers as given);
+    the lower minimum wins. A clean panel thus keeps the plain learner's accuracy; its ratings
+    still get residuals and flags (weights 1)."""
+    halves = None if progress is None else (
+        lambda done, total: progress(done, 2 * total),
+        lambda done, total: progress(total + done, 2 * total))
+    choice = choose(robust, X, y, rule="kfold", grid=lams, n_splits=n_splits,
+                    random_state=random_state, progress=halves and halves[0])
+    plain = clone(robust).set_params(loss="squared", raters=False, coarse="midpoint",
+                                     path_iter=0)
+    other = choose(plain, X, y, rule="kfold", grid=lams, n_splits=n_splits,
+                   random_state=random_state, progress=halves and halves[1])
+    return other if np.nanmin(other.curve) < np.nanmin(choice.curve) else choice
+
+
+@dataclass(frozen=True)
+class RobustPath:
+    """A :class:`~ranking_core.learners.base.RegularizationPath` of robust fits that accepts
+    inputs with a rater column."""
+
+    path: RegularizationPath
+
+    @property
+    def lams(self) -> NDArray[np.float64]:
+        return self.path.lams
+
+    def predict(self, X: ArrayLike) -> NDArray[np.float64]:
+        points, _ = split_rater_column(X, "RobustPath")
+        return self.path.predict(points)

@@ -1,0 +1,29 @@
+"""The "Plan a survey" page under AppTest: start design, a simulated panel's report and map."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.dashboard_support import fresh_machine, metrics, open_app
+
+
+def test_start_design_without_ratings(tmp_path, monkeypatch):
+    fresh_machine(tmp_path, monkeypatch)
+    at = open_app("plan", plan_k=12)
+    assert "Next 12 pairs to rate" in [h.value for h in at.subheader]
+    table = at.dataframe[-1].value
+    assert len(table) == 12 and table["Reference (mg/dL)"].between(0, 600).all()
+
+
+@pytest.mark.slow
+def test_simulated_panel_shows_report_uncertainty_and_next_pairs(tmp_path, monkeypatch):
+    fresh_machine(tmp_path, monkeypatch)
+    at = open_app("plan", plan_source="Simulated panel (demonstration)", plan_demo_m=60,
+                  plan_k=10)
+    assert not at.exception, at.exception
+    share = metrics(at)["Share of the grid whose risk category is uncertain"]
+    assert 0 <= float(share.rstrip("%")) <= 100
+    raters = at.dataframe[0].value
+    assert raters["Ratings"].sum() == 60 and len(raters) == 8
+    assert len(at.dataframe[-1].value) == 10
+    assert "Panel report" in [h.value for h in at.subheader]

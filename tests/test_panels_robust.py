@@ -1,0 +1,170 @@
+"""Robust learning from panels: the weighted fit it solves, outliers, raters, coarse answers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.stats import truncnorm
+from sklearn.base import clone
+
+from ranking_core import SpectralRanker
+from ranking_core.grids.signed import AbsoluteRisk
+from ranking_core.metrics import pairwise_misranking
+from ranking_core.panels import RobustRanker, rating_step
+from ranking_core.panels.robust import _truncated_mean
+from ranking_core.recipes import (
+    BEST_RECIPE,
+    ROBUST_RECIPE,
+    fit_recipe,
+    rating_positions,
+    with_diagonal_anchors,
+)
+
+RNG = np.random.default_rng(0)
+
+
+def _surface(X):
+    """A smooth risk surface on mg/dL inputs (not the SEG): 0..~3.5."""
+    return 3.5 * (1 - np.exp(-np.abs(X[:, 0] - X[:, 1]) / 150.0))
+
+
+def _ranker(lam=1e-2):
+    return SpectralRanker(kernel="gaussian", gamma=2e4, lam=lam)
+
+
+def _panel(m, n_raters=6, noise=0.15, seed=0, outliers=0.0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(0, 600, size=(m, 2))
+    truth = _surface(X)
+    rater = rng.integers(0, n_raters, size=m)
+    bias = np.linspace(-0.3, 0.3, n_raters)
+    scale = np.linspace(0.8, 1.2, n_raters)[::-1]
+    y = bias[rater] + scale[rater] * truth + noise * rng.standard_normal(m)
+    bad = rng.random(m) < outliers
+    y[bad] = rng.uniform(0, 4, size=bad.sum())
+    return X, y, rater, truth, bad, bias, scale
+
+
+def test_the_fit_solves_the_weighted_least_squares_problem_it_reports():
+    X, y, rater, *_ = _panel(150, outliers=0.1)
+    model = RobustRanker(_ranker(), tol=1e-10, max_iter=2000).fit(np.column_stack([X, rater]), y)
+    w, target = model.weights_, model.targets_
+    assert 0 < w.min() < 0.5 and w.max() == pytest.approx(1.0)
+    # direct solve of the weighted problem: (K + mλW⁻¹)c + b1 = ã, 1ᵀc = 0
+    m, lam = len(y), model.lam_
+    K = model.kernel_(X, X)
+    system = np.block([[K + m * lam * np.diag(1 / w), np.ones((m, 1))],
+                       [np.ones((1, m)), np.zeros((1, 1))]])
+    solution = np.linalg.solve(system, np.r_[target, 0.0])
+    direct = K @ solution[:m] + solution[m]
+    np.testing.assert_allclose(model.predict(X), direct, atol=1e-6)
+
+
+def test_huber_weights_resist_outliers_and_flag_them():
+    X, y, _, _, bad, *_ = _panel(300, outliers=0.1, seed=1)
+    X_test = np.random.default_rng(9).uniform(0, 600, size=(1000, 2))
+    truth = _surface(X_test)
+    plain, robust = [], []
+    for lam in (1e-1, 3e-2, 1e-2, 3e-3, 1e-3):  # each learner at its best λ
+        plain.append(pairwise_misranking(truth, _ranker(lam).fit(X, y).predict(X_test)))
+        model = RobustRanker(_ranker(lam), raters=False).fit(X, y)
+        robust.append(pairwise_misranking(truth, model.predict(X_test)))
+    assert min(robust) < 0.85 * min(plain)
+    model = RobustRanker(_ranker(3e-3), raters=False).fit(X, y)
+    assert model.weights_[bad].mean() < 0.75 * model.weights_[~bad].mean()
+    assert model.outlier_[bad].mean() > 0.5  # most gross errors are flagged …
+    assert model.outlier_[~bad].mean() < 0.1  # … few good ratings are
+
+
+def test_rater_offsets_and_scales_are_recovered():
+    X, y, rater, _, _, bias, scale = _panel(600, noise=0.1, seed=2)
+    model = RobustRanker(_ranker(3e-3), loss="squared", rater_prior=5.0).fit(
+        np.column_stack([X, rater]), y)
+    share = np.bincount(rater) / len(rater)
+    true_scale = scale / (share @ scale)  # the learner's convention: mean scale 1, mean offset 0
+    true_bias = bias - share @ bias
+    np.testing.assert_allclose(model.rater_scale_, true_scale, atol=0.06)
+    # an offset is confounded with the scale times the consensus mean; compare the centred
+    # consensus-level offsets b + (s − 1)·mean(f)
+    mean_f = model.predict(X).mean()
+    got = model.rater_bias_ + (model.rater_scale_ - 1) * mean_f
+    want = true_bias + (true_scale - 1) * mean_f
+    np.testing.assert_allclose(got, want, atol=0.08)
+
+
+def test_a_careless_rater_gets_the_smallest_weight():
+    X, y, rater, *_ = _panel(400, seed=3)
+    careless = rater == 5
+    y[careless] = RNG.uniform(0, 4, size=careless.sum())
+    model = RobustRanker(_ranker()).fit(np.column_stack([X, rater]), y)
+    weights = np.array([model.weights_[rater == k].mean() for k in range(6)])
+    assert weights.argmin() == 5 and weights[5] < 0.5 * np.delete(weights, 5).min()
+    assert model.rater_sd_.argmax() == 5
+
+
+@pytest.mark.parametrize(("values", "step"), [([0, 1, 4, 2], 1.0), ([0, 0.5, 3.5, 4], 0.5),
+                                              ([0.3, 1.0, 2.0], 0.0), ([], 0.0)])
+def test_rating_step_detects_the_answer_scale(values, step):
+    assert rating_step(values) == step
+
+
+def test_truncated_mean_matches_scipy():
+    rng = np.random.default_rng(4)
+    mean, sd = rng.normal(2, 3, 500), rng.uniform(0.05, 1, 500)
+    low = rng.uniform(-1, 4, 500)
+    high = low + rng.choice([0.5, 1.0, np.inf], 500)
+    low[::5] = -np.inf
+    want = truncnorm.mean((low - mean) / sd, (high - mean) / sd, loc=mean, scale=sd)
+    np.testing.assert_allclose(_truncated_mean(low, high, mean, sd), want, atol=1e-9)
+    point = np.array([1.5])
+    assert _truncated_mean(point, point, np.array([3.0]), np.array([1.0]))[0] == 1.5
+
+
+def test_coarse_answers_stand_for_their_rounding_interval():
+    X, y, *_ = _panel(300, noise=0.2, seed=5)
+    coarse = np.clip(np.round(y), 0, 4)  # answers on a 0..4 scale of whole numbers
+    model = RobustRanker(_ranker(), loss="squared", raters=False).fit(X, coarse)
+    assert model.step_ == 1.0
+    latent = model.targets_  # no rater model: the expected unrounded answer itself
+    interior = (coarse > 0) & (coarse < 4)
+    assert np.all(np.abs(latent[interior] - coarse[interior]) <= 0.5 + 1e-12)
+    assert np.all(latent[coarse == 0] <= 0.5) and np.all(latent[coarse == 4] >= 3.5)
+    # the expectation moves each answer towards the fit, never past the interval
+    fitted = model.predict(X)
+    moved = latent[interior] - coarse[interior]
+    toward = np.sign(fitted[interior] - coarse[interior])
+    assert np.all(moved * toward >= -1e-12)
+    midpoint = RobustRanker(_ranker(), loss="squared", raters=False, coarse="midpoint")
+    np.testing.assert_allclose(midpoint.fit(X, coarse).targets_, coarse)
+
+
+def test_bad_inputs_are_named():
+    X, y, rater, *_ = _panel(40)
+    with pytest.raises(ValueError, match="loss"):
+        RobustRanker(_ranker(), loss="cauchy").fit(X, y)
+    with pytest.raises(ValueError, match="rater code"):
+        RobustRanker(_ranker()).fit(np.column_stack([X, rater + 0.5]), y)
+    with pytest.raises(ValueError, match="columns"):
+        RobustRanker(_ranker()).fit(np.column_stack([X, rater, rater]), y)
+
+
+def test_path_and_resolve_reuse_the_decomposition():
+    X, y, rater, *_ = _panel(120, outliers=0.1, seed=6)
+    inputs = np.column_stack([X, rater])
+    model = RobustRanker(_ranker(), path_iter=400, tol=1e-9, max_iter=400).fit(inputs, y)
+    lams = np.array([1e-1, 1e-2])
+    path = model.path(lams).predict(inputs)
+    for row, lam in zip(path, lams, strict=True):
+        fresh = clone(model).set_params(ranker=_ranker(lam)).fit(inputs, y)
+        np.testing.assert_allclose(row, fresh.predict(X), atol=1e-5)
+        np.testing.assert_allclose(model.resolve(lam).predict(X), fresh.predict(X), atol=1e-6)
+
+
+def test_recipe_with_raters_and_anchor_positions():
+    X, y, rater, *_ = _panel(80, seed=7)
+    recipe_X, _ = with_diagonal_anchors(BEST_RECIPE, X, y)
+    np.testing.assert_array_equal(recipe_X[rating_positions(BEST_RECIPE, len(y))], X)
+    model, lam, _ = fit_recipe(ROBUST_RECIPE, X, np.clip(y, 0, 4), [f"r{k}" for k in rater])
+    assert isinstance(model, AbsoluteRisk) and isinstance(model.signed_model, RobustRanker)
+    assert model.signed_model.lam_ == lam
+    assert np.all(model.predict(X) >= 0)

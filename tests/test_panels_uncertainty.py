@@ -1,0 +1,65 @@
+"""The learned grid's band: the Gaussian-process posterior against scikit-learn's."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.gaussian_process import GaussianProcessRegressor
+from sklearn.gaussian_process.kernels import RBF, ConstantKernel
+
+from ranking_core import SpectralRanker
+from ranking_core.grids.signed import AbsoluteRisk, signed_ratings
+from ranking_core.panels import RobustRanker, risk_band
+from ranking_core.panels.uncertainty import posterior_sd
+
+GAMMA, LAM, NOISE = 2e4, 1e-2, 0.2
+
+
+def _data(m, seed):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(0, 600, size=(m, 2))
+    y = 3 * (1 - np.exp(-np.abs(X[:, 0] - X[:, 1]) / 150)) + NOISE * rng.standard_normal(m)
+    return X, y
+
+
+def _gpr(X, y, noise_var):
+    """scikit-learn's GP: prior a²K plus a wide constant (≈ the flat prior on the intercept)."""
+    amplitude = NOISE**2 / (len(X) * LAM)
+    kernel = (ConstantKernel(amplitude, "fixed") * RBF(np.sqrt(GAMMA / 2), "fixed")
+              + ConstantKernel(1e5 * amplitude, "fixed"))
+    return GaussianProcessRegressor(kernel, alpha=noise_var, optimizer=None).fit(X, y)
+
+
+def test_ranker_is_the_posterior_mean_and_the_sd_matches_scikit_learn():
+    X, y = _data(60, 0)
+    points = np.random.default_rng(1).uniform(0, 600, size=(80, 2))
+    ranker = SpectralRanker(kernel="gaussian", gamma=GAMMA, lam=LAM).fit(X, y)
+    mean, sd = _gpr(X, y, NOISE**2).predict(points, return_std=True)
+    np.testing.assert_allclose(ranker.predict(points), mean, atol=2e-3)
+    np.testing.assert_allclose(posterior_sd(ranker, np.ones(60), NOISE, points), sd, rtol=2e-3)
+    weights = np.random.default_rng(2).uniform(0.2, 1.0, size=60)  # noise variance σ²/w
+    _, sd_w = _gpr(X, y, NOISE**2 / weights).predict(points, return_std=True)
+    np.testing.assert_allclose(posterior_sd(ranker, weights, NOISE, points), sd_w, rtol=2e-3)
+
+
+def test_band_holds_the_risk_and_narrows_with_more_ratings():
+    widths = []
+    for m in (60, 240):
+        X, y = _data(m, 3)
+        model = RobustRanker(SpectralRanker(kernel="gaussian", gamma=GAMMA, lam=LAM),
+                             signed=True).fit(X, signed_ratings(X, np.clip(y, 0, 4)))
+        band = risk_band(AbsoluteRisk(model))
+        assert band.risk.shape == band.lower.shape == (601, 601)
+        assert np.all(band.lower <= band.risk + 1e-12) and np.all(band.risk <= band.upper + 1e-12)
+        assert np.all(band.lower >= 0)
+        assert 0 < band.uncertain_share < 1
+        widths.append(band.width.mean())
+    assert widths[1] < 0.8 * widths[0]
+
+
+def test_band_needs_a_noise_level_for_a_plain_ranker():
+    X, y = _data(30, 4)
+    ranker = SpectralRanker(kernel="gaussian", gamma=GAMMA, lam=LAM).fit(X, y)
+    with pytest.raises(TypeError, match="noise_sd"):
+        risk_band(ranker)
+    assert risk_band(ranker, noise_sd=0.2).sd.min() > 0
