@@ -50,6 +50,7 @@ from scripts.screenshots import (  # noqa: E402
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--no-first-run"]
 TIMEOUT_MS = 600_000.0  # per stage (ms); --timeout sets it
+UPLOAD_INPUT = "[data-testid='stMain'] [data-testid='stFileUploaderDropzoneInput']"
 FIRST_FIGURE_JS = """() => document.querySelector(
   "[data-testid='stMain'] [data-testid='stPlotlyChart'] .js-plotly-plot .main-svg") !== null"""
 # the value of the metric labelled `label` (Streamlit's stMetric), or null
@@ -101,7 +102,7 @@ def wait_rendered(page) -> None:
 def choose_upload(page) -> None:
     """Select the Learn page's upload source (radio option "Upload…")."""
     page.locator("[data-testid='stRadio'] label").filter(has_text="Upload").first.click()
-    page.locator("[data-testid='stFileUploaderDropzoneInput']").first.wait_for(
+    page.locator(UPLOAD_INPUT).first.wait_for(
         state="attached", timeout=TIMEOUT_MS)
     # the simulated panel's result is gone before any upload is timed
     page.wait_for_function(f"() => ({METRIC_JS})('Points fitted') === null"
@@ -114,7 +115,7 @@ def upload(page, path: Path, expected_points: str, sample_ms: int = 100) -> tupl
     is over; the progress-bar values seen meanwhile."""
     seen: list[float] = []
     start = time.perf_counter()
-    page.locator("[data-testid='stFileUploaderDropzoneInput']").first.set_input_files(str(path))
+    page.locator(UPLOAD_INPUT).first.set_input_files(str(path))
     while True:
         value = page.evaluate("""() => {
           const p = document.querySelector("[data-testid='stProgress'] [role='progressbar']");
@@ -220,10 +221,10 @@ def main() -> None:
                 wait_until_rendered(page, TIMEOUT_MS)
                 page.locator("[data-testid='stRadio'] label").filter(
                     has_text="Upload").first.click()
-                page.locator("[data-testid='stFileUploaderDropzoneInput']").first.wait_for(
+                page.locator(UPLOAD_INPUT).first.wait_for(
                     state="attached", timeout=TIMEOUT_MS)
                 start = time.perf_counter()
-                page.locator("[data-testid='stFileUploaderDropzoneInput']").first.set_input_files(
+                page.locator(UPLOAD_INPUT).first.set_input_files(
                     str(meter))
                 page.wait_for_function(
                     f"() => ({METRIC_JS})('pairs analysed') === '{args.pairs:,}'"

@@ -19,6 +19,7 @@ _EXPORTS = {
     "IteratedLavrentiev": "ranking_core.filters",
     "Landweber": "ranking_core.filters",
     "Lavrentiev": "ranking_core.filters",
+    "NuMethod": "ranking_core.filters",
     "Showalter": "ranking_core.filters",
     "SpectralCutoff": "ranking_core.filters",
     "RegularizationPath": "ranking_core.learners.base",

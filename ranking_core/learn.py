@@ -219,9 +219,7 @@ class LearnSettings:
 
 
 KERNEL_LABELS = {"laplacian": "Laplacian, exp(−‖Δ‖₁/γ)", "gaussian": "Gaussian, exp(−‖Δ‖²/γ)"}
-FILTER_LABELS = {"lavrentiev": "Lavrentiev (Tikhonov)", "iterated-lavrentiev":
-                 "iterated Lavrentiev", "spectral-cutoff": "spectral cut-off",
-                 "landweber": "Landweber iteration", "showalter": "Showalter (asymptotic)"}
+FILTER_LABELS = {name: filter_class.label for name, filter_class in FILTERS.items()}
 ROBUST_LABELS = {None: "no (least squares)",
                  "huber": "Huber weights, rater model, coarse answers as intervals",
                  "tukey": "Tukey weights, rater model, coarse answers as intervals",

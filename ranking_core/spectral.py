@@ -82,6 +82,16 @@ def _center_columns(A: NDArray[np.float64]) -> NDArray[np.float64]:
     return A - A.mean(axis=0)
 
 
+def _kernel_spectrum(vectors: NDArray, values: NDArray, b: NDArray, feature_mean: NDArray,
+                     method: str) -> Spectrum:
+    """The :class:`Spectrum` of a kernel-coefficient decomposition: b projected on the vectors,
+    the part of b outside them, and the weights m·σ·projection² of the RKHS norm."""
+    projection = vectors.T @ b
+    return Spectrum(vectors=vectors, values=values, projection=projection,
+                    residual=b - vectors @ projection, feature_mean=feature_mean,
+                    norm_weights=len(b) * values * projection**2, method=method)
+
+
 def dense_spectrum(K: NDArray[np.float64], y: NDArray[np.float64], centered: bool) -> Spectrum:
     """Full eigendecomposition of K̃ = CKC/m (``centered``) or K/m; O(m³)."""
     m = len(y)
@@ -93,17 +103,7 @@ def dense_spectrum(K: NDArray[np.float64], y: NDArray[np.float64], centered: boo
         b = y / m
     operator = (operator + operator.T) / 2.0
     values, vectors = scipy.linalg.eigh(operator, driver="evd", overwrite_a=True)
-    values = np.maximum(values, 0.0)
-    projection = vectors.T @ b
-    return Spectrum(
-        vectors=vectors,
-        values=values,
-        projection=projection,
-        residual=b - vectors @ projection,
-        feature_mean=K.mean(axis=0),
-        norm_weights=m * values * projection**2,
-        method="dense",
-    )
+    return _kernel_spectrum(vectors, np.maximum(values, 0.0), b, K.mean(axis=0), "dense")
 
 
 def pivoted_cholesky(
@@ -141,18 +141,8 @@ def lowrank_spectrum(
     m = len(y)
     Z = (_center_columns(L) if centered else L) / np.sqrt(m)
     vectors, singular, _ = scipy.linalg.svd(Z, full_matrices=False, lapack_driver="gesdd")
-    values = singular**2
     b = (y - y.mean()) / m if centered else y / m
-    projection = vectors.T @ b
-    return Spectrum(
-        vectors=vectors,
-        values=values,
-        projection=projection,
-        residual=b - vectors @ projection,
-        feature_mean=L @ L.mean(axis=0),
-        norm_weights=m * values * projection**2,
-        method="low-rank",
-    )
+    return _kernel_spectrum(vectors, singular**2, b, L @ L.mean(axis=0), "low-rank")
 
 
 def primal_spectrum(X: NDArray[np.float64], y: NDArray[np.float64], centered: bool) -> Spectrum:

@@ -11,6 +11,7 @@ from ranking_core.filters import (
     IteratedLavrentiev,
     Landweber,
     Lavrentiev,
+    NuMethod,
     Showalter,
     SpectralCutoff,
     make_filter,
@@ -126,3 +127,62 @@ def test_residual_filter_between_zero_and_one(sigma: float, lam: float, k: int) 
         product = s[0] * filt.factors(s, lam)[0]
         assert np.isfinite(product)
         assert -1e-12 <= product <= 1 + 1e-12, type(filt).__name__
+
+
+def _nu_method_by_iteration(A: np.ndarray, b: np.ndarray, steps: int, nu: float) -> np.ndarray:
+    """The ν-method run on the linear system A x = b (A symmetric, 0 ≤ A ≤ I), written out as
+    the iteration of Engl, Hanke & Neubauer 1996, §6.3 on vectors — not through the filter."""
+    previous, x = np.zeros_like(b), np.zeros_like(b)
+    for j in range(1, steps + 1):
+        if j == 1:
+            mu, omega = 0.0, (4 * nu + 2) / (4 * nu + 1)
+        else:
+            mu = (j - 1) * (2 * j - 3) * (2 * j + 2 * nu - 1) / (
+                (j + 2 * nu - 1) * (2 * j + 4 * nu - 1) * (2 * j + 2 * nu - 3))
+            omega = 4 * (2 * j + 2 * nu - 1) * (j + nu - 1) / (
+                (j + 2 * nu - 1) * (2 * j + 4 * nu - 1))
+        previous, x = x, x + mu * (x - previous) + omega * (b - A @ x)
+    return x
+
+
+@pytest.mark.parametrize(("nu", "lam"), [(0.5, 1e-2), (1.0, 3e-3), (2.0, 1e-4), (1.0, 2.0)])
+def test_nu_method_equals_the_iteration_it_stands_for(nu: float, lam: float) -> None:
+    """g_λ(A)·b through the eigendecomposition equals ⌈λ^(−1/2)⌉ steps of the ν-method on A."""
+    rng = np.random.default_rng(7)
+    V = np.linalg.qr(rng.normal(size=(30, 30)))[0]
+    sigma = np.r_[1.0, rng.uniform(0, 1, 29) ** 3]  # max σ = 1, so the default step is 1
+    A, b = (V * sigma) @ V.T, rng.normal(size=30)
+    via_filter = V @ (NuMethod(nu).factors(sigma, lam) * (V.T @ b))
+    steps = int(np.ceil(lam ** -0.5))
+    np.testing.assert_allclose(via_filter, _nu_method_by_iteration(A, b, steps, nu),
+                               rtol=1e-9, atol=1e-9)
+
+
+def test_nu_method_residual_and_qualification() -> None:
+    """|1 − σg_λ(σ)| ≤ 1 on [0, 1]; σ^ν|1 − σg_λ(σ)| ≤ C·λ^ν (qualification ν); one step
+    (λ ≥ 1) is the constant ω_1 = (4ν + 2)/(4ν + 1)."""
+    sigma = np.linspace(0.0, 1.0, 2001)
+    for nu in (0.5, 1.0, 2.0):
+        filt = NuMethod(nu, step=1.0)
+        assert filt.qualification == nu and make_filter("nu-method") == NuMethod()
+        np.testing.assert_allclose(filt.factors(sigma, 1.5), (4 * nu + 2) / (4 * nu + 1))
+        bounds = []
+        for lam in (1e-2, 1e-3, 1e-4, 1e-5):
+            residual = 1.0 - sigma * filt.factors(sigma, lam)
+            assert np.all(np.abs(residual) <= 1 + 1e-12)
+            bounds.append(np.max(sigma**nu * np.abs(residual)) / lam**nu)
+        assert max(bounds) < 10.0 and max(bounds) / min(bounds) < 5.0
+    with pytest.raises(ValueError, match="positive"):
+        NuMethod(nu=0.0)
+    with pytest.raises(ValueError, match="step"):
+        NuMethod(step=2.0).factors(np.array([1.0]), 0.1)
+
+
+def test_every_registered_filter_has_a_name_and_a_label() -> None:
+    """The CLI and the dashboard list FILTERS with these; a filter added without them would
+    break the pages' choice boxes."""
+    from ranking_core.filters import FILTERS
+
+    for name, filter_class in FILTERS.items():
+        assert filter_class.name == name and filter_class.label
+        assert make_filter(name).factors(np.array([0.5, 1.0]), 0.1).shape == (2,)

@@ -159,3 +159,22 @@ def test_diagonal_anchors_are_zero_risk_points_on_the_diagonal():
     assert np.all(ya[diagonal] == 0)
     np.testing.assert_array_equal(ya[~diagonal][np.argsort(Xa[~diagonal, 0])], [2.0, 1.5])
     assert with_diagonal_anchors(SEGRecipe("plain"), X, y)[0] is X
+
+
+def test_learning_curves_are_the_table3_protocol_per_filter_and_the_apriori_rule(seg):
+    """The Compare page's learning curves: one run_seg_table3 per filter and the a-priori rule
+    fitted on one draw, each equal to calling the protocol directly."""
+    from ranking_core.experiments.seg import learning_curves
+
+    seen: list[tuple[int, int]] = []
+    result = learning_curves(seg, ("lavrentiev", "landweber"), (30, 60), 1, n_test=200,
+                             progress=lambda done, total: seen.append((done, total)))
+    for name in ("lavrentiev", "landweber"):
+        direct = run_seg_table3(seg, (30, 60), 1, SEGRecipe(name, filter=name), n_test=200)
+        for m in ("30", "60"):
+            assert result["curves"][name]["sizes"][m]["misranking"] == \
+                pytest.approx(direct["sizes"][m]["misranking"], rel=1e-9)
+    direct = run_apriori(seg, (60,), 1, PAPER_RECIPE, draws=3, n_test=200)
+    assert result["apriori_applied"]["sizes"]["60"]["misranking"] == \
+        pytest.approx(direct["sizes"]["60"]["misranking"], rel=1e-9)
+    assert seen[-1] == (5, 5)  # 2 filters × 2 sizes × 1 repetition, then 1 a-priori repetition

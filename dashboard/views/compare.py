@@ -21,7 +21,7 @@ from dashboard.common import (
     shared_result,
 )
 from ranking_core.experiments.learners import compare_learners
-from ranking_core.experiments.seg import draw_seg_ratings, run_apriori, run_seg_table3
+from ranking_core.experiments.seg import learning_curves
 from ranking_core.filters import FILTERS
 from ranking_core.grids.compare import DIFFERENCE_BINS, RISK_CATEGORIES, compare_grids
 from ranking_core.grids.files import GridFileError, read_grid_file
@@ -30,8 +30,6 @@ from ranking_core.grids.seg import SEGTable
 from ranking_core.grids.zone_grid import zone_grid
 from ranking_core.learners import LEARNERS
 from ranking_core.panels import parkes_surface
-from ranking_core.recipes import SEGRecipe
-from ranking_core.selection import fit_apriori_lambda
 
 BUILT_IN = "built-in surface (smoothed Parkes type 1)"
 ZONE_GRIDS = {"Clarke zones (A–E = 0–4)": "clarke", "Parkes type 1 zones (A–E = 0–4)":
@@ -127,34 +125,13 @@ sizes = c[1].multiselect("m", [50, 100, 200, 300, 400], key="curve_sizes")
 repeats = c[2].number_input("repetitions", 1, 20, key="curve_repeats")
 
 
-def learning_curves(filters: tuple[str, ...], sizes: tuple[int, ...], repeats: int,
-                    table: SEGTable, progress) -> dict:
-    results, done = {}, 0
-    total = len(filters) * len(sizes) * repeats + repeats
-
-    def step(offset: int):
-        return None if progress is None else (lambda d, _t: progress(offset + d, total))
-
-    for name in filters:
-        recipe = SEGRecipe(name, filter=name)
-        results[name] = run_seg_table3(table, sizes, repeats, recipe, n_test=1000,
-                                       progress=step(done))
-        done += len(sizes) * repeats
-    paper = SEGRecipe("paper")
-    X, y = draw_seg_ratings(table, max(sizes), np.random.default_rng(0))
-    rule = fit_apriori_lambda(paper.ranker(paper.gammas[0]), X, y, draws=5, lams=paper.lams())
-    applied = run_apriori(table, (max(sizes),), repeats, paper, draws=3, n_test=1000,
-                          progress=step(done))
-    return {"curves": results, "apriori": rule, "apriori_applied": applied}
-
-
 if st.button("Run learning curves", key="curve_run", disabled=not (chosen_filters and sizes)):
     table = seg.table if seg.available else SEGTable(np.asarray(parkes_surface()), BUILT_IN)
     bar = st.progress(0.0, text="learning curves")
     key = (curve_reference, tuple(chosen_filters), tuple(sorted(sizes)), int(repeats))
     st.session_state["curve_results"] = shared_result("learning-curves", key, lambda: (
-        learning_curves(*key[1:], table, lambda d, t: bar.progress(min(d / t, 1.0),
-                                                                    text=f"fits: {d}/{t}"))))
+        learning_curves(table, *key[1:], progress=lambda d, t: bar.progress(
+            min(d / t, 1.0), text=f"fits: {d}/{t}"))))
     bar.empty()
 
 results = st.session_state.get("curve_results")

@@ -44,7 +44,7 @@ class LazyCommands(TyperGroup):
             return None
         module, attribute, _ = COMMANDS[name]
         target = getattr(importlib.import_module(module), attribute)
-        if isinstance(target, typer.Typer):  # a group, even with one subcommand
+        if isinstance(target, typer.Typer):  # a group, even with one command (as add_typer did)
             command = typer.main.get_group(target)
         else:
             single = typer.Typer(add_completion=False)

@@ -29,7 +29,14 @@ from ranking_core.metrics import pairwise_misranking
 from ranking_core.recipes import PAPER_RECIPE, SEGRecipe, fit_recipe, with_diagonal_anchors
 from ranking_core.selection import fit_apriori_lambda
 
-__all__ = ["PAPER_APRIORI", "PAPER_TABLE3", "draw_seg_ratings", "run_apriori", "run_seg_table3"]
+__all__ = [
+    "PAPER_APRIORI",
+    "PAPER_TABLE3",
+    "draw_seg_ratings",
+    "learning_curves",
+    "run_apriori",
+    "run_seg_table3",
+]
 
 Progress = Callable[[int, int], None]
 
@@ -157,3 +164,42 @@ def run_apriori(
                 progress(done, total)
         result["sizes"][str(m)] = _summary(misranking, shares, {"rules": rules})
     return result
+
+
+def learning_curves(
+    table: SEGTable,
+    filters: Sequence[str],
+    sizes: Sequence[int],
+    repeats: int,
+    n_test: int = 1000,
+    progress: Progress | None = None,
+) -> dict:
+    """Misranking against m for each spectral filter, and the a-priori rule beside them.
+
+    Each filter runs the paper's recipe with that filter (:func:`run_seg_table3`: half of the m
+    ratings fit, half choose λ; Kriukova et al. 2014, §4.3). The a-priori rule
+    λ(m) = α·m^(−β/2) is fitted once on subsets of one draw of the largest m and then applied
+    to fresh draws of that m (:func:`run_apriori`; Kriukova et al. 2014, §4.4).
+
+    Returns
+    -------
+    ``{"curves": {filter: run_seg_table3 summary}, "apriori": the fitted AprioriRule,
+    "apriori_applied": run_apriori summary at the largest m}``; ``progress(done, total)`` counts
+    fits.
+    """
+    total = len(filters) * len(sizes) * repeats + repeats
+
+    def from_(offset: int) -> Progress | None:
+        return None if progress is None else (lambda done, _total: progress(offset + done, total))
+
+    curves, done = {}, 0
+    for name in filters:
+        curves[name] = run_seg_table3(table, sizes, repeats, SEGRecipe(name, filter=name),
+                                      n_test=n_test, progress=from_(done))
+        done += len(sizes) * repeats
+    X, y = draw_seg_ratings(table, max(sizes), np.random.default_rng(0))
+    rule = fit_apriori_lambda(PAPER_RECIPE.ranker(PAPER_RECIPE.gammas[0]), X, y, draws=5,
+                              lams=PAPER_RECIPE.lams())
+    applied = run_apriori(table, (max(sizes),), repeats, PAPER_RECIPE, draws=3, n_test=n_test,
+                          progress=from_(done))
+    return {"curves": curves, "apriori": rule, "apriori_applied": applied}
