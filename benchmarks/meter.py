@@ -1,12 +1,25 @@
-"""Meter report timings (JSON): reading and reporting n synthetic pairs, with the SEG table.
+"""Meter report timings (JSON): read_pairs + meter_report of n synthetic pairs through the
+library, against ``pandas.read_csv`` of the same file timed in the same process, and peak memory.
 
-    SEG_TABLE=/path/RiskPairData.csv.gz PYTHONPATH=. python benchmarks/meter.py [--n 100000]
+    SEG_TABLE=/path/RiskPairData.csv.gz PYTHONPATH=. python benchmarks/meter.py \
+        [--sizes 100000 1000000 10000000]
+
+Each size runs in its own subprocess (``--one N FILE``); its peak resident memory is that
+subprocess's ``ru_maxrss`` taken before pandas reads the file (the library's peak, import and SEG
+table included); the parent's ``RUSAGE_CHILDREN`` value is the largest child so far, pandas
+included. The CSV files are written to a
+temporary folder and removed. ``ratio`` is (read_pairs + meter_report) / pandas.read_csv; the
+import of ``ranking_core.meter`` is timed apart (``import_s``). Timings on a shared machine are
+noisy: compare the ratio, both sides being timed in one process.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import resource
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -14,38 +27,69 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ranking_core.grids import find_seg_table
-from ranking_core.meter import meter_report, read_pairs
-from ranking_core.meter.figures import bland_altman_figure, seg_heatmap
+
+def _write(path: Path, n: int) -> None:
+    """n synthetic (BGM, REF) pairs in mg/dL, written in blocks of a million rows."""
+    rng = np.random.default_rng(0)
+    with path.open("w") as out:
+        out.write("BGM,REF\n")
+        for start in range(0, n, 1_000_000):
+            m = min(1_000_000, n - start)
+            ref = rng.integers(20, 601, m)
+            bgm = np.clip(np.rint(ref * (1 + 0.08 * rng.standard_normal(m))), 0, 650)
+            pd.DataFrame({"BGM": bgm, "REF": ref}).to_csv(out, header=False, index=False)
 
 
-def _timed(fn):
+def _one(n: int, path: str) -> None:
     start = time.perf_counter()
-    value = fn()
-    return value, time.perf_counter() - start
+    from ranking_core.grids import find_seg_table
+    from ranking_core.inputs import Limits
+    from ranking_core.meter import meter_report, read_pairs
+    import_s = time.perf_counter() - start
+    seg = find_seg_table()
+    start = time.perf_counter()
+    pairs = read_pairs(path, limits=Limits(max_rows=max(n, Limits().max_rows),
+                                           max_bytes=2**31))
+    read_s = time.perf_counter() - start
+    start = time.perf_counter()
+    report = meter_report(pairs, seg)
+    report_s = time.perf_counter() - start
+    peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # before pandas reads
+    start = time.perf_counter()
+    frame = pd.read_csv(path)
+    pandas_s = time.perf_counter() - start
+    del frame
+    print(json.dumps({
+        "n_pairs": n, "import_s": round(import_s, 3), "pandas_read_csv_s": round(pandas_s, 3),
+        "read_pairs_s": round(read_s, 3), "meter_report_s": round(report_s, 3),
+        "ratio": round((read_s + report_s) / pandas_s, 2),
+        "included": int(report.binomial["n"].iloc[0]),
+        "peak_rss_mib": round(peak_kib / 1024, 1),
+    }))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--n", type=int, default=100_000)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
+    parser.add_argument("--one", nargs=2, metavar=("N", "FILE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
-    rng = np.random.default_rng(0)
-    ref = rng.integers(20, 601, args.n)
-    bgm = np.clip(np.rint(ref * (1 + 0.08 * rng.standard_normal(args.n))), 0, 650)
-    seg, load_s = _timed(find_seg_table)
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "pairs.csv"
-        pd.DataFrame({"BGM": bgm, "REF": ref}).to_csv(path, index=False)
-        pairs, read_s = _timed(lambda: read_pairs(path))
-    report, report_s = _timed(lambda: meter_report(pairs, seg))
-    _, no_seg_s = _timed(lambda: meter_report(pairs, None))
-    _, figures_s = _timed(lambda: (seg_heatmap(seg, report), bland_altman_figure(report)))
-    print(json.dumps({
-        "n_pairs": args.n, "seg_table_load_s": round(load_s, 3),
-        "read_csv_s": round(read_s, 3), "meter_report_with_seg_s": round(report_s, 3),
-        "meter_report_without_seg_s": round(no_seg_s, 3), "build_figures_s": round(figures_s, 3),
-        "included": int(report.binomial["n"].iloc[0]),
-    }, indent=2))
+    if args.one:
+        _one(int(args.one[0]), args.one[1])
+        return
+    results = []
+    for n in args.sizes:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "pairs.csv"
+            _write(path, n)
+            done = subprocess.run([sys.executable, __file__, "--one", str(n), str(path)],
+                                  capture_output=True, text=True, check=True)
+            row = json.loads(done.stdout.strip().splitlines()[-1])
+            row["largest_child_rss_mib"] = round(
+                resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1)
+            row["file_mib"] = round(path.stat().st_size / 2**20, 1)
+            results.append(row)
+            print(json.dumps(row), file=sys.stderr, flush=True)
+    print(json.dumps(results, indent=2))
 
 
 if __name__ == "__main__":

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from sklearn.utils.validation import check_array, column_or_1d
 
 __all__ = ["check_inputs", "check_training_data", "describe_rows", "one_of", "positive_float"]
 
@@ -19,6 +18,8 @@ def describe_rows(rows: NDArray[np.intp], limit: int = 10) -> str:
 
 def check_inputs(X: ArrayLike, owner: str, n_features: int | None = None) -> NDArray[np.float64]:
     """X as a finite 2-D float64 array; names the first non-finite rows."""
+    from sklearn.utils.validation import check_array  # imported on use: the readers need none
+
     X = check_array(X, dtype=np.float64, ensure_all_finite=False, ensure_2d=True,
                     ensure_min_samples=1)
     bad = np.flatnonzero(~np.isfinite(X).all(axis=1))
@@ -45,6 +46,8 @@ def check_training_data(
     """
     if y is None:
         raise ValueError(f"{owner} requires y to be passed, but the target y is None")
+    from sklearn.utils.validation import check_array, column_or_1d
+
     X = check_array(X, dtype=np.float64, ensure_all_finite=False, ensure_2d=True,
                     ensure_min_samples=1)
     y_arr = column_or_1d(check_array(y, dtype=np.float64, ensure_2d=False,

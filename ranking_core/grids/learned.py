@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from sklearn.utils.validation import check_is_fitted
 
 from ranking_core.grids.coordinates import TransformedKernel
 from ranking_core.grids.lattice import GLUCOSE_MAX
@@ -78,6 +77,8 @@ def learned_grid(model, axis: ArrayLike = GLUCOSE_AXIS) -> NDArray[np.float64]:
     lattice = {GaussianKernel: gaussian_lattice, LaplacianKernel: laplacian_lattice}.get(
         type(kernel))
     if lattice is not None and getattr(model, "X_fit_", None) is not None:
+        from sklearn.utils.validation import check_is_fitted  # on use: the meter report needs none
+
         check_is_fitted(model, "coef_")
         centers = model.X_fit_
         if centers.shape[1] != 2:

@@ -413,6 +413,7 @@ class _Chunk:
     lines: Sequence[int]
     rows: list[list[str]] | None = None
     columns: list[list[str]] | None = None
+    numbers: NDArray[np.float64] | None = None  # (rows, width): every cell a plain finite number
 
 
 @dataclass
@@ -507,12 +508,24 @@ def _text_rows(text: IO[str], schema: Schema, label: str, limits: Limits,
         if rows:
             yield _Chunk(numbers, rows=rows)
 
+    numeric = (schema.prepare is None and schema.fields is None
+               and all(r.kind == "number" for r in schema.roles))
+
     def chunks() -> Iterator[_Chunk]:
         first = header_line + 1  # the file line of the next line read
         while True:
-            lines = text.readlines(CHUNK_CHARS)
-            if not lines:
+            block = text.read(CHUNK_CHARS)
+            if not block:
                 return
+            if not block.endswith("\n"):
+                block += text.readline()  # whole lines only
+            values = _plain_block(block, delimiter, width, limits.max_cell) if numeric else None
+            if values is not None:
+                yield _Chunk(range(first, first + len(values)), numbers=values)
+                first += len(values)
+                continue
+            lines = io.StringIO(block, newline="").readlines()  # as the file's readlines()
+            del block
             if max(map(len, lines)) > max_line:  # refuse over-long lines before any copy
                 lines = ["\n" if too_long(line, number) else line
                          for number, line in enumerate(lines, first)]
@@ -634,6 +647,47 @@ def _plain_numbers(cells: NDArray[np.object_], decimal: _Decimal) -> NDArray[np.
     except ValueError:
         return None
     return values if np.isfinite(values).all() else None
+
+
+def _plain_block(block: str, delimiter: str, width: int, max_cell: int
+                 ) -> NDArray[np.float64] | None:
+    """The fast path of text files: a block of whole lines of plain numbers, parsed by pandas' C
+    reader (correctly rounded, like ``float``), as a (lines, width) array; None unless every line
+    has ``width`` cells and every cell is a finite number of at most ``max_cell`` characters
+    (then the full rules read the block, with the same result).
+
+    Plain: digits, minus signs, delimiters, line ends (LF or CRLF) and, when the delimiter is a
+    comma (the decimal mark is then the point), points. pandas refuses every token of these
+    characters that is not a number ('', '-', '.', '1-2', '1.2.3'), so no blank, text, NaN, NUL,
+    spaced or grouped cell passes; a blank line (which pandas skips) changes the number of rows
+    and is caught.
+    """
+    if not block.isascii():
+        return None
+    raw = block.encode("ascii")
+    crlf = raw.count(b"\r") == raw.count(b"\r\n")  # Windows line ends, no bare CR
+    if raw.translate(None, b"0123456789-\n" + delimiter.encode() + b"\r" * crlf
+                     + (b"." if delimiter == "," else b"")):
+        return None
+    codes = np.frombuffer(raw, np.uint8)
+    ends = np.flatnonzero(codes == ord("\n"))
+    rows = len(ends) + (not raw.endswith(b"\n"))
+    cuts = np.sort(np.concatenate(([-1], ends, np.flatnonzero(codes == ord(delimiter)),
+                                   [len(raw)])))
+    longest = int(np.diff(cuts).max()) - 1  # characters of the longest cell
+    if longest > max_cell:
+        return None
+    try:
+        values = pd.read_csv(io.BytesIO(raw), sep=delimiter, header=None, dtype=np.float64,
+                             engine="c", na_filter=False,
+                             # numbers of ≤ 15 characters (≤ 15 digits) pandas' own parser rounds
+                             # correctly; longer ones go through Python's strtod
+                             float_precision=None if longest <= 15 else "round_trip").to_numpy()
+    except (ValueError, pd.errors.ParserError):
+        return None
+    if values.shape != (rows, width) or not np.isfinite(values).all():
+        return None
+    return values
 
 
 def _numbers(cells: pd.Series, name: str, decimal: _Decimal
@@ -890,6 +944,11 @@ def _collect(rows: _Rows, schema: Schema, label: str, unit: str | None, limits: 
             raise InputError(f"{label}: more than {limits.max_rows:,} data rows (the limit; "
                              "split the file or raise the limit)")
         lines = np.asarray(chunk.lines, dtype=np.int64)
+        if chunk.numbers is not None:  # plain numbers, already checked
+            for f in typed:
+                parts[f.name].append(chunk.numbers[:, header.index[f.name]])
+            kept_lines.append(lines)
+            continue
         bad = np.zeros(n, dtype=bool)
         if chunk.rows is not None:
             width = np.fromiter(map(len, chunk.rows), dtype=np.int64, count=n)
@@ -963,8 +1022,9 @@ def _collect(rows: _Rows, schema: Schema, label: str, unit: str | None, limits: 
     if not kept_lines:  # every row was refused by the reader
         raise InputError(f"{label}: no valid row. "
                          + " ".join(r.message(where) for r in refuse.result()))
-    values = {f.name: np.concatenate(parts[f.name]) for f in typed}
+    values = {f.name: np.concatenate(parts.pop(f.name)) for f in typed}
     lines = np.concatenate(kept_lines)
+    del kept_lines
     notes = list(rows.notes)
     if n_skipped:
         notes.append(f"{label}: {n_skipped:,} rows skipped: {schema.skip_note}")
@@ -995,8 +1055,9 @@ def _collect(rows: _Rows, schema: Schema, label: str, unit: str | None, limits: 
                                     + (" mg/dL" if f.glucose else ""))
             refuse.add(rule, lines[out], quote(f"{v[out][0]:g}"))
             bad |= out
-    values = {k: v[~bad] for k, v in values.items()}
-    lines = lines[~bad]
+    if bad.any():
+        values = {k: v[~bad] for k, v in values.items()}
+        lines = lines[~bad]
     offset = None
     if any(f.kind == "time" for f in typed):
         offset = next(iter(clock.seen), "")

@@ -63,8 +63,11 @@ def resolve_unit(values: NDArray[np.float64], stated: str | None, in_header: str
         return in_header
     if stated is not None:
         return stated
-    finite = values[np.isfinite(values)]
-    if finite.size and float(np.median(finite)) < LOOKS_LIKE_MMOLL:
+    finite = values if np.isfinite(values).all() else values[np.isfinite(values)]
+    # fewer than half the values below the limit: the median is not below it (no sorted copy)
+    below = int(np.count_nonzero(finite < LOOKS_LIKE_MMOLL))
+    if (finite.size and 2 * below >= finite.size - 1
+            and float(np.median(finite)) < LOOKS_LIKE_MMOLL):
         raise UnitError(
             f"{label}: the glucose values look like mmol/L (median {np.median(finite):.3g}, "
             f"below {LOOKS_LIKE_MMOLL:g}); state the unit: {option} mmol/L converts them with "

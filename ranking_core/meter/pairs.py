@@ -87,6 +87,12 @@ class MeterPairs:
         return pd.DataFrame({"BGM": self.bgm, "REF": self.ref, "row": self.rows})
 
 
+def _whole(values: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Values rounded to whole mg/dL (half to even); the same array when they already are."""
+    rounded = np.rint(values)
+    return values if np.array_equal(rounded, values) else rounded
+
+
 def _pairs(table: TableRead) -> MeterPairs:
     bgm, ref = table.values["BGM"], table.values["REF"]
     messages = table.messages()
@@ -101,7 +107,7 @@ def _pairs(table: TableRead) -> MeterPairs:
                     f"{table.source}: {name} is not a whole mg/dL in "
                     f"{name_rows(table.lines[fractional], table.where)}; rounded to the nearest "
                     f"integer (e.g. {first:g} → {np.rint(first):g})")
-    return MeterPairs(bgm=np.rint(bgm), ref=np.rint(ref), rows=table.lines,
+    return MeterPairs(bgm=_whole(bgm), ref=_whole(ref), rows=table.lines,
                       messages=tuple(messages), source=table.source, unit=table.where,
                       glucose_unit=table.unit or "mg/dL", table=table)
 

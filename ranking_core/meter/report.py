@@ -90,6 +90,36 @@ def _zone_table(grid: ZoneGrid, index: NDArray[np.intp]) -> pd.DataFrame:
     return table
 
 
+def _zone_index(grid: ZoneGrid, ref: NDArray[np.float64], bgm: NDArray[np.float64]
+                ) -> NDArray[np.intp]:
+    """The grid's zone of each included pair (whole mg/dL in 0..600): when there are more pairs
+    than points of the 601 × 601 lattice, the zones of the lattice are computed once and looked
+    up; the same zones, in less time."""
+    size = GLUCOSE_MAX + 1
+    if ref.size <= size * size or not (np.array_equal(ref, np.rint(ref))
+                                       and np.array_equal(bgm, np.rint(bgm))):
+        return grid.zone_index(ref, bgm)
+    axis = np.arange(size, dtype=np.float64)
+    lattice = grid.zone_index(np.repeat(axis, size), np.tile(axis, size)).reshape(size, size)
+    return lattice[ref.astype(np.intp), bgm.astype(np.intp)]
+
+
+def _spread(values: NDArray[np.float64], where: NDArray, n: int) -> NDArray[np.float64]:
+    """``values`` placed at ``where`` (a mask or positions) of n pairs, NaN elsewhere."""
+    out = np.full(n, np.nan)
+    out[where] = values
+    return out
+
+
+def _labels(names: tuple[str, ...], index: NDArray[np.intp], included: NDArray[np.bool_]
+            ) -> pd.Categorical:
+    """Per pair, the name of its zone / grade / category (missing for excluded pairs), stored
+    as codes so that 10^7 pairs do not make 10^7 strings."""
+    codes = np.full(included.shape, -1, dtype=np.int8)
+    codes[included] = index
+    return pd.Categorical.from_codes(codes, categories=list(names))
+
+
 def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     return json.loads(frame.to_json(orient="records"))
 
@@ -227,8 +257,13 @@ def meter_report(
 
     r, b = ref[included], bgm[included]
     n = int(included.sum())
+    # the lookups first, while little else is held (their temporaries are the largest at 10^7)
+    abs_risk = None if seg_table is None else seg_table.risk(r, b)
+    grids = report_grids(parkes_type)
+    zone_index = {family: _zone_index(grid, r, b).astype(np.int8)
+                  for family, grid in grids.items()}
     positive = r > 0
-    rel = (b[positive] - r[positive]) / r[positive]
+    rel = (b - r) / r if positive.all() else (b[positive] - r[positive]) / r[positive]
     if (~positive).any():
         messages.append(f"{(~positive).sum()} included pair(s) with REF = 0 are left out of "
                         "bias, MARD, CV and the limits of agreement (rel = (BGM − REF)/REF is "
@@ -259,17 +294,15 @@ def meter_report(
         "ci_lower_percent": [low], "ci_upper_percent": [high],
     })
 
-    per_pair = pd.DataFrame({"row": pairs.rows, "BGM": bgm, "REF": ref, "included": included})
-    per_pair["rel"] = np.nan
-    per_pair.loc[np.flatnonzero(included)[positive], "rel"] = rel
-    per_pair["iso_diff"] = np.nan
-    per_pair.loc[included, "iso_diff"] = diff
+    per_pair = pd.DataFrame({"row": pairs.rows, "BGM": bgm, "REF": ref, "included": included},
+                            copy=False)
+    per_pair["rel"] = _spread(rel, np.flatnonzero(included)[positive], n_total)
+    per_pair["iso_diff"] = _spread(diff, included, n_total)
     zones = {}
-    for family, grid in report_grids(parkes_type).items():
-        index = grid.zone_index(r, b)
+    for family, grid in grids.items():
+        index = zone_index.pop(family)
         zones[family] = _zone_table(grid, index)
-        per_pair[family] = pd.Series(pd.NA, dtype="string")
-        per_pair.loc[included, family] = np.array(grid.zones)[index]
+        per_pair[family] = _labels(grid.zones, index, included)
 
     parkes_ab = int(zones["parkes"].set_index("zone").loc[["A", "B"], "count"].sum())
     ranges = range_statistics(r, b)
@@ -278,18 +311,13 @@ def meter_report(
     if seg_table is None:
         messages.append(MISSING_SEG_MESSAGE)
     else:
-        abs_risk = seg_table.risk(r, b)
         grades = _counts(risk_grade(abs_risk), RISK_GRADES, n)
         grades.insert(0, "abs_risk_range", list(RISK_GRADE_RANGES))
         grades.insert(0, "grade", list(RISK_GRADES))
         risk_grades, risk_categories = grades, _category_table(abs_risk)
-        per_pair["abs_risk"] = np.nan
-        per_pair.loc[included, "abs_risk"] = abs_risk
-        per_pair["risk_grade"] = pd.Series(pd.NA, dtype="string")
-        per_pair.loc[included, "risk_grade"] = np.array(RISK_GRADES)[risk_grade(abs_risk)]
-        per_pair["risk_category"] = pd.Series(pd.NA, dtype="string")
-        per_pair.loc[included, "risk_category"] = np.array(
-            RISK_CATEGORIES)[risk_category(abs_risk)]
+        per_pair["abs_risk"] = _spread(abs_risk, included, n_total)
+        per_pair["risk_grade"] = _labels(RISK_GRADES, risk_grade(abs_risk), included)
+        per_pair["risk_category"] = _labels(RISK_CATEGORIES, risk_category(abs_risk), included)
     if learned_risk is not None:
         surface = np.asarray(learned_risk, dtype=np.float64)
         size = GLUCOSE_MAX + 1
@@ -298,12 +326,11 @@ def meter_report(
                              f"indexed [REF, BGM] in mg/dL; got shape {surface.shape}")
         learned = get_grid("learned", RiskGrid).risk(surface, r, b)
         learned_categories = _category_table(learned)
-        per_pair["learned_risk"] = np.nan
-        per_pair.loc[included, "learned_risk"] = learned
+        per_pair["learned_risk"] = _spread(learned, included, n_total)
 
     return MeterReport(
         pair_types=pair_types, accuracy=accuracy, iso_ranges=iso_ranges, binomial=binomial,
-        zones=zones, zone_grids={f: g.name for f, g in report_grids(parkes_type).items()},
+        zones=zones, zone_grids={f: g.name for f, g in grids.items()},
         iso_criteria=iso_criteria(r, b, parkes_ab, parkes_type), ranges=ranges,
         caveats=caveats(ranges),
         pairs=per_pair, risk_grades=risk_grades, risk_categories=risk_categories,
