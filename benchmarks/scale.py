@@ -91,24 +91,23 @@ def plot(summary: dict, directory: Path) -> None:
     rows = summary["results"]
     sizes = [r["m"] for r in rows]
     directory.mkdir(parents=True, exist_ok=True)
-    time_fig = go.Figure()
-    time_fig.add_scatter(x=sizes, y=[r["fast"]["ratio_to_eigh_4000"] for r in rows],
-                         name="best recipe, fast path", mode="lines+markers")
     exact = [r for r in rows if "exact" in r]
-    if exact:
-        time_fig.add_scatter(x=[r["m"] for r in exact],
-                             y=[r["exact"]["ratio_to_eigh_4000"] for r in exact],
-                             name="best recipe, exact path", mode="lines+markers")
+
+    def paths_figure(key: str, label: str) -> go.Figure:
+        """``key`` of the fast path over m and, where measured, of the exact path."""
+        fig = go.Figure()
+        fig.add_scatter(x=sizes, y=[r["fast"][key] for r in rows],
+                        name=f"{label}fast path", mode="lines+markers")
+        if exact:
+            fig.add_scatter(x=[r["m"] for r in exact], y=[r["exact"][key] for r in exact],
+                            name=f"{label}exact path", mode="lines+markers")
+        return fig
+
+    time_fig = paths_figure("ratio_to_eigh_4000", "best recipe, ")
     time_fig.update_layout(title="Time / one dense eigh(4000) in the same run",
                            xaxis={"title": "m (ratings)", "type": "log"},
                            yaxis={"title": "ratio", "type": "log"}, width=640, height=400)
-    mis_fig = go.Figure()
-    mis_fig.add_scatter(x=sizes, y=[r["fast"]["misranking_percent"] for r in rows],
-                        name="fast path", mode="lines+markers")
-    if exact:
-        mis_fig.add_scatter(x=[r["m"] for r in exact],
-                            y=[r["exact"]["misranking_percent"] for r in exact],
-                            name="exact path", mode="lines+markers")
+    mis_fig = paths_figure("misranking_percent", "")
     mis_fig.update_layout(title="Misranking against the SEG on held-out inputs",
                           xaxis={"title": "m (ratings)", "type": "log"},
                           yaxis={"title": "misranking (%)"}, width=640, height=400)

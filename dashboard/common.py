@@ -193,6 +193,33 @@ def show_problems(problems: list[str] | tuple[str, ...], warnings: list[str] | t
         st.info(plain(message))
 
 
+def save_form(key: str, label: str, default: str, button: str, what: str,
+              save: Callable[[str], object]) -> None:
+    """A form with a name field and a button that calls ``save(name)``; says whether ``what``
+    (e.g. "rating set") was saved or why not."""
+    with st.form(key):
+        name = st.text_input(label, value=default)
+        if st.form_submit_button(button):
+            try:
+                save(name)
+            except StorageError as exc:
+                st.error(f"Not saved: {plain(exc)}")
+            else:
+                st.success(f"Saved {what} “{plain(name)}”.")
+
+
+def saved_record_picker(store: Store, kind: str, label: str, key: str,
+                        empty: str) -> RecordInfo | None:
+    """A select box of the records of ``kind`` saved in ``store`` and the one chosen; with none
+    saved, the message ``empty`` and ``None``."""
+    stored = store.list_records(kind)
+    if not stored:
+        st.info(empty)
+        return None
+    chosen = st.selectbox(label, [r.name for r in stored], key=key)
+    return next(r for r in stored if r.name == chosen)
+
+
 def read_upload(read: Callable[[], RatingSet]) -> RatingSet | None:
     """``read()`` an uploaded rating set: a refusal becomes one error message (None), row-level
     problems are listed and the valid rows kept."""

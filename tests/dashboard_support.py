@@ -34,3 +34,20 @@ def open_app(page: str | None = None, **state) -> AppTest:
 def metrics(at: AppTest) -> dict[str, str]:
     """The metric elements shown, label → value."""
     return {m.label: m.value for m in at.metric}
+
+
+def upload_meter_csv(at: AppTest, name: str, data: bytes) -> None:
+    """On the Meter page: choose the "Upload" source and upload ``data`` as the CSV ``name``."""
+    at.radio(key="meter_source").set_value("Upload")
+    at.run()
+    at.file_uploader(key="meter_upload").set_value((name, data, "text/csv"))
+    at.run()
+    assert not at.exception, at.exception
+
+
+def run_for_table(at: AppTest, button: str, column: str):
+    """Click the button ``button`` (a key), run, and return the first table with ``column``."""
+    at.button(key=button).click()
+    at.run()
+    assert not at.exception, at.exception
+    return next(d.value for d in at.dataframe if column in d.value.columns)

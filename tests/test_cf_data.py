@@ -82,14 +82,28 @@ def test_jester_wide_xlsx(tmp_path: Path) -> None:
     assert dense(read_ratings(path, "jester")) == expected_jester()
 
 
-def test_malformed_lines_are_named(tmp_path: Path) -> None:
-    path = tmp_path / "u.data"
-    path.write_text("1\t10\t5\t0\n\n1\t20\n2\t10\tx\t0\n2\t20\t7\t0\n")
-    with pytest.raises(ValueError, match=r"line 3 break the rule: 3 or 4 fields"):
-        read_movielens_100k(path)
-    with pytest.warns(UserWarning, match=r"line 3 .*line 4 .*numbers.*line 5 .*1\.\.5"):
-        data = read_movielens_100k(path, errors="skip")
-    assert dense(data) == {(1, 10): 5.0}
+@pytest.mark.parametrize(
+    ("name", "text", "read", "error", "warning", "expected"),
+    [
+        pytest.param(
+            "u.data", "1\t10\t5\t0\n\n1\t20\n2\t10\tx\t0\n2\t20\t7\t0\n", read_movielens_100k,
+            r"line 3 break the rule: 3 or 4 fields", r"line 3 .*line 4 .*numbers.*line 5 .*1\.\.5",
+            {(1, 10): 5.0}, id="movielens-100k"),
+        pytest.param(
+            "jester.csv", "2,1.0,99,3.0\n2,1.0,99,99\n1,11.0,99,99\n1,abc,99,99\n", read_jester,
+            r"line 4 break the rule: 4 numeric cells", r"line 3 .*-10\.\.10.*line 2 .*column 1",
+            {(1, 1): 1.0, (1, 3): 3.0}, id="jester-wrong-count-and-out-of-scale"),
+    ],
+)
+def test_malformed_lines_are_named(tmp_path: Path, name: str, text: str, read, error: str,
+                                   warning: str, expected: dict) -> None:
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(ValueError, match=error):
+        read(path)
+    with pytest.warns(UserWarning, match=warning):
+        data = read(path, errors="skip")
+    assert dense(data) == expected
 
 
 def test_repeated_rating_names_both_lines(tmp_path: Path) -> None:
@@ -97,16 +111,6 @@ def test_repeated_rating_names_both_lines(tmp_path: Path) -> None:
     path.write_text("1::10::5\n2::10::4\n1::10::3\n")
     with pytest.raises(ValueError, match=r"lines 1 and 3"):
         read_movielens_1m(path)
-
-
-def test_jester_wrong_count_and_out_of_scale_rows(tmp_path: Path) -> None:
-    path = tmp_path / "jester.csv"
-    path.write_text("2,1.0,99,3.0\n2,1.0,99,99\n1,11.0,99,99\n1,abc,99,99\n")
-    with pytest.raises(ValueError, match=r"line 4 break the rule: 4 numeric cells"):
-        read_jester(path)
-    with pytest.warns(UserWarning, match=r"line 3 .*-10\.\.10.*line 2 .*column 1"):
-        data = read_jester(path, errors="skip")
-    assert dense(data) == {(1, 1): 1.0, (1, 3): 3.0}
 
 
 def test_empty_missing_and_unknown_format(tmp_path: Path) -> None:

@@ -10,7 +10,14 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
-from dashboard_support import TEST_M, fresh_machine, metrics, open_app
+from dashboard_support import (
+    TEST_M,
+    fresh_machine,
+    metrics,
+    open_app,
+    run_for_table,
+    upload_meter_csv,
+)
 from streamlit.testing.v1 import AppTest
 from synthetic_seg import synthetic_risk, write_synthetic_seg
 
@@ -213,12 +220,7 @@ def test_seg_table_from_the_environment(fresh, seg_csv, monkeypatch):
 def test_meter_page_on_built_in_demo_and_on_an_upload(fresh):
     at = open_app("meter")
     assert metrics(at)["pairs analysed"] == "200"
-    at.radio(key="meter_source").set_value("Upload")
-    at.run()
-    csv = b"BGM,REF\n100,100\n90,100\n130,100\n700,100\n60,50\nx,80\n"
-    at.file_uploader(key="meter_upload").set_value(("meter.csv", csv, "text/csv"))
-    at.run()
-    assert not at.exception
+    upload_meter_csv(at, "meter.csv", b"BGM,REF\n100,100\n90,100\n130,100\n700,100\n60,50\nx,80\n")
     shown = metrics(at)
     assert shown["pairs analysed"] == "4"  # BGM 700 excluded, the 'x' row rejected
     # hand-computed: rel = 0, −0.1, +0.3, +0.2 → MARD 15 %, bias +10 %
@@ -240,10 +242,7 @@ def test_compare_page_defaults_and_a_small_learning_curve(fresh):
     shown = metrics(at)
     assert shown["misranking"] == f"{100 * expected.misranking:.2f} %"
     assert shown["risk category agreement"] == f"{100 * expected.category_agreement:.1f} %"
-    at.button(key="curve_run").click()
-    at.run()
-    assert not at.exception
-    table = next(d.value for d in at.dataframe if "learner" in d.value.columns)
+    table = run_for_table(at, "curve_run", "learner")
     assert list(table["learner"]) == ["lavrentiev", "a-priori λ(m), lavrentiev, at m = 50"]
     assert all(re.fullmatch(r"[\d.]+ ± [\d.]+ %", v) for v in table["m = 50"])
 
@@ -255,10 +254,7 @@ def test_compare_page_runs_the_learners_of_the_source_papers(fresh):
     assert [option.split(": ")[0] for option in options] == list(LEARNERS)  # every learner
     assert all(LEARNERS[name].description in option
                for name, option in zip(LEARNERS, options, strict=True))
-    at.button(key="learners_run").click()
-    at.run()
-    assert not at.exception, at.exception
-    table = next(d.value for d in at.dataframe if "misranking %" in d.value.columns)
+    table = run_for_table(at, "learners_run", "misranking %")
     expected = compare_learners(parkes_surface(), learners, 40, 2)  # no SEG table: built-in
     assert list(table["learner"]) == learners
     assert list(table["m"]) == [40, 40]

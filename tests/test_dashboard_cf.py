@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from dashboard_support import fresh_machine, metrics, open_app
+from dashboard_support import fresh_machine, metrics, open_app, run_for_table
 
 try:
     from ranking_core.cf import synthetic_ratings
@@ -31,10 +31,7 @@ def test_cf_page_on_built_in_synthetic_ratings_and_a_small_experiment(fresh):
     expected = user_ranking(data, int(data.users_in(*config.test_range)[0]), config)
     assert shown["user id"] == str(expected.user)
     assert shown["pairwise misranking"] == f"{100 * expected.misranking:.1f} %"
-    at.button(key="cf_run").click()
-    at.run()
-    assert not at.exception
-    table = next(d.value for d in at.dataframe if "learner" in d.value.columns)
+    table = run_for_table(at, "cf_run", "learner")
     assert list(table["learner"]) == ["iterated-lavrentiev", "lavrentiev"]
     summary = run_per_user(data, PerUserConfig(group=(40, 60), n_test_users=4, repeats=2,
                                                learners=("iterated-lavrentiev", "lavrentiev")),

@@ -4,7 +4,7 @@ instead of a pairs file."""
 from __future__ import annotations
 
 import pytest
-from dashboard_support import fresh_machine, metrics, open_app
+from dashboard_support import fresh_machine, metrics, open_app, upload_meter_csv
 
 SENSOR = (b"timestamp,glucose\n2024-05-01T08:00:00,100\n2024-05-01T08:05:00,110\n"
           b"2024-05-01T08:10:00,120\n2024-05-01T09:00:00,150\n")
@@ -34,12 +34,7 @@ def test_two_series_are_paired_then_reported(fresh):
 
 def test_mmol_upload_is_refused_until_the_unit_is_chosen(fresh):
     at = open_app("meter")
-    at.radio(key="meter_source").set_value("Upload")
-    at.run()
-    csv = b"BGM;REF\n5,55;5,55\n6,66;5,55\n"
-    at.file_uploader(key="meter_upload").set_value(("mmol.csv", csv, "text/csv"))
-    at.run()
-    assert not at.exception
+    upload_meter_csv(at, "mmol.csv", b"BGM;REF\n5,55;5,55\n6,66;5,55\n")
     assert any("look like mmol/L" in t.value for t in at.text)
     assert "pairs analysed" not in metrics(at)
     at.radio(key="meter_unit").set_value("mmol/L")

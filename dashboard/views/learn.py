@@ -24,6 +24,8 @@ from dashboard.common import (
     plain,
     public_mode,
     read_upload,
+    save_form,
+    saved_record_picker,
     seg_status,
     shared_result,
 )
@@ -145,26 +147,17 @@ elif source == SOURCES[1]:
         ratings = read_upload(lambda: uploaded(upload.getvalue(), upload.name, unit))
         if ratings is not None:
             data_key = f"upload:{upload.file_id}:{unit}"
-            with st.expander("Save this rating set"), st.form("save_rating_set"):
-                name = st.text_input("Name", value=upload.name)
-                if st.form_submit_button("Save rating set"):
-                    try:
-                        store.save_rating_set(name, ratings.frame, {
-                            "unit": ratings.unit, "source": upload.name,
-                            "problems": [p.message for p in ratings.problems]},
-                            saved_by=current_user())
-                    except StorageError as exc:
-                        st.error(f"Not saved: {plain(exc)}")
-                    else:
-                        st.success(f"Saved rating set “{plain(name)}”.")
+            with st.expander("Save this rating set"):
+                save_form("save_rating_set", "Name", upload.name, "Save rating set", "rating set",
+                          lambda name: store.save_rating_set(name, ratings.frame, {
+                              "unit": ratings.unit, "source": upload.name,
+                              "problems": [p.message for p in ratings.problems]},
+                              saved_by=current_user()))
 else:
-    stored = store.list_records("rating_set")
-    if not stored:
-        st.info("No saved rating set yet: upload one and save it.")
-    else:
-        chosen = st.selectbox("Saved rating set", [r.name for r in stored], key="learn_saved")
-        info = next(r for r in stored if r.name == chosen)
-        ratings = saved(store.url, chosen, info.version)
+    info = saved_record_picker(store, "rating_set", "Saved rating set", "learn_saved",
+                               "No saved rating set yet: upload one and save it.")
+    if info is not None:
+        ratings = saved(store.url, info.name, info.version)
         data_key = f"saved:{store.url}:{info.version}"
 
 # -- settings (always drawn, so an upload never resets them) --------------------------------------

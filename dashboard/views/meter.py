@@ -16,7 +16,9 @@ from dashboard.common import (
     init_state,
     plain,
     public_mode,
+    save_form,
     saved_grid_surface,
+    saved_record_picker,
     seg_status,
 )
 from ranking_core.grids.registry import get_grid
@@ -30,7 +32,6 @@ from ranking_core.meter.figures import bland_altman_figure
 from ranking_core.meter.grid_plots import figure_png, grid_plot
 from ranking_core.meter.pairing import Pairing, pair_series
 from ranking_core.panels import simulate_panel
-from ranking_core.storage import StorageError
 
 DEMO_PAIRS = 200  # pairs in the built-in demonstration set
 
@@ -118,24 +119,15 @@ elif source == "Upload":
             st.text(str(exc))
         else:
             show_reading(pairs.messages)
-            with st.form("save_meter"):
-                name = st.text_input("Save these pairs as", value=upload.name)
-                if st.form_submit_button("Save meter data"):
-                    try:
-                        store.save_meter_data(name, pairs.frame, {
-                            "source": upload.name, "unit": pairs.glucose_unit,
-                            "messages": list(pairs.messages)}, saved_by=current_user())
-                    except StorageError as exc:
-                        st.error(f"Not saved: {plain(exc)}")
-                    else:
-                        st.success(f"Saved meter data “{plain(name)}”.")
+            save_form("save_meter", "Save these pairs as", upload.name, "Save meter data",
+                      "meter data", lambda name: store.save_meter_data(name, pairs.frame, {
+                          "source": upload.name, "unit": pairs.glucose_unit,
+                          "messages": list(pairs.messages)}, saved_by=current_user()))
 else:
-    stored = store.list_records("meter_data")
-    if not stored:
-        st.info("No saved meter data yet: upload a file and save it.")
-    else:
-        chosen = st.selectbox("Saved meter data", [r.name for r in stored], key="meter_saved")
-        pairs, dataset = store.load_meter_data(chosen).frame[["BGM", "REF"]], chosen
+    info = saved_record_picker(store, "meter_data", "Saved meter data", "meter_saved",
+                               "No saved meter data yet: upload a file and save it.")
+    if info is not None:
+        pairs, dataset = store.load_meter_data(info.name).frame[["BGM", "REF"]], info.name
 
 if pairs is None:
     st.stop()

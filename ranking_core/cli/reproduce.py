@@ -45,11 +45,10 @@ def academic(
     sizes = m or [12, 20, 28]
     with progress_bar(f"academic example ({protocol})") as update:
         result = run_academic(sizes, reps, seed=seed, protocol=protocol, progress=update)
-    table = Table(title="Pairwise misranking, mean ± sd over repetitions "
-                        "(paper: Kriukova et al. 2014, Table 1)")
-    for column in ("m", "ranking (ours)", "ranking (paper)", "SLR (ours)", "SLR (paper)",
-                   "SLR − ranking, paired ± se"):
-        table.add_column(column, justify="right")
+    table = _right_aligned_table(
+        "Pairwise misranking, mean ± sd over repetitions (paper: Kriukova et al. 2014, Table 1)",
+        ("m", "ranking (ours)", "ranking (paper)", "SLR (ours)", "SLR (paper)",
+         "SLR − ranking, paired ± se"))
     for size in sizes:
         ours = result["sizes"][str(size)]
         paper = PAPER_TABLE1.get(size)
@@ -67,6 +66,14 @@ def academic(
                       f"{100 * gain['mean']:+.2f} ± {100 * gain['standard_error']:.2f} pts")
     console.print(table)
     _write_json(result, out)
+
+
+def _right_aligned_table(title: str, columns: tuple[str, ...]) -> Table:
+    """A table titled ``title`` with these columns, all right-aligned."""
+    table = Table(title=title)
+    for column in columns:
+        table.add_column(column, justify="right")
+    return table
 
 
 def _seg_table_or_exit(path: Path | None) -> SEGTable:
@@ -93,16 +100,19 @@ SegTableOption = Annotated[Path | None, typer.Option(
     "--seg-table", help="SEG RiskPairData CSV/CSV.gz/XLSX (default: $SEG_TABLE).")]
 RecipeOption = Annotated[str, typer.Option(
     "--recipe", help="paper (Kriukova et al.'s exact recipe) or best (the project's best).")]
+RepsOption = Annotated[int, typer.Option(help="Repetitions per size.")]
+SeedOption = Annotated[int, typer.Option(help="Random seed.")]
+JsonOutOption = Annotated[Path | None, typer.Option("--json", "--out", help="Write JSON here.")]
 
 
 @app.command("seg-table3")
 def seg_table3(
     seg_table: SegTableOption = None,
     m: Annotated[list[int] | None, typer.Option("--m", help="Training-set sizes.")] = None,
-    reps: Annotated[int, typer.Option(help="Repetitions per size.")] = 20,
+    reps: RepsOption = 20,
     recipe: RecipeOption = "paper",
-    seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
-    out: Annotated[Path | None, typer.Option("--json", "--out", help="Write JSON here.")] = None,
+    seed: SeedOption = 0,
+    out: JsonOutOption = None,
 ) -> None:
     """Kriukova et al. 2014, §4.3 (Table 3): reconstruct the SEG from m ratings, m/2 fit and m/2
     choose λ."""
@@ -139,12 +149,12 @@ def seg_table3(
 def apriori(
     seg_table: SegTableOption = None,
     m: Annotated[list[int] | None, typer.Option("--m", help="Sizes to apply the rule at.")] = None,
-    reps: Annotated[int, typer.Option(help="Repetitions per size.")] = 20,
+    reps: RepsOption = 20,
     recipe: RecipeOption = "paper",
     draws: Annotated[int, typer.Option(help="Subsets per small size for λ₊ (paper: 1).")] = 1,
     beta_max: Annotated[float, typer.Option(help="Upper bound of β (theory: 1).")] = 1.0,
-    seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
-    out: Annotated[Path | None, typer.Option("--json", "--out", help="Write JSON here.")] = None,
+    seed: SeedOption = 0,
+    out: JsonOutOption = None,
 ) -> None:
     """Kriukova et al. 2014, §4.4: a-priori λ̃(m) = α·m^(−β/2) from λ₊ on m = 20..50, applied at m =
     400."""
@@ -154,12 +164,10 @@ def apriori(
     with progress_bar(f"a-priori λ ({chosen.name})") as update:
         result = run_apriori(table, sizes, reps, chosen, draws=draws, beta_max=beta_max,
                              seed=seed, progress=update)
-    grid = Table(title=f"A-priori λ̃(m) from λ₊ on m = 20, 30, 40, 50, recipe {chosen.name!r}: "
-                       "pairwise misranking on 1,000 unseen points "
-                       "(paper: Kriukova et al. 2014, §4.4)")
-    for column in ("m", "misranking (ours)", "paper", "α (median)", "β (median)",
-                   "λ̃(m) (median)"):
-        grid.add_column(column, justify="right")
+    grid = _right_aligned_table(
+        f"A-priori λ̃(m) from λ₊ on m = 20, 30, 40, 50, recipe {chosen.name!r}: "
+        "pairwise misranking on 1,000 unseen points (paper: Kriukova et al. 2014, §4.4)",
+        ("m", "misranking (ours)", "paper", "α (median)", "β (median)", "λ̃(m) (median)"))
     for size in sizes:
         ours = result["sizes"][str(size)]
         rules = ours["rules"]

@@ -97,6 +97,12 @@ class KernelMixin:
                                    coef0=self.coef0)
         return self.kernel_
 
+    def _check_positive_params(self, *names: str) -> list[float]:
+        """Each named parameter checked in turn to be a positive number (the error names the
+        class); their values as floats."""
+        owner = type(self).__name__
+        return [positive_float(getattr(self, name), name, owner) for name in names]
+
     def _feature_blocks(self, X: NDArray[np.float64]) -> Iterator[tuple[slice, NDArray]]:
         """(rows, Φ(X[rows])) with Φ the kernel row K(x, X_fit) or, for explicit features, x."""
         if self.X_fit_ is None:

@@ -112,9 +112,8 @@ class NystromRanker(KernelMixin, LambdaPathMixin, RankingScoreMixin, CheckedInpu
         store_params(self, locals())
 
     def _check_params(self) -> None:
+        self._check_positive_params("lam", "rank_tol")
         owner = type(self).__name__
-        positive_float(self.lam, "lam", owner)
-        positive_float(self.rank_tol, "rank_tol", owner)
         one_of(self.centers, "centers", CENTER_RULES, owner)
         if not isinstance(self.n_centers, int | np.integer) or self.n_centers < 1:
             raise ValueError(

@@ -70,9 +70,8 @@ class OnlineMPRank(KernelMixin, RankingScoreMixin, CheckedInputsMixin, Regressor
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> OnlineMPRank:
         """Sweep the training points until the dual (16) stops moving; O(m²) per sweep."""
+        lam, _ = self._check_positive_params("lam", "tol")
         owner = type(self).__name__
-        lam = positive_float(self.lam, "lam", owner)
-        positive_float(self.tol, "tol", owner)
         if self.step is not None:
             positive_float(self.step, "step", owner)
         if int(self.max_passes) != self.max_passes or self.max_passes < 1:

@@ -62,10 +62,8 @@ class _SpectralEstimator(KernelMixin, LambdaPathMixin, RankingScoreMixin, Checke
 
     # -- fitting ---------------------------------------------------------------------------
     def _check_params(self) -> None:
-        owner = type(self).__name__
-        positive_float(self.lam, "lam", owner)
-        positive_float(self.rank_tol, "rank_tol", owner)
-        one_of(self.solver, "solver", SOLVERS, owner)
+        self._check_positive_params("lam", "rank_tol")
+        one_of(self.solver, "solver", SOLVERS, type(self).__name__)
         self._resolve_kernel()
         self.filter_ = make_filter(self.filter)
 

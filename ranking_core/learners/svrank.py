@@ -27,7 +27,6 @@ from ranking_core.learners.base import (
     RankingScoreMixin,
     store_params,
 )
-from ranking_core.validation import positive_float
 
 __all__ = ["SVRank"]
 
@@ -67,9 +66,8 @@ class SVRank(KernelMixin, RankingScoreMixin, CheckedInputsMixin, RegressorMixin,
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> SVRank:
         """Solve the pair-kernel QP; O(P²) memory and time per iteration, P = m(m − 1)/2."""
+        lam, _ = self._check_positive_params("lam", "tol")
         owner = type(self).__name__
-        lam = positive_float(self.lam, "lam", owner)
-        positive_float(self.tol, "tol", owner)
         if not np.isfinite(self.epsilon) or self.epsilon < 0:
             raise ValueError(f"{owner}: parameter 'epsilon' must be a finite number ≥ 0; "
                              f"got {self.epsilon!r}")

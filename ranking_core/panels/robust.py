@@ -40,7 +40,7 @@ from scipy.special import log_ndtr
 from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
-from ranking_core.learners.base import RegularizationPath
+from ranking_core.learners.base import RegularizationPath, store_params
 from ranking_core.learners.spectral import SpectralRanker
 from ranking_core.selection import Choice, choose
 from ranking_core.validation import check_inputs, check_training_data, one_of, positive_float
@@ -247,18 +247,7 @@ class RobustRanker(RegressorMixin, BaseEstimator):
         min_scale: float = 0.05,
         rater_prior: float = 30.0,
     ) -> None:
-        self.ranker = ranker
-        self.loss = loss
-        self.lam = lam
-        self.raters = raters
-        self.coarse = coarse
-        self.step = step
-        self.signed = signed
-        self.max_iter = max_iter
-        self.path_iter = path_iter
-        self.tol = tol
-        self.min_scale = min_scale
-        self.rater_prior = rater_prior
+        store_params(self, locals())
 
     # -- fitting ---------------------------------------------------------------------------
     def fit(self, X: ArrayLike, y: ArrayLike) -> RobustRanker:
