@@ -10,20 +10,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ranking_core.cf import (
-    RatingMatrix,
-    read_jester,
-    read_jester_long,
-    read_movielens_1m,
-    read_movielens_100k,
-    read_ratings,
-    synthetic_ratings,
-)
+from ranking_core import cf
 
 TRIPLES = [(1, 10, 5), (1, 20, 3), (2, 10, 1), (3, 30, 4), (2, 30, 2)]
 
 
-def dense(data: RatingMatrix) -> dict[tuple[int, int], float]:
+def dense(data: cf.RatingMatrix) -> dict[tuple[int, int], float]:
     """{(user id, item id): rating} straight from the CSR structure (explicit zeros kept)."""
     coo = data.ratings.tocoo()
     return {(int(data.user_ids[r]), int(data.item_ids[c])): float(v)
@@ -38,7 +30,7 @@ def test_movielens_100k_reads_tab_separated_lines(tmp_path: Path) -> None:
     path = tmp_path / "u.data"
     path.write_text("".join(f"{u}\t{i}\t{r}\t88125094{k}\n" for k, (u, i, r) in
                             enumerate(TRIPLES)))
-    data = read_movielens_100k(tmp_path)  # a directory holding u.data works too
+    data = cf.read_movielens_100k(tmp_path)  # a directory holding u.data works too
     assert dense(data) == expected()
     assert data.n_users == 3 and data.n_items == 3 and data.n_ratings == 5
     assert list(data.counts()) == [2, 2, 1]
@@ -50,13 +42,13 @@ def test_movielens_1m_reads_with_and_without_timestamp(tmp_path: Path, timestamp
     path = tmp_path / "ratings.dat"
     tail = "::978300760" if timestamp else ""
     path.write_text("".join(f"{u}::{i}::{r}{tail}\n" for u, i, r in TRIPLES))
-    assert dense(read_ratings(path, "ml-1m")) == expected()
+    assert dense(cf.read_ratings(path, "ml-1m")) == expected()
 
 
 def test_jester_long_with_header_keeps_zero_ratings(tmp_path: Path) -> None:
     path = tmp_path / "jester.csv"
     path.write_text("user_id,joke_id,rating\n1,5,0.0\n1,7,-9.5\n2,5,8.25\n")
-    data = read_jester_long(path)
+    data = cf.read_jester_long(path)
     assert dense(data) == {(1, 5): 0.0, (1, 7): -9.5, (2, 5): 8.25}
     assert data.scale == (-10.0, 10.0)
 
@@ -73,24 +65,24 @@ def expected_jester() -> dict[tuple[int, int], float]:
 def test_jester_wide_csv(tmp_path: Path) -> None:
     path = tmp_path / "jester-data-1.csv"
     path.write_text("\n".join(",".join(f"{v:g}" for v in row) for row in jester_rows()) + "\n")
-    assert dense(read_jester(path)) == expected_jester()
+    assert dense(cf.read_jester(path)) == expected_jester()
 
 
 def test_jester_wide_xlsx(tmp_path: Path) -> None:
     path = tmp_path / "jester-data-1.xlsx"
     pd.DataFrame(jester_rows()).to_excel(path, header=False, index=False)
-    assert dense(read_ratings(path, "jester")) == expected_jester()
+    assert dense(cf.read_ratings(path, "jester")) == expected_jester()
 
 
 @pytest.mark.parametrize(
     ("name", "text", "read", "error", "warning", "expected"),
     [
         pytest.param(
-            "u.data", "1\t10\t5\t0\n\n1\t20\n2\t10\tx\t0\n2\t20\t7\t0\n", read_movielens_100k,
+            "u.data", "1\t10\t5\t0\n\n1\t20\n2\t10\tx\t0\n2\t20\t7\t0\n", cf.read_movielens_100k,
             r"line 3 break the rule: 3 or 4 fields", r"line 3 .*line 4 .*numbers.*line 5 .*1\.\.5",
             {(1, 10): 5.0}, id="movielens-100k"),
         pytest.param(
-            "jester.csv", "2,1.0,99,3.0\n2,1.0,99,99\n1,11.0,99,99\n1,abc,99,99\n", read_jester,
+            "jester.csv", "2,1.0,99,3.0\n2,1.0,99,99\n1,11.0,99,99\n1,abc,99,99\n", cf.read_jester,
             r"line 4 break the rule: 4 numeric cells", r"line 3 .*-10\.\.10.*line 2 .*column 1",
             {(1, 1): 1.0, (1, 3): 3.0}, id="jester-wrong-count-and-out-of-scale"),
     ],
@@ -110,22 +102,22 @@ def test_repeated_rating_names_both_lines(tmp_path: Path) -> None:
     path = tmp_path / "ratings.dat"
     path.write_text("1::10::5\n2::10::4\n1::10::3\n")
     with pytest.raises(ValueError, match=r"lines 1 and 3"):
-        read_movielens_1m(path)
+        cf.read_movielens_1m(path)
 
 
 def test_empty_missing_and_unknown_format(tmp_path: Path) -> None:
     empty = tmp_path / "empty.csv"
     empty.write_text("\n\n")
     with pytest.raises(ValueError, match="empty"):
-        read_jester_long(empty)
+        cf.read_jester_long(empty)
     with pytest.raises(FileNotFoundError, match="no such file"):
-        read_movielens_1m(tmp_path / "nothing.dat")
+        cf.read_movielens_1m(tmp_path / "nothing.dat")
     with pytest.raises(ValueError, match="format must be one of"):
-        read_ratings(empty, "netflix")
+        cf.read_ratings(empty, "netflix")
 
 
 def test_synthetic_ratings_look_like_movielens() -> None:
-    data = synthetic_ratings(n_users=300, n_items=500, seed=3)
+    data = cf.synthetic_ratings(n_users=300, n_items=500, seed=3)
     counts = data.counts()
     stars = np.bincount(data.ratings.data.astype(int), minlength=6)[1:] / data.n_ratings
     assert counts.min() >= 20 and 45 <= np.median(counts) <= 90
@@ -135,14 +127,14 @@ def test_synthetic_ratings_look_like_movielens() -> None:
     # popular items: the top 10 % of items hold far more than 10 % of the ratings
     per_item = np.sort(np.bincount(data.ratings.indices, minlength=data.n_items))[::-1]
     assert per_item[: data.n_items // 10].sum() > 0.25 * data.n_ratings
-    again = synthetic_ratings(n_users=300, n_items=500, seed=3)
+    again = cf.synthetic_ratings(n_users=300, n_items=500, seed=3)
     assert (again.ratings != data.ratings).nnz == 0
 
 
 def test_synthetic_ratings_have_low_rank_structure() -> None:
     """Users' ratings are predictable from other users': the mean rating of an item by others
     correlates with a user's rating far above zero."""
-    data = synthetic_ratings(n_users=300, n_items=300, seed=1)
+    data = cf.synthetic_ratings(n_users=300, n_items=300, seed=1)
     full = data.ratings.toarray()
     rated = full > 0
     item_mean = full.sum(axis=0) / np.maximum(rated.sum(axis=0), 1)
@@ -154,7 +146,7 @@ def test_real_movielens_100k() -> None:
     root = os.environ.get("MOVIELENS_100K")
     if not root:
         pytest.skip("MOVIELENS_100K is not set (path to the ml-100k directory)")
-    data = read_movielens_100k(root)
+    data = cf.read_movielens_100k(root)
     assert (data.n_users, data.n_items, data.n_ratings) == (943, 1682, 100_000)
     assert data.counts().min() == 20
     assert len(data.users_in(50, 300)) == 515
@@ -162,11 +154,11 @@ def test_real_movielens_100k() -> None:
 
 def test_uploads_are_read_through_the_input_layer() -> None:
     content = b"1\t10\t5\t0\n1\t20\t3\t0\n"
-    assert dense(read_ratings(content, "ml-100k", name="u.data")) == {(1, 10): 5.0, (1, 20): 3.0}
+    assert dense(cf.read_ratings(content, "ml-100k", name="u.data")) == {(1, 10): 5.0, (1, 20): 3.0}
     long = io.BytesIO(b"user_id,joke_id,rating\n1,5,-2.5\n")
-    assert dense(read_ratings(long, "jester-long", name="j.csv")) == {(1, 5): -2.5}
+    assert dense(cf.read_ratings(long, "jester-long", name="j.csv")) == {(1, 5): -2.5}
     with pytest.raises(ValueError, match=r"Windows-1252.*accepted: UTF-8"):
-        read_ratings("1::10::5\n2::10::4\n".encode("cp1252") + b"3::1\xe9::4\n", "ml-1m",
+        cf.read_ratings("1::10::5\n2::10::4\n".encode("cp1252") + b"3::1\xe9::4\n", "ml-1m",
                      name="ratings.dat")
     with pytest.raises(ValueError, match=r"legacy Excel \.xls format is not accepted"):
-        read_ratings(b"\xd0\xcf\x11\xe0", "jester", name="jester-data-1.xls")
+        cf.read_ratings(b"\xd0\xcf\x11\xe0", "jester", name="jester-data-1.xls")
