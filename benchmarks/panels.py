@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -45,14 +46,21 @@ from ranking_core.panels import (
 from ranking_core.recipes import BEST_RECIPE, ROBUST_RECIPE, fit_recipe
 
 N_TEST = 1000
+# further learners for ``--variants``: one choice of the plain or robust recipe changed
+VARIANTS = {
+    "plain-absolute-error": replace(BEST_RECIPE, name="plain-absolute-error",
+                                    criterion="absolute-error"),
+    "robust-misranking": replace(ROBUST_RECIPE, name="robust-misranking", criterion="misranking"),
+}
 
 
-def noisy(table, sizes, reps, seed, models, oracle: bool) -> None:
+def noisy(table, sizes, reps, seed, models, oracle: bool, variants: list[str]) -> None:
     for model in models:
         for m in sizes:
             scores: dict[str, list[float]] = {"plain": [], "robust": []}
             if oracle:
                 scores["oracle"] = []
+            scores.update({name: [] for name in variants})
             seconds = {name: 0.0 for name in scores}
             for rep in range(reps):
                 rng = np.random.default_rng([seed, m, rep])
@@ -64,6 +72,8 @@ def noisy(table, sizes, reps, seed, models, oracle: bool) -> None:
                 runs = {"plain": (BEST_RECIPE, X, y, None),
                         "robust": (ROBUST_RECIPE, X, y, frame["rater"].to_numpy()),
                         "oracle": (BEST_RECIPE, X[clean], y[clean], None)}
+                runs.update({name: (VARIANTS[name], X, y, frame["rater"].to_numpy()
+                                    if VARIANTS[name].robust else None) for name in variants})
                 for name in scores:
                     recipe, X_fit, y_fit, raters = runs[name]
                     start = time.perf_counter()
@@ -75,8 +85,9 @@ def noisy(table, sizes, reps, seed, models, oracle: bool) -> None:
                 row[f"{name}_misranking_mean"] = float(np.mean(values))
                 row[f"{name}_misranking_sd"] = float(np.std(values, ddof=1)) if reps > 1 else 0.0
                 row[f"{name}_misranking"] = [float(v) for v in values]
-            row["robust_minus_plain_paired"] = float(np.mean(
-                np.subtract(scores["robust"], scores["plain"])))
+            for name in ("robust", *variants):
+                row[f"{name}_minus_plain_paired"] = float(np.mean(
+                    np.subtract(scores[name], scores["plain"])))
             row["time_ratio_robust_over_plain"] = seconds["robust"] / seconds["plain"]
             print(json.dumps(row), flush=True)
 
@@ -174,6 +185,7 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=4)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--oracle", action="store_true")
+    parser.add_argument("--variants", default="", help=f"further learners: {', '.join(VARIANTS)}")
     parser.add_argument("--design-m", default="50,100,200", help="sizes for 'design'")
     parser.add_argument("--methods", default=",".join(PLAN_METHODS))
     parser.add_argument("--start", type=int, default=20)
@@ -183,7 +195,7 @@ def main() -> None:
     sections = args.sections.split(",")
     if "noisy" in sections:
         noisy(table, [int(v) for v in args.m.split(",")], args.reps, args.seed,
-              args.panels.split(","), args.oracle)
+              args.panels.split(","), args.oracle, [v for v in args.variants.split(",") if v])
     if "band" in sections:
         band(table, [int(v) for v in args.m.split(",")], args.reps, args.seed,
              args.panels.split(","))

@@ -6,7 +6,14 @@ least-squares ranker lives in :mod:`ranking_core.selection.leave_pair_out`.
 """
 
 from ranking_core.selection.apriori import AprioriRule, fit_apriori_lambda
-from ranking_core.selection.choose import RULES, Choice, choose, paper_lambda_grid
+from ranking_core.selection.choose import (
+    CRITERIA,
+    RULES,
+    Choice,
+    choose,
+    paper_lambda_grid,
+    validation_scores,
+)
 from ranking_core.selection.leave_pair_out import (
     leave_pair_out,
     leave_pair_out_differences,
@@ -14,6 +21,7 @@ from ranking_core.selection.leave_pair_out import (
 )
 
 __all__ = [
+    "CRITERIA",
     "RULES",
     "AprioriRule",
     "Choice",
@@ -23,4 +31,5 @@ __all__ = [
     "leave_pair_out_differences",
     "leave_pair_out_squared",
     "paper_lambda_grid",
+    "validation_scores",
 ]
