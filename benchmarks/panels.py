@@ -51,6 +51,8 @@ VARIANTS = {
     "plain-absolute-error": replace(BEST_RECIPE, name="plain-absolute-error",
                                     criterion="absolute-error"),
     "robust-misranking": replace(ROBUST_RECIPE, name="robust-misranking", criterion="misranking"),
+    "robust-monotone": replace(ROBUST_RECIPE, name="robust-monotone", monotone=True),
+    "plain-monotone": replace(BEST_RECIPE, name="plain-monotone", monotone=True),
 }
 
 

@@ -19,6 +19,7 @@ from numpy.typing import ArrayLike, NDArray
 from ranking_core.fast_selection import METHODS, fast_kfold_lambda
 from ranking_core.filters import Filter
 from ranking_core.grids.coordinates import GlucoseTransform
+from ranking_core.grids.monotone import MonotoneRisk
 from ranking_core.grids.signed import AbsoluteRisk, signed_ratings
 from ranking_core.learn import glucose_ranker
 from ranking_core.learn import rating_positions as anchored_positions
@@ -85,6 +86,10 @@ class SEGRecipe:
         ``"misranking"`` (Kriukova et al. 2014 eq. (1), the paper) or ``"absolute-error"`` (mean
         |f − y|, :func:`~ranking_core.selection.validation_scores`; a project extension, steadier
         on noisy ratings, docs/RESULTS.md).
+    monotone : project the learned grid onto the grids that are zero on the diagonal and rise
+        away from it along every row and column (:class:`~ranking_core.grids.monotone.
+        MonotoneRisk`; the SEG has this shape exactly; a project extension). Predictions are
+        then read off the projected 601 × 601 lattice at the rounded point.
     """
 
     name: str
@@ -102,6 +107,7 @@ class SEGRecipe:
     solver: str = "spectral"
     robust: str | None = None
     criterion: str = "misranking"
+    monotone: bool = False
 
     def __post_init__(self) -> None:
         one_of(self.selection, "selection", SELECTIONS, "SEGRecipe")
@@ -140,6 +146,7 @@ class SEGRecipe:
             "solver": self.solver if self.selection == "kfold" else None,
             "robust": self.robust,
             "criterion": self.criterion,
+            "monotone": self.monotone,
         }
 
 
@@ -188,7 +195,9 @@ def fit_recipe(recipe: SEGRecipe, X: NDArray, y: NDArray, raters: ArrayLike | No
     :class:`~ranking_core.SpectralRanker` (or, with a fast ``recipe.solver``, a
     :class:`~ranking_core.direct.DirectRanker`), or an
     :class:`~ranking_core.grids.signed.AbsoluteRisk` around one when ``recipe.signed``
-    (λ and γ are then chosen by the misranking of the signed ratings). With ``recipe.robust`` the
+    (λ and γ are then chosen by the misranking of the signed ratings), inside a
+    :class:`~ranking_core.grids.monotone.MonotoneRisk` when ``recipe.monotone``. With
+    ``recipe.robust`` the
     model is a :class:`~ranking_core.panels.RobustRanker`, and ``raters`` (one label per rating)
     feeds its rater model.
     """
@@ -220,4 +229,6 @@ def fit_recipe(recipe: SEGRecipe, X: NDArray, y: NDArray, raters: ArrayLike | No
                         n_splits=recipe.n_splits, random_state=0, criterion=recipe.criterion)
         gamma = choice.gamma
     model = AbsoluteRisk(choice.model) if recipe.signed else choice.model
+    if recipe.monotone:
+        model = MonotoneRisk.fit(model)
     return model, choice.value, gamma
