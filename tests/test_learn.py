@@ -50,6 +50,19 @@ def test_default_settings_are_the_best_recipe_and_reproduce_its_fit(panel):
     assert result.n_ratings == len(panel.y)
 
 
+def test_absolute_error_criterion_reproduces_the_recipe_with_it(panel):
+    settings = LearnSettings(criterion="absolute-error")
+    result = learn_grid(panel, settings)
+    recipe = dataclasses.replace(BEST_RECIPE, criterion="absolute-error")
+    expected_model, expected_lam, _ = fit_recipe(recipe, panel.X, panel.y)
+    assert result.lam == pytest.approx(expected_lam, rel=1e-12)
+    np.testing.assert_allclose(result.grid, learned_grid(expected_model), atol=1e-9)
+    assert describe_settings(settings)["How λ is chosen"] == (
+        "5-fold cross-validation, by mean absolute validation error")
+    with pytest.raises(ValueError, match="criterion"):
+        LearnSettings(criterion="squared")
+
+
 def test_a_lambda_step_equals_a_refit_at_that_lambda_and_keeps_the_settings(panel):
     result = learn_grid(panel)
     lam = float(result.lams[60])

@@ -105,6 +105,7 @@ def test_learn_command_writes_the_panel_report(tmp_path):
                                       "--panel-report", str(report)])
     assert result.exit_code == 0, result.output
     assert "Krippendorff" in result.output and "Raters" in result.output
+    assert "mean absolute validation error" in result.output  # the robust default criterion
     rows = pd.read_csv(report)
     assert len(rows) == 150 and {"weight", "residual", "flagged", "consensus"} <= set(rows)
     raters = pd.read_csv(tmp_path / "report" / "panel-raters.csv")

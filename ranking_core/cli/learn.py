@@ -82,6 +82,10 @@ def learn(
              "a rater model when the file has a rater column, coarse answers as intervals), "
              "or squared (rater model only). Default: none, or huber with --panel-report.")
     ] = None,
+    criterion: Annotated[str | None, typer.Option(
+        help="What cross-validation or hold-out minimises: misranking or absolute-error "
+             "(mean absolute error of the validation ratings, steadier on noisy panels). "
+             "Default: absolute-error with robust learning, else misranking.")] = None,
     panel_report: Annotated[Path | None, typer.Option(
         "--panel-report", help="Write every rating with its consensus risk, weight and outlier "
                                "flag to this CSV, the per-rater table beside it "
@@ -93,10 +97,11 @@ def learn(
     from ranking_core.ratings import RatingSetError, read_rating_set
 
     try:
+        robust = robust or ("huber" if panel_report is not None else None)
         settings = settings_from_options(
             kernel=kernel, gamma=gamma, scale=scale, filter=filter, order=order, rule=rule,
-            lam=lam, signed=signed, anchors=anchors, refit_all=refit_all or None,
-            robust=robust or ("huber" if panel_report is not None else None))
+            lam=lam, signed=signed, anchors=anchors, refit_all=refit_all or None, robust=robust,
+            criterion=criterion or ("absolute-error" if robust else None))
         data = read_rating_set(ratings, unit=unit)
     except (RatingSetError, ValueError) as exc:
         console.print(f"[red]{exc}[/red]", soft_wrap=True)
