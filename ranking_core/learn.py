@@ -34,6 +34,7 @@ from ranking_core.filters import FILTERS, Filter, IteratedLavrentiev
 from ranking_core.grids.coordinates import GlucoseTransform, TransformedKernel
 from ranking_core.grids.files import GRID_FILES, SIZE, grid_csv, grid_npy, grid_png
 from ranking_core.grids.learned import learned_grid
+from ranking_core.grids.monotone import MonotoneRisk
 from ranking_core.grids.risk_scale import RISK_MAX
 from ranking_core.grids.seg import GLUCOSE_MAX
 from ranking_core.grids.signed import AbsoluteRisk, signed_ratings
@@ -165,6 +166,9 @@ class LearnSettings:
     criterion : what ``"kfold"`` and ``"holdout"`` minimise on the validation ratings:
         ``"misranking"`` (Kriukova et al. 2014 eq. (1)) or ``"absolute-error"`` (mean |f − y|,
         steadier on noisy panels; :func:`~ranking_core.selection.validation_scores`).
+    monotone : make the grid rise away from the diagonal: its L2 projection onto the grids that
+        are 0 on the diagonal and non-decreasing away from it along every row and column (the
+        SEG's shape; :mod:`ranking_core.grids.monotone`).
     """
 
     kernel: str = "laplacian"
@@ -185,6 +189,7 @@ class LearnSettings:
     n_lams: int = 400
     robust: str | None = None
     criterion: str = "misranking"
+    monotone: bool = False
 
     def __post_init__(self) -> None:
         owner = "LearnSettings"
@@ -258,7 +263,7 @@ def describe_settings(settings: LearnSettings) -> dict[str, str]:
     filter_label = FILTER_LABELS[settings.filter]
     if settings.filter == "iterated-lavrentiev":
         filter_label += f", order {settings.order}"
-    return {
+    words = {
         "Kernel": KERNEL_LABELS[settings.kernel],
         "Kernel width γ": f"{settings.gamma:,.6g} {width_unit}",
         "Glucose coordinates": (f"log scale (g₀ = {settings.log_offset:g} mg/dL)"
@@ -272,6 +277,9 @@ def describe_settings(settings: LearnSettings) -> dict[str, str]:
                         + (f", every {ROBUST_LAM_STRIDE}th" if settings.robust else ""),
         "Robust learning": ROBUST_LABELS[settings.robust],
     }
+    if settings.monotone:
+        words["Shape"] = "made to rise away from the diagonal (nearest such grid)"
+    return words
 
 
 def ratings_checksum(X: ArrayLike, y: ArrayLike) -> str:
@@ -319,10 +327,12 @@ class LearnedGrid:
         """Training points the model was fitted on (half of them for the paper's hold-out)."""
         return len(self.model.X_fit_)
 
-    @property
-    def risk_model(self) -> SpectralRanker | AbsoluteRisk:
-        """The model that predicts risk (|signed model| when ``settings.signed``)."""
-        return AbsoluteRisk(self.model) if self.settings.signed else self.model
+    @cached_property
+    def risk_model(self) -> SpectralRanker | AbsoluteRisk | MonotoneRisk:
+        """The model that predicts risk (|signed model| when ``settings.signed``; projected onto
+        the grids rising away from the diagonal when ``settings.monotone``)."""
+        model = AbsoluteRisk(self.model) if self.settings.signed else self.model
+        return MonotoneRisk.fit(model) if self.settings.monotone else model
 
     @property
     def rating_points(self) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
