@@ -513,11 +513,12 @@ class PanelFit:
 def learn_panel(ratings: RatingSet | pd.DataFrame, settings: LearnSettings | None = None,
                 progress: Callable[[int, int], None] | None = None) -> PanelFit:
     """Learn a grid from a rating set (columns reference, estimate in mg/dL, rating 0..4,
-    optional rater) with ``settings`` (default: the best recipe with Huber weights and λ by the
-    mean absolute validation error, as :data:`~ranking_core.recipes.ROBUST_RECIPE`) and attach
+    optional rater) with ``settings`` (default: the best recipe with Huber weights, λ by the
+    mean absolute validation error and a monotone grid, as
+    :data:`~ranking_core.recipes.ROBUST_RECIPE`) and attach
     to each rating its consensus risk, residual, weight and flag."""
-    settings = LearnSettings(robust="huber", criterion="absolute-error") if settings is None \
-        else settings
+    settings = LearnSettings(robust="huber", criterion="absolute-error", monotone=True) \
+        if settings is None else settings
     data = ratings if isinstance(ratings, RatingSet) else RatingSet(ratings)
     learned = learn_grid(data, settings, progress=progress)
     frame = data.frame

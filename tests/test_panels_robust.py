@@ -9,6 +9,8 @@ from sklearn.base import clone
 from sklearn.model_selection import KFold
 
 from ranking_core import SpectralRanker
+from ranking_core.grids.learned import learned_grid
+from ranking_core.grids.monotone import MonotoneRisk, project_monotone
 from ranking_core.grids.signed import AbsoluteRisk
 from ranking_core.metrics import pairwise_misranking
 from ranking_core.panels import RobustRanker, rating_step
@@ -166,8 +168,10 @@ def test_recipe_with_raters_and_anchor_positions():
     recipe_X, _ = with_diagonal_anchors(BEST_RECIPE, X, y)
     np.testing.assert_array_equal(recipe_X[rating_positions(BEST_RECIPE, len(y))], X)
     model, lam, _ = fit_recipe(ROBUST_RECIPE, X, np.clip(y, 0, 4), [f"r{k}" for k in rater])
-    assert isinstance(model, AbsoluteRisk) and isinstance(model.signed_model, RobustRanker)
-    assert model.signed_model.lam_ == lam
+    assert isinstance(model, MonotoneRisk) and isinstance(model.model, AbsoluteRisk)
+    assert isinstance(model.model.signed_model, RobustRanker)
+    assert model.model.signed_model.lam_ == lam
+    np.testing.assert_allclose(learned_grid(model), project_monotone(learned_grid(model.model)))
     assert np.all(model.predict(X) >= 0)
 
 
