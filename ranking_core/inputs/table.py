@@ -657,34 +657,38 @@ def _plain_block(block: str, delimiter: str, width: int, max_cell: int
     (then the full rules read the block, with the same result).
 
     Plain: digits, minus signs, delimiters, line ends (LF or CRLF) and, when the delimiter is a
-    comma (the decimal mark is then the point), points. pandas refuses every token of these
-    characters that is not a number ('', '-', '.', '1-2', '1.2.3'), so no blank, text, NaN, NUL,
-    spaced or grouped cell passes; a blank line (which pandas skips) changes the number of rows
-    and is caught.
+    comma (the decimal mark is then the point), points. pandas reads every token of these
+    characters that is not a number ('', '-', '.', '1-2', '1.2.3') as text, which sends the block
+    to the full rules, so no blank, text, NaN, NUL, spaced or grouped cell passes; a blank line
+    (which pandas skips) changes the number of rows and is caught.
     """
     if not block.isascii():
         return None
     raw = block.encode("ascii")
-    crlf = raw.count(b"\r") == raw.count(b"\r\n")  # Windows line ends, no bare CR
+    crlf = b"\r" in raw and raw.count(b"\r") == raw.count(b"\r\n")  # Windows ends, no bare CR
     if raw.translate(None, b"0123456789-\n" + delimiter.encode() + b"\r" * crlf
                      + (b"." if delimiter == "," else b"")):
         return None
+    rows = raw.count(b"\n") + (not raw.endswith(b"\n"))
     codes = np.frombuffer(raw, np.uint8)
-    ends = np.flatnonzero(codes == ord("\n"))
-    rows = len(ends) + (not raw.endswith(b"\n"))
-    cuts = np.sort(np.concatenate(([-1], ends, np.flatnonzero(codes == ord(delimiter)),
-                                   [len(raw)])))
-    longest = int(np.diff(cuts).max()) - 1  # characters of the longest cell
+    cuts = np.flatnonzero((codes == ord("\n")) | (codes == ord(delimiter)))  # in order: no sort
+    longest = int(np.diff(cuts, prepend=-1, append=len(raw)).max()) - 1  # the longest cell
+    del codes, cuts
     if longest > max_cell:
         return None
     try:
-        values = pd.read_csv(io.BytesIO(raw), sep=delimiter, header=None, dtype=np.float64,
-                             engine="c", na_filter=False,
-                             # numbers of ≤ 15 characters (≤ 15 digits) pandas' own parser rounds
-                             # correctly; longer ones go through Python's strtod
-                             float_precision=None if longest <= 15 else "round_trip").to_numpy()
+        # numbers of ≤ 15 characters (≤ 15 digits) pandas' own parser rounds correctly, and
+        # integers among them are exact in int64 and in float64 (< 2⁵³); longer ones go through
+        # Python's strtod
+        frame = pd.read_csv(io.BytesIO(raw), sep=delimiter, header=None, engine="c",
+                            na_filter=False, **({} if longest <= 15 else
+                                                {"dtype": np.float64,
+                                                 "float_precision": "round_trip"}))
     except (ValueError, pd.errors.ParserError):
         return None
+    if not all(dtype.kind in "if" for dtype in frame.dtypes):  # a cell that is not a number
+        return None
+    values = frame.to_numpy(dtype=np.float64)
     if values.shape != (rows, width) or not np.isfinite(values).all():
         return None
     return values
@@ -943,7 +947,8 @@ def _collect(rows: _Rows, schema: Schema, label: str, unit: str | None, limits: 
         if n_read + refuse.unsplit > limits.max_rows:
             raise InputError(f"{label}: more than {limits.max_rows:,} data rows (the limit; "
                              "split the file or raise the limit)")
-        lines = np.asarray(chunk.lines, dtype=np.int64)
+        lines = (np.arange(chunk.lines.start, chunk.lines.stop, dtype=np.int64)
+                 if isinstance(chunk.lines, range) else np.asarray(chunk.lines, dtype=np.int64))
         if chunk.numbers is not None:  # plain numbers, already checked
             for f in typed:
                 parts[f.name].append(chunk.numbers[:, header.index[f.name]])
