@@ -293,8 +293,9 @@ def meter_report(
         "ci_lower_percent": [low], "ci_upper_percent": [high],
     })
 
-    per_pair = pd.DataFrame({"row": pairs.rows, "BGM": bgm, "REF": ref, "included": included},
-                            copy=False)
+    # the per-pair columns, made into one frame at the end without copying (setting a column of
+    # a frame copies it)
+    per_pair = {"row": pairs.rows, "BGM": bgm, "REF": ref, "included": included}
     per_pair["rel"] = _spread(rel[inverse], included)
     per_pair["iso_diff"] = _spread(diff[inverse], included)
     zones = {}
@@ -335,7 +336,8 @@ def meter_report(
         zones=zones, zone_grids={f: g.name for f, g in grids.items()},
         iso_criteria=iso_criteria(r, b, parkes_ab, parkes_type, count), ranges=ranges,
         caveats=caveats(ranges),
-        pairs=per_pair, risk_grades=risk_grades, risk_categories=risk_categories,
+        pairs=pd.DataFrame(per_pair, copy=False), risk_grades=risk_grades,
+        risk_categories=risk_categories,
         learned_categories=learned_categories, parkes_type=parkes_type,
         messages=tuple(messages), source=pairs.source,
     )
