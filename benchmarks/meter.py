@@ -5,14 +5,15 @@ library, against ``pandas.read_csv`` of the same file timed in the same process,
         [--sizes 100000 1000000 10000000] [--repeat 3]
 
 Each size runs in its own subprocess (``--one N FILE``): the library path (read_pairs, then
-meter_report) runs ``--repeat`` times, then ``pandas.read_csv`` as often; each time is the best
-of its runs (the first run pays one-off costs such as lazy imports, reported apart as
-``first_library_s``). Its peak resident memory is that subprocess's ``ru_maxrss`` taken before
-pandas reads the file (the library's peak, import and SEG table included); the parent's
-``RUSAGE_CHILDREN`` value is the largest child so far, pandas included. The CSV files are written
-to a temporary folder and removed. ``ratio`` is (read_pairs + meter_report) / pandas.read_csv,
-split into ``read_ratio`` and ``report_ratio``; the import of ``ranking_core.meter`` is timed
-apart (``import_s``). Timings on a shared machine are noisy: compare the ratios, both sides being
+meter_report) runs once, then ``pandas.read_csv`` and the library path alternate ``--repeat``
+times, so that both see the same load; each time is the best of its runs (the first library run
+pays one-off costs such as lazy imports, reported apart as ``first_library_s``). The peak
+resident memory is the subprocess's ``ru_maxrss`` after the first library run, before pandas
+reads (the library's peak, import and SEG table included); the parent's ``RUSAGE_CHILDREN``
+value is the largest child so far, pandas included. The CSV files are written to a temporary
+folder and removed. ``ratio`` is (read_pairs + meter_report) / pandas.read_csv, split into
+``read_ratio`` and ``report_ratio``; the import of ``ranking_core.meter`` is timed apart
+(``import_s``). Timings on a shared machine are noisy: compare the ratios, both sides being
 timed in one process.
 """
 
@@ -52,21 +53,24 @@ def _one(n: int, path: str, repeat: int) -> None:
     seg = find_seg_table()
     limits = Limits(max_rows=max(n, Limits().max_rows), max_bytes=2**31)
     read_runs, report_runs, pandas_runs = [], [], []
-    for _ in range(repeat):
+
+    def library() -> int:
         start = time.perf_counter()
         pairs = read_pairs(path, limits=limits)
         read_runs.append(time.perf_counter() - start)
         start = time.perf_counter()
         report = meter_report(pairs, seg)
         report_runs.append(time.perf_counter() - start)
-        included = int(report.binomial["n"].iloc[0])
-        del pairs, report
+        return int(report.binomial["n"].iloc[0])
+
+    included = library()
     peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # before pandas reads
-    for _ in range(repeat):
+    for _ in range(repeat):  # interleaved, so that both sides see the same load
         start = time.perf_counter()
         frame = pd.read_csv(path)
         pandas_runs.append(time.perf_counter() - start)
         del frame
+        library()
     read_s, report_s, pandas_s = min(read_runs), min(report_runs), min(pandas_runs)
     print(json.dumps({
         "n_pairs": n, "import_s": round(import_s, 3), "pandas_read_csv_s": round(pandas_s, 3),
