@@ -141,14 +141,20 @@ def test_auto_rule_by_size_and_kernel():
         fast_kfold_lambda(SpectralRanker(WARPED_L1, filter="landweber"), *_ratings(40, 1))
 
 
-def test_best_recipe_fast_path_predicts_as_the_exact_path():
+def _both_paths(m: int, seed: int) -> tuple:
+    """m SEG ratings; the best recipe by the fast and by the exact path; 1,000 new inputs."""
     if not os.environ.get(SEG_TABLE_ENV):
         pytest.skip("SEG_TABLE is not set: this test needs the official SEG risk table")
     seg = find_seg_table()
-    X, y = draw_seg_ratings(seg, 200, np.random.default_rng(11))
+    X, y = draw_seg_ratings(seg, m, np.random.default_rng(seed))
     X_new, _ = draw_seg_ratings(seg, 1000, np.random.default_rng(12))
     fast, fast_lam, _ = fit_recipe(BEST_RECIPE, X, y)
     exact, exact_lam, _ = fit_recipe(dataclasses.replace(BEST_RECIPE, solver="spectral"), X, y)
+    return X, y, X_new, fast, fast_lam, exact, exact_lam
+
+
+def test_best_recipe_fast_path_predicts_as_the_exact_path():
+    _, _, X_new, fast, fast_lam, exact, exact_lam = _both_paths(200, 11)
     assert fast.signed_model.solver_ == "cholesky"
     assert fast_lam == exact_lam
     assert _relative(fast.predict(X_new), exact.predict(X_new)) < 1e-8
@@ -163,13 +169,7 @@ def test_at_two_thousand_ratings_both_paths_pick_one_lambda_and_the_fast_fit_is_
     digits (condition number ‖K̃‖/λ); the fast path's Cholesky refit is checked against the
     solution refined with residuals in extended precision instead.
     """
-    if not os.environ.get(SEG_TABLE_ENV):
-        pytest.skip("SEG_TABLE is not set: this test needs the official SEG risk table")
-    seg = find_seg_table()
-    X, y = draw_seg_ratings(seg, 2000, np.random.default_rng(2000))
-    X_new, _ = draw_seg_ratings(seg, 1000, np.random.default_rng(12))
-    fast, fast_lam, _ = fit_recipe(BEST_RECIPE, X, y)
-    exact, exact_lam, _ = fit_recipe(dataclasses.replace(BEST_RECIPE, solver="spectral"), X, y)
+    X, y, X_new, fast, fast_lam, exact, exact_lam = _both_paths(2000, 2000)
     assert fast_lam == exact_lam
     model = fast.signed_model
     assert model.solver_ == "cholesky"
