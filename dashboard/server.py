@@ -21,12 +21,19 @@ def warm() -> float:
     """Import what the pages import and compute the Learn page's opening result; the seconds
     it took."""
     start = time.perf_counter()
+    import inspect
+
+    import streamlit.emojis  # noqa: F401 - st.set_page_config's icon check compiles its pattern
+
     import ranking_core.meter.document  # noqa: F401 - matplotlib, reportlab (the Meter page)
     from dashboard.common import seg_status
     from dashboard.figures import lambda_curve, risk_heatmap
     from dashboard.learn_data import warm_opening_result
 
     result = warm_opening_result(seg_status())
+    # Streamlit looks at the call stack before its first element; the first look maps every
+    # loaded module to its file (a fraction of a second), later looks reuse that map
+    inspect.stack()
     # the first Plotly figure of a process sets up its validators (about half a second)
     risk_heatmap(result.grid).to_json()
     if result.curve is not None:

@@ -256,11 +256,15 @@ def result_view(reference_id: str) -> None:
                                    contours=reference)
     fig.update_layout(height=620)
     st.plotly_chart(fig, key="learn_fig_grid", width="stretch")
-    with st.expander("Risk categories: reference (rows) against learned (columns), grid points"):
-        st.dataframe(pd.DataFrame(comparison.category_confusion, index=list(RISK_CATEGORIES),
-                                  columns=list(RISK_CATEGORIES)),
-                     column_config={c: st.column_config.NumberColumn(format="localized")
-                                    for c in RISK_CATEGORIES}, key="learn_confusion")
+    categories = st.expander(  # filled only while open: a λ step redraws no table
+        "Risk categories: reference (rows) against learned (columns), grid points",
+        key="learn_categories_open", on_change="rerun")
+    if categories.open:
+        categories.dataframe(
+            pd.DataFrame(comparison.category_confusion, index=list(RISK_CATEGORIES),
+                         columns=list(RISK_CATEGORIES)),
+            column_config={c: st.column_config.NumberColumn(format="localized")
+                           for c in RISK_CATEGORIES}, key="learn_confusion")
     downloads(shown)
     save_form(shown, comparison)
 
