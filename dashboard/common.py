@@ -2,7 +2,8 @@
 (public demo mode, data folder, signed-in user), and small Streamlit helpers.
 
 Caching follows Streamlit's split: ``st.cache_resource`` for shared read-only objects (the database
-engine here, the fitted ranker's spectral state on the Learn page), ``st.cache_data`` for values
+engine and the SEG table here, the fitted ranker's spectral state on the Learn page; these can be
+filled before the server starts, see :mod:`dashboard.server`), ``st.cache_data`` for values
 (tables, grids), keyed by hashable ids.
 """
 
@@ -123,13 +124,13 @@ class SEGStatus:
         return self.table is not None
 
 
-@st.cache_data(show_spinner="Reading the SEG table…", max_entries=2)
+@st.cache_resource(show_spinner="Reading the SEG table…", max_entries=2)
 def _seg_from_path(path: str, mtime: float) -> SEGTable:
     del mtime  # part of the cache key: a replaced file is read again
     return load_seg_table(path)
 
 
-@st.cache_data(show_spinner="Reading the stored SEG table…", max_entries=2)
+@st.cache_resource(show_spinner="Reading the stored SEG table…", max_entries=2)
 def _seg_from_record(url: str, name: str, version: str) -> SEGTable:
     del version  # part of the cache key: a re-upload under the same name is read again
     return _store(url).load_seg_table_record(name).load()

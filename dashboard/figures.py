@@ -30,8 +30,7 @@ def difference_heatmap(difference: ArrayLike, axis: ArrayLike, title: str,
                                colorscale="RdBu_r", colorbar={"title": "Δ risk"},
                                hovertemplate="REF %{x}<br>estimate %{y}<br>Δ %{z:.2f}"
                                              "<extra></extra>"))
-    fig.update_layout(title=title, height=460, margin={"l": 10, "r": 10, "t": 40, "b": 10},
-                      **AXIS_TITLES)
+    fig.update_layout(title=title, height=460, **AXIS_TITLES)
     square_lattice_axes(fig, x)
     return fig
 
@@ -133,7 +132,6 @@ def band_width_heatmap(width: ArrayLike, axis: ArrayLike, title: str,
                                          "line": {"color": "black", "width": 1}},
                                  hovertemplate="REF %{x} mg/dL<br>estimate %{y} mg/dL"
                                                "<extra></extra>"))
-    fig.update_layout(title=title, height=560, margin={"l": 10, "r": 10, "t": 40, "b": 10},
-                      showlegend=False, **AXIS_TITLES)
+    fig.update_layout(title=title, height=560, showlegend=False, **AXIS_TITLES)
     square_lattice_axes(fig, x)
     return fig

@@ -26,7 +26,7 @@ from scripts.screenshots import free_port, serve
 
 def test_command_runs_streamlit_on_the_app_with_safe_defaults():
     command = streamlit_command(APP_PATH, 8765, True)
-    assert command == [sys.executable, "-m", "streamlit", "run", str(APP_PATH),
+    assert command == [sys.executable, "-m", "dashboard.server", "run", str(APP_PATH),
                        "--server.port", "8765", "--server.address", "127.0.0.1",
                        "--server.headless", "true", "--client.showErrorDetails", "none"]
     assert streamlit_command(APP_PATH, 1, False, "0.0.0.0", development=True)[-6:] == [

@@ -91,3 +91,25 @@ def test_png_with_a_browser(report):
     except FigureExportError as exc:
         pytest.skip(f"no working browser for kaleido here: {exc}")
     assert png.startswith(b"\x89PNG\r\n\x1a\n")
+
+
+def test_bland_altman_draws_many_pairs_as_density_counting_each_pair_once():
+    from ranking_core.meter.grid_plots import DENSITY_FROM
+
+    rng = np.random.default_rng(3)
+    ref = rng.integers(20, 500, DENSITY_FROM + 500)
+    bgm = np.clip(np.round(ref * (1 + rng.normal(0, 0.1, ref.size))), 1, 600)
+    report = meter_report(pd.DataFrame({"BGM": bgm, "REF": ref}), None)
+    density, upper, lower = bland_altman_figure(report).data
+    counts = np.nan_to_num(np.asarray(density.z, dtype=float))
+    assert counts.sum() == ref.size  # every pair in exactly one cell (all |rel| < 300 %)
+    assert np.isnan(np.asarray(density.z, dtype=float)).any()  # empty cells stay blank
+    # the fullest cell, counted again by brute force over the pairs
+    x, y = np.asarray(density.x), np.asarray(density.y)
+    i, j = np.unravel_index(counts.argmax(), counts.shape)  # rows: rel, columns: REF
+    half_x, half_y = (x[1] - x[0]) / 2, (y[1] - y[0]) / 2
+    rel = 100 * (bgm - ref) / ref
+    inside = ((ref >= x[j] - half_x) & (ref < x[j] + half_x)
+              & (rel >= y[i] - half_y) & (rel < y[i] + half_y))
+    assert counts[i, j] == inside.sum() > 1
+    assert list(upper.x) == list(lower.x)

@@ -27,7 +27,12 @@ from dashboard.common import (
     save_form,
     saved_record_picker,
     seg_status,
-    shared_result,
+)
+from dashboard.learn_data import (
+    PanelChoice,
+    fitted,
+    learn_reference,
+    simulated_panel,
 )
 from ranking_core.filters import FILTERS
 from ranking_core.grids.compare import RISK_CATEGORIES, compare_grids
@@ -42,14 +47,12 @@ from ranking_core.learn import (
     LearnSettings,
     describe_settings,
     grid_metadata,
-    learn_grid,
     settings_advice,
 )
-from ranking_core.panels import DESIGNS, SEG_OUTLIER_FRACTION, parkes_surface, simulate_panel
+from ranking_core.panels import DESIGNS
 from ranking_core.ratings import UNITS, RatingSet, read_rating_set
 from ranking_core.storage import StorageError
 
-DEFAULT_M = 300  # ratings in the default simulated panel (the paper uses 100..400)
 SOURCES = ("Simulated panel", "Upload a file", "Saved rating set")
 GAMMAS = (30.0, 100.0, 200.0, 500.0, 1e3, 2e3, 4e3, 1e4, 1.6e4, 4e4, 1e5, 4e5)
 SCALE_LABELS = {"log": "log scale (finer at low glucose)", "linear": "mg/dL as measured"}
@@ -66,10 +69,9 @@ st.caption("Clinicians rate the risk (0 none … 4 extreme) of (reference, measu
            "regularized ranking turns a few hundred ratings into a full risk grid.")
 seg = seg_status()
 store = get_store()
-init_state(learn_source=SOURCES[0], learn_m=DEFAULT_M, learn_design=DESIGNS[0],
-           learn_noise=0.25, learn_outliers=SEG_OUTLIER_FRACTION, learn_raters=10, learn_draw=0,
-           learn_settings=LearnSettings(), learn_view=VIEWS[0],
-           learn_points=True)
+init_state(learn_source=SOURCES[0], learn_settings=LearnSettings(), learn_view=VIEWS[0],
+           learn_points=False,
+           **{f"learn_{name}": value for name, value in dataclasses.asdict(PanelChoice()).items()})
 settings: LearnSettings = st.session_state["learn_settings"]
 for widget, field in FIELDS.items():  # refill widgets Streamlit dropped (never the reverse)
     if widget not in st.session_state:
@@ -92,14 +94,6 @@ def refit_on_all() -> None:
 
 
 # -- data -----------------------------------------------------------------------------------------
-@st.cache_data(show_spinner="Simulating the panel…", max_entries=8)
-def simulated(m: int, design: str, noise: float, outliers: float, raters: int, draw: int,
-              reference_key: str, _reference: object) -> RatingSet:
-    frame = simulate_panel(m, design=design, reference=_reference, n_raters=raters, noise=noise,
-                           outlier_fraction=outliers, random_state=draw)
-    return read_rating_set(frame, name=f"simulated panel ({reference_key})")
-
-
 @st.cache_data(show_spinner="Checking the upload…", max_entries=8)
 def uploaded(content: bytes, name: str, unit: str | None) -> RatingSet:
     return read_rating_set(io.BytesIO(content), unit=unit, name=name)
@@ -111,15 +105,15 @@ def saved(url: str, name: str, version: str) -> RatingSet:
     return read_rating_set(store.load_rating_set(name).frame, name=name)
 
 
-reference_name = "SEG" if seg.available else "built-in surface (smoothed Parkes type 1 zones)"
-reference = seg.table.absolute if seg.available else parkes_surface()
+learn_ref = learn_reference(seg)
+reference_name, reference = learn_ref.name, learn_ref.surface
 
 source = st.radio("Rating set", SOURCES[:1] if public_mode() else SOURCES, horizontal=True,
                   key="learn_source")
 ratings: RatingSet | None = None
-data_key = ""
+data_key: object = ""
 if source == SOURCES[0]:
-    c = st.columns(6)
+    c = st.columns([1, 1.7, 1, 1, 1, 1])  # room for the longest "where" option at 1280 px
     m = c[0].number_input("Number of ratings", 20, 2000, step=50, key="learn_m")
     design = c[1].selectbox("Where the rated pairs lie", DESIGNS, key="learn_design",
                             format_func=DESIGN_LABELS.get)
@@ -131,10 +125,8 @@ if source == SOURCES[0]:
                              help="another number draws another panel")
     st.caption(f"Ratings are simulated around the {reference_name}; {outliers:.1%} of them are "
                "replaced by random ratings, as outliers.")
-    reference_key = f"SEG {seg.table.fingerprint}" if seg.available else reference_name
-    ratings = simulated(int(m), design, float(noise), float(outliers), int(raters), int(draw),
-                        reference_key, seg.table if seg.available else None)
-    data_key = f"sim:{m}:{design}:{noise}:{outliers}:{raters}:{draw}:{reference_key}"
+    data_key, ratings = simulated_panel(PanelChoice(int(m), design, float(noise), float(outliers),
+                                                    int(raters), int(draw)), learn_ref)
 elif source == SOURCES[1]:
     c = st.columns([4, 1])
     upload = c[0].file_uploader("Rating set: columns reference, estimate, rating (0–4), "
@@ -203,9 +195,8 @@ if st.session_state.get("learn_result_key") != key:
     with right:
         bar = st.progress(0.0, text="Fitting the ranker…")
         try:
-            result = shared_result("learn-fit", key, lambda: learn_grid(
-                ratings, settings, progress=lambda done, total: bar.progress(
-                    min(done / total, 1.0), text=f"Fitting the ranker: step {done} of {total}")))
+            result = fitted(data_key, ratings, settings, progress=lambda done, total: bar.progress(
+                min(done / total, 1.0), text=f"Fitting the ranker: step {done} of {total}"))
         except ValueError as exc:
             bar.empty()
             st.session_state.pop("learn_result", None)
@@ -265,11 +256,15 @@ def result_view(reference_id: str) -> None:
                                    contours=reference)
     fig.update_layout(height=620)
     st.plotly_chart(fig, key="learn_fig_grid", width="stretch")
-    with st.expander("Risk categories: reference (rows) against learned (columns), grid points"):
-        st.dataframe(pd.DataFrame(comparison.category_confusion, index=list(RISK_CATEGORIES),
-                                  columns=list(RISK_CATEGORIES)),
-                     column_config={c: st.column_config.NumberColumn(format="localized")
-                                    for c in RISK_CATEGORIES}, key="learn_confusion")
+    categories = st.expander(  # filled only while open: a λ step redraws no table
+        "Risk categories: reference (rows) against learned (columns), grid points",
+        key="learn_categories_open", on_change="rerun")
+    if categories.open:
+        categories.dataframe(
+            pd.DataFrame(comparison.category_confusion, index=list(RISK_CATEGORIES),
+                         columns=list(RISK_CATEGORIES)),
+            column_config={c: st.column_config.NumberColumn(format="localized")
+                           for c in RISK_CATEGORIES}, key="learn_confusion")
     downloads(shown)
     save_form(shown, comparison)
 
@@ -337,7 +332,7 @@ with right:
                    f"{result.lam_chosen:.4g}")
     else:
         st.info("λ set by hand: move the slider; no validation curve is drawn.")
-    result_view(seg.table.fingerprint if seg.available else reference_name)
+    result_view(learn_ref.key)
     with st.expander("All settings and data of this result"):
         words = describe_settings(result.settings)
         words |= {"λ chosen": f"{result.lam_chosen:.4g}", "Ratings": f"{result.n_ratings:,}",

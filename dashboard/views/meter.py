@@ -25,15 +25,16 @@ from ranking_core.grids.registry import get_grid
 from ranking_core.grids.seg import MISSING_SEG_MESSAGE
 from ranking_core.inputs import MGDL_PER_MMOLL, UNITS, InputError, from_mgdl
 from ranking_core.inputs.series import SERIES_FORMATS, read_series
-from ranking_core.meter import MeterPairs, PairsFileError, meter_report, read_pairs
+from ranking_core.meter import MeterPairs, MeterReport, PairsFileError, meter_report, read_pairs
 from ranking_core.meter.document import report_blocks, report_html, report_pdf
 from ranking_core.meter.export import figure_html, safe_csv
 from ranking_core.meter.figures import bland_altman_figure
-from ranking_core.meter.grid_plots import figure_png, grid_plot
+from ranking_core.meter.grid_plots import PNG_DPI, figure_png, grid_plot
 from ranking_core.meter.pairing import Pairing, pair_series
 from ranking_core.panels import simulate_panel
 
 DEMO_PAIRS = 200  # pairs in the built-in demonstration set
+SCREEN_DPI = 100  # the error-grid plot on the page: 640 px (the PNG download has PNG_DPI)
 
 st.title("Meter accuracy report")
 seg = seg_status()
@@ -80,8 +81,10 @@ if source in ("Upload", "Sensor + reference"):
                     "else mg/dL; values that look like mmol/L are refused until it is chosen. "
                     f"mmol/L is converted with {MGDL_PER_MMOLL} mg/dL per mmol/L.")
 pairs: MeterPairs | pd.DataFrame | None = None
+pairs_key: tuple = ()  # what the pairs were read from (a cache key)
 if source == "Built-in demo":
     pairs, dataset = demo_pairs(DEMO_PAIRS), "built-in demo (simulated)"
+    pairs_key = ("demo", DEMO_PAIRS)
     st.caption(f"{DEMO_PAIRS} simulated meter readings (not real data): REF log-uniform on "
                "20..600 mg/dL, BGM = REF·exp(N(0, 0.25²)).")
 elif source == "Sensor + reference":
@@ -101,6 +104,8 @@ elif source == "Sensor + reference":
                              (reference.getvalue(), reference.name), series_format, unit,
                              float(window), float(lag))
             pairs, dataset = pairing.meter_pairs(), f"{sensor.name} + {reference.name}"
+            pairs_key = ("paired", sensor.file_id, reference.file_id, series_format, unit,
+                         float(window), float(lag))
         except (InputError, ValueError) as exc:
             st.error("Not usable:")
             st.text(str(exc))
@@ -114,6 +119,7 @@ elif source == "Upload":
     if upload is not None:
         try:
             pairs, dataset = uploaded(upload.getvalue(), upload.name, unit), upload.name
+            pairs_key = ("upload", upload.file_id, unit)
         except PairsFileError as exc:
             st.error("Not usable:")
             st.text(str(exc))
@@ -128,6 +134,7 @@ else:
                                "No saved meter data yet: upload a file and save it.")
     if info is not None:
         pairs, dataset = store.load_meter_data(info.name).frame[["BGM", "REF"]], info.name
+        pairs_key = ("saved", store.url, info.version)
 
 if pairs is None:
     st.stop()
@@ -135,13 +142,27 @@ if pairs is None:
 c = st.columns(2)
 parkes_type = c[0].radio("Parkes grid", (1, 2), format_func=lambda t: f"type {t} diabetes",
                          horizontal=True, key="meter_parkes")
-learned_names = ["(none)"] + [r.name for r in store.list_records("learned_grid")]
+learned_versions = {r.name: r.version for r in store.list_records("learned_grid")}
+learned_names = ["(none)", *learned_versions]
 learned_choice = c[1].selectbox("Also place the pairs on a saved learned grid", learned_names,
                                 key="meter_learned")
 learned = None if learned_choice == "(none)" else saved_grid_surface(learned_choice)
 
+
+
+@st.cache_data(show_spinner="Computing the report…", max_entries=8)
+def cached_report(key: tuple, _pairs: MeterPairs | pd.DataFrame, _seg: object,
+                  _learned: object, parkes_type: int) -> MeterReport:
+    """The report, computed once per (pairs, SEG table, learned grid, Parkes type)."""
+    del key  # cache key only
+    return meter_report(_pairs, _seg, _learned, parkes_type=parkes_type)
+
+
 try:
-    report = meter_report(pairs, seg.table, learned, parkes_type=parkes_type)
+    report = cached_report(
+        (pairs_key, seg.table.fingerprint if seg.available else "",
+         learned_choice, learned_versions.get(learned_choice, "")),
+        pairs, seg.table, learned, parkes_type)
 except (PairsFileError, ValueError) as exc:
     st.error(f"No report: {plain(exc)}")
     st.stop()
@@ -185,18 +206,19 @@ if learned is not None:
 
 @st.cache_data(show_spinner="Drawing the error grid…", max_entries=16)
 def grid_png(name: str, ref: np.ndarray, bgm: np.ndarray, surface_key: str,
-             _surface: object) -> bytes:
-    """The report's plot of one grid (the same PNG as in the PDF and HTML report)."""
-    return figure_png(grid_plot(name, ref, bgm, surface=_surface))
+             _surface: object, dpi: int = PNG_DPI) -> bytes:
+    """The report's plot of one grid (the same figure as in the PDF and HTML report)."""
+    return figure_png(grid_plot(name, ref, bgm, surface=_surface), dpi=dpi)
 
 
-surface_keys = {"seg": seg.table.fingerprint if seg.available else "", "learned": learned_choice}
+surface_keys = {"seg": seg.table.fingerprint if seg.available else "",
+                "learned": f"{learned_choice} {learned_versions.get(learned_choice, '')}"}
 c = st.columns(2)
 shown_grid = c[0].radio("error grid", list(surfaces), format_func=lambda n: get_grid(n).title,
                         horizontal=True, key="meter_grid")
 c[0].caption(plain(get_grid(shown_grid).purpose))
 c[0].image(grid_png(shown_grid, ref, bgm, surface_keys.get(shown_grid, ""),
-                    surfaces[shown_grid]), width="stretch")
+                    surfaces[shown_grid], SCREEN_DPI), width="stretch")
 bland_altman = bland_altman_figure(report)
 c[1].plotly_chart(bland_altman, key="meter_fig_bland_altman")
 
@@ -209,13 +231,15 @@ for i, (name, table) in enumerate(tables.items()):
     if name in report.zone_grids:
         column.caption(plain(get_grid(report.zone_grids[name]).purpose))
     column.dataframe(table, hide_index=True, key=f"meter_table_{name}")
-with st.expander(f"Every pair ({len(report.pairs)})"):
-    show_unit = st.radio("show glucose in", UNITS, horizontal=True, key="meter_show_unit")
+every_pair = st.expander(f"Every pair ({len(report.pairs)})", key="meter_pairs_open",
+                         on_change="rerun")  # the table is sent only while open
+if every_pair.open:
+    show_unit = every_pair.radio("show glucose in", UNITS, horizontal=True, key="meter_show_unit")
     shown = report.pairs.assign(**{column: from_mgdl(report.pairs[column].to_numpy(float),
                                                      show_unit) for column in ("BGM", "REF")})
-    st.caption(f"BGM and REF in {show_unit}; the tables above are computed in whole mg/dL "
-               f"(1 mmol/L = {MGDL_PER_MMOLL} mg/dL).")
-    st.dataframe(shown, hide_index=True, key="meter_pairs")
+    every_pair.caption(f"BGM and REF in {show_unit}; the tables above are computed in whole "
+                       f"mg/dL (1 mmol/L = {MGDL_PER_MMOLL} mg/dL).")
+    every_pair.dataframe(shown, hide_index=True, key="meter_pairs")
 
 st.subheader("Report and downloads")
 # the report and every download are built when asked for, never on a rerun

@@ -26,8 +26,9 @@ app = typer.Typer(help="Start the web dashboard.", add_completion=False)
 
 def streamlit_command(app_path: Path, port: int, headless: bool, address: str = "127.0.0.1",
                       development: bool = False) -> list[str]:
-    """The ``python -m streamlit run`` command line for the app."""
-    return [sys.executable, "-m", "streamlit", "run", str(app_path),
+    """The ``streamlit run`` command line for the app, run through :mod:`dashboard.server`
+    (which prepares the pages before Streamlit starts serving)."""
+    return [sys.executable, "-m", "dashboard.server", "run", str(app_path),
             "--server.port", str(port), "--server.address", address,
             "--server.headless", str(headless).lower(),
             "--client.showErrorDetails", "full" if development else "none"]

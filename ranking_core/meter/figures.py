@@ -4,6 +4,7 @@ and the modified Bland–Altman plot."""
 
 from __future__ import annotations
 
+import contourpy
 import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import ArrayLike, NDArray
@@ -11,29 +12,52 @@ from numpy.typing import ArrayLike, NDArray
 from ranking_core.grids.learned import GLUCOSE_AXIS
 from ranking_core.grids.risk_scale import RISK_COLORSCALE, RISK_GRADE_EDGES, RISK_MAX
 from ranking_core.grids.seg import GLUCOSE_MAX, SEGTable
+from ranking_core.meter.grid_plots import DENSITY_COLOURS, DENSITY_FROM
 from ranking_core.meter.report import ISO_COMPLIANT, MeterReport
 
-__all__ = ["DISPLAY_STEP", "bland_altman_figure", "risk_heatmap", "seg_heatmap",
+__all__ = ["DISPLAY_STEP", "bland_altman_figure", "grade_lines", "risk_heatmap", "seg_heatmap",
            "square_lattice_axes", "thin_grid"]
 
 # boundaries of the risk grades A [0, .5), B [.5, 1.5), C [1.5, 2.5), D [2.5, 3.5), E ≥ 3.5
 GRADE_LEVELS = tuple(RISK_GRADE_EDGES.tolist())
 DISPLAY_STEP = 3  # mg/dL between drawn lattice points (601² cells would make a 5 MB figure)
+# px around a lattice heat map: title (top), tick labels and axis titles (left, bottom), colour bar
+LATTICE_MARGIN = {"l": 70, "r": 100, "t": 40, "b": 55, "autoexpand": False}
 AXIS_TITLES = {"xaxis_title": "Reference glucose (mg/dL)",
                "yaxis_title": "Meter / estimate glucose (mg/dL)"}
 
 
 def thin_grid(grid: ArrayLike, axis: ArrayLike, step: int) -> tuple[NDArray, NDArray]:
-    """Every ``step``-th lattice point, transposed so that x = REF and y = estimate."""
-    values = np.asarray(grid, dtype=np.float64)[::step, ::step]
+    """Every ``step``-th lattice point, transposed so that x = REF and y = estimate; values in
+    single precision (the figure sends half the bytes; risk to 7 digits is more than shown)."""
+    values = np.asarray(grid, dtype=np.float32)[::step, ::step]
     return np.asarray(axis)[::step], values.T
 
 
+def grade_lines(grid: ArrayLike, axis: ArrayLike, step: int = DISPLAY_STEP,
+                levels: tuple[float, ...] = GRADE_LEVELS) -> tuple[NDArray, NDArray]:
+    """The iso-risk lines of ``grid`` (indexed [REF, estimate], mg/dL) at ``levels`` on every
+    ``step``-th lattice point, as (x = REF, y = estimate) vertices with NaN between lines: one
+    light line trace instead of a contour trace that sends the whole grid to the browser."""
+    x, z = thin_grid(np.abs(np.asarray(grid, dtype=np.float64)), axis, step)
+    generator = contourpy.contour_generator(x=x, y=x, z=z)
+    pieces = [np.vstack([line, [np.nan, np.nan]])
+              for level in levels for line in generator.lines(level)]
+    if not pieces:
+        return np.empty(0), np.empty(0)
+    vertices = np.vstack(pieces).astype(np.float32)
+    return vertices[:, 0], vertices[:, 1]
+
+
 def square_lattice_axes(fig: go.Figure, axis: NDArray) -> None:
-    """Square axes spanning the lattice (points outside it are not drawn)."""
+    """Square axes spanning the lattice (points outside it are not drawn), in fixed margins
+    that hold the title, the axis titles and the colour bar: the browser draws the figure once
+    instead of drawing it again after measuring its margins."""
     span = [float(axis[0]), float(axis[-1])]
-    fig.update_xaxes(range=span, constrain="domain")
-    fig.update_yaxes(range=span, scaleanchor="x", scaleratio=1, constrain="domain")
+    fig.update_xaxes(range=span, constrain="domain", automargin=False)
+    fig.update_yaxes(range=span, scaleanchor="x", scaleratio=1, constrain="domain",
+                     automargin=False)
+    fig.update_layout(margin=LATTICE_MARGIN)
 
 
 def risk_heatmap(
@@ -65,13 +89,9 @@ def risk_heatmap(
                                hovertemplate="REF %{x} mg/dL<br>estimate %{y} mg/dL<br>"
                                              "risk %{z:.2f}<extra></extra>"))
     if contours is not None:
-        _, zc = thin_grid(contours, axis, step)
-        fig.add_trace(go.Contour(
-            x=x, y=x, z=zc, showscale=False, hoverinfo="skip", name="reference grades",
-            contours={"coloring": "lines", "start": GRADE_LEVELS[0], "end": GRADE_LEVELS[-1],
-                      "size": 1.0, "showlabels": False},
-            line={"color": "black", "width": 1}, colorscale=[[0, "black"], [1, "black"]],
-        ))
+        line_x, line_y = grade_lines(contours, axis, step)
+        fig.add_trace(go.Scatter(x=line_x, y=line_y, mode="lines", hoverinfo="skip",
+                                 name="reference grades", line={"color": "black", "width": 1}))
     if points is not None:
         ref, est, rating = (np.asarray(p) for p in points)
         fig.add_trace(go.Scatter(
@@ -88,8 +108,7 @@ def risk_heatmap(
             marker={"size": 5, "color": "white", "line": {"color": "black", "width": 1}},
             hovertemplate="REF %{x} mg/dL<br>BGM %{y} mg/dL<extra></extra>",
         ))
-    fig.update_layout(title=title, height=560, margin={"l": 10, "r": 10, "t": 40, "b": 10},
-                      showlegend=False, **AXIS_TITLES)
+    fig.update_layout(title=title, height=560, showlegend=False, **AXIS_TITLES)
     square_lattice_axes(fig, x)
     return fig
 
@@ -103,21 +122,35 @@ def seg_heatmap(seg_table: SEGTable, report: MeterReport | None = None,
 
 def bland_altman_figure(report: MeterReport, title: str = "Modified Bland–Altman") -> go.Figure:
     """rel = (BGM − REF)/REF in % against REF (mg/dL), with the ISO 15197 bounds: ±15 mg/dL
-    (±1500/REF %) below REF 100 and ±15 % from REF 100 on. Pairs with REF = 0 are not drawn."""
+    (±1500/REF %) below REF 100 and ±15 % from REF 100 on. Pairs with REF = 0 are not drawn.
+    From ``DENSITY_FROM`` pairs on, as in the error-grid plots, the pairs are drawn as density
+    (pairs per cell of 5 mg/dL × 1/120 of the height; empty cells left blank) instead of one
+    marker each, which a browser draws far faster."""
     pairs = report.pairs[report.pairs["rel"].notna()]
     rel = 100.0 * pairs["rel"].to_numpy()
     ref_axis = np.arange(10.0, GLUCOSE_MAX + 1)
     bound = np.where(ref_axis < 100, 100.0 * ISO_COMPLIANT / ref_axis, ISO_COMPLIANT)
-    fig = go.Figure(go.Scatter(
-        x=pairs["REF"], y=rel, mode="markers", name="pairs", marker={"size": 5},
-        hovertemplate="REF %{x} mg/dL<br>rel %{y:.1f} %<extra></extra>",
-    ))
+    limit = min(max(50.0, 1.1 * float(np.abs(rel).max())) if rel.size else 50.0, 300.0)
+    if rel.size >= DENSITY_FROM:
+        counts, ref_edges, rel_edges = np.histogram2d(
+            pairs["REF"].to_numpy(dtype=np.float64), rel, bins=(GLUCOSE_MAX // 5, 120),
+            range=((0, GLUCOSE_MAX), (-limit, limit)))
+        fig = go.Figure(go.Heatmap(
+            x=(ref_edges[:-1] + ref_edges[1:]) / 2, y=(rel_edges[:-1] + rel_edges[1:]) / 2,
+            z=np.where(counts > 0, counts, np.nan).T, name="pairs",
+            colorscale=[[0, DENSITY_COLOURS[0]], [1, DENSITY_COLOURS[1]]],
+            colorbar={"title": {"text": "pairs"}, "x": 1.02, "len": 0.6, "y": 0.3},
+            hovertemplate="REF %{x:.1f} mg/dL<br>rel %{y:.1f} %<br>%{z} pairs<extra></extra>"))
+    else:
+        fig = go.Figure(go.Scatter(
+            x=pairs["REF"], y=rel, mode="markers", name="pairs", marker={"size": 5},
+            hovertemplate="REF %{x} mg/dL<br>rel %{y:.1f} %<extra></extra>",
+        ))
     for sign, name in ((1, "+15 mg/dL / +15 %"), (-1, "−15 mg/dL / −15 %")):
         fig.add_trace(go.Scatter(x=ref_axis, y=sign * bound, mode="lines", name=name,
                                  line={"color": "black", "dash": "dash"}))
-    limit = max(50.0, 1.1 * float(np.abs(rel).max())) if rel.size else 50.0
     fig.update_layout(title=title, xaxis_title="Reference glucose (mg/dL)",
                       yaxis_title="(BGM − REF) / REF (%)", width=760, height=480)
     fig.update_xaxes(range=[0, GLUCOSE_MAX])
-    fig.update_yaxes(range=[-min(limit, 300.0), min(limit, 300.0)])
+    fig.update_yaxes(range=[-limit, limit])
     return fig

@@ -33,7 +33,8 @@ PNG_DPI = 200  # 6.4 in × 200 dpi = 1280 px
 ZONE_ALPHA = 0.35
 X_LABEL = "Reference glucose (mg/dL)"
 Y_LABEL = "Measured glucose (mg/dL)"
-DENSITY_CMAP = LinearSegmentedColormap.from_list("pairs", ["#6baed6", "#08306b"])  # blues
+DENSITY_COLOURS = ("#6baed6", "#08306b")  # few → many pairs per cell (blues)
+DENSITY_CMAP = LinearSegmentedColormap.from_list("pairs", list(DENSITY_COLOURS))
 RISK_CMAP = LinearSegmentedColormap.from_list(
     "risk", [(risk / RISK_MAX, colour) for risk, colour in RISK_COLOR_STOPS])
 

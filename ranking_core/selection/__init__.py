@@ -9,8 +9,10 @@ from ranking_core.selection.apriori import AprioriRule, fit_apriori_lambda
 from ranking_core.selection.choose import (
     CRITERIA,
     RULES,
+    TIE_TOLERANCE,
     Choice,
     choose,
+    near_minimum,
     paper_lambda_grid,
     validation_scores,
 )
@@ -23,6 +25,7 @@ from ranking_core.selection.leave_pair_out import (
 __all__ = [
     "CRITERIA",
     "RULES",
+    "TIE_TOLERANCE",
     "AprioriRule",
     "Choice",
     "choose",
@@ -30,6 +33,7 @@ __all__ = [
     "leave_pair_out",
     "leave_pair_out_differences",
     "leave_pair_out_squared",
+    "near_minimum",
     "paper_lambda_grid",
     "validation_scores",
 ]

@@ -1,0 +1,60 @@
+"""The dashboard's server process: ``riskgrid dashboard`` runs ``python -m dashboard.server run
+APP [streamlit options]``.
+
+Before Streamlit starts serving (and so before ``/_stcore/health`` answers), this process imports
+the libraries the pages use and computes the Learn page's opening result (the default simulated
+panel with the default settings, deterministic) into the cache shared by all sessions. The first
+visitor's page is then drawn from warm caches instead of waiting for first imports and a fit.
+A failure here is logged and the server starts anyway: the pages compute what they need.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import time
+
+LOG = logging.getLogger("riskgrid.dashboard")
+
+
+def warm() -> float:
+    """Import what the pages import and compute the Learn page's opening result; the seconds
+    it took."""
+    start = time.perf_counter()
+    import inspect
+
+    import streamlit.emojis  # noqa: F401 - st.set_page_config's icon check compiles its pattern
+
+    import ranking_core.meter.document  # noqa: F401 - matplotlib, reportlab (the Meter page)
+    from dashboard.common import seg_status
+    from dashboard.figures import lambda_curve, risk_heatmap
+    from dashboard.learn_data import warm_opening_result
+
+    result = warm_opening_result(seg_status())
+    # Streamlit looks at the call stack before its first element; the first look maps every
+    # loaded module to its file (a fraction of a second), later looks reuse that map
+    inspect.stack()
+    # the first Plotly figure of a process sets up its validators (about half a second)
+    risk_heatmap(result.grid).to_json()
+    if result.curve is not None:
+        lambda_curve(result.lams, result.curve, result.lam_chosen, "curve").to_json()
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    """Warm the caches, then hand over to Streamlit's command line (``streamlit run …``)."""
+    print("riskgrid dashboard: preparing the pages…", file=sys.stderr, flush=True)
+    try:
+        seconds = warm()
+    except Exception:  # never keep the server from starting
+        LOG.exception("preparing the pages failed; they compute on first use")
+    else:
+        print(f"riskgrid dashboard: ready after {seconds:.1f} s", file=sys.stderr, flush=True)
+    from streamlit.web import cli
+
+    sys.argv = ["streamlit", *sys.argv[1:]]
+    cli.main()
+
+
+if __name__ == "__main__":
+    main()
