@@ -17,8 +17,10 @@ time. This module keeps what the choice needs and drops the rest, by training-se
   sparse lattice solve (:class:`~ranking_core.direct.DirectRanker`, ``solver="lattice"``), then
   the refit on the lattice. No m × m matrix is formed.
 
-The chosen λ is the first minimum of the (mean) validation misranking (Kriukova et al. 2014,
-eq. (1)), the largest λ among ties, as in :func:`~ranking_core.selection.choose`.
+The chosen λ is picked from the (mean) validation misranking (Kriukova et al. 2014, eq. (1)) by
+:func:`~ranking_core.selection.near_minimum`, the rule of :func:`~ranking_core.selection.choose`:
+the largest λ whose value ties with the smallest (within
+:data:`~ranking_core.selection.TIE_TOLERANCE`).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from ranking_core.direct import DirectRanker, lattice_kernel_parts
 from ranking_core.filters import Lavrentiev, make_filter
 from ranking_core.kernels import make_kernel
 from ranking_core.metrics import pairwise_misranking, pairwise_misranking_rows
-from ranking_core.selection import Choice, paper_lambda_grid
+from ranking_core.selection import Choice, near_minimum, paper_lambda_grid
 from ranking_core.validation import check_training_data, one_of
 
 __all__ = ["EXACT_UP_TO", "METHODS", "ONE_FOLD_UP_TO", "choose_method", "fast_kfold_lambda"]
@@ -150,9 +152,7 @@ def fast_kfold_lambda(
         curve = np.full(len(lams), np.nan)
         valid = ~np.all(np.isnan(stacked), axis=0)
         curve[valid] = np.nanmean(stacked[:, valid], axis=0)
-    if np.all(np.isnan(curve)):
-        raise ValueError(f"{owner}: the validation ratings are constant, so no λ can be compared")
-    best = int(np.nanargmin(curve))
+    best = near_minimum(curve, owner=owner)
     model = DirectRanker(kernel, lam=float(lams[best]), solver=solver,
                          lattice_step=lattice_step).fit(X, y)
     return Choice(float(lams[best]), "lam", None, lams, None, curve, model, f"kfold-{method}",

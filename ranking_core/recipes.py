@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
-from ranking_core.fast_selection import METHODS, fast_kfold_lambda
+from ranking_core.fast_selection import METHODS, choose_method, fast_kfold_lambda
 from ranking_core.filters import Filter
 from ranking_core.grids.coordinates import GlucoseTransform
 from ranking_core.grids.signed import AbsoluteRisk, signed_ratings
@@ -25,7 +25,7 @@ from ranking_core.learn import rating_positions as anchored_positions
 from ranking_core.learn import with_diagonal_anchors as diagonal_anchors
 from ranking_core.learners.spectral import SpectralRanker
 from ranking_core.panels.robust import RobustRanker, kfold_robust
-from ranking_core.selection import choose, paper_lambda_grid
+from ranking_core.selection import choose, near_minimum, paper_lambda_grid
 from ranking_core.validation import one_of
 
 __all__ = [
@@ -75,7 +75,9 @@ class SEGRecipe:
     solver : how ``"kfold"`` is computed: ``"spectral"`` (every fold and the refit by
         :func:`~ranking_core.selection.choose`, any filter) or a method of
         :func:`~ranking_core.fast_selection.fast_kfold_lambda` (``"auto"``, ``"exact"``,
-        ``"one-fold"``, ``"lattice"``; Lavrentiev filter; one direct refit).
+        ``"one-fold"``, ``"lattice"``; Lavrentiev filter; one direct refit). ``"auto"`` decides
+        by the number of ratings m (:func:`~ranking_core.fast_selection.choose_method`), the
+        diagonal anchors not counted: at m = 2,000 every fold is solved exactly.
     robust : None (the plain ranker) or the loss of a
         :class:`~ranking_core.panels.RobustRanker` (``"huber"``, ``"tukey"``, ``"squared"``):
         weights for outlying ratings, a rater model when rater codes are given, coarse answers
@@ -185,6 +187,7 @@ def fit_recipe(recipe: SEGRecipe, X: NDArray, y: NDArray, raters: ArrayLike | No
     feeds its rater model.
     """
     lams = recipe.lams()
+    n_ratings = len(y)  # "auto" counts the ratings, not the recipe's diagonal anchors
     if recipe.robust is not None:
         codes = (np.full(len(y), -1) if raters is None
                  else pd.factorize(np.asarray(raters, dtype=object))[0])
@@ -197,11 +200,13 @@ def fit_recipe(recipe: SEGRecipe, X: NDArray, y: NDArray, raters: ArrayLike | No
             choices = [kfold_robust(recipe.ranker(gamma), X, y, lams, n_splits=recipe.n_splits,
                                     random_state=0) for gamma in recipe.gammas]
         else:
-            choices = [fast_kfold_lambda(recipe.ranker(gamma), X, y, lams,
-                                         n_splits=recipe.n_splits, random_state=0,
-                                         method=recipe.solver) for gamma in recipe.gammas]
+            choices = [fast_kfold_lambda(
+                recipe.ranker(gamma), X, y, lams, n_splits=recipe.n_splits, random_state=0,
+                method=(recipe.solver if recipe.solver != "auto" else
+                        choose_method(n_ratings, recipe.ranker(gamma), X.shape[1])))
+                for gamma in recipe.gammas]
         scores = [float(np.nanmin(choice.curve)) for choice in choices]
-        best = int(np.argmin(scores))  # the first γ among ties
+        best = near_minimum(scores)  # the first γ among ties, as choose() picks it
         choice, gamma = choices[best], recipe.gammas[best]
     else:
         # hold-out (the paper) keeps the model of the first half (refit=False); k-fold refits

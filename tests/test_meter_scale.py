@@ -7,21 +7,62 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
+import pytest
 from scipy.stats import bootstrap
 
 from ranking_core.grids.registry import report_grids
-from ranking_core.meter import statistics
-from ranking_core.meter.report import _zone_index
-from ranking_core.meter.statistics import BOOTSTRAP_MAX_PAIRS, mard_interval
+from ranking_core.meter import meter_report, statistics
+from ranking_core.meter.statistics import (
+    BOOTSTRAP_MAX_PAIRS,
+    iso_criteria,
+    mard_interval,
+    pair_points,
+    range_statistics,
+)
 
 
-def test_zones_looked_up_on_the_lattice_match_the_grids():
-    rng = np.random.default_rng(3)
-    n = 400_000  # more pairs than the 601 × 601 lattice has points
+def _pairs(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
     ref = rng.integers(0, 601, n).astype(np.float64)
-    bgm = rng.integers(0, 601, n).astype(np.float64)
-    for grid in report_grids(1).values():
-        assert np.array_equal(_zone_index(grid, ref, bgm), grid.zone_index(ref, bgm))
+    return ref, np.clip(np.rint(ref * (1 + 0.1 * rng.standard_normal(n))), 0, 600)
+
+
+def test_pairs_grouped_on_the_lattice_give_every_pair_back():
+    ref, bgm = _pairs(200_000, 3)
+    points = pair_points(ref, bgm)
+    assert np.array_equal(points.ref[points.inverse], ref)
+    assert np.array_equal(points.bgm[points.inverse], bgm)
+    assert points.count.sum() == ref.size and (points.count >= 1).all()
+    assert len(set(zip(points.ref, points.bgm, strict=True))) == points.ref.size  # distinct
+    for grid in report_grids(1).values():  # zones per point, spread to the pairs
+        assert np.array_equal(grid.zone_index(points.ref, points.bgm)[points.inverse],
+                              grid.zone_index(ref, bgm))
+    fractional = pair_points(ref[:500] + 0.5, bgm[:500])  # off the lattice: np.unique
+    assert np.array_equal(fractional.ref[fractional.inverse], ref[:500] + 0.5)
+
+
+def test_statistics_of_grouped_pairs_equal_those_of_the_pairs():
+    ref, bgm = _pairs(3 * BOOTSTRAP_MAX_PAIRS * 4, 6)  # every range beyond the bootstrap
+    points = pair_points(ref, bgm)
+    grouped = range_statistics(points.ref, points.bgm, points.count)
+    pd.testing.assert_frame_equal(grouped, range_statistics(ref, bgm), rtol=1e-12)
+    pd.testing.assert_frame_equal(
+        iso_criteria(points.ref, points.bgm, 7, 1, points.count), iso_criteria(ref, bgm, 7, 1))
+
+
+def test_report_does_not_depend_on_the_order_of_the_pairs():
+    ref, bgm = _pairs(3000, 8)  # small ranges: the bootstrap interval
+    order = np.random.default_rng(9).permutation(ref.size)
+    first = meter_report(pd.DataFrame({"BGM": bgm, "REF": ref}), None)
+    again = meter_report(pd.DataFrame({"BGM": bgm[order], "REF": ref[order]}), None)
+    for name, table in first.tables().items():
+        pd.testing.assert_frame_equal(table, again.tables()[name], rtol=1e-12, obj=name)
+    per_pair = first.pairs.drop(columns="row").iloc[order].reset_index(drop=True)
+    pd.testing.assert_frame_equal(per_pair, again.pairs.drop(columns="row"))
+    ard = 100 * np.abs(bgm - ref)[ref > 0] / ref[ref > 0]
+    assert first.ranges.set_index("range").loc["all", "mard_percent"] == pytest.approx(
+        ard.mean(), rel=1e-12)
 
 
 def test_normal_mard_interval_matches_the_bootstrap_beyond_the_limit():
@@ -33,7 +74,7 @@ def test_normal_mard_interval_matches_the_bootstrap_beyond_the_limit():
     ard = 100 * np.abs(bgm - ref) / ref
     boot = bootstrap((ard,), np.mean, n_resamples=2000, method="percentile", batch=100,
                      rng=np.random.default_rng(0)).confidence_interval
-    assert mard == ard.mean()
+    assert mard == pytest.approx(ard.mean(), rel=1e-12)
     width = boot.high - boot.low
     # the bootstrap's own Monte Carlo error is a few % of the width
     assert abs(low - boot.low) < 0.05 * width and abs(high - boot.high) < 0.05 * width

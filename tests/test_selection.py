@@ -8,7 +8,13 @@ import pytest
 from ranking_core import OnlineMPRank, RankBoost, SpectralRanker
 from ranking_core.kernels import GaussianKernel
 from ranking_core.metrics import pairwise_misranking
-from ranking_core.selection import choose, fit_apriori_lambda, paper_lambda_grid
+from ranking_core.selection import (
+    TIE_TOLERANCE,
+    choose,
+    fit_apriori_lambda,
+    near_minimum,
+    paper_lambda_grid,
+)
 from ranking_core.selection.apriori import _fit_power_law
 
 
@@ -24,6 +30,18 @@ def test_paper_grid() -> None:
     assert grid.shape == (200,) and grid[0] == 1.0
     assert grid[199] == pytest.approx(0.95**199)
     assert paper_lambda_grid(15.0)[3] == pytest.approx(15 * 0.95**3)
+
+
+def test_near_ties_of_the_minimum_go_to_the_first_candidate() -> None:
+    assert near_minimum(np.array([0.1 + 0.2, 0.3])) == 0  # equal counts, summed in two orders
+    # values that differ by round-off only: the first (largest λ) wins
+    curve = np.array([0.30, 0.012, 0.0100 + TIE_TOLERANCE / 2, np.nan, 0.0100, 0.0101 + 1e-12])
+    assert near_minimum(curve) == 2
+    assert near_minimum(curve, tolerance=0.0) == 4  # no tolerance: the exact minimum
+    # values beyond the tolerance are not ties, however early
+    assert near_minimum(np.array([0.0100 + 2 * TIE_TOLERANCE, 0.0100])) == 1
+    with pytest.raises(ValueError, match="validation ratings are constant"):
+        near_minimum(np.array([np.nan, np.nan]))
 
 
 def test_holdout_without_refit_matches_brute_force_refits() -> None:

@@ -413,7 +413,7 @@ class _Chunk:
     lines: Sequence[int]
     rows: list[list[str]] | None = None
     columns: list[list[str]] | None = None
-    numbers: NDArray[np.float64] | None = None  # (rows, width): every cell a plain finite number
+    numbers: NDArray[np.float64] | None = None  # (width, rows): every cell a plain finite number
 
 
 @dataclass
@@ -521,8 +521,8 @@ def _text_rows(text: IO[str], schema: Schema, label: str, limits: Limits,
                 block += text.readline()  # whole lines only
             values = _plain_block(block, delimiter, width, limits.max_cell) if numeric else None
             if values is not None:
-                yield _Chunk(range(first, first + len(values)), numbers=values)
-                first += len(values)
+                yield _Chunk(range(first, first + values.shape[1]), numbers=values)
+                first += values.shape[1]
                 continue
             lines = io.StringIO(block, newline="").readlines()  # as the file's readlines()
             del block
@@ -652,41 +652,53 @@ def _plain_numbers(cells: NDArray[np.object_], decimal: _Decimal) -> NDArray[np.
 def _plain_block(block: str, delimiter: str, width: int, max_cell: int
                  ) -> NDArray[np.float64] | None:
     """The fast path of text files: a block of whole lines of plain numbers, parsed by pandas' C
-    reader (correctly rounded, like ``float``), as a (lines, width) array; None unless every line
+    reader (correctly rounded, like ``float``), as a (width, lines) array; None unless every line
     has ``width`` cells and every cell is a finite number of at most ``max_cell`` characters
     (then the full rules read the block, with the same result).
 
     Plain: digits, minus signs, delimiters, line ends (LF or CRLF) and, when the delimiter is a
-    comma (the decimal mark is then the point), points. pandas refuses every token of these
-    characters that is not a number ('', '-', '.', '1-2', '1.2.3'), so no blank, text, NaN, NUL,
-    spaced or grouped cell passes; a blank line (which pandas skips) changes the number of rows
-    and is caught.
+    comma (the decimal mark is then the point), points. pandas reads every token of these
+    characters that is not a number ('', '-', '.', '1-2', '1.2.3') as text, which sends the block
+    to the full rules, so no blank, text, NaN, NUL, spaced or grouped cell passes; a blank line
+    (which pandas skips) changes the number of rows and is caught.
     """
     if not block.isascii():
         return None
     raw = block.encode("ascii")
-    crlf = raw.count(b"\r") == raw.count(b"\r\n")  # Windows line ends, no bare CR
+    crlf = b"\r" in raw and raw.count(b"\r") == raw.count(b"\r\n")  # Windows ends, no bare CR
     if raw.translate(None, b"0123456789-\n" + delimiter.encode() + b"\r" * crlf
                      + (b"." if delimiter == "," else b"")):
         return None
+    rows = raw.count(b"\n") + (not raw.endswith(b"\n"))
     codes = np.frombuffer(raw, np.uint8)
-    ends = np.flatnonzero(codes == ord("\n"))
-    rows = len(ends) + (not raw.endswith(b"\n"))
-    cuts = np.sort(np.concatenate(([-1], ends, np.flatnonzero(codes == ord(delimiter)),
-                                   [len(raw)])))
-    longest = int(np.diff(cuts).max()) - 1  # characters of the longest cell
+    # the longest cell: bounded by the longest line, exact (cells between delimiters) when needed
+    longest = int(np.diff(np.flatnonzero(codes == ord("\n")), prepend=-1,
+                          append=len(raw)).max()) - 1
+    if longest > 15:
+        cuts = np.flatnonzero((codes == ord("\n")) | (codes == ord(delimiter)))
+        longest = int(np.diff(cuts, prepend=-1, append=len(raw)).max()) - 1
+    del codes
     if longest > max_cell:
         return None
     try:
-        values = pd.read_csv(io.BytesIO(raw), sep=delimiter, header=None, dtype=np.float64,
-                             engine="c", na_filter=False,
-                             # numbers of ≤ 15 characters (≤ 15 digits) pandas' own parser rounds
-                             # correctly; longer ones go through Python's strtod
-                             float_precision=None if longest <= 15 else "round_trip").to_numpy()
+        # numbers of ≤ 15 characters (≤ 15 digits) pandas' own parser rounds correctly, and
+        # integers among them are exact in int64 and in float64 (< 2⁵³); longer ones go through
+        # Python's strtod
+        # low_memory=False: one pass over the block, so no warning of types mixed between
+        # pandas' internal chunks (such a block goes to the full rules anyway)
+        frame = pd.read_csv(io.BytesIO(raw), sep=delimiter, header=None, engine="c",
+                            na_filter=False, low_memory=False, **({} if longest <= 15 else
+                                                {"dtype": np.float64,
+                                                 "float_precision": "round_trip"}))
     except (ValueError, pd.errors.ParserError):
         return None
-    if values.shape != (rows, width) or not np.isfinite(values).all():
-        return None
+    if frame.shape != (rows, width) or not all(d.kind in "if" for d in frame.dtypes):
+        return None  # a blank line skipped, or a cell that is not a number
+    values = np.empty((width, rows))
+    for k, (_, column) in enumerate(frame.items()):
+        values[k] = column.to_numpy()
+        if column.dtype.kind == "f" and not np.isfinite(values[k]).all():
+            return None
     return values
 
 
@@ -943,10 +955,11 @@ def _collect(rows: _Rows, schema: Schema, label: str, unit: str | None, limits: 
         if n_read + refuse.unsplit > limits.max_rows:
             raise InputError(f"{label}: more than {limits.max_rows:,} data rows (the limit; "
                              "split the file or raise the limit)")
-        lines = np.asarray(chunk.lines, dtype=np.int64)
+        lines = (np.arange(chunk.lines.start, chunk.lines.stop, dtype=np.int64)
+                 if isinstance(chunk.lines, range) else np.asarray(chunk.lines, dtype=np.int64))
         if chunk.numbers is not None:  # plain numbers, already checked
             for f in typed:
-                parts[f.name].append(chunk.numbers[:, header.index[f.name]])
+                parts[f.name].append(chunk.numbers[header.index[f.name]])
             kept_lines.append(lines)
             continue
         bad = np.zeros(n, dtype=bool)
@@ -1034,8 +1047,8 @@ def _collect(rows: _Rows, schema: Schema, label: str, unit: str | None, limits: 
     glucose = [f for f in typed if f.glucose]
     if glucose:
         try:
-            file_unit = resolve_unit(np.concatenate([values[f.name] for f in glucose]), unit,
-                                     header.unit, label, unit_option)
+            file_unit = resolve_unit([values[f.name] for f in glucose], unit, header.unit,
+                                     label, unit_option)
         except UnitError as exc:
             raise InputError(str(exc)) from exc
         for f in glucose:
@@ -1047,6 +1060,9 @@ def _collect(rows: _Rows, schema: Schema, label: str, unit: str | None, limits: 
         if f.kind != "number" or (f.low is None and f.high is None):
             continue
         v = values[f.name]
+        if v.size == 0 or ((f.low is None or v.min() >= f.low)
+                           and (f.high is None or v.max() <= f.high)):
+            continue  # every value in range: no mask needed
         out = ((v < f.low) if f.low is not None else False) | (
             (v > f.high) if f.high is not None else False)
         out = np.asarray(out) & ~bad

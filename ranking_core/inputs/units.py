@@ -7,6 +7,8 @@ by 10 (1 mmol/L = 180.16 mg/L = 18.016 mg/dL).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -46,9 +48,10 @@ def from_mgdl(values: NDArray[np.float64], unit: str) -> NDArray[np.float64]:
     return values / MGDL_PER_MMOLL if check_unit(unit) == "mmol/L" else values
 
 
-def resolve_unit(values: NDArray[np.float64], stated: str | None, in_header: str | None,
-                 label: str, option: str = "--unit") -> str:
-    """The unit to read ``values`` (the file's glucose numbers) in.
+def resolve_unit(values: NDArray[np.float64] | Sequence[NDArray[np.float64]],
+                 stated: str | None, in_header: str | None, label: str,
+                 option: str = "--unit") -> str:
+    """The unit to read ``values`` (the file's glucose numbers: one array, or one per column) in.
 
     ``stated`` is the user's unit (``None``: not given), ``in_header`` a unit named in the column
     headers (e.g. "Glucose Value (mmol/L)"). A stated unit that contradicts the header is refused;
@@ -63,13 +66,17 @@ def resolve_unit(values: NDArray[np.float64], stated: str | None, in_header: str
         return in_header
     if stated is not None:
         return stated
-    finite = values if np.isfinite(values).all() else values[np.isfinite(values)]
-    # fewer than half the values below the limit: the median is not below it (no sorted copy)
-    below = int(np.count_nonzero(finite < LOOKS_LIKE_MMOLL))
-    if (finite.size and 2 * below >= finite.size - 1
-            and float(np.median(finite)) < LOOKS_LIKE_MMOLL):
+    columns = [values] if isinstance(values, np.ndarray) else list(values)
+    finite = [c if np.isfinite(c).all() else c[np.isfinite(c)] for c in columns]
+    size = sum(c.size for c in finite)
+    # fewer than half the values below the limit: the median is not below it (no joined copy)
+    below = sum(int(np.count_nonzero(c < LOOKS_LIKE_MMOLL)) for c in finite)
+    if not size or 2 * below < size - 1:
+        return "mg/dL"
+    median = float(np.median(np.concatenate(finite)))
+    if median < LOOKS_LIKE_MMOLL:
         raise UnitError(
-            f"{label}: the glucose values look like mmol/L (median {np.median(finite):.3g}, "
+            f"{label}: the glucose values look like mmol/L (median {median:.3g}, "
             f"below {LOOKS_LIKE_MMOLL:g}); state the unit: {option} mmol/L converts them with "
             f"{MGDL_PER_MMOLL} mg/dL per mmol/L, {option} mg/dL reads them as they are")
     return "mg/dL"

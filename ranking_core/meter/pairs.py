@@ -87,27 +87,23 @@ class MeterPairs:
         return pd.DataFrame({"BGM": self.bgm, "REF": self.ref, "row": self.rows})
 
 
-def _whole(values: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Values rounded to whole mg/dL (half to even); the same array when they already are."""
-    rounded = np.rint(values)
-    return values if np.array_equal(rounded, values) else rounded
-
-
 def _pairs(table: TableRead) -> MeterPairs:
-    bgm, ref = table.values["BGM"], table.values["REF"]
+    whole = {}  # each column rounded to whole mg/dL (half to even); the same array if it was
     messages = table.messages()
     if table.unit == "mmol/L":
         messages.append(f"{table.source}: glucose rounded to whole mg/dL after the conversion")
-    else:
-        for name, values in (("BGM", bgm), ("REF", ref)):
-            fractional = values != np.rint(values)
-            if fractional.any():
-                first = values[fractional][0]
-                messages.append(
-                    f"{table.source}: {name} is not a whole mg/dL in "
-                    f"{name_rows(table.lines[fractional], table.where)}; rounded to the nearest "
-                    f"integer (e.g. {first:g} → {np.rint(first):g})")
-    return MeterPairs(bgm=_whole(bgm), ref=_whole(ref), rows=table.lines,
+    for name in ("BGM", "REF"):
+        values = table.values[name]
+        rounded = np.rint(values)
+        fractional = values != rounded
+        whole[name] = rounded if fractional.any() else values
+        if table.unit != "mmol/L" and fractional.any():
+            first = values[fractional][0]
+            messages.append(
+                f"{table.source}: {name} is not a whole mg/dL in "
+                f"{name_rows(table.lines[fractional], table.where)}; rounded to the nearest "
+                f"integer (e.g. {first:g} → {np.rint(first):g})")
+    return MeterPairs(bgm=whole["BGM"], ref=whole["REF"], rows=table.lines,
                       messages=tuple(messages), source=table.source, unit=table.where,
                       glucose_unit=table.unit or "mg/dL", table=table)
 

@@ -31,6 +31,8 @@ from ranking_core.meter.statistics import (
     caveats,
     iso_criteria,
     iso_difference,
+    mean_sd,
+    pair_points,
     proportion_interval,
     range_statistics,
 )
@@ -68,55 +70,49 @@ def binomial_lower_bound(n: int) -> int:
     return int(binom.ppf(BINOMIAL_QUANTILE, n, BINOMIAL_PROBABILITY)) if n > 0 else 0
 
 
-def _counts(index: NDArray[np.intp], labels: tuple[str, ...], n: int) -> pd.DataFrame:
-    """count, percent and its Wilson 95 % interval of each label."""
-    count = np.bincount(index, minlength=len(labels))
-    percent = 100.0 * count / n if n else np.full(len(labels), np.nan)
-    return add_intervals(pd.DataFrame({"count": count, "percent": percent}), n)
+def _counts(index: NDArray[np.integer], labels: tuple[str, ...], n: int,
+            count: NDArray[np.int64]) -> pd.DataFrame:
+    """count, percent and its Wilson 95 % interval of each label (``index`` per point, ``count``
+    pairs at each point)."""
+    tally = np.bincount(index, weights=count, minlength=len(labels)).astype(np.int64)
+    percent = 100.0 * tally / n if n else np.full(len(labels), np.nan)
+    return add_intervals(pd.DataFrame({"count": tally, "percent": percent}), n)
 
 
-def _category_table(abs_risk: NDArray[np.float64]) -> pd.DataFrame:
-    table = _counts(risk_category(abs_risk), RISK_CATEGORIES, len(abs_risk))
+def _category_table(abs_risk: NDArray[np.float64], count: NDArray[np.int64]) -> pd.DataFrame:
+    table = _counts(risk_category(abs_risk), RISK_CATEGORIES, int(count.sum()), count)
     table.insert(0, "abs_risk_range", list(RISK_CATEGORY_RANGES))
     table.insert(0, "category", list(RISK_CATEGORIES))
     table.insert(0, "id", np.arange(len(RISK_CATEGORIES)))
     return table
 
 
-def _zone_table(grid: ZoneGrid, index: NDArray[np.intp]) -> pd.DataFrame:
-    table = _counts(index, grid.zones, len(index))
+def _zone_table(grid: ZoneGrid, index: NDArray[np.integer], count: NDArray[np.int64]
+                ) -> pd.DataFrame:
+    table = _counts(index, grid.zones, int(count.sum()), count)
     table.insert(0, "meaning", list(grid.meanings))
     table.insert(0, "zone", list(grid.zones))
     return table
 
 
-def _zone_index(grid: ZoneGrid, ref: NDArray[np.float64], bgm: NDArray[np.float64]
-                ) -> NDArray[np.intp]:
-    """The grid's zone of each included pair (whole mg/dL in 0..600): when there are more pairs
-    than points of the 601 × 601 lattice, the zones of the lattice are computed once and looked
-    up; the same zones, in less time."""
-    size = GLUCOSE_MAX + 1
-    if ref.size <= size * size or not (np.array_equal(ref, np.rint(ref))
-                                       and np.array_equal(bgm, np.rint(bgm))):
-        return grid.zone_index(ref, bgm)
-    axis = np.arange(size, dtype=np.float64)
-    lattice = grid.zone_index(np.repeat(axis, size), np.tile(axis, size)).reshape(size, size)
-    return lattice[ref.astype(np.intp), bgm.astype(np.intp)]
-
-
-def _spread(values: NDArray[np.float64], where: NDArray, n: int) -> NDArray[np.float64]:
-    """``values`` placed at ``where`` (a mask or positions) of n pairs, NaN elsewhere."""
-    out = np.full(n, np.nan)
-    out[where] = values
+def _spread(values: NDArray, included: NDArray[np.bool_]) -> NDArray[np.float64]:
+    """Per-pair ``values`` of the included pairs placed among all pairs, NaN where excluded."""
+    if values.size == included.size:
+        return values
+    out = np.full(included.size, np.nan)
+    out[included] = values
     return out
 
 
-def _labels(names: tuple[str, ...], index: NDArray[np.intp], included: NDArray[np.bool_]
+def _labels(names: tuple[str, ...], index: NDArray[np.int8], included: NDArray[np.bool_]
             ) -> pd.Categorical:
     """Per pair, the name of its zone / grade / category (missing for excluded pairs), stored
     as codes so that 10^7 pairs do not make 10^7 strings."""
-    codes = np.full(included.shape, -1, dtype=np.int8)
-    codes[included] = index
+    if index.size == included.size:
+        codes = index
+    else:
+        codes = np.full(included.shape, -1, dtype=np.int8)
+        codes[included] = index
     return pd.Categorical.from_codes(codes, categories=list(names))
 
 
@@ -231,7 +227,9 @@ def meter_report(
     -----
     Pairs with REF > 600, else BGM > 600, else a value < 0 are excluded (each counted once, under
     the first rule it meets); every other table is over the included pairs. Bias, MARD and CV
-    leave out REF = 0 (rel undefined). O(n) time.
+    leave out REF = 0 (rel undefined). O(n) time: the statistics are computed over the distinct
+    (REF, BGM) points weighted by their pairs (:func:`~ranking_core.meter.statistics.pair_points`),
+    so the report does not depend on the order of the pairs.
     """
     pairs = _as_pairs(pairs)
     ref, bgm = pairs.ref, pairs.bgm
@@ -245,8 +243,8 @@ def meter_report(
     kinds = ("Total", "BGM < REF", "BGM = REF", "BGM > REF",
              "REF > 600: excluded from SEG analysis", "BGM > 600: excluded",
              "REF or BGM < 0: excluded", "Total included in SEG analysis")
-    counts = [n_total, (bgm < ref).sum(), (bgm == ref).sum(), (bgm > ref).sum(),
-              ref_over.sum(), bgm_over.sum(), negative.sum(), included.sum()]
+    counts = [n_total] + [np.count_nonzero(mask) for mask in (
+        bgm < ref, bgm == ref, bgm > ref, ref_over, bgm_over, negative, included)]
     pair_types = pd.DataFrame({"pair_type": kinds, "count": np.array(counts, dtype=np.int64)})
     pair_types["percent"] = 100.0 * pair_types["count"] / n_total if n_total else np.nan
     for mask, rule in ((ref_over, "REF > 600 mg/dL"), (bgm_over, "BGM > 600 mg/dL"),
@@ -255,35 +253,36 @@ def meter_report(
             messages.append(f"{mask.sum()} pair(s) with {rule} are excluded from the analysis "
                             f"({name_rows(pairs.rows[mask], pairs.unit)})")
 
-    r, b = ref[included], bgm[included]
-    n = int(included.sum())
-    # the lookups first, while little else is held (their temporaries are the largest at 10^7)
-    abs_risk = None if seg_table is None else seg_table.risk(r, b)
+    # every statistic over the distinct (REF, BGM) points, weighted by their pairs (at most
+    # 601 × 601 points whatever the number of pairs); per-pair columns are lookups of their point
+    points = pair_points(*((ref, bgm) if included.all() else (ref[included], bgm[included])))
+    r, b, count, inverse = points.ref, points.bgm, points.count, points.inverse
+    n = int(count.sum())
     grids = report_grids(parkes_type)
-    zone_index = {family: _zone_index(grid, r, b).astype(np.int8)
-                  for family, grid in grids.items()}
+    zone_index = {family: grid.zone_index(r, b) for family, grid in grids.items()}
     positive = r > 0
-    rel = (b - r) / r if positive.all() else (b[positive] - r[positive]) / r[positive]
-    if (~positive).any():
-        messages.append(f"{(~positive).sum()} included pair(s) with REF = 0 are left out of "
+    rel = np.full(r.size, np.nan)
+    rel[positive] = (b[positive] - r[positive]) / r[positive]
+    n_positive = int(count[positive].sum())
+    if n_positive < n:
+        messages.append(f"{n - n_positive} included pair(s) with REF = 0 are left out of "
                         "bias, MARD, CV and the limits of agreement (rel = (BGM − REF)/REF is "
                         "undefined; the official tool returns Inf)")
-    bias = rel.mean() if rel.size else np.nan
-    cv = rel.std(ddof=1) if rel.size > 1 else np.nan
+    bias, cv = mean_sd(rel[positive], count[positive])
     accuracy = pd.DataFrame({
-        "n": [rel.size], "ref_zero_left_out": [int((~positive).sum())],
-        "bias_percent": [100 * bias], "mard_percent": [100 * np.abs(rel).mean()
-                                                      if rel.size else np.nan],
+        "n": [n_positive], "ref_zero_left_out": [n - n_positive],
+        "bias_percent": [100 * bias],
+        "mard_percent": [100 * mean_sd(np.abs(rel[positive]), count[positive])[0]],
         "cv_percent": [100 * cv], "loa_lower_percent": [100 * (bias - 1.96 * cv)],
         "loa_upper_percent": [100 * (bias + 1.96 * cv)],
     })
 
     diff = iso_difference(r, b)
-    iso_ranges = _counts(np.digitize(diff, _ISO_EDGES, right=True), ISO_RANGES, n)
+    iso_ranges = _counts(np.digitize(diff, _ISO_EDGES, right=True), ISO_RANGES, n, count)
     iso_ranges.insert(0, "range", list(ISO_RANGES))
     iso_ranges.insert(0, "id", np.arange(1, len(ISO_RANGES) + 1))
 
-    compliant = int((diff <= ISO_COMPLIANT).sum())
+    compliant = int(count[diff <= ISO_COMPLIANT].sum())
     bound = binomial_lower_bound(n)
     low, high = proportion_interval(compliant, n)
     binomial = pd.DataFrame({
@@ -294,30 +293,34 @@ def meter_report(
         "ci_lower_percent": [low], "ci_upper_percent": [high],
     })
 
-    per_pair = pd.DataFrame({"row": pairs.rows, "BGM": bgm, "REF": ref, "included": included},
-                            copy=False)
-    per_pair["rel"] = _spread(rel, np.flatnonzero(included)[positive], n_total)
-    per_pair["iso_diff"] = _spread(diff, included, n_total)
+    # the per-pair columns, made into one frame at the end without copying (setting a column of
+    # a frame copies it)
+    per_pair = {"row": pairs.rows, "BGM": bgm, "REF": ref, "included": included}
+    per_pair["rel"] = _spread(rel[inverse], included)
+    per_pair["iso_diff"] = _spread(diff[inverse], included)
     zones = {}
     for family, grid in grids.items():
         index = zone_index.pop(family)
-        zones[family] = _zone_table(grid, index)
-        per_pair[family] = _labels(grid.zones, index, included)
+        zones[family] = _zone_table(grid, index, count)
+        per_pair[family] = _labels(grid.zones, index.astype(np.int8)[inverse], included)
 
     parkes_ab = int(zones["parkes"].set_index("zone").loc[["A", "B"], "count"].sum())
-    ranges = range_statistics(r, b)
+    ranges = range_statistics(r, b, count)
 
     risk_grades = risk_categories = learned_categories = None
     if seg_table is None:
         messages.append(MISSING_SEG_MESSAGE)
     else:
-        grades = _counts(risk_grade(abs_risk), RISK_GRADES, n)
+        abs_risk = seg_table.risk(r, b)
+        grade, category = risk_grade(abs_risk), risk_category(abs_risk)
+        grades = _counts(grade, RISK_GRADES, n, count)
         grades.insert(0, "abs_risk_range", list(RISK_GRADE_RANGES))
         grades.insert(0, "grade", list(RISK_GRADES))
-        risk_grades, risk_categories = grades, _category_table(abs_risk)
-        per_pair["abs_risk"] = _spread(abs_risk, included, n_total)
-        per_pair["risk_grade"] = _labels(RISK_GRADES, risk_grade(abs_risk), included)
-        per_pair["risk_category"] = _labels(RISK_CATEGORIES, risk_category(abs_risk), included)
+        risk_grades, risk_categories = grades, _category_table(abs_risk, count)
+        per_pair["abs_risk"] = _spread(abs_risk[inverse], included)
+        per_pair["risk_grade"] = _labels(RISK_GRADES, grade.astype(np.int8)[inverse], included)
+        per_pair["risk_category"] = _labels(RISK_CATEGORIES, category.astype(np.int8)[inverse],
+                                            included)
     if learned_risk is not None:
         surface = np.asarray(learned_risk, dtype=np.float64)
         size = GLUCOSE_MAX + 1
@@ -325,15 +328,16 @@ def meter_report(
             raise ValueError(f"meter_report: learned_risk must be a finite ({size}, {size}) array "
                              f"indexed [REF, BGM] in mg/dL; got shape {surface.shape}")
         learned = get_grid("learned", RiskGrid).risk(surface, r, b)
-        learned_categories = _category_table(learned)
-        per_pair["learned_risk"] = _spread(learned, included, n_total)
+        learned_categories = _category_table(learned, count)
+        per_pair["learned_risk"] = _spread(learned[inverse], included)
 
     return MeterReport(
         pair_types=pair_types, accuracy=accuracy, iso_ranges=iso_ranges, binomial=binomial,
         zones=zones, zone_grids={f: g.name for f, g in grids.items()},
-        iso_criteria=iso_criteria(r, b, parkes_ab, parkes_type), ranges=ranges,
+        iso_criteria=iso_criteria(r, b, parkes_ab, parkes_type, count), ranges=ranges,
         caveats=caveats(ranges),
-        pairs=per_pair, risk_grades=risk_grades, risk_categories=risk_categories,
+        pairs=pd.DataFrame(per_pair, copy=False), risk_grades=risk_grades,
+        risk_categories=risk_categories,
         learned_categories=learned_categories, parkes_type=parkes_type,
         messages=tuple(messages), source=pairs.source,
     )

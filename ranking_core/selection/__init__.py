@@ -6,7 +6,14 @@ least-squares ranker lives in :mod:`ranking_core.selection.leave_pair_out`.
 """
 
 from ranking_core.selection.apriori import AprioriRule, fit_apriori_lambda
-from ranking_core.selection.choose import RULES, Choice, choose, paper_lambda_grid
+from ranking_core.selection.choose import (
+    RULES,
+    TIE_TOLERANCE,
+    Choice,
+    choose,
+    near_minimum,
+    paper_lambda_grid,
+)
 from ranking_core.selection.leave_pair_out import (
     leave_pair_out,
     leave_pair_out_differences,
@@ -15,6 +22,7 @@ from ranking_core.selection.leave_pair_out import (
 
 __all__ = [
     "RULES",
+    "TIE_TOLERANCE",
     "AprioriRule",
     "Choice",
     "choose",
@@ -22,5 +30,6 @@ __all__ = [
     "leave_pair_out",
     "leave_pair_out_differences",
     "leave_pair_out_squared",
+    "near_minimum",
     "paper_lambda_grid",
 ]

@@ -5,6 +5,9 @@ Rules (Kriukova et al. 2014, §4.1, §4.3–4.4; DESIGN §4):
 * ``"holdout"`` — the first ⌊fit_fraction·m⌋ points fit, the rest score every candidate by
   pairwise misranking (eq. (1));
 * ``"kfold"`` — the same criterion averaged over k folds;
+
+  both pick by :func:`near_minimum`: the first candidate (the largest λ of a decreasing grid)
+  whose validation misranking ties with the smallest (within :data:`TIE_TOLERANCE`);
 * ``"quasi-optimality"`` — λ_j minimising ‖f_{λ_j} − f_{λ_{j+1}}‖_H (Tikhonov & Glasko 1965), no
   held-out data;
 * ``"apriori"`` — λ(m) = α·m^(−β/2) from a fitted :class:`~ranking_core.selection.AprioriRule`;
@@ -29,9 +32,17 @@ from sklearn.model_selection import KFold
 from ranking_core.metrics import pairwise_misranking, pairwise_misranking_rows
 from ranking_core.validation import check_training_data, one_of
 
-__all__ = ["RULES", "Choice", "choose", "paper_lambda_grid"]
+__all__ = ["RULES", "TIE_TOLERANCE", "Choice", "choose", "near_minimum", "paper_lambda_grid"]
 
 RULES = ("holdout", "kfold", "quasi-optimality", "apriori", "manual")
+# Validation misranking values (shares of pairs, eq. (1)) closer than this are tied. A value is
+# a count of misranked pairs over a count of pairs (averaged over folds), so two distinct values
+# differ by at least 1/(k·P) ≫ 10⁻⁹ for P < 10⁸ pairs a fold, while the same counts summed in
+# another order differ by round-off (≈ 10⁻¹⁶): equal counts are ties whatever the arithmetic,
+# and a tie goes to the first candidate. Larger tolerances were measured and rejected
+# (docs/SCALE.md): 10⁻⁴ moved the best recipe's λ up a hundredfold and its misranking from
+# 0.70 % to 0.81 % at m = 2,000.
+TIE_TOLERANCE = 1e-9
 
 Estimator = BaseEstimator | Callable[[object], BaseEstimator]
 Progress = Callable[[int, int], None]
@@ -120,13 +131,21 @@ def _validation(estimator: BaseEstimator, param: str, grid: NDArray, X_fit: NDAr
     return curve, models
 
 
-def _first_minimum(curve: NDArray) -> tuple[int, ...]:
-    """Index of the first minimum (row-major: the first γ, then the largest λ of a decreasing
-    grid among ties)."""
-    if np.all(np.isnan(curve)):
-        raise ValueError("choose: the validation ratings are constant, so no candidate can be "
+def near_minimum(curve: ArrayLike, tolerance: float = TIE_TOLERANCE, owner: str = "choose"
+                 ) -> int:
+    """Index of the first value of ``curve`` within ``tolerance`` of its minimum (NaN ignored).
+
+    The one rule by which every choice by validation misranking picks its candidate
+    (:func:`choose`, :func:`~ranking_core.fast_selection.fast_kfold_lambda`, the recipes' γ): on
+    a decreasing λ grid the first is the largest λ among the ties, the smoother fit and the
+    better-conditioned system (condition number about ‖K‖/λ).
+    ``owner`` names the caller in the error raised when every value is NaN.
+    """
+    values = np.asarray(curve, dtype=np.float64)
+    if values.size == 0 or np.all(np.isnan(values)):
+        raise ValueError(f"{owner}: the validation ratings are constant, so no candidate can be "
                          "compared")
-    return np.unravel_index(int(np.nanargmin(curve)), curve.shape)
+    return int(np.flatnonzero(values <= np.nanmin(values) + tolerance)[0])
 
 
 def choose(
@@ -211,7 +230,10 @@ def choose(
     else:
         curves = np.vstack([_kfold_curve(c, param, grid, X, y, n_splits, random_state, step)
                             for c in candidates])
-    g, j = _first_minimum(curves)
+    # the first γ whose best value is a near-tie of the best of all, then its λ by the same rule
+    g = 0 if len(curves) == 1 else near_minimum(
+        [np.nan if np.all(np.isnan(c)) else np.nanmin(c) for c in curves])
+    j = near_minimum(curves[g])
     chosen = grid[j].item()
     if refit:
         model = _fit_at(candidates[g], param, chosen, X, y)
