@@ -17,7 +17,9 @@ drives Debian's ``/usr/bin/chromium`` through Playwright:
   (goal ≤ 2 s).
 
 The machine may be shared: the figures are wall-clock seconds of one run; the upload ratio is
-measured against a reference fit timed in the same run.
+measured against a reference fit timed in the same run. ``cpu_s`` gives, per stage, the CPU
+seconds the browser (every Chromium process) and the server used: what the stage costs, less
+dependent on how busy the machine is than the wall clock.
 
     python benchmarks/dashboard_browser.py [--m 250 --m 2000] [--steps 5] [--seg-table PATH]
 """
@@ -35,6 +37,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import psutil
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -93,6 +96,30 @@ def library_fit_seconds(path: Path) -> float:
     result = learn_grid(read_rating_set(path))
     result.grid  # noqa: B018 - evaluated, as the page does
     return time.perf_counter() - start
+
+
+def cpu_seconds() -> dict[int, tuple[str, float]]:
+    """CPU seconds used so far by each child of this process that is the browser (a Chromium
+    process) or the server (the Python dashboard process): pid → (kind, seconds)."""
+    used = {}
+    for child in psutil.Process().children(recursive=True):
+        try:
+            name, times = child.name(), child.cpu_times()
+        except psutil.Error:  # ended meanwhile
+            continue
+        kind = "browser" if "chrom" in name else "server" if "python" in name else None
+        if kind is not None:
+            used[child.pid] = (kind, times.user + times.system)
+    return used
+
+
+def cpu_since(before: dict[int, tuple[str, float]]) -> dict[str, float]:
+    """CPU seconds per kind since ``before`` of the processes alive now (a process that ended
+    meanwhile, such as a closed tab's renderer, is left out)."""
+    spent = {"browser": 0.0, "server": 0.0}
+    for pid, (kind, seconds) in cpu_seconds().items():
+        spent[kind] += seconds - before.get(pid, (kind, 0.0))[1]
+    return {kind: round(seconds, 2) for kind, seconds in spent.items()}
 
 
 def wait_rendered(page) -> None:
@@ -170,7 +197,7 @@ def main() -> None:
     from ranking_core.recipes import BEST_RECIPE
 
     out: dict = {"chromium": str(CHROMIUM), "load_average": os.getloadavg(),
-                 "cpus": os.cpu_count()}
+                 "cpus": os.cpu_count(), "cpu_s": {}}
     try:
         with tempfile.TemporaryDirectory() as tmp_name:
             tmp = Path(tmp_name)
@@ -185,10 +212,11 @@ def main() -> None:
                 browser = playwright.chromium.launch(executable_path=str(CHROMIUM),
                                                      args=CHROMIUM_ARGS)
                 page = browser.new_page(viewport={"width": 1280, "height": 800})
-                start = time.perf_counter()
+                start, cpu = time.perf_counter(), cpu_seconds()
                 page.goto(url)
                 page.wait_for_function(FIRST_FIGURE_JS, timeout=TIMEOUT_MS, polling="raf")
                 out["cold_load_s"] = round(time.perf_counter() - start, 3)
+                out["cpu_s"]["cold_load"] = cpu_since(cpu)
                 wait_until_rendered(page, TIMEOUT_MS)
                 out["cold_load_rendered_s"] = round(time.perf_counter() - start, 3)
                 second = browser.new_page(viewport={"width": 1280, "height": 800})
@@ -198,8 +226,11 @@ def main() -> None:
                 out["second_session_load_s"] = round(time.perf_counter() - start, 3)
                 second.close()
                 print(json.dumps(out), file=sys.stderr)
+                cpu = cpu_seconds()
                 steps = [lambda_step(page, "ArrowRight" if k % 2 == 0 else "ArrowLeft")
                          for k in range(args.steps)]
+                out["cpu_s"]["lambda_step_mean"] = {
+                    kind: round(used / args.steps, 2) for kind, used in cpu_since(cpu).items()}
                 out["lambda_step_s"] = round(statistics.median(steps), 3)
                 out["lambda_steps_s"] = [round(s, 3) for s in steps]
                 choose_upload(page)
@@ -223,7 +254,7 @@ def main() -> None:
                     has_text="Upload").first.click()
                 page.locator(UPLOAD_INPUT).first.wait_for(
                     state="attached", timeout=TIMEOUT_MS)
-                start = time.perf_counter()
+                start, cpu = time.perf_counter(), cpu_seconds()
                 page.locator(UPLOAD_INPUT).first.set_input_files(
                     str(meter))
                 page.wait_for_function(
@@ -232,6 +263,7 @@ def main() -> None:
                     timeout=TIMEOUT_MS, polling=50)
                 wait_rendered(page)
                 out["meter_10k_s"] = round(time.perf_counter() - start, 3)
+                out["cpu_s"]["meter_10k"] = cpu_since(cpu)
                 out["deploy_button_shown"] = page.locator(
                     "[data-testid='stAppDeployButton']").count() > 0
                 browser.close()

@@ -9,30 +9,22 @@ import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
-from ranking_core.meter.figures import (
-    AXIS_TITLES,
-    DISPLAY_STEP,
-    risk_heatmap,
-    square_lattice_axes,
-    thin_grid,
-)
+from ranking_core.meter.figures import DISPLAY_STEP, lattice_layout, risk_heatmap, thin_grid
 
 __all__ = ["apriori_plot", "band_width_heatmap", "confusion_heatmap", "difference_heatmap",
            "error_bars", "lambda_curve", "line_chart", "risk_heatmap", "shares_bar"]
 
 
 def difference_heatmap(difference: ArrayLike, axis: ArrayLike, title: str,
-                       step: int = DISPLAY_STEP) -> go.Figure:
+                       step: int = DISPLAY_STEP, height: int = 460) -> go.Figure:
     """Signed difference of two grids (learned − reference) on a diverging scale."""
     x, z = thin_grid(difference, axis, step)
     bound = float(max(np.max(np.abs(z)), 0.5))
-    fig = go.Figure(go.Heatmap(x=x, y=x, z=z, zmid=0, zmin=-bound, zmax=bound,
-                               colorscale="RdBu_r", colorbar={"title": "Δ risk"},
-                               hovertemplate="REF %{x}<br>estimate %{y}<br>Δ %{z:.2f}"
-                                             "<extra></extra>"))
-    fig.update_layout(title=title, height=460, **AXIS_TITLES)
-    square_lattice_axes(fig, x)
-    return fig
+    return go.Figure(go.Heatmap(x=x, y=x, z=z, zmid=0, zmin=-bound, zmax=bound,
+                                colorscale="RdBu_r", colorbar={"title": "Δ risk"},
+                                hovertemplate="REF %{x}<br>estimate %{y}<br>Δ %{z:.2f}"
+                                              "<extra></extra>"),
+                     lattice_layout(x, title, height))
 
 
 def lambda_curve(lams: ArrayLike, curve: ArrayLike, chosen: float, ylabel: str,
@@ -125,13 +117,12 @@ def band_width_heatmap(width: ArrayLike, axis: ArrayLike, title: str,
     fig = go.Figure(go.Heatmap(x=x, y=x, z=z, zmin=0, colorscale="Viridis",
                                colorbar={"title": {"text": "band width"}},
                                hovertemplate="REF %{x} mg/dL<br>estimate %{y} mg/dL<br>"
-                                             "band width %{z:.2f}<extra></extra>"))
+                                             "band width %{z:.2f}<extra></extra>"),
+                    lattice_layout(x, title, 560, showlegend=False))
     if points is not None:
         fig.add_trace(go.Scatter(x=points[0], y=points[1], mode="markers", name="next pairs",
                                  marker={"size": 7, "color": "white", "symbol": "x",
                                          "line": {"color": "black", "width": 1}},
                                  hovertemplate="REF %{x} mg/dL<br>estimate %{y} mg/dL"
                                                "<extra></extra>"))
-    fig.update_layout(title=title, height=560, showlegend=False, **AXIS_TITLES)
-    square_lattice_axes(fig, x)
     return fig

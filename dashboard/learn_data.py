@@ -75,6 +75,14 @@ def fitted(data_key: Hashable, ratings: RatingSet, settings: LearnSettings,
                          lambda: learn_grid(ratings, settings, progress=progress))
 
 
+def at_lambda(result_key: Hashable, result: LearnedGrid, lam: float) -> LearnedGrid:
+    """``result`` re-solved at ``lam`` (its grid evaluated on first use), kept for every session
+    under (the key of the result, λ): stepping back to a λ seen before costs nothing."""
+    if lam == result.lam:
+        return result
+    return shared_result("learn-at", (result_key, lam), lambda: result.at(lam), max_entries=12)
+
+
 def warm_opening_result(seg: SEGStatus) -> LearnedGrid:
     """Compute what a fresh session of the Learn page opens with (the default panel and the
     default settings) into the shared cache, its 601 × 601 grid included."""

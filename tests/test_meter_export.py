@@ -113,3 +113,18 @@ def test_bland_altman_draws_many_pairs_as_density_counting_each_pair_once():
               & (rel >= y[i] - half_y) & (rel < y[i] + half_y))
     assert counts[i, j] == inside.sum() > 1
     assert list(upper.x) == list(lower.x)
+
+
+def test_grade_lines_of_a_linear_grid_are_the_closed_form_iso_lines():
+    from ranking_core.meter.figures import grade_lines
+
+    estimate = np.arange(601.0)
+    grid = np.tile(estimate / 150.0, (601, 1))  # [REF, estimate]: risk = estimate / 150
+    x, y = grade_lines(grid, np.arange(601.0))
+    gaps = np.flatnonzero(np.isnan(x))
+    assert len(gaps) == 4 and np.array_equal(np.isnan(x), np.isnan(y))  # one line per grade
+    for line_x, line_y, level in zip(np.split(x, gaps + 1), np.split(y, gaps + 1),
+                                     (0.5, 1.5, 2.5, 3.5), strict=False):
+        line_x, line_y = line_x[~np.isnan(line_x)], line_y[~np.isnan(line_y)]
+        np.testing.assert_allclose(line_y, 150.0 * level, atol=1e-3)  # risk = level there
+        assert line_x.min() == 0 and line_x.max() == 600  # across every REF

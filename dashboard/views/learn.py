@@ -30,6 +30,7 @@ from dashboard.common import (
 )
 from dashboard.learn_data import (
     PanelChoice,
+    at_lambda,
     fitted,
     learn_reference,
     simulated_panel,
@@ -59,6 +60,7 @@ SCALE_LABELS = {"log": "log scale (finer at low glucose)", "linear": "mg/dL as m
 DESIGN_LABELS = {"uniform": "spread evenly", "log-uniform": "more at low glucose",
                  "near-diagonal": "near the diagonal"}
 VIEWS = ("Learned", "Difference", "Reference")
+FIGURE_HEIGHT = 620  # px of the heat map
 # widget key → LearnSettings field
 FIELDS = {"learn_kernel": "kernel", "learn_gamma": "gamma", "learn_scale": "scale",
           "learn_filter": "filter", "learn_order": "order", "learn_signed": "signed",
@@ -226,7 +228,7 @@ def result_view(reference_id: str) -> None:
         st.session_state["learn_lam"] = result.lam_chosen
     lam = st.select_slider("λ: left follows the ratings closely, right smooths more",
                            options=options, key="learn_lam", format_func=lambda v: f"{v:.3g}")
-    shown = result if lam == result.lam else result.at(lam)
+    shown = at_lambda(st.session_state["learn_result_key"], result, lam)
     comparison = comparison_at(st.session_state["learn_result_key"], lam, shown.grid, reference,
                                reference_id)
     c = st.columns(3)
@@ -247,14 +249,14 @@ def result_view(reference_id: str) -> None:
     points = c[1].toggle("Show the rating points", key="learn_points")
     if view == VIEWS[0]:
         fig = figures.risk_heatmap(shown.grid, GLUCOSE_AXIS, "Learned grid", contours=reference,
-                                   points=shown.rating_points if points else None)
+                                   points=shown.rating_points if points else None,
+                                   height=FIGURE_HEIGHT)
     elif view == VIEWS[1]:
         fig = figures.difference_heatmap(shown.grid - reference, GLUCOSE_AXIS,
-                                         f"Learned − {reference_name}")
+                                         f"Learned − {reference_name}", height=FIGURE_HEIGHT)
     else:
         fig = figures.risk_heatmap(reference, GLUCOSE_AXIS, f"Reference: {reference_name}",
-                                   contours=reference)
-    fig.update_layout(height=620)
+                                   contours=reference, height=FIGURE_HEIGHT)
     st.plotly_chart(fig, key="learn_fig_grid", width="stretch")
     categories = st.expander(  # filled only while open: a λ step redraws no table
         "Risk categories: reference (rows) against learned (columns), grid points",

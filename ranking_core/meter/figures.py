@@ -15,16 +15,15 @@ from ranking_core.grids.seg import GLUCOSE_MAX, SEGTable
 from ranking_core.meter.grid_plots import DENSITY_COLOURS, DENSITY_FROM
 from ranking_core.meter.report import ISO_COMPLIANT, MeterReport
 
-__all__ = ["DISPLAY_STEP", "bland_altman_figure", "grade_lines", "risk_heatmap", "seg_heatmap",
-           "square_lattice_axes", "thin_grid"]
+__all__ = ["DISPLAY_STEP", "bland_altman_figure", "grade_lines", "lattice_layout", "risk_heatmap",
+           "seg_heatmap", "thin_grid"]
 
 # boundaries of the risk grades A [0, .5), B [.5, 1.5), C [1.5, 2.5), D [2.5, 3.5), E ≥ 3.5
 GRADE_LEVELS = tuple(RISK_GRADE_EDGES.tolist())
 DISPLAY_STEP = 3  # mg/dL between drawn lattice points (601² cells would make a 5 MB figure)
 # px around a lattice heat map: title (top), tick labels and axis titles (left, bottom), colour bar
 LATTICE_MARGIN = {"l": 70, "r": 100, "t": 40, "b": 55, "autoexpand": False}
-AXIS_TITLES = {"xaxis_title": "Reference glucose (mg/dL)",
-               "yaxis_title": "Meter / estimate glucose (mg/dL)"}
+X_TITLE, Y_TITLE = "Reference glucose (mg/dL)", "Meter / estimate glucose (mg/dL)"
 
 
 def thin_grid(grid: ArrayLike, axis: ArrayLike, step: int) -> tuple[NDArray, NDArray]:
@@ -49,15 +48,20 @@ def grade_lines(grid: ArrayLike, axis: ArrayLike, step: int = DISPLAY_STEP,
     return vertices[:, 0], vertices[:, 1]
 
 
-def square_lattice_axes(fig: go.Figure, axis: NDArray) -> None:
-    """Square axes spanning the lattice (points outside it are not drawn), in fixed margins
-    that hold the title, the axis titles and the colour bar: the browser draws the figure once
-    instead of drawing it again after measuring its margins."""
+def lattice_layout(axis: NDArray, title: str, height: int, *,
+                   showlegend: bool = True) -> go.Layout:
+    """The layout of a heat map over the glucose lattice: square axes spanning it (points
+    outside are not drawn), REF across and the estimate up, in fixed margins that hold the
+    title, the axis titles and the colour bar, so that the browser draws the figure once instead
+    of drawing it again after measuring its margins. Built in one piece: Plotly's ``update_*``
+    calls cost more than the whole heat map."""
     span = [float(axis[0]), float(axis[-1])]
-    fig.update_xaxes(range=span, constrain="domain", automargin=False)
-    fig.update_yaxes(range=span, scaleanchor="x", scaleratio=1, constrain="domain",
-                     automargin=False)
-    fig.update_layout(margin=LATTICE_MARGIN)
+    return go.Layout(
+        title={"text": title}, height=height, margin=LATTICE_MARGIN, showlegend=showlegend,
+        xaxis={"title": {"text": X_TITLE}, "range": span, "constrain": "domain",
+               "automargin": False},
+        yaxis={"title": {"text": Y_TITLE}, "range": span, "scaleanchor": "x", "scaleratio": 1,
+               "constrain": "domain", "automargin": False})
 
 
 def risk_heatmap(
@@ -69,6 +73,7 @@ def risk_heatmap(
     points: tuple[ArrayLike, ArrayLike, ArrayLike] | None = None,
     pairs: MeterReport | None = None,
     step: int = DISPLAY_STEP,
+    height: int = 560,
 ) -> go.Figure:
     """A risk grid indexed [REF, estimate] (mg/dL) as a heat map in the colours of the one risk
     scale (0..4), the one heat map of riskgrid.
@@ -76,7 +81,7 @@ def risk_heatmap(
     ``contours``: a reference grid whose grade boundaries (0.5, 1.5, 2.5, 3.5) are drawn on top;
     ``points``: (REF, estimate, rating) training points coloured by rating; ``pairs``: a meter
     report whose included (REF, BGM) pairs are drawn on top; ``step``: mg/dL between drawn
-    lattice points.
+    lattice points; ``height`` in px.
     """
     surface = np.abs(np.asarray(grid, dtype=np.float64))
     axis = np.asarray(axis, dtype=np.float64)
@@ -87,7 +92,8 @@ def risk_heatmap(
     fig = go.Figure(go.Heatmap(x=x, y=x, z=z, zmin=0, zmax=RISK_MAX, colorscale=RISK_COLORSCALE,
                                colorbar={"title": {"text": "risk"}}, name=title,
                                hovertemplate="REF %{x} mg/dL<br>estimate %{y} mg/dL<br>"
-                                             "risk %{z:.2f}<extra></extra>"))
+                                             "risk %{z:.2f}<extra></extra>"),
+                    lattice_layout(x, title, height, showlegend=False))
     if contours is not None:
         line_x, line_y = grade_lines(contours, axis, step)
         fig.add_trace(go.Scatter(x=line_x, y=line_y, mode="lines", hoverinfo="skip",
@@ -108,8 +114,6 @@ def risk_heatmap(
             marker={"size": 5, "color": "white", "line": {"color": "black", "width": 1}},
             hovertemplate="REF %{x} mg/dL<br>BGM %{y} mg/dL<extra></extra>",
         ))
-    fig.update_layout(title=title, height=560, showlegend=False, **AXIS_TITLES)
-    square_lattice_axes(fig, x)
     return fig
 
 
