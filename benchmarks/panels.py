@@ -3,10 +3,13 @@
 Sections (``--sections``, comma-separated):
 
 * ``noisy``: the plain best recipe vs the robust one (``ROBUST_RECIPE``: Huber weights, rater
-  model, coarse answers as intervals) on panels of ``PANEL_MODELS`` (clean, noise 0.25, noise 0.25
-  + 6.6 % outliers, the hard panel) at each m; both learners see the same ratings and are tested
-  on the same 1,000 uniform points against the SEG abs_risk (misranking, Kriukova et al. 2014
-  eq. (1)). ``oracle`` adds the plain learner on the ratings without the simulated outliers.
+  model, coarse answers as intervals, λ by the mean absolute validation error, the grid made to
+  rise away from the diagonal) on panels of ``PANEL_MODELS`` (clean, noise 0.25, noise 0.25
+  + 6.6 % outliers, the hard panel; ``CHECK_PANELS`` adds panels nothing was tuned on) at each
+  m; all learners see the same ratings and are tested on the same 1,000 uniform points against
+  the SEG abs_risk (misranking, Kriukova et al. 2014 eq. (1)). ``--oracle`` adds the plain
+  learner on the ratings without the simulated outliers, ``--variants`` further learners
+  (``VARIANTS``: one choice of a recipe changed).
 * ``design``: random vs planned designs on clean ratings (start with ``--start`` random pairs,
   then batches of ``--batch`` proposed by each planning method).
 * ``band``: coverage of the SEG surface by the robust fit's 95 % band (share of the 601 × 601
@@ -26,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -45,18 +49,39 @@ from ranking_core.panels import (
 from ranking_core.recipes import BEST_RECIPE, ROBUST_RECIPE, fit_recipe
 
 N_TEST = 1000
+# further learners for ``--variants``: choices of the plain or robust recipe changed
+VARIANTS = {
+    "plain-absolute-error": replace(BEST_RECIPE, name="plain-absolute-error",
+                                    criterion="absolute-error"),
+    "plain-monotone": replace(BEST_RECIPE, name="plain-monotone", monotone=True),
+    "plain-absolute-error-monotone": replace(BEST_RECIPE, name="plain-absolute-error-monotone",
+                                             criterion="absolute-error", monotone=True),
+    "robust-misranking": replace(ROBUST_RECIPE, name="robust-misranking", criterion="misranking"),
+    "robust-as-learned": replace(ROBUST_RECIPE, name="robust-as-learned", monotone=False),
+    # the robust recipe before the absolute-error criterion and the monotone projection
+    "robust-before": replace(ROBUST_RECIPE, name="robust-before", criterion="misranking",
+                             monotone=False),
+}
+# panels to check the learners on that they were not tuned on (beside ``PANEL_MODELS``): six
+# raters answering in whole steps, wider scale and bias differences, more noise and outliers
+CHECK_PANELS: dict[str, dict] = {
+    "whole-steps": {"n_raters": 6, "noise": 0.35, "outlier_fraction": 0.10,
+                    "rater_scale": (0.7, 1.3), "rater_bias_sd": 0.3, "step": 1.0},
+}
+PANELS = {**PANEL_MODELS, **CHECK_PANELS}
 
 
-def noisy(table, sizes, reps, seed, models, oracle: bool) -> None:
+def noisy(table, sizes, reps, seed, models, oracle: bool, variants: list[str]) -> None:
     for model in models:
         for m in sizes:
             scores: dict[str, list[float]] = {"plain": [], "robust": []}
             if oracle:
                 scores["oracle"] = []
+            scores.update({name: [] for name in variants})
             seconds = {name: 0.0 for name in scores}
             for rep in range(reps):
                 rng = np.random.default_rng([seed, m, rep])
-                frame = simulate_panel(m, reference=table, random_state=rng, **PANEL_MODELS[model])
+                frame = simulate_panel(m, reference=table, random_state=rng, **PANELS[model])
                 X_test, y_test = draw_seg_ratings(table, N_TEST, rng)
                 X = frame[["reference", "estimate"]].to_numpy()
                 y = frame["rating"].to_numpy()
@@ -64,6 +89,8 @@ def noisy(table, sizes, reps, seed, models, oracle: bool) -> None:
                 runs = {"plain": (BEST_RECIPE, X, y, None),
                         "robust": (ROBUST_RECIPE, X, y, frame["rater"].to_numpy()),
                         "oracle": (BEST_RECIPE, X[clean], y[clean], None)}
+                runs.update({name: (VARIANTS[name], X, y, frame["rater"].to_numpy()
+                                    if VARIANTS[name].robust else None) for name in variants})
                 for name in scores:
                     recipe, X_fit, y_fit, raters = runs[name]
                     start = time.perf_counter()
@@ -75,8 +102,9 @@ def noisy(table, sizes, reps, seed, models, oracle: bool) -> None:
                 row[f"{name}_misranking_mean"] = float(np.mean(values))
                 row[f"{name}_misranking_sd"] = float(np.std(values, ddof=1)) if reps > 1 else 0.0
                 row[f"{name}_misranking"] = [float(v) for v in values]
-            row["robust_minus_plain_paired"] = float(np.mean(
-                np.subtract(scores["robust"], scores["plain"])))
+            for name in ("robust", *variants):
+                row[f"{name}_minus_plain_paired"] = float(np.mean(
+                    np.subtract(scores[name], scores["plain"])))
             row["time_ratio_robust_over_plain"] = seconds["robust"] / seconds["plain"]
             print(json.dumps(row), flush=True)
 
@@ -152,7 +180,7 @@ def band(table, sizes, reps, seed, models) -> None:
             for rep in range(reps):
                 rng = np.random.default_rng([seed, m, rep])
                 frame = simulate_panel(m, reference=table, random_state=rng,
-                                       **PANEL_MODELS[model_name])
+                                       **PANELS[model_name])
                 fitted, _, _ = fit_recipe(ROBUST_RECIPE,
                                           frame[["reference", "estimate"]].to_numpy(),
                                           frame["rating"].to_numpy(), frame["rater"].to_numpy())
@@ -170,10 +198,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sections", default="noisy")
     parser.add_argument("--m", default="100,400,1000", help="sizes for 'noisy'")
-    parser.add_argument("--panels", default=",".join(PANEL_MODELS), help="panel models")
+    parser.add_argument("--panels", default=",".join(PANEL_MODELS),
+                        help=f"panel models: {', '.join(PANELS)}")
     parser.add_argument("--reps", type=int, default=4)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--oracle", action="store_true")
+    parser.add_argument("--variants", default="", help=f"further learners: {', '.join(VARIANTS)}")
     parser.add_argument("--design-m", default="50,100,200", help="sizes for 'design'")
     parser.add_argument("--methods", default=",".join(PLAN_METHODS))
     parser.add_argument("--start", type=int, default=20)
@@ -183,7 +213,7 @@ def main() -> None:
     sections = args.sections.split(",")
     if "noisy" in sections:
         noisy(table, [int(v) for v in args.m.split(",")], args.reps, args.seed,
-              args.panels.split(","), args.oracle)
+              args.panels.split(","), args.oracle, [v for v in args.variants.split(",") if v])
     if "band" in sections:
         band(table, [int(v) for v in args.m.split(",")], args.reps, args.seed,
              args.panels.split(","))

@@ -17,7 +17,8 @@ time. This module keeps what the choice needs and drops the rest, by training-se
   sparse lattice solve (:class:`~ranking_core.direct.DirectRanker`, ``solver="lattice"``), then
   the refit on the lattice. No m × m matrix is formed.
 
-The chosen λ is picked from the (mean) validation misranking (Kriukova et al. 2014, eq. (1)) by
+The chosen λ is picked from the (mean) validation misranking (Kriukova et al. 2014, eq. (1)), or
+the mean absolute validation error with ``criterion="absolute-error"``, by
 :func:`~ranking_core.selection.near_minimum`, the rule of :func:`~ranking_core.selection.choose`:
 the largest λ whose value ties with the smallest (within
 :data:`~ranking_core.selection.TIE_TOLERANCE`).
@@ -35,8 +36,13 @@ from sklearn.model_selection import KFold
 from ranking_core.direct import DirectRanker, lattice_kernel_parts
 from ranking_core.filters import Lavrentiev, make_filter
 from ranking_core.kernels import make_kernel
-from ranking_core.metrics import pairwise_misranking, pairwise_misranking_rows
-from ranking_core.selection import Choice, near_minimum, paper_lambda_grid
+from ranking_core.selection import (
+    CRITERIA,
+    Choice,
+    near_minimum,
+    paper_lambda_grid,
+    validation_scores,
+)
 from ranking_core.validation import check_training_data, one_of
 
 __all__ = ["EXACT_UP_TO", "METHODS", "ONE_FOLD_UP_TO", "choose_method", "fast_kfold_lambda"]
@@ -60,9 +66,9 @@ def choose_method(m: int, ranker: BaseEstimator, n_features: int = 2) -> str:
 
 
 def _path_curve(ranker: BaseEstimator, lams: NDArray, X: NDArray, y: NDArray,
-                train: NDArray, test: NDArray) -> NDArray:
+                train: NDArray, test: NDArray, criterion: str) -> NDArray:
     model = clone(ranker).fit(X[train], y[train])
-    return pairwise_misranking_rows(y[test], model.path(lams).predict(X[test]))
+    return validation_scores(y[test], model.path(lams).predict(X[test]), criterion)
 
 
 def _golden_index(score: Callable[[int], float], size: int) -> None:
@@ -99,6 +105,7 @@ def fast_kfold_lambda(
     method: str = "auto",
     lattice_step: float = 1.0,
     progress: Progress | None = None,
+    criterion: str = "misranking",
 ) -> Choice:
     """k-fold choice of λ for a Lavrentiev ``SpectralRanker`` and one direct refit (module doc).
 
@@ -112,6 +119,8 @@ def fast_kfold_lambda(
     method : ``"auto"`` (:func:`choose_method`), ``"exact"``, ``"one-fold"`` or ``"lattice"``.
     lattice_step : lattice spacing in mg/dL for ``"lattice"`` (1 = integer mg/dL).
     progress : called with (done, total) after each fold or lattice solve.
+    criterion : ``"misranking"`` or ``"absolute-error"``
+        (:func:`~ranking_core.selection.validation_scores`).
 
     Returns
     -------
@@ -123,6 +132,7 @@ def fast_kfold_lambda(
     owner = "fast_kfold_lambda"
     X, y = check_training_data(X, y, owner)
     one_of(method, "method", METHODS, owner)
+    one_of(criterion, "criterion", CRITERIA, owner)
     params = ranker.get_params()
     if not isinstance(make_filter(params.get("filter", "lavrentiev")), Lavrentiev):
         raise ValueError(f"{owner}: the direct refit solves the Lavrentiev ranker only; got "
@@ -139,13 +149,13 @@ def fast_kfold_lambda(
     solver = "cholesky"
     if method == "lattice":
         curve = _lattice_curve(DirectRanker(kernel, solver="lattice", lattice_step=lattice_step),
-                               lams, X, y, *folds[0], progress)
+                               lams, X, y, *folds[0], progress, criterion)
         solver = "lattice"
     else:
         used = folds if method == "exact" else folds[:1]
         curves = []
         for done, (train, test) in enumerate(used, start=1):
-            curves.append(_path_curve(ranker, lams, X, y, train, test))
+            curves.append(_path_curve(ranker, lams, X, y, train, test, criterion))
             if progress is not None:
                 progress(done, len(used))
         stacked = np.vstack(curves)
@@ -160,8 +170,9 @@ def fast_kfold_lambda(
 
 
 def _lattice_curve(lattice: DirectRanker, lams: NDArray, X: NDArray, y: NDArray,
-                   train: NDArray, test: NDArray, progress: Progress | None) -> NDArray:
-    """Validation misranking of one fold at the λ a golden-section search visits (NaN elsewhere);
+                   train: NDArray, test: NDArray, progress: Progress | None,
+                   criterion: str) -> NDArray:
+    """The validation criterion of one fold at the λ a golden-section search visits (NaN elsewhere);
     validation inputs are read off the fitted lattice surface."""
     curve = np.full(len(lams), np.nan)
     expected = int(np.ceil(np.log(len(lams)) / np.log(1.618034))) + 1
@@ -169,7 +180,8 @@ def _lattice_curve(lattice: DirectRanker, lams: NDArray, X: NDArray, y: NDArray,
     def score(index: int) -> float:
         if np.isnan(curve[index]):
             model = clone(lattice).set_params(lam=float(lams[index])).fit(X[train], y[train])
-            curve[index] = pairwise_misranking(y[test], model.lattice_values(X[test]))
+            curve[index] = validation_scores(y[test], model.lattice_values(X[test]),
+                                             criterion)[0]
             if progress is not None:
                 done = int(np.sum(~np.isnan(curve)))
                 progress(done, max(expected, done))

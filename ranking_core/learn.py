@@ -34,6 +34,7 @@ from ranking_core.filters import FILTERS, Filter, IteratedLavrentiev
 from ranking_core.grids.coordinates import GlucoseTransform, TransformedKernel
 from ranking_core.grids.files import GRID_FILES, SIZE, grid_csv, grid_npy, grid_png
 from ranking_core.grids.learned import learned_grid
+from ranking_core.grids.monotone import MonotoneRisk
 from ranking_core.grids.risk_scale import RISK_MAX
 from ranking_core.grids.seg import GLUCOSE_MAX
 from ranking_core.grids.signed import AbsoluteRisk, signed_ratings
@@ -48,7 +49,13 @@ from ranking_core.panels.robust import (
     rating_step,
 )
 from ranking_core.ratings import RatingSet
-from ranking_core.selection import AprioriRule, choose, fit_apriori_lambda, paper_lambda_grid
+from ranking_core.selection import (
+    CRITERIA,
+    AprioriRule,
+    choose,
+    fit_apriori_lambda,
+    paper_lambda_grid,
+)
 from ranking_core.validation import check_training_data, one_of, positive_float
 from ranking_core.version import riskgrid_version
 
@@ -156,6 +163,12 @@ class LearnSettings:
         weights for outlying ratings, a rater model when the ratings name their rater, coarse
         answers as intervals. λ is then chosen among every fourth candidate (each candidate
         costs a few re-solves), against the least-squares fits on the same folds.
+    criterion : what ``"kfold"`` and ``"holdout"`` minimise on the validation ratings:
+        ``"misranking"`` (Kriukova et al. 2014 eq. (1)) or ``"absolute-error"`` (mean |f − y|,
+        steadier on noisy panels; :func:`~ranking_core.selection.validation_scores`).
+    monotone : make the grid rise away from the diagonal: its L2 projection onto the grids that
+        are 0 on the diagonal and non-decreasing away from it along every row and column (the
+        SEG's shape; :mod:`ranking_core.grids.monotone`).
     """
 
     kernel: str = "laplacian"
@@ -175,9 +188,12 @@ class LearnSettings:
     q: float = 0.95
     n_lams: int = 400
     robust: str | None = None
+    criterion: str = "misranking"
+    monotone: bool = False
 
     def __post_init__(self) -> None:
         owner = "LearnSettings"
+        one_of(self.criterion, "criterion", CRITERIA, owner)
         if self.robust is not None:
             one_of(self.robust, "robust", LOSSES, owner)
         one_of(self.kernel, "kernel", KERNELS, owner)
@@ -229,12 +245,17 @@ RULE_LABELS = {"kfold": "cross-validation", "holdout": "hold-out (half fits, hal
                "manual": "set by hand"}
 
 
+CRITERION_LABELS = {"absolute-error": "mean absolute validation error"}  # else misranking
+
+
 def describe_settings(settings: LearnSettings) -> dict[str, str]:
     """The settings in plain words, label → value (for reports and the dashboard)."""
     width_unit = "(mg/dL)²" if settings.kernel == "gaussian" else "mg/dL"
     rule = RULE_LABELS[settings.rule]
     if settings.rule == "kfold":
         rule = f"{settings.n_splits}-fold {rule}"
+    if settings.rule in ("kfold", "holdout") and settings.criterion != "misranking":
+        rule += f", by {CRITERION_LABELS[settings.criterion]}"
     elif settings.rule == "holdout":
         rule += ", then refitted on all ratings" if settings.refit_all else ""
     elif settings.rule == "apriori":
@@ -242,7 +263,7 @@ def describe_settings(settings: LearnSettings) -> dict[str, str]:
     filter_label = FILTER_LABELS[settings.filter]
     if settings.filter == "iterated-lavrentiev":
         filter_label += f", order {settings.order}"
-    return {
+    words = {
         "Kernel": KERNEL_LABELS[settings.kernel],
         "Kernel width γ": f"{settings.gamma:,.6g} {width_unit}",
         "Glucose coordinates": (f"log scale (g₀ = {settings.log_offset:g} mg/dL)"
@@ -256,6 +277,9 @@ def describe_settings(settings: LearnSettings) -> dict[str, str]:
                         + (f", every {ROBUST_LAM_STRIDE}th" if settings.robust else ""),
         "Robust learning": ROBUST_LABELS[settings.robust],
     }
+    if settings.monotone:
+        words["Shape"] = "made to rise away from the diagonal (nearest such grid)"
+    return words
 
 
 def ratings_checksum(X: ArrayLike, y: ArrayLike) -> str:
@@ -303,10 +327,12 @@ class LearnedGrid:
         """Training points the model was fitted on (half of them for the paper's hold-out)."""
         return len(self.model.X_fit_)
 
-    @property
-    def risk_model(self) -> SpectralRanker | AbsoluteRisk:
-        """The model that predicts risk (|signed model| when ``settings.signed``)."""
-        return AbsoluteRisk(self.model) if self.settings.signed else self.model
+    @cached_property
+    def risk_model(self) -> SpectralRanker | AbsoluteRisk | MonotoneRisk:
+        """The model that predicts risk (|signed model| when ``settings.signed``; projected onto
+        the grids rising away from the diagonal when ``settings.monotone``)."""
+        model = AbsoluteRisk(self.model) if self.settings.signed else self.model
+        return MonotoneRisk.fit(model) if self.settings.monotone else model
 
     @property
     def rating_points(self) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
@@ -381,12 +407,13 @@ def learn_grid(
     if settings.robust is not None and settings.rule == "kfold":
         # robust fits against least-squares fits on the same folds; the lower curve wins
         choice = kfold_robust(ranker, X, y, lams, n_splits=int(settings.n_splits),
-                              random_state=0, progress=progress)
+                              random_state=0, progress=progress, criterion=settings.criterion)
     else:
         choice = choose(ranker, X, y, rule=settings.rule, grid=lams,
                         refit=settings.refit_all or settings.rule != "holdout",
                         n_splits=int(settings.n_splits), random_state=0, apriori=apriori,
-                        value=settings.lam, progress=report)
+                        value=settings.lam, progress=report,
+                        criterion=settings.criterion)
     lam = float(choice.value)
     return LearnedGrid(settings, choice.model, lam, lam, lams, choice.curve, apriori, X, y,
                        len(y_ratings), checksum)
@@ -486,9 +513,12 @@ class PanelFit:
 def learn_panel(ratings: RatingSet | pd.DataFrame, settings: LearnSettings | None = None,
                 progress: Callable[[int, int], None] | None = None) -> PanelFit:
     """Learn a grid from a rating set (columns reference, estimate in mg/dL, rating 0..4,
-    optional rater) with ``settings`` (default: the best recipe with Huber weights) and attach
+    optional rater) with ``settings`` (default: the best recipe with Huber weights, λ by the
+    mean absolute validation error and a monotone grid, as
+    :data:`~ranking_core.recipes.ROBUST_RECIPE`) and attach
     to each rating its consensus risk, residual, weight and flag."""
-    settings = LearnSettings(robust="huber") if settings is None else settings
+    settings = LearnSettings(robust="huber", criterion="absolute-error", monotone=True) \
+        if settings is None else settings
     data = ratings if isinstance(ratings, RatingSet) else RatingSet(ratings)
     learned = learn_grid(data, settings, progress=progress)
     frame = data.frame

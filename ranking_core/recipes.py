@@ -19,13 +19,14 @@ from numpy.typing import ArrayLike, NDArray
 from ranking_core.fast_selection import METHODS, choose_method, fast_kfold_lambda
 from ranking_core.filters import Filter
 from ranking_core.grids.coordinates import GlucoseTransform
+from ranking_core.grids.monotone import MonotoneRisk
 from ranking_core.grids.signed import AbsoluteRisk, signed_ratings
 from ranking_core.learn import glucose_ranker
 from ranking_core.learn import rating_positions as anchored_positions
 from ranking_core.learn import with_diagonal_anchors as diagonal_anchors
 from ranking_core.learners.spectral import SpectralRanker
 from ranking_core.panels.robust import RobustRanker, kfold_robust
-from ranking_core.selection import choose, near_minimum, paper_lambda_grid
+from ranking_core.selection import CRITERIA, choose, near_minimum, paper_lambda_grid
 from ranking_core.validation import one_of
 
 __all__ = [
@@ -83,6 +84,14 @@ class SEGRecipe:
         weights for outlying ratings, a rater model when rater codes are given, coarse answers
         as intervals; λ is chosen on the robust fits' path, against the least-squares fits on
         the same folds (:func:`~ranking_core.panels.robust.kfold_robust`).
+    criterion : what the hold-out or k-fold choice minimises on the validation ratings:
+        ``"misranking"`` (Kriukova et al. 2014 eq. (1), the paper) or ``"absolute-error"`` (mean
+        |f − y|, :func:`~ranking_core.selection.validation_scores`; a project extension, steadier
+        on noisy ratings, docs/RESULTS.md).
+    monotone : project the learned grid onto the grids that are zero on the diagonal and rise
+        away from it along every row and column (:class:`~ranking_core.grids.monotone.
+        MonotoneRisk`; the SEG has this shape exactly; a project extension). Predictions are
+        then read off the projected 601 × 601 lattice at the rounded point.
     """
 
     name: str
@@ -99,9 +108,12 @@ class SEGRecipe:
     n_splits: int = 5
     solver: str = "spectral"
     robust: str | None = None
+    criterion: str = "misranking"
+    monotone: bool = False
 
     def __post_init__(self) -> None:
         one_of(self.selection, "selection", SELECTIONS, "SEGRecipe")
+        one_of(self.criterion, "criterion", CRITERIA, "SEGRecipe")
         one_of(self.solver, "solver", SOLVERS, "SEGRecipe")
         if int(self.diagonal_anchors) != self.diagonal_anchors or self.diagonal_anchors < 0:
             raise ValueError(f"SEGRecipe: diagonal_anchors must be an integer ≥ 0; "
@@ -135,6 +147,8 @@ class SEGRecipe:
             "n_splits": self.n_splits if self.selection == "kfold" else None,
             "solver": self.solver if self.selection == "kfold" else None,
             "robust": self.robust,
+            "criterion": self.criterion,
+            "monotone": self.monotone,
         }
 
 
@@ -156,9 +170,11 @@ BEST_RECIPE = SEGRecipe(
 )
 # The best recipe learning robustly (panels with outliers, raters, coarse answers); λ on every
 # fourth value of its grid (0.95⁴ʲ), since each λ of the path costs iterations
-# (benchmarks/panels.py); folds by the spectral path (the robust fits need it).
+# (benchmarks/panels.py); folds by the spectral path (the robust fits need it); λ by the mean
+# absolute validation error, steadier than the misranking of m/5 noisy ratings, and the grid
+# projected onto the grids rising away from the diagonal (docs/RESULTS.md).
 ROBUST_RECIPE = replace(BEST_RECIPE, name="robust", robust="huber", n_lams=100, q=0.95**4,
-                        solver="spectral")
+                        solver="spectral", criterion="absolute-error", monotone=True)
 RECIPES = {"paper": PAPER_RECIPE, "best": BEST_RECIPE, "robust": ROBUST_RECIPE}
 
 
@@ -182,7 +198,9 @@ def fit_recipe(recipe: SEGRecipe, X: NDArray, y: NDArray, raters: ArrayLike | No
     :class:`~ranking_core.SpectralRanker` (or, with a fast ``recipe.solver``, a
     :class:`~ranking_core.direct.DirectRanker`), or an
     :class:`~ranking_core.grids.signed.AbsoluteRisk` around one when ``recipe.signed``
-    (λ and γ are then chosen by the misranking of the signed ratings). With ``recipe.robust`` the
+    (λ and γ are then chosen by the misranking of the signed ratings), inside a
+    :class:`~ranking_core.grids.monotone.MonotoneRisk` when ``recipe.monotone``. With
+    ``recipe.robust`` the
     model is a :class:`~ranking_core.panels.RobustRanker`, and ``raters`` (one label per rating)
     feeds its rater model.
     """
@@ -198,12 +216,14 @@ def fit_recipe(recipe: SEGRecipe, X: NDArray, y: NDArray, raters: ArrayLike | No
     if recipe.selection == "kfold" and (recipe.robust is not None or recipe.solver != "spectral"):
         if recipe.robust is not None:
             choices = [kfold_robust(recipe.ranker(gamma), X, y, lams, n_splits=recipe.n_splits,
-                                    random_state=0) for gamma in recipe.gammas]
+                                    random_state=0, criterion=recipe.criterion)
+                       for gamma in recipe.gammas]
         else:
             choices = [fast_kfold_lambda(
                 recipe.ranker(gamma), X, y, lams, n_splits=recipe.n_splits, random_state=0,
                 method=(recipe.solver if recipe.solver != "auto" else
-                        choose_method(n_ratings, recipe.ranker(gamma), X.shape[1])))
+                        choose_method(n_ratings, recipe.ranker(gamma), X.shape[1])),
+                criterion=recipe.criterion)
                 for gamma in recipe.gammas]
         scores = [float(np.nanmin(choice.curve)) for choice in choices]
         best = near_minimum(scores)  # the first γ among ties, as choose() picks it
@@ -212,7 +232,9 @@ def fit_recipe(recipe: SEGRecipe, X: NDArray, y: NDArray, raters: ArrayLike | No
         # hold-out (the paper) keeps the model of the first half (refit=False); k-fold refits
         choice = choose(recipe.ranker, X, y, rule=recipe.selection, grid=lams,
                         gammas=recipe.gammas, refit=recipe.selection == "kfold",
-                        n_splits=recipe.n_splits, random_state=0)
+                        n_splits=recipe.n_splits, random_state=0, criterion=recipe.criterion)
         gamma = choice.gamma
     model = AbsoluteRisk(choice.model) if recipe.signed else choice.model
+    if recipe.monotone:
+        model = MonotoneRisk.fit(model)
     return model, choice.value, gamma

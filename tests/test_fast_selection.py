@@ -8,6 +8,7 @@ import os
 import numpy as np
 import pytest
 import scipy.linalg
+from sklearn.model_selection import KFold
 
 from ranking_core import SpectralRanker
 from ranking_core.direct import DirectRanker, ou_precision
@@ -226,3 +227,28 @@ def test_cholesky_refit_is_accurate_where_the_eigendecomposition_loses_digits():
     assert _relative(direct.predict(X_new), reference) < 1e-11
     spectral = SpectralRanker(WARPED_L1, lam=lam, solver="dense").fit(X, y)
     assert _relative(spectral.predict(X_new), reference) < 1e-5
+
+
+def test_exact_method_reproduces_kfold_lambda_by_absolute_error():
+    X, y = _ratings(160, 11)
+    y = y + np.random.default_rng(12).normal(scale=0.1, size=len(y))
+    lams = 0.9 ** np.arange(120)
+    ranker = SpectralRanker(WARPED_L1)
+    exact = choose(ranker, X, y, rule="kfold", grid=lams, n_splits=4, random_state=3,
+                   criterion="absolute-error")
+    fast = fast_kfold_lambda(ranker, X, y, lams, n_splits=4, random_state=3, method="exact",
+                             criterion="absolute-error")
+    assert fast.value == exact.value
+    np.testing.assert_allclose(fast.curve, exact.curve, rtol=1e-10)
+
+
+def test_lattice_method_scores_the_absolute_error_of_its_solves():
+    X, y = _ratings(300, 9, step=10.0)
+    lams = 0.8 ** np.arange(40)
+    choice = fast_kfold_lambda(SpectralRanker(WARPED_L1), X, y, lams, method="lattice",
+                               lattice_step=10.0, criterion="absolute-error")
+    train, test = next(iter(KFold(5, shuffle=True, random_state=0).split(X)))
+    for index in np.flatnonzero(~np.isnan(choice.curve))[:3]:
+        dense = SpectralRanker(WARPED_L1, lam=lams[index], solver="dense").fit(X[train], y[train])
+        expected = np.mean(np.abs(dense.predict(X[test]) - y[test]))
+        assert choice.curve[index] == pytest.approx(expected, rel=1e-5)

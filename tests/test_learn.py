@@ -13,6 +13,7 @@ from sklearn.base import clone
 from ranking_core.experiments.seg import draw_seg_ratings
 from ranking_core.grids.compare import compare_grids
 from ranking_core.grids.learned import learned_grid
+from ranking_core.grids.monotone import monotone_violations, project_monotone
 from ranking_core.grids.signed import AbsoluteRisk
 from ranking_core.learn import (
     LearnSettings,
@@ -48,6 +49,34 @@ def test_default_settings_are_the_best_recipe_and_reproduce_its_fit(panel):
     np.testing.assert_allclose(result.grid, learned_grid(expected_model), atol=1e-9)
     assert result.points_fitted == len(panel.y) + BEST_RECIPE.diagonal_anchors
     assert result.n_ratings == len(panel.y)
+
+
+def test_absolute_error_criterion_reproduces_the_recipe_with_it(panel):
+    settings = LearnSettings(criterion="absolute-error")
+    result = learn_grid(panel, settings)
+    recipe = dataclasses.replace(BEST_RECIPE, criterion="absolute-error")
+    expected_model, expected_lam, _ = fit_recipe(recipe, panel.X, panel.y)
+    assert result.lam == pytest.approx(expected_lam, rel=1e-12)
+    np.testing.assert_allclose(result.grid, learned_grid(expected_model), atol=1e-9)
+    assert describe_settings(settings)["How λ is chosen"] == (
+        "5-fold cross-validation, by mean absolute validation error")
+    with pytest.raises(ValueError, match="criterion"):
+        LearnSettings(criterion="squared")
+
+
+def test_monotone_setting_projects_the_grid_and_predicts_from_it(panel):
+    plain = learn_grid(panel)
+    result = learn_grid(panel, LearnSettings(monotone=True))
+    assert result.lam == plain.lam
+    np.testing.assert_allclose(result.grid, project_monotone(plain.grid), atol=1e-9)
+    assert monotone_violations(result.grid)["largest"] <= 1e-3
+    X = np.array([[100.2, 180.7], [350.0, 20.0]])
+    np.testing.assert_allclose(result.risk_model.predict(X), result.grid[[100, 350], [181, 20]])
+    assert "Shape" in describe_settings(result.settings)
+    assert "Shape" not in describe_settings(plain.settings)
+    stepped = result.at(result.lams[60])
+    np.testing.assert_allclose(stepped.grid, project_monotone(plain.at(plain.lams[60]).grid),
+                               atol=1e-9)
 
 
 def test_a_lambda_step_equals_a_refit_at_that_lambda_and_keeps_the_settings(panel):

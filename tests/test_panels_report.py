@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -105,6 +107,9 @@ def test_learn_command_writes_the_panel_report(tmp_path):
                                       "--panel-report", str(report)])
     assert result.exit_code == 0, result.output
     assert "Krippendorff" in result.output and "Raters" in result.output
+    settings = json.loads((tmp_path / "grid" / "grid.json").read_text())["settings"]
+    assert (settings["robust"], settings["criterion"], settings["monotone"]) == (
+        "huber", "absolute-error", True)  # the robust recipe's defaults
     rows = pd.read_csv(report)
     assert len(rows) == 150 and {"weight", "residual", "flagged", "consensus"} <= set(rows)
     raters = pd.read_csv(tmp_path / "report" / "panel-raters.csv")

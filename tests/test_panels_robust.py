@@ -6,12 +6,15 @@ import numpy as np
 import pytest
 from scipy.stats import truncnorm
 from sklearn.base import clone
+from sklearn.model_selection import KFold
 
 from ranking_core import SpectralRanker
+from ranking_core.grids.learned import learned_grid
+from ranking_core.grids.monotone import MonotoneRisk, project_monotone
 from ranking_core.grids.signed import AbsoluteRisk
 from ranking_core.metrics import pairwise_misranking
 from ranking_core.panels import RobustRanker, rating_step
-from ranking_core.panels.robust import _truncated_mean
+from ranking_core.panels.robust import _truncated_mean, kfold_robust
 from ranking_core.recipes import (
     BEST_RECIPE,
     ROBUST_RECIPE,
@@ -165,6 +168,29 @@ def test_recipe_with_raters_and_anchor_positions():
     recipe_X, _ = with_diagonal_anchors(BEST_RECIPE, X, y)
     np.testing.assert_array_equal(recipe_X[rating_positions(BEST_RECIPE, len(y))], X)
     model, lam, _ = fit_recipe(ROBUST_RECIPE, X, np.clip(y, 0, 4), [f"r{k}" for k in rater])
-    assert isinstance(model, AbsoluteRisk) and isinstance(model.signed_model, RobustRanker)
-    assert model.signed_model.lam_ == lam
+    assert isinstance(model, MonotoneRisk) and isinstance(model.model, AbsoluteRisk)
+    assert isinstance(model.model.signed_model, RobustRanker)
+    assert model.model.signed_model.lam_ == lam
+    np.testing.assert_allclose(learned_grid(model), project_monotone(learned_grid(model.model)))
     assert np.all(model.predict(X) >= 0)
+
+
+def test_kfold_robust_keeps_the_lower_absolute_error_of_both_paths():
+    X, y, rater, *_ = _panel(90, outliers=0.1, seed=8)
+    inputs = np.column_stack([X, rater])
+    lams = 0.5 ** np.arange(8)
+    robust = RobustRanker(_ranker())
+    chosen = kfold_robust(robust, inputs, y, lams, n_splits=3, criterion="absolute-error")
+    by_hand = []
+    for model in (robust, clone(robust).set_params(loss="squared", raters=False,
+                                                   coarse="midpoint", path_iter=0)):
+        curve = np.zeros(len(lams))
+        for train, test in KFold(3, shuffle=True, random_state=0).split(inputs):
+            fitted = clone(model).fit(inputs[train], y[train])
+            curve += np.mean(np.abs(fitted.path(lams).predict(inputs[test]) - y[test]), axis=1)
+        by_hand.append(curve / 3)
+    best = min(by_hand, key=np.min)
+    np.testing.assert_allclose(chosen.curve, best, rtol=1e-8)
+    assert chosen.value == lams[int(np.argmin(best))]
+    assert ROBUST_RECIPE.criterion == "absolute-error"
+    assert ROBUST_RECIPE.describe()["criterion"] == "absolute-error"

@@ -14,6 +14,7 @@ from ranking_core.selection import (
     fit_apriori_lambda,
     near_minimum,
     paper_lambda_grid,
+    validation_scores,
 )
 from ranking_core.selection.apriori import _fit_power_law
 
@@ -196,3 +197,43 @@ def test_holdout_rejects_constant_validation_half() -> None:
     y[10:] = 1.0
     with pytest.raises(ValueError, match="constant"):
         choose(SpectralRanker(), X, y, rule="holdout")
+
+
+def test_absolute_error_criterion_matches_brute_force_refits() -> None:
+    from sklearn.model_selection import KFold
+
+    X, y = data(60, seed=2)
+    lams = paper_lambda_grid(1.0, 0.6, 8)
+    choice = choose(SpectralRanker(gamma=1e4), X, y, rule="kfold", grid=lams, n_splits=3,
+                    random_state=4, criterion="absolute-error")
+    folds = list(KFold(3, shuffle=True, random_state=4).split(X))
+    brute = np.mean([
+        [np.mean(np.abs(SpectralRanker(gamma=1e4, lam=lam).fit(X[tr], y[tr]).predict(X[te])
+                        - y[te])) for lam in lams]
+        for tr, te in folds
+    ], axis=0)
+    np.testing.assert_allclose(choice.curve, brute, rtol=1e-10)
+    assert choice.value == lams[int(np.argmin(brute))]
+
+
+def test_absolute_error_criterion_for_learners_without_a_path() -> None:
+    X, y = data(50, seed=3)
+    rounds = np.array([2, 5, 10])
+    choice = choose(RankBoost(), X, y, rule="holdout", grid=rounds, param="n_rounds",
+                    refit=False, criterion="absolute-error")
+    brute = [np.mean(np.abs(RankBoost(n_rounds=int(n)).fit(X[:25], y[:25]).predict(X[25:])
+                            - y[25:])) for n in rounds]
+    np.testing.assert_allclose(choice.curve, brute, rtol=1e-10)
+
+
+def test_validation_scores_by_hand() -> None:
+    y = np.array([0.0, 1.0, 2.0])
+    predictions = np.array([[0.0, 1.0, 2.0], [2.0, 1.0, 0.0], [0.5, 1.5, 3.0]])
+    # misranking: 3 ordered pairs; reversed scores misrank all, a tie counts as an error
+    np.testing.assert_allclose(validation_scores(y, predictions), [0.0, 1.0, 0.0])
+    np.testing.assert_allclose(validation_scores(y, predictions, "absolute-error"),
+                               [0.0, 4 / 3, 2 / 3])
+    with pytest.raises(ValueError, match="criterion"):
+        validation_scores(y, predictions, "squared")
+    with pytest.raises(ValueError, match="criterion"):
+        choose(SpectralRanker(), *data(20), rule="kfold", criterion="median")

@@ -82,6 +82,15 @@ def learn(
              "a rater model when the file has a rater column, coarse answers as intervals), "
              "or squared (rater model only). Default: none, or huber with --panel-report.")
     ] = None,
+    criterion: Annotated[str | None, typer.Option(
+        help="What cross-validation or hold-out minimises: misranking or absolute-error "
+             "(mean absolute error of the validation ratings, steadier on noisy panels). "
+             "Default: absolute-error with robust learning, else misranking.")] = None,
+    monotone: Annotated[bool | None, typer.Option(
+        "--monotone/--as-learned",
+        help="Make the grid rise away from the diagonal along every row and column (the nearest "
+             "such grid, as the SEG is). Default: monotone with robust learning, else as "
+             "learned.")] = None,
     panel_report: Annotated[Path | None, typer.Option(
         "--panel-report", help="Write every rating with its consensus risk, weight and outlier "
                                "flag to this CSV, the per-rater table beside it "
@@ -93,10 +102,12 @@ def learn(
     from ranking_core.ratings import RatingSetError, read_rating_set
 
     try:
+        robust = robust or ("huber" if panel_report is not None else None)
         settings = settings_from_options(
             kernel=kernel, gamma=gamma, scale=scale, filter=filter, order=order, rule=rule,
-            lam=lam, signed=signed, anchors=anchors, refit_all=refit_all or None,
-            robust=robust or ("huber" if panel_report is not None else None))
+            lam=lam, signed=signed, anchors=anchors, refit_all=refit_all or None, robust=robust,
+            criterion=criterion or ("absolute-error" if robust else None),
+            monotone=bool(robust) if monotone is None else monotone)
         data = read_rating_set(ratings, unit=unit)
     except (RatingSetError, ValueError) as exc:
         console.print(f"[red]{exc}[/red]", soft_wrap=True)

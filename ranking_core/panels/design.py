@@ -28,6 +28,7 @@ import pandas as pd
 from numpy.typing import NDArray
 from scipy.stats import qmc
 
+from ranking_core.grids.monotone import MonotoneRisk
 from ranking_core.grids.seg import GLUCOSE_MAX
 from ranking_core.grids.signed import AbsoluteRisk
 from ranking_core.panels.robust import RobustRanker
@@ -67,6 +68,8 @@ def _pairs(points: NDArray) -> pd.DataFrame:
 
 
 def _solved_parts(model) -> tuple[object, NDArray]:
+    if isinstance(model, MonotoneRisk):
+        model = model.model
     inner = model.signed_model if isinstance(model, AbsoluteRisk) else model
     if isinstance(inner, RobustRanker):
         return inner.model_, inner.weights_

@@ -449,20 +449,23 @@ def kfold_robust(
     n_splits: int = 5,
     random_state: int | None = 0,
     progress: Callable[[int, int], None] | None = None,
+    criterion: str = "misranking",
 ) -> Choice:
-    """k-fold validation misranking over λ of the robust fits and, on the same folds, of the
+    """k-fold validation criterion over λ of the robust fits and, on the same folds, of the
     least-squares fits (``robust`` with loss ``"squared"``, no rater model, answers as given);
     the lower minimum wins. A clean panel thus keeps the plain learner's accuracy; its ratings
-    still get residuals and flags (weights 1)."""
+    still get residuals and flags (weights 1). ``criterion``: ``"misranking"`` or
+    ``"absolute-error"`` (:func:`~ranking_core.selection.validation_scores`; the mean absolute
+    error of the validation ratings, the better choice on noisy panels, docs/RESULTS.md)."""
     halves = None if progress is None else (
         lambda done, total: progress(done, 2 * total),
         lambda done, total: progress(total + done, 2 * total))
     choice = choose(robust, X, y, rule="kfold", grid=lams, n_splits=n_splits,
-                    random_state=random_state, progress=halves and halves[0])
+                    random_state=random_state, progress=halves and halves[0], criterion=criterion)
     plain = clone(robust).set_params(loss="squared", raters=False, coarse="midpoint",
                                      path_iter=0)
     other = choose(plain, X, y, rule="kfold", grid=lams, n_splits=n_splits,
-                   random_state=random_state, progress=halves and halves[1])
+                   random_state=random_state, progress=halves and halves[1], criterion=criterion)
     return other if np.nanmin(other.curve) < np.nanmin(choice.curve) else choice
 
 

@@ -26,6 +26,7 @@ from scipy.stats import norm
 
 from ranking_core.grids.compare import risk_category
 from ranking_core.grids.learned import GLUCOSE_AXIS, lattice_points, learned_grid
+from ranking_core.grids.monotone import MonotoneRisk
 from ranking_core.grids.seg import GLUCOSE_MAX
 from ranking_core.grids.signed import AbsoluteRisk
 from ranking_core.learners.spectral import SpectralRanker
@@ -111,10 +112,13 @@ def risk_band(model, level: float = 0.95, step: int = BAND_STEP,
 
     ``model``: a :class:`~ranking_core.panels.RobustRanker` (its weights and noise sd are used),
     or a Lavrentiev :class:`~ranking_core.SpectralRanker` with ``noise_sd`` given (weights 1), or
-    an :class:`~ranking_core.grids.signed.AbsoluteRisk` around either.
+    an :class:`~ranking_core.grids.signed.AbsoluteRisk` around either; for a
+    :class:`~ranking_core.grids.monotone.MonotoneRisk`, the band of the model it projects.
     """
     if not 0 < level < 1:
         raise ValueError(f"risk_band: level must lie in (0, 1); got {level!r}")
+    if isinstance(model, MonotoneRisk):
+        model = model.model
     signed = isinstance(model, AbsoluteRisk)
     inner = model.signed_model if signed else model
     if isinstance(inner, RobustRanker):

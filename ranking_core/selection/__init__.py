@@ -7,12 +7,14 @@ least-squares ranker lives in :mod:`ranking_core.selection.leave_pair_out`.
 
 from ranking_core.selection.apriori import AprioriRule, fit_apriori_lambda
 from ranking_core.selection.choose import (
+    CRITERIA,
     RULES,
     TIE_TOLERANCE,
     Choice,
     choose,
     near_minimum,
     paper_lambda_grid,
+    validation_scores,
 )
 from ranking_core.selection.leave_pair_out import (
     leave_pair_out,
@@ -21,6 +23,7 @@ from ranking_core.selection.leave_pair_out import (
 )
 
 __all__ = [
+    "CRITERIA",
     "RULES",
     "TIE_TOLERANCE",
     "AprioriRule",
@@ -32,4 +35,5 @@ __all__ = [
     "leave_pair_out_squared",
     "near_minimum",
     "paper_lambda_grid",
+    "validation_scores",
 ]

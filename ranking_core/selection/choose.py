@@ -7,7 +7,9 @@ Rules (Kriukova et al. 2014, §4.1, §4.3–4.4; DESIGN §4):
 * ``"kfold"`` — the same criterion averaged over k folds;
 
   both pick by :func:`near_minimum`: the first candidate (the largest λ of a decreasing grid)
-  whose validation misranking ties with the smallest (within :data:`TIE_TOLERANCE`);
+  whose validation misranking ties with the smallest (within :data:`TIE_TOLERANCE`); with
+  ``criterion="absolute-error"`` they score the mean absolute validation error |f(x) − y|
+  instead (:func:`validation_scores`);
 * ``"quasi-optimality"`` — λ_j minimising ‖f_{λ_j} − f_{λ_{j+1}}‖_H (Tikhonov & Glasko 1965), no
   held-out data;
 * ``"apriori"`` — λ(m) = α·m^(−β/2) from a fitted :class:`~ranking_core.selection.AprioriRule`;
@@ -32,9 +34,11 @@ from sklearn.model_selection import KFold
 from ranking_core.metrics import pairwise_misranking, pairwise_misranking_rows
 from ranking_core.validation import check_training_data, one_of
 
-__all__ = ["RULES", "TIE_TOLERANCE", "Choice", "choose", "near_minimum", "paper_lambda_grid"]
+__all__ = ["CRITERIA", "RULES", "TIE_TOLERANCE", "Choice", "choose", "near_minimum",
+           "paper_lambda_grid", "validation_scores"]
 
 RULES = ("holdout", "kfold", "quasi-optimality", "apriori", "manual")
+CRITERIA = ("misranking", "absolute-error")
 # Validation misranking values (shares of pairs, eq. (1)) closer than this are tied. A value is
 # a count of misranked pairs over a count of pairs (averaged over folds), so two distinct values
 # differ by at least 1/(k·P) ≫ 10⁻⁹ for P < 10⁸ pairs a fold, while the same counts summed in
@@ -97,6 +101,25 @@ class Choice:
     refit: bool
 
 
+def validation_scores(y_val: ArrayLike, predictions: ArrayLike,
+                      criterion: str = "misranking") -> NDArray[np.float64]:
+    """The validation criterion of each row of ``predictions`` (L, n) against ``y_val`` (n,):
+    ``"misranking"`` (pairwise misranking, Kriukova et al. 2014 eq. (1)) or ``"absolute-error"``
+    (mean |f(x_i) − y_i| on the rating scale).
+
+    The misranking of a validation part of n points rests on its n(n−1)/2 pairs but is a step
+    function of the predictions, so on a small part (m/5 ratings) it jumps from one λ to the
+    next and its minimum is a noisy choice; the absolute error is smooth in λ and, unlike the
+    squared error, bounded in the influence of an outlying rating (docs/RESULTS.md, panels).
+    """
+    one_of(criterion, "criterion", CRITERIA, "validation_scores")
+    y_val = np.asarray(y_val, dtype=np.float64)
+    predictions = np.atleast_2d(np.asarray(predictions, dtype=np.float64))
+    if criterion == "misranking":
+        return pairwise_misranking_rows(y_val, predictions)
+    return np.mean(np.abs(predictions - y_val), axis=1)
+
+
 def _has_path(estimator: BaseEstimator) -> bool:
     return hasattr(estimator, "path") and hasattr(estimator, "resolve")
 
@@ -120,14 +143,18 @@ def _fit_at(estimator: BaseEstimator, param: str, value: float, X: NDArray,
 
 
 def _validation(estimator: BaseEstimator, param: str, grid: NDArray, X_fit: NDArray,
-                y_fit: NDArray, X_val: NDArray, y_val: NDArray) -> tuple[NDArray, list]:
-    """(misranking on the validation part per grid value, the fitted model(s)): one fit and its
-    λ path for a path learner, one fit per value otherwise."""
+                y_fit: NDArray, X_val: NDArray, y_val: NDArray,
+                criterion: str) -> tuple[NDArray, list]:
+    """(the criterion on the validation part per grid value, the fitted model(s)): one fit and
+    its λ path for a path learner, one fit per value otherwise."""
     if param == "lam" and _has_path(estimator):
         model = clone(estimator).fit(X_fit, y_fit)
-        return pairwise_misranking_rows(y_val, model.path(grid).predict(X_val)), [model]
+        return validation_scores(y_val, model.path(grid).predict(X_val), criterion), [model]
     models = [_fit_at(estimator, param, value, X_fit, y_fit) for value in grid]
-    curve = np.array([pairwise_misranking(y_val, model.predict(X_val)) for model in models])
+    if criterion == "misranking":
+        curve = np.array([pairwise_misranking(y_val, model.predict(X_val)) for model in models])
+    else:
+        curve = validation_scores(y_val, [model.predict(X_val) for model in models], criterion)
     return curve, models
 
 
@@ -164,6 +191,7 @@ def choose(
     apriori: Callable[[int], float] | None = None,
     value: float | None = None,
     progress: Progress | None = None,
+    criterion: str = "misranking",
 ) -> Choice:
     """Choose ``param`` (λ by default), and γ among ``gammas``, by ``rule``; return a
     :class:`Choice`.
@@ -188,8 +216,11 @@ def choose(
         :class:`~ranking_core.selection.AprioriRule`.
     value : for ``"manual"``: the value of ``param``.
     progress : ``progress(done, total)`` after each fit (per γ, per fold, and the refit).
+    criterion : what ``"holdout"`` and ``"kfold"`` minimise on the validation ratings:
+        ``"misranking"`` (the paper) or ``"absolute-error"`` (:func:`validation_scores`).
     """
     one_of(rule, "rule", RULES, "choose")
+    one_of(criterion, "criterion", CRITERIA, "choose")
     X, y = check_training_data(X, y, "choose")
     if not refit and rule != "holdout":
         raise ValueError(f"choose: refit=False applies to rule='holdout' only; rule={rule!r} "
@@ -224,12 +255,13 @@ def choose(
             raise ValueError(f"choose: {len(y)} points are too few to split at {fit_fraction}")
         parts = []
         for candidate in candidates:
-            parts.append(_validation(candidate, param, grid, X[:cut], y[:cut], X[cut:], y[cut:]))
+            parts.append(_validation(candidate, param, grid, X[:cut], y[:cut], X[cut:], y[cut:],
+                                     criterion))
             step()
         curves = np.vstack([curve for curve, _ in parts])
     else:
-        curves = np.vstack([_kfold_curve(c, param, grid, X, y, n_splits, random_state, step)
-                            for c in candidates])
+        curves = np.vstack([_kfold_curve(c, param, grid, X, y, n_splits, random_state, step,
+                                         criterion) for c in candidates])
     # the first γ whose best value is a near-tie of the best of all, then its λ by the same rule
     g = 0 if len(curves) == 1 else near_minimum(
         [np.nan if np.all(np.isnan(c)) else np.nanmin(c) for c in curves])
@@ -247,15 +279,17 @@ def choose(
 
 
 def _kfold_curve(estimator: BaseEstimator, param: str, grid: NDArray, X: NDArray, y: NDArray,
-                 n_splits: int, random_state: int | None, step: _Steps) -> NDArray[np.float64]:
-    """Validation misranking per grid value averaged over the folds whose training part is not
-    constant (NaN where no fold could compare)."""
+                 n_splits: int, random_state: int | None, step: _Steps,
+                 criterion: str) -> NDArray[np.float64]:
+    """The validation criterion per grid value averaged over the folds whose training part is
+    not constant (NaN where no fold could compare)."""
     folds = KFold(n_splits=n_splits, shuffle=True, random_state=random_state)
     curves = []
     for train, test in folds.split(X):
         if np.ptp(y[train]) > 0:
             curves.append(
-                _validation(estimator, param, grid, X[train], y[train], X[test], y[test])[0])
+                _validation(estimator, param, grid, X[train], y[train], X[test], y[test],
+                            criterion)[0])
         step()
     if not curves:
         raise ValueError("choose: every training fold has constant ratings")
