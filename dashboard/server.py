@@ -44,6 +44,13 @@ def warm() -> float:
 def main() -> None:
     """Warm the caches, then hand over to Streamlit's command line (``streamlit run …``)."""
     print("riskgrid dashboard: preparing the pages…", file=sys.stderr, flush=True)
+    # before Streamlit's runtime exists, its caches and script context log that they run bare;
+    # that is the point of warming up, so those notices are not shown at start-up
+    import streamlit.runtime.caching.cache_data_api as cache_data_api
+    import streamlit.runtime.scriptrunner_utils.script_run_context as script_run_context
+
+    for module in (cache_data_api, script_run_context):  # Streamlit sets their level on import
+        logging.getLogger(module.__name__).setLevel(logging.ERROR)
     try:
         seconds = warm()
     except Exception:  # never keep the server from starting
