@@ -15,6 +15,10 @@ Sections (``--sections``, comma-separated):
 * ``band``: coverage of the SEG surface by the robust fit's 95 % band (share of the 601 × 601
   lattice inside it), the share of the grid whose risk category the band leaves open, and the
   band's mean width.
+* ``shape``: how far the plain and robust fits (as learned) are from rising away from the
+  diagonal (``monotone_violations``: share of falling lattice steps, largest fall, largest
+  |value| on the diagonal), the time of ``MonotoneRisk.fit`` (the projection), and the misranking
+  before and after it, per draw.
 * ``solver``: the robust fit at one λ (its pseudo-rating iterations on one eigendecomposition,
   including that decomposition) against as many direct weighted solves as it took iterations
   (time ratio measured in one process, largest difference of the fitted values).
@@ -36,6 +40,8 @@ import pandas as pd
 
 from ranking_core import SpectralRanker
 from ranking_core.experiments.seg import draw_seg_ratings
+from ranking_core.grids.learned import learned_grid
+from ranking_core.grids.monotone import MonotoneRisk, monotone_violations
 from ranking_core.grids.seg import find_seg_table
 from ranking_core.metrics import pairwise_misranking
 from ranking_core.panels import (
@@ -172,6 +178,37 @@ def solver(table, sizes, seed) -> None:
               flush=True)
 
 
+def shape(table, sizes, reps, seed, models) -> None:
+    """The plain and robust recipes as learned (``monotone=False``), the distance of their grids
+    from the monotone shape, and the projection's time and effect on the misranking."""
+    recipes = {"plain": BEST_RECIPE, "robust": VARIANTS["robust-as-learned"]}
+    for model in models:
+        for m in sizes:
+            for rep in range(reps):
+                rng = np.random.default_rng([seed, m, rep])  # the draws of ``noisy``
+                frame = simulate_panel(m, reference=table, random_state=rng, **PANELS[model])
+                X_test, y_test = draw_seg_ratings(table, N_TEST, rng)
+                X = frame[["reference", "estimate"]].to_numpy()
+                y = frame["rating"].to_numpy()
+                for name, recipe in recipes.items():
+                    raters = frame["rater"].to_numpy() if recipe.robust else None
+                    fitted, _, _ = fit_recipe(recipe, X, y, raters)
+                    violations = monotone_violations(learned_grid(fitted))
+                    start = time.perf_counter()
+                    projected = MonotoneRisk.fit(fitted)
+                    seconds = time.perf_counter() - start
+                    print(json.dumps({
+                        "section": "shape", "panel": model, "m": m, "rep": rep, "seed": seed,
+                        "learner": name, "falling_step_share": violations["share"],
+                        "largest_fall": violations["largest"],
+                        "largest_on_diagonal": violations["diagonal"],
+                        "projection_s": seconds,
+                        "misranking_as_learned": pairwise_misranking(
+                            y_test, fitted.predict(X_test)),
+                        "misranking_projected": pairwise_misranking(
+                            y_test, projected.predict(X_test))}), flush=True)
+
+
 def band(table, sizes, reps, seed, models) -> None:
     """Coverage of the SEG surface by the robust fit's 95 % band, over the whole lattice."""
     for model_name in models:
@@ -214,6 +251,9 @@ def main() -> None:
     if "noisy" in sections:
         noisy(table, [int(v) for v in args.m.split(",")], args.reps, args.seed,
               args.panels.split(","), args.oracle, [v for v in args.variants.split(",") if v])
+    if "shape" in sections:
+        shape(table, [int(v) for v in args.m.split(",")], args.reps, args.seed,
+              args.panels.split(","))
     if "band" in sections:
         band(table, [int(v) for v in args.m.split(",")], args.reps, args.seed,
              args.panels.split(","))
