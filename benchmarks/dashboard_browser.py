@@ -4,11 +4,15 @@ Starts the app as a user would (``riskgrid dashboard --headless``, a throw-away 
 drives Debian's ``/usr/bin/chromium`` through Playwright:
 
 * ``cold_load_s``: a fresh browser opens the Learn page of a freshly started server, until the
-  first figure is drawn (goal ≤ 3 s); ``cold_load_rendered_s`` until every element is drawn;
+  first figure is drawn, an interactive chart or a picture (goal ≤ 3 s);
+  ``cold_load_rendered_s`` until every element is drawn;
 * ``second_session_load_s``: a second browser session on the now warm server, to the first
   figure (imports done, the default fit cached);
-* ``lambda_step_s``: one step of the λ slider (arrow key) until the λ shown changed, the
-  figures were redrawn and the run is over (median of ``--steps``; goal ≤ 0.3 s);
+* ``lambda_step_s``: one step of the λ slider (arrow key) until the λ shown changed, a
+  figure was redrawn (new chart data or a new picture loaded) and the run is over (median of
+  ``--steps``; goal ≤ 0.3 s); ``interactive_on_s``: the page's "Interactive figures" toggle
+  switched on until its Plotly charts are drawn, and ``interactive_lambda_step_s`` a λ step
+  then (the toggle is switched off again before the uploads);
 * ``upload_to_grid_s[m]``: a rating file of m ratings is uploaded until the grid of those
   ratings is shown, against ``library_fit_s[m]``, ``learn_grid`` on the same file timed in this
   process (goal: ratio ≤ 1.5); ``progress_values[m]``: the distinct values of the progress bar
@@ -54,8 +58,14 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backg
                  "--disable-component-update", "--no-first-run"]
 TIMEOUT_MS = 600_000.0  # per stage (ms); --timeout sets it
 UPLOAD_INPUT = "[data-testid='stMain'] [data-testid='stFileUploaderDropzoneInput']"
-FIRST_FIGURE_JS = """() => document.querySelector(
+# the first figure: an interactive (Plotly) chart drawn, or a picture loaded
+PLOTLY_DRAWN_JS = """() => document.querySelector(
   "[data-testid='stMain'] [data-testid='stPlotlyChart'] .js-plotly-plot .main-svg") !== null"""
+PICTURES_JS = """() => Array.from(document.querySelectorAll(
+  "[data-testid='stMain'] [data-testid='stImage'] img")).map(
+  (img) => img.complete && img.naturalWidth > 0 ? img.currentSrc : null)"""
+FIRST_FIGURE_JS = ("() => (" + PLOTLY_DRAWN_JS + ")() || (" + PICTURES_JS
+                   + ")().some((src) => src !== null)")
 # the value of the metric labelled `label` (Streamlit's stMetric), or null
 METRIC_JS = """(label) => {
   for (const m of document.querySelectorAll("[data-testid='stMetric']")) {
@@ -164,7 +174,8 @@ def lambda_step(page, key: str) -> float:
     """Press ``key`` on the λ slider; seconds until λ shown changed, a figure got new data and
     the run is over."""
     before = page.evaluate(METRIC_JS, "λ")
-    page.evaluate("() => { window.__charts = " + CHART_DATA_JS[6:] + "; }")
+    page.evaluate("() => { window.__charts = " + CHART_DATA_JS[6:] + "; window.__pictures = ("
+                  + PICTURES_JS + ")(); }")
     slider = page.locator("[data-testid='stSlider']").filter(has_text="λ").locator(
         "input[type='range']").first
     slider.focus()
@@ -174,10 +185,25 @@ def lambda_step(page, key: str) -> float:
         """(before) => {
           const now = (""" + METRIC_JS + """)("λ");
           const charts = (""" + CHART_DATA_JS + """)();
-          const redrawn = charts.some((d, i) => d !== window.__charts[i]);
+          const pictures = (""" + PICTURES_JS + """)();
+          const redrawn = charts.some((d, i) => d !== window.__charts[i])
+            || (pictures.every((src) => src !== null)
+                && pictures.some((src, i) => src !== window.__pictures[i]));
           const idle = document.querySelectorAll("[data-testid='stStatusWidget']").length === 0;
           return now !== null && now !== before && redrawn && idle;
         }""", arg=before, timeout=TIMEOUT_MS, polling="raf")
+    return time.perf_counter() - start
+
+
+def toggle_interactive(page, done_js: str) -> float:
+    """Flip the Learn page's "Interactive figures" toggle; seconds until ``done_js`` holds (e.g.
+    a Plotly chart is drawn) and the run is over."""
+    start = time.perf_counter()
+    page.locator("[data-testid='stCheckbox']").filter(has_text="Interactive figures").locator(
+        "label").first.click()
+    page.wait_for_function("() => (" + done_js + ")() && (" + IDLE_JS + ")()",
+                           timeout=TIMEOUT_MS, polling="raf")
+    wait_rendered(page)
     return time.perf_counter() - start
 
 
@@ -233,6 +259,11 @@ def main() -> None:
                     kind: round(used / args.steps, 2) for kind, used in cpu_since(cpu).items()}
                 out["lambda_step_s"] = round(statistics.median(steps), 3)
                 out["lambda_steps_s"] = [round(s, 3) for s in steps]
+                out["interactive_on_s"] = round(toggle_interactive(page, PLOTLY_DRAWN_JS), 3)
+                steps = [lambda_step(page, "ArrowRight" if k % 2 == 0 else "ArrowLeft")
+                         for k in range(args.steps)]
+                out["interactive_lambda_step_s"] = round(statistics.median(steps), 3)
+                toggle_interactive(page, "() => !(" + PLOTLY_DRAWN_JS + ")()")
                 choose_upload(page)
                 out["upload_to_grid_s"], out["progress_values"] = {}, {}
                 out["upload_over_library"] = {}

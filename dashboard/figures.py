@@ -1,5 +1,6 @@
-"""Plotly figures of grids, λ curves and comparison tables (drawing only: values come from
-``ranking_core``)."""
+"""Figures of grids, λ curves and comparison tables (drawing only: values come from
+``ranking_core``): interactive Plotly figures, and pictures (PNG, matplotlib) of the λ curves for
+pages that open without loading Plotly in the browser."""
 
 from __future__ import annotations
 
@@ -7,12 +8,17 @@ from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
+from matplotlib.figure import Figure
 from numpy.typing import ArrayLike
 
 from ranking_core.meter.figures import DISPLAY_STEP, lattice_layout, risk_heatmap, thin_grid
+from ranking_core.meter.grid_plots import figure_png
 
-__all__ = ["apriori_plot", "band_width_heatmap", "confusion_heatmap", "difference_heatmap",
-           "error_bars", "lambda_curve", "line_chart", "risk_heatmap", "shares_bar"]
+__all__ = ["apriori_picture", "apriori_plot", "band_width_heatmap", "confusion_heatmap",
+           "difference_heatmap", "error_bars", "lambda_curve", "lambda_curve_picture",
+           "line_chart", "risk_heatmap", "shares_bar"]
+
+PICTURE_DPI = 100  # px per inch of the pictures: 8 in = 800 px, the width of a grid picture
 
 
 def difference_heatmap(difference: ArrayLike, axis: ArrayLike, title: str,
@@ -42,6 +48,21 @@ def lambda_curve(lams: ArrayLike, curve: ArrayLike, chosen: float, ylabel: str,
     return fig
 
 
+def lambda_curve_picture(lams: ArrayLike, curve: ArrayLike, chosen: float, ylabel: str,
+                         height: int = 280) -> bytes:
+    """:func:`lambda_curve` as a PNG of 800 × ``height`` px."""
+    lams = np.asarray(lams, dtype=np.float64)
+    fig = Figure(figsize=(8.0, height / PICTURE_DPI), layout="constrained")
+    ax = fig.add_subplot()
+    ax.plot(lams, curve, color="#1f77b4")
+    ax.axvline(chosen, color="green", linestyle="--")
+    ax.annotate(f"chosen λ = {chosen:.3g}", (chosen, 1.0), xycoords=("data", "axes fraction"),
+                xytext=(4, -4), textcoords="offset points", va="top", color="green")
+    ax.set(xscale="log", xlim=(lams.min(), lams.max()), xlabel="λ", ylabel=ylabel)
+    ax.grid(alpha=0.3)
+    return figure_png(fig, dpi=PICTURE_DPI)
+
+
 def apriori_plot(sizes: ArrayLike, lam_plus: ArrayLike, alpha: float, beta: float,
                  m: int) -> go.Figure:
     """λ₊ found on small subsets against m (log–log), the fitted rule α·m^(−β/2) and λ(m)."""
@@ -58,6 +79,26 @@ def apriori_plot(sizes: ArrayLike, lam_plus: ArrayLike, alpha: float, beta: floa
     fig.update_yaxes(type="log", title="λ")
     fig.update_layout(height=340, margin={"l": 10, "r": 10, "t": 30, "b": 10})
     return fig
+
+
+def apriori_picture(sizes: ArrayLike, lam_plus: ArrayLike, alpha: float, beta: float,
+                    m: int) -> bytes:
+    """:func:`apriori_plot` as a PNG of 800 × 340 px."""
+    sizes = np.asarray(sizes, dtype=np.float64)
+    lam_plus = np.asarray(lam_plus, dtype=np.float64)
+    fig = Figure(figsize=(8.0, 3.4), layout="constrained")
+    ax = fig.add_subplot()
+    ax.scatter(np.repeat(sizes, lam_plus.shape[1]), lam_plus.ravel(), s=12,
+               label="λ₊ (hold-out on subsets)")
+    line = np.geomspace(sizes.min(), max(m, sizes.max()), 50)
+    ax.plot(line, alpha * line ** (-beta / 2), color="#ff7f0e",
+            label=f"λ(m) = {alpha:.3g}·m^(−{beta:.3g}/2)")
+    ax.scatter([m], [alpha * m ** (-beta / 2)], marker="*", s=150, color="#2ca02c", zorder=3,
+               label=f"λ({m})")
+    ax.set(xscale="log", yscale="log", xlabel="m", ylabel="λ")
+    ax.legend(loc="best", fontsize="small")
+    ax.grid(alpha=0.3)
+    return figure_png(fig, dpi=PICTURE_DPI)
 
 
 def shares_bar(labels: Sequence[str], shares: ArrayLike, title: str,

@@ -27,8 +27,9 @@ def warm() -> float:
 
     import ranking_core.meter.document  # noqa: F401 - matplotlib, reportlab (the Meter page)
     from dashboard.common import seg_status
-    from dashboard.figures import lambda_curve, risk_heatmap
+    from dashboard.figures import lambda_curve, lambda_curve_picture, risk_heatmap
     from dashboard.learn_data import warm_opening_result
+    from ranking_core.grids.raster import grade_lines, grid_image, png_bytes
 
     result = warm_opening_result(seg_status())
     # Streamlit looks at the call stack before its first element; the first look maps every
@@ -38,6 +39,9 @@ def warm() -> float:
     risk_heatmap(result.grid).to_json()
     if result.curve is not None:
         lambda_curve(result.lams, result.curve, result.lam_chosen, "curve").to_json()
+        # the first matplotlib drawing loads its fonts; the first grid picture its font
+        lambda_curve_picture(result.lams, result.curve, result.lam_chosen, "curve")
+    png_bytes(grid_image(result.grid, "grid", lines=grade_lines(result.grid)), small=False)
     return time.perf_counter() - start
 
 

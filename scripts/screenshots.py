@@ -91,13 +91,16 @@ RENDERED_JS = """() => {
     && q("[data-testid='stStatusWidget']") === 0
     && q("[data-testid='stSkeleton'], [data-testid='stSkeletonElement'], "
          + "[data-testid='stAppSkeleton'], [data-testid='stSpinner']") === 0
-    && q("[data-testid='stPlotlyChart']") === q("[data-testid='stPlotlyChart'] .js-plotly-plot");
+    && q("[data-testid='stPlotlyChart']") === q("[data-testid='stPlotlyChart'] .js-plotly-plot")
+    && Array.from(document.querySelectorAll("[data-testid='stImage'] img")).every(
+         (img) => img.complete && img.naturalWidth > 0);
 }"""
 
 
 def wait_until_rendered(page, timeout_ms: float = 180_000) -> None:
-    """Wait until Streamlit's script run is over and every element (Plotly charts included) is
-    drawn, twice in a row one second apart (a rerun may start right after the first run)."""
+    """Wait until Streamlit's script run is over and every element (Plotly charts and pictures
+    included) is drawn, twice in a row one second apart (a rerun may start right after the
+    first run)."""
     page.wait_for_selector("[data-testid='stApp']", timeout=timeout_ms)
     for _ in range(2):
         page.wait_for_timeout(1000)

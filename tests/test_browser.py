@@ -1,5 +1,6 @@
 """One end-to-end browser test: the README's command serves the app, headless Chromium renders the
-Learn page's figure. Needs Debian's /usr/bin/chromium (never downloads a browser)."""
+Learn page's figures, as pictures and then interactive. Needs Debian's /usr/bin/chromium (never
+downloads a browser)."""
 
 from __future__ import annotations
 
@@ -20,10 +21,19 @@ def test_learn_page_renders_its_figure_in_chromium(tmp_path):
     with serve(free_port(), env) as url, open_browser() as page:
         page.goto(url)
         wait_until_rendered(page)
-        charts = page.locator("[data-testid='stPlotlyChart'] .js-plotly-plot")
-        assert charts.count() == 2  # the λ curve and the learned grid
-        assert page.locator(".js-plotly-plot .heatmaplayer, .js-plotly-plot .hm").count() > 0
+        # the λ curve and the learned grid open as pictures, the grid one pixel per mg/dL
+        widths = page.locator("[data-testid='stMain'] [data-testid='stImage'] img").evaluate_all(
+            "(imgs) => imgs.map((img) => img.complete ? img.naturalWidth : 0)")
+        assert len(widths) == 2 and min(widths) > 601
+        assert page.locator("[data-testid='stPlotlyChart']").count() == 0
         assert page.get_by_text("Misranking vs reference").count() > 0
+        page.locator("[data-testid='stCheckbox']").filter(
+            has_text="Interactive figures").locator("label").first.click()
+        page.wait_for_selector("[data-testid='stPlotlyChart'] .js-plotly-plot")
+        wait_until_rendered(page)
+        charts = page.locator("[data-testid='stPlotlyChart'] .js-plotly-plot")
+        assert charts.count() == 2  # the same two figures, now interactive
+        assert page.locator(".js-plotly-plot .heatmaplayer, .js-plotly-plot .hm").count() > 0
         assert page.locator("[data-testid='stAppDeployButton']").count() == 0
         assert page.locator("[data-testid='stException']").count() == 0
         shot = tmp_path / "learn.png"

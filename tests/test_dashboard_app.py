@@ -3,7 +3,9 @@ empty database), uploads, saving, and the λ slider re-solving without a new dec
 
 from __future__ import annotations
 
+import base64
 import dataclasses
+import json
 import os
 import re
 
@@ -67,7 +69,19 @@ def test_learn_page_on_a_fresh_machine_shows_what_ranking_core_computes(fresh):
     assert shown["Misranking vs reference"] == f"{100 * expected.misranking:.2f} %"
     assert shown["Points fitted"] == f"{TEST_M + ANCHORS} / {TEST_M + ANCHORS}"
     assert percent(shown["Misranking vs reference"]) < 0.2  # a grid was learned, not noise
-    assert len(at.get("plotly_chart")) == 2  # the heat map and the λ curve
+    # the λ curve and the heat map open as pictures: no Plotly in the browser until asked for
+    assert len(at.get("image")) == 2 and not at.get("plotly_chart")
+    next(t for t in at.toggle if t.label.startswith("Interactive figures")).set_value(True)
+    at.run()
+    assert not at.exception and not at.get("image")
+    charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    assert len(charts) == 2  # the λ curve and the heat map, now interactive
+    heat = next(t["z"] for c in charts for t in c["data"] if t["type"] == "heatmap")
+    z = np.frombuffer(base64.b64decode(heat["bdata"]), dtype=heat["dtype"]).reshape(
+        [int(n) for n in heat["shape"].split(",")])
+    assert metrics(at) == shown  # the same result, drawn the other way
+    step = 601 // (len(z) - 1)  # [estimate, REF] on every step-th mg/dL
+    np.testing.assert_allclose(z, result.grid[::step, ::step].T, atol=1e-5)
 
 
 def test_lambda_slider_resolves_from_the_cached_decomposition(fresh, monkeypatch):

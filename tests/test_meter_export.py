@@ -116,11 +116,11 @@ def test_bland_altman_draws_many_pairs_as_density_counting_each_pair_once():
 
 
 def test_grade_lines_of_a_linear_grid_are_the_closed_form_iso_lines():
-    from ranking_core.meter.figures import grade_lines
+    from ranking_core.meter.figures import grade_line_vertices
 
     estimate = np.arange(601.0)
     grid = np.tile(estimate / 150.0, (601, 1))  # [REF, estimate]: risk = estimate / 150
-    x, y = grade_lines(grid, np.arange(601.0))
+    x, y = grade_line_vertices(grid, step=3)
     gaps = np.flatnonzero(np.isnan(x))
     assert len(gaps) == 4 and np.array_equal(np.isnan(x), np.isnan(y))  # one line per grade
     for line_x, line_y, level in zip(np.split(x, gaps + 1), np.split(y, gaps + 1),

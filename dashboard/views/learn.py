@@ -39,6 +39,7 @@ from ranking_core.filters import FILTERS
 from ranking_core.grids.compare import RISK_CATEGORIES, compare_grids
 from ranking_core.grids.files import grid_csv, grid_npy, grid_png
 from ranking_core.grids.learned import GLUCOSE_AXIS
+from ranking_core.grids.raster import grade_lines, grid_image, png_bytes
 from ranking_core.learn import (
     FILTER_LABELS,
     KERNEL_LABELS,
@@ -72,7 +73,7 @@ st.caption("Clinicians rate the risk (0 none … 4 extreme) of (reference, measu
 seg = seg_status()
 store = get_store()
 init_state(learn_source=SOURCES[0], learn_settings=LearnSettings(), learn_view=VIEWS[0],
-           learn_points=False,
+           learn_points=False, learn_interactive=False,
            **{f"learn_{name}": value for name, value in dataclasses.asdict(PanelChoice()).items()})
 settings: LearnSettings = st.session_state["learn_settings"]
 for widget, field in FIELDS.items():  # refill widgets Streamlit dropped (never the reverse)
@@ -219,6 +220,59 @@ def comparison_at(key: tuple, lam: float, _grid: object, _reference: object, ref
     return compare_grids(_reference, _grid)
 
 
+@st.cache_data(show_spinner=False, max_entries=4)
+def reference_lines(reference_id: str, _reference: object) -> list:
+    """The reference grid's grade boundaries, once per reference."""
+    del reference_id  # cache key only
+    return grade_lines(_reference)
+
+
+def grid_figure(shown: LearnedGrid, view: str, points: bool, reference_id: str) -> object:
+    """The interactive (Plotly) heat map of ``view``."""
+    if view == VIEWS[0]:
+        return figures.risk_heatmap(shown.grid, GLUCOSE_AXIS, "Learned grid", contours=reference,
+                                    points=shown.rating_points if points else None,
+                                    height=FIGURE_HEIGHT)
+    if view == VIEWS[1]:
+        return figures.difference_heatmap(shown.grid - reference, GLUCOSE_AXIS,
+                                          f"Learned − {reference_name}", height=FIGURE_HEIGHT)
+    return figures.risk_heatmap(reference, GLUCOSE_AXIS, f"Reference: {reference_name}",
+                                contours=reference, height=FIGURE_HEIGHT)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def grid_picture(key: tuple, lam: float, view: str, points: bool, reference_id: str,
+                 _shown: LearnedGrid) -> bytes:
+    """The heat map of ``view`` as a PNG, one pixel per mg/dL (cached per fit, λ and view)."""
+    del key, lam  # cache key only
+    lines = reference_lines(reference_id, reference)
+    if view == VIEWS[0]:
+        image = grid_image(_shown.grid, "Learned grid", lines=lines,
+                           points=_shown.rating_points if points else None)
+    elif view == VIEWS[1]:
+        image = grid_image(_shown.grid - reference, f"Learned − {reference_name}",
+                           difference=True)
+    else:
+        image = grid_image(reference, f"Reference: {reference_name}", lines=lines)
+    return png_bytes(image, small=False)
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def curve_picture(key: tuple, ylabel: str, _result: LearnedGrid) -> bytes:
+    """The λ rule's curve as a PNG (cached per fit)."""
+    del key  # cache key only
+    return figures.lambda_curve_picture(_result.lams, 100 * _result.curve, _result.lam_chosen,
+                                        ylabel)
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def apriori_picture(key: tuple, _result: LearnedGrid) -> bytes:
+    """The a-priori rule's fit as a PNG (cached per fit)."""
+    del key  # cache key only
+    a = _result.apriori
+    return figures.apriori_picture(a.sizes, a.lam_plus, a.alpha, a.beta, len(_result.y))
+
+
 @st.fragment
 def result_view(reference_id: str) -> None:
     """λ slider, figures of merit, the heat map and the downloads: a λ step reruns only this."""
@@ -247,17 +301,12 @@ def result_view(reference_id: str) -> None:
     c = st.columns([3, 2], vertical_alignment="bottom")
     view = c[0].segmented_control("Show", VIEWS, key="learn_view") or VIEWS[0]
     points = c[1].toggle("Show the rating points", key="learn_points")
-    if view == VIEWS[0]:
-        fig = figures.risk_heatmap(shown.grid, GLUCOSE_AXIS, "Learned grid", contours=reference,
-                                   points=shown.rating_points if points else None,
-                                   height=FIGURE_HEIGHT)
-    elif view == VIEWS[1]:
-        fig = figures.difference_heatmap(shown.grid - reference, GLUCOSE_AXIS,
-                                         f"Learned − {reference_name}", height=FIGURE_HEIGHT)
+    if st.session_state["learn_interactive"]:
+        st.plotly_chart(grid_figure(shown, view, points, reference_id), key="learn_fig_grid",
+                        width="stretch")
     else:
-        fig = figures.risk_heatmap(reference, GLUCOSE_AXIS, f"Reference: {reference_name}",
-                                   contours=reference, height=FIGURE_HEIGHT)
-    st.plotly_chart(fig, key="learn_fig_grid", width="stretch")
+        st.image(grid_picture(st.session_state["learn_result_key"], lam, view, points,
+                              reference_id, shown), output_format="PNG")
     categories = st.expander(  # filled only while open: a λ step redraws no table
         "Risk categories: reference (rows) against learned (columns), grid points",
         key="learn_categories_open", on_change="rerun")
@@ -319,16 +368,28 @@ with right:
     if result.settings.rule == "holdout" and not result.settings.refit_all:
         st.button("Refit on all ratings at the chosen λ", on_click=refit_on_all,
                   key="learn_refit_button")
+    interactive = st.toggle("Interactive figures: zoom, and values under the pointer",
+                            key="learn_interactive",
+                            help="slower to open and to redraw than the pictures shown otherwise")
     if result.curve is not None:
-        st.plotly_chart(figures.lambda_curve(
-            result.lams, 100 * result.curve, result.lam_chosen,
-            "change of the grid" if result.settings.rule == "quasi-optimality"
-            else "misranking of left-out ratings (%)"), key="learn_fig_curve", width="stretch")
+        ylabel = ("change of the grid" if result.settings.rule == "quasi-optimality"
+                  else "misranking of left-out ratings (%)")
+        if interactive:
+            st.plotly_chart(figures.lambda_curve(result.lams, 100 * result.curve,
+                                                 result.lam_chosen, ylabel),
+                            key="learn_fig_curve", width="stretch")
+        else:
+            st.image(curve_picture(st.session_state["learn_result_key"], ylabel, result),
+                     output_format="PNG")
     elif result.apriori is not None:
         a = result.apriori
-        st.plotly_chart(figures.apriori_plot(a.sizes, a.lam_plus, a.alpha, a.beta,
-                                             len(result.y)), key="learn_fig_apriori",
-                        width="stretch")
+        if interactive:
+            st.plotly_chart(figures.apriori_plot(a.sizes, a.lam_plus, a.alpha, a.beta,
+                                                 len(result.y)), key="learn_fig_apriori",
+                            width="stretch")
+        else:
+            st.image(apriori_picture(st.session_state["learn_result_key"], result),
+                     output_format="PNG")
         st.caption(f"λ(m) = α·m^(−β/2) with α = {a.alpha:.4g} ± {a.alpha_sd:.2g}, "
                    f"β = {a.beta:.3f} ± {a.beta_sd:.2g}; λ({len(result.y)}) = "
                    f"{result.lam_chosen:.4g}")

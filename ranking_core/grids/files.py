@@ -27,7 +27,8 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
-from ranking_core.grids.risk_scale import RISK_MAX, risk_rgb
+from ranking_core.grids.raster import grid_image, png_bytes
+from ranking_core.grids.risk_scale import RISK_MAX
 from ranking_core.grids.seg import GLUCOSE_MAX
 
 __all__ = [
@@ -74,39 +75,10 @@ def grid_csv(grid: ArrayLike) -> bytes:
 
 
 def grid_png(grid: ArrayLike, title: str = "Learned risk grid") -> bytes:
-    """``grid.png`` bytes: the grid in the SEG colours (1 pixel per mg/dL), reference on the x
-    axis, measured on the y axis, ticks every 100 mg/dL and a colour bar for risk 0..4."""
-    from PIL import Image, ImageDraw, ImageFont
-
-    left, top, right, bottom = 80, 44, 110, 64
-    image = Image.new("RGB", (left + SIZE + right, top + SIZE + bottom), "white")
-    surface = risk_rgb(_on_scale(grid).T[::-1])  # row 0 = measured 600 mg/dL
-    image.paste(Image.fromarray(surface, "RGB"), (left, top))
-    bar = risk_rgb(np.linspace(RISK_MAX, 0.0, SIZE)[:, None].repeat(24, axis=1))
-    image.paste(Image.fromarray(bar, "RGB"), (left + SIZE + 20, top))
-    draw = ImageDraw.Draw(image)
-    font = ImageFont.load_default(size=15)
-    draw.text((left, 12), title, fill="black", font=font)
-    draw.rectangle((left - 1, top - 1, left + SIZE, top + SIZE), outline="black")
-    for tick in range(0, GLUCOSE_MAX + 1, 100):
-        x, y = left + tick, top + GLUCOSE_MAX - tick
-        draw.line((x, top + SIZE, x, top + SIZE + 5), fill="black")
-        draw.text((x, top + SIZE + 8), str(tick), fill="black", font=font, anchor="mt")
-        draw.line((left - 6, y, left, y), fill="black")
-        draw.text((left - 9, y), str(tick), fill="black", font=font, anchor="rm")
-    for risk in range(int(RISK_MAX) + 1):
-        y = top + round((RISK_MAX - risk) / RISK_MAX * GLUCOSE_MAX)
-        draw.text((left + SIZE + 50, y), str(risk), fill="black", font=font, anchor="lm")
-    draw.text((left + SIZE + 20, top + SIZE + 8), "risk", fill="black", font=font)
-    draw.text((left + SIZE // 2, top + SIZE + 34), "reference glucose (mg/dL)", fill="black",
-              font=font, anchor="mt")
-    label = Image.new("RGB", (SIZE, 24), "white")
-    ImageDraw.Draw(label).text((SIZE // 2, 12), "measured glucose (mg/dL)", fill="black",
-                               font=font, anchor="mm")
-    image.paste(label.rotate(90, expand=True), (12, top))
-    out = io.BytesIO()
-    image.save(out, format="PNG", optimize=True)
-    return out.getvalue()
+    """``grid.png`` bytes: the grid clipped to 0..4 in the SEG colours (1 pixel per mg/dL),
+    reference on the x axis, measured on the y axis, ticks every 100 mg/dL and a colour bar for
+    risk 0..4 (:func:`~ranking_core.grids.raster.grid_image`)."""
+    return png_bytes(grid_image(_on_scale(grid), title))
 
 
 def _read_npy(stream: IO[bytes], name: str) -> NDArray:

@@ -4,22 +4,20 @@ and the modified Bland–Altman plot."""
 
 from __future__ import annotations
 
-import contourpy
 import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import ArrayLike, NDArray
 
 from ranking_core.grids.learned import GLUCOSE_AXIS
-from ranking_core.grids.risk_scale import RISK_COLORSCALE, RISK_GRADE_EDGES, RISK_MAX
+from ranking_core.grids.raster import grade_lines
+from ranking_core.grids.risk_scale import RISK_COLORSCALE, RISK_MAX
 from ranking_core.grids.seg import GLUCOSE_MAX, SEGTable
 from ranking_core.meter.grid_plots import DENSITY_COLOURS, DENSITY_FROM
 from ranking_core.meter.report import ISO_COMPLIANT, MeterReport
 
-__all__ = ["DISPLAY_STEP", "bland_altman_figure", "grade_lines", "lattice_layout", "risk_heatmap",
-           "seg_heatmap", "thin_grid"]
+__all__ = ["DISPLAY_STEP", "bland_altman_figure", "grade_line_vertices", "lattice_layout",
+           "risk_heatmap", "seg_heatmap", "thin_grid"]
 
-# boundaries of the risk grades A [0, .5), B [.5, 1.5), C [1.5, 2.5), D [2.5, 3.5), E ≥ 3.5
-GRADE_LEVELS = tuple(RISK_GRADE_EDGES.tolist())
 DISPLAY_STEP = 3  # mg/dL between drawn lattice points (601² cells would make a 5 MB figure)
 # px around a lattice heat map: title (top), tick labels and axis titles (left, bottom), colour bar
 LATTICE_MARGIN = {"l": 70, "r": 100, "t": 40, "b": 55, "autoexpand": False}
@@ -33,15 +31,12 @@ def thin_grid(grid: ArrayLike, axis: ArrayLike, step: int) -> tuple[NDArray, NDA
     return np.asarray(axis)[::step], values.T
 
 
-def grade_lines(grid: ArrayLike, axis: ArrayLike, step: int = DISPLAY_STEP,
-                levels: tuple[float, ...] = GRADE_LEVELS) -> tuple[NDArray, NDArray]:
-    """The iso-risk lines of ``grid`` (indexed [REF, estimate], mg/dL) at ``levels`` on every
-    ``step``-th lattice point, as (x = REF, y = estimate) vertices with NaN between lines: one
-    light line trace instead of a contour trace that sends the whole grid to the browser."""
-    x, z = thin_grid(np.abs(np.asarray(grid, dtype=np.float64)), axis, step)
-    generator = contourpy.contour_generator(x=x, y=x, z=z)
-    pieces = [np.vstack([line, [np.nan, np.nan]])
-              for level in levels for line in generator.lines(level)]
+def grade_line_vertices(grid: ArrayLike, step: int = DISPLAY_STEP) -> tuple[NDArray, NDArray]:
+    """The iso-risk lines at the grade boundaries of ``grid`` (indexed [REF, estimate], 0..600
+    mg/dL) on every ``step``-th lattice point, as (x = REF, y = estimate) vertices with NaN between
+    lines: one light line trace instead of a contour trace that sends the whole grid to the
+    browser."""
+    pieces = [np.vstack([line, [np.nan, np.nan]]) for line in grade_lines(grid, step)]
     if not pieces:
         return np.empty(0), np.empty(0)
     vertices = np.vstack(pieces).astype(np.float32)
@@ -95,7 +90,7 @@ def risk_heatmap(
                                              "risk %{z:.2f}<extra></extra>"),
                     lattice_layout(x, title, height, showlegend=False))
     if contours is not None:
-        line_x, line_y = grade_lines(contours, axis, step)
+        line_x, line_y = grade_line_vertices(contours, step)
         fig.add_trace(go.Scatter(x=line_x, y=line_y, mode="lines", hoverinfo="skip",
                                  name="reference grades", line={"color": "black", "width": 1}))
     if points is not None:
