@@ -29,9 +29,9 @@ def test_command_runs_streamlit_on_the_app_with_safe_defaults():
     assert command == [sys.executable, "-m", "dashboard.server", "run", str(APP_PATH),
                        "--server.port", "8765", "--server.address", "127.0.0.1",
                        "--server.headless", "true", "--client.showErrorDetails", "none"]
-    assert streamlit_command(APP_PATH, 1, False, "0.0.0.0", development=True)[-6:] == [
+    assert streamlit_command(APP_PATH, 1, False, "0.0.0.0", development=True)[-8:] == [
         "--server.address", "0.0.0.0", "--server.headless", "false",
-        "--client.showErrorDetails", "full"]
+        "--client.showErrorDetails", "full", "--server.fileWatcherType", "auto"]
     assert APP_PATH.is_file() and (APP_PATH.parent / ".streamlit" / "config.toml").is_file()
 
 

@@ -3,8 +3,8 @@
 The server is this process afterwards, so SIGTERM / SIGINT (Ctrl+C) stop it and free the port;
 no child is left behind. Safe defaults for a server: it listens on 127.0.0.1 unless ``--address``
 says otherwise, shows errors to the browser as one plain sentence (details in the server log)
-unless ``--development``, and ``--public`` makes a read-only demo (nothing stored, no server
-paths, built-in data only).
+and does not watch the page files unless ``--development``, and ``--public`` makes a read-only
+demo (nothing stored, no server paths, built-in data only).
 """
 
 from __future__ import annotations
@@ -31,7 +31,8 @@ def streamlit_command(app_path: Path, port: int, headless: bool, address: str = 
     return [sys.executable, "-m", "dashboard.server", "run", str(app_path),
             "--server.port", str(port), "--server.address", address,
             "--server.headless", str(headless).lower(),
-            "--client.showErrorDetails", "full" if development else "none"]
+            "--client.showErrorDetails", "full" if development else "none",
+            *(["--server.fileWatcherType", "auto"] if development else [])]
 
 
 def streamlit_environment(seg_table: Path | None, environ: dict[str, str], *,
@@ -72,7 +73,8 @@ def dashboard(
         help="Read-only public demo: nothing is stored, no server files, built-in data only.",
     )] = False,
     development: Annotated[bool, typer.Option(
-        help="Show full error details (tracebacks) in the browser; for development only.",
+        help="Show full error details (tracebacks) in the browser and rerun pages when their "
+             "files change; for development only.",
     )] = False,
     headless: Annotated[bool, typer.Option(help="Do not open a browser.")] = False,
 ) -> None:
