@@ -1,5 +1,6 @@
 """Check a running dashboard the way a user would: ``/_stcore/health`` answers ``ok`` and the Learn
-page (the default page, built-in simulated panel) draws its heat map in headless Chromium.
+page (the default page, built-in simulated panel) draws its figures (pictures, or interactive Plotly
+charts) in headless Chromium.
 
     python scripts/check_dashboard.py http://127.0.0.1:8501 [--timeout 180]
 
@@ -45,7 +46,8 @@ def main() -> int:
         with open_browser(1280, 800) as page:
             page.goto(args.url)
             wait_until_rendered(page, timeout_ms=args.timeout * 1000)
-            figures = page.locator("[data-testid='stPlotlyChart'] .js-plotly-plot").count()
+            figures = page.locator("[data-testid='stMain'] [data-testid='stImage'] img, "
+                                   "[data-testid='stPlotlyChart'] .js-plotly-plot").count()
     result = {"health": health, "figures": figures,
               "seconds": round(time.monotonic() - start, 1)}
     print(json.dumps(result))
