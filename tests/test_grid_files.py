@@ -19,6 +19,7 @@ from ranking_core.grids.files import (
     grid_png,
     read_grid_file,
 )
+from ranking_core.grids.raster import LEFT, TOP
 from ranking_core.inputs import MGDL_PER_MMOLL
 from ranking_core.learn import LearnSettings, learn_grid, ratings_checksum, write_grid_files
 from ranking_core.panels import simulate_panel
@@ -65,8 +66,7 @@ def test_written_files_read_back(learned, tmp_path):
 def test_png_uses_the_seg_colours(risk, colour):
     with Image.open(io.BytesIO(grid_png(np.full((601, 601), risk)))) as image:
         rgb = image.convert("RGB")
-        # the centre of the heat map (plot area starts 80 px from the left, 44 from the top)
-        assert rgb.getpixel((80 + 300, 44 + 300)) == colour
+        assert rgb.getpixel((LEFT + 300, TOP + 300)) == colour  # the centre of the heat map
 
 
 def _npy(array) -> bytes:

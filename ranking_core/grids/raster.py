@@ -1,7 +1,7 @@
 """Risk grids as raster images drawn with Pillow: one pixel per mg/dL, with axes, a colour bar,
 the iso-risk lines of a reference grid and rating points on top.
 
-A 601 × 601 grid becomes a 791 × 709 px image in a few tens of milliseconds, without a plotting
+A 601 × 601 grid becomes an 817 × 723 px image in a few tens of milliseconds, without a plotting
 library and without drawing work in the browser: the dashboard's grid view (redrawn on every λ
 step) and the ``grid.png`` file (:mod:`ranking_core.grids.files`) are this image.
 """
@@ -24,14 +24,14 @@ from ranking_core.grids.risk_scale import RISK_GRADE_EDGES, RISK_MAX, risk_rgb
 __all__ = ["DIFFERENCE_COLOURS", "GRADE_LEVELS", "grade_lines", "grid_image", "png_bytes"]
 
 SIZE = GLUCOSE_MAX + 1  # px of the grid: one per mg/dL
-LEFT, TOP, RIGHT, BOTTOM = 80, 44, 110, 64  # px around the grid: ticks, titles, colour bar
+LEFT, TOP, RIGHT, BOTTOM = 96, 48, 120, 74  # px around the grid: ticks, titles, colour bar
 BAR_WIDTH = 24  # px
 # boundaries of the risk grades A [0, .5), B [.5, 1.5), C [1.5, 2.5), D [2.5, 3.5), E ≥ 3.5
 GRADE_LEVELS = tuple(RISK_GRADE_EDGES.tolist())
 # a diverging scale for differences of risk: negative (blue), 0 (white), positive (red)
 DIFFERENCE_COLOURS = ((33, 102, 172), (247, 247, 247), (178, 24, 43))
 POINT_RADIUS = 3  # px
-FONT_SIZE = 14  # px
+FONT_SIZE = 19  # px: legible when a page shows the picture at two thirds of its size
 
 
 @lru_cache(maxsize=1)
@@ -111,7 +111,7 @@ def grid_image(
             draw.ellipse((px - POINT_RADIUS, py - POINT_RADIUS, px + POINT_RADIUS,
                           py + POINT_RADIUS), fill=tuple(colour), outline="black")
     font = _font()
-    draw.text((LEFT, 12), title, fill="black", font=font)
+    draw.text((LEFT, 10), title, fill="black", font=font)
     draw.rectangle((LEFT - 1, TOP - 1, LEFT + SIZE, TOP + SIZE), outline="black")
     for tick in range(0, GLUCOSE_MAX + 1, 100):
         x, y = LEFT + tick, TOP + GLUCOSE_MAX - tick
@@ -120,15 +120,15 @@ def grid_image(
         draw.line((LEFT - 6, y, LEFT, y), fill="black")
         draw.text((LEFT - 9, y), str(tick), fill="black", font=font, anchor="rm")
     for label, height in labels:
-        draw.text((LEFT + SIZE + 50, TOP + round(height * GLUCOSE_MAX)), label, fill="black",
+        draw.text((LEFT + SIZE + 52, TOP + round(height * GLUCOSE_MAX)), label, fill="black",
                   font=font, anchor="lm")
     draw.text((LEFT + SIZE + 20, TOP + SIZE + 8), bar_title, fill="black", font=font)
-    draw.text((LEFT + SIZE // 2, TOP + SIZE + 34), "reference glucose (mg/dL)", fill="black",
+    draw.text((LEFT + SIZE // 2, TOP + SIZE + 40), "reference glucose (mg/dL)", fill="black",
               font=font, anchor="mt")
-    label = Image.new("RGB", (SIZE, 24), "white")
-    ImageDraw.Draw(label).text((SIZE // 2, 12), "measured glucose (mg/dL)", fill="black",
+    label = Image.new("RGB", (SIZE, 28), "white")
+    ImageDraw.Draw(label).text((SIZE // 2, 14), "measured glucose (mg/dL)", fill="black",
                                font=font, anchor="mm")
-    image.paste(label.rotate(90, expand=True), (12, TOP))
+    image.paste(label.rotate(90, expand=True), (8, TOP))
     return image
 
 
