@@ -110,12 +110,12 @@ def refined_lavrentiev(spectrum: Spectrum, operator: Callable[[NDArray], NDArray
     """c(λ) of ``steps``-times iterated Lavrentiev regularization to working precision.
 
     With A the operator that ``spectrum`` decomposes in a full basis (``"dense"``: K̃ = CKC/m or
-    K/m) and b = ``spectrum.rhs``: c_0 = 0 and (A + λI) c_j = b + λ c_{j−1} for j = 1..k
+    K/m) and b = ``spectrum.rhs``: c_0 = 0 and (A + λI) c_j = r_j = b + λ c_{j−1} for j = 1..k
     (Kriukova et al. 2014, eq. (13); k = 1 is eq. (4)). The eigendecomposition alone loses
     digits as λ/σ_max falls (A + λI has condition number (σ_max + λ)/λ; about six digits at
     m = 2,000 and λ ≈ 2.5·10⁻⁹, docs/SCALE.md). Each solve therefore starts from
-    x = U(σ + λ)⁻¹Uᵀr and is refined, x ← x + U(σ + λ)⁻¹Uᵀ(r − (A + λI)x), with the residual
-    from ``operator`` (v ↦ Av from the original matrix, not from U and σ): at most
+    x = U(σ + λ)⁻¹Uᵀr_j and is refined, x ← x + U(σ + λ)⁻¹Uᵀ(r_j − (A + λI)x), with the
+    residual from ``operator`` (v ↦ Av from the original matrix, not from U and σ): at most
     :data:`REFINEMENT_STEPS` steps, a step kept only if it lowers the residual norm, and no
     further step once the norm falls by less than half. Cost per step: one product with A and
     O(m²) flops.
