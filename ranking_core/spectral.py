@@ -7,7 +7,9 @@ K̃ = U diag(σ) Uᵀ and b = Cy/m,
     c(λ) = g_λ(K̃) b = U (g_λ(σ) ⊙ Uᵀb) + g_λ(0) (b − UUᵀb).
 
 The last term is exact when U spans only part of the space and the rest of the spectrum is treated
-as 0 (truncated decompositions); it vanishes for a full basis. For supervised regression (SLR,
+as 0 (truncated decompositions); it vanishes for a full basis. For the Lavrentiev filters at
+λ ≪ σ_max this formula keeps only part of the digits; :func:`refined_lavrentiev` recovers them
+by iterative refinement against the original operator. For supervised regression (SLR,
 Kriukova et al. 2014, §4.1) the same algebra applies to K/m and b = y/m with no centring.
 
 Three ways to obtain (U, σ):
@@ -22,16 +24,30 @@ Three ways to obtain (U, σ):
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg
 from numpy.typing import NDArray
 
-from ranking_core.filters import Filter
+from ranking_core.filters import Filter, IteratedLavrentiev, Lavrentiev
 from ranking_core.kernels import Kernel
 
-__all__ = ["Spectrum", "dense_spectrum", "lowrank_spectrum", "pivoted_cholesky", "primal_spectrum"]
+__all__ = [
+    "REFINEMENT_STEPS",
+    "Spectrum",
+    "dense_spectrum",
+    "kernel_spectrum",
+    "lavrentiev_steps",
+    "lowrank_spectrum",
+    "pivoted_cholesky",
+    "primal_spectrum",
+    "refined_lavrentiev",
+]
+
+# Iterative refinement of a Lavrentiev solve takes at most this many correction steps.
+REFINEMENT_STEPS = 3
 
 
 @dataclass(frozen=True)
@@ -42,6 +58,7 @@ class Spectrum:
     ----------
     vectors : (p, r) eigenvectors (p = m training points, or d features for ``primal``).
     values : (r,) eigenvalues σ ≥ 0.
+    rhs : (p,) the right-hand side b itself (kept for iterative refinement).
     projection : (r,) Uᵀb, the right-hand side in the eigenbasis.
     residual : (p,) b − UUᵀb, the part of b outside span(U) (zero for a full basis).
     feature_mean : (p,) mean over the training inputs of the feature map (kernel row or x),
@@ -52,6 +69,7 @@ class Spectrum:
 
     vectors: NDArray[np.float64]
     values: NDArray[np.float64]
+    rhs: NDArray[np.float64]
     projection: NDArray[np.float64]
     residual: NDArray[np.float64]
     feature_mean: NDArray[np.float64]
@@ -78,16 +96,61 @@ class Spectrum:
         return coef
 
 
+def lavrentiev_steps(filter: Filter) -> int:
+    """k when c(λ) solves k linear systems: k-times iterated Lavrentiev (Kriukova et al. 2014,
+    eq. (13)), 1 for Lavrentiev (eq. (4)); 0 for the filters without a linear system (spectral
+    cut-off, Landweber, Showalter, ν-method)."""
+    if isinstance(filter, IteratedLavrentiev):
+        return int(filter.k)
+    return 1 if isinstance(filter, Lavrentiev) else 0
+
+
+def refined_lavrentiev(spectrum: Spectrum, operator: Callable[[NDArray], NDArray], lam: float,
+                       steps: int) -> NDArray[np.float64]:
+    """c(λ) of ``steps``-times iterated Lavrentiev regularization to working precision.
+
+    With A the operator that ``spectrum`` decomposes in a full basis (``"dense"``: K̃ = CKC/m or
+    K/m) and b = ``spectrum.rhs``: c_0 = 0 and (A + λI) c_j = r_j = b + λ c_{j−1} for j = 1..k
+    (Kriukova et al. 2014, eq. (13); k = 1 is eq. (4)). The eigendecomposition alone loses
+    digits as λ/σ_max falls (A + λI has condition number (σ_max + λ)/λ; about six digits at
+    m = 2,000 and λ ≈ 2.5·10⁻⁹, docs/SCALE.md). Each solve therefore starts from
+    x = U(σ + λ)⁻¹Uᵀr_j and is refined, x ← x + U(σ + λ)⁻¹Uᵀ(r_j − (A + λI)x), with the
+    residual from ``operator`` (v ↦ Av from the original matrix, not from U and σ): at most
+    :data:`REFINEMENT_STEPS` steps, a step kept only if it lowers the residual norm, and no
+    further step once the norm falls by less than half. Cost per step: one product with A and
+    O(m²) flops.
+    """
+    vectors, shifted = spectrum.vectors, spectrum.values + lam
+
+    def solve(rhs: NDArray) -> NDArray:
+        x = vectors @ ((vectors.T @ rhs) / shifted)
+        residual = rhs - operator(x) - lam * x
+        for _ in range(REFINEMENT_STEPS):
+            trial = x + vectors @ ((vectors.T @ residual) / shifted)
+            trial_residual = rhs - operator(trial) - lam * trial
+            before, after = np.linalg.norm(residual), np.linalg.norm(trial_residual)
+            if after < before:
+                x, residual = trial, trial_residual
+            if after > before / 2:
+                break
+        return x
+
+    coef = np.zeros_like(spectrum.rhs)
+    for _ in range(steps):
+        coef = solve(spectrum.rhs + lam * coef)
+    return coef
+
+
 def _center_columns(A: NDArray[np.float64]) -> NDArray[np.float64]:
     return A - A.mean(axis=0)
 
 
-def _kernel_spectrum(vectors: NDArray, values: NDArray, b: NDArray, feature_mean: NDArray,
-                     method: str) -> Spectrum:
+def kernel_spectrum(vectors: NDArray, values: NDArray, b: NDArray, feature_mean: NDArray,
+                    method: str) -> Spectrum:
     """The :class:`Spectrum` of a kernel-coefficient decomposition: b projected on the vectors,
     the part of b outside them, and the weights m·σ·projection² of the RKHS norm."""
     projection = vectors.T @ b
-    return Spectrum(vectors=vectors, values=values, projection=projection,
+    return Spectrum(vectors=vectors, values=values, rhs=b, projection=projection,
                     residual=b - vectors @ projection, feature_mean=feature_mean,
                     norm_weights=len(b) * values * projection**2, method=method)
 
@@ -103,7 +166,7 @@ def dense_spectrum(K: NDArray[np.float64], y: NDArray[np.float64], centered: boo
         b = y / m
     operator = (operator + operator.T) / 2.0
     values, vectors = scipy.linalg.eigh(operator, driver="evd", overwrite_a=True)
-    return _kernel_spectrum(vectors, np.maximum(values, 0.0), b, K.mean(axis=0), "dense")
+    return kernel_spectrum(vectors, np.maximum(values, 0.0), b, K.mean(axis=0), "dense")
 
 
 def pivoted_cholesky(
@@ -142,7 +205,7 @@ def lowrank_spectrum(
     Z = (_center_columns(L) if centered else L) / np.sqrt(m)
     vectors, singular, _ = scipy.linalg.svd(Z, full_matrices=False, lapack_driver="gesdd")
     b = (y - y.mean()) / m if centered else y / m
-    return _kernel_spectrum(vectors, singular**2, b, L @ L.mean(axis=0), "low-rank")
+    return kernel_spectrum(vectors, singular**2, b, L @ L.mean(axis=0), "low-rank")
 
 
 def primal_spectrum(X: NDArray[np.float64], y: NDArray[np.float64], centered: bool) -> Spectrum:
@@ -156,10 +219,12 @@ def primal_spectrum(X: NDArray[np.float64], y: NDArray[np.float64], centered: bo
     Xc = _center_columns(X) if centered else X
     values, vectors = scipy.linalg.eigh(Xc.T @ Xc / m, driver="evd")
     values = np.maximum(values, 0.0)
-    projection = vectors.T @ (Xc.T @ y / m)
+    rhs = Xc.T @ y / m
+    projection = vectors.T @ rhs
     return Spectrum(
         vectors=vectors,
         values=values,
+        rhs=rhs,
         projection=projection,
         residual=np.zeros(X.shape[1]),
         feature_mean=X.mean(axis=0),

@@ -7,7 +7,7 @@ import os
 
 import numpy as np
 import pytest
-import scipy.linalg
+from extended_precision import refined_predictions
 from sklearn.model_selection import KFold
 
 from ranking_core import SpectralRanker
@@ -162,24 +162,25 @@ def test_best_recipe_fast_path_predicts_as_the_exact_path():
 
 
 @pytest.mark.slow
-def test_at_two_thousand_ratings_both_paths_pick_one_lambda_and_the_fast_fit_is_exact():
+def test_at_two_thousand_ratings_both_paths_pick_one_lambda_and_predict_alike():
     """m = 2,000 (the data of benchmarks/scale.py there), the largest size "auto" solves exactly.
 
     Both paths score the same five folds and pick the same λ. The recipe's λ is tiny there
-    (about 2.5·10⁻⁹), where the eigendecomposition of the exact path keeps only about six
-    digits (condition number ‖K̃‖/λ); the fast path's Cholesky refit is checked against the
-    solution refined with residuals in extended precision instead.
+    (about 2.5·10⁻⁹, condition number ‖K̃‖/λ near 10⁸), where the eigendecomposition alone keeps
+    only about six digits; the fast path's Cholesky refit and the exact path's refined spectral
+    refit are both checked against the solution refined with residuals in extended precision,
+    and against each other.
     """
     X, y, X_new, fast, fast_lam, exact, exact_lam = _both_paths(2000, 2000)
     assert fast_lam == exact_lam
     model = fast.signed_model
     assert model.solver_ == "cholesky"
     X_fit, y_fit = with_diagonal_anchors(BEST_RECIPE, X, y)
-    reference = _refined_predictions(model.kernel_, X_fit, signed_ratings(X_fit, y_fit), fast_lam,
-                                     X_new)
+    reference = refined_predictions(model.kernel_, X_fit, signed_ratings(X_fit, y_fit), fast_lam,
+                                    X_new)
     assert _relative(model.predict(X_new), reference) < 1e-8
-    # the exact path's own round-off at this λ (not a goal of the fast path): about 10⁻⁶
-    assert _relative(exact.signed_model.predict(X_new), reference) < 1e-4
+    assert _relative(exact.signed_model.predict(X_new), reference) < 1e-8
+    assert _relative(fast.predict(X_new), exact.predict(X_new)) < 1e-8
 
 
 def test_learned_grid_reads_the_lattice_surface_and_blocks_the_centres(monkeypatch):
@@ -197,36 +198,16 @@ def test_learned_grid_reads_the_lattice_surface_and_blocks_the_centres(monkeypat
     np.testing.assert_allclose(learned_grid(dense, axis[:5]), expected[:5, :5], atol=1e-12)
 
 
-def _refined_predictions(kernel, X: np.ndarray, y: np.ndarray, lam: float,
-                         X_new: np.ndarray) -> np.ndarray:
-    """Predictions of the centred kernel ranker solved by Cholesky and four steps of iterative
-    refinement with residuals in extended precision (an independent reference)."""
-    m = len(y)
-    K = kernel(X, X)
-    A = (K - K.mean(axis=0) - K.mean(axis=1)[:, None] + K.mean()) / m + lam * np.eye(m)
-    b = (y - y.mean()) / m
-    factor = scipy.linalg.cho_factor(A)
-    coef = scipy.linalg.cho_solve(factor, b)
-    wide_A, wide_b = A.astype(np.longdouble), b.astype(np.longdouble)
-    for _ in range(4):
-        residual = (wide_b - wide_A @ coef.astype(np.longdouble)).astype(np.float64)
-        coef += scipy.linalg.cho_solve(factor, residual)
-    return kernel(X_new, X) @ (coef - coef.mean()) + y.mean() - K.mean(axis=0) @ (
-        coef - coef.mean())
-
-
-def test_cholesky_refit_is_accurate_where_the_eigendecomposition_loses_digits():
+def test_cholesky_refit_is_accurate_at_the_tiny_lambda_of_two_thousand_ratings():
     # at the tiny λ the best recipe picks near m = 2,000 (about 2.5e-9), K̃ + λI has a condition
     # number near 1e8: the Cholesky solve keeps full accuracy (checked against iterative
-    # refinement with residuals in extended precision); the eigendecomposition path does not
+    # refinement with residuals in extended precision)
     X, y = _ratings(300, 14)
     X_new, _ = _ratings(400, 15)
     lam = 2.5e-9
     direct = DirectRanker(WARPED_L1, lam=lam, solver="cholesky").fit(X, y)
-    reference = _refined_predictions(WARPED_L1, X, y, lam, X_new)
+    reference = refined_predictions(WARPED_L1, X, y, lam, X_new)
     assert _relative(direct.predict(X_new), reference) < 1e-11
-    spectral = SpectralRanker(WARPED_L1, lam=lam, solver="dense").fit(X, y)
-    assert _relative(spectral.predict(X_new), reference) < 1e-5
 
 
 def test_exact_method_reproduces_kfold_lambda_by_absolute_error():

@@ -6,15 +6,20 @@ from unittest import mock
 import numpy as np
 import pytest
 import scipy.linalg
+from extended_precision import refined_predictions, refined_solve
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.base import clone
 
 from ranking_core import IteratedLavrentiev, SpectralRanker, SpectralRegressor
-from ranking_core.kernels import GaussianKernel
+from ranking_core.grids.coordinates import GlucoseTransform, TransformedKernel
+from ranking_core.kernels import GaussianKernel, LaplacianKernel
 from ranking_core.selection import paper_lambda_grid
 
 RTOL = 1e-8
+# the best recipe's kernel, and the λ it picks near m = 2,000 ratings: ‖K̃‖/λ is near 10⁸ there
+WARPED_L1 = TransformedKernel(LaplacianKernel(1e3), GlucoseTransform("log", 50.0))
+TINY_LAM = 2.5e-9
 
 
 def glucose_data(m: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -92,6 +97,60 @@ def test_regressor_equals_kernel_ridge_regression() -> None:
     model = SpectralRegressor(gamma=1e4, lam=lam).fit(X, y)
     np.testing.assert_allclose(model.coef_, c, atol=RTOL * np.abs(c).max())
     assert model.intercept_ == 0.0
+
+
+def relative(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.abs(a - b).max() / np.abs(b).max())
+
+
+def small_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Kernel products in blocks of 7 rows of 300, so that the dense solver keeps no Gram
+    matrix and refines against kernel rows recomputed block by block."""
+    monkeypatch.setattr("ranking_core.learners.base.BLOCK_ENTRIES", 7 * 300)
+    monkeypatch.setattr("ranking_core.learners.spectral.BLOCK_ENTRIES", 7 * 300)
+
+
+@pytest.mark.parametrize("gram_kept", [True, False])
+def test_lavrentiev_at_tiny_lambda_is_refined_to_working_precision(
+    monkeypatch: pytest.MonkeyPatch, gram_kept: bool
+) -> None:
+    """At λ ≪ σ_max the eigendecomposition formula (the λ path) loses digits; the solution held
+    after fit and after resolve (Kriukova et al. 2014, eq. (4)) matches extended precision."""
+    if not gram_kept:
+        small_blocks(monkeypatch)
+    X, y = glucose_data(300, seed=20)
+    X_new = glucose_data(400, seed=21)[0]
+    reference = refined_predictions(WARPED_L1, X, y, TINY_LAM, X_new)
+    model = SpectralRanker(WARPED_L1, lam=TINY_LAM, solver="dense").fit(X, y)
+    assert (model.gram_ is not None) == gram_kept
+    assert relative(model.predict(X_new), reference) < 1e-10
+    assert relative(model.path([TINY_LAM]).predict(X_new)[0], reference) > 1e-9
+    resolved = SpectralRanker(WARPED_L1, lam=1.0, solver="dense").fit(X, y).resolve(TINY_LAM)
+    assert relative(resolved.predict(X_new), reference) < 1e-10
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_iterated_lavrentiev_at_tiny_lambda_matches_its_closed_form(k: int) -> None:
+    """Eq. (13) at λ ≪ σ_max: g_λ(σ) = Σ_{j≤k} λ^{j−1}/(σ + λ)^j in extended precision."""
+    X, y = glucose_data(300, seed=22)
+    X_new = glucose_data(400, seed=23)[0]
+    reference = refined_predictions(WARPED_L1, X, y, TINY_LAM, X_new, k=k)
+    model = SpectralRanker(WARPED_L1, filter=IteratedLavrentiev(k), lam=TINY_LAM,
+                           solver="dense").fit(X, y)
+    assert relative(model.predict(X_new), reference) < 1e-10
+    assert relative(model.path([TINY_LAM]).predict(X_new)[0], reference) > 1e-9
+
+
+def test_regressor_at_tiny_lambda_is_refined_to_working_precision() -> None:
+    """SLR (Kriukova et al. 2014, §4.1): (K/m + λI)c = y/m, solved in extended precision."""
+    X, y = glucose_data(300, seed=24)
+    X_new = glucose_data(400, seed=25)[0]
+    K = WARPED_L1(X, X)
+    m = len(y)
+    reference = WARPED_L1(X_new, X) @ refined_solve(K / m + TINY_LAM * np.eye(m), y / m)
+    model = SpectralRegressor(WARPED_L1, lam=TINY_LAM, solver="dense").fit(X, y)
+    assert relative(model.predict(X_new), reference) < 1e-10
+    assert relative(model.path([TINY_LAM]).predict(X_new)[0], reference) > 1e-9
 
 
 @pytest.mark.parametrize(

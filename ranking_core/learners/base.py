@@ -180,7 +180,9 @@ class LambdaPathMixin:
         return RegularizationPath(lams, coef, intercept, factors, self)
 
     def resolve(self, lam: float) -> BaseEstimator:
-        """A copy solved at another λ from the same decomposition, O(m·r) (for sliders, λ rules)."""
+        """A copy solved at another λ from the same decomposition, O(m·r) (for sliders, λ rules);
+        learners that refine their solution add that cost (:mod:`ranking_core.learners.spectral`:
+        a few products with the kernel matrix)."""
         check_is_fitted(self, "spectrum_")
         lam = positive_float(lam, "lam", type(self).__name__)
         other = copy.copy(self)

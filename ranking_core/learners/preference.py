@@ -208,7 +208,7 @@ class PreferenceRanker(KernelMixin, LambdaPathMixin, RankingScoreMixin, CheckedI
         if solver == "primal":
             self.X_fit_ = None
             values, vectors = scipy.linalg.eigh(X.T @ (laplacian @ X), driver="evd")
-            projection = vectors.T @ (X.T @ mn)
+            rhs = X.T @ mn
             self._train_features = X
         else:
             self.X_fit_ = X
@@ -216,10 +216,11 @@ class PreferenceRanker(KernelMixin, LambdaPathMixin, RankingScoreMixin, CheckedI
             root = (U * np.sqrt(np.maximum(kappa, 0.0))) @ U.T  # K^{1/2}
             values, vectors = scipy.linalg.eigh(root @ (laplacian @ root), driver="evd")
             self._root_vectors = root @ vectors
-            projection = vectors.T @ (root @ mn)
+            rhs = root @ mn
         values = np.maximum(values, 0.0)
+        projection = vectors.T @ rhs
         self.spectrum_ = Spectrum(
-            vectors=vectors, values=values, projection=projection,
+            vectors=vectors, values=values, rhs=rhs, projection=projection,
             residual=np.zeros(len(vectors)),
             feature_mean=X.mean(axis=0) if solver == "primal" else np.zeros(len(X)),
             norm_weights=projection**2 if projection.ndim == 1 else np.sum(projection**2, 1),

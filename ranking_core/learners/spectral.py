@@ -5,6 +5,11 @@ eq. (13)), ``SpectralRegressor`` the supervised-regression counterpart g_λ(S*S/
 Kriukova et al. 2014, §4.1). Both follow scikit-learn's conventions: parameters in ``__init__``,
 learning in ``fit``, learned state with a trailing underscore. ``fit`` decomposes once; ``path``
 and ``resolve`` re-solve for any λ from that decomposition without refactorising.
+
+The one solution a fitted learner holds (``coef_`` after ``fit`` and after ``resolve``) is, for the
+Lavrentiev filters on the dense eigendecomposition, refined to working precision against the
+kernel matrix (:func:`~ranking_core.spectral.refined_lavrentiev`); ``path`` (hundreds of λ for a
+choice of λ) keeps the plain spectral formula.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from ranking_core.filters import Filter, make_filter
 from ranking_core.kernels import Kernel, LinearKernel
 from ranking_core.learners.base import (
+    BLOCK_ENTRIES,
     CheckedInputsMixin,
     KernelMixin,
     LambdaPathMixin,
@@ -27,9 +33,11 @@ from ranking_core.learners.base import (
 from ranking_core.spectral import (
     Spectrum,
     dense_spectrum,
+    lavrentiev_steps,
     lowrank_spectrum,
     pivoted_cholesky,
     primal_spectrum,
+    refined_lavrentiev,
 )
 from ranking_core.validation import one_of, positive_float
 
@@ -78,6 +86,7 @@ class _SpectralEstimator(KernelMixin, LambdaPathMixin, RankingScoreMixin, Checke
         self._check_params()
         X, y = self._check_training_data(X, y)
         self.y_mean_ = float(y.mean()) if self._centered else 0.0
+        self.gram_ = None
         self.spectrum_ = self._decompose(X, y)
         self.X_fit_ = None if self.spectrum_.method == "primal" else X
         self._set_solution(positive_float(self.lam, "lam", type(self).__name__))
@@ -112,14 +121,52 @@ class _SpectralEstimator(KernelMixin, LambdaPathMixin, RankingScoreMixin, Checke
                     "eigendecomposition instead",
                     stacklevel=3,
                 )
-        return dense_spectrum(self.kernel_(X, X), y, self._centered)
+        gram = self.kernel_(X, X)
+        if gram.size <= BLOCK_ENTRIES:  # kept for refining the solution (no larger than a block)
+            self.gram_ = gram
+        return dense_spectrum(gram, y, self._centered)
+
+    def _intercept(self, coef: NDArray[np.float64]) -> NDArray[np.float64]:
+        """b for coefficients ``coef`` ((p,) or (L, p)): the mean training prediction on the mean
+        rating (ranking), 0 (regression)."""
+        if not self._centered:
+            return np.zeros(coef.shape[:-1])
+        return self.y_mean_ - coef @ self.spectrum_.feature_mean
 
     def _solution(self, lams: NDArray[np.float64]) -> tuple[NDArray, NDArray, NDArray]:
         coef = self.spectrum_.coefficients(self.filter_, lams)
-        intercept = self.y_mean_ - coef @ self.spectrum_.feature_mean
-        if not self._centered:
-            intercept = np.zeros(len(lams))
-        return coef, intercept, self.spectrum_.factors(self.filter_, lams)
+        return coef, self._intercept(coef), self.spectrum_.factors(self.filter_, lams)
+
+    def _operator_product(self, v: NDArray[np.float64]) -> NDArray[np.float64]:
+        """K̃v = CKCv/m (ranking) or Kv/m (regression), O(m²): with ``gram_`` when it was kept,
+        else the kernel matrix recomputed from ``X_fit_`` in row blocks of bounded memory, as in
+        ``predict``."""
+        if self._centered:
+            v = v - v.mean()
+        out = np.empty(len(v))
+        blocks = (self._feature_blocks(self.X_fit_) if self.gram_ is None
+                  else [(slice(None), self.gram_)])
+        for rows, features in blocks:
+            out[rows] = features @ v
+        if self._centered:
+            out -= out.mean()
+        return out / len(v)
+
+    def _set_solution(self, lam: float) -> None:
+        """The solution at λ; for (iterated) Lavrentiev on the dense eigendecomposition refined to
+        working precision against the kernel matrix (:func:`~ranking_core.spectral.
+        refined_lavrentiev`; Kriukova et al. 2014, eqs. (4), (13)). The other filters solve no
+        linear system and the low-rank and primal forms approximate or replace K: their solution
+        is the spectral formula's, as on the λ path."""
+        steps = lavrentiev_steps(self.filter_)
+        if self.spectrum_.method != "dense" or not steps:
+            super()._set_solution(lam)
+            return
+        coef = refined_lavrentiev(self.spectrum_, self._operator_product, lam, steps)
+        if self._centered:
+            coef -= coef.mean()  # c lies in the range of C; drop the round-off along 1
+        self.coef_ = coef
+        self.intercept_ = float(self._intercept(coef))
 
 
 class SpectralRanker(_SpectralEstimator):
@@ -155,7 +202,12 @@ class SpectralRanker(_SpectralEstimator):
     ----------
     spectrum_ : :class:`~ranking_core.spectral.Spectrum`, the cached decomposition
         (``spectrum_.method`` says which solver ran, ``spectrum_.rank`` its rank).
-    coef_ : (m,) kernel coefficients c (or (d,) weights for the primal form).
+    gram_ : (m, m) kernel matrix K on the training inputs, kept by the dense solver for the
+        refinement of ``coef_`` when it has at most ``BLOCK_ENTRIES`` (2²², m ≤ 2,048)
+        entries; otherwise ``None`` and recomputed in row blocks.
+    coef_ : (m,) kernel coefficients c (or (d,) weights for the primal form); for (iterated)
+        Lavrentiev on the dense solver refined to working precision, the other filters and
+        solvers as the spectral formula gives them.
     intercept_ : b.
     kernel_, filter_ : the resolved kernel and filter objects.
     """

@@ -43,6 +43,7 @@ from sklearn.utils.validation import check_is_fitted
 from ranking_core.learners.base import RegularizationPath, store_params
 from ranking_core.learners.spectral import SpectralRanker
 from ranking_core.selection import Choice, choose
+from ranking_core.spectral import kernel_spectrum
 from ranking_core.validation import check_inputs, check_training_data, one_of, positive_float
 
 __all__ = [
@@ -389,13 +390,9 @@ class RobustRanker(RegressorMixin, BaseEstimator):
         model = copy.copy(self.plain_)
         spectrum = model.spectrum_
         mean = float(targets.mean())
-        b = (targets - mean) / len(targets)
-        projection = spectrum.vectors.T @ b
-        model.spectrum_ = type(spectrum)(spectrum.vectors, spectrum.values, projection,
-                                         b - spectrum.vectors @ projection,
-                                         spectrum.feature_mean,
-                                         len(targets) * spectrum.values * projection**2,
-                                         spectrum.method)
+        model.spectrum_ = kernel_spectrum(spectrum.vectors, spectrum.values,
+                                          (targets - mean) / len(targets), spectrum.feature_mean,
+                                          spectrum.method)
         model.y_mean_ = mean
         return model.resolve(lam)
 
