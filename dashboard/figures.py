@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 from matplotlib.figure import Figure
+from matplotlib.ticker import NullLocator
 from numpy.typing import ArrayLike
 
 from ranking_core.meter.figures import DISPLAY_STEP, lattice_layout, risk_heatmap, thin_grid
@@ -62,6 +63,7 @@ def lambda_curve_picture(lams: ArrayLike, curve: ArrayLike, chosen: float, ylabe
     ax.annotate(f"chosen λ = {chosen:.3g}", (chosen, 1.0), xycoords=("data", "axes fraction"),
                 xytext=(4, -4), textcoords="offset points", va="top", color="green")
     ax.set(xscale="log", xlim=(lams.min(), lams.max()), xlabel="λ", ylabel=ylabel)
+    ax.xaxis.set_minor_locator(NullLocator())  # decades only: a third of the drawing time
     ax.grid(alpha=0.3)
     return figure_png(fig, dpi=PICTURE_DPI)
 
