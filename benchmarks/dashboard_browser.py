@@ -195,12 +195,17 @@ def lambda_step(page, key: str) -> float:
     return time.perf_counter() - start
 
 
+def interactive_toggle(page):
+    """The Learn page's "Interactive figures" toggle (a locator; count 0 if absent)."""
+    return page.locator("[data-testid='stCheckbox']").filter(
+        has_text="Interactive figures").locator("label")
+
+
 def toggle_interactive(page, done_js: str) -> float:
     """Flip the Learn page's "Interactive figures" toggle; seconds until ``done_js`` holds (e.g.
     a Plotly chart is drawn) and the run is over."""
     start = time.perf_counter()
-    page.locator("[data-testid='stCheckbox']").filter(has_text="Interactive figures").locator(
-        "label").first.click()
+    interactive_toggle(page).first.click()
     page.wait_for_function("() => (" + done_js + ")() && (" + IDLE_JS + ")()",
                            timeout=TIMEOUT_MS, polling="raf")
     wait_rendered(page)
@@ -259,11 +264,12 @@ def main() -> None:
                     kind: round(used / args.steps, 2) for kind, used in cpu_since(cpu).items()}
                 out["lambda_step_s"] = round(statistics.median(steps), 3)
                 out["lambda_steps_s"] = [round(s, 3) for s in steps]
-                out["interactive_on_s"] = round(toggle_interactive(page, PLOTLY_DRAWN_JS), 3)
-                steps = [lambda_step(page, "ArrowRight" if k % 2 == 0 else "ArrowLeft")
-                         for k in range(args.steps)]
-                out["interactive_lambda_step_s"] = round(statistics.median(steps), 3)
-                toggle_interactive(page, "() => !(" + PLOTLY_DRAWN_JS + ")()")
+                if interactive_toggle(page).count():  # pages before pictures had none
+                    out["interactive_on_s"] = round(toggle_interactive(page, PLOTLY_DRAWN_JS), 3)
+                    steps = [lambda_step(page, "ArrowRight" if k % 2 == 0 else "ArrowLeft")
+                             for k in range(args.steps)]
+                    out["interactive_lambda_step_s"] = round(statistics.median(steps), 3)
+                    toggle_interactive(page, "() => !(" + PLOTLY_DRAWN_JS + ")()")
                 choose_upload(page)
                 out["upload_to_grid_s"], out["progress_values"] = {}, {}
                 out["upload_over_library"] = {}
