@@ -14,6 +14,8 @@ import logging
 import sys
 import time
 
+from threadpoolctl import threadpool_limits
+
 LOG = logging.getLogger("riskgrid.dashboard")
 
 
@@ -45,9 +47,25 @@ def warm() -> float:
     return time.perf_counter() - start
 
 
+def one_blas_thread() -> None:
+    """Every BLAS/LAPACK call of this process on one thread (threadpoolctl).
+
+    A server runs fits of several sessions at once beside the browser that shows them; a BLAS
+    that spreads each call over every core then competes with them for the cores, and OpenBLAS's
+    waiting threads make that ruinous: on the 2-core development machine at load 4 a fit of 300
+    ratings took 7.1 s with two threads and 0.12 s with one, a fit of 2,000 ratings 87–94 s and
+    6.5–7.0 s (docs/RESULTS.md, "Dashboard speed").
+    """
+    import numpy  # noqa: F401 - each brings its own BLAS; threadpoolctl limits loaded ones
+    import scipy.linalg  # noqa: F401
+
+    threadpool_limits(limits=1, user_api="blas")
+
+
 def main() -> None:
     """Warm the caches, then hand over to Streamlit's command line (``streamlit run …``)."""
     print("riskgrid dashboard: preparing the pages…", file=sys.stderr, flush=True)
+    one_blas_thread()
     # before Streamlit's runtime exists, its caches and script context log that they run bare;
     # that is the point of warming up, so those notices are not shown at start-up
     import streamlit.runtime.caching.cache_data_api as cache_data_api

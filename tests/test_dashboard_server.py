@@ -3,6 +3,11 @@ session shows, and only for exactly the data and settings it was computed with."
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+from pathlib import Path
+
 from dashboard_support import fresh_machine
 from streamlit.testing.v1 import AppTest
 
@@ -38,3 +43,17 @@ def test_a_fresh_session_shows_the_warmed_result_and_other_data_are_fitted_anew(
     refitted = at.session_state["learn_result"]
     assert refitted is not warmed and refitted.n_ratings == choice.m - 50
     assert refitted.checksum != warmed.checksum
+
+
+def test_the_server_runs_every_blas_on_one_thread():
+    """In a fresh process (the limit is process-wide): after ``one_blas_thread`` each loaded BLAS
+    (NumPy's and SciPy's) uses one thread, and a LAPACK call still works."""
+    script = ("import json; from dashboard.server import one_blas_thread; one_blas_thread(); "
+              "import numpy, scipy.linalg; from threadpoolctl import threadpool_info; "
+              "scipy.linalg.eigh(numpy.eye(3)); "
+              "print(json.dumps([p['num_threads'] for p in threadpool_info() "
+              "if p['user_api'] == 'blas']))")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         check=True, cwd=Path(APP_PATH).parents[1])
+    threads = json.loads(out.stdout)
+    assert threads and all(n == 1 for n in threads)
