@@ -172,8 +172,8 @@ BEST_RECIPE = SEGRecipe(
 # fourth value of its grid (0.95⁴ʲ), since each λ of the path costs iterations
 # (benchmarks/panels.py); folds by the spectral path (the robust fits need it); λ by the mean
 # absolute validation error, steadier than the misranking of m/5 noisy ratings, and the grid
-# projected onto the grids rising away from the diagonal, and 201 diagonal anchors (one every
-# 3 mg/dL) instead of 41 (docs/RESULTS.md).
+# projected onto the grids rising away from the diagonal, and 101 diagonal anchors (one every
+# 6 mg/dL) instead of 41 (docs/RESULTS.md).
 ROBUST_RECIPE = replace(BEST_RECIPE, name="robust", robust="huber", n_lams=100, q=0.95**4,
                         solver="spectral", criterion="absolute-error", monotone=True,
                         diagonal_anchors=ROBUST_ANCHORS)

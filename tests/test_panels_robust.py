@@ -198,14 +198,14 @@ def test_kfold_robust_keeps_the_lower_absolute_error_of_both_paths():
     assert ROBUST_RECIPE.describe()["criterion"] == "absolute-error"
 
 
-def test_robust_learning_pins_the_diagonal_every_three_mg_dl():
+def test_robust_learning_pins_the_diagonal_every_six_mg_dl():
     X, y, rater, *_ = _panel(60, seed=9)
     y = np.clip(y, 0, 4)
     inputs = np.column_stack([X, rater])
     recipe_X, recipe_y = with_diagonal_anchors(ROBUST_RECIPE, inputs, y)
     extra = np.ones(len(recipe_y), dtype=bool)
     extra[rating_positions(ROBUST_RECIPE, len(y))] = False
-    expected = 3.0 * np.arange(201)  # 0, 3, …, 600 mg/dL
+    expected = 6.0 * np.arange(101)  # 0, 6, …, 600 mg/dL
     np.testing.assert_allclose(np.sort(recipe_X[extra, 0]), expected, atol=1e-9)
     np.testing.assert_allclose(recipe_X[extra, 1], recipe_X[extra, 0], atol=0)
     assert np.all(recipe_X[extra, 2] == -1) and np.all(recipe_y[extra] == 0)

@@ -73,7 +73,7 @@ def learn(
         "--signed/--unsigned", help="Learn sign(REF − estimate)·rating and take |f| "
                                     "(default: signed).")] = None,
     anchors: Annotated[int | None, typer.Option(
-        help="Zero-risk points on the diagonal added to the ratings (default: 41, or 201 "
+        help="Zero-risk points on the diagonal added to the ratings (default: 41, or 101 "
              "with robust learning).")] = None,
     refit_all: Annotated[bool, typer.Option(
         "--refit-all", help="With --rule holdout: refit on all ratings at the chosen λ.")
