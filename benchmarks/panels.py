@@ -4,8 +4,9 @@ Sections (``--sections``, comma-separated):
 
 * ``noisy``: the plain best recipe vs the robust one (``ROBUST_RECIPE``: Huber weights, rater
   model, coarse answers as intervals, λ by the mean absolute validation error, the grid made to
-  rise away from the diagonal) on panels of ``PANEL_MODELS`` (clean, noise 0.25, noise 0.25
-  + 6.6 % outliers, the hard panel; ``CHECK_PANELS`` adds panels nothing was tuned on) at each
+  rise away from the diagonal, 101 diagonal anchors) on panels of ``PANEL_MODELS`` (clean,
+  noise 0.25, noise 0.25 + 6.6 % outliers, the hard panel; ``CHECK_PANELS`` adds a panel the
+  choices were checked on, not tuned on, except the anchor count: docs/RESULTS.md) at each
   m; all learners see the same ratings and are tested on the same 1,000 uniform points against
   the SEG abs_risk (misranking, Kriukova et al. 2014 eq. (1)). ``--oracle`` adds the plain
   learner on the ratings without the simulated outliers, ``--variants`` further learners
