@@ -207,7 +207,7 @@ def test_robust_learning_pins_the_diagonal_every_six_mg_dl():
     extra[rating_positions(ROBUST_RECIPE, len(y))] = False
     expected = 6.0 * np.arange(101)  # 0, 6, …, 600 mg/dL
     np.testing.assert_allclose(np.sort(recipe_X[extra, 0]), expected, atol=1e-9)
-    np.testing.assert_allclose(recipe_X[extra, 1], recipe_X[extra, 0], atol=0)
+    np.testing.assert_allclose(recipe_X[extra, 1], recipe_X[extra, 0], atol=1e-9)
     assert np.all(recipe_X[extra, 2] == -1) and np.all(recipe_y[extra] == 0)
     assert ROBUST_RECIPE.diagonal_anchors == expected.size
     frame = pd.DataFrame({"reference": X[:, 0], "estimate": X[:, 1], "rating": y,
