@@ -4,8 +4,9 @@ Sections (``--sections``, comma-separated):
 
 * ``noisy``: the plain best recipe vs the robust one (``ROBUST_RECIPE``: Huber weights, rater
   model, coarse answers as intervals, λ by the mean absolute validation error, the grid made to
-  rise away from the diagonal) on panels of ``PANEL_MODELS`` (clean, noise 0.25, noise 0.25
-  + 6.6 % outliers, the hard panel; ``CHECK_PANELS`` adds panels nothing was tuned on) at each
+  rise away from the diagonal, 101 diagonal anchors) on panels of ``PANEL_MODELS`` (clean,
+  noise 0.25, noise 0.25 + 6.6 % outliers, the hard panel; ``CHECK_PANELS`` adds a panel the
+  choices were checked on, not tuned on, except the anchor count: docs/RESULTS.md) at each
   m; all learners see the same ratings and are tested on the same 1,000 uniform points against
   the SEG abs_risk (misranking, Kriukova et al. 2014 eq. (1)). ``--oracle`` adds the plain
   learner on the ratings without the simulated outliers, ``--variants`` further learners
@@ -19,6 +20,9 @@ Sections (``--sections``, comma-separated):
   diagonal (``monotone_violations``: share of falling lattice steps, largest fall, largest
   |value| on the diagonal), the time of ``MonotoneRisk.fit`` (the projection), and the misranking
   before and after it, per draw.
+* ``headroom``: what the robust recipe's λ choice costs: per draw, its misranking against the
+  same fit at the λ best in hindsight (an oracle that sees the test points), over the whole λ path
+  as learned and, projected, among the chosen λ and its neighbours on the grid.
 * ``solver``: the robust fit at one λ (its pseudo-rating iterations on one eigendecomposition,
   including that decomposition) against as many direct weighted solves as it took iterations
   (time ratio measured in one process, largest difference of the fitted values).
@@ -40,10 +44,12 @@ import pandas as pd
 
 from ranking_core import SpectralRanker
 from ranking_core.experiments.seg import draw_seg_ratings
+from ranking_core.filters import IteratedLavrentiev
 from ranking_core.grids.learned import learned_grid
 from ranking_core.grids.monotone import MonotoneRisk, monotone_violations
 from ranking_core.grids.seg import find_seg_table
-from ranking_core.metrics import pairwise_misranking
+from ranking_core.grids.signed import AbsoluteRisk
+from ranking_core.metrics import pairwise_misranking, pairwise_misranking_rows
 from ranking_core.panels import (
     PANEL_MODELS,
     PLAN_METHODS,
@@ -66,7 +72,19 @@ VARIANTS = {
     "robust-as-learned": replace(ROBUST_RECIPE, name="robust-as-learned", monotone=False),
     # the robust recipe before the absolute-error criterion and the monotone projection
     "robust-before": replace(ROBUST_RECIPE, name="robust-before", criterion="misranking",
-                             monotone=False),
+                             monotone=False, diagonal_anchors=BEST_RECIPE.diagonal_anchors),
+    # the robust recipe with the best recipe's 41 diagonal anchors (before 101), and with 201
+    "robust-41-anchors": replace(ROBUST_RECIPE, name="robust-41-anchors",
+                                 diagonal_anchors=BEST_RECIPE.diagonal_anchors),
+    "robust-201-anchors": replace(ROBUST_RECIPE, name="robust-201-anchors", diagonal_anchors=201),
+    # candidates measured against the robust recipe and not taken (docs/RESULTS.md)
+    "robust-tukey": replace(ROBUST_RECIPE, name="robust-tukey", robust="tukey"),
+    "robust-iterated-lavrentiev": replace(ROBUST_RECIPE, name="robust-iterated-lavrentiev",
+                                          filter=IteratedLavrentiev(2)),
+    "robust-three-gammas": replace(ROBUST_RECIPE, name="robust-three-gammas",
+                                   gammas=(300.0, 1e3, 3e3)),
+    "robust-gaussian": replace(ROBUST_RECIPE, name="robust-gaussian", kernel="gaussian",
+                               gammas=(1e4,)),
 }
 # panels to check the learners on that they were not tuned on (beside ``PANEL_MODELS``): six
 # raters answering in whole steps, wider scale and bias differences, more noise and outliers
@@ -75,6 +93,9 @@ CHECK_PANELS: dict[str, dict] = {
                     "rater_scale": (0.7, 1.3), "rater_bias_sd": 0.3, "step": 1.0},
 }
 PANELS = {**PANEL_MODELS, **CHECK_PANELS}
+# ``headroom``: grid steps (×0.95⁴ each, + = smaller λ) from the chosen λ at which the projected
+# grid is evaluated
+HEADROOM_STEPS = (-4, -2, -1, 0, 1, 2, 4, 6)
 
 
 def noisy(table, sizes, reps, seed, models, oracle: bool, variants: list[str]) -> None:
@@ -112,6 +133,7 @@ def noisy(table, sizes, reps, seed, models, oracle: bool, variants: list[str]) -
                 row[f"{name}_minus_plain_paired"] = float(np.mean(
                     np.subtract(scores[name], scores["plain"])))
             row["time_ratio_robust_over_plain"] = seconds["robust"] / seconds["plain"]
+            row.update({f"{name}_seconds": value for name, value in seconds.items()})
             print(json.dumps(row), flush=True)
 
 
@@ -209,6 +231,41 @@ def shape(table, sizes, reps, seed, models) -> None:
                             y_test, projected.predict(X_test))}), flush=True)
 
 
+def headroom(table, sizes, reps, seed, models) -> None:
+    """What the robust recipe's λ choice costs: per draw, its grid's misranking against the
+    same fit at the λ that is best in hindsight (an oracle that sees the test points): over its
+    whole λ path as learned, and projected (``MonotoneRisk``) at the chosen λ and the
+    ``HEADROOM_STEPS`` neighbouring grid values."""
+    lams = ROBUST_RECIPE.lams()
+    for model in models:
+        for m in sizes:
+            for rep in range(reps):
+                rng = np.random.default_rng([seed, m, rep])  # the draws of ``noisy``
+                frame = simulate_panel(m, reference=table, random_state=rng, **PANELS[model])
+                X_test, y_test = draw_seg_ratings(table, N_TEST, rng)
+                fitted, lam, _ = fit_recipe(ROBUST_RECIPE,
+                                            frame[["reference", "estimate"]].to_numpy(),
+                                            frame["rating"].to_numpy(), frame["rater"].to_numpy())
+                signed = fitted.model.signed_model
+                chosen = int(np.argmin(np.abs(lams - lam)))
+                path = pairwise_misranking_rows(y_test, np.abs(signed.path(lams).predict(X_test)))
+                projected = {}
+                for step in HEADROOM_STEPS:
+                    if 0 <= chosen + step < len(lams):
+                        grid = MonotoneRisk.fit(AbsoluteRisk(signed.resolve(lams[chosen + step])))
+                        projected[step] = pairwise_misranking(y_test, grid.predict(X_test))
+                best = min(projected, key=projected.get)
+                print(json.dumps({
+                    "section": "headroom", "panel": model, "m": m, "rep": rep, "seed": seed,
+                    "lam": lam, "recipe_misranking": pairwise_misranking(
+                        y_test, fitted.predict(X_test)),
+                    "as_learned_at_chosen_lam": float(path[chosen]),
+                    "as_learned_best_on_path": float(np.nanmin(path)),
+                    "as_learned_best_steps_from_chosen": int(np.nanargmin(path)) - chosen,
+                    "projected_best_near_chosen": projected[best],
+                    "projected_best_steps_from_chosen": best}), flush=True)
+
+
 def band(table, sizes, reps, seed, models) -> None:
     """Coverage of the SEG surface by the robust fit's 95 % band, over the whole lattice."""
     for model_name in models:
@@ -254,6 +311,9 @@ def main() -> None:
     if "shape" in sections:
         shape(table, [int(v) for v in args.m.split(",")], args.reps, args.seed,
               args.panels.split(","))
+    if "headroom" in sections:
+        headroom(table, [int(v) for v in args.m.split(",")], args.reps, args.seed,
+                 args.panels.split(","))
     if "band" in sections:
         band(table, [int(v) for v in args.m.split(",")], args.reps, args.seed,
              args.panels.split(","))

@@ -90,6 +90,11 @@ SCALES = ("log", "linear")
 # Laplacian γ = 30 / 100 / 10³ / 2·10⁴ / 10⁵ → 11.6 / 3.3 / 1.7 / 2.0 / 5.7 %.
 GAMMA_SUITED = {"gaussian": (4e3, 4e5), "laplacian": (1e2, 2e4)}
 ROBUST_LAM_STRIDE = 4  # robust learning chooses λ among every 4th candidate (ROBUST_RECIPE)
+# zero-risk diagonal points of robust learning (ROBUST_RECIPE): one every 6 mg/dL. On noisy panels
+# the exact zeros pin the signed surface where the ratings are noisiest relative to the risk;
+# 41 → 101 anchors lowered the misranking by about 0.1–0.2 point, and 201 no further on the panels
+# measured (docs/RESULTS.md, panels).
+ROBUST_ANCHORS = 101
 APRIORI_SIZES = (20, 30, 40, 50)  # subset sizes for λ₊ (Kriukova et al. 2014, §4.4)
 
 
@@ -517,7 +522,8 @@ def learn_panel(ratings: RatingSet | pd.DataFrame, settings: LearnSettings | Non
     mean absolute validation error and a monotone grid, as
     :data:`~ranking_core.recipes.ROBUST_RECIPE`) and attach
     to each rating its consensus risk, residual, weight and flag."""
-    settings = LearnSettings(robust="huber", criterion="absolute-error", monotone=True) \
+    settings = LearnSettings(robust="huber", criterion="absolute-error", monotone=True,
+                             anchors=ROBUST_ANCHORS) \
         if settings is None else settings
     data = ratings if isinstance(ratings, RatingSet) else RatingSet(ratings)
     learned = learn_grid(data, settings, progress=progress)

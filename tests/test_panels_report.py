@@ -12,6 +12,7 @@ from ranking_core.learn import LearnSettings, learn_grid, learn_panel
 from ranking_core.panels import PANEL_MODELS, RobustRanker, panel_report
 from ranking_core.panels import simulate_panel as simulate
 from ranking_core.ratings import read_rating_set
+from ranking_core.recipes import ROBUST_RECIPE
 
 FAST = LearnSettings(robust="huber", n_lams=120)  # λ grid 1 … 0.95^120 (every 4th candidate)
 
@@ -108,8 +109,9 @@ def test_learn_command_writes_the_panel_report(tmp_path):
     assert result.exit_code == 0, result.output
     assert "Krippendorff" in result.output and "Raters" in result.output
     settings = json.loads((tmp_path / "grid" / "grid.json").read_text())["settings"]
-    assert (settings["robust"], settings["criterion"], settings["monotone"]) == (
-        "huber", "absolute-error", True)  # the robust recipe's defaults
+    assert (settings["robust"], settings["criterion"], settings["monotone"],
+            settings["anchors"]) == ("huber", "absolute-error", True,
+                                     ROBUST_RECIPE.diagonal_anchors)  # the robust recipe's
     rows = pd.read_csv(report)
     assert len(rows) == 150 and {"weight", "residual", "flagged", "consensus"} <= set(rows)
     raters = pd.read_csv(tmp_path / "report" / "panel-raters.csv")

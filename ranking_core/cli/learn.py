@@ -73,7 +73,8 @@ def learn(
         "--signed/--unsigned", help="Learn sign(REF − estimate)·rating and take |f| "
                                     "(default: signed).")] = None,
     anchors: Annotated[int | None, typer.Option(
-        help="Zero-risk points on the diagonal added to the ratings (default: 41).")] = None,
+        help="Zero-risk points on the diagonal added to the ratings (default: 41, or 101 "
+             "with robust learning).")] = None,
     refit_all: Annotated[bool, typer.Option(
         "--refit-all", help="With --rule holdout: refit on all ratings at the chosen λ.")
     ] = False,
@@ -98,14 +99,15 @@ def learn(
 ) -> None:
     """Learn a risk grid from a rating set and write it as files (NumPy, CSV, PNG, JSON)."""
     from ranking_core.cli.progress import progress_bar
-    from ranking_core.learn import learn_grid, write_grid_files
+    from ranking_core.learn import ROBUST_ANCHORS, learn_grid, write_grid_files
     from ranking_core.ratings import RatingSetError, read_rating_set
 
     try:
         robust = robust or ("huber" if panel_report is not None else None)
         settings = settings_from_options(
             kernel=kernel, gamma=gamma, scale=scale, filter=filter, order=order, rule=rule,
-            lam=lam, signed=signed, anchors=anchors, refit_all=refit_all or None, robust=robust,
+            lam=lam, signed=signed, refit_all=refit_all or None, robust=robust,
+            anchors=anchors if anchors is not None or not robust else ROBUST_ANCHORS,
             criterion=criterion or ("absolute-error" if robust else None),
             monotone=bool(robust) if monotone is None else monotone)
         data = read_rating_set(ratings, unit=unit)
