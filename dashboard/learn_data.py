@@ -14,6 +14,7 @@ import streamlit as st
 from numpy.typing import NDArray
 
 from dashboard.common import SEGStatus, shared_result
+from dashboard.threads import fit_threads
 from ranking_core.grids.seg import SEGTable
 from ranking_core.learn import LearnedGrid, LearnSettings, learn_grid
 from ranking_core.panels import DESIGNS, SEG_OUTLIER_FRACTION, parkes_surface, simulate_panel
@@ -71,8 +72,11 @@ def fitted(data_key: Hashable, ratings: RatingSet, settings: LearnSettings,
            progress: Callable[[int, int], None] | None = None) -> LearnedGrid:
     """``learn_grid(ratings, settings)``, computed once per (data key, settings) for every
     session (``progress`` is only called when it is computed here)."""
-    return shared_result("learn-fit", (data_key, settings),
-                         lambda: learn_grid(ratings, settings, progress=progress))
+    def fit() -> LearnedGrid:
+        with fit_threads(len(ratings.frame)):
+            return learn_grid(ratings, settings, progress=progress)
+
+    return shared_result("learn-fit", (data_key, settings), fit)
 
 
 def at_lambda(result_key: Hashable, result: LearnedGrid, lam: float) -> LearnedGrid:

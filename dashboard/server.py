@@ -14,7 +14,7 @@ import logging
 import sys
 import time
 
-from threadpoolctl import threadpool_limits
+from dashboard.threads import one_blas_thread
 
 LOG = logging.getLogger("riskgrid.dashboard")
 
@@ -45,21 +45,6 @@ def warm() -> float:
         lambda_curve_picture(result.lams, result.curve, result.lam_chosen, "curve")
     png_bytes(grid_image(result.grid, "grid", lines=grade_lines(result.grid)), small=False)
     return time.perf_counter() - start
-
-
-def one_blas_thread() -> None:
-    """Every BLAS/LAPACK call of this process on one thread (threadpoolctl).
-
-    A server runs fits of several sessions at once beside the browser that shows them; a BLAS
-    that spreads each call over every core then competes with them for the cores, and OpenBLAS's
-    waiting threads make that ruinous: on the 2-core development machine at load 4 a fit of 300
-    ratings took 7.1 s with two threads and 0.12 s with one, a fit of 2,000 ratings 87–94 s and
-    6.5–7.0 s (docs/RESULTS.md, "Dashboard speed").
-    """
-    import numpy  # noqa: F401 - each brings its own BLAS; threadpoolctl limits loaded ones
-    import scipy.linalg  # noqa: F401
-
-    threadpool_limits(limits=1, user_api="blas")
 
 
 def main() -> None:

@@ -1,0 +1,50 @@
+"""How many threads the dashboard's BLAS/LAPACK calls use (threadpoolctl).
+
+A server runs the fits of several sessions beside the browsers that show them. A BLAS that spreads
+every call over every core then competes with them for the cores, and OpenBLAS's waiting threads
+make that ruinous. Measured on the 2-core development machine, ``learn_grid`` with the default
+settings on a rating file (``library_fit_seconds`` of ``benchmarks/dashboard_browser.py`` under
+``threadpool_limits(1 or 2)``, one-off runs):
+
+============  ===================  ===================  ===================
+ratings       idle, one thread     idle, two threads    load 4, one / two
+============  ===================  ===================  ===================
+300           0.12–0.15 s          0.14–0.25 s          0.12–0.16 / 7.1 s
+1,000         0.98–1.16 s          1.09–1.42 s
+2,000         6.0–7.1 s            4.1–4.5 s            6.5–7.0 / 87–94 s
+============  ===================  ===================  ===================
+
+So the server runs on one thread (:func:`one_blas_thread`), and a fit of
+``PARALLEL_FIT_FROM`` ratings or more takes every core while the machine has cores to spare
+(:func:`fit_threads`).
+"""
+
+from __future__ import annotations
+
+import os
+from contextlib import AbstractContextManager
+
+from threadpoolctl import threadpool_limits
+
+__all__ = ["PARALLEL_FIT_FROM", "fit_threads", "one_blas_thread"]
+
+PARALLEL_FIT_FROM = 1500  # ratings: from here on a fit on a free machine uses every core
+
+
+def one_blas_thread() -> None:
+    """Every BLAS/LAPACK call of this process on one thread (NumPy's and SciPy's libraries are
+    loaded first: threadpoolctl limits the loaded ones)."""
+    import numpy  # noqa: F401
+    import scipy.linalg  # noqa: F401
+
+    threadpool_limits(limits=1, user_api="blas")
+
+
+def fit_threads(n_ratings: int) -> AbstractContextManager:
+    """A context in which a fit of ``n_ratings`` ratings runs: every core when there are at
+    least ``PARALLEL_FIT_FROM`` ratings and the 1-minute load average is below the number of
+    cores, else one thread."""
+    cores = os.cpu_count() or 1
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+    threads = cores if n_ratings >= PARALLEL_FIT_FROM and load < cores else 1
+    return threadpool_limits(limits=threads, user_api="blas")
