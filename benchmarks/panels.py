@@ -98,6 +98,17 @@ PANELS = {**PANEL_MODELS, **CHECK_PANELS}
 HEADROOM_STEPS = (-4, -2, -1, 0, 1, 2, 4, 6)
 
 
+def panel_draws(table, model: str, m: int, reps: int, seed: int):
+    """The draws of every section, one per repetition: (rep, the simulated panel of m ratings,
+    ``N_TEST`` held-out uniform pairs and their SEG risk), from a generator seeded by
+    (seed, m, rep), so that the sections see the same panels."""
+    for rep in range(reps):
+        rng = np.random.default_rng([seed, m, rep])
+        frame = simulate_panel(m, reference=table, random_state=rng, **PANELS[model])
+        X_test, y_test = draw_seg_ratings(table, N_TEST, rng)
+        yield rep, frame, X_test, y_test
+
+
 def noisy(table, sizes, reps, seed, models, oracle: bool, variants: list[str]) -> None:
     for model in models:
         for m in sizes:
@@ -106,10 +117,7 @@ def noisy(table, sizes, reps, seed, models, oracle: bool, variants: list[str]) -
                 scores["oracle"] = []
             scores.update({name: [] for name in variants})
             seconds = {name: 0.0 for name in scores}
-            for rep in range(reps):
-                rng = np.random.default_rng([seed, m, rep])
-                frame = simulate_panel(m, reference=table, random_state=rng, **PANELS[model])
-                X_test, y_test = draw_seg_ratings(table, N_TEST, rng)
+            for _, frame, X_test, y_test in panel_draws(table, model, m, reps, seed):
                 X = frame[["reference", "estimate"]].to_numpy()
                 y = frame["rating"].to_numpy()
                 clean = ~frame["outlier"].to_numpy()
@@ -206,10 +214,7 @@ def shape(table, sizes, reps, seed, models) -> None:
     recipes = {"plain": BEST_RECIPE, "robust": VARIANTS["robust-as-learned"]}
     for model in models:
         for m in sizes:
-            for rep in range(reps):
-                rng = np.random.default_rng([seed, m, rep])  # the draws of ``noisy``
-                frame = simulate_panel(m, reference=table, random_state=rng, **PANELS[model])
-                X_test, y_test = draw_seg_ratings(table, N_TEST, rng)
+            for rep, frame, X_test, y_test in panel_draws(table, model, m, reps, seed):
                 X = frame[["reference", "estimate"]].to_numpy()
                 y = frame["rating"].to_numpy()
                 for name, recipe in recipes.items():
@@ -239,10 +244,7 @@ def headroom(table, sizes, reps, seed, models) -> None:
     lams = ROBUST_RECIPE.lams()
     for model in models:
         for m in sizes:
-            for rep in range(reps):
-                rng = np.random.default_rng([seed, m, rep])  # the draws of ``noisy``
-                frame = simulate_panel(m, reference=table, random_state=rng, **PANELS[model])
-                X_test, y_test = draw_seg_ratings(table, N_TEST, rng)
+            for rep, frame, X_test, y_test in panel_draws(table, model, m, reps, seed):
                 fitted, lam, _ = fit_recipe(ROBUST_RECIPE,
                                             frame[["reference", "estimate"]].to_numpy(),
                                             frame["rating"].to_numpy(), frame["rater"].to_numpy())
@@ -271,10 +273,7 @@ def band(table, sizes, reps, seed, models) -> None:
     for model_name in models:
         for m in sizes:
             coverage, uncertain, width = [], [], []
-            for rep in range(reps):
-                rng = np.random.default_rng([seed, m, rep])
-                frame = simulate_panel(m, reference=table, random_state=rng,
-                                       **PANELS[model_name])
+            for _, frame, _, _ in panel_draws(table, model_name, m, reps, seed):
                 fitted, _, _ = fit_recipe(ROBUST_RECIPE,
                                           frame[["reference", "estimate"]].to_numpy(),
                                           frame["rating"].to_numpy(), frame["rater"].to_numpy())
