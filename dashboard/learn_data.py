@@ -14,7 +14,7 @@ import streamlit as st
 from numpy.typing import NDArray
 
 from dashboard.common import SEGStatus, shared_result
-from dashboard.threads import fit_threads
+from ranking_core.blas_threads import fit_threads
 from ranking_core.grids.seg import SEGTable
 from ranking_core.learn import LearnedGrid, LearnSettings, learn_grid
 from ranking_core.panels import DESIGNS, SEG_OUTLIER_FRACTION, parkes_surface, simulate_panel

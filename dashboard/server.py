@@ -14,7 +14,7 @@ import logging
 import sys
 import time
 
-from dashboard.threads import one_blas_thread
+from ranking_core.blas_threads import one_blas_thread
 
 LOG = logging.getLogger("riskgrid.dashboard")
 

@@ -98,6 +98,7 @@ def learn(
                                "(…-raters.csv), and print the panel report.")] = None,
 ) -> None:
     """Learn a risk grid from a rating set and write it as files (NumPy, CSV, PNG, JSON)."""
+    from ranking_core.blas_threads import fit_threads
     from ranking_core.cli.progress import progress_bar
     from ranking_core.learn import ROBUST_ANCHORS, learn_grid, write_grid_files
     from ranking_core.ratings import RatingSetError, read_rating_set
@@ -118,7 +119,7 @@ def learn(
         console.print(f"[yellow]{len(data.frame)} ratings kept; refused or noted:[/yellow]\n"
                       f"{data.report()}", highlight=False)
     try:
-        with progress_bar("fitting") as update:
+        with progress_bar("fitting") as update, fit_threads(len(data.frame)):
             if panel_report is None:
                 result = learn_grid(data, settings, progress=update)
             else:

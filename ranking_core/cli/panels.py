@@ -30,6 +30,7 @@ def plan_panel(
              "headers, else mg/dL).")] = None,
 ) -> None:
     """Propose the next pairs to rate and write them as a rating form."""
+    from ranking_core.blas_threads import fit_threads
     from ranking_core.cli.progress import progress_bar
     from ranking_core.learn import learn_panel
     from ranking_core.panels import plan_pairs, write_rating_form
@@ -45,7 +46,8 @@ def plan_panel(
                               f"[/yellow]\n{data.report()}", highlight=False)
         model = None
         if data is not None and len(data.frame) >= MIN_RATINGS and method != "random":
-            with progress_bar("learning the grid so far") as update:
+            with progress_bar("learning the grid so far") as update, \
+                    fit_threads(len(data.frame)):
                 model = learn_panel(data, progress=update).model
         pairs = plan_pairs(data, next_, seed=seed, method=method, model=model)
     except (RatingSetError, ValueError) as exc:

@@ -1,10 +1,10 @@
-"""How many threads the dashboard's BLAS/LAPACK calls use (threadpoolctl).
+"""How many threads BLAS/LAPACK calls use for a fit (threadpoolctl).
 
-A server runs the fits of several sessions beside the browsers that show them. A BLAS that spreads
-every call over every core then competes with them for the cores, and OpenBLAS's waiting threads
-make that ruinous. Measured on the 2-core development machine, ``learn_grid`` with the default
-settings on a rating file (``library_fit_seconds`` of ``benchmarks/dashboard_browser.py`` under
-``threadpool_limits(1 or 2)``, one-off runs):
+A BLAS that spreads every call over every core competes for them with whatever else runs (the
+dashboard's other sessions and the browser showing them, other jobs on a shared machine), and
+OpenBLAS's waiting threads make that ruinous. Measured on the 2-core development machine,
+``learn_grid`` with the default settings on a rating file (``library_fit_seconds`` of
+``benchmarks/dashboard_browser.py`` under ``threadpool_limits(1 or 2)``, one-off runs):
 
 ============  ===================  ===================  ===================
 ratings       idle, one thread     idle, two threads    load 4, one / two
@@ -14,9 +14,10 @@ ratings       idle, one thread     idle, two threads    load 4, one / two
 2,000         6.0–7.1 s            4.1–4.5 s            6.5–7.0 / 87–94 s
 ============  ===================  ===================  ===================
 
-So the server runs on one thread (:func:`one_blas_thread`), and a fit of
-``PARALLEL_FIT_FROM`` ratings or more takes every core while the machine has cores to spare
-(:func:`fit_threads`).
+So a fit of ``PARALLEL_FIT_FROM`` ratings or more takes every core while the machine has cores to
+spare, and smaller ones or fits on a busy machine one (:func:`fit_threads`; ``riskgrid learn``,
+``riskgrid plan-panel`` and the dashboard's fits). The dashboard's server runs everything else on
+one thread (:func:`one_blas_thread`).
 """
 
 from __future__ import annotations
