@@ -13,7 +13,6 @@ from functools import lru_cache
 from pathlib import Path
 
 import contourpy
-import matplotlib
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from PIL import Image, ImageDraw, ImageFont
@@ -36,7 +35,10 @@ FONT_SIZE = 19  # px: legible when a page shows the picture at two thirds of its
 
 @lru_cache(maxsize=1)
 def _font() -> ImageFont.FreeTypeFont:
-    """DejaVu Sans (shipped with Matplotlib): Pillow's built-in font lacks "−" and "Δ"."""
+    """DejaVu Sans (shipped with Matplotlib): Pillow's built-in font lacks "−" and "Δ".
+    Matplotlib is imported here, on the first drawing, not with the module (0.1 s)."""
+    import matplotlib
+
     path = Path(matplotlib.get_data_path()) / "fonts" / "ttf" / "DejaVuSans.ttf"
     return ImageFont.truetype(str(path), size=FONT_SIZE)
 
