@@ -23,6 +23,9 @@ Sections (``--sections``, comma-separated):
 * ``headroom``: what the robust recipe's λ choice costs: per draw, its misranking against the
   same fit at the λ best in hindsight (an oracle that sees the test points), over the whole λ path
   as learned and, projected, among the chosen λ and its neighbours on the grid.
+* ``flags``: how well the robust fit's outlier flags (``learn_panel``, as ``riskgrid learn
+  --panel-report`` and the dashboard compute them) find the ratings the simulator made unrelated
+  to their scenario: precision and recall over all draws, and the noise sd the learner estimated.
 * ``solver``: the robust fit at one λ (its pseudo-rating iterations on one eigendecomposition,
   including that decomposition) against as many direct weighted solves as it took iterations
   (time ratio measured in one process, largest difference of the fitted values).
@@ -49,6 +52,7 @@ from ranking_core.grids.learned import learned_grid
 from ranking_core.grids.monotone import MonotoneRisk, monotone_violations
 from ranking_core.grids.seg import find_seg_table
 from ranking_core.grids.signed import AbsoluteRisk
+from ranking_core.learn import learn_panel
 from ranking_core.metrics import pairwise_misranking, pairwise_misranking_rows
 from ranking_core.panels import (
     PANEL_MODELS,
@@ -58,6 +62,7 @@ from ranking_core.panels import (
     risk_band,
     simulate_panel,
 )
+from ranking_core.ratings import read_rating_set
 from ranking_core.recipes import BEST_RECIPE, ROBUST_RECIPE, fit_recipe
 
 N_TEST = 1000
@@ -287,6 +292,27 @@ def band(table, sizes, reps, seed, models) -> None:
                               "mean_width": width}), flush=True)
 
 
+def flags(table, sizes, reps, seed, models) -> None:
+    """Precision and recall of the outlier flags against the simulated outliers."""
+    for model_name in models:
+        for m in sizes:
+            hits = flagged = outliers = 0
+            noise = []
+            for _, frame, _, _ in panel_draws(table, model_name, m, reps, seed):
+                truth = frame["outlier"].to_numpy()
+                fit = learn_panel(read_rating_set(frame.drop(columns="outlier"), name="panel"))
+                flag = fit.ratings["flagged"].to_numpy()
+                hits += int((flag & truth).sum())
+                flagged += int(flag.sum())
+                outliers += int(truth.sum())
+                noise.append(fit.robust.noise_sd_)
+            print(json.dumps({"section": "flags", "panel": model_name, "m": m, "reps": reps,
+                              "seed": seed, "flagged": flagged, "outliers": outliers,
+                              "precision": hits / flagged if flagged else None,
+                              "recall": hits / outliers if outliers else None,
+                              "noise_sd": noise}), flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sections", default="noisy")
@@ -316,6 +342,9 @@ def main() -> None:
     if "band" in sections:
         band(table, [int(v) for v in args.m.split(",")], args.reps, args.seed,
              args.panels.split(","))
+    if "flags" in sections:
+        flags(table, [int(v) for v in args.m.split(",")], args.reps, args.seed,
+              args.panels.split(","))
     if "solver" in sections:
         solver(table, [int(v) for v in args.m.split(",")], args.seed)
     if "design" in sections:

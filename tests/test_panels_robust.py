@@ -143,6 +143,19 @@ def test_coarse_answers_stand_for_their_rounding_interval():
     np.testing.assert_allclose(midpoint.fit(X, coarse).targets_, coarse)
 
 
+@pytest.mark.parametrize(("step", "noise"), [(0.5, 0.25), (0.5, 0.3), (1.0, 0.4), (1.0, 0.6)])
+def test_the_noise_of_coarse_answers_is_measured_with_the_rounding_removed(step, noise):
+    # answers rounded to a scale of step h: the rating noise σ is recovered from the residuals of
+    # the answers as given, less the rounding variance h²/12 (Sheppard's correction: approximate,
+    # the more so the smaller σ is against h); the expected latent answers alone sit close to
+    # the fit and could give a σ at the floor (0.05 for h = 1, σ = 0.4)
+    X, y, *_ = _panel(600, n_raters=1, noise=noise, seed=11)
+    coarse = np.clip(np.round(y / step) * step, 0, 4)
+    model = RobustRanker(_ranker(3e-3), loss="squared", raters=False).fit(X, coarse)
+    assert model.step_ == step
+    assert 0.6 * noise < model.noise_sd_ < 1.4 * noise
+
+
 def test_bad_inputs_are_named():
     X, y, rater, *_ = _panel(40)
     with pytest.raises(ValueError, match="loss"):

@@ -125,6 +125,18 @@ class _Panel:
         rater[fixed] = names.size
         return cls(y, side, fixed, answer, low, high, rater, int(names.size))
 
+    @property
+    def width(self) -> NDArray[np.float64]:
+        """Width of each answer's interval: h for a rounded answer, 0 for an exact one, ∞ for an
+        answer clipped at 0 or 4."""
+        return self.high - self.low
+
+    @property
+    def rounding_variance(self) -> NDArray[np.float64]:
+        """Variance of each answer's rounding error, width²/12 (Sheppard; 0 where clipped)."""
+        width = self.width
+        return np.where(np.isfinite(width), width**2 / 12, 0.0)
+
 
 @dataclass(frozen=True)
 class _State:
@@ -304,8 +316,12 @@ class RobustRanker(RegressorMixin, BaseEstimator):
                 bias[:, :R], scale[:, :R] = self._rater_fit(latent, consensus, robust, onehot,
                                                             counts, rated)
             b, s = bias[:, panel.codes], scale[:, panel.codes]
-            residual = (latent - b) / s - consensus
-            sd = self._noise_sd(residual, panel, free)
+            # the noise is measured on the answers as given where they stand for a rounding
+            # interval (Sheppard's correction removes the rounding's variance h²/12), on the
+            # expected latent answers where they were clipped at 0 or 4
+            measured = np.where(np.isfinite(panel.width), panel.answer, latent)
+            residual = (measured - b) / s - consensus
+            sd = self._noise_sd(residual, panel.rounding_variance / s**2, panel, free)
             raw_sd = sd[:, panel.codes] * s
             if self.coarse == "interval":
                 latent = _truncated_mean(panel.low, panel.high, b + s * consensus, raw_sd)
@@ -343,19 +359,26 @@ class RobustRanker(RegressorMixin, BaseEstimator):
         scale /= scale @ share[:, None]
         return bias, scale
 
-    def _noise_sd(self, residual: NDArray, panel: _Panel, free: NDArray) -> NDArray:
-        """(L, R + 1) robust noise sd per rater on the consensus scale (MAD, shrunk to the pooled
-        value by ``rater_prior`` ratings), floored at ``min_scale``; the last column is the pooled
-        value (raterless rows)."""
-        pooled = MAD_TO_SD * np.median(np.abs(residual[:, free]), axis=1)
-        pooled = np.maximum(pooled, self.min_scale)
+    def _noise_sd(self, residual: NDArray, rounding: NDArray, panel: _Panel, free: NDArray
+                  ) -> NDArray:
+        """(L, R + 1) robust noise sd per rater on the consensus scale: the MAD of the residuals
+        less the mean rounding variance ``rounding`` of the group's answers (Sheppard's
+        correction), shrunk to the pooled value by ``rater_prior`` ratings, floored at
+        ``min_scale``; the last column is the pooled value (raterless rows)."""
+        def corrected(mad: NDArray, rounding_mean: NDArray) -> NDArray:
+            return np.sqrt(np.maximum((MAD_TO_SD * mad) ** 2 - rounding_mean, self.min_scale**2))
+
+        pooled = corrected(np.median(np.abs(residual[:, free]), axis=1),
+                           rounding[:, free].mean(axis=1))
         R = panel.n_raters
         sd = np.repeat(pooled[:, None], R + 1, axis=1)
         if self.raters and R:
             groups = np.where(free, panel.codes, R)
-            per_rater = MAD_TO_SD * _group_median(residual, groups, R)
-            n = np.bincount(groups, minlength=R + 1)[:R]
-            variance = (n * np.nan_to_num(per_rater) ** 2 + self.rater_prior * pooled[:, None] ** 2)
+            members = groups[:, None] == np.arange(R)
+            n = members.sum(axis=0)
+            per_rater = corrected(np.nan_to_num(_group_median(residual, groups, R)),
+                                  rounding @ members / np.maximum(n, 1))
+            variance = n * per_rater**2 + self.rater_prior * pooled[:, None] ** 2
             sd[:, :R] = np.sqrt(variance / (n + self.rater_prior))
         return np.maximum(sd, self.min_scale)
 
