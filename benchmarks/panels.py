@@ -330,27 +330,19 @@ def main() -> None:
     args = parser.parse_args()
     table = find_seg_table()
     sections = args.sections.split(",")
+    sizes, models = [int(v) for v in args.m.split(",")], args.panels.split(",")
     if "noisy" in sections:
-        noisy(table, [int(v) for v in args.m.split(",")], args.reps, args.seed,
-              args.panels.split(","), args.oracle, [v for v in args.variants.split(",") if v])
-    if "shape" in sections:
-        shape(table, [int(v) for v in args.m.split(",")], args.reps, args.seed,
-              args.panels.split(","))
-    if "headroom" in sections:
-        headroom(table, [int(v) for v in args.m.split(",")], args.reps, args.seed,
-                 args.panels.split(","))
-    if "band" in sections:
-        band(table, [int(v) for v in args.m.split(",")], args.reps, args.seed,
-             args.panels.split(","))
-    if "flags" in sections:
-        flags(table, [int(v) for v in args.m.split(",")], args.reps, args.seed,
-              args.panels.split(","))
+        noisy(table, sizes, args.reps, args.seed, models, args.oracle,
+              [v for v in args.variants.split(",") if v])
+    for name, section in (("shape", shape), ("headroom", headroom), ("band", band),
+                          ("flags", flags)):  # the sections over panel models and sizes
+        if name in sections:
+            section(table, sizes, args.reps, args.seed, models)
     if "solver" in sections:
-        solver(table, [int(v) for v in args.m.split(",")], args.seed)
+        solver(table, sizes, args.seed)
     if "design" in sections:
         design(table, [int(v) for v in args.design_m.split(",")], args.reps, args.seed,
                args.methods.split(","), args.start, args.batch)
-
 
 if __name__ == "__main__":
     main()
