@@ -363,8 +363,8 @@ class RobustRanker(RegressorMixin, BaseEstimator):
                   ) -> NDArray:
         """(L, R + 1) robust noise sd per rater on the consensus scale: the MAD of the residuals
         less the mean rounding variance ``rounding`` of the group's answers (Sheppard's
-        correction), shrunk to the pooled value by ``rater_prior`` ratings, floored at
-        ``min_scale``; the last column is the pooled value (raterless rows)."""
+        correction, Sheppard 1898), shrunk to the pooled value by ``rater_prior`` ratings,
+        floored at ``min_scale``; the last column is the pooled value (raterless rows)."""
         def corrected(mad: NDArray, rounding_mean: NDArray) -> NDArray:
             return np.sqrt(np.maximum((MAD_TO_SD * mad) ** 2 - rounding_mean, self.min_scale**2))
 
