@@ -140,15 +140,16 @@ def seg_status() -> SEGStatus:
     """The SEG table from ``$SEG_TABLE`` (also set by ``riskgrid dashboard --seg-table``), else the
     one stored from an earlier upload, else none (with the guidance of ``MISSING_SEG_MESSAGE``)."""
     path = os.environ.get(SEG_TABLE_ENV)
-    if path:
-        source = f"{SEG_TABLE_ENV} / --seg-table: {path}"
+    if path:  # the page names the file, never the server's folders
+        name = Path(path).name
+        source = f"{SEG_TABLE_ENV} / --seg-table: {name}"
         try:
             return SEGStatus(_seg_from_path(path, Path(path).stat().st_mtime), source)
         except FileNotFoundError:
-            return SEGStatus(None, source, f"SEG table file not found: {path}. "
+            return SEGStatus(None, source, f"SEG table file not found: {name}. "
                              f"{MISSING_SEG_MESSAGE}")
         except (SEGTableError, SEGTableMissing) as exc:
-            return SEGStatus(None, source, str(exc))
+            return SEGStatus(None, source, str(exc).replace(path, name))
     store = get_store()
     saved = store.list_records("seg_table")
     if saved:

@@ -156,6 +156,22 @@ def test_an_error_is_one_plain_sentence_with_the_details_in_the_log(fresh, monke
     assert "secret" not in _rendered_html(at)
 
 
+@pytest.mark.parametrize("content", [None, "REF,BGM\n1,2\n"])
+def test_the_sidebar_names_the_seg_file_not_its_server_folder(fresh, monkeypatch, tmp_path,
+                                                              content):
+    path = tmp_path / "server" / "RiskPairData.csv"  # missing, then present but unreadable
+    if content is not None:
+        path.parent.mkdir()
+        path.write_text(content)
+    monkeypatch.setenv("SEG_TABLE", str(path))
+    at = open_app()
+    assert not at.exception
+    shown = " ".join(e.value for e in (*at.sidebar.info, *at.sidebar.warning,
+                                       *at.sidebar.success, *at.sidebar.text))
+    assert "RiskPairData.csv" in shown
+    assert str(tmp_path) not in shown and "server" not in shown
+
+
 def test_public_demo_stores_nothing_and_offers_built_in_data_only(fresh, monkeypatch, tmp_path):
     fresh.save_rating_set("private panel", _ratings(10, 7))
     monkeypatch.setenv("RISKGRID_PUBLIC", "1")
@@ -198,8 +214,17 @@ def test_cf_data_sets_come_from_the_data_folder_only(fresh, monkeypatch, tmp_pat
     assert at.selectbox(key="cf_data_set").options == ["jokes.csv", "outside"]
     at.selectbox(key="cf_data_set").set_value("jokes.csv").run()
     assert not at.exception and any(m.label == "ratings" for m in at.metric)
+    assert any(c.value.startswith("jokes\\.csv;") for c in at.caption)  # Markdown-escaped
+    assert str(tmp_path) not in _rendered_html(at)
     at.selectbox(key="cf_data_set").set_value("outside").run()
     assert not at.exception and not any(m.label == "ratings" for m in at.metric)
+    (folder / "ml-100k").mkdir()  # a MovieLens folder without its u.data
+    at.selectbox(key="cf_format").set_value("ml-100k").run()
+    at.selectbox(key="cf_data_set").set_value("ml-100k").run()
+    assert not at.exception
+    assert [e.value.replace("\\", "") for e in at.error] == [  # less the Markdown escapes
+        "Not usable: ml-100k/u.data: no such file"]
+    assert str(tmp_path) not in _rendered_html(at)
 
 
 def test_with_a_login_configured_nothing_is_shown_before_signing_in(fresh):

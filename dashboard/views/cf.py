@@ -46,9 +46,10 @@ def read_valid_lines(source: str | bytes, format: str, name: str | None = None
 
 
 @st.cache_data(show_spinner="Reading the ratings…", max_entries=4)
-def from_path(path: str, format: str, mtime: float) -> tuple[RatingMatrix, list[str]]:
+def from_path(path: str, format: str, mtime: float, name: str) -> tuple[RatingMatrix, list[str]]:
+    """The data set at ``path``, named ``name`` in messages (never the server's folders)."""
     del mtime  # cache key only
-    return read_valid_lines(path, format)
+    return read_valid_lines(path, format, name=name)
 
 
 @st.cache_data(show_spinner="Reading the upload…", max_entries=2)
@@ -80,12 +81,12 @@ try:
                                        "(riskgrid dashboard --data-dir)")
             path = (folder / chosen).resolve() if chosen else None
             if path is not None and path.is_relative_to(folder) and path.exists():
-                data, notes = from_path(str(path), fmt, path.stat().st_mtime)
+                data, notes = from_path(str(path), fmt, path.stat().st_mtime, chosen)
         else:
             upload = st.file_uploader("ratings file", key="cf_upload")
             if upload is not None:
                 data, notes = from_upload(upload.getvalue(), upload.name, fmt)
-except ValueError as exc:
+except (ValueError, FileNotFoundError) as exc:
     st.error(f"Not usable: {plain(exc)}")
 for note in notes:
     st.warning(plain(note))

@@ -143,9 +143,11 @@ def _open(source: Source, default_file: str, name: str | None) -> tuple[Source, 
         path = Path(source)
         if path.is_dir():
             path = path / default_file
+            name = name and f"{name}/{default_file}"
+        label = name or str(path)
         if not path.exists():
-            raise FileNotFoundError(f"{path}: no such file")
-        return path, name or str(path)
+            raise FileNotFoundError(f"{label}: no such file")
+        return path, label
     return source, name or str(getattr(source, "name", "") or "upload")
 
 
