@@ -156,6 +156,23 @@ def test_the_noise_of_coarse_answers_is_measured_with_the_rounding_removed(step,
     assert 0.6 * noise < model.noise_sd_ < 1.4 * noise
 
 
+def test_quasi_optimality_measures_the_robust_fits_in_the_kernel_norm():
+    # ‖f_j − f_{j+1}‖²_H = Δcᵀ K Δc of the path's own coefficients (brute force), for the robust
+    # fits (their pseudo-ratings differ per λ) and for the plain path (path_iter = 0)
+    X, y, rater, *_ = _panel(120, outliers=0.1, seed=6)
+    inputs = np.column_stack([X, rater])
+    lams = np.geomspace(1e-1, 1e-4, 8)
+    for path_iter in (30, 0):
+        model = RobustRanker(_ranker(), path_iter=path_iter).fit(inputs, y)
+        path = model.path(lams)
+        K = model.plain_.kernel_(X, X)
+        steps = np.diff(path.path.coef, axis=0)
+        want = np.sqrt(np.einsum("li,ij,lj->l", steps, K, steps))
+        np.testing.assert_allclose(path.rkhs_norm_differences(), want, rtol=1e-6, atol=1e-10)
+    plain = model.plain_.path(lams).rkhs_norm_differences()
+    np.testing.assert_allclose(path.rkhs_norm_differences(), plain, rtol=1e-12)
+
+
 def test_bad_inputs_are_named():
     X, y, rater, *_ = _panel(40)
     with pytest.raises(ValueError, match="loss"):

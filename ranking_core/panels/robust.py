@@ -426,7 +426,8 @@ class RobustRanker(RegressorMixin, BaseEstimator):
         check_is_fitted(self, "model_")
         lams = np.atleast_1d(np.asarray(lams, dtype=np.float64))
         if not self.path_iter:
-            return RobustPath(self.plain_.path(lams))
+            path = self.plain_.path(lams)
+            return RobustPath(path, path.factors * self.plain_.spectrum_.projection)
         state = self._iterate(lams, int(self.path_iter))
         spectrum, filter_ = self.plain_.spectrum_, self.plain_.filter_
         m = state.targets.shape[1]
@@ -438,7 +439,7 @@ class RobustRanker(RegressorMixin, BaseEstimator):
         coef += with_zero[:, -1:] * (b - projection @ spectrum.vectors.T)
         intercept = mean - coef @ spectrum.feature_mean
         return RobustPath(RegularizationPath(lams, coef, intercept, with_zero[:, :-1],
-                                             self.plain_))
+                                             self.plain_), with_zero[:, :-1] * projection)
 
     def resolve(self, lam: float) -> RobustRanker:
         """A copy fitted at another λ from the same decomposition."""
@@ -492,13 +493,22 @@ def kfold_robust(
 @dataclass(frozen=True)
 class RobustPath:
     """A :class:`~ranking_core.learners.base.RegularizationPath` of robust fits that accepts
-    inputs with a rater column."""
+    inputs with a rater column. ``amplitudes`` (L, r): g_λ(σ_k)·(Uᵀb_λ)_k, the fit at each λ in
+    the eigenbasis (each λ has its own pseudo-ratings b_λ)."""
 
     path: RegularizationPath
+    amplitudes: NDArray[np.float64]
 
     @property
     def lams(self) -> NDArray[np.float64]:
         return self.path.lams
+
+    def rkhs_norm_differences(self) -> NDArray[np.float64]:
+        """‖f_{λ_j} − f_{λ_{j+1}}‖_H for consecutive λ, shape (L − 1,) (quasi-optimality), with
+        ‖f‖²_H = Σ_k m·σ_k·amplitude_k² as for the plain path."""
+        spectrum = self.path.estimator.spectrum_
+        weights = spectrum.vectors.shape[0] * spectrum.values
+        return np.sqrt(np.maximum(np.diff(self.amplitudes, axis=0) ** 2 @ weights, 0.0))
 
     def predict(self, X: ArrayLike) -> NDArray[np.float64]:
         points, _ = split_rater_column(X, "RobustPath")
