@@ -74,6 +74,7 @@ __all__ = [
     "learn_panel",
     "rating_positions",
     "ratings_checksum",
+    "robust_settings",
     "settings_advice",
     "with_diagonal_anchors",
     "write_grid_files",
@@ -250,7 +251,8 @@ RULE_LABELS = {"kfold": "cross-validation", "holdout": "hold-out (half fits, hal
                "manual": "set by hand"}
 
 
-CRITERION_LABELS = {"absolute-error": "mean absolute validation error"}  # else misranking
+CRITERION_LABELS = {"misranking": "validation misranking",
+                    "absolute-error": "mean absolute validation error"}
 
 
 def describe_settings(settings: LearnSettings) -> dict[str, str]:
@@ -313,6 +315,9 @@ class LearnedGrid:
         column holds rater codes, −1 for none), targets signed if asked.
     n_ratings : ratings in the rating set (without anchors).
     checksum : :func:`ratings_checksum` of the rating set.
+    n_raters : raters the rating set names (0 without a rater column).
+    answer_step : the step of the rating scale (:func:`~ranking_core.panels.rating_step`:
+        1 or 0.5 for coarse answers, 0 for continuous ones).
     """
 
     settings: LearnSettings
@@ -326,11 +331,23 @@ class LearnedGrid:
     y: NDArray[np.float64]
     n_ratings: int
     checksum: str
+    n_raters: int = 0
+    answer_step: float = 0.0
 
     @property
     def points_fitted(self) -> int:
         """Training points the model was fitted on (half of them for the paper's hold-out)."""
         return len(self.model.X_fit_)
+
+    @property
+    def n_flagged(self) -> int | None:
+        """Ratings flagged as outlying by robust learning (standardised residual above
+        :data:`~ranking_core.panels.robust.OUTLIER_Z`) among those fitted (the first half for
+        the paper's hold-out); None for a least-squares fit."""
+        if not isinstance(self.model, RobustRanker):
+            return None
+        rows = rating_positions(int(self.settings.anchors), self.n_ratings)
+        return int(self.model.outlier_[rows[rows < self.model.outlier_.size]].sum())
 
     @cached_property
     def risk_model(self) -> SpectralRanker | AbsoluteRisk | MonotoneRisk:
@@ -420,8 +437,20 @@ def learn_grid(
                         value=settings.lam, progress=report,
                         criterion=settings.criterion)
     lam = float(choice.value)
+    raters = _rater_codes(ratings, len(y_ratings))
     return LearnedGrid(settings, choice.model, lam, lam, lams, choice.curve, apriori, X, y,
-                       len(y_ratings), checksum)
+                       len(y_ratings), checksum, n_raters=int(np.unique(raters[raters >= 0]).size),
+                       answer_step=rating_step(y_ratings))
+
+
+def robust_settings(settings: LearnSettings | None = None) -> LearnSettings:
+    """``settings`` (default: the best recipe) learning as :data:`~ranking_core.recipes.
+    ROBUST_RECIPE` does: Huber weights with a rater model and coarse answers as intervals, λ by
+    the mean absolute validation error, a grid rising away from the diagonal and
+    :data:`ROBUST_ANCHORS` diagonal points."""
+    return dataclasses.replace(LearnSettings() if settings is None else settings,
+                               robust="huber", criterion="absolute-error", monotone=True,
+                               anchors=ROBUST_ANCHORS)
 
 
 def settings_advice(result: LearnedGrid) -> list[str]:
@@ -445,6 +474,15 @@ def settings_advice(result: LearnedGrid) -> list[str]:
         advice.append(
             f"Hold-out fits the grid on half of the ratings ({result.points_fitted} of "
             f"{len(result.y)} points); refitting on all of them at the chosen λ uses the rest.")
+    if settings.robust is None and (result.n_raters > 1 or result.answer_step > 0):
+        panel = " and ".join(
+            ([f"{result.n_raters} raters"] if result.n_raters > 1 else [])
+            + ([f"answers in steps of {result.answer_step:g}"] if result.answer_step else []))
+        advice.append(
+            f"These ratings come from a panel ({panel}) and are fitted by plain least squares. "
+            "Robust learning weighs outlying ratings down, models each rater's offset and scale "
+            "and reads coarse answers as intervals: on simulated panels it misranks a quarter to a "
+            "third fewer pairs.")
     return advice
 
 
@@ -522,9 +560,7 @@ def learn_panel(ratings: RatingSet | pd.DataFrame, settings: LearnSettings | Non
     mean absolute validation error and a monotone grid, as
     :data:`~ranking_core.recipes.ROBUST_RECIPE`) and attach
     to each rating its consensus risk, residual, weight and flag."""
-    settings = LearnSettings(robust="huber", criterion="absolute-error", monotone=True,
-                             anchors=ROBUST_ANCHORS) \
-        if settings is None else settings
+    settings = robust_settings() if settings is None else settings
     data = ratings if isinstance(ratings, RatingSet) else RatingSet(ratings)
     learned = learn_grid(data, settings, progress=progress)
     frame = data.frame

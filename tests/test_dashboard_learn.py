@@ -173,3 +173,36 @@ def test_compare_page_reads_grid_files_back(tmp_path, monkeypatch):
     at.run()
     assert not at.exception
     assert len(at.error) == 1 and "not a NumPy" in at.error[0].value
+
+
+def test_a_panels_ratings_are_learned_robustly_at_one_click(tmp_path, monkeypatch):
+    from ranking_core.learn import learn_panel, robust_settings
+
+    fresh_machine(tmp_path, monkeypatch)
+    frame = simulate_panel(80, random_state=5, n_raters=4, step=0.5, outlier_fraction=0.1)
+    data = frame.drop(columns="outlier").to_csv(index=False).encode()
+    at = open_app(learn_source="Upload a file")
+    at.file_uploader(key="learn_upload").set_value(("panel.csv", data, "text/csv"))
+    at.run()
+    assert not at.exception
+    assert at.session_state["learn_result"].settings.robust is None
+    assert any("4 raters and answers in steps of 0.5" in w.value for w in at.warning)
+    assert "Ratings flagged as outlying" not in metrics(at)
+    next(b for b in at.button if b.key == "learn_robust_button").click()
+    at.run()
+    assert not at.exception
+    ratings = read_rating_set(io.BytesIO(data), name="panel.csv")
+    expected = learn_grid(ratings, robust_settings())
+    result = at.session_state["learn_result"]
+    assert result.settings == expected.settings  # the widgets show it too:
+    _check(at, expected.settings, data)
+    assert _widget(at, "learn_robust").value == "huber" and _widget(at, "learn_monotone").value
+    np.testing.assert_allclose(result.grid, expected.grid, atol=1e-9)
+    assert metrics(at)["Ratings flagged as outlying"] == f"{expected.n_flagged} / 80"
+    flagged = learn_panel(ratings).ratings["flagged"].to_numpy()  # the panel report's flags
+    assert expected.n_flagged == flagged.sum() > 0
+    assert (flagged & frame["outlier"].to_numpy()).sum() >= flagged.sum() / 2  # mostly outliers
+    assert not any(b.key == "learn_robust_button" for b in at.button)
+    _widget(at, "learn_robust").set_value("none")  # and back to least squares
+    at.run()
+    assert at.session_state["learn_result"].settings.robust is None

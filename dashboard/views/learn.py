@@ -41,14 +41,18 @@ from ranking_core.grids.files import grid_csv, grid_npy, grid_png
 from ranking_core.grids.learned import GLUCOSE_AXIS
 from ranking_core.grids.raster import grade_lines, grid_image, png_bytes
 from ranking_core.learn import (
+    CRITERIA,
+    CRITERION_LABELS,
     FILTER_LABELS,
     KERNEL_LABELS,
+    ROBUST_LABELS,
     RULE_LABELS,
     RULES,
     LearnedGrid,
     LearnSettings,
     describe_settings,
     grid_metadata,
+    robust_settings,
     settings_advice,
 )
 from ranking_core.panels import DESIGNS
@@ -65,7 +69,10 @@ FIGURE_HEIGHT = 620  # px of the heat map
 # widget key → LearnSettings field
 FIELDS = {"learn_kernel": "kernel", "learn_gamma": "gamma", "learn_scale": "scale",
           "learn_filter": "filter", "learn_order": "order", "learn_signed": "signed",
-          "learn_anchors": "anchors", "learn_rule": "rule", "learn_refit_all": "refit_all"}
+          "learn_anchors": "anchors", "learn_rule": "rule", "learn_refit_all": "refit_all",
+          "learn_criterion": "criterion", "learn_robust": "robust", "learn_monotone": "monotone"}
+NO_ROBUST = "none"  # the robust-learning widget's option for robust=None (a widget value of None
+# would read as "nothing chosen")
 
 st.title("Learn a risk grid")
 st.caption("Clinicians rate the risk (0 none … 4 extreme) of (reference, measured) glucose pairs; "
@@ -76,24 +83,46 @@ init_state(learn_source=SOURCES[0], learn_settings=LearnSettings(), learn_view=V
            learn_points=False, learn_interactive=False,
            **{f"learn_{name}": value for name, value in dataclasses.asdict(PanelChoice()).items()})
 settings: LearnSettings = st.session_state["learn_settings"]
-for widget, field in FIELDS.items():  # refill widgets Streamlit dropped (never the reverse)
-    if widget not in st.session_state:
-        st.session_state[widget] = getattr(settings, field)
+
+
+def widget_value(settings: LearnSettings, widget: str) -> object:
+    """The value the widget ``widget`` shows for ``settings``."""
+    value = getattr(settings, FIELDS[widget])
+    return NO_ROBUST if widget == "learn_robust" and value is None else value
+
+
+def fill_widgets(settings: LearnSettings, widgets: object = FIELDS) -> None:
+    """Show ``settings`` in ``widgets`` (all by default)."""
+    for widget in widgets:
+        st.session_state[widget] = widget_value(settings, widget)
+
+
+# refill the widgets Streamlit dropped (never the reverse)
+fill_widgets(settings, [widget for widget in FIELDS if widget not in st.session_state])
 
 
 def apply_setting(widget: str) -> None:
     """Widget callback: the new value goes into the settings object (the source of truth)."""
+    value = st.session_state[widget]
+    if widget == "learn_robust" and value == NO_ROBUST:
+        value = None
     try:
         st.session_state["learn_settings"] = dataclasses.replace(
-            st.session_state["learn_settings"], **{FIELDS[widget]: st.session_state[widget]})
+            st.session_state["learn_settings"], **{FIELDS[widget]: value})
     except ValueError as exc:  # keep the last valid settings and say why
         st.session_state["learn_setting_error"] = str(exc)
-        st.session_state[widget] = getattr(st.session_state["learn_settings"], FIELDS[widget])
+        fill_widgets(st.session_state["learn_settings"], [widget])
 
 
 def refit_on_all() -> None:
     st.session_state["learn_refit_all"] = True
     apply_setting("learn_refit_all")
+
+
+def use_robust_recipe() -> None:
+    """Button callback: the settings shown, learning as the robust recipe does."""
+    st.session_state["learn_settings"] = robust_settings(st.session_state["learn_settings"])
+    fill_widgets(st.session_state["learn_settings"])
 
 
 # -- data -----------------------------------------------------------------------------------------
@@ -184,6 +213,21 @@ with left:
     if settings.rule == "holdout":
         st.checkbox("Refit on all ratings at the chosen λ", key="learn_refit_all",
                     on_change=apply_setting, args=("learn_refit_all",))
+    if settings.rule in ("kfold", "holdout"):
+        st.radio("λ chosen by the least", CRITERIA, key="learn_criterion",
+                 format_func=CRITERION_LABELS.get, on_change=apply_setting,
+                 args=("learn_criterion",),
+                 help="the mean absolute error is steadier on noisy panels")
+    st.selectbox("Robust learning", [NO_ROBUST, *(k for k in ROBUST_LABELS if k)],
+                 key="learn_robust", on_change=apply_setting, args=("learn_robust",),
+                 format_func=lambda v: ROBUST_LABELS[None if v == NO_ROBUST else v].capitalize(),
+                 help="for real panels: outlying ratings weigh less, each rater's offset and "
+                      "scale are estimated (with a rater column), answers on a scale of 0.5 or 1 "
+                      "stand for their rounding interval")
+    st.toggle("Make the grid rise away from the diagonal", key="learn_monotone",
+              on_change=apply_setting, args=("learn_monotone",),
+              help="the nearest grid that is 0 on the diagonal and does not fall away from it "
+                   "along any row or column, as the SEG")
     problem = st.session_state.pop("learn_setting_error", None)
     if problem:
         st.error(f"Setting not applied: {plain(problem)}")
@@ -298,6 +342,10 @@ def result_view(reference_id: str) -> None:
                 help="share of the grid where learned and reference risk differ by 0.5 or less")
     c[1].metric("Same risk category", f"{100 * comparison.category_agreement:.1f} %",
                 help="share of the grid in the same of the 8 SEG risk categories")
+    if shown.n_flagged is not None:
+        c[2].metric("Ratings flagged as outlying", f"{shown.n_flagged} / {shown.n_ratings}",
+                    help="ratings more than 3 noise sd from the consensus, after the rater "
+                         "correction; the Plan a survey page lists them with every rater")
     c = st.columns([3, 2], vertical_alignment="bottom")
     view = c[0].segmented_control("Show", VIEWS, key="learn_view") or VIEWS[0]
     points = c[1].toggle("Show the rating points", key="learn_points")
@@ -368,6 +416,9 @@ with right:
     if result.settings.rule == "holdout" and not result.settings.refit_all:
         st.button("Refit on all ratings at the chosen λ", on_click=refit_on_all,
                   key="learn_refit_button")
+    if result.settings.robust is None and (result.n_raters > 1 or result.answer_step > 0):
+        st.button("Learn robustly (the robust recipe)", on_click=use_robust_recipe,
+                  key="learn_robust_button")
     interactive = st.toggle("Interactive figures: zoom, and values under the pointer",
                             key="learn_interactive",
                             help="slower to open and to redraw than the pictures shown otherwise")

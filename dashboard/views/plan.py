@@ -65,18 +65,20 @@ if source == SOURCES[1]:
             data_key = f"upload:{upload.file_id}:{unit}"
 elif source == SOURCES[2]:
     c = st.columns(2)
-    m = c[0].number_input("ratings", 40, 600, value=150, step=10, key="plan_demo_m")
-    demo_seed = c[1].number_input("panel seed", 0, 10_000, value=0, key="plan_demo_seed")
+    m = c[0].number_input("Number of ratings", 40, 600, value=150, step=10, key="plan_demo_m")
+    demo_seed = c[1].number_input("Simulation draw", 0, 10_000, value=0, key="plan_demo_seed",
+                                  help="another number draws another panel")
     ratings = demonstration(int(m), int(demo_seed))
     st.caption("A simulated panel of 8 raters around the built-in surface: raters differ in "
                "offset and scale, answers in steps of 0.5, 6.6 % outlying answers and one "
                "careless rater.")
     data_key = f"demo:{m}:{demo_seed}"
 
-c = st.columns(3)
-k = c[0].number_input("pairs to propose", 1, 500, step=5, key="plan_k")
-seed = c[1].number_input("seed", 0, 10_000, key="plan_seed")
-method = c[2].selectbox("how to choose", tuple(METHODS), format_func=METHODS.get,
+c = st.columns([1, 1, 2.4])  # room for the longest "how" option at 1280 px
+k = c[0].number_input("Pairs to propose", 1, 500, step=5, key="plan_k")
+seed = c[1].number_input("Candidate draw", 0, 10_000, key="plan_seed",
+                         help="the random candidate pairs the proposal is chosen from")
+method = c[2].selectbox("How the pairs are chosen", tuple(METHODS), format_func=METHODS.get,
                         key="plan_method")
 enough = ratings is not None and len(ratings.frame) >= MIN_RATINGS
 if ratings is not None and not enough:
