@@ -32,7 +32,14 @@ CHOICES = {
     "learn_anchors": ("anchors", (0, 10, 41)),
     "learn_rule": ("rule", ("kfold", "holdout", "manual")),
     "learn_filter": ("filter", ("lavrentiev", "iterated-lavrentiev", "showalter")),
+    "learn_robust": ("robust", (None, "huber", "squared")),
+    "learn_monotone": ("monotone", (False, True)),
 }
+
+
+def _widget_value(key, value):
+    """What the widget ``key`` shows for a settings value (robust None is the option "none")."""
+    return "none" if key == "learn_robust" and value is None else value
 ACTIONS = st.one_of(
     st.tuples(st.just("upload"), st.sampled_from(sorted(FILES))),
     st.tuples(st.just("setting"), st.sampled_from(sorted(CHOICES)), st.integers(0, 2)),
@@ -57,7 +64,7 @@ def _check(at, expected: LearnSettings, data: bytes | None) -> None:
     """What the user sees equals what was computed, and both equal the settings asked for."""
     assert not at.exception, at.exception
     for key, (field, _) in CHOICES.items():
-        assert _widget(at, key).value == getattr(expected, field), key
+        assert _widget(at, key).value == _widget_value(key, getattr(expected, field)), key
     result = at.session_state["learn_result"] if "learn_result" in at.session_state else None
     if data is None:
         return
@@ -88,7 +95,7 @@ def test_settings_shown_are_the_settings_of_the_result_shown(tmp_path, monkeypat
             key, index = action[1], action[2]
             field, values = CHOICES[key]
             value = values[index % len(values)]
-            _widget(at, key).set_value(value)
+            _widget(at, key).set_value(_widget_value(key, value))
             expected = dataclasses.replace(expected, **{field: value})
         else:
             sliders = [s for s in at.select_slider if s.key == "learn_lam"]
