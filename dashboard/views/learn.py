@@ -214,7 +214,7 @@ with left:
         st.checkbox("Refit on all ratings at the chosen λ", key="learn_refit_all",
                     on_change=apply_setting, args=("learn_refit_all",))
     if settings.rule in ("kfold", "holdout"):
-        st.radio("λ chosen by the least", CRITERIA, key="learn_criterion",
+        st.radio("Validation score (lowest wins)", CRITERIA, key="learn_criterion",
                  format_func=CRITERION_LABELS.get, on_change=apply_setting,
                  args=("learn_criterion",),
                  help="the mean absolute error is steadier on noisy panels")
@@ -224,10 +224,10 @@ with left:
                  help="for real panels: outlying ratings weigh less, each rater's offset and "
                       "scale are estimated (with a rater column), answers on a scale of 0.5 or 1 "
                       "stand for their rounding interval")
-    st.toggle("Make the grid rise away from the diagonal", key="learn_monotone",
+    st.toggle("Monotone grid", key="learn_monotone",
               on_change=apply_setting, args=("learn_monotone",),
-              help="the nearest grid that is 0 on the diagonal and does not fall away from it "
-                   "along any row or column, as the SEG")
+              help="the nearest grid that is 0 on the diagonal and rises away from it along "
+                   "every row and column, as the SEG does")
     problem = st.session_state.pop("learn_setting_error", None)
     if problem:
         st.error(f"Setting not applied: {plain(problem)}")
