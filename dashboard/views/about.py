@@ -66,6 +66,35 @@ st.markdown(
 """
 )
 
+st.header("Learning from a real panel")
+st.markdown(
+    "Real panels have outlying answers, raters who use the scale differently and answers on a "
+    "coarse scale. With *Robust learning* on (the robust recipe: *Learn a grid* offers it for "
+    "a rating set with raters or coarse answers), rater $k$ is modelled as answering scenario "
+    "$x_i$ with a rounded, clipped reading of the consensus risk $f$:"
+)
+st.latex(r"a_i = \operatorname{round}_h\!\big(\operatorname{clip}_{[0,4]}"
+         r"(b_k + s_k f(x_i) + \varepsilon_i)\big), \qquad \varepsilon_i \sim N(0, \sigma_k^2).")
+st.markdown(
+    r"""
+- The fit minimises $\sum_i w_i (\tilde a_i - f(x_i) - b)^2 + m\lambda \lVert f\rVert^2_H$
+  (Kriukova et al. eq. 4 with a weight per rating): $\tilde a_i$ is the answer corrected for its
+  rater's offset $b_k$ and scale $s_k$ and, for a rounded answer, its expected unrounded value;
+  $w_i$ is a Huber (or Tukey) weight of the standardised residual times the rater's weight
+  $\propto 1/\sigma_k^2$. Each reweighting re-solves from the one eigendecomposition.
+- The noise $\sigma_k$ is the median absolute residual of the answers as given, less the
+  rounding variance $h^2/12$ of a coarse scale (Sheppard 1898). A rating more than 3 noise sd
+  from the consensus is flagged; the *Plan a survey* page lists the flags and every rater's
+  offset, scale, noise and agreement, with Krippendorff's α.
+- λ is chosen by the mean absolute validation error, and the grid is made **monotone**: the
+  nearest grid that is 0 on the diagonal and rises away from it along every row and column, as
+  the SEG does.
+- The **uncertainty band** is the posterior sd of the Gaussian process the weighted ranker is the
+  mean of; *Plan a survey* proposes the next pairs to rate where they most reduce the grid's
+  summed posterior variance.
+"""
+)
+
 st.header("Measures")
 st.markdown("Pairwise misranking (Kriukova et al. eq. 1), the share of pairs in the wrong order:")
 st.latex(r"\mathrm{mis}(f) = \frac{\#\{(i,j) : y_i > y_j,\ f(x_i) \le f(x_j)\}}"
