@@ -112,10 +112,35 @@ def test_manual_and_apriori_rules(panel):
 
 
 def test_a_width_not_suited_to_the_kernel_is_named(panel):
-    poor = learn_grid(panel, LearnSettings(kernel="gaussian", gamma=1e3, rule="manual"))
+    robust = LearnSettings(rule="manual", robust="huber")  # no advice for the panel itself
+    poor = learn_grid(panel, dataclasses.replace(robust, kernel="gaussian", gamma=1e3))
     advice = settings_advice(poor)
     assert len(advice) == 1 and "Gaussian".lower() in advice[0].lower()
-    assert settings_advice(learn_grid(panel, LearnSettings(rule="manual"))) == []
+    assert settings_advice(learn_grid(panel, robust)) == []
+
+
+def test_a_panel_learned_by_least_squares_is_pointed_to_robust_learning(panel):
+    plain = learn_grid(panel, LearnSettings(rule="manual"))
+    assert (plain.n_raters, plain.answer_step) == (panel.frame["rater"].nunique(), 0.0)
+    (advice,) = settings_advice(plain)
+    assert "10 raters" in advice and "steps" not in advice
+    coarse = panel.frame.assign(rating=panel.frame["rating"].round()).drop(columns="rater")
+    whole = learn_grid(read_rating_set(coarse), LearnSettings(rule="manual"))
+    (advice,) = settings_advice(whole)
+    assert (whole.n_raters, whole.answer_step) == (0, 1.0) and "steps of 1" in advice
+    unrated = panel.frame.drop(columns="rater")
+    assert settings_advice(learn_grid(read_rating_set(unrated), LearnSettings(rule="manual"))) \
+        == []
+
+
+@pytest.mark.parametrize("rule", ["kfold", "holdout", "quasi-optimality", "apriori", "manual"])
+def test_every_rule_learns_robustly(panel, rule):
+    result = learn_grid(panel, LearnSettings(rule=rule, robust="huber", monotone=True))
+    assert result.settings.rule == rule and np.isfinite(result.grid).all()
+    fitted = result.points_fitted
+    assert 0 <= result.n_flagged <= (fitted if rule == "holdout" else result.n_ratings)
+    other = result.at(float(result.lams[5]))
+    assert other.n_flagged is not None and np.isfinite(other.grid).all()
 
 
 def test_checksum_names_the_data_not_the_file(panel):
