@@ -47,6 +47,7 @@ def test_report_finds_the_careless_rater(hard_fit):
     assert raters["noise_sd"].idxmax() == careless
     others = raters.drop(index=careless)
     assert others["agreement"].min() > 0.6 > 0.3 > raters.loc[careless, "agreement"]
+    assert report.low_weight_raters == [careless]  # named in the report, the others not
     # the flagged table holds exactly the flagged ratings, largest residual first
     assert len(report.flagged) == int(fit.ratings["flagged"].sum())
     assert report.flagged["residual"].abs().is_monotonic_decreasing
@@ -108,6 +109,7 @@ def test_learn_command_writes_the_panel_report(tmp_path):
                                       "--panel-report", str(report)])
     assert result.exit_code == 0, result.output
     assert "Krippendorff" in result.output and "Raters" in result.output
+    assert "Ratings of R05 weigh less than 0.25" in result.output  # the careless rater
     settings = json.loads((tmp_path / "grid" / "grid.json").read_text())["settings"]
     assert (settings["robust"], settings["criterion"], settings["monotone"],
             settings["anchors"]) == ("huber", "absolute-error", True,

@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import figures
-from dashboard.common import init_state, public_mode, read_upload
+from dashboard.common import init_state, plain, public_mode, read_upload
 from ranking_core.grids.learned import GLUCOSE_AXIS
 from ranking_core.learn import learn_panel
 from ranking_core.meter.export import safe_csv
@@ -23,6 +23,7 @@ from ranking_core.panels import (
     simulate_panel,
 )
 from ranking_core.panels.design import MIN_RATINGS, rating_form_csv, rating_form_html
+from ranking_core.panels.report import LOW_WEIGHT
 from ranking_core.ratings import UNITS, RatingSet, read_rating_set
 
 METHODS = {"imse": "largest reduction of the grid's total uncertainty (measured best)",
@@ -118,7 +119,12 @@ if fit is not None:
     st.write(f"Krippendorff's α (agreement between raters): {alpha}. The consensus explains "
              f"{report.consensus_r2:.1%} of the ratings' variance; {len(report.flagged)} of "
              f"{report.n_ratings} ratings are flagged as outlying.")
-    st.dataframe(report.raters.rename(columns={
+    if report.low_weight_raters:
+        st.warning(f"Ratings of {plain(', '.join(report.low_weight_raters))} weigh less than "
+                   f"{LOW_WEIGHT:g} on average: their answers lie far from the consensus "
+                   "throughout. Check them before the next round.")
+    st.dataframe(report.raters.assign(flagged_share=100 * report.raters["flagged_share"]).rename(
+        columns={
         "rater": "Rater", "ratings": "Ratings", "bias": "Offset", "scale": "Scale",
         "noise_sd": "Noise sd", "agreement": "Agreement with consensus",
         "flagged_share": "Share flagged", "mean_weight": "Mean weight"}),
@@ -127,13 +133,13 @@ if fit is not None:
             "Scale": st.column_config.NumberColumn(format="%.2f"),
             "Noise sd": st.column_config.NumberColumn(format="%.2f"),
             "Agreement with consensus": st.column_config.NumberColumn(format="%.2f"),
-            "Share flagged": st.column_config.NumberColumn(format="percent"),
+            "Share flagged": st.column_config.NumberColumn(format="%.1f %%"),
             "Mean weight": st.column_config.NumberColumn(format="%.2f")})
     st.download_button("Every rating with its weight and flag (CSV)", safe_csv(fit.ratings),
                        file_name="panel_ratings.csv", mime="text/csv", key="plan_ratings_csv")
     if len(report.flagged):
         st.caption("Flagged ratings (largest residual first)")
-        st.dataframe(report.flagged.rename(columns={
+        st.dataframe(report.flagged.rename_axis("Line").rename(columns={
             "reference": "Reference (mg/dL)", "estimate": "Estimate (mg/dL)",
             "rating": "Rating", "rater": "Rater", "consensus": "Consensus risk",
             "residual": "Residual (sd)", "weight": "Weight"}),

@@ -66,10 +66,12 @@ def plan_panel(
 def show_panel_report(fit, path: Path) -> None:
     """Print the panel report of a :class:`~ranking_core.learn.PanelFit`; write the ratings with
     their weights and flags to ``path`` and the per-rater table beside it."""
+    from rich.markup import escape
     from rich.table import Table
 
     from ranking_core.meter.export import safe_csv
     from ranking_core.panels import panel_report
+    from ranking_core.panels.report import LOW_WEIGHT
 
     report = panel_report(fit)
     raters_path = path.with_name(f"{path.stem}-raters.csv")
@@ -82,8 +84,8 @@ def show_panel_report(fit, path: Path) -> None:
                    "Flagged", "Mean weight"):
         table.add_column(column, justify="left" if column == "Rater" else "right")
     for row in report.raters.itertuples(index=False):
-        table.add_row(str(row.rater), f"{row.ratings:,}", f"{row.bias:+.2f}", f"{row.scale:.2f}",
-                      f"{row.noise_sd:.2f}", f"{row.agreement:.2f}",
+        table.add_row(escape(str(row.rater)), f"{row.ratings:,}", f"{row.bias:+.2f}",
+                      f"{row.scale:.2f}", f"{row.noise_sd:.2f}", f"{row.agreement:.2f}",
                       f"{100 * row.flagged_share:.1f} %", f"{row.mean_weight:.2f}")
     console.print(table)
     alpha = ("not measurable (no scenario was rated by two raters)" if report.alpha is None
@@ -92,6 +94,10 @@ def show_panel_report(fit, path: Path) -> None:
     console.print(f"Consensus explains {100 * report.consensus_r2:.1f} % of the ratings' "
                   f"variance; answer step {report.step:g}; {len(report.flagged)} of "
                   f"{report.n_ratings} ratings flagged as outlying", highlight=False)
+    if report.low_weight_raters:
+        console.print(f"[yellow]Ratings of {', '.join(map(escape, report.low_weight_raters))} "
+                      f"weigh less than {LOW_WEIGHT:g} on average: their answers lie far from "
+                      "the consensus throughout.[/yellow]", highlight=False)
     if len(report.flagged):
         flagged = Table(title="Flagged ratings (largest residual first)", title_justify="left")
         for column in ("Line", "Reference mg/dL", "Estimate mg/dL", "Rating", "Rater",
@@ -99,7 +105,7 @@ def show_panel_report(fit, path: Path) -> None:
             flagged.add_column(column, justify="right")
         for line, row in report.flagged.head(20).iterrows():
             flagged.add_row(str(line), f"{row.reference:.0f}", f"{row.estimate:.0f}",
-                            f"{row.rating:g}", str(row.rater), f"{row.consensus:.2f}",
+                            f"{row.rating:g}", escape(str(row.rater)), f"{row.consensus:.2f}",
                             f"{row.residual:+.1f}", f"{row.weight:.2f}")
         console.print(flagged)
     console.print(f"wrote {path} and {raters_path}", soft_wrap=True, highlight=False)

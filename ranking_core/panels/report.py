@@ -19,7 +19,9 @@ import krippendorff
 import numpy as np
 import pandas as pd
 
-__all__ = ["PanelReport", "panel_report"]
+__all__ = ["LOW_WEIGHT", "PanelReport", "panel_report"]
+
+LOW_WEIGHT = 0.25  # a rater whose ratings weigh less than this on average is named in the report
 
 @dataclass(frozen=True)
 class PanelReport:
@@ -46,6 +48,14 @@ class PanelReport:
     flagged: pd.DataFrame = field(repr=False)
     n_ratings: int
     step: float
+
+    @property
+    def low_weight_raters(self) -> list[str]:
+        """The raters whose ratings weigh less than :data:`LOW_WEIGHT` on average, lightest
+        first: answers far from the consensus throughout (a careless rater is one), which the
+        per-rating flags do not catch when the rater's own noise is estimated as large."""
+        light = self.raters[self.raters["mean_weight"] < LOW_WEIGHT]
+        return [str(r) for r in light.sort_values("mean_weight")["rater"]]
 
 
 def _agreement(group: pd.DataFrame) -> float:
