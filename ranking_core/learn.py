@@ -340,6 +340,12 @@ class LearnedGrid:
         return len(self.model.X_fit_)
 
     @property
+    def from_a_panel(self) -> bool:
+        """The ratings name their raters or come on a coarse scale: a real panel's, for which
+        robust learning (:func:`robust_settings`) is made."""
+        return self.n_raters > 1 or self.answer_step > 0
+
+    @property
     def n_flagged(self) -> int | None:
         """Ratings flagged as outlying by robust learning (standardised residual above
         :data:`~ranking_core.panels.robust.OUTLIER_Z`) among those fitted (the first half for
@@ -474,7 +480,7 @@ def settings_advice(result: LearnedGrid) -> list[str]:
         advice.append(
             f"Hold-out fits the grid on half of the ratings ({result.points_fitted} of "
             f"{len(result.y)} points); refitting on all of them at the chosen λ uses the rest.")
-    if settings.robust is None and (result.n_raters > 1 or result.answer_step > 0):
+    if settings.robust is None and result.from_a_panel:
         panel = " and ".join(
             ([f"{result.n_raters} raters"] if result.n_raters > 1 else [])
             + ([f"answers in steps of {result.answer_step:g}"] if result.answer_step else []))

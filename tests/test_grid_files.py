@@ -134,6 +134,8 @@ def test_cli_learn_writes_what_the_library_learns(tmp_path):
     np.testing.assert_allclose(np.load(out / "grid.npy"), np.clip(expected.grid, 0, 4),
                                atol=1e-9)
     assert "Points fitted" in result.output
+    # a simulated panel names its raters: the CLI points to robust learning, and how
+    assert "10 raters" in result.output and "--robust huber learns robustly" in result.output
 
 
 def test_cli_learn_reads_mmol_per_litre(tmp_path):

@@ -416,7 +416,7 @@ with right:
     if result.settings.rule == "holdout" and not result.settings.refit_all:
         st.button("Refit on all ratings at the chosen λ", on_click=refit_on_all,
                   key="learn_refit_button")
-    if result.settings.robust is None and (result.n_raters > 1 or result.answer_step > 0):
+    if result.settings.robust is None and result.from_a_panel:
         st.button("Learn robustly (the robust recipe)", on_click=use_robust_recipe,
                   key="learn_robust_button")
     interactive = st.toggle("Interactive figures: zoom, and values under the pointer",

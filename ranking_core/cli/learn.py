@@ -40,6 +40,9 @@ def _show(result, paths: list[Path]) -> None:
     console.print(f"ratings checksum {result.checksum}", soft_wrap=True)
     for advice in settings_advice(result):
         console.print(f"[yellow]note:[/yellow] {advice}", soft_wrap=True)
+    if result.settings.robust is None and result.from_a_panel:
+        console.print("[yellow]note:[/yellow] --robust huber learns robustly; --panel-report "
+                      "adds the report on the raters.", soft_wrap=True)
     for path in paths:
         console.print(f"wrote {path}", soft_wrap=True)
 
