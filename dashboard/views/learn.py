@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import io
 import json
+from collections.abc import Iterable
 
 import pandas as pd
 import streamlit as st
@@ -91,7 +92,7 @@ def widget_value(settings: LearnSettings, widget: str) -> object:
     return NO_ROBUST if widget == "learn_robust" and value is None else value
 
 
-def fill_widgets(settings: LearnSettings, widgets: object = FIELDS) -> None:
+def fill_widgets(settings: LearnSettings, widgets: Iterable[str] = FIELDS) -> None:
     """Show ``settings`` in ``widgets`` (all by default)."""
     for widget in widgets:
         st.session_state[widget] = widget_value(settings, widget)
