@@ -26,6 +26,8 @@ Sections (``--sections``, comma-separated):
 * ``flags``: how well the robust fit's outlier flags (``learn_panel``, as ``riskgrid learn
   --panel-report`` and the dashboard compute them) find the ratings the simulator made unrelated
   to their scenario: precision and recall over all draws, and the noise sd the learner estimated.
+* ``errors``: where the robust fit's misranked test pairs lie: their share by how far apart the
+  SEG puts the pair (|Δ SEG risk| in bins), and the fit's RMSE against the SEG at the test points.
 * ``solver``: the robust fit at one λ (its pseudo-rating iterations on one eigendecomposition,
   including that decomposition) against as many direct weighted solves as it took iterations
   (time ratio measured in one process, largest difference of the fitted values).
@@ -313,6 +315,30 @@ def flags(table, sizes, reps, seed, models) -> None:
                               "noise_sd": noise}), flush=True)
 
 
+GAP_BINS = (0.0, 0.1, 0.25, 0.5, 1.0, 4.0)  # |Δ SEG risk| of a test pair, for ``errors``
+
+
+def errors(table, sizes, reps, seed, models) -> None:
+    """The robust fit's misranked test pairs by the SEG risk gap of the pair, and its RMSE."""
+    for model_name in models:
+        for m in sizes:
+            counts, rmse = np.zeros(len(GAP_BINS) - 1), []
+            for _, frame, X_test, y_test in panel_draws(table, model_name, m, reps, seed):
+                fitted, _, _ = fit_recipe(ROBUST_RECIPE,
+                                          frame[["reference", "estimate"]].to_numpy(),
+                                          frame["rating"].to_numpy(), frame["rater"].to_numpy())
+                predicted = fitted.predict(X_test)
+                upper, lower = np.nonzero(y_test[:, None] > y_test[None, :])
+                wrong = predicted[upper] <= predicted[lower]  # eq. (1)'s misranked pairs
+                gap = y_test[upper] - y_test[lower]
+                counts += np.histogram(gap[wrong], bins=GAP_BINS)[0]
+                rmse.append(float(np.sqrt(np.mean((predicted - y_test) ** 2))))
+            print(json.dumps({"section": "errors", "panel": model_name, "m": m, "reps": reps,
+                              "seed": seed, "gap_bins": GAP_BINS,
+                              "share_of_misranked_pairs": (counts / counts.sum()).tolist(),
+                              "rmse": rmse}), flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sections", default="noisy")
@@ -335,7 +361,7 @@ def main() -> None:
         noisy(table, sizes, args.reps, args.seed, models, args.oracle,
               [v for v in args.variants.split(",") if v])
     for name, section in (("shape", shape), ("headroom", headroom), ("band", band),
-                          ("flags", flags)):  # the sections over panel models and sizes
+                          ("flags", flags), ("errors", errors)):  # over panel models and sizes
         if name in sections:
             section(table, sizes, args.reps, args.seed, models)
     if "solver" in sections:
