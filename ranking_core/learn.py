@@ -350,10 +350,18 @@ class LearnedGrid:
         """Ratings flagged as outlying by robust learning (standardised residual above
         :data:`~ranking_core.panels.robust.OUTLIER_Z`) among those fitted (the first half for
         the paper's hold-out); None for a least-squares fit."""
+        flagged = self.flagged_points
+        return None if flagged is None else int(flagged.sum())
+
+    @property
+    def flagged_points(self) -> NDArray[np.bool_] | None:
+        """For each training point (row of X): flagged as outlying by robust learning (never an
+        anchor, nor a point the hold-out left unfitted); None for a least-squares fit."""
         if not isinstance(self.model, RobustRanker):
             return None
-        rows = rating_positions(int(self.settings.anchors), self.n_ratings)
-        return int(self.model.outlier_[rows[rows < self.model.outlier_.size]].sum())
+        flagged = np.zeros(len(self.X), dtype=bool)
+        flagged[:self.model.outlier_.size] = self.model.outlier_
+        return flagged
 
     @cached_property
     def risk_model(self) -> SpectralRanker | AbsoluteRisk | MonotoneRisk:

@@ -4,6 +4,7 @@ shown, and the downloads are built from that result, never from an earlier one."
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import io
 import json
@@ -45,6 +46,13 @@ ACTIONS = st.one_of(
     st.tuples(st.just("setting"), st.sampled_from(sorted(CHOICES)), st.integers(0, 2)),
     st.tuples(st.just("lambda"), st.integers(0, 10_000)),
 )
+
+
+def _numbers(values) -> np.ndarray:
+    """A Plotly array as numbers (plain list, or Plotly's base64 typed array)."""
+    if isinstance(values, dict):
+        return np.frombuffer(base64.b64decode(values["bdata"]), dtype=values["dtype"])
+    return np.asarray(values, dtype=float)
 
 
 def _widget(at, key):
@@ -210,6 +218,20 @@ def test_a_panels_ratings_are_learned_robustly_at_one_click(tmp_path, monkeypatc
     assert expected.n_flagged == flagged.sum() > 0
     assert (flagged & frame["outlier"].to_numpy()).sum() >= flagged.sum() / 2  # mostly outliers
     assert not any(b.key == "learn_robust_button" for b in at.button)
+    # the rating points on the interactive heat map: the flagged ratings drawn as crosses
+    at.toggle(key="learn_points").set_value(True)
+    at.toggle(key="learn_interactive").set_value(True)
+    at.run()
+    assert not at.exception
+    assert "× marks a rating flagged as outlying." in [c.value for c in at.caption]
+    traces = {t.get("name"): t for c in at.get("plotly_chart")
+              for t in json.loads(c.proto.spec)["data"]}
+    crosses = traces["flagged as outlying"]
+    assert crosses["marker"]["symbol"] == "x"
+    X = expected.X[expected.flagged_points]
+    np.testing.assert_allclose(_numbers(crosses["x"]), X[:, 0])
+    np.testing.assert_allclose(_numbers(crosses["y"]), X[:, 1])
+    assert len(_numbers(traces["ratings"]["x"])) == len(expected.X) - len(X)
     _widget(at, "learn_robust").set_value("none")  # and back to least squares
     at.run()
     assert at.session_state["learn_result"].settings.robust is None

@@ -64,6 +64,18 @@ def test_rating_points_are_dots_of_their_risk_at_their_place():
     assert pixel(image, 250, 250) == tuple(risk_rgb(0.0).tolist())
 
 
+def test_flagged_points_carry_a_black_cross():
+    points = ([100.0, 400.0], [500.0, 50.0], [4.0, 2.0])
+    image = grid_image(np.zeros((601, 601)), "points", points=points, flagged=[True, False])
+    background = tuple(risk_rgb(0.0).tolist())
+    # 4 px along each diagonal from the centre: outside the dot (radius 3), on the cross's arms
+    for dx, dy in ((4, 4), (-4, -4), (4, -4), (-4, 4)):
+        assert pixel(image, 100 + dx, 500 + dy) == (0, 0, 0)
+        assert pixel(image, 400 + dx, 50 + dy) == background
+    plain = grid_image(np.zeros((601, 601)), "points", points=points)
+    assert pixel(plain, 104, 504) == background
+
+
 def test_differences_use_a_diverging_scale_symmetric_about_zero():
     grid = np.zeros((601, 601))
     grid[:300] = 2.0

@@ -277,7 +277,7 @@ def grid_figure(shown: LearnedGrid, view: str, points: bool, reference_id: str) 
     if view == VIEWS[0]:
         return figures.risk_heatmap(shown.grid, GLUCOSE_AXIS, "Learned grid", contours=reference,
                                     points=shown.rating_points if points else None,
-                                    height=FIGURE_HEIGHT)
+                                    flagged=shown.flagged_points, height=FIGURE_HEIGHT)
     if view == VIEWS[1]:
         return figures.difference_heatmap(shown.grid - reference, GLUCOSE_AXIS,
                                           f"Learned − {reference_name}", height=FIGURE_HEIGHT)
@@ -293,7 +293,8 @@ def grid_picture(key: tuple, lam: float, view: str, points: bool, reference_id: 
     lines = reference_lines(reference_id, reference)
     if view == VIEWS[0]:
         image = grid_image(_shown.grid, "Learned grid", lines=lines,
-                           points=_shown.rating_points if points else None)
+                           points=_shown.rating_points if points else None,
+                           flagged=_shown.flagged_points)
     elif view == VIEWS[1]:
         image = grid_image(_shown.grid - reference, f"Learned − {reference_name}",
                            difference=True)
@@ -356,6 +357,8 @@ def result_view(reference_id: str) -> None:
     else:
         st.image(grid_picture(st.session_state["learn_result_key"], lam, view, points,
                               reference_id, shown), output_format="PNG")
+    if points and view == VIEWS[0] and shown.n_flagged:
+        st.caption("× marks a rating flagged as outlying.")
     categories = st.expander(  # filled only while open: a λ step redraws no table
         "Risk categories: reference (rows) against learned (columns), grid points",
         key="learn_categories_open", on_change="rerun")

@@ -74,6 +74,7 @@ def grid_image(
     difference: bool = False,
     lines: list[NDArray[np.float64]] | None = None,
     points: tuple[ArrayLike, ArrayLike, ArrayLike] | None = None,
+    flagged: ArrayLike | None = None,
 ) -> Image.Image:
     """The grid (601 × 601, indexed [REF, measured] in mg/dL) as an RGB image, REF across and the
     measured glucose up, ticks every 100 mg/dL and a colour bar.
@@ -81,7 +82,8 @@ def grid_image(
     ``difference``: the values are differences of risk, drawn on a diverging scale symmetric
     about 0 (at least ±0.5); otherwise risk, clipped to 0..4, in the SEG colours. ``lines``:
     iso-risk lines (:func:`grade_lines`) drawn in black. ``points``: (REF, measured, risk)
-    drawn as dots in the colour of their risk with a black rim.
+    drawn as dots in the colour of their risk with a black rim; ``flagged`` (a boolean per point)
+    marks points, such as ratings flagged as outlying, with a black cross over the dot.
     """
     values = np.asarray(grid, dtype=np.float64)
     if values.shape != (SIZE, SIZE):
@@ -109,9 +111,15 @@ def grid_image(
     if points is not None:
         ref, measured, risk = (np.asarray(p, dtype=np.float64) for p in points)
         x, y = _pixel(ref, measured)
-        for px, py, colour in zip(x.tolist(), y.tolist(), risk_rgb(risk).tolist(), strict=True):
+        marked = np.zeros(x.size, bool) if flagged is None else np.asarray(flagged, bool)
+        for px, py, colour, cross in zip(x.tolist(), y.tolist(), risk_rgb(risk).tolist(),
+                                         marked.tolist(), strict=True):
             draw.ellipse((px - POINT_RADIUS, py - POINT_RADIUS, px + POINT_RADIUS,
                           py + POINT_RADIUS), fill=tuple(colour), outline="black")
+            if cross:
+                arm = POINT_RADIUS + 2
+                draw.line((px - arm, py - arm, px + arm, py + arm), fill="black", width=2)
+                draw.line((px - arm, py + arm, px + arm, py - arm), fill="black", width=2)
     font = _font()
     draw.text((LEFT, 10), title, fill="black", font=font)
     draw.rectangle((LEFT - 1, TOP - 1, LEFT + SIZE, TOP + SIZE), outline="black")

@@ -66,6 +66,7 @@ def risk_heatmap(
     *,
     contours: ArrayLike | None = None,
     points: tuple[ArrayLike, ArrayLike, ArrayLike] | None = None,
+    flagged: ArrayLike | None = None,
     pairs: MeterReport | None = None,
     step: int = DISPLAY_STEP,
     height: int = 560,
@@ -74,7 +75,8 @@ def risk_heatmap(
     scale (0..4), the one heat map of riskgrid.
 
     ``contours``: a reference grid whose grade boundaries (0.5, 1.5, 2.5, 3.5) are drawn on top;
-    ``points``: (REF, estimate, rating) training points coloured by rating; ``pairs``: a meter
+    ``points``: (REF, estimate, rating) training points coloured by rating, those ``flagged``
+    (a boolean per point, e.g. flagged as outlying) drawn as crosses; ``pairs``: a meter
     report whose included (REF, BGM) pairs are drawn on top; ``step``: mg/dL between drawn
     lattice points; ``height`` in px.
     """
@@ -95,13 +97,19 @@ def risk_heatmap(
                                  name="reference grades", line={"color": "black", "width": 1}))
     if points is not None:
         ref, est, rating = (np.asarray(p) for p in points)
-        fig.add_trace(go.Scatter(
-            x=ref, y=est, mode="markers", name="ratings",
-            marker={"size": 5, "color": rating, "cmin": 0, "cmax": RISK_MAX,
-                    "colorscale": RISK_COLORSCALE, "line": {"width": 0.6, "color": "black"}},
-            hovertemplate="REF %{x:.0f}<br>estimate %{y:.0f}<br>rating %{marker.color:.2f}"
-                          "<extra></extra>",
-        ))
+        marked = np.zeros(ref.size, bool) if flagged is None else np.asarray(flagged, bool)
+        for rows, name, symbol in ((~marked, "ratings", "circle"),
+                                   (marked, "flagged as outlying", "x")):
+            if rows.any():
+                fig.add_trace(go.Scatter(
+                    x=ref[rows], y=est[rows], mode="markers", name=name,
+                    marker={"size": 5 if symbol == "circle" else 9, "symbol": symbol,
+                            "color": rating[rows], "cmin": 0, "cmax": RISK_MAX,
+                            "colorscale": RISK_COLORSCALE,
+                            "line": {"width": 0.6, "color": "black"}},
+                    hovertemplate=f"REF %{{x:.0f}}<br>estimate %{{y:.0f}}<br>rating "
+                                  f"%{{marker.color:.2f}} ({name})<extra></extra>",
+                ))
     if pairs is not None:
         included = pairs.pairs[pairs.pairs["included"]]
         fig.add_trace(go.Scatter(
