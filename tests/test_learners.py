@@ -27,9 +27,9 @@ def _surface(rng, size):
 def test_every_learner_fits_predicts_and_beats_chance(name):
     spec = LEARNERS[name]
     rng = np.random.default_rng(0)
-    X, y = _surface(rng, 30)
+    X, y = _surface(rng, 50)  # above the DORM pipeline's 40 Nystroem components
     X_test, y_test = _surface(rng, 200)
-    grid = spec.grid(30)
+    grid = spec.grid(50)
     model = spec.make(1e4).set_params(**{spec.param: grid[len(grid) // 2]})
     prediction = model.fit(X, y).predict(X_test)
     assert prediction.shape == (200,) and np.isfinite(prediction).all()
