@@ -424,9 +424,10 @@ def learn_grid(
     settings = LearnSettings() if settings is None else settings
     X_ratings, y_ratings = _training_data(ratings)
     checksum = ratings_checksum(X_ratings, y_ratings)
+    raters = _rater_codes(ratings, len(y_ratings))
     inputs = X_ratings
     if settings.robust is not None:  # the robust learner reads the rater from a third column
-        inputs = np.column_stack([X_ratings, _rater_codes(ratings, len(y_ratings))])
+        inputs = np.column_stack([X_ratings, raters])
     X, y = with_diagonal_anchors(int(settings.anchors), inputs, y_ratings)
     if settings.signed:
         y = signed_ratings(X[:, :2], y)
@@ -451,7 +452,6 @@ def learn_grid(
                         value=settings.lam, progress=report,
                         criterion=settings.criterion)
     lam = float(choice.value)
-    raters = _rater_codes(ratings, len(y_ratings))
     return LearnedGrid(settings, choice.model, lam, lam, lams, choice.curve, apriori, X, y,
                        len(y_ratings), checksum, n_raters=int(np.unique(raters[raters >= 0]).size),
                        answer_step=rating_step(y_ratings))

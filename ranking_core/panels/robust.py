@@ -309,6 +309,8 @@ class RobustRanker(RegressorMixin, BaseEstimator):
         bias, scale = np.zeros((n_lams, R + 1)), np.ones((n_lams, R + 1))
         latent = np.broadcast_to(panel.answer, (n_lams, m)).copy()
         robust = np.ones((n_lams, m))
+        exact_or_rounded = np.isfinite(panel.width)  # not clipped at 0 or 4
+        rounding = panel.rounding_variance
         n_iter = 0
         for n_iter in range(1, max_iter + 1):
             consensus = fitted * panel.side  # the absolute scale
@@ -319,9 +321,9 @@ class RobustRanker(RegressorMixin, BaseEstimator):
             # the noise is measured on the answers as given where they stand for a rounding
             # interval (Sheppard's correction removes the rounding's variance h²/12), on the
             # expected latent answers where they were clipped at 0 or 4
-            measured = np.where(np.isfinite(panel.width), panel.answer, latent)
+            measured = np.where(exact_or_rounded, panel.answer, latent)
             residual = (measured - b) / s - consensus
-            sd = self._noise_sd(residual, panel.rounding_variance / s**2, panel, free)
+            sd = self._noise_sd(residual, rounding / s**2, panel, free)
             raw_sd = sd[:, panel.codes] * s
             if self.coarse == "interval":
                 latent = _truncated_mean(panel.low, panel.high, b + s * consensus, raw_sd)
