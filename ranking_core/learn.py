@@ -91,11 +91,11 @@ SCALES = ("log", "linear")
 # Laplacian γ = 30 / 100 / 10³ / 2·10⁴ / 10⁵ → 11.6 / 3.3 / 1.7 / 2.0 / 5.7 %.
 GAMMA_SUITED = {"gaussian": (4e3, 4e5), "laplacian": (1e2, 2e4)}
 ROBUST_LAM_STRIDE = 4  # robust learning chooses λ among every 4th candidate (ROBUST_RECIPE)
-# zero-risk diagonal points of robust learning (ROBUST_RECIPE): one every 6 mg/dL. On noisy panels
-# the exact zeros pin the signed surface where the ratings are noisiest relative to the risk;
-# 41 → 101 anchors lowered the misranking by about 0.1–0.2 point, and 201 no further on the panels
-# measured (docs/RESULTS.md, panels).
-ROBUST_ANCHORS = 101
+# zero-risk diagonal points (BEST_RECIPE, ROBUST_RECIPE): one every 6 mg/dL. The exact zeros pin
+# the signed surface where the ratings are smallest relative to their noise; 41 → 101 anchors
+# lowered the misranking by about 0.1–0.2 point on noisy panels and 0.1 on clean ratings, 201
+# no further (docs/RESULTS.md, panels).
+DIAGONAL_ANCHORS = 101
 APRIORI_SIZES = (20, 30, 40, 50)  # subset sizes for λ₊ (Kriukova et al. 2014, §4.4)
 
 
@@ -155,7 +155,7 @@ class LearnSettings:
         the diagonal).
     anchors : zero-risk points (g, g) on the diagonal, g evenly spaced on 0..600 mg/dL, added
         to the ratings.
-    rule : how λ is chosen: ``"kfold"`` (k-fold validation misranking, refit on all),
+    rule : how λ is chosen: ``"kfold"`` (k-fold validation, refit on all),
         ``"holdout"`` (the paper: first half fits, second half chooses), ``"quasi-optimality"``,
         ``"apriori"`` (λ(m) = α·m^(−β/2) fitted on subsets) or ``"manual"`` (``lam``).
     lam : λ of the ``"manual"`` rule.
@@ -184,7 +184,7 @@ class LearnSettings:
     filter: str = "lavrentiev"
     order: int = 2
     signed: bool = True
-    anchors: int = 41
+    anchors: int = DIAGONAL_ANCHORS
     rule: str = "kfold"
     lam: float = 1e-3
     refit_all: bool = False
@@ -194,7 +194,7 @@ class LearnSettings:
     q: float = 0.95
     n_lams: int = 400
     robust: str | None = None
-    criterion: str = "misranking"
+    criterion: str = "absolute-error"
     monotone: bool = False
 
     def __post_init__(self) -> None:
@@ -261,9 +261,9 @@ def describe_settings(settings: LearnSettings) -> dict[str, str]:
     rule = RULE_LABELS[settings.rule]
     if settings.rule == "kfold":
         rule = f"{settings.n_splits}-fold {rule}"
-    if settings.rule in ("kfold", "holdout") and settings.criterion != "misranking":
+    if settings.rule in ("kfold", "holdout"):
         rule += f", by {CRITERION_LABELS[settings.criterion]}"
-    elif settings.rule == "holdout":
+    if settings.rule == "holdout":
         rule += ", then refitted on all ratings" if settings.refit_all else ""
     elif settings.rule == "apriori":
         rule += f", {settings.apriori_draws} subsets per size"
@@ -461,10 +461,10 @@ def robust_settings(settings: LearnSettings | None = None) -> LearnSettings:
     """``settings`` (default: the best recipe) learning as :data:`~ranking_core.recipes.
     ROBUST_RECIPE` does: Huber weights with a rater model and coarse answers as intervals, λ by
     the mean absolute validation error, a grid rising away from the diagonal and
-    :data:`ROBUST_ANCHORS` diagonal points."""
+    :data:`DIAGONAL_ANCHORS` diagonal points."""
     return dataclasses.replace(LearnSettings() if settings is None else settings,
                                robust="huber", criterion="absolute-error", monotone=True,
-                               anchors=ROBUST_ANCHORS)
+                               anchors=DIAGONAL_ANCHORS)
 
 
 def settings_advice(result: LearnedGrid) -> list[str]:

@@ -21,7 +21,7 @@ from ranking_core.filters import Filter
 from ranking_core.grids.coordinates import GlucoseTransform
 from ranking_core.grids.monotone import MonotoneRisk
 from ranking_core.grids.signed import AbsoluteRisk, signed_ratings
-from ranking_core.learn import ROBUST_ANCHORS, glucose_ranker
+from ranking_core.learn import DIAGONAL_ANCHORS, glucose_ranker
 from ranking_core.learn import rating_positions as anchored_positions
 from ranking_core.learn import with_diagonal_anchors as diagonal_anchors
 from ranking_core.learners.spectral import SpectralRanker
@@ -154,9 +154,11 @@ class SEGRecipe:
 
 PAPER_RECIPE = SEGRecipe("paper")
 # The best recipe measured so far (docs/RESULTS.md): glucose on the log warp with
-# g₀ = 50 mg/dL, the Laplacian (L1) kernel with γ = 10³ on that scale, signed ratings, 41
-# zero-risk diagonal anchors, λ from 0.95^j (j < 400) by 5-fold validation misranking and a refit
-# on all m ratings, computed by the fast k-fold path (exact up to 2,000 ratings; docs/SCALE.md).
+# g₀ = 50 mg/dL, the Laplacian (L1) kernel with γ = 10³ on that scale, signed ratings, 101
+# zero-risk diagonal anchors (one every 6 mg/dL), λ from 0.95^j (j < 400) by the mean absolute
+# error of 5-fold validation (steadier than the validation misranking, which jumps from one λ to
+# the next) and a refit on all m ratings, computed by the fast k-fold path (exact up to 2,000
+# ratings; docs/SCALE.md).
 BEST_RECIPE = SEGRecipe(
     "best",
     kernel="laplacian",
@@ -164,19 +166,17 @@ BEST_RECIPE = SEGRecipe(
     transform=GlucoseTransform("log", offset=50.0),
     n_lams=400,
     signed=True,
-    diagonal_anchors=41,
+    diagonal_anchors=DIAGONAL_ANCHORS,
     selection="kfold",
     solver="auto",
+    criterion="absolute-error",
 )
 # The best recipe learning robustly (panels with outliers, raters, coarse answers); λ on every
 # fourth value of its grid (0.95⁴ʲ), since each λ of the path costs iterations
-# (benchmarks/panels.py); folds by the spectral path (the robust fits need it); λ by the mean
-# absolute validation error, steadier than the misranking of m/5 noisy ratings, and the grid
-# projected onto the grids rising away from the diagonal, and 101 diagonal anchors (one every
-# 6 mg/dL) instead of 41 (docs/RESULTS.md).
+# (benchmarks/panels.py); folds by the spectral path (the robust fits need it); the grid
+# projected onto the grids rising away from the diagonal (docs/RESULTS.md).
 ROBUST_RECIPE = replace(BEST_RECIPE, name="robust", robust="huber", n_lams=100, q=0.95**4,
-                        solver="spectral", criterion="absolute-error", monotone=True,
-                        diagonal_anchors=ROBUST_ANCHORS)
+                        solver="spectral", monotone=True)
 RECIPES = {"paper": PAPER_RECIPE, "best": BEST_RECIPE, "robust": ROBUST_RECIPE}
 
 

@@ -104,7 +104,8 @@ def test_lambda_slider_resolves_from_the_cached_decomposition(fresh, monkeypatch
 
 def test_learn_page_paper_recipe_hold_out_fits_the_first_half(fresh):
     paper = LearnSettings(rule="holdout", kernel="gaussian", scale="linear", gamma=1e4,
-                          signed=False, filter="iterated-lavrentiev", order=2, anchors=0)
+                          signed=False, filter="iterated-lavrentiev", order=2, anchors=0,
+                          criterion="misranking")
     at = open_app(learn_settings=paper)
     ratings = read_rating_set(simulate_panel(TEST_M, random_state=0))
     choice = choose(SpectralRanker(gamma=1e4, filter=IteratedLavrentiev(2)),

@@ -190,9 +190,10 @@ def test_four_hundred_clean_seg_ratings_give_a_grid_within_the_target():
 def test_settings_are_described_in_plain_words():
     words = describe_settings(LearnSettings(kernel="gaussian", gamma=1e4, rule="holdout",
                                             refit_all=True, filter="iterated-lavrentiev",
-                                            order=3))
+                                            order=3, criterion="misranking"))
     assert words["Kernel width γ"] == "10,000 (mg/dL)²"
-    assert words["How λ is chosen"] == ("hold-out (half fits, half chooses), then refitted on "
-                                        "all ratings")
+    assert words["How λ is chosen"] == ("hold-out (half fits, half chooses), by validation "
+                                        "misranking, then refitted on all ratings")
     assert words["Spectral filter"] == "iterated Lavrentiev, order 3"
-    assert describe_settings(LearnSettings())["How λ is chosen"] == "5-fold cross-validation"
+    assert describe_settings(LearnSettings())["How λ is chosen"] == (
+        "5-fold cross-validation, by mean absolute validation error")

@@ -76,8 +76,8 @@ def learn(
         "--signed/--unsigned", help="Learn sign(REF − estimate)·rating and take |f| "
                                     "(default: signed).")] = None,
     anchors: Annotated[int | None, typer.Option(
-        help="Zero-risk points on the diagonal added to the ratings (default: 41, or 101 "
-             "with robust learning).")] = None,
+        help="Zero-risk points on the diagonal added to the ratings (default: 101, one "
+             "every 6 mg/dL).")] = None,
     refit_all: Annotated[bool, typer.Option(
         "--refit-all", help="With --rule holdout: refit on all ratings at the chosen λ.")
     ] = False,
@@ -88,8 +88,7 @@ def learn(
     ] = None,
     criterion: Annotated[str | None, typer.Option(
         help="What cross-validation or hold-out minimises: misranking or absolute-error "
-             "(mean absolute error of the validation ratings, steadier on noisy panels). "
-             "Default: absolute-error with robust learning, else misranking.")] = None,
+             "(mean absolute error of the validation ratings, steadier; the default).")] = None,
     monotone: Annotated[bool | None, typer.Option(
         "--monotone/--as-learned",
         help="Make the grid rise away from the diagonal along every row and column (the nearest "
@@ -103,7 +102,7 @@ def learn(
     """Learn a risk grid from a rating set and write it as files (NumPy, CSV, PNG, JSON)."""
     from ranking_core.blas_threads import fit_threads
     from ranking_core.cli.progress import progress_bar
-    from ranking_core.learn import ROBUST_ANCHORS, learn_grid, write_grid_files
+    from ranking_core.learn import learn_grid, write_grid_files
     from ranking_core.ratings import RatingSetError, read_rating_set
 
     try:
@@ -111,8 +110,7 @@ def learn(
         settings = settings_from_options(
             kernel=kernel, gamma=gamma, scale=scale, filter=filter, order=order, rule=rule,
             lam=lam, signed=signed, refit_all=refit_all or None, robust=robust,
-            anchors=anchors if anchors is not None or not robust else ROBUST_ANCHORS,
-            criterion=criterion or ("absolute-error" if robust else None),
+            anchors=anchors, criterion=criterion,
             monotone=bool(robust) if monotone is None else monotone)
         data = read_rating_set(ratings, unit=unit)
     except (RatingSetError, ValueError) as exc:
