@@ -234,6 +234,7 @@ def main() -> None:
         print(json.dumps({
             "variant": name, "m": args.m, "reps": args.reps, "seed": args.seed,
             "misranking_mean": entry["misranking_mean"], "misranking_sd": entry["misranking_sd"],
+            "misranking": entry["misranking"],
             "share_below_0.5": entry["delta_bins"]["0–0.5"],
             "lambda_median": float(np.median(entry["lambda"])),
             "gammas_chosen": entry["gamma"], "seconds": time.perf_counter() - start,
