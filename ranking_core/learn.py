@@ -495,7 +495,7 @@ def settings_advice(result: LearnedGrid) -> list[str]:
         advice.append(
             f"These ratings come from a panel ({panel}) and are fitted by plain least squares. "
             "Robust learning weighs outlying ratings down, models each rater's offset and scale "
-            "and reads coarse answers as intervals: on simulated panels it misranks a quarter to a "
+            "and reads coarse answers as intervals: on simulated panels it misranks a fifth to a "
             "third fewer pairs.")
     return advice
 
