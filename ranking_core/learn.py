@@ -346,6 +346,19 @@ class LearnedGrid:
         return self.n_raters > 1 or self.answer_step > 0
 
     @property
+    def curve_in_words(self) -> tuple[str, NDArray[np.float64]] | None:
+        """(axis label, values) of the rule's curve as shown: the validation misranking in %,
+        the mean absolute validation error in risk units, or the quasi-optimality rule's change
+        of the grid ‖f_λⱼ − f_λⱼ₊₁‖_H; None without a curve."""
+        if self.curve is None:
+            return None
+        if self.settings.rule == "quasi-optimality":
+            return "change of the grid, ‖Δf‖ in the kernel space", self.curve
+        if self.settings.criterion == "misranking":
+            return "misranking of left-out ratings (%)", 100 * self.curve
+        return "mean absolute error of left-out ratings (risk units)", self.curve
+
+    @property
     def n_flagged(self) -> int | None:
         """Ratings flagged as outlying by robust learning (standardised residual above
         :data:`~ranking_core.panels.robust.OUTLIER_Z`) among those fitted (the first half for

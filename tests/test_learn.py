@@ -100,6 +100,24 @@ def test_hold_out_fits_half_and_refit_all_fits_every_point(panel):
     assert not any("half of the ratings" in a for a in settings_advice(full))
 
 
+def test_the_curve_is_shown_in_the_units_of_its_criterion(panel):
+    """Hold-out without anchors and unsigned: the shown absolute-error curve at the chosen λ is
+    the mean |f − y| of the second half under the half fit, in risk units; the misranking
+    curve is shown in %."""
+    settings = LearnSettings(rule="holdout", anchors=0, signed=False)
+    result = learn_grid(panel, settings)
+    label, values = result.curve_in_words
+    half = len(result.y) // 2
+    held_out = np.abs(result.model.predict(result.X[half:]) - result.y[half:]).mean()
+    assert "absolute error" in label and "risk units" in label
+    assert values[np.flatnonzero(result.lams == result.lam_chosen)[0]] == pytest.approx(held_out)
+    ranked = learn_grid(panel, dataclasses.replace(settings, criterion="misranking"))
+    label, values = ranked.curve_in_words
+    assert label.endswith("(%)")
+    np.testing.assert_allclose(values, 100 * ranked.curve)
+    assert learn_grid(panel, LearnSettings(rule="manual")).curve_in_words is None
+
+
 def test_manual_and_apriori_rules(panel):
     manual = learn_grid(panel, LearnSettings(rule="manual", lam=0.02))
     assert manual.lam == 0.02 and manual.curve is None

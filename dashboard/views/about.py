@@ -61,7 +61,7 @@ st.markdown(
   half picks λ from $\\lambda_j = 0.95^j$, $j < 200$, by pairwise misranking.
 - **k-fold** cross-validation, then a refit on all ratings. The validation score is either the
   pairwise misranking of the validation ratings or their mean absolute error
-  $\frac{1}{n}\sum_i |f(x_i) - y_i|$. The mean absolute error is the default: it changes smoothly
+  $\\frac{1}{n}\\sum_i |f(x_i) - y_i|$. The mean absolute error is the default: it changes smoothly
   with λ, where the misranking of a few validation ratings jumps from one λ to the next, and on
   400 SEG ratings it lowered the misranking of the learned grid from 1.69 % to 1.51 %
   (with 101 zero-risk points on the diagonal instead of 41).

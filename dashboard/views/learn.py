@@ -304,11 +304,11 @@ def grid_picture(key: tuple, lam: float, view: str, points: bool, reference_id: 
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
-def curve_picture(key: tuple, ylabel: str, _result: LearnedGrid) -> bytes:
+def curve_picture(key: tuple, _result: LearnedGrid) -> bytes:
     """The λ rule's curve as a PNG (cached per fit)."""
     del key  # cache key only
-    return figures.lambda_curve_picture(_result.lams, 100 * _result.curve, _result.lam_chosen,
-                                        ylabel)
+    ylabel, values = _result.curve_in_words
+    return figures.lambda_curve_picture(_result.lams, values, _result.lam_chosen, ylabel)
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -427,14 +427,12 @@ with right:
                             key="learn_interactive",
                             help="slower to open and to redraw than the pictures shown otherwise")
     if result.curve is not None:
-        ylabel = ("change of the grid" if result.settings.rule == "quasi-optimality"
-                  else "misranking of left-out ratings (%)")
         if interactive:
-            st.plotly_chart(figures.lambda_curve(result.lams, 100 * result.curve,
-                                                 result.lam_chosen, ylabel),
+            ylabel, values = result.curve_in_words
+            st.plotly_chart(figures.lambda_curve(result.lams, values, result.lam_chosen, ylabel),
                             key="learn_fig_curve", width="stretch")
         else:
-            st.image(curve_picture(st.session_state["learn_result_key"], ylabel, result),
+            st.image(curve_picture(st.session_state["learn_result_key"], result),
                      output_format="PNG")
     elif result.apriori is not None:
         a = result.apriori
