@@ -17,7 +17,7 @@ from ranking_core.meter.grid_plots import figure_png
 
 __all__ = ["apriori_picture", "apriori_plot", "band_width_heatmap", "confusion_heatmap",
            "difference_heatmap", "error_bars", "lambda_curve", "lambda_curve_picture",
-           "line_chart", "risk_heatmap", "shares_bar"]
+           "line_chart", "proposed_pairs", "risk_heatmap", "shares_bar"]
 
 PICTURE_DPI = 100  # px per inch of the pictures: 8 in = 800 px, the width of a grid picture
 
@@ -166,9 +166,23 @@ def band_width_heatmap(width: ArrayLike, axis: ArrayLike, title: str,
                                              "band width %{z:.2f}<extra></extra>"),
                     lattice_layout(x, title, 560, showlegend=False))
     if points is not None:
-        fig.add_trace(go.Scatter(x=points[0], y=points[1], mode="markers", name="next pairs",
-                                 marker={"size": 7, "color": "white", "symbol": "x",
-                                         "line": {"color": "black", "width": 1}},
-                                 hovertemplate="REF %{x} mg/dL<br>estimate %{y} mg/dL"
-                                               "<extra></extra>"))
+        fig.add_trace(_next_pairs(points))
     return fig
+
+
+def proposed_pairs(points: tuple[ArrayLike, ArrayLike], axis: ArrayLike, title: str) -> go.Figure:
+    """The pairs proposed for rating on the glucose square (mg/dL), with its diagonal (an exact
+    reading), where no learned grid is drawn under them."""
+    span = [float(axis[0]), float(axis[-1])]
+    fig = go.Figure(go.Scatter(x=span, y=span, mode="lines", name="exact reading",
+                               line={"color": "grey", "dash": "dot"}, hoverinfo="skip"),
+                    lattice_layout(np.asarray(axis), title, 480, showlegend=False))
+    fig.add_trace(_next_pairs(points, fill="black"))
+    return fig
+
+
+def _next_pairs(points: tuple[ArrayLike, ArrayLike], fill: str = "white") -> go.Scatter:
+    return go.Scatter(x=points[0], y=points[1], mode="markers", name="next pairs",
+                      marker={"size": 7, "color": fill, "symbol": "x",
+                              "line": {"color": "black", "width": 1}},
+                      hovertemplate="REF %{x} mg/dL<br>estimate %{y} mg/dL<extra></extra>")

@@ -356,7 +356,7 @@ class LearnedGrid:
             return "change of the grid, ‖Δf‖ in the kernel space", self.curve
         if self.settings.criterion == "misranking":
             return "misranking of left-out ratings (%)", 100 * self.curve
-        return "mean absolute error of left-out ratings (risk units)", self.curve
+        return "mean absolute error (risk units)", self.curve
 
     @property
     def n_flagged(self) -> int | None:

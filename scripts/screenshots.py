@@ -31,7 +31,8 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
                  "--disable-sync"]
 ROOT = Path(__file__).resolve().parents[1]
 # url path (the default page is "/", the others are named after their file) → screenshot name
-PAGES = {"": "learn", "meter": "meter", "compare": "compare", "cf": "cf", "about": "about"}
+PAGES = {"": "learn", "meter": "meter", "compare": "compare", "plan": "plan", "cf": "cf",
+         "about": "about"}
 
 
 def free_port() -> int:

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import base64
+import json
+
+import numpy as np
 from streamlit.testing.v1 import AppTest
 
 from dashboard import APP_PATH
@@ -51,3 +55,16 @@ def run_for_table(at: AppTest, button: str, column: str):
     at.run()
     assert not at.exception, at.exception
     return next(d.value for d in at.dataframe if column in d.value.columns)
+
+
+def plotly_numbers(values) -> np.ndarray:
+    """A Plotly array as numbers (plain list, or Plotly's base64 typed array)."""
+    if isinstance(values, dict):
+        return np.frombuffer(base64.b64decode(values["bdata"]), dtype=values["dtype"])
+    return np.asarray(values, dtype=float)
+
+
+def plotly_traces(at: AppTest) -> dict[str, dict]:
+    """Every trace of the page's Plotly figures, by name."""
+    return {t.get("name"): t for c in at.get("plotly_chart")
+            for t in json.loads(c.proto.spec)["data"]}

@@ -4,14 +4,13 @@ shown, and the downloads are built from that result, never from an earlier one."
 
 from __future__ import annotations
 
-import base64
 import dataclasses
 import io
 import json
 
 import numpy as np
 import pytest
-from dashboard_support import fresh_machine, metrics, open_app
+from dashboard_support import fresh_machine, metrics, open_app, plotly_numbers, plotly_traces
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from streamlit.runtime.media_file_manager import MediaFileManager
@@ -46,13 +45,6 @@ ACTIONS = st.one_of(
     st.tuples(st.just("setting"), st.sampled_from(sorted(CHOICES)), st.integers(0, 2)),
     st.tuples(st.just("lambda"), st.integers(0, 10_000)),
 )
-
-
-def _numbers(values) -> np.ndarray:
-    """A Plotly array as numbers (plain list, or Plotly's base64 typed array)."""
-    if isinstance(values, dict):
-        return np.frombuffer(base64.b64decode(values["bdata"]), dtype=values["dtype"])
-    return np.asarray(values, dtype=float)
 
 
 def _widget(at, key):
@@ -224,14 +216,13 @@ def test_a_panels_ratings_are_learned_robustly_at_one_click(tmp_path, monkeypatc
     at.run()
     assert not at.exception
     assert "× marks a rating flagged as outlying." in [c.value for c in at.caption]
-    traces = {t.get("name"): t for c in at.get("plotly_chart")
-              for t in json.loads(c.proto.spec)["data"]}
+    traces = plotly_traces(at)
     crosses = traces["flagged as outlying"]
     assert crosses["marker"]["symbol"] == "x"
     X = expected.X[expected.flagged_points]
-    np.testing.assert_allclose(_numbers(crosses["x"]), X[:, 0])
-    np.testing.assert_allclose(_numbers(crosses["y"]), X[:, 1])
-    assert len(_numbers(traces["ratings"]["x"])) == len(expected.X) - len(X)
+    np.testing.assert_allclose(plotly_numbers(crosses["x"]), X[:, 0])
+    np.testing.assert_allclose(plotly_numbers(crosses["y"]), X[:, 1])
+    assert len(plotly_numbers(traces["ratings"]["x"])) == len(expected.X) - len(X)
     _widget(at, "learn_robust").set_value("none")  # and back to least squares
     at.run()
     assert at.session_state["learn_result"].settings.robust is None

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
-from tests.dashboard_support import fresh_machine, metrics, open_app
+from tests.dashboard_support import fresh_machine, metrics, open_app, plotly_numbers, plotly_traces
 
 
 def test_start_design_without_ratings(tmp_path, monkeypatch):
@@ -13,6 +14,10 @@ def test_start_design_without_ratings(tmp_path, monkeypatch):
     assert "Next 12 pairs to rate" in [h.value for h in at.subheader]
     table = at.dataframe[-1].value
     assert len(table) == 12 and table["Reference (mg/dL)"].between(0, 600).all()
+    # the figure beside the table draws the same pairs
+    pairs = plotly_traces(at)["next pairs"]
+    np.testing.assert_array_equal(plotly_numbers(pairs["x"]), table["Reference (mg/dL)"])
+    np.testing.assert_array_equal(plotly_numbers(pairs["y"]), table["Estimate (mg/dL)"])
 
 
 @pytest.mark.slow

@@ -150,9 +150,16 @@ if fit is not None:
                            "Weight": st.column_config.NumberColumn(format="%.2f")})
 
 st.subheader(f"Next {len(pairs)} pairs to rate")
-st.dataframe(pd.DataFrame({"Pair": pairs["pair"], "Reference (mg/dL)": pairs["reference"],
-                           "Estimate (mg/dL)": pairs["estimate"]}), hide_index=True,
-             height=min(400, 36 + 35 * len(pairs)))
+table = pd.DataFrame({"Pair": pairs["pair"], "Reference (mg/dL)": pairs["reference"],
+                      "Estimate (mg/dL)": pairs["estimate"]})
+if fit is None:  # with ratings, the uncertainty map above shows the pairs
+    left, right = st.columns(2)
+    right.plotly_chart(figures.proposed_pairs((pairs["reference"], pairs["estimate"]),
+                                              GLUCOSE_AXIS, "Where the pairs lie"),
+                       key="plan_fig_pairs")
+else:
+    left = st.container()
+left.dataframe(table, hide_index=True, height=min(480, 36 + 35 * len(pairs)))
 c = st.columns(2)
 c[0].download_button("Rating form (CSV)", rating_form_csv(pairs), file_name="next_pairs.csv",
                      mime="text/csv", key="plan_csv")
