@@ -42,7 +42,13 @@ from sklearn.utils.validation import check_is_fitted
 
 from ranking_core.learners.base import RegularizationPath, store_params
 from ranking_core.learners.spectral import SpectralRanker
-from ranking_core.selection import Choice, choose
+from ranking_core.selection import (
+    Choice,
+    kfold_splits,
+    mean_over_folds,
+    near_minimum,
+    validation_scores,
+)
 from ranking_core.spectral import kernel_spectrum
 from ranking_core.validation import check_inputs, check_training_data, one_of, positive_float
 
@@ -428,8 +434,7 @@ class RobustRanker(RegressorMixin, BaseEstimator):
         check_is_fitted(self, "model_")
         lams = np.atleast_1d(np.asarray(lams, dtype=np.float64))
         if not self.path_iter:
-            path = self.plain_.path(lams)
-            return RobustPath(path, path.factors * self.plain_.spectrum_.projection)
+            return self.plain_path(lams)
         state = self._iterate(lams, int(self.path_iter))
         spectrum, filter_ = self.plain_.spectrum_, self.plain_.filter_
         m = state.targets.shape[1]
@@ -442,6 +447,13 @@ class RobustRanker(RegressorMixin, BaseEstimator):
         intercept = mean - coef @ spectrum.feature_mean
         return RobustPath(RegularizationPath(lams, coef, intercept, with_zero[:, :-1],
                                              self.plain_), with_zero[:, :-1] * projection)
+
+    def plain_path(self, lams: ArrayLike) -> RobustPath:
+        """The least-squares fits of the ratings as given (no weights, rater model or intervals)
+        for every λ in ``lams``: the plain ranker's path on the same decomposition."""
+        check_is_fitted(self, "model_")
+        path = self.plain_.path(np.atleast_1d(np.asarray(lams, dtype=np.float64)))
+        return RobustPath(path, path.factors * self.plain_.spectrum_.projection)
 
     def resolve(self, lam: float) -> RobustRanker:
         """A copy fitted at another λ from the same decomposition."""
@@ -476,20 +488,39 @@ def kfold_robust(
 ) -> Choice:
     """k-fold validation criterion over λ of the robust fits and, on the same folds, of the
     least-squares fits (``robust`` with loss ``"squared"``, no rater model, answers as given);
-    the lower minimum wins. A clean panel thus keeps the plain learner's accuracy; its ratings
-    still get residuals and flags (weights 1). ``criterion``: ``"misranking"`` or
-    ``"absolute-error"`` (:func:`~ranking_core.selection.validation_scores`; the mean absolute
-    error of the validation ratings, the better choice on noisy panels, docs/RESULTS.md)."""
-    halves = None if progress is None else (
-        lambda done, total: progress(done, 2 * total),
-        lambda done, total: progress(total + done, 2 * total))
-    choice = choose(robust, X, y, rule="kfold", grid=lams, n_splits=n_splits,
-                    random_state=random_state, progress=halves and halves[0], criterion=criterion)
-    plain = clone(robust).set_params(loss="squared", raters=False, coarse="midpoint",
-                                     path_iter=0)
-    other = choose(plain, X, y, rule="kfold", grid=lams, n_splits=n_splits,
-                   random_state=random_state, progress=halves and halves[1], criterion=criterion)
-    return other if np.nanmin(other.curve) < np.nanmin(choice.curve) else choice
+    the lower minimum wins, and its learner is refitted on all ratings at its λ. A clean panel
+    thus keeps the plain learner's accuracy; its ratings still get residuals and flags
+    (weights 1). ``criterion``: ``"misranking"`` or ``"absolute-error"``
+    (:func:`~ranking_core.selection.validation_scores`; the mean absolute error of the
+    validation ratings, the better choice on noisy panels, docs/RESULTS.md).
+
+    Both curves come from one decomposition per fold (the least-squares path is the robust
+    fit's :meth:`~RobustRanker.plain_path`), so the choice costs k + 1 decompositions; the folds
+    are those of ``choose(rule="kfold")``.
+    """
+    X, y = check_training_data(X, y, "kfold_robust")
+    lams = np.atleast_1d(np.asarray(lams, dtype=np.float64))
+    robust_curves, plain_curves = [], []
+    for done, (train, test) in enumerate(kfold_splits(X, n_splits, random_state), start=1):
+        if np.ptp(y[train]) > 0:
+            fold = clone(robust).fit(X[train], y[train])
+            robust_curves.append(validation_scores(y[test], fold.path(lams).predict(X[test]),
+                                                   criterion))
+            plain_curves.append(validation_scores(
+                y[test], fold.plain_path(lams).predict(X[test]), criterion))
+        if progress is not None:
+            progress(done, n_splits + 1)
+    curve = mean_over_folds(robust_curves, len(lams))
+    plain_curve = mean_over_folds(plain_curves, len(lams))
+    learner = robust
+    if np.nanmin(plain_curve) < np.nanmin(curve):
+        curve, learner = plain_curve, clone(robust).set_params(
+            loss="squared", raters=False, coarse="midpoint", path_iter=0)
+    lam = lams[near_minimum(curve, owner="kfold_robust")].item()
+    model = clone(learner).set_params(lam=lam).fit(X, y)
+    if progress is not None:
+        progress(n_splits + 1, n_splits + 1)
+    return Choice(lam, "lam", None, lams, None, curve, model, "kfold", True)
 
 
 @dataclass(frozen=True)

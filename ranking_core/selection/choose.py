@@ -34,8 +34,8 @@ from sklearn.model_selection import KFold
 from ranking_core.metrics import pairwise_misranking, pairwise_misranking_rows
 from ranking_core.validation import check_training_data, one_of
 
-__all__ = ["CRITERIA", "RULES", "TIE_TOLERANCE", "Choice", "choose", "near_minimum",
-           "paper_lambda_grid", "validation_scores"]
+__all__ = ["CRITERIA", "RULES", "TIE_TOLERANCE", "Choice", "choose", "kfold_splits",
+           "mean_over_folds", "near_minimum", "paper_lambda_grid", "validation_scores"]
 
 RULES = ("holdout", "kfold", "quasi-optimality", "apriori", "manual")
 CRITERIA = ("misranking", "absolute-error")
@@ -283,19 +283,30 @@ def _kfold_curve(estimator: BaseEstimator, param: str, grid: NDArray, X: NDArray
                  criterion: str) -> NDArray[np.float64]:
     """The validation criterion per grid value averaged over the folds whose training part is
     not constant (NaN where no fold could compare)."""
-    folds = KFold(n_splits=n_splits, shuffle=True, random_state=random_state)
     curves = []
-    for train, test in folds.split(X):
+    for train, test in kfold_splits(X, n_splits, random_state):
         if np.ptp(y[train]) > 0:
             curves.append(
                 _validation(estimator, param, grid, X[train], y[train], X[test], y[test],
                             criterion)[0])
         step()
+    return mean_over_folds(curves, len(grid))
+
+
+def kfold_splits(X: NDArray, n_splits: int, random_state: int | None
+                 ) -> list[tuple[NDArray[np.intp], NDArray[np.intp]]]:
+    """The (train, test) index pairs of ``choose(rule="kfold")``: shuffled folds."""
+    return list(KFold(n_splits=n_splits, shuffle=True, random_state=random_state).split(X))
+
+
+def mean_over_folds(curves: Sequence[NDArray], size: int) -> NDArray[np.float64]:
+    """The folds' validation curves averaged per candidate, NaN where every fold is NaN; the
+    folds with constant training ratings are left out by the caller."""
     if not curves:
         raise ValueError("choose: every training fold has constant ratings")
     stacked = np.vstack(curves)
     valid = ~np.all(np.isnan(stacked), axis=0)
-    curve = np.full(len(grid), np.nan)
+    curve = np.full(size, np.nan)
     curve[valid] = np.nanmean(stacked[:, valid], axis=0)
     return curve
 
