@@ -48,6 +48,7 @@ from ranking_core.panels.robust import (
     kfold_robust,
     rating_step,
 )
+from ranking_core.panels.uncertainty import BAND_STEP, RiskBand, band_files
 from ranking_core.ratings import RatingSet
 from ranking_core.selection import (
     CRITERIA,
@@ -543,6 +544,24 @@ def write_grid_files(result: LearnedGrid, out_dir: str | os.PathLike,
     for path, content in zip(paths, contents, strict=True):
         path.write_bytes(content)
     return paths
+
+
+def write_band_files(band: RiskBand, grid: ArrayLike, out_dir: str | os.PathLike) -> list[Path]:
+    """Write the band's files (:func:`~ranking_core.panels.uncertainty.band_files`, ``grid`` the
+    learned grid as written) and ``band.json`` (its level, the share of the grid whose risk
+    category it leaves open, how it is computed) into ``out_dir``; returns the paths."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    files = band_files(band, grid)
+    files["band.json"] = json.dumps({
+        "level": band.level, "uncertain_share": band.uncertain_share,
+        "method": "posterior sd of the equivalent Gaussian process (weighted Lavrentiev "
+                  f"ranker), interpolated from a {BAND_STEP} mg/dL lattice",
+        "layout": "as grid.npy / grid.csv: rows = reference, columns = measured, 0..600 mg/dL",
+    }, indent=2).encode()
+    for name, content in files.items():
+        (out / name).write_bytes(content)
+    return [out / name for name in files]
 
 
 NO_RATER = "(none)"

@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ranking_core.learn import LearnSettings, learn_grid, learn_panel
-from ranking_core.panels import PANEL_MODELS, RobustRanker, panel_report
+from ranking_core.learn import LearnSettings, learn_grid, learn_panel, robust_settings
+from ranking_core.panels import PANEL_MODELS, RobustRanker, panel_report, risk_band
 from ranking_core.panels import simulate_panel as simulate
 from ranking_core.ratings import read_rating_set
 from ranking_core.recipes import ROBUST_RECIPE
@@ -119,3 +119,26 @@ def test_learn_command_writes_the_panel_report(tmp_path):
     raters = pd.read_csv(tmp_path / "report" / "panel-raters.csv")
     assert sorted(raters["rater"]) == sorted(frame["rater"].unique())
     assert (tmp_path / "grid" / "grid.npy").exists()
+
+
+def test_learn_command_writes_the_band_of_the_robust_fit(tmp_path):
+    from typer.testing import CliRunner
+
+    from ranking_core.cli import app
+
+    frame = simulate(120, n_raters=4, random_state=7, **PANEL_MODELS["noise-outliers"])
+    source = tmp_path / "ratings.csv"
+    frame.drop(columns="outlier").to_csv(source, index=False)
+    result = CliRunner().invoke(app, ["learn", str(source), "--out-dir", str(tmp_path / "grid"),
+                                      "--band"])
+    assert result.exit_code == 0, result.output
+    expected = risk_band(learn_grid(read_rating_set(source), robust_settings()).risk_model)
+    summary = json.loads((tmp_path / "grid" / "band.json").read_text())
+    assert summary["uncertain_share"] == pytest.approx(expected.uncertain_share, abs=1e-9)
+    assert f"leaves open: {expected.uncertain_share:.1%}" in result.output
+    np.testing.assert_allclose(np.load(tmp_path / "grid" / "band_upper.npy"),
+                               np.clip(expected.upper, 0, 4), atol=1e-9)
+    assert json.loads((tmp_path / "grid" / "grid.json").read_text())["settings"]["robust"] == \
+        "huber"
+    assert {"band.csv", "band.png", "band_lower.npy"} <= {p.name for p in
+                                                           (tmp_path / "grid").iterdir()}

@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
+import pandas as pd
 import pytest
+from PIL import Image
 from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel
 
 from ranking_core import SpectralRanker
+from ranking_core.grids.files import read_grid_file
+from ranking_core.grids.raster import LEFT, TOP, grid_image
 from ranking_core.grids.signed import AbsoluteRisk, signed_ratings
+from ranking_core.learn import write_band_files
 from ranking_core.panels import RobustRanker, risk_band
-from ranking_core.panels.uncertainty import posterior_sd
+from ranking_core.panels.uncertainty import BAND_FILES, posterior_sd
 
 GAMMA, LAM, NOISE = 2e4, 1e-2, 0.2
 
@@ -63,3 +70,33 @@ def test_band_needs_a_noise_level_for_a_plain_ranker():
     with pytest.raises(TypeError, match="noise_sd"):
         risk_band(ranker)
     assert risk_band(ranker, noise_sd=0.2).sd.min() > 0
+
+
+def test_band_files_hold_the_band_as_grid_files_do(tmp_path):
+    X, y = _data(80, 5)
+    model = RobustRanker(SpectralRanker(kernel="gaussian", gamma=GAMMA, lam=LAM),
+                         signed=True).fit(X, signed_ratings(X, np.clip(y, 0, 4)))
+    band = risk_band(AbsoluteRisk(model))
+    grid = np.clip(band.risk, 0, 4)
+    paths = write_band_files(band, grid, tmp_path / "out")
+    assert [p.name for p in paths] == [*BAND_FILES, "band.json"]
+    table = pd.read_csv(tmp_path / "out" / "band.csv")
+    assert list(table.columns) == ["REF", "BGM", "lower", "upper", "uncertain"]
+    row = table.iloc[250 * 601 + 40]  # REF varies slowest, as in grid.csv
+    assert (row["REF"], row["BGM"]) == (250, 40)
+    assert row["lower"] == pytest.approx(band.lower[250, 40], abs=5e-5)
+    assert row["upper"] == pytest.approx(min(band.upper[250, 40], 4.0), abs=5e-5)
+    assert table["uncertain"].mean() == pytest.approx(band.uncertain_share)
+    lower = read_grid_file(tmp_path / "out" / "band_lower.npy")  # reads back as a grid file
+    np.testing.assert_allclose(lower, np.clip(band.lower, 0, 4))
+    summary = json.loads((tmp_path / "out" / "band.json").read_text())
+    assert summary["level"] == 0.95 and summary["uncertain_share"] == band.uncertain_share
+    # the picture: pale (half-way to white) exactly where the category is left open
+    plain = np.asarray(grid_image(grid, "t"))
+    pale = np.asarray(Image.open(tmp_path / "out" / "band.png").convert("RGB"))
+    for ref, measured in ((250, 40), (40, 250), (300, 300), (590, 10)):
+        x, y_px = LEFT + ref, TOP + 600 - measured
+        expected = (plain[y_px, x].astype(int) + 255) // 2 if band.uncertain[ref, measured] \
+            else plain[y_px, x]
+        np.testing.assert_array_equal(pale[y_px, x], expected)
+    assert band.uncertain.any() and not band.uncertain.all()

@@ -84,7 +84,8 @@ def learn(
     robust: Annotated[str | None, typer.Option(
         help="Robust learning for real panels: huber or tukey (weights for outlying ratings, "
              "a rater model when the file has a rater column, coarse answers as intervals), "
-             "or squared (rater model only). Default: none, or huber with --panel-report.")
+             "or squared (rater model only). Default: none, or huber with --panel-report or "
+             "--band.")
     ] = None,
     criterion: Annotated[str | None, typer.Option(
         help="What cross-validation or hold-out minimises: misranking or absolute-error "
@@ -98,6 +99,12 @@ def learn(
         "--panel-report", help="Write every rating with its consensus risk, weight and outlier "
                                "flag to this CSV, the per-rater table beside it "
                                "(…-raters.csv), and print the panel report.")] = None,
+    band: Annotated[bool, typer.Option(
+        "--band", help="Also write the 95 % uncertainty band of the learned risk into the "
+                       "folder (band.csv, band_lower.npy, band_upper.npy, band.png) and print "
+                       "the share of the grid whose risk category it leaves open. The noise "
+                       "level comes from robust learning (huber unless --robust names "
+                       "another).")] = False,
 ) -> None:
     """Learn a risk grid from a rating set and write it as files (NumPy, CSV, PNG, JSON)."""
     from ranking_core.blas_threads import fit_threads
@@ -106,7 +113,7 @@ def learn(
     from ranking_core.ratings import RatingSetError, read_rating_set
 
     try:
-        robust = robust or ("huber" if panel_report is not None else None)
+        robust = robust or ("huber" if panel_report is not None or band else None)
         settings = settings_from_options(
             kernel=kernel, gamma=gamma, scale=scale, filter=filter, order=order, rule=rule,
             lam=lam, signed=signed, refit_all=refit_all or None, robust=robust,
@@ -132,6 +139,17 @@ def learn(
         console.print(f"[red]cannot learn from {ratings.name}: {exc}[/red]", soft_wrap=True)
         raise typer.Exit(1) from None
     _show(result, write_grid_files(result, out_dir, source=ratings.name))
+    if band:
+        from ranking_core.learn import write_band_files
+        from ranking_core.panels import risk_band
+
+        with console.status("computing the uncertainty band…"):
+            learned_band = risk_band(result.risk_model)
+            paths = write_band_files(learned_band, result.grid, out_dir)
+        console.print(f"share of the grid whose risk category the {learned_band.level:.0%} band "
+                      f"leaves open: {learned_band.uncertain_share:.1%}")
+        for path in paths:
+            console.print(f"wrote {path}", highlight=False, soft_wrap=True)
     if panel_report is not None:
         from ranking_core.cli.panels import show_panel_report
 

@@ -75,6 +75,7 @@ def grid_image(
     lines: list[NDArray[np.float64]] | None = None,
     points: tuple[ArrayLike, ArrayLike, ArrayLike] | None = None,
     flagged: ArrayLike | None = None,
+    pale: ArrayLike | None = None,
 ) -> Image.Image:
     """The grid (601 × 601, indexed [REF, measured] in mg/dL) as an RGB image, REF across and the
     measured glucose up, ticks every 100 mg/dL and a colour bar.
@@ -84,6 +85,8 @@ def grid_image(
     iso-risk lines (:func:`grade_lines`) drawn in black. ``points``: (REF, measured, risk)
     drawn as dots in the colour of their risk with a black rim; ``flagged`` (a boolean per point)
     marks points, such as ratings flagged as outlying, with a black cross over the dot.
+    ``pale``: a boolean grid of the same shape; its points are drawn half-way to white (for
+    example where an uncertainty band leaves the risk category open).
     """
     values = np.asarray(grid, dtype=np.float64)
     if values.shape != (SIZE, SIZE):
@@ -100,6 +103,9 @@ def grid_image(
         surface, bar = risk_rgb(values), risk_rgb(RISK_MAX * scale)
         labels = [(str(risk), 1 - risk / RISK_MAX) for risk in range(int(RISK_MAX) + 1)]
         bar_title = "risk"
+    if pale is not None:
+        surface = np.where(np.asarray(pale, dtype=bool)[..., None],
+                           (surface.astype(np.uint16) + 255) // 2, surface).astype(np.uint8)
     image = Image.new("RGB", (LEFT + SIZE + RIGHT, TOP + SIZE + BOTTOM), "white")
     image.paste(Image.fromarray(np.ascontiguousarray(surface.transpose(1, 0, 2)[::-1]), "RGB"),
                 (LEFT, TOP))  # row 0 = measured 600 mg/dL

@@ -19,22 +19,27 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
 import scipy.linalg
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 from scipy.interpolate import RegularGridInterpolator
 from scipy.stats import norm
 
 from ranking_core.grids.compare import risk_category
+from ranking_core.grids.files import SIZE, grid_npy
 from ranking_core.grids.learned import GLUCOSE_AXIS, lattice_points, learned_grid
 from ranking_core.grids.monotone import MonotoneRisk
+from ranking_core.grids.raster import grid_image, png_bytes
 from ranking_core.grids.seg import GLUCOSE_MAX
 from ranking_core.grids.signed import AbsoluteRisk
 from ranking_core.learners.spectral import SpectralRanker
 from ranking_core.panels.robust import RobustRanker
 
-__all__ = ["RiskBand", "posterior_covariance", "posterior_sd", "risk_band"]
+__all__ = ["BAND_FILES", "RiskBand", "band_files", "posterior_covariance", "posterior_sd",
+           "risk_band"]
 
 BAND_STEP = 5  # mg/dL between the lattice points where the variance is computed
+BAND_FILES = ("band.csv", "band_lower.npy", "band_upper.npy", "band.png")
 
 
 @dataclass(frozen=True)
@@ -148,3 +153,25 @@ def risk_band(model, level: float = 0.95, step: int = BAND_STEP,
         risk, lower, upper = f, low, high
     uncertain = risk_category(lower) != risk_category(upper)
     return RiskBand(risk, lower, upper, sd, uncertain, level)
+
+
+def band_files(band: RiskBand, grid: ArrayLike) -> dict[str, bytes]:
+    """The band as files other tools read (:data:`BAND_FILES`), beside a learned grid's files:
+
+    * ``band.csv``: columns REF, BGM (mg/dL), lower, upper (risk, 4 decimals) and uncertain (1
+      where the band's ends fall in different SEG risk categories), REF varying slowest, as
+      ``grid.csv``;
+    * ``band_lower.npy``, ``band_upper.npy``: the ends as (601, 601) float64 arrays laid out as
+      ``grid.npy`` (no pickle), clipped to the risk scale 0..4;
+    * ``band.png``: ``grid`` (the learned grid as written) in the SEG colours, pale where the
+      band leaves the risk category open.
+    """
+    axis = np.arange(SIZE)
+    frame = pd.DataFrame({"REF": np.repeat(axis, SIZE), "BGM": np.tile(axis, SIZE),
+                          "lower": band.lower.ravel(), "upper": band.upper.ravel(),
+                          "uncertain": band.uncertain.ravel().astype(np.int8)})
+    title = f"Pale: risk category left open by the {band.level:.0%} band"
+    picture = grid_image(grid, title, pale=band.uncertain)
+    contents = (frame.to_csv(index=False, float_format="%.4f", lineterminator="\n").encode(),
+                grid_npy(band.lower), grid_npy(band.upper), png_bytes(picture))
+    return dict(zip(BAND_FILES, contents, strict=True))
