@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 from streamlit.runtime.media_file_manager import MediaFileManager
 
 from ranking_core.learn import LearnSettings, describe_settings, learn_grid, ratings_checksum
-from ranking_core.panels import simulate_panel
+from ranking_core.meter.figures import DISPLAY_STEP
+from ranking_core.panels import risk_band, simulate_panel
 from ranking_core.ratings import read_rating_set
 
 SMALL_M = 30
@@ -223,6 +224,21 @@ def test_a_panels_ratings_are_learned_robustly_at_one_click(tmp_path, monkeypatc
     np.testing.assert_allclose(plotly_numbers(crosses["x"]), X[:, 0])
     np.testing.assert_allclose(plotly_numbers(crosses["y"]), X[:, 1])
     assert len(plotly_numbers(traces["ratings"]["x"])) == len(expected.X) - len(X)
+    # the uncertainty band of the robust fit, as a map, its share and a download
+    at.session_state["learn_view"] = "Uncertainty"
+    at.run()
+    assert not at.exception
+    band = risk_band(expected.risk_model)
+    assert any(f"open on {band.uncertain_share:.1%} of the grid" in c.value for c in at.caption)
+    heatmap = plotly_traces(at)[None]
+    assert np.nanmax(plotly_numbers(heatmap["z"])) == pytest.approx(
+        band.width[::DISPLAY_STEP, ::DISPLAY_STEP].max(), rel=1e-6)
+    assert any(b.label == "band.csv" for b in at.get("download_button"))
+    at.toggle(key="learn_interactive").set_value(False)  # the picture: pale where left open
+    at.run()
+    assert not at.exception and len(at.get("image")) == 2  # the λ curve and the band picture
     _widget(at, "learn_robust").set_value("none")  # and back to least squares
     at.run()
     assert at.session_state["learn_result"].settings.robust is None
+    assert at.session_state["learn_view"] == "Learned"  # no band without robust learning
+    assert not any(b.label == "band.csv" for b in at.get("download_button"))

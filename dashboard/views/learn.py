@@ -56,7 +56,8 @@ from ranking_core.learn import (
     robust_settings,
     settings_advice,
 )
-from ranking_core.panels import DESIGNS
+from ranking_core.panels import DESIGNS, risk_band
+from ranking_core.panels.uncertainty import band_csv
 from ranking_core.ratings import UNITS, RatingSet, read_rating_set
 from ranking_core.storage import StorageError
 
@@ -65,7 +66,7 @@ GAMMAS = (30.0, 100.0, 200.0, 500.0, 1e3, 2e3, 4e3, 1e4, 1.6e4, 4e4, 1e5, 4e5)
 SCALE_LABELS = {"log": "log scale (finer at low glucose)", "linear": "mg/dL as measured"}
 DESIGN_LABELS = {"uniform": "spread evenly", "log-uniform": "more at low glucose",
                  "near-diagonal": "near the diagonal"}
-VIEWS = ("Learned", "Difference", "Reference")
+VIEWS = ("Learned", "Difference", "Reference", "Uncertainty")  # the last with robust learning
 FIGURE_HEIGHT = 620  # px of the heat map
 # widget key → LearnSettings field
 FIELDS = {"learn_kernel": "kernel", "learn_gamma": "gamma", "learn_scale": "scale",
@@ -272,6 +273,18 @@ def reference_lines(reference_id: str, _reference: object) -> list:
     return grade_lines(_reference)
 
 
+@st.cache_data(show_spinner="Computing the uncertainty band…", max_entries=16)
+def band_at(key: tuple, lam: float, _shown: LearnedGrid):
+    """The 95 % band of the robust fit at λ (cached per fit and λ)."""
+    del key, lam  # cache key only
+    return risk_band(_shown.risk_model)
+
+
+def has_band(settings: LearnSettings) -> bool:
+    """The band needs the noise level of robust learning and the Lavrentiev filter."""
+    return settings.robust is not None and settings.filter == "lavrentiev"
+
+
 def grid_figure(shown: LearnedGrid, view: str, points: bool, reference_id: str) -> object:
     """The interactive (Plotly) heat map of ``view``."""
     if view == VIEWS[0]:
@@ -281,6 +294,10 @@ def grid_figure(shown: LearnedGrid, view: str, points: bool, reference_id: str) 
     if view == VIEWS[1]:
         return figures.difference_heatmap(shown.grid - reference, GLUCOSE_AXIS,
                                           f"Learned − {reference_name}", height=FIGURE_HEIGHT)
+    if view == VIEWS[3]:
+        band = band_at(st.session_state["learn_result_key"], shown.lam, shown)
+        return figures.band_width_heatmap(band.width, GLUCOSE_AXIS,
+                                          f"Width of the {band.level:.0%} band (risk units)")
     return figures.risk_heatmap(reference, GLUCOSE_AXIS, f"Reference: {reference_name}",
                                 contours=reference, height=FIGURE_HEIGHT)
 
@@ -289,7 +306,6 @@ def grid_figure(shown: LearnedGrid, view: str, points: bool, reference_id: str) 
 def grid_picture(key: tuple, lam: float, view: str, points: bool, reference_id: str,
                  _shown: LearnedGrid) -> bytes:
     """The heat map of ``view`` as a PNG, one pixel per mg/dL (cached per fit, λ and view)."""
-    del key, lam  # cache key only
     lines = reference_lines(reference_id, reference)
     if view == VIEWS[0]:
         image = grid_image(_shown.grid, "Learned grid", lines=lines,
@@ -298,6 +314,10 @@ def grid_picture(key: tuple, lam: float, view: str, points: bool, reference_id: 
     elif view == VIEWS[1]:
         image = grid_image(_shown.grid - reference, f"Learned − {reference_name}",
                            difference=True)
+    elif view == VIEWS[3]:
+        band = band_at(key, lam, _shown)
+        image = grid_image(_shown.grid, f"Pale: risk category left open by the {band.level:.0%} "
+                           "band", pale=band.uncertain)
     else:
         image = grid_image(reference, f"Reference: {reference_name}", lines=lines)
     return png_bytes(image, small=False)
@@ -349,7 +369,12 @@ def result_view(reference_id: str) -> None:
                     help="ratings more than 3 noise sd from the consensus, after the rater "
                          "correction; the Plan a survey page lists them with every rater")
     c = st.columns([3, 2], vertical_alignment="bottom")
-    view = c[0].segmented_control("Show", VIEWS, key="learn_view") or VIEWS[0]
+    views = VIEWS if has_band(shown.settings) else VIEWS[:3]
+    if st.session_state.get("learn_view") not in views:
+        st.session_state["learn_view"] = VIEWS[0]
+    view = c[0].segmented_control("Show", views, key="learn_view", help=(
+        "Uncertainty: where the 95 % band of the learned risk leaves the risk category open "
+        "(with robust learning, which measures the ratings' noise)")) or VIEWS[0]
     points = c[1].toggle("Show the rating points", key="learn_points")
     if st.session_state["learn_interactive"]:
         st.plotly_chart(grid_figure(shown, view, points, reference_id), key="learn_fig_grid",
@@ -359,6 +384,11 @@ def result_view(reference_id: str) -> None:
                               reference_id, shown), output_format="PNG")
     if points and view == VIEWS[0] and shown.n_flagged:
         st.caption("× marks a rating flagged as outlying.")
+    if view == VIEWS[3]:
+        band = band_at(st.session_state["learn_result_key"], lam, shown)
+        st.caption(f"The {band.level:.0%} band leaves the risk category open on "
+                   f"{band.uncertain_share:.1%} of the grid; more ratings there narrow it "
+                   "(Plan a survey proposes where).")
     categories = st.expander(  # filled only while open: a λ step redraws no table
         "Risk categories: reference (rows) against learned (columns), grid points",
         key="learn_categories_open", on_change="rerun")
@@ -390,6 +420,13 @@ def downloads(shown: LearnedGrid) -> None:
         "figure.html", lambda: figures.risk_heatmap(
             shown.grid, GLUCOSE_AXIS, "Learned grid", contours=reference).to_html(),
         "learned_grid.html", "text/html", key="learn_dl_html", on_click="ignore")
+    if has_band(shown.settings):
+        key = st.session_state["learn_result_key"]
+        c = st.columns(5)
+        c[0].download_button("band.csv", lambda: band_csv(band_at(key, shown.lam, shown)),
+                             "band.csv", "text/csv", key="learn_dl_band", on_click="ignore",
+                             help="the 95 % band: REF, BGM, lower, upper, uncertain (1 where "
+                                  "the risk category is left open)")
 
 
 def save_form(shown: LearnedGrid, comparison) -> None:

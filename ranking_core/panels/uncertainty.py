@@ -35,8 +35,8 @@ from ranking_core.grids.signed import AbsoluteRisk
 from ranking_core.learners.spectral import SpectralRanker
 from ranking_core.panels.robust import RobustRanker
 
-__all__ = ["BAND_FILES", "RiskBand", "band_files", "posterior_covariance", "posterior_sd",
-           "risk_band"]
+__all__ = ["BAND_FILES", "RiskBand", "band_csv", "band_files", "posterior_covariance",
+           "posterior_sd", "risk_band"]
 
 BAND_STEP = 5  # mg/dL between the lattice points where the variance is computed
 BAND_FILES = ("band.csv", "band_lower.npy", "band_upper.npy", "band.png")
@@ -166,12 +166,17 @@ def band_files(band: RiskBand, grid: ArrayLike) -> dict[str, bytes]:
     * ``band.png``: ``grid`` (the learned grid as written) in the SEG colours, pale where the
       band leaves the risk category open.
     """
+    title = f"Pale: risk category left open by the {band.level:.0%} band"
+    picture = grid_image(grid, title, pale=band.uncertain)
+    contents = (band_csv(band), grid_npy(band.lower), grid_npy(band.upper), png_bytes(picture))
+    return dict(zip(BAND_FILES, contents, strict=True))
+
+
+def band_csv(band: RiskBand) -> bytes:
+    """``band.csv`` bytes: REF, BGM (mg/dL), lower, upper (risk, 4 decimals), uncertain (0/1),
+    REF varying slowest (:func:`band_files`)."""
     axis = np.arange(SIZE)
     frame = pd.DataFrame({"REF": np.repeat(axis, SIZE), "BGM": np.tile(axis, SIZE),
                           "lower": band.lower.ravel(), "upper": band.upper.ravel(),
                           "uncertain": band.uncertain.ravel().astype(np.int8)})
-    title = f"Pale: risk category left open by the {band.level:.0%} band"
-    picture = grid_image(grid, title, pale=band.uncertain)
-    contents = (frame.to_csv(index=False, float_format="%.4f", lineterminator="\n").encode(),
-                grid_npy(band.lower), grid_npy(band.upper), png_bytes(picture))
-    return dict(zip(BAND_FILES, contents, strict=True))
+    return frame.to_csv(index=False, float_format="%.4f", lineterminator="\n").encode()
