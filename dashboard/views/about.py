@@ -95,8 +95,10 @@ st.markdown(
   nearest grid that is 0 on the diagonal and rises away from it along every row and column, as
   the SEG does.
 - The **uncertainty band** is the posterior sd of the Gaussian process the weighted ranker is the
-  mean of; *Plan a survey* proposes the next pairs to rate where they most reduce the grid's
-  summed posterior variance.
+  mean of. *Learn a grid* shows it for a robust fit (*Show: Uncertainty*: the grid is drawn pale
+  where the 95 % band leaves the risk category open) and offers it as `band.csv`;
+  `riskgrid learn --band` writes it as files. *Plan a survey* proposes the next pairs to rate
+  where they most reduce the grid's summed posterior variance.
 """
 )
 
