@@ -82,6 +82,7 @@ def test_band_files_hold_the_band_as_grid_files_do(tmp_path):
     assert [p.name for p in paths] == [*BAND_FILES, "band.json"]
     table = pd.read_csv(tmp_path / "out" / "band.csv")
     assert list(table.columns) == ["REF", "BGM", "lower", "upper", "uncertain"]
+    np.testing.assert_allclose(table["upper"].max(), min(band.upper.max(), 4.0), atol=5e-5)
     row = table.iloc[250 * 601 + 40]  # REF varies slowest, as in grid.csv
     assert (row["REF"], row["BGM"]) == (250, 40)
     assert row["lower"] == pytest.approx(band.lower[250, 40], abs=5e-5)

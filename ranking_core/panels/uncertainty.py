@@ -30,6 +30,7 @@ from ranking_core.grids.files import SIZE, grid_npy
 from ranking_core.grids.learned import GLUCOSE_AXIS, lattice_points, learned_grid
 from ranking_core.grids.monotone import MonotoneRisk
 from ranking_core.grids.raster import grid_image, png_bytes
+from ranking_core.grids.risk_scale import RISK_MAX
 from ranking_core.grids.seg import GLUCOSE_MAX
 from ranking_core.grids.signed import AbsoluteRisk
 from ranking_core.learners.spectral import SpectralRanker
@@ -158,9 +159,9 @@ def risk_band(model, level: float = 0.95, step: int = BAND_STEP,
 def band_files(band: RiskBand, grid: ArrayLike) -> dict[str, bytes]:
     """The band as files other tools read (:data:`BAND_FILES`), beside a learned grid's files:
 
-    * ``band.csv``: columns REF, BGM (mg/dL), lower, upper (risk, 4 decimals) and uncertain (1
-      where the band's ends fall in different SEG risk categories), REF varying slowest, as
-      ``grid.csv``;
+    * ``band.csv``: columns REF, BGM (mg/dL), lower, upper (risk clipped to 0..4, 4 decimals)
+      and uncertain (1 where the band's ends fall in different SEG risk categories), REF varying
+      slowest, as ``grid.csv``;
     * ``band_lower.npy``, ``band_upper.npy``: the ends as (601, 601) float64 arrays laid out as
       ``grid.npy`` (no pickle), clipped to the risk scale 0..4;
     * ``band.png``: ``grid`` (the learned grid as written) in the SEG colours, pale where the
@@ -173,10 +174,11 @@ def band_files(band: RiskBand, grid: ArrayLike) -> dict[str, bytes]:
 
 
 def band_csv(band: RiskBand) -> bytes:
-    """``band.csv`` bytes: REF, BGM (mg/dL), lower, upper (risk, 4 decimals), uncertain (0/1),
-    REF varying slowest (:func:`band_files`)."""
+    """``band.csv`` bytes: REF, BGM (mg/dL), lower, upper (risk clipped to 0..4, 4 decimals),
+    uncertain (0/1), REF varying slowest (:func:`band_files`)."""
     axis = np.arange(SIZE)
+    lower, upper = (np.clip(end, 0.0, RISK_MAX).ravel() for end in (band.lower, band.upper))
     frame = pd.DataFrame({"REF": np.repeat(axis, SIZE), "BGM": np.tile(axis, SIZE),
-                          "lower": band.lower.ravel(), "upper": band.upper.ravel(),
+                          "lower": lower, "upper": upper,
                           "uncertain": band.uncertain.ravel().astype(np.int8)})
     return frame.to_csv(index=False, float_format="%.4f", lineterminator="\n").encode()
