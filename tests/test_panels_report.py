@@ -142,3 +142,8 @@ def test_learn_command_writes_the_band_of_the_robust_fit(tmp_path):
         "huber"
     assert {"band.csv", "band.png", "band_lower.npy"} <= {p.name for p in
                                                            (tmp_path / "grid").iterdir()}
+    refused = CliRunner().invoke(app, ["learn", str(source), "--out-dir", str(tmp_path / "b"),
+                                       "--band", "--filter", "landweber"])
+    assert refused.exit_code == 1 and isinstance(refused.exception, SystemExit)  # no traceback
+    assert "--band needs the Lavrentiev filter" in refused.output
+    assert not (tmp_path / "b").exists()  # refused before anything is written

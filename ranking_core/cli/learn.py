@@ -119,6 +119,10 @@ def learn(
             lam=lam, signed=signed, refit_all=refit_all or None, robust=robust,
             anchors=anchors, criterion=criterion,
             monotone=bool(robust) if monotone is None else monotone)
+        if band and settings.filter != "lavrentiev":
+            raise ValueError("--band needs the Lavrentiev filter (the band is the posterior of "
+                             "the Gaussian process that filter's fit is the mean of); got "
+                             f"--filter {settings.filter}")
         data = read_rating_set(ratings, unit=unit)
     except (RatingSetError, ValueError) as exc:
         console.print(f"[red]{exc}[/red]", soft_wrap=True)
