@@ -28,6 +28,8 @@ Sections (``--sections``, comma-separated):
   to their scenario: precision and recall over all draws, and the noise sd the learner estimated.
 * ``errors``: where the robust fit's misranked test pairs lie: their share by how far apart the
   SEG puts the pair (|Δ SEG risk| in bins), and the fit's RMSE against the SEG at the test points.
+* ``folds``: robust learning of large panels validated on every fold against the first fold
+  only (the rule beyond 2,000 ratings): time, λ and misranking per draw.
 * ``solver``: the robust fit at one λ (its pseudo-rating iterations on one eigendecomposition,
   including that decomposition) against as many direct weighted solves as it took iterations
   (time ratio measured in one process, largest difference of the fitted values).
@@ -43,18 +45,21 @@ import argparse
 import json
 import time
 from dataclasses import replace
+from unittest.mock import patch
 
 import numpy as np
 import pandas as pd
 
 from ranking_core import SpectralRanker
+from ranking_core import learn as learn_module
 from ranking_core.experiments.seg import draw_seg_ratings
 from ranking_core.filters import IteratedLavrentiev
+from ranking_core.grids.compare import compare_grids
 from ranking_core.grids.learned import learned_grid
 from ranking_core.grids.monotone import MonotoneRisk, monotone_violations
 from ranking_core.grids.seg import find_seg_table
 from ranking_core.grids.signed import AbsoluteRisk
-from ranking_core.learn import learn_panel
+from ranking_core.learn import learn_grid, learn_panel, robust_settings
 from ranking_core.metrics import pairwise_misranking, pairwise_misranking_rows
 from ranking_core.panels import (
     PANEL_MODELS,
@@ -345,6 +350,26 @@ def errors(table, sizes, reps, seed, models) -> None:
                               "rmse": rmse}), flush=True)
 
 
+def folds(table, sizes, reps, seed, models) -> None:
+    """Robust learning of large panels (``learn_grid(ratings, robust_settings())``, as
+    ``riskgrid learn --robust huber``) validated on every fold against the first fold only
+    (``robust_folds``' rule beyond ``EXACT_UP_TO`` ratings): time, λ and the misranking of the
+    601 × 601 grid against the SEG (``compare_grids``), per draw."""
+    for model_name in models:
+        for m in sizes:
+            for rep, frame, _, _ in panel_draws(table, model_name, m, reps, seed):
+                ratings = read_rating_set(frame.drop(columns="outlier"))
+                row = {"section": "folds", "panel": model_name, "m": m, "seed": seed, "rep": rep}
+                for name, used in (("all_folds", None), ("first_fold", 1)):
+                    with patch.object(learn_module, "robust_folds", lambda _m, used=used: used):
+                        start = time.perf_counter()
+                        learned = learn_grid(ratings, robust_settings())
+                        row[f"{name}_seconds"] = time.perf_counter() - start
+                    row[f"{name}_lambda"] = learned.lam
+                    row[f"{name}_misranking"] = compare_grids(table, learned.grid).misranking
+                print(json.dumps(row), flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sections", default="noisy")
@@ -367,7 +392,8 @@ def main() -> None:
         noisy(table, sizes, args.reps, args.seed, models, args.oracle,
               [v for v in args.variants.split(",") if v])
     for name, section in (("shape", shape), ("headroom", headroom), ("band", band),
-                          ("flags", flags), ("errors", errors)):  # over panel models and sizes
+                          ("flags", flags), ("errors", errors),
+                          ("folds", folds)):  # over panel models and sizes
         if name in sections:
             section(table, sizes, args.reps, args.seed, models)
     if "solver" in sections:

@@ -47,6 +47,7 @@ from ranking_core.panels.robust import (
     RobustRanker,
     kfold_robust,
     rating_step,
+    robust_folds,
 )
 from ranking_core.panels.uncertainty import BAND_STEP, RiskBand, band_files
 from ranking_core.ratings import RatingSet
@@ -458,7 +459,8 @@ def learn_grid(
     if settings.robust is not None and settings.rule == "kfold":
         # robust fits against least-squares fits on the same folds; the lower curve wins
         choice = kfold_robust(ranker, X, y, lams, n_splits=int(settings.n_splits),
-                              random_state=0, progress=progress, criterion=settings.criterion)
+                              random_state=0, progress=progress, criterion=settings.criterion,
+                              folds=robust_folds(len(y_ratings)))
     else:
         choice = choose(ranker, X, y, rule=settings.rule, grid=lams,
                         refit=settings.refit_all or settings.rule != "holdout",

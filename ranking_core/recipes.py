@@ -25,7 +25,7 @@ from ranking_core.learn import DIAGONAL_ANCHORS, glucose_ranker
 from ranking_core.learn import rating_positions as anchored_positions
 from ranking_core.learn import with_diagonal_anchors as diagonal_anchors
 from ranking_core.learners.spectral import SpectralRanker
-from ranking_core.panels.robust import RobustRanker, kfold_robust
+from ranking_core.panels.robust import RobustRanker, kfold_robust, robust_folds
 from ranking_core.selection import CRITERIA, choose, near_minimum, paper_lambda_grid
 from ranking_core.validation import one_of
 
@@ -218,7 +218,8 @@ def fit_recipe(recipe: SEGRecipe, X: NDArray, y: NDArray, raters: ArrayLike | No
     if recipe.selection == "kfold" and (recipe.robust is not None or recipe.solver != "spectral"):
         if recipe.robust is not None:
             choices = [kfold_robust(recipe.ranker(gamma), X, y, lams, n_splits=recipe.n_splits,
-                                    random_state=0, criterion=recipe.criterion)
+                                    random_state=0, criterion=recipe.criterion,
+                                    folds=robust_folds(n_ratings))
                        for gamma in recipe.gammas]
         else:
             choices = [fast_kfold_lambda(

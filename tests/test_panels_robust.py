@@ -10,13 +10,14 @@ from sklearn.base import clone
 from sklearn.model_selection import KFold
 
 from ranking_core import SpectralRanker
+from ranking_core.fast_selection import EXACT_UP_TO
 from ranking_core.grids.learned import learned_grid
 from ranking_core.grids.monotone import MonotoneRisk, project_monotone
 from ranking_core.grids.signed import AbsoluteRisk
 from ranking_core.learn import learn_panel
 from ranking_core.metrics import pairwise_misranking
 from ranking_core.panels import RobustRanker, rating_step
-from ranking_core.panels.robust import _truncated_mean, kfold_robust
+from ranking_core.panels.robust import _truncated_mean, kfold_robust, robust_folds
 from ranking_core.recipes import (
     BEST_RECIPE,
     ROBUST_RECIPE,
@@ -226,6 +227,23 @@ def test_kfold_robust_keeps_the_lower_absolute_error_of_both_paths():
     assert chosen.value == lams[int(np.argmin(best))]
     assert ROBUST_RECIPE.criterion == "absolute-error"
     assert ROBUST_RECIPE.describe()["criterion"] == "absolute-error"
+
+
+def test_kfold_robust_on_the_first_fold_only_beyond_two_thousand_ratings():
+    X, y, rater, *_ = _panel(90, outliers=0.1, seed=8)
+    inputs = np.column_stack([X, rater])
+    lams = 0.5 ** np.arange(8)
+    robust = RobustRanker(_ranker())
+    chosen = kfold_robust(robust, inputs, y, lams, n_splits=3, criterion="absolute-error",
+                          folds=1)
+    train, test = next(KFold(3, shuffle=True, random_state=0).split(inputs))
+    by_hand = []
+    for model in (robust, clone(robust).set_params(loss="squared", raters=False,
+                                                   coarse="midpoint", path_iter=0)):
+        fitted = clone(model).fit(inputs[train], y[train])
+        by_hand.append(np.mean(np.abs(fitted.path(lams).predict(inputs[test]) - y[test]), axis=1))
+    np.testing.assert_allclose(chosen.curve, min(by_hand, key=np.min), rtol=1e-8)
+    assert (robust_folds(EXACT_UP_TO), robust_folds(EXACT_UP_TO + 1)) == (None, 1)
 
 
 def test_robust_learning_pins_the_diagonal_every_six_mg_dl():
