@@ -237,6 +237,13 @@ class LearnSettings:
         lams = paper_lambda_grid(self.lam0, self.q, int(self.n_lams))
         return lams if self.robust is None else lams[::ROBUST_LAM_STRIDE]
 
+    @property
+    def has_band(self) -> bool:
+        """Whether the fit has an uncertainty band (:func:`~ranking_core.panels.risk_band`): it
+        needs robust learning, which measures the ratings' noise, and the Lavrentiev filter,
+        whose fit is the mean of the Gaussian process the band comes from."""
+        return self.robust is not None and self.filter == "lavrentiev"
+
     def to_dict(self) -> dict:
         """JSON-ready; ``LearnSettings(**settings.to_dict())`` gives the settings back."""
         return dataclasses.asdict(self)

@@ -280,11 +280,6 @@ def band_at(key: tuple, lam: float, _shown: LearnedGrid):
     return risk_band(_shown.risk_model)
 
 
-def has_band(settings: LearnSettings) -> bool:
-    """The band needs the noise level of robust learning and the Lavrentiev filter."""
-    return settings.robust is not None and settings.filter == "lavrentiev"
-
-
 def grid_figure(shown: LearnedGrid, view: str, points: bool, reference_id: str) -> object:
     """The interactive (Plotly) heat map of ``view``."""
     if view == VIEWS[0]:
@@ -369,7 +364,7 @@ def result_view(reference_id: str) -> None:
                     help="ratings more than 3 noise sd from the consensus, after the rater "
                          "correction; the Plan a survey page lists them with every rater")
     c = st.columns([3, 2], vertical_alignment="bottom")
-    views = VIEWS if has_band(shown.settings) else VIEWS[:3]
+    views = VIEWS if shown.settings.has_band else VIEWS[:3]
     if st.session_state.get("learn_view") not in views:
         st.session_state["learn_view"] = VIEWS[0]
     view = c[0].segmented_control("Show", views, key="learn_view", help=(
@@ -420,7 +415,7 @@ def downloads(shown: LearnedGrid) -> None:
         "figure.html", lambda: figures.risk_heatmap(
             shown.grid, GLUCOSE_AXIS, "Learned grid", contours=reference).to_html(),
         "learned_grid.html", "text/html", key="learn_dl_html", on_click="ignore")
-    if has_band(shown.settings):
+    if shown.settings.has_band:
         key = st.session_state["learn_result_key"]
         c = st.columns(5)
         c[0].download_button("band.csv", lambda: band_csv(band_at(key, shown.lam, shown)),

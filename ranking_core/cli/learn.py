@@ -119,7 +119,7 @@ def learn(
             lam=lam, signed=signed, refit_all=refit_all or None, robust=robust,
             anchors=anchors, criterion=criterion,
             monotone=bool(robust) if monotone is None else monotone)
-        if band and settings.filter != "lavrentiev":
+        if band and not settings.has_band:
             raise ValueError("--band needs the Lavrentiev filter (the band is the posterior of "
                              "the Gaussian process that filter's fit is the mean of); got "
                              f"--filter {settings.filter}")
