@@ -120,3 +120,19 @@ def test_plan_panel_names_a_bad_file(tmp_path):
     bad.write_text("reference,estimate\n100,120\n")
     result = CliRunner().invoke(app, ["plan-panel", str(bad), "-o", str(tmp_path / "x.csv")])
     assert result.exit_code == 1 and "rating" in result.output
+
+
+def test_pairs_stay_inside_the_glucose_range():
+    low, high = 40, 400
+    start = start_design(50, seed=2, glucose_range=(low, high))[["reference", "estimate"]]
+    assert start.min().min() >= low and start.max().max() <= high
+    assert plan_pairs(None, 5).loc[:, ["reference", "estimate"]].min().min() >= 20  # default
+    X = np.random.default_rng(3).uniform(low, high, size=(30, 2))
+    frame = pd.DataFrame({"reference": X[:, 0], "estimate": X[:, 1], "rating": _risk(*X.T)})
+    model = SpectralRanker(kernel="gaussian", gamma=2e4, lam=1e-2).fit(X, _risk(*X.T))
+    for method in ("imse", "random"):
+        pairs = plan_pairs(frame, 10, method=method, model=model, glucose_range=(low, high))
+        values = pairs[["reference", "estimate"]].to_numpy()
+        assert values.min() >= low and values.max() <= high
+    with pytest.raises(ValueError, match="0 ≤ LO < HI ≤ 600"):
+        start_design(5, glucose_range=(300, 100))

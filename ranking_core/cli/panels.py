@@ -28,6 +28,10 @@ def plan_panel(
     unit: Annotated[str | None, typer.Option(
         help="Glucose unit of the ratings file: mg/dL or mmol/L (default: named in the "
              "headers, else mg/dL).")] = None,
+    glucose_range: Annotated[tuple[float, float], typer.Option(
+        "--range", metavar="LO HI",
+        help="Glucose range of the proposed pairs, mg/dL (references and meter readings).")
+    ] = (20.0, 600.0),
 ) -> None:
     """Propose the next pairs to rate and write them as a rating form."""
     from ranking_core.blas_threads import fit_threads
@@ -49,7 +53,8 @@ def plan_panel(
             with progress_bar("learning the grid so far") as update, \
                     fit_threads(len(data.frame)):
                 model = learn_panel(data, progress=update).model
-        pairs = plan_pairs(data, next_, seed=seed, method=method, model=model)
+        pairs = plan_pairs(data, next_, seed=seed, method=method, model=model,
+                           glucose_range=glucose_range)
     except (RatingSetError, ValueError) as exc:
         console.print(f"[red]{exc}[/red]", soft_wrap=True, highlight=False)
         raise typer.Exit(1) from None

@@ -1,16 +1,16 @@
 """Planning a survey: which (reference, estimate) pairs the panel should rate next.
 
-Without ratings the start design is space-filling: a scrambled Halton sequence on [0, 600]² mg/dL
-(``scipy.stats.qmc``). With ratings, given the grid learned from them
-(:func:`ranking_core.learn.learn_panel`), the next pairs are chosen greedily from a Halton
-candidate set by the posterior of the equivalent Gaussian process
-(:mod:`ranking_core.panels.uncertainty`), updating the posterior after each pick as if the pair
-had been rated (its variance does not depend on the answer):
+Without ratings the start design is space-filling: a scrambled Halton sequence on [LO, HI]² mg/dL
+(``scipy.stats.qmc``; the glucose range, default :data:`DEFAULT_RANGE`: no pairs at 1 mg/dL).
+With ratings, given the grid learned from them (:func:`ranking_core.learn.learn_panel`), the next
+pairs are chosen greedily from a Halton candidate set in the same range by the posterior of the
+equivalent Gaussian process (:mod:`ranking_core.panels.uncertainty`), updating the posterior
+after each pick as if the pair had been rated (its variance does not depend on the answer):
 
 * ``"variance"``: the candidate of largest posterior variance (uncertainty sampling);
 * ``"imse"``: the candidate that most reduces the summed posterior variance over all candidates
   (integrated mean squared error);
-* ``"random"``: uniform on [0, 600]², the reference design.
+* ``"random"``: uniform on [LO, HI]², the reference design.
 
 Which one wins is measured in ``benchmarks/panels.py`` (``design`` section; docs/RESULTS.md).
 Pairs are whole mg/dL; a pair already rated or already proposed is not proposed again. The rating
@@ -43,16 +43,29 @@ PLAN_METHODS = ("imse", "variance", "random")
 FORM_COLUMNS = ("pair", "reference", "estimate", "rating", "rater")
 MIN_RATINGS = 10  # below this many ratings the next pairs come from the start design
 N_CANDIDATES = 1024
+DEFAULT_RANGE = (20.0, 600.0)  # mg/dL: the glucose range of proposed pairs (meters read ≥ 20)
 
 
-def _halton(n: int, seed: int) -> NDArray[np.float64]:
-    return np.rint(qmc.Halton(d=2, scramble=True, seed=seed).random(n) * GLUCOSE_MAX)
+def check_range(glucose_range: tuple[float, float]) -> tuple[float, float]:
+    """(LO, HI) in mg/dL as floats; ValueError unless 0 ≤ LO < HI ≤ 600."""
+    low, high = (float(v) for v in glucose_range)
+    if not 0 <= low < high <= GLUCOSE_MAX:
+        raise ValueError(f"the glucose range must satisfy 0 ≤ LO < HI ≤ {GLUCOSE_MAX} mg/dL; "
+                         f"got {low:g}-{high:g}")
+    return low, high
 
 
-def start_design(k: int, seed: int = 0) -> pd.DataFrame:
-    """k space-filling pairs (scrambled Halton on [0, 600]², whole mg/dL, no repeats)."""
+def _halton(n: int, seed: int, glucose_range: tuple[float, float] = DEFAULT_RANGE
+            ) -> NDArray[np.float64]:
+    low, high = check_range(glucose_range)
+    return np.rint(low + qmc.Halton(d=2, scramble=True, seed=seed).random(n) * (high - low))
+
+
+def start_design(k: int, seed: int = 0,
+                 glucose_range: tuple[float, float] = DEFAULT_RANGE) -> pd.DataFrame:
+    """k space-filling pairs (scrambled Halton on [LO, HI]² mg/dL, whole mg/dL, no repeats)."""
     _check_k(k)
-    points = pd.DataFrame(_halton(k + 16, seed)).drop_duplicates().to_numpy()[:k]
+    points = pd.DataFrame(_halton(k + 16, seed, glucose_range)).drop_duplicates().to_numpy()[:k]
     return _pairs(points)
 
 
@@ -104,6 +117,7 @@ def plan_pairs(
     seed: int = 0,
     method: str = "imse",
     model: object | None = None,
+    glucose_range: tuple[float, float] = DEFAULT_RANGE,
 ) -> pd.DataFrame:
     """The next k pairs to rate (columns pair, reference, estimate in whole mg/dL).
 
@@ -115,18 +129,20 @@ def plan_pairs(
     method : ``"imse"``, ``"variance"`` or ``"random"`` (see the module docstring).
     model : the model fitted to these ratings (:func:`ranking_core.learn.learn_panel`); needed
         unless the method is ``"random"`` or there are fewer than 10 ratings.
+    glucose_range : (LO, HI) mg/dL; every proposed reference and estimate lies in it.
     """
     _check_k(k)
     one_of(method, "method", PLAN_METHODS, "plan_pairs")
     frame = ratings.frame if isinstance(ratings, RatingSet) else ratings
     if frame is None or len(frame) < MIN_RATINGS:
-        return start_design(k, seed)
+        return start_design(k, seed, glucose_range)
     rated = {(round(r), round(e)) for r, e in zip(frame["reference"], frame["estimate"],
                                                   strict=True)}
+    low, high = check_range(glucose_range)
     if method == "random":
-        pool = np.rint(np.random.default_rng(seed).uniform(0, GLUCOSE_MAX, size=(4 * k + 16, 2)))
+        pool = np.rint(np.random.default_rng(seed).uniform(low, high, size=(4 * k + 16, 2)))
     else:
-        pool = _halton(N_CANDIDATES, seed)
+        pool = _halton(N_CANDIDATES, seed, (low, high))
     pool = np.unique(pool, axis=0)
     pool = pool[[(int(r), int(e)) not in rated for r, e in pool]]
     if method == "random":
