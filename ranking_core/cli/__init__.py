@@ -27,6 +27,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
               "Learn a risk grid from a rating set and write it as files."),
     "plan-panel": ("ranking_core.cli.panels", "plan_panel",
                    "Propose the next pairs a rating panel should rate, as a rating form."),
+    "survey": ("ranking_core.cli.survey", "app",
+               "Run a rating survey in the browser: create, invite, status, next, export."),
     "cf": ("ranking_core.cli.cf", "app",
            "Collaborative-filtering experiments of the papers (MovieLens, Jester)."),
     "dashboard": ("ranking_core.cli.dashboard", "app", "Start the web dashboard."),

@@ -1,0 +1,73 @@
+"""Rating surveys: surveys, their pairs, raters (token hashes only), queues and answers.
+
+Revision ID: surveys
+Revises: saved_by
+"""
+
+import sqlalchemy as sa
+from alembic import op
+
+revision = "surveys"
+down_revision = "saved_by"
+branch_labels = None
+depends_on = None
+
+
+def upgrade() -> None:
+    op.create_table(
+        "surveys",
+        sa.Column("id", sa.Integer(), primary_key=True),
+        sa.Column("name", sa.String(200), nullable=False, unique=True),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("closed_at", sa.DateTime(timezone=True), nullable=True),
+        sa.Column("organiser_hash", sa.String(64), nullable=False),
+        sa.Column("settings", sa.JSON(), nullable=False),
+        sa.Column("instructions", sa.Text(), nullable=False),
+        sa.Column("batches", sa.Integer(), nullable=False),
+    )
+    op.create_table(
+        "survey_pairs",
+        sa.Column("id", sa.Integer(), primary_key=True),
+        sa.Column("survey_id", sa.Integer(), sa.ForeignKey("surveys.id", ondelete="CASCADE"),
+                  nullable=False, index=True),
+        sa.Column("batch", sa.Integer(), nullable=False),
+        sa.Column("reference", sa.Float(), nullable=False),
+        sa.Column("estimate", sa.Float(), nullable=False),
+        sa.Column("expected", sa.String(16), nullable=True),
+    )
+    op.create_table(
+        "survey_raters",
+        sa.Column("id", sa.Integer(), primary_key=True),
+        sa.Column("survey_id", sa.Integer(), sa.ForeignKey("surveys.id", ondelete="CASCADE"),
+                  nullable=False),
+        sa.Column("name", sa.String(200), nullable=False),
+        sa.Column("token_hash", sa.String(64), nullable=False, unique=True),
+        sa.Column("invited", sa.Integer(), nullable=False),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("revoked_at", sa.DateTime(timezone=True), nullable=True),
+        sa.UniqueConstraint("survey_id", "name", name="uq_survey_raters_name"),
+    )
+    op.create_table(
+        "survey_queue",
+        sa.Column("rater_id", sa.Integer(),
+                  sa.ForeignKey("survey_raters.id", ondelete="CASCADE"), primary_key=True),
+        sa.Column("position", sa.Integer(), primary_key=True),
+        sa.Column("pair_id", sa.Integer(), sa.ForeignKey("survey_pairs.id", ondelete="CASCADE"),
+                  nullable=False),
+        sa.Column("role", sa.String(16), nullable=False),
+        sa.Column("batch", sa.Integer(), nullable=False),
+    )
+    op.create_table(
+        "survey_answers",
+        sa.Column("rater_id", sa.Integer(),
+                  sa.ForeignKey("survey_raters.id", ondelete="CASCADE"), primary_key=True),
+        sa.Column("position", sa.Integer(), primary_key=True),
+        sa.Column("rating", sa.Float(), nullable=False),
+        sa.Column("first_answered_at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("answered_at", sa.DateTime(timezone=True), nullable=False),
+    )
+
+
+def downgrade() -> None:
+    for table in ("survey_answers", "survey_queue", "survey_raters", "survey_pairs", "surveys"):
+        op.drop_table(table)

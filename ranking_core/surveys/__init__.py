@@ -1,0 +1,22 @@
+"""Rating surveys in the browser: a clinician panel rates pairs through personal links, the grid
+is learned as the answers arrive and the next pairs are planned from them.
+
+:mod:`~ranking_core.surveys.design` holds the pure logic (answer scale, check pairs, queues with
+overlap, repeats, tokens); :mod:`~ranking_core.surveys.results` what is computed from the answers
+(progress per rater, test-retest, checks, export, the next batch);
+:mod:`~ranking_core.surveys.storage` keeps surveys in the records database.
+"""
+
+from ranking_core.surveys.design import (
+    RISK_OPTIONS,
+    SurveySettings,
+    check_pairs,
+    new_token,
+    risk_label,
+    token_hash,
+    tokens_match,
+)
+from ranking_core.surveys.storage import SurveyError, SurveyStore
+
+__all__ = ["RISK_OPTIONS", "SurveyError", "SurveySettings", "SurveyStore", "check_pairs",
+           "new_token", "risk_label", "token_hash", "tokens_match"]

@@ -1,0 +1,188 @@
+"""The pure logic of a rating survey: the answer scale, check pairs, who rates what, tokens.
+
+A survey's pairs are (reference, meter reading) in whole mg/dL inside its glucose range. Each
+rater has a queue: the design pairs given to them, some of them again later (test-retest
+repeats) and a few check pairs with an obvious answer, shuffled so that neither stands out.
+
+Who rates which pair (the overlap): the pairs of a batch, repeated cyclically, are cut into
+consecutive chunks, one per rater. With ``per_rater`` = K pairs per rater of a design of n pairs,
+rater j (in order of invitation) gets pairs jK, jK + 1, … (mod n); n·R / K raters then rate every
+pair R times (``overlap`` R), and no rater gets a pair twice as long as K ≤ n. A later batch of B
+pairs is shared the same way among the active raters, each taking ⌈B·R / raters⌉ of them.
+
+Tokens are ``secrets.token_urlsafe`` strings of 256 bits; only their SHA-256 is stored and a
+token is compared with the stored hash in constant time (``hmac.compare_digest``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import math
+import secrets
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import pandas as pd
+
+from ranking_core.inputs import MGDL_PER_MMOLL
+from ranking_core.panels.design import DEFAULT_RANGE, check_range
+
+__all__ = ["CHECK_EXTREME", "CHECK_NONE", "RISK_OPTIONS", "ROLES", "SEG_WORDS", "UNITS",
+           "SurveySettings", "batch_chunk", "check_pairs", "check_passed", "default_instructions",
+           "new_token", "queue_order", "risk_label", "shown_value", "start_chunk", "token_hash",
+           "tokens_match"]
+
+RISK_OPTIONS = tuple(float(v) for v in np.arange(0.0, 4.01, 0.5))  # the answer scale, 0..4
+SEG_WORDS = {0: "none", 1: "slight", 2: "moderate", 3: "great", 4: "extreme"}
+UNITS = ("mg/dL", "mmol/L")
+ROLES = ("pair", "repeat", "check")  # a design pair, a test-retest repeat, a check pair
+CHECK_NONE, CHECK_EXTREME = "none", "extreme"
+TOKEN_BYTES = 32  # 256 bits
+REPEAT_GAP = 3  # a repeat comes at least this many pairs after the first showing
+
+
+def risk_label(value: float) -> str:
+    """The option's label: ``"0 none"``, ``"0.5"``, … ``"4 extreme"`` (the SEG's words at the
+    whole numbers)."""
+    text = f"{value:g}"
+    return f"{text} {SEG_WORDS[int(value)]}" if float(value).is_integer() else text
+
+
+def shown_value(mg_dl: float, unit: str) -> str:
+    """A glucose value as shown to raters: whole mg/dL, or mmol/L to one decimal."""
+    if unit == "mmol/L":
+        return f"{mg_dl / MGDL_PER_MMOLL:.1f}"
+    return f"{mg_dl:.0f}"
+
+
+@dataclass(frozen=True)
+class SurveySettings:
+    """How a survey runs.
+
+    Attributes
+    ----------
+    unit : the unit shown to raters (mg/dL or mmol/L); everything stored is mg/dL.
+    glucose_range : (LO, HI) mg/dL of every pair.
+    per_rater : design pairs per rater (None: every pair of the start design).
+    overlap : how many raters rate each pair.
+    repeats : share of a rater's pairs shown a second time (test-retest), 0..1.
+    checks : check pairs per rater (alternately on the diagonal, risk none, and a reading far
+        above a low reference, risk extreme).
+    batch : pairs per adaptive batch (0: no adaptive batches).
+    base_url : where the dashboard is served, for the links.
+    seed : seed of the shuffles and the planner's candidates.
+    """
+
+    unit: str = "mg/dL"
+    glucose_range: tuple[float, float] = DEFAULT_RANGE
+    per_rater: int | None = None
+    overlap: int = 2
+    repeats: float = 0.1
+    checks: int = 2
+    batch: int = 20
+    base_url: str = "http://127.0.0.1:8501"
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.unit not in UNITS:
+            raise ValueError(f"the unit must be one of {', '.join(UNITS)}; got {self.unit!r}")
+        object.__setattr__(self, "glucose_range", check_range(self.glucose_range))
+        if self.per_rater is not None and self.per_rater < 1:
+            raise ValueError(f"pairs per rater must be at least 1; got {self.per_rater}")
+        if self.overlap < 1:
+            raise ValueError(f"the overlap (raters per pair) must be at least 1; "
+                             f"got {self.overlap}")
+        if not 0 <= self.repeats <= 1:
+            raise ValueError(f"the share of repeats must lie in 0..1; got {self.repeats:g}")
+        if self.checks < 0 or self.batch < 0:
+            raise ValueError("the numbers of checks and of pairs per batch must be ≥ 0")
+        if not self.base_url.startswith(("http://", "https://")):
+            raise ValueError(f"the base URL must start with http:// or https://; "
+                             f"got {self.base_url!r}")
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "glucose_range": list(self.glucose_range)}
+
+    @classmethod
+    def from_dict(cls, values: dict) -> SurveySettings:
+        known = {k: v for k, v in values.items() if k in cls.__dataclass_fields__}
+        known["glucose_range"] = tuple(known.get("glucose_range", DEFAULT_RANGE))
+        return cls(**known)
+
+
+def default_instructions(settings: SurveySettings) -> str:
+    """The instructions raters see when the organiser gives none (plain text)."""
+    return (f"Each question shows a patient's reference (true) blood glucose and the reading of "
+            f"a glucose meter, both in {settings.unit}. How much clinical risk could the patient "
+            "face if they (or their doctor) acted on the meter's reading? Answer from 0 (no "
+            "risk) to 4 (extreme risk); halves are allowed. Some pairs come twice; answer "
+            "each as you see it. Your answers are saved as you go: you can stop and come back "
+            "to this link at any time.")
+
+
+def check_pairs(n: int, glucose_range: tuple[float, float] = DEFAULT_RANGE) -> pd.DataFrame:
+    """n check pairs inside the range (columns reference, estimate in mg/dL, expected): even ones
+    on the diagonal (expected risk none), odd ones a meter reading near 400 at a reference near
+    40 (expected extreme), spread so that no two are alike."""
+    low, high = check_range(glucose_range)
+    rows = []
+    for i in range(n):
+        shift = 7.0 * (i // 2)
+        if i % 2 == 0:
+            value = np.clip(low + (high - low) * (0.3 + 0.37 * ((i // 2) % 3)) + shift, low, high)
+            rows.append((round(value), round(value), CHECK_NONE))
+        else:
+            reference = np.clip(40.0 + shift, low, high)
+            reading = np.clip(400.0 + 3 * shift, low, high)
+            rows.append((round(reference), round(reading), CHECK_EXTREME))
+    return pd.DataFrame(rows, columns=["reference", "estimate", "expected"])
+
+
+def check_passed(expected: str, rating: float) -> bool:
+    """A check answer as expected: at most 0.5 for none, at least 3 for extreme."""
+    return rating <= 0.5 if expected == CHECK_NONE else rating >= 3.0
+
+
+def start_chunk(n_pairs: int, per_rater: int | None, rater_index: int) -> list[int]:
+    """Indices (0..n_pairs−1) of the start-design pairs of the rater invited ``rater_index``-th
+    (from 0): the cyclic chunk of ``per_rater`` pairs (all pairs when None)."""
+    k = n_pairs if per_rater is None else min(per_rater, n_pairs)
+    return [(rater_index * k + t) % n_pairs for t in range(k)]
+
+
+def batch_chunk(n_pairs: int, overlap: int, n_raters: int, rater_index: int) -> list[int]:
+    """Indices of a new batch's pairs for the ``rater_index``-th of ``n_raters`` active raters:
+    each takes ⌈n_pairs·overlap / n_raters⌉ (at most n_pairs) consecutive pairs, cyclically."""
+    k = min(n_pairs, math.ceil(n_pairs * overlap / max(n_raters, 1)))
+    return [(rater_index * k + t) % n_pairs for t in range(k)]
+
+
+def queue_order(pairs: list[int], checks: list[int], repeats: float,
+                rng: np.random.Generator) -> list[tuple[int, str]]:
+    """A rater's queue of (pair id, role): the pairs shuffled, ``round(repeats·len(pairs))`` of
+    them shown again at least :data:`REPEAT_GAP` places later, the checks at random places."""
+    order: list[tuple[int, str]] = [(p, "pair") for p in rng.permutation(pairs).tolist()]
+    n_repeats = min(len(pairs), round(repeats * len(pairs)))
+    for pair in rng.choice(pairs, size=n_repeats, replace=False).tolist() if n_repeats else []:
+        first = order.index((pair, "pair"))
+        place = int(rng.integers(min(first + 1 + REPEAT_GAP, len(order)), len(order) + 1))
+        order.insert(place, (pair, "repeat"))
+    for check in checks:
+        order.insert(int(rng.integers(0, len(order) + 1)), (check, "check"))
+    return order
+
+
+def new_token() -> str:
+    """A fresh URL-safe token of 256 random bits."""
+    return secrets.token_urlsafe(TOKEN_BYTES)
+
+
+def token_hash(token: str) -> str:
+    """The SHA-256 of a token (hex), the only form in which a token is stored."""
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def tokens_match(token: str, stored_hash: str) -> bool:
+    """Whether ``token`` hashes to ``stored_hash``, compared in constant time."""
+    return hmac.compare_digest(token_hash(token), stored_hash)
