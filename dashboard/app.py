@@ -14,23 +14,12 @@ from streamlit.logger import get_logger
 
 from dashboard.common import ERROR_SENTENCE, auth_configured, current_user, public_mode
 from dashboard.sidebar import seg_sidebar
+from dashboard.surveys import survey_link_page
 
 VIEWS = Path(__file__).with_name("views")  # not "pages": that name turns on the old auto-navigation
 LOG = get_logger("riskgrid.dashboard")
 
 st.set_page_config(page_title="riskgrid", page_icon="🩸", layout="wide")
-
-if auth_configured() and not st.user.get("is_logged_in", False):
-    st.title("riskgrid")
-    st.write("Sign in to use this dashboard.")
-    st.button("Sign in", on_click=st.login, key="login")
-    st.stop()
-if current_user() is not None:
-    st.sidebar.text(f"Signed in as {current_user()}")
-    st.sidebar.button("Sign out", on_click=st.logout, key="logout")
-if public_mode():
-    st.sidebar.info("Public demo: built-in data only; nothing is stored.")
-
 
 
 def guarded(part: Callable[[], object], name: str) -> None:
@@ -45,9 +34,28 @@ def guarded(part: Callable[[], object], name: str) -> None:
         st.error(ERROR_SENTENCE)
 
 
+# a survey link (a rater's or the organiser's) opens that survey only: no login, no sidebar, no
+# navigation, no other page or record
+if "survey" in st.query_params:
+    guarded(survey_link_page, "survey page")
+    st.stop()
+
+if auth_configured() and not st.user.get("is_logged_in", False):
+    st.title("riskgrid")
+    st.write("Sign in to use this dashboard.")
+    st.button("Sign in", on_click=st.login, key="login")
+    st.stop()
+if current_user() is not None:
+    st.sidebar.text(f"Signed in as {current_user()}")
+    st.sidebar.button("Sign out", on_click=st.logout, key="logout")
+if public_mode():
+    st.sidebar.info("Public demo: built-in data only; nothing is stored.")
+
 guarded(seg_sidebar, "sidebar")
 records = [] if public_mode() else [
     st.Page(VIEWS / "records.py", title="Saved records", icon=":material/folder_open:")]
+if current_user() is not None and not public_mode():  # organisers sign in (or use their link)
+    records.append(st.Page(VIEWS / "surveys.py", title="Surveys", icon=":material/how_to_vote:"))
 page = st.navigation(
     {
         "Grids": [

@@ -1,0 +1,328 @@
+"""Survey pages, reached by a link: ``?survey=NAME&token=…`` (a rater) or
+``?survey=NAME&organiser=…`` (the organiser).
+
+:func:`survey_link_page` runs before the app draws its navigation or sidebar, so a rater sees
+their survey and nothing else: the instructions, one pair at a time, the answer scale and their
+progress. A wrong, revoked or closed link shows one sentence. Every answer is committed by the
+``Save and next`` callback before the page draws the next pair; saving the same place again
+(double click, going back) updates the one stored answer.
+
+The organiser's page shows progress per rater, test-retest and check answers, the panel report
+and the grid learned from the answers so far with its uncertainty band (one fit per new batch of
+answers, shared by every session), and adds raters, batches, exports and closes the survey.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import pandas as pd
+import streamlit as st
+from streamlit.logger import get_logger
+
+from dashboard.common import get_store, plain, public_mode, shared_result
+from ranking_core.storage import StorageError
+from ranking_core.surveys import RISK_OPTIONS, SurveyStore, risk_label
+from ranking_core.surveys.design import shown_value
+from ranking_core.surveys.storage import RaterAccess, Survey
+
+LOG = get_logger("riskgrid.dashboard")
+LINK_SENTENCE = "This survey link is not valid: it is wrong, was revoked, or the survey is closed."
+PUBLIC_SENTENCE = "There are no surveys in the public demo."
+SAVE_FAILED = "Your answer was not saved; please press Save and next again."
+QUESTION = ("What risk would a patient face if they acted on this meter reading when the "
+            "reference glucose is as shown?")
+
+
+@st.cache_resource(show_spinner=False)
+def _surveys(url: str) -> SurveyStore:
+    return SurveyStore(get_store())
+
+
+def survey_store() -> SurveyStore:
+    """The surveys of this server's database."""
+    return _surveys(get_store().url)
+
+
+def survey_link_page() -> None:
+    """The page of a survey link (query parameters survey and token or organiser)."""
+    if public_mode():
+        st.error(PUBLIC_SENTENCE)
+        return
+    params = st.query_params
+    name = params.get("survey", "")
+    surveys = survey_store()
+    if params.get("organiser"):
+        survey = surveys.organiser(name, params["organiser"])
+        if survey is not None:
+            organiser_page(surveys, survey)
+            return
+    elif params.get("token"):
+        access = surveys.rater(name, params["token"])
+        if access is not None:
+            rater_page(surveys, access)
+            return
+    st.error(LINK_SENTENCE)
+
+
+# -- the rater ---------------------------------------------------------------------------------
+def _back_key(access: RaterAccess) -> str:
+    return f"survey_back_{access.rater_id}"
+
+
+def _save(surveys: SurveyStore, access: RaterAccess, position: int, last: bool) -> None:
+    """``Save and next``: commit the answer shown at ``position`` (before the page is drawn)."""
+    rating = st.session_state.get(f"survey_risk_{access.rater_id}_{position}")
+    if rating is None:
+        st.session_state["survey_message"] = "Choose a risk first, then press Save and next."
+        return
+    try:
+        surveys.answer(access, position, rating)
+    except StorageError as exc:
+        LOG.warning("an answer was not saved: %s", exc)
+        st.session_state["survey_message"] = SAVE_FAILED
+        return
+    st.session_state.pop(_back_key(access), None)
+    if last and access.survey.settings.batch:
+        _advance_in_background(surveys, access.survey.name)
+
+
+def rater_page(surveys: SurveyStore, access: RaterAccess) -> None:
+    """Instructions, then the first pair not answered yet (or the one before, after Back)."""
+    survey = access.survey
+    queue = surveys.queue(access.rater_id)
+    open_places = [item.position for item in queue if item.rating is None]
+    back = st.session_state.get(_back_key(access))
+    st.title(plain(survey.name))
+    if survey.instructions:
+        st.text(survey.instructions)
+    message = st.session_state.pop("survey_message", None)
+    if message:
+        st.warning(message)
+    n = len(queue)
+    answered = n - len(open_places)
+    if back is not None and 0 <= back < n:
+        index = back
+    elif open_places:
+        index = next(i for i, item in enumerate(queue) if item.rating is None)
+    else:
+        st.progress(1.0, text=f"{n} of {n}")
+        st.success("All pairs rated. Thank you! Your answers are saved.")
+        if n:
+            st.button("Back to the previous pair", key="survey_back",
+                      on_click=st.session_state.__setitem__, args=(_back_key(access), n - 1))
+        return
+    item = queue[index]
+    st.progress(answered / max(n, 1), text=f"{index + 1} of {n}")
+    unit = survey.settings.unit
+    left, right, _ = st.columns([1, 1, 2])
+    left.metric("Reference", f"{shown_value(item.reference, unit)} {unit}")
+    right.metric("Meter", f"{shown_value(item.estimate, unit)} {unit}")
+    with st.form(f"survey_form_{access.rater_id}_{item.position}", border=False):
+        st.radio("Risk", RISK_OPTIONS, format_func=risk_label, horizontal=True,
+                 index=None if item.rating is None else RISK_OPTIONS.index(item.rating),
+                 key=f"survey_risk_{access.rater_id}_{item.position}", help=QUESTION)
+        st.caption(QUESTION)
+        last = item.position == queue[-1].position
+        st.form_submit_button("Save and next", type="primary", on_click=_save,
+                              args=(surveys, access, item.position, last))
+    if index > 0 and back is None:
+        st.button("Back to the previous pair", key="survey_back",
+                  on_click=st.session_state.__setitem__, args=(_back_key(access), index - 1))
+
+
+# -- adaptive batches --------------------------------------------------------------------------
+class _Advancing:
+    """The surveys whose next batch is being planned in this server (one thread each)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.running: set[str] = set()
+
+
+@st.cache_resource(show_spinner=False)
+def _advancing() -> _Advancing:
+    return _Advancing()
+
+
+def _advance_in_background(surveys: SurveyStore, name: str) -> None:
+    """Plan the next batch in a thread when the last one is answered (checked there), so that
+    no rater waits for the fit."""
+    from ranking_core.surveys.results import next_batch
+
+    state = _advancing()
+    with state.lock:
+        if name in state.running:
+            return
+        state.running.add(name)
+
+    def work() -> None:
+        try:
+            next_batch(surveys, name)
+        except Exception:  # logged; the organiser can add the batch by hand
+            LOG.exception("planning the next batch of survey %r failed", name)
+        finally:
+            with state.lock:
+                state.running.discard(name)
+
+    threading.Thread(target=work, name=f"survey-batch-{name}", daemon=True).start()
+
+
+# -- the organiser -----------------------------------------------------------------------------
+def _fit_result(frame: pd.DataFrame):
+    """The robust fit of the answers, its panel report and 95 % band (None with too few)."""
+    from ranking_core.panels import panel_report, risk_band
+    from ranking_core.surveys.results import fit_answers
+
+    fit = fit_answers(frame)
+    if fit is None:
+        return None
+    return fit, panel_report(fit), risk_band(fit.model)
+
+
+def _refit_step(survey: Survey) -> int:
+    """Answers between two fits on the organiser's page: one fit per new batch of answers."""
+    return max(10, survey.settings.batch or 20)
+
+
+def organiser_page(surveys: SurveyStore, survey: Survey) -> None:
+    """Progress, reliability, the grid so far, and the organiser's actions."""
+    from ranking_core.surveys.results import batch_answered, rater_progress
+
+    frame = surveys.answers(survey.name)
+    st.title(f"Survey “{plain(survey.name)}”")
+    answered = int(frame["rating"].notna().sum())
+    low, high = survey.settings.glucose_range
+    st.caption(f"{'Open' if survey.is_open else 'Closed'} · {survey.batches} batch(es) · range "
+               f"{low:g}-{high:g} mg/dL · shown in {survey.settings.unit} · {answered} of "
+               f"{len(frame)} answers")
+    if (survey.is_open and survey.settings.batch and len(frame)
+            and batch_answered(frame, survey.batches - 1)):
+        _advance_in_background(surveys, survey.name)
+        st.info("The last batch is answered; the next one is being planned.")
+    st.subheader("Raters")
+    progress = rater_progress(frame)
+    if progress.empty:
+        st.info("No raters yet: invite them below.")
+    else:
+        st.dataframe(_progress_table(progress), hide_index=True)
+    _learned_so_far(survey, frame, answered)
+    if survey.is_open:
+        _actions(surveys, survey)
+    _export(surveys, survey)
+
+
+def _progress_table(progress: pd.DataFrame) -> pd.DataFrame:
+    return pd.DataFrame({
+        "Rater": progress["rater"],
+        "Answered": progress["answered"],
+        "Queued": progress["queued"],
+        "Seconds per answer (median)": progress["seconds_per_answer"].round(1),
+        "Repeats answered": progress["repeats"],
+        "Retest agreement (within 0.5)": (100 * progress["retest_agreement"]).round(0),
+        "Retest mean |difference|": progress["retest_difference"].round(2),
+        "Check pairs as expected": [f"{p} of {a}" for p, a in
+                                    zip(progress["checks_passed"], progress["checks_answered"],
+                                        strict=True)],
+        "Link": progress["revoked"].map({True: "revoked", False: "open"}),
+    })
+
+
+def _learned_so_far(survey: Survey, frame: pd.DataFrame, answered: int) -> None:
+    from ranking_core.grids.raster import grid_image, png_bytes
+
+    st.subheader("The grid learned so far")
+    step = _refit_step(survey)
+    if answered < 10:
+        st.info("The grid is learned once at least 10 answers are in.")
+        return
+    key = (get_store().url, survey.id, answered // step)
+    with st.spinner("Learning the grid from the answers so far…"):
+        result = shared_result("survey_fit", key, lambda: _fit_result(frame), max_entries=4)
+    if result is None:
+        st.info("The answers so far do not vary enough to learn a grid.")
+        return
+    fit, report, band = result
+    n_fit = len(fit.ratings)
+    alpha = "not measurable" if report.alpha is None else f"{report.alpha:.2f}"
+    c = st.columns(4)
+    c[0].metric("Answers learned from", f"{n_fit}")
+    c[1].metric("Krippendorff's α", alpha)
+    c[2].metric("Still uncertain", f"{band.uncertain_share:.1%}")
+    c[3].metric("Flagged ratings", f"{len(report.flagged)}")
+    st.caption(f"Learned from the first {n_fit} answers; refitted after every {step} new "
+               f"answers. Pale: the risk category the {band.level:.0%} band leaves open.")
+    image = grid_image(fit.learned.grid, f"Learned from {n_fit} answers", pale=band.uncertain)
+    st.image(png_bytes(image, small=False), width=640)
+    st.markdown("**Panel report** (bias and scale per rater, relative to the consensus)")
+    table = report.raters
+    st.dataframe(pd.DataFrame({
+        "Rater": table["rater"], "Ratings": table["ratings"],
+        "Offset (risk units)": table["bias"].round(2), "Scale": table["scale"].round(2),
+        "Noise sd": table["noise_sd"].round(2), "Agreement": table["agreement"].round(2),
+        "Flagged %": (100 * table["flagged_share"]).round(1),
+        "Mean weight": table["mean_weight"].round(2)}), hide_index=True)
+    if len(report.flagged):
+        flagged = report.flagged
+        st.dataframe(pd.DataFrame({
+            "Reference mg/dL": flagged["reference"].round(0),
+            "Meter mg/dL": flagged["estimate"].round(0), "Rating": flagged["rating"],
+            "Rater": flagged["rater"], "Consensus": flagged["consensus"].round(2),
+            "Residual": flagged["residual"].round(1)}).head(50), hide_index=True)
+
+
+def _actions(surveys: SurveyStore, survey: Survey) -> None:
+    from ranking_core.meter.export import safe_csv
+    from ranking_core.surveys.results import next_batch
+
+    st.subheader("Raters and batches")
+    with st.form("survey_invite"):
+        count = st.number_input("Raters to invite", 1, 500, 1, key="survey_invite_n")
+        names = st.text_area("Or their names, one per line", key="survey_invite_names")
+        if st.form_submit_button("Invite"):
+            listed = [n.strip() for n in names.splitlines() if n.strip()]
+            try:
+                links = surveys.invite(survey.name, listed or int(count))
+            except StorageError as exc:
+                st.error(f"Not invited: {plain(exc)}")
+            else:
+                st.session_state["survey_links"] = links
+    links = st.session_state.get("survey_links")
+    if links:
+        table = pd.DataFrame(links, columns=["rater", "link"])
+        st.dataframe(table, hide_index=True)
+        st.download_button("Download the links (CSV)", safe_csv(table), "links.csv",
+                           "text/csv", key="survey_links_csv", on_click="ignore")
+    active = surveys.raters(survey.name)
+    active = active.loc[~active["revoked"], "rater"].tolist()
+    if active:
+        c = st.columns([2, 1])
+        rater = c[0].selectbox("Revoke the link of", active, key="survey_revoke_who")
+        if c[1].button("Revoke", key="survey_revoke"):
+            surveys.revoke(survey.name, rater)
+            st.rerun()
+    c = st.columns([2, 1])
+    k = c[0].number_input("Pairs in a batch added now", 1, 500,
+                          survey.settings.batch or 20, key="survey_batch_k")
+    if c[1].button("Add a batch now", key="survey_add_batch", disabled=not active):
+        with st.spinner("Planning the next pairs from the answers so far…"):
+            try:
+                next_batch(surveys, survey.name, int(k), force=True)
+            except StorageError as exc:
+                st.error(f"No batch added: {plain(exc)}")
+            else:
+                st.rerun()
+    confirm = st.checkbox("Close the survey: links stop taking answers", key="survey_close_ok")
+    if st.button("Close the survey", key="survey_close", disabled=not confirm):
+        surveys.close(survey.name)
+        st.rerun()
+
+
+def _export(surveys: SurveyStore, survey: Survey) -> None:
+    from ranking_core.meter.export import safe_csv
+    from ranking_core.surveys.results import export_frame
+
+    st.download_button("Export the answers (CSV, for riskgrid learn)",
+                       lambda: safe_csv(export_frame(surveys.answers(survey.name))),
+                       "ratings.csv", "text/csv", key="survey_export",
+                       on_click="ignore")
