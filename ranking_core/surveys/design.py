@@ -162,9 +162,11 @@ def queue_order(pairs: list[int], checks: list[int], repeats: float,
                 rng: np.random.Generator) -> list[tuple[int, str]]:
     """A rater's queue of (pair id, role): the pairs shuffled, ``round(repeats·len(pairs))`` of
     them shown again at least :data:`REPEAT_GAP` places later, the checks at random places."""
-    order: list[tuple[int, str]] = [(p, "pair") for p in rng.permutation(pairs).tolist()]
-    n_repeats = min(len(pairs), round(repeats * len(pairs)))
-    for pair in rng.choice(pairs, size=n_repeats, replace=False).tolist() if n_repeats else []:
+    shuffled = rng.permutation(pairs).tolist()
+    order: list[tuple[int, str]] = [(p, "pair") for p in shuffled]
+    early = shuffled[:max(0, len(shuffled) - REPEAT_GAP)]  # room for the gap after them
+    n_repeats = min(len(early), round(repeats * len(pairs)))
+    for pair in rng.choice(early, size=n_repeats, replace=False).tolist() if n_repeats else []:
         first = order.index((pair, "pair"))
         place = int(rng.integers(min(first + 1 + REPEAT_GAP, len(order)), len(order) + 1))
         order.insert(place, (pair, "repeat"))
