@@ -41,11 +41,11 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@contextlib.contextmanager
-def serve(port: int, env: dict[str, str], timeout: float = 90.0,
-          headless: bool = True) -> Iterator[str]:
-    """Run ``riskgrid dashboard [--headless] --port PORT`` until the block ends; yield its URL once
-    ``/_stcore/health`` answers. Standard input is closed, so a prompt would fail, not wait."""
+def launch(port: int, env: dict[str, str], timeout: float = 90.0,
+           headless: bool = True) -> subprocess.Popen:
+    """Start ``riskgrid dashboard [--headless] --port PORT`` in its own process group and return
+    the process once ``/_stcore/health`` answers. Standard input is closed, so a prompt would
+    fail, not wait."""
     command = [sys.executable, "-m", "ranking_core.cli", "dashboard", "--port", str(port),
                *(["--headless"] if headless else [])]
     process = subprocess.Popen(command, cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
@@ -61,16 +61,34 @@ def serve(port: int, env: dict[str, str], timeout: float = 90.0,
             try:
                 with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as answer:
                     if answer.status == 200:
-                        break
+                        return process
             except OSError:
                 pass
             if time.monotonic() > deadline:
                 raise TimeoutError(f"the dashboard did not answer on {url} in {timeout:.0f} s")
             time.sleep(0.5)
-        yield url
+    except BaseException:
+        stop(process)
+        raise
+
+
+def stop(process: subprocess.Popen, signal: int = 15) -> None:
+    """Send ``signal`` (default SIGTERM; 9 is SIGKILL) to the server's process group and wait."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal)  # the CLI and the streamlit child it started
+    process.wait(timeout=20)
+
+
+@contextlib.contextmanager
+def serve(port: int, env: dict[str, str], timeout: float = 90.0,
+          headless: bool = True) -> Iterator[str]:
+    """Run ``riskgrid dashboard [--headless] --port PORT`` (:func:`launch`) until the block
+    ends; yield its URL once it answers."""
+    process = launch(port, env, timeout, headless)
+    try:
+        yield f"http://127.0.0.1:{port}"
     finally:
-        os.killpg(process.pid, 15)  # the CLI and the streamlit child it started
-        process.wait(timeout=20)
+        stop(process)
 
 
 @contextlib.contextmanager

@@ -1,0 +1,124 @@
+"""Raters answering a survey through their personal links in headless Chromium, all at once
+(async Playwright, one browser context per rater, Debian's /usr/bin/chromium).
+
+Each rater reads the pair shown (``k of n``, ``Reference`` and ``Meter``), picks the answer that
+``rating(reference, estimate)`` gives in the radio group ``Risk``, presses ``Save and next`` and
+waits for the next pair (or ``All pairs rated``). An answer counts as acknowledged when the next
+pair was shown; the seconds from the click to then are its latency. When the server goes away in
+the middle, the rater waits until ``server_up`` is set and opens the link again (it resumes
+where the rater stopped). Used by the browser test and ``benchmarks/survey_browser.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from scripts.screenshots import CHROMIUM, CHROMIUM_ARGS
+
+NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?")
+SHOWN_JS = """() => {
+  const main = document.querySelector("[data-testid='stMain']");
+  if (!main || document.querySelector("[data-stale='true']")) return null;
+  const text = main.innerText;
+  if (text.includes("All pairs rated")) return {done: true};
+  const bar = document.querySelector("[data-testid='stProgress']");
+  const values = Array.from(document.querySelectorAll("[data-testid='stMetricValue']"));
+  const button = Array.from(document.querySelectorAll("button")).some(
+    (b) => b.innerText.trim() === "Save and next");
+  if (!bar || values.length < 2 || !button) return null;
+  return {done: false, progress: bar.innerText.trim(),
+          values: values.map((v) => v.innerText.trim())};
+}"""
+CHANGED_JS = """(before) => {
+  const text = (document.querySelector("[data-testid='stMain']") || {}).innerText || "";
+  if (text.includes("All pairs rated")) return true;
+  const bar = document.querySelector("[data-testid='stProgress']");
+  return !!bar && /^\\d+ of \\d+$/.test(bar.innerText.trim()) && bar.innerText.trim() !== before;
+}"""
+
+
+@dataclass
+class Answer:
+    """One press of ``Save and next``."""
+
+    rater: str
+    progress: str  # "k of n" when it was pressed
+    reference: float
+    estimate: float
+    rating: float
+    acknowledged: bool
+    seconds: float | None
+
+
+async def _shown(page, timeout_ms: float) -> dict:
+    handle = await page.wait_for_function(SHOWN_JS, timeout=timeout_ms, polling=50)
+    return await handle.json_value()
+
+
+async def answer_survey(browser, rater: str, link: str, rating: Callable[[float, float], float],
+                        answers: list[Answer], server_up: asyncio.Event,
+                        timeout_ms: float = 60_000, double_click_at: int | None = None,
+                        finished: asyncio.Event | None = None) -> None:
+    """One rater answers every pair of their queue (see the module docstring); each press is
+    appended to ``answers``. With ``double_click_at`` = i, the i-th press is a double click.
+    With ``finished``, a rater who has rated all pairs opens the link again every 2 s (new
+    batches may come) until ``finished`` is set."""
+    from ranking_core.surveys import risk_label
+
+    context = await browser.new_context(viewport={"width": 1200, "height": 900})
+    page = await context.new_page()
+    presses = 0
+    try:
+        await page.goto(link)
+        while True:
+            if not server_up.is_set():  # the server is being restarted
+                await server_up.wait()
+                await page.goto(link)
+            try:
+                state = await _shown(page, timeout_ms)
+            except Exception:  # the server went away: open the link again once it is back
+                await server_up.wait()
+                await page.goto(link)
+                continue
+            if state["done"]:
+                if finished is None or finished.is_set():
+                    return
+                await asyncio.sleep(2.0)
+                await page.goto(link)
+                continue
+            reference, estimate = (float(NUMBER.search(v).group()) for v in state["values"])
+            value = rating(reference, estimate)
+            option = page.get_by_role("radiogroup", name="Risk").get_by_role(
+                "radio", name=risk_label(value), exact=True)
+            await option.focus()  # from the keyboard, as a rater may
+            await page.keyboard.press("Space")
+            save = page.get_by_role("button", name="Save and next")
+            start = time.perf_counter()
+            acknowledged = True
+            try:
+                if presses == double_click_at:
+                    await save.dblclick()
+                else:
+                    await save.click()
+                await page.wait_for_function(CHANGED_JS, arg=state["progress"],
+                                             timeout=timeout_ms, polling=20)
+            except Exception:
+                acknowledged = False
+            seconds = time.perf_counter() - start
+            answers.append(Answer(rater, state["progress"], reference, estimate, value,
+                                  acknowledged, seconds if acknowledged else None))
+            presses += 1
+            if not acknowledged:
+                await server_up.wait()
+                await page.goto(link)
+    finally:
+        await context.close()
+
+
+async def open_chromium(playwright):
+    """Headless Debian Chromium (never downloads a browser)."""
+    return await playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
