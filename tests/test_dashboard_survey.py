@@ -131,3 +131,19 @@ def test_the_organiser_sees_progress_and_the_grid_so_far(tmp_path, monkeypatch):
     assert metrics["Still uncertain"].endswith("%")
     assert metrics["Krippendorff's α"] != "not measurable"  # every pair rated by 3 raters
     assert len(at.get("image")) == 1  # the grid learned so far, its open categories pale
+
+
+def test_a_signed_in_organiser_creates_a_survey_on_the_surveys_page(tmp_path, monkeypatch):
+    store = fresh_machine(tmp_path, monkeypatch)
+    at = AppTest.from_file(str(APP_PATH.with_name("views") / "surveys.py"), default_timeout=120)
+    at.run()
+    at.text_input(key="survey_new_name").set_value("pilot <b>1</b>")
+    at.number_input(key="survey_new_n").set_value(12)
+    at.number_input(key="survey_new_low").set_value(40)
+    at.button(key="FormSubmitter:survey_create-Create").click().run()
+    assert not at.exception, at.exception
+    link = at.code[0].value
+    assert link.startswith("http://127.0.0.1:8501/?survey=pilot+%3Cb%3E1%3C%2Fb%3E&organiser=")
+    survey = SurveyStore(store).get("pilot <b>1</b>")
+    assert survey.settings.glucose_range == (40.0, 600.0)
+    assert SurveyStore(store).organiser("pilot <b>1</b>", link.split("organiser=")[1])
