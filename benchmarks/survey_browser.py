@@ -3,8 +3,10 @@ Chromium, against ``riskgrid dashboard`` on this machine. Prints JSON, one line 
 
 Sections (``--sections``, comma-separated):
 
-* ``latency``: ``--raters`` raters answer ``--pairs`` pairs each at once (no adaptive batches);
-  the seconds from pressing ``Save and next`` to the next pair shown: median, 95th percentile.
+* ``latency``: ``--raters`` raters answer ``--pairs`` pairs each at once (no adaptive batches),
+  each pausing ``--think`` seconds on average before answering (0: none; the browsers run on
+  the server's machine); the seconds from pressing ``Save and next`` to the next pair shown:
+  median, 95th percentile.
 * ``kill``: the same, with the server killed (SIGKILL) after half the answers and restarted;
   the raters open their links again and finish. Counts the acknowledged answers missing from
   ``riskgrid survey export`` (lost) and the answers stored twice (doubled).
@@ -65,7 +67,7 @@ def simple_rating(reference: float, estimate: float) -> float:
 
 
 async def drive(links, port: int, env: dict, rating, kill_after: int | None = None,
-                until_answers: int | None = None):
+                until_answers: int | None = None, think: float = 0.0):
     """Raters answer at once; with ``kill_after`` the server is SIGKILLed after that many
     acknowledged answers and restarted; with ``until_answers`` raters wait for new batches
     until that many answers were acknowledged. Returns (answers, seconds)."""
@@ -81,7 +83,8 @@ async def drive(links, port: int, env: dict, rating, kill_after: int | None = No
             browser = await open_chromium(playwright)
             raters = [asyncio.create_task(answer_survey(
                 browser, rater, link, rating(rater), answers, server_up, timeout_ms=30_000,
-                finished=finished if until_answers else None)) for rater, link in links]
+                finished=finished if until_answers else None, think=think))
+                for rater, link in links]
 
             def acknowledged() -> int:
                 return sum(a.acknowledged for a in answers)
@@ -116,7 +119,8 @@ def server_env(url: str) -> dict:
     return env
 
 
-def answering(kind: str, raters: int, pairs: int, folder: Path, kill: bool) -> dict:
+def answering(kind: str, raters: int, pairs: int, folder: Path, kill: bool,
+              think: float) -> dict:
     from ranking_core.panels import start_design
     from ranking_core.surveys import SurveySettings, SurveyStore
 
@@ -131,7 +135,7 @@ def answering(kind: str, raters: int, pairs: int, folder: Path, kill: bool) -> d
         env = server_env(url)
         answers, seconds = asyncio.run(drive(
             links, port, env, lambda _rater: simple_rating,
-            kill_after=queued // 2 if kill else None))
+            kill_after=queued // 2 if kill else None, think=think))
         exported = export("bench", env, folder)
         surveys.store.dispose()
     ack = [a for a in answers if a.acknowledged]
@@ -139,13 +143,14 @@ def answering(kind: str, raters: int, pairs: int, folder: Path, kill: bool) -> d
     stored = exported.groupby(["rater", "reference", "estimate"]).size()
     lost = sum((a.rater, a.reference, a.estimate) not in stored.index for a in ack)
     row = {"section": "kill" if kill else "latency", "database": kind, "raters": raters,
-           "pairs_per_rater": pairs, "presses": len(answers), "acknowledged": len(ack),
+           "pairs_per_rater": pairs, "think_s": think, "presses": len(answers),
+           "acknowledged": len(ack),
            "queued": queued, "exported": len(exported),
            "lost": int(lost), "doubled": int((stored > 1).sum()),
            "latency_median_s": float(np.median(latencies)),
            "latency_p95_s": float(np.percentile(latencies, 95)),
            "latency_max_s": float(latencies.max()), "wall_s": seconds,
-           "cpus": os.cpu_count()}
+           "cpus": os.cpu_count(), "load_average_1min": os.getloadavg()[0]}
     return row
 
 
@@ -238,12 +243,14 @@ def main() -> None:
     parser.add_argument("--start", type=int, default=40, help="start design of the panel")
     parser.add_argument("--batch", type=int, default=10, help="adaptive batch of the panel")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--think", type=float, default=0.0,
+                        help="mean seconds a rater looks at a pair before answering")
     args = parser.parse_args()
     for section in args.sections.split(","):
         with tempfile.TemporaryDirectory() as tmp:
             if section in ("latency", "kill"):
                 row = answering(args.database, args.raters, args.pairs, Path(tmp),
-                                kill=section == "kill")
+                                kill=section == "kill", think=args.think)
             elif section == "panel":
                 row = panel(args.m, 4, args.start, args.batch, args.seed, Path(tmp))
             else:

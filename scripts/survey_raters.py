@@ -12,6 +12,7 @@ where the rater stopped). Used by the browser test and ``benchmarks/survey_brows
 from __future__ import annotations
 
 import asyncio
+import random
 import re
 import time
 from collections.abc import Callable
@@ -62,11 +63,12 @@ async def _shown(page, timeout_ms: float) -> dict:
 async def answer_survey(browser, rater: str, link: str, rating: Callable[[float, float], float],
                         answers: list[Answer], server_up: asyncio.Event,
                         timeout_ms: float = 60_000, double_click_at: int | None = None,
-                        finished: asyncio.Event | None = None) -> None:
+                        finished: asyncio.Event | None = None, think: float = 0.0) -> None:
     """One rater answers every pair of their queue (see the module docstring); each press is
     appended to ``answers``. With ``double_click_at`` = i, the i-th press is a double click.
     With ``finished``, a rater who has rated all pairs opens the link again every 2 s (new
-    batches may come) until ``finished`` is set."""
+    batches may come) until ``finished`` is set. ``think``: mean seconds a rater looks at a pair
+    before answering (uniform on 0.5–1.5 times it; 0: answers at once)."""
     from ranking_core.surveys import risk_label
 
     context = await browser.new_context(viewport={"width": 1200, "height": 900})
@@ -92,6 +94,8 @@ async def answer_survey(browser, rater: str, link: str, rating: Callable[[float,
                 continue
             reference, estimate = (float(NUMBER.search(v).group()) for v in state["values"])
             value = rating(reference, estimate)
+            if think:
+                await asyncio.sleep(think * random.uniform(0.5, 1.5))
             option = page.get_by_role("radiogroup", name="Risk").get_by_role(
                 "radio", name=risk_label(value), exact=True)
             await option.focus()  # from the keyboard, as a rater may
