@@ -157,7 +157,7 @@ def answering(kind: str, raters: int, pairs: int, folder: Path, kill: bool,
 def panel(m: int, raters: int, start_pairs: int, batch: int, seed: int, folder: Path) -> dict:
     """The ``panel`` section (see the module docstring)."""
     from ranking_core.experiments.seg import draw_seg_ratings
-    from ranking_core.grids.seg import find_seg_table, load_seg_table
+    from ranking_core.grids.seg import find_seg_table
     from ranking_core.learn import learn_panel
     from ranking_core.metrics import pairwise_misranking
     from ranking_core.panels import start_design
@@ -165,7 +165,7 @@ def panel(m: int, raters: int, start_pairs: int, batch: int, seed: int, folder: 
     from ranking_core.surveys.design import batch_chunk
     from ranking_core.surveys.results import fit_answers, propose_batch
 
-    table = load_seg_table(find_seg_table())
+    table = find_seg_table()
     rng = np.random.default_rng(seed)
     names = [f"rater-{i + 1}" for i in range(raters)]
     offsets = dict(zip(names, rng.normal(0, 0.2, raters), strict=True))
