@@ -196,7 +196,7 @@ def organiser_page(surveys: SurveyStore, survey: Survey) -> None:
     st.caption(f"{'Open' if survey.is_open else 'Closed'} · {survey.batches} batch(es) · range "
                f"{low:g}-{high:g} mg/dL · shown in {survey.settings.unit} · {answered} of "
                f"{len(frame)} answers")
-    if (survey.is_open and survey.settings.batch and len(frame)
+    if (survey.is_open and survey.settings.batch and (~frame["revoked"]).any()
             and batch_answered(frame, survey.batches - 1)):
         _advance_in_background(surveys, survey.name)
         st.info("The last batch is answered; the next one is being planned.")
