@@ -90,6 +90,9 @@ async def drive(links, port: int, env: dict, rating, kill_after: int | None = No
                 return sum(a.acknowledged for a in answers)
 
             while not all(task.done() for task in raters):
+                failed = [t for t in raters if t.done() and t.exception() is not None]
+                if failed:
+                    raise failed[0].exception()
                 if kill_after is not None and acknowledged() >= kill_after:
                     kill_after = None
                     server_up.clear()

@@ -40,7 +40,7 @@ def test_answer_scale_has_halves_and_the_seg_words_at_whole_numbers():
     labels = [risk_label(v) for v in RISK_OPTIONS]
     assert labels == ["0 none", "0.5", "1 slight", "1.5", "2 moderate", "2.5", "3 great", "3.5",
                       "4 extreme"]
-
+    assert risk_label(-0.0) == "0 none"  # a clipped negative answer is 0
 
 @pytest.mark.parametrize(("n", "k", "overlap"), [(30, 15, 2), (24, 10, 3), (7, 7, 2)])
 def test_start_chunks_give_every_pair_its_overlap_and_no_rater_a_pair_twice(n, k, overlap):

@@ -45,7 +45,7 @@ REPEAT_GAP = 3  # a repeat comes at least this many pairs after the first showin
 def risk_label(value: float) -> str:
     """The option's label: ``"0 none"``, ``"0.5"``, … ``"4 extreme"`` (the SEG's words at the
     whole numbers)."""
-    text = f"{value:g}"
+    text = f"{float(value) + 0.0:g}"  # + 0.0: no "-0"
     return f"{text} {SEG_WORDS[int(value)]}" if float(value).is_integer() else text
 
 
