@@ -7,6 +7,8 @@ values are kept, so memory grows with the number of valid numbers, not with the 
 
 Rules (each refusal names its file lines, or spreadsheet rows, and the rule):
 
+* line ends: LF, CRLF, CR CR LF (a run of CRs followed by LF is one line end) and CR alone;
+  lines are numbered as editors (and ``awk``) number them;
 * encodings: UTF-8 with or without BOM, UTF-16 with BOM; anything else refuses the file, naming the
   encoding it looks like;
 * delimiter ``,`` ``;`` or tab, found together with the header: the first line (within
@@ -327,6 +329,70 @@ def _decode_error(label: str, encoding: str, exc: UnicodeDecodeError) -> InputEr
     return InputError(f"{label}: not valid {encoding} text (byte 0x{bad}; it looks like "
                       f"{_guess_encoding(bytes(exc.object))}); accepted: UTF-8 with or "
                       "without BOM, UTF-16 with BOM (save the file as UTF-8)")
+
+
+class _LineEnds:
+    """A text stream with line ends as editors count them: a run of CRs followed by LF (LF,
+    CRLF, CR CR LF) is one line end, given as LF; a CR not followed by LF ends a line by itself
+    (old Mac files). Reads like a file: ``read``, ``readline`` and line iteration."""
+
+    def __init__(self, inner: IO[str]) -> None:
+        self.inner = inner
+        self.buf = ""  # text read from ``inner`` and not given out yet
+
+    def _more(self) -> bool:
+        data = self.inner.read(1 << 16)
+        self.buf += data
+        return bool(data)
+
+    def read(self, size: int = -1) -> str:
+        data = self.buf + self.inner.read(-1 if size < 0 else max(size - len(self.buf), 0))
+        self.buf = ""
+        if data.endswith("\r"):  # the run of CRs may go on to its LF
+            while (tail := self.inner.read(1)) == "\r":
+                data += tail
+            if tail == "\n":
+                data += tail
+            else:
+                self.buf = tail
+        return _CRS_LF.sub("\n", data) if "\r" in data else data
+
+    def readline(self, limit: int = -1) -> str:
+        found = None
+        while (found := _ANY_END.search(self.buf)) is None and not (
+                0 <= limit <= len(self.buf)) and self._more():
+            pass
+        if found is None or 0 <= limit <= found.start():
+            end = len(self.buf) if limit < 0 else min(limit, len(self.buf))
+            line, self.buf = self.buf[:end], self.buf[end:]
+            return line
+        i = found.start()
+        j = i + 1
+        if self.buf[i] == "\r":
+            while True:
+                while j < len(self.buf) and self.buf[j] == "\r":
+                    j += 1
+                if j < len(self.buf) or not self._more():
+                    break
+            if j < len(self.buf) and self.buf[j] == "\n":
+                line, self.buf = self.buf[:i] + "\n", self.buf[j + 1:]
+                return line
+            j = i + 1
+        line, self.buf = self.buf[:j], self.buf[j:]
+        return line
+
+    def __iter__(self) -> Iterator[str]:
+        rest = ""
+        while block := self.read(1 << 16):
+            lines = io.StringIO(rest + block, newline="").readlines()
+            rest = "" if lines[-1].endswith(("\n", "\r")) else lines.pop()
+            yield from lines
+        if rest:
+            yield rest
+
+
+_CRS_LF = re.compile("\r+\n")
+_ANY_END = re.compile("[\r\n]")
 
 
 def _text(binary: IO[bytes], label: str) -> tuple[IO[str], str]:
@@ -884,7 +950,7 @@ def read_table(
             raise InputError(f"{label}: --sheet applies to XLSX workbooks; this is text")
         text, encoding = _text(binary, label)
         try:
-            rows = _text_rows(text, schema, label, limits, refuse)
+            rows = _text_rows(_LineEnds(text), schema, label, limits, refuse)
             if encoding != "UTF-8":
                 rows.notes.append(f"{label}: read as {encoding}")
             return _collect(rows, schema, label, unit, limits, refuse, unit_option)
