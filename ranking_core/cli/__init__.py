@@ -33,6 +33,16 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
 }
 
 
+def shown(text: object) -> str:
+    """User text for the terminal: unsafe characters escaped (:mod:`ranking_core.inputs.text`;
+    line breaks kept), Rich markup taken literally."""
+    from rich.markup import escape
+
+    from ranking_core.inputs.text import printable
+
+    return escape(printable(text, keep="\n"))
+
+
 class LazyCommands(TyperGroup):
     """A command group whose subcommands are imported only when one of them is used."""
 

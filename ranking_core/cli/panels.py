@@ -9,6 +9,8 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from ranking_core.cli import shown
+
 console = Console()
 
 
@@ -43,7 +45,7 @@ def plan_panel(
             data = read_rating_set(ratings, unit=unit)
             if data.report():
                 console.print(f"[yellow]{len(data.frame)} ratings kept; refused or noted:"
-                              f"[/yellow]\n{data.report()}", highlight=False)
+                              f"[/yellow]\n{shown(data.report())}", highlight=False)
         model = None
         if data is not None and len(data.frame) >= MIN_RATINGS and method != "random":
             with progress_bar("learning the grid so far") as update, \
@@ -51,7 +53,7 @@ def plan_panel(
                 model = learn_panel(data, progress=update).model
         pairs = plan_pairs(data, next_, seed=seed, method=method, model=model)
     except (RatingSetError, ValueError) as exc:
-        console.print(f"[red]{exc}[/red]", soft_wrap=True, highlight=False)
+        console.print(f"[red]{shown(exc)}[/red]", soft_wrap=True, highlight=False)
         raise typer.Exit(1) from None
     sheet = out.with_suffix(".html") if html is None else html
     write_rating_form(pairs, out, sheet)
@@ -66,10 +68,9 @@ def plan_panel(
 def show_panel_report(fit, path: Path) -> None:
     """Print the panel report of a :class:`~ranking_core.learn.PanelFit`; write the ratings with
     their weights and flags to ``path`` and the per-rater table beside it."""
-    from rich.markup import escape
     from rich.table import Table
 
-    from ranking_core.meter.export import safe_csv
+    from ranking_core.inputs.text import safe_csv
     from ranking_core.panels import panel_report
     from ranking_core.panels.report import LOW_WEIGHT
 
@@ -84,7 +85,7 @@ def show_panel_report(fit, path: Path) -> None:
                    "Flagged", "Mean weight"):
         table.add_column(column, justify="left" if column == "Rater" else "right")
     for row in report.raters.itertuples(index=False):
-        table.add_row(escape(str(row.rater)), f"{row.ratings:,}", f"{row.bias:+.2f}",
+        table.add_row(shown(row.rater), f"{row.ratings:,}", f"{row.bias:+.2f}",
                       f"{row.scale:.2f}", f"{row.noise_sd:.2f}", f"{row.agreement:.2f}",
                       f"{100 * row.flagged_share:.1f} %", f"{row.mean_weight:.2f}")
     console.print(table)
@@ -95,7 +96,7 @@ def show_panel_report(fit, path: Path) -> None:
                   f"variance; answer step {report.step:g}; {len(report.flagged)} of "
                   f"{report.n_ratings} ratings flagged as outlying", highlight=False)
     if report.low_weight_raters:
-        console.print(f"[yellow]Ratings of {', '.join(map(escape, report.low_weight_raters))} "
+        console.print(f"[yellow]Ratings of {shown(', '.join(report.low_weight_raters))} "
                       f"weigh less than {LOW_WEIGHT:g} on average: their answers lie far from "
                       "the consensus throughout.[/yellow]", highlight=False)
     if len(report.flagged):
@@ -105,7 +106,7 @@ def show_panel_report(fit, path: Path) -> None:
             flagged.add_column(column, justify="right")
         for line, row in report.flagged.head(20).iterrows():
             flagged.add_row(str(line), f"{row.reference:.0f}", f"{row.estimate:.0f}",
-                            f"{row.rating:g}", escape(str(row.rater)), f"{row.consensus:.2f}",
+                            f"{row.rating:g}", shown(row.rater), f"{row.consensus:.2f}",
                             f"{row.residual:+.1f}", f"{row.weight:.2f}")
         console.print(flagged)
     console.print(f"wrote {path} and {raters_path}", soft_wrap=True, highlight=False)

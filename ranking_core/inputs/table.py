@@ -14,7 +14,8 @@ Rules (each refusal names its file lines, or spreadsheet rows, and the rule):
 * delimiter ``,`` ``;`` or tab, found together with the header: the first line (within
   :attr:`Limits.header_lines`) whose fields name every required role; lines above it are skipped
   and reported; two columns naming one role refuse the file, naming both;
-* rows: wrong number of fields, a NUL byte, a cell longer than :attr:`Limits.max_cell`, an empty,
+* rows: wrong number of fields, a NUL byte, a control character or bidi override in a text cell
+  (:mod:`ranking_core.inputs.text`), a cell longer than :attr:`Limits.max_cell`, an empty,
   non-numeric or non-finite number, an ambiguous decimal mark, a value outside the role's physical
   range: the row is refused, the other rows are kept;
 * decimal comma: accepted in ``;`` and tab files; a value with one mark followed by exactly three
@@ -44,6 +45,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from ranking_core.inputs.text import UNSAFE, UNSAFE_RULE
 from ranking_core.inputs.units import UnitError, check_unit, resolve_unit, to_mgdl
 from ranking_core.validation import describe_rows
 
@@ -1084,7 +1086,9 @@ def _collect(rows: _Rows, schema: Schema, label: str, unit: str | None, limits: 
             elif f.kind == "time":
                 values, rules = _times(series[f.name], f, clock, lines, label)
             else:
-                values, rules = series[f.name].to_numpy(dtype=object), []
+                values = series[f.name].to_numpy(dtype=object)
+                rules = [(f"{f.name} {UNSAFE_RULE}", series[f.name].str.contains(
+                    UNSAFE).to_numpy(dtype=bool, na_value=False))]
             for rule, mask in rules:
                 mask = mask & ~bad
                 if mask.any():
