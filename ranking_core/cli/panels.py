@@ -18,7 +18,8 @@ def plan_panel(
     ratings: Annotated[Path | None, typer.Argument(
         help="Ratings so far (CSV, TSV or XLSX with columns reference, estimate, rating and "
              "optionally rater). Leave out to get a space-filling start design.")] = None,
-    next_: Annotated[int, typer.Option("--next", "-n", help="How many pairs to propose.")] = 20,
+    next_: Annotated[int, typer.Option("--next", "-n", help="How many pairs to propose "
+                                       "(1 to 200,000).")] = 20,
     out: Annotated[Path, typer.Option("--out", "-o", help="Rating form to write (CSV).")
                    ] = Path("next.csv"),
     html: Annotated[Path | None, typer.Option(
@@ -36,11 +37,12 @@ def plan_panel(
     from ranking_core.cli.progress import progress_bar
     from ranking_core.learn import learn_panel
     from ranking_core.panels import plan_pairs, write_rating_form
-    from ranking_core.panels.design import MIN_RATINGS
+    from ranking_core.panels.design import MIN_RATINGS, check_next
     from ranking_core.ratings import RatingSetError, read_rating_set
 
     data = None
     try:
+        check_next(next_)
         if ratings is not None:
             data = read_rating_set(ratings, unit=unit)
             if data.report():
@@ -57,6 +59,8 @@ def plan_panel(
         raise typer.Exit(1) from None
     sheet = out.with_suffix(".html") if html is None else html
     write_rating_form(pairs, out, sheet)
+    if "shortfall" in pairs.attrs:
+        console.print(f"[yellow]{pairs.attrs['shortfall']}[/yellow]", highlight=False)
     if data is None or len(data.frame) < MIN_RATINGS:
         console.print(f"start design: {len(pairs)} space-filling pairs")
     else:
