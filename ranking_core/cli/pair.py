@@ -55,7 +55,7 @@ def pair(
         console.print(f"--format must be one of {', '.join(SERIES_FORMATS)}", style="red")
         raise typer.Exit(2)
     try:
-        check_window_lag(window, lag)
+        check_window_lag(window, lag, ("--window", "--lag"))
         limits = with_limits(None, max_rows=max_rows)
         sensor_series = read_series(sensor, format, unit=unit, limits=limits, dayfirst=dayfirst)
         reference_series = read_series(reference, format, unit=reference_unit or unit,

@@ -843,7 +843,7 @@ def _clock_parts(cells: pd.Series, field_: Field
     out[:, _MI] = number("mi")
     out[:, _S] = number("s")
     out[:, _NS] = pd.to_numeric(parts["f"].fillna("").str.ljust(9, "0")).to_numpy(np.int64)
-    ampm = parts["ampm"].fillna("").str.upper().str[0].to_numpy(dtype=str)
+    ampm = parts["ampm"].str.upper().str[0].fillna("").to_numpy(dtype=str)
     twelve = ampm != ""
     bad_clock = np.where(twelve, (hour < 1) | (hour > 12), hour > 23)
     out[:, _H] = np.where(twelve, hour % 12 + 12 * (ampm == "P"), hour)

@@ -78,20 +78,22 @@ _BACK = 15 * _NS_PER_MINUTE  # a clock that goes back by 15 min to 3 h: a daylig
 _BACK_MAX = 180 * _NS_PER_MINUTE
 
 
-def check_window_lag(window: float, lag: float) -> tuple[float, float]:
+def check_window_lag(window: float, lag: float, names: tuple[str, str] = ("window", "lag")
+                     ) -> tuple[float, float]:
     """``window`` in (0, 1440] and ``lag`` in [−1440, 1440] minutes (a day), as floats;
-    ValueError naming the bound otherwise. Checked before any time arithmetic."""
+    ValueError naming the bound (and the option, ``names``) otherwise. Checked before any time
+    arithmetic."""
     try:
         window, lag = float(window), float(lag)
     except (TypeError, ValueError, OverflowError) as exc:
         raise ValueError(f"window and lag must be numbers of minutes; got {window!r}, "
                          f"{lag!r}") from exc
     if not 0 < window <= MAX_MINUTES:
-        raise ValueError(f"window must be more than 0 and at most {MAX_MINUTES:,} minutes "
+        raise ValueError(f"{names[0]} must be more than 0 and at most {MAX_MINUTES:,} minutes "
                          f"(24 h); got {window:g}")
     if not -MAX_MINUTES <= lag <= MAX_MINUTES:
-        raise ValueError(f"lag must be between -{MAX_MINUTES:,} and +{MAX_MINUTES:,} minutes "
-                         f"(±24 h); got {lag:g}")
+        raise ValueError(f"{names[1]} must be between -{MAX_MINUTES:,} and +{MAX_MINUTES:,} "
+                         f"minutes (±24 h); got {lag:g}")
     return window, lag
 
 
@@ -212,9 +214,9 @@ def pair_series(sensor: GlucoseSeries, reference: GlucoseSeries, window: float =
     ref_lines = reference.lines[reference_order]
     ambiguous = np.zeros(len(reference_ns), dtype=bool)
     if sensor.aware:
-        notes.append("times: compared in UTC (the files give UTC offsets)")
+        notes.insert(0, "times: compared in UTC (the files give UTC offsets)")
     else:
-        notes.append("times: local wall-clock times (no UTC offsets)")
+        notes.insert(0, "times: local wall-clock times (no UTC offsets)")
         ambiguous = _in_repeated_times(sensor, keep, lag_ns, reference, reference_ns,
                                        window_ns, notes)
     match = nearest_in_window(sensor_ns, reference_ns, window_ns)
