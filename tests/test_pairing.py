@@ -163,7 +163,7 @@ def test_libreview_export_keeps_historic_and_scan_records():
     assert any("line 1 above the header skipped" in n for n in series.table.notes)
     day_first = _series(LIBRE.replace("05-13-2024", "13-05-2024"))
     assert str(day_first.times[1]) == "2024-01-05T08:07:00.000000000"
-    with pytest.raises(InputError, match="ambiguous.*--dayfirst or --monthfirst"):
+    with pytest.raises(InputError, match=r"ambiguous.*--dayfirst or --monthfirst"):
         _series(LIBRE.replace("05-13-2024", "05-12-2024"))
     given = read_series(io.BytesIO(LIBRE.replace("05-13-2024", "05-12-2024").encode()),
                         name="s.csv", dayfirst=False)
