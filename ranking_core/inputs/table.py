@@ -820,41 +820,153 @@ _NO_OFFSET = np.iinfo(np.int64).min
 _Y, _A, _B, _LAST, _H, _MI, _S, _NS, _OFF = range(9)
 
 
+_GROUP_NAMES = ("last", "y", "a", "b", "h", "mi", "s", "ns", "ampm", "aware", "sign", "off_h",
+                "off_m")
+
+
+def _time_groups(cells: NDArray[np.object_]) -> tuple[NDArray[np.bool_], dict[str, NDArray]]:
+    """Which cells match :data:`_TIME`, and their parts as integers (0 where not matched):
+    last (the year written last), y, a, b (the day/month numbers in text order), h, mi, s, ns,
+    ampm (0 none, 1 AM, 2 PM), aware (an offset given), sign, off_h, off_m.
+
+    Cells laid out exactly like the first one (same length, digits and separators in the same
+    places; the usual export) are read from a byte matrix at once; the others by the regular
+    expression."""
+    n = len(cells)
+    matched = np.zeros(n, dtype=bool)
+    groups = {k: np.zeros(n, dtype=np.int64) for k in _GROUP_NAMES}
+    rest = np.ones(n, dtype=bool)
+    first = _TIME.match(cells[0]) if n else None
+    if first is not None and cells[0].isascii():
+        fast = _fixed_layout(cells, first)
+        if fast is not None:
+            rows, values = fast
+            matched[rows] = True
+            rest[rows] = False
+            for k, v in values.items():
+                groups[k][rows] = v
+    if rest.any():
+        parts = pd.Series(cells[rest], dtype=object).str.extract(_TIME)
+        found = parts["h"].notna().to_numpy()
+        matched[rest] = found
+
+        def number(name: str) -> NDArray[np.int64]:
+            return parts[name].fillna("0").to_numpy(dtype=str).astype(np.int64)
+
+        last = parts["y2"].notna().to_numpy()
+        offset = parts["off"].fillna("")
+        digits = offset.str[1:].str.replace(":", "", regex=False)  # '' for Z
+        ampm = parts["ampm"].str.upper().str[0].fillna("").to_numpy(dtype=str)
+        values = {
+            "last": last,
+            "y": np.where(last, number("y2"), number("y1")),
+            "a": np.where(last, number("a2"), number("a1")),
+            "b": np.where(last, number("b2"), number("b1")),
+            "h": number("h"), "mi": number("mi"), "s": number("s"),
+            "ns": parts["f"].fillna("").str.ljust(9, "0").to_numpy(dtype=str).astype(np.int64),
+            "ampm": (ampm == "A") + 2 * (ampm == "P"),
+            "aware": (offset != "").to_numpy(),
+            "sign": np.where(offset.str.startswith("-").to_numpy(dtype=bool), -1, 1),
+            "off_h": digits.str[:2].replace("", "0").to_numpy(dtype=str).astype(np.int64),
+            "off_m": digits.str[2:4].replace("", "0").to_numpy(dtype=str).astype(np.int64),
+        }
+        for k, v in values.items():
+            groups[k][rest] = v
+    return matched, groups
+
+
+def _fixed_layout(cells: NDArray[np.object_], first: re.Match[str]
+                  ) -> tuple[NDArray[np.bool_], dict[str, NDArray[np.int64]]] | None:
+    """The rows laid out like ``first`` (see :func:`_time_groups`), with their parts."""
+    width = len(first.string)
+    lengths = np.fromiter(map(len, cells), np.int64, len(cells))
+    same = lengths == width
+    try:
+        raw = "".join(cells[same]).encode("ascii")
+    except UnicodeEncodeError:
+        return None
+    codes = np.frombuffer(raw, np.uint8).reshape(-1, width)
+    template = np.frombuffer(first.string.encode("ascii"), np.uint8)
+    free = np.zeros(width, dtype=bool)  # positions checked by kind, not by equality
+    digit = np.zeros(width, dtype=bool)
+    spans = {}
+    for name in ("y1", "a1", "b1", "a2", "b2", "y2", "h", "mi", "s", "f"):
+        if first.group(name) is not None:
+            start, end = first.span(name)
+            spans[name] = (start, end)
+            digit[start:end] = True
+    ok = np.ones(len(codes), dtype=bool)
+    if digit.any():
+        ok &= ((codes[:, digit] >= 48) & (codes[:, digit] <= 57)).all(axis=1)
+    free |= digit
+    values: dict[str, NDArray[np.int64]] = {}
+    if first.group("ampm") is not None:
+        at = first.start("ampm")
+        free[at] = True
+        letter = codes[:, at] | 0x20  # lower case
+        ok &= (letter == ord("a")) | (letter == ord("p"))
+        values["ampm"] = np.where(letter == ord("p"), 2, 1)
+    offset = first.group("off")
+    if offset is not None and offset not in ("Z", "z"):
+        at = first.start("off")
+        free[at] = True
+        ok &= (codes[:, at] == ord("+")) | (codes[:, at] == ord("-"))
+        values["sign"] = np.where(codes[:, at] == ord("-"), -1, 1)
+        body = [at + 1 + i for i, c in enumerate(offset[1:]) if c != ":"]
+        digit_off = np.zeros(width, dtype=bool)
+        digit_off[body] = True
+        ok &= ((codes[:, digit_off] >= 48) & (codes[:, digit_off] <= 57)).all(axis=1)
+        free |= digit_off
+        spans["off_h"] = (body[0], body[0] + 2)
+        if len(body) == 4:
+            spans["off_m"] = (body[2], body[4 - 1] + 1)
+    ok &= (codes[:, ~free] == template[~free]).all(axis=1)
+    codes = codes[ok]
+
+    def number(start: int, end: int) -> NDArray[np.int64]:
+        powers = 10 ** np.arange(end - start - 1, -1, -1, dtype=np.int64)
+        return (codes[:, start:end].astype(np.int64) - 48) @ powers
+
+    last = "y2" in spans
+    for key, (name_first, name_last) in {"y": ("y1", "y2"), "a": ("a1", "a2"),
+                                         "b": ("b1", "b2")}.items():
+        values[key] = number(*spans[name_last if last else name_first])
+    for key in ("h", "mi", "s", "off_h", "off_m"):
+        if key in spans:
+            values[key] = number(*spans[key])
+    if "f" in spans:
+        start, end = spans["f"]
+        values["ns"] = number(start, end) * 10 ** (9 - (end - start))
+    values["last"] = np.full(len(codes), last, dtype=np.int64)
+    values["aware"] = np.full(len(codes), offset is not None, dtype=np.int64)
+    if "ampm" in values:
+        values["ampm"] = values["ampm"][ok]
+    if "sign" in values:
+        values["sign"] = values["sign"][ok]
+    else:
+        values["sign"] = np.ones(len(codes), dtype=np.int64)
+    return np.flatnonzero(same)[ok], values
+
+
 def _clock_parts(cells: pd.Series, field_: Field
                  ) -> tuple[NDArray[np.int64], list[tuple[str, NDArray[np.bool_]]]]:
     """Stripped time cells → (n, 9) integer parts (see the column names above) and the broken
     rules. The date's day/month order is decided later, from the whole file (:class:`_Clock`)."""
     n = len(cells)
     empty = (cells == "").to_numpy()
-    parts = cells.str.extract(_TIME)
-    matched = parts["h"].notna().to_numpy()
+    matched, g = _time_groups(cells.to_numpy(dtype=object))
     out = np.zeros((n, 9), dtype=np.int64)
-    last = parts["y2"].notna().to_numpy()
-
-    def number(name: str, default: int = 0) -> NDArray[np.int64]:
-        column = parts[name]
-        return pd.to_numeric(column, errors="coerce").fillna(default).to_numpy(np.int64)
-
-    out[:, _Y] = np.where(last, number("y2"), number("y1"))
-    out[:, _A] = np.where(last, number("a2"), number("a1"))
-    out[:, _B] = np.where(last, number("b2"), number("b1"))
-    out[:, _LAST] = last
-    hour = number("h")
-    out[:, _MI] = number("mi")
-    out[:, _S] = number("s")
-    out[:, _NS] = pd.to_numeric(parts["f"].fillna("").str.ljust(9, "0")).to_numpy(np.int64)
-    ampm = parts["ampm"].str.upper().str[0].fillna("").to_numpy(dtype=str)
-    twelve = ampm != ""
+    last = g["last"].astype(bool)
+    out[:, _Y], out[:, _A], out[:, _B], out[:, _LAST] = g["y"], g["a"], g["b"], last
+    hour = g["h"]
+    out[:, _MI], out[:, _S], out[:, _NS] = g["mi"], g["s"], g["ns"]
+    twelve = g["ampm"] > 0
     bad_clock = np.where(twelve, (hour < 1) | (hour > 12), hour > 23)
-    out[:, _H] = np.where(twelve, hour % 12 + 12 * (ampm == "P"), hour)
+    out[:, _H] = np.where(twelve, hour % 12 + 12 * (g["ampm"] == 2), hour)
     bad_clock |= (out[:, _MI] > 59) | (out[:, _S] > 59)
-    offset = parts["off"].fillna("")
-    aware = (offset != "").to_numpy()
-    sign = np.where(offset.str.startswith("-").to_numpy(dtype=bool), -1, 1)
-    digits = offset.str[1:].str.replace(":", "", regex=False)  # '' for Z
-    off_h = pd.to_numeric(digits.str[:2], errors="coerce").fillna(0).to_numpy(np.int64)
-    off_m = pd.to_numeric(digits.str[2:4], errors="coerce").fillna(0).to_numpy(np.int64)
-    minutes = sign * (off_h * 60 + off_m)
+    aware = g["aware"].astype(bool)
+    off_m = g["off_m"]
+    minutes = g["sign"] * (g["off_h"] * 60 + off_m)
     out[:, _OFF] = np.where(aware, minutes, _NO_OFFSET)
     bad_offset = aware & ((off_m > 59) | (minutes < OFFSETS[0]) | (minutes > OFFSETS[1]))
     bad_year = (out[:, _Y] < YEARS[0]) | (out[:, _Y] > YEARS[1])
