@@ -311,3 +311,35 @@ def test_cli_runs_as_a_user_runs_it(tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 1 and "Traceback" not in done.stderr + done.stdout
     assert "--lag must be between" in done.stdout
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_times_in_many_layouts_are_the_instants_python_computes(seed):
+    """Random instants written with random offsets in several layouts (most rows in the first
+    row's layout, the fast path; some in others, the regular expression) read back exactly."""
+    from ranking_core.inputs.series import read_series
+
+    rng = np.random.default_rng(seed)
+    base = datetime(2024, 1, 1)
+    rows, expected = ["timestamp,glucose"], []
+    for i in range(400):
+        utc = base + timedelta(seconds=int(rng.integers(0, 3 * 10**7)),
+                               microseconds=int(rng.integers(0, 10**6)))
+        minutes = int(rng.integers(-12 * 60, 14 * 60 + 1))
+        local = utc + timedelta(minutes=minutes)
+        sign = "-" if minutes < 0 else "+"
+        offset = f"{sign}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
+        layout = i % 10
+        if layout < 7:
+            text = f"{local:%Y-%m-%dT%H:%M:%S.%f}{offset}"
+        elif layout == 7:
+            text = f"{local:%Y-%m-%d} {local.hour}:{local:%M:%S.%f}{offset.replace(':', '')}"
+        elif layout == 8:
+            text = f"{local:%Y/%m/%d %I:%M:%S.%f %p} {offset}"
+        else:
+            text = f"{local:%Y-%m-%dT%H:%M:%S.%f}" + ("Z" if minutes == 0 else offset)
+        rows.append(f"{text},{100 + i % 50}")
+        expected.append(np.datetime64(utc, "ns"))
+    series = read_series(("\n".join(rows) + "\n").encode(), name="s.csv")
+    assert len(series) == 400 and series.aware
+    np.testing.assert_array_equal(series.times, np.array(expected, dtype="datetime64[ns]"))
