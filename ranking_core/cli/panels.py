@@ -33,16 +33,21 @@ def plan_panel(
              "headers, else mg/dL).")] = None,
 ) -> None:
     """Propose the next pairs to rate and write them as a rating form."""
+    from ranking_core.panels.design import MIN_RATINGS, check_next
+
+    try:  # before anything is read or learned
+        check_next(next_)
+    except ValueError as exc:
+        console.print(f"[red]--next: {shown(exc)}[/red]", soft_wrap=True, highlight=False)
+        raise typer.Exit(1) from None
     from ranking_core.blas_threads import fit_threads
     from ranking_core.cli.progress import progress_bar
     from ranking_core.learn import learn_panel
     from ranking_core.panels import plan_pairs, write_rating_form
-    from ranking_core.panels.design import MIN_RATINGS, check_next
     from ranking_core.ratings import RatingSetError, read_rating_set
 
     data = None
     try:
-        check_next(next_)
         if ratings is not None:
             data = read_rating_set(ratings, unit=unit)
             if data.report():
