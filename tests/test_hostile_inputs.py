@@ -343,3 +343,14 @@ def test_times_in_many_layouts_are_the_instants_python_computes(seed):
     series = read_series(("\n".join(rows) + "\n").encode(), name="s.csv")
     assert len(series) == 400 and series.aware
     np.testing.assert_array_equal(series.times, np.array(expected, dtype="datetime64[ns]"))
+
+
+@pytest.mark.parametrize("args", [
+    ("learners", "compare", "--m", "1000000000"), ("learners", "compare", "--reps", "0"),
+    ("learners", "compare", "--test-size", "2000000000"),
+    ("reproduce", "seg-table3", "--m", "1000000000"), ("reproduce", "academic", "--m", "2"),
+    ("reproduce", "apriori", "--draws", "0")])
+def test_experiment_counts_are_bounded_before_anything_runs(args):
+    result = run(*args)
+    assert result.exit_code == 2 and args[2] in result.output
+    assert "less than or equal to" in result.output or "greater than or equal to" in result.output

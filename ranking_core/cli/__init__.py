@@ -32,6 +32,12 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "dashboard": ("ranking_core.cli.dashboard", "app", "Start the web dashboard."),
 }
 
+# bounds of the experiments' count options, checked before anything runs: a fit on m ratings
+# holds m × m kernel matrices (128 MB each at m = 4,000) and predicts m × test-size blocks
+MAX_SIZE = 4_000
+MAX_TEST_SIZE = 10_000
+MAX_REPS = 1_000
+
 
 def shown(text: object) -> str:
     """User text for the terminal: unsafe characters escaped (:mod:`ranking_core.inputs.text`;
