@@ -37,6 +37,10 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
 MAX_SIZE = 4_000
 MAX_TEST_SIZE = 10_000
 MAX_REPS = 1_000
+MAX_USERS = 100_000  # reviewers per draw (MovieLens 1M has 6,040, Jester 73,421)
+MAX_CF_PAIRS = 1_000_000  # preference pairs per part of the pairs experiment (≈1 GB at the cap)
+MAX_ROUNDS = 10_000
+MAX_WORKERS = 256
 
 
 def shown(text: object) -> str:
