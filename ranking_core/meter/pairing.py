@@ -280,11 +280,14 @@ def _device_rows(sensor: GlucoseSeries, device: str | None, option: str,
                    for k in range(len(names)))
     for (_, end, a), (start, _, b) in itertools.pairwise(spans):
         if start <= end:
+            first_b = sensor.lines[(codes == b) & (ns == start)][0]
+            last_a = sensor.lines[(codes == a) & (ns == end)][0]
             raise InputError(
-                f"the sensor file's readings from devices {quote(names[a])} and "
-                f"{quote(names[b])} (column Source Device ID) overlap in time from "
-                f"{_clock_text(start)} to {_clock_text(end)} (rule: one sensor reading per "
-                f"time; row order does not decide); pair one device with {option} ID")
+                f"the sensor file's readings from devices {quote(names[a])} (until line "
+                f"{last_a}) and {quote(names[b])} (from line {first_b}), column Source Device "
+                f"ID, overlap in time from {_clock_text(start)} to {_clock_text(end)} (rule: "
+                f"one sensor reading per time; row order does not decide); pair one device "
+                f"with {option} ID")
     notes.append(f"sensor devices: {len(names)} in sequence, not overlapping "
                  f"({', '.join(map(quote, names))})")
     return keep
