@@ -287,6 +287,7 @@ def test_plan_panel_next_is_bounded_at_once(tmp_path):
         assert not (tmp_path / "n.csv").exists()
 
 
+@pytest.mark.slow  # learns a grid first (about 10 s)
 def test_planner_with_fewer_pairs_says_how_many_it_gives(tmp_path):
     rng = np.random.default_rng(1)
     reference = rng.integers(40, 400, 30)
