@@ -22,6 +22,12 @@ Rules (each refusal names its file lines, or spreadsheet rows, and the rule):
   digits (``1.021``, ``1,021``) is refused as ambiguous (a thousands separator?) unless the file
   shows, in another value, that this mark is its decimal mark and the other mark is not used
   (evidence is collected per chunk, the first chunk being the first 100,000 rows);
+* times: a date (year first, or day and month first), a time of day to the minute or finer, an
+  optional AM/PM and an optional UTC offset; each time is converted to UTC with its own offset
+  (−12:00..+14:00); partial dates, dates without a time, impossible dates, years outside
+  :data:`YEARS` are refused; the day/month order of dates written with the year last is decided
+  from the whole file (a number above 12 can only be a day) or given, else the file is refused
+  as ambiguous; a file has offsets on every time or on none;
 * limits on bytes, data rows and cell length (:class:`Limits`); beyond them the file is refused at
   once, before anything large is allocated.
 """
