@@ -320,13 +320,14 @@ def _guess_encoding(sample: bytes) -> str:
 
 def read_text(source: str | os.PathLike | IO[bytes] | bytes, name: str | None = None,
               limits: Limits | None = None) -> str:
-    """The whole input as text (UTF-8 ± BOM or UTF-16 with BOM, at most ``limits.max_bytes``);
+    """The whole input as text (UTF-8 ± BOM or UTF-16 with BOM, at most ``limits.max_bytes``;
+    a run of CRs before LF read as LF, so that lines count as editors count them);
     :class:`InputError` otherwise, naming the encoding."""
     label = _label(source, name)
     binary = open_binary(source, label, limits)
     try:
         text, encoding = _text(binary, label)
-        return text.read()
+        return _LineEnds(text).read()
     except UnicodeDecodeError as exc:
         raise _decode_error(label, encoding, exc) from exc
     finally:
