@@ -80,10 +80,11 @@ def test_offset_that_changes_at_daylight_saving_pairs_in_utc(tmp_path):
     assert "-05:00, -04:00" in result.output
 
 
-def test_dexcom_export_across_the_fall_back_refuses_the_repeated_hour(tmp_path):
-    rows = [DEXCOM_HEADER]
-    for i, u in enumerate(readings_utc(), 1):
-        rows.append(f"{i},{eastern(u)[0]:%Y-%m-%dT%H:%M:%S},EGV,,,,G6,{sensor_value(u)},,,,,,X\n")
+@pytest.mark.parametrize("newest_first", [False, True])
+def test_dexcom_export_across_the_fall_back_refuses_the_repeated_hour(tmp_path, newest_first):
+    rows = [f"{i},{eastern(u)[0]:%Y-%m-%dT%H:%M:%S},EGV,,,,G6,{sensor_value(u)},,,,,,X\n"
+            for i, u in enumerate(readings_utc(), 1)]
+    rows = [DEXCOM_HEADER, *(rows[::-1] if newest_first else rows)]
     reference = ("timestamp,glucose\n2024-11-03T00:30:00,118\n2024-11-03T01:30:00,160\n"
                  "2024-11-03T02:30:00,190\n")
     result, pairs = pair(tmp_path, "".join(rows), reference)
