@@ -25,11 +25,16 @@ from ranking_core.grids.risk_scale import (
     risk_grade,
 )
 from ranking_core.grids.seg import GLUCOSE_MAX, MISSING_SEG_MESSAGE, SEGTable
+from ranking_core.meter.acceptance import (
+    AcceptanceData,
+    acceptance_table,
+    profile_names,
+    rates_of_change,
+)
 from ranking_core.meter.pairs import MeterPairs, name_rows, pairs_from_frame
 from ranking_core.meter.statistics import (
     add_intervals,
     caveats,
-    iso_criteria,
     iso_difference,
     mean_sd,
     pair_points,
@@ -52,7 +57,7 @@ TABLE_TITLES = {
     "pair_types": "Pair types", "accuracy": "Bias, MARD, CV and 95 % limits of agreement (%)",
     "risk_grades": "SEG risk grades", "risk_categories": "SEG risk categories",
     "iso_ranges": "ISO 15197 ranges", "binomial": "Binomial accuracy test (95 % within 15)",
-    "iso_criteria": "ISO 15197:2013 accuracy criteria",
+    "acceptance": "Acceptance criteria (ISO 15197:2013, FDA iCGM)",
     "ranges": "MARD, bias and shares within ±15/15 and ±20/20 by glucose range",
     "learned_categories": "Risk categories on the learned grid",
 }
@@ -66,8 +71,9 @@ BINOMIAL_PROBABILITY, BINOMIAL_QUANTILE = 0.95, 0.05
 
 def binomial_lower_bound(n: int) -> int:
     """Fewest compliant pairs for the SEG surveillance accuracy standard: the 5th percentile of
-    Binomial(n, 0.95), i.e. R's ``qbinom(0.05, n, 0.95)`` (smallest k with P(X ≤ k) ≥ 0.05)."""
-    return int(binom.ppf(BINOMIAL_QUANTILE, n, BINOMIAL_PROBABILITY)) if n > 0 else 0
+    Binomial(n, 0.95), i.e. R's ``qbinom(0.05, n, 0.95)`` (smallest k with P(X ≤ k) ≥ 0.05), and
+    at least 1: with one pair the quantile is 0, and 0 compliant pairs never meet a standard."""
+    return max(1, int(binom.ppf(BINOMIAL_QUANTILE, n, BINOMIAL_PROBABILITY))) if n > 0 else 0
 
 
 def _counts(index: NDArray[np.integer], labels: tuple[str, ...], n: int,
@@ -133,8 +139,10 @@ class MeterReport:
     iso_ranges : id, range, count, percent.
     binomial : n, compliant, compliant_percent, lower_bound, lower_bound_percent, meets,
         ci_lower_percent, ci_upper_percent.
-    iso_criteria : the two ISO 15197:2013 criteria with count, n, percent, interval, threshold
-        and pass/fail (:func:`~ranking_core.meter.statistics.iso_criteria`).
+    acceptance : the criteria of the chosen acceptance profiles (ISO 15197:2013, FDA iCGM), one
+        row each: profile, id, criterion, count, n, percent, lower_bound_percent,
+        required_percent, rule, passes (:mod:`ranking_core.meter.acceptance`).
+    acceptance_notes : the bound's method and the criteria left out.
     ranges : MARD (bootstrap interval), bias, ±15/15 and ±20/20 shares (Wilson intervals) by
         glucose range (:func:`~ranking_core.meter.statistics.range_statistics`).
     caveats : small-sample warnings (n < 100, a range with < 20 pairs), shown with the tables.
@@ -154,7 +162,7 @@ class MeterReport:
     binomial: pd.DataFrame
     zones: dict[str, pd.DataFrame]
     zone_grids: dict[str, str]
-    iso_criteria: pd.DataFrame
+    acceptance: pd.DataFrame
     ranges: pd.DataFrame
     pairs: pd.DataFrame = field(repr=False)
     risk_grades: pd.DataFrame | None = None
@@ -164,11 +172,13 @@ class MeterReport:
     messages: tuple[str, ...] = ()
     caveats: tuple[str, ...] = ()
     source: str = ""
+    glucose_unit: str = "mg/dL"
+    acceptance_notes: tuple[str, ...] = ()
 
     def tables(self) -> dict[str, pd.DataFrame]:
         """The summary tables present, by name, in report order (zone tables by grid family)."""
         names = ("pair_types", "accuracy", "risk_grades", "risk_categories", "iso_ranges",
-                 "binomial", "iso_criteria", "ranges")
+                 "binomial", "acceptance", "ranges")
         tables = {n: getattr(self, n) for n in names if getattr(self, n) is not None}
         tables.update(self.zones)
         if self.learned_categories is not None:
@@ -185,6 +195,7 @@ class MeterReport:
         tables under their grid family: "dts", "clarke", "parkes"), what each zone grid is
         ("grids": name, title, citation, purpose), plus the messages."""
         out: dict[str, Any] = {"source": self.source, "unit": "mg/dL",
+                               "input_unit": self.glucose_unit,
                                "riskgrid_version": riskgrid_version(),
                                "parkes_type": self.parkes_type,
                                "seg_table_used": self.risk_grades is not None}
@@ -193,6 +204,7 @@ class MeterReport:
                                  "citation": grid.citation, "purpose": grid.purpose}
                         for family, grid in ((f, get_grid(n))
                                              for f, n in self.zone_grids.items())}
+        out["acceptance_notes"] = list(self.acceptance_notes)
         out["caveats"] = list(self.caveats)
         out["messages"] = list(self.messages)
         return out
@@ -210,6 +222,7 @@ def meter_report(
     learned_risk: ArrayLike | None = None,
     *,
     parkes_type: int = 1,
+    profiles: tuple[str, ...] | None = None,
 ) -> MeterReport:
     """The meter accuracy report for (BGM, REF) pairs in mg/dL.
 
@@ -222,6 +235,9 @@ def meter_report(
     learned_risk : optional (601, 601) learned risk surface indexed [REF, BGM] on the SEG's
         0..4 scale; its 8 risk categories are counted.
     parkes_type : diabetes type of the Parkes grid (1 or 2).
+    profiles : acceptance profiles to judge the pairs by (default every registered one:
+        "iso15197", "icgm"); pairs with ``subject``/``sensor`` columns get clustered bounds,
+        pairs with ``reference_time``/``sensor_time`` the rate-of-change criteria.
 
     Notes
     -----
@@ -304,8 +320,10 @@ def meter_report(
         zones[family] = _zone_table(grid, index, count)
         per_pair[family] = _labels(grid.zones, index.astype(np.int8)[inverse], included)
 
-    parkes_ab = int(zones["parkes"].set_index("zone").loc[["A", "B"], "count"].sum())
     ranges = range_statistics(r, b, count)
+    acceptance, acceptance_notes = acceptance_table(
+        _acceptance_data(pairs, included, r, b, count, parkes_type),
+        profile_names() if profiles is None else profiles)
 
     risk_grades = risk_categories = learned_categories = None
     if seg_table is None:
@@ -334,10 +352,29 @@ def meter_report(
     return MeterReport(
         pair_types=pair_types, accuracy=accuracy, iso_ranges=iso_ranges, binomial=binomial,
         zones=zones, zone_grids={f: g.name for f, g in grids.items()},
-        iso_criteria=iso_criteria(r, b, parkes_ab, parkes_type, count), ranges=ranges,
+        acceptance=acceptance, acceptance_notes=tuple(acceptance_notes), ranges=ranges,
         caveats=caveats(ranges),
         pairs=pd.DataFrame(per_pair, copy=False), risk_grades=risk_grades,
         risk_categories=risk_categories,
         learned_categories=learned_categories, parkes_type=parkes_type,
-        messages=tuple(messages), source=pairs.source,
+        messages=tuple(messages), source=pairs.source, glucose_unit=pairs.glucose_unit,
     )
+
+
+def _acceptance_data(pairs: MeterPairs, included: NDArray[np.bool_], r: NDArray[np.float64],
+                     b: NDArray[np.float64], count: NDArray[np.int64], parkes_type: int
+                     ) -> AcceptanceData:
+    """What the acceptance criteria read: the distinct points with their pairs, or, when the
+    pairs carry clusters (subject, else sensor) or times, every included pair."""
+    extra = {k: v[included] for k, v in pairs.extra.items()}
+    cluster_name = next((k for k in ("subject", "sensor") if k in extra), "")
+    timed = "reference_time" in extra and "sensor_time" in extra
+    if not cluster_name and not timed:
+        return AcceptanceData(r, b, count, parkes_type=parkes_type)
+    ref, bgm = pairs.ref[included], pairs.bgm[included]
+    cluster = (pd.factorize(pd.Series(extra[cluster_name], dtype=object).fillna(""))[0]
+               if cluster_name else None)
+    rates = (rates_of_change(ref, bgm, extra["reference_time"], extra["sensor_time"], cluster)
+             if timed else (None, None))
+    return AcceptanceData(ref, bgm, cluster=cluster, cluster_name=cluster_name,
+                          ref_rate=rates[0], sensor_rate=rates[1], parkes_type=parkes_type)
