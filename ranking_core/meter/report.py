@@ -6,6 +6,7 @@ Klonoff et al. 2014 for the SEG, ISO 15197:2013 for the accuracy ranges, and eac
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +26,7 @@ from ranking_core.grids.risk_scale import (
     risk_grade,
 )
 from ranking_core.grids.seg import GLUCOSE_MAX, MISSING_SEG_MESSAGE, SEGTable
+from ranking_core.inputs import MGDL_PER_MMOLL
 from ranking_core.meter.acceptance import (
     AcceptanceData,
     acceptance_table,
@@ -44,12 +46,15 @@ from ranking_core.meter.statistics import (
 from ranking_core.version import riskgrid_version
 
 __all__ = [
+    "HYPO_MISSED_RULE",
     "ISO_RANGES",
+    "PAIR_RESULT_COLUMNS",
     "TABLE_TITLES",
     "MeterReport",
     "binomial_lower_bound",
     "iso_difference",
     "meter_report",
+    "pair_results",
 ]
 
 # a human title for each table of the report (CLI and dashboard); zone tables take their grid's
@@ -67,6 +72,23 @@ ISO_RANGES = ("<= 5 % or 5 mg/dL", "> 5 - 10 % or mg/dL", "> 10 - 15 % or mg/dL"
 _ISO_EDGES = np.array([5.0, 10.0, 15.0, 20.0])
 ISO_COMPLIANT = 15.0  # mg/dL or %, the ISO 15197 / SEG surveillance accuracy limit
 BINOMIAL_PROBABILITY, BINOMIAL_QUANTILE = 0.95, 0.05
+HYPO_LIMIT = 70.0  # mg/dL: below it, hypoglycaemia (level 1, the consensus threshold)
+HYPO_MISSED_RULE = "reference < 70 mg/dL while the meter / sensor reads ≥ 70 mg/dL"
+# the per-pair results file (--pairs-out), its columns and what each holds
+PAIR_RESULT_COLUMNS = {
+    "line": "file line (text files; the header is line 1 when nothing is above it) or sheet row",
+    "BGM": "meter / sensor glucose, mg/dL (as analysed: whole mg/dL)",
+    "REF": "reference glucose, mg/dL (as analysed)",
+    "included": "in the analysis (false: REF or BGM above 600 mg/dL or below 0)",
+    "seg_risk": "SEG risk 0–4 (empty without the SEG table)",
+    "seg_risk_category": "SEG risk category",
+    "dts_zone": "DTS Error Grid zone", "clarke_zone": "Clarke Error Grid zone",
+    "parkes_zone": "Parkes Error Grid zone (the report's diabetes type)",
+    "learned_risk": "risk on the learned grid (only with a learned grid)",
+    "iso_within_15": "within ±15 mg/dL (REF < 100 mg/dL) or ±15 % (REF ≥ 100 mg/dL)",
+    "error_direction": "BGM > REF, BGM < REF or BGM = REF",
+    "hypoglycaemia_missed": f"true when {HYPO_MISSED_RULE}",
+}
 
 
 def binomial_lower_bound(n: int) -> int:
@@ -143,6 +165,8 @@ class MeterReport:
         row each: profile, id, criterion, count, n, percent, lower_bound_percent,
         required_percent, rule, passes (:mod:`ranking_core.meter.acceptance`).
     acceptance_notes : the bound's method and the criteria left out.
+    provenance : what the report was made from, item → text (riskgrid version, input file and
+        its sha256, pairs read / refused, unit, SEG table and learned grid checksums).
     ranges : MARD (bootstrap interval), bias, ±15/15 and ±20/20 shares (Wilson intervals) by
         glucose range (:func:`~ranking_core.meter.statistics.range_statistics`).
     caveats : small-sample warnings (n < 100, a range with < 20 pairs), shown with the tables.
@@ -174,6 +198,7 @@ class MeterReport:
     source: str = ""
     glucose_unit: str = "mg/dL"
     acceptance_notes: tuple[str, ...] = ()
+    provenance: dict[str, str] = field(default_factory=dict)
 
     def tables(self) -> dict[str, pd.DataFrame]:
         """The summary tables present, by name, in report order (zone tables by grid family)."""
@@ -204,10 +229,36 @@ class MeterReport:
                                  "citation": grid.citation, "purpose": grid.purpose}
                         for family, grid in ((f, get_grid(n))
                                              for f, n in self.zone_grids.items())}
+        out["provenance"] = dict(self.provenance)
         out["acceptance_notes"] = list(self.acceptance_notes)
         out["caveats"] = list(self.caveats)
         out["messages"] = list(self.messages)
         return out
+
+
+def pair_results(report: MeterReport) -> pd.DataFrame:
+    """One row per valid input pair with the columns of :data:`PAIR_RESULT_COLUMNS` (SEG and
+    learned columns only when the report has them; for mmol/L input also BGM and REF in mmol/L).
+    Zones and risks are empty for pairs left out of the analysis."""
+    pairs = report.pairs
+    bgm, ref = pairs["BGM"].to_numpy(), pairs["REF"].to_numpy()
+    out = {"line": pairs["row"], "BGM": bgm.astype(np.int64), "REF": ref.astype(np.int64)}
+    if report.glucose_unit != "mg/dL":
+        out["BGM_mmol_L"] = np.round(bgm / MGDL_PER_MMOLL, 2)
+        out["REF_mmol_L"] = np.round(ref / MGDL_PER_MMOLL, 2)
+    out["included"] = pairs["included"]
+    if "abs_risk" in pairs:
+        out["seg_risk"] = pairs["abs_risk"].round(3)
+        out["seg_risk_category"] = pairs["risk_category"]
+    for family in report.zone_grids:
+        out[f"{family}_zone"] = pairs[family]
+    if "learned_risk" in pairs:
+        out["learned_risk"] = pairs["learned_risk"].round(3)
+    out["iso_within_15"] = pairs["iso_diff"].le(ISO_COMPLIANT).where(pairs["included"])
+    out["error_direction"] = np.where(bgm > ref, "BGM > REF",
+                                      np.where(bgm < ref, "BGM < REF", "BGM = REF"))
+    out["hypoglycaemia_missed"] = (ref < HYPO_LIMIT) & (bgm >= HYPO_LIMIT)
+    return pd.DataFrame(out).reset_index(drop=True)
 
 
 def _as_pairs(pairs: MeterPairs | pd.DataFrame) -> MeterPairs:
@@ -223,6 +274,7 @@ def meter_report(
     *,
     parkes_type: int = 1,
     profiles: tuple[str, ...] | None = None,
+    provenance: dict[str, str] | None = None,
 ) -> MeterReport:
     """The meter accuracy report for (BGM, REF) pairs in mg/dL.
 
@@ -238,6 +290,9 @@ def meter_report(
     profiles : acceptance profiles to judge the pairs by (default every registered one:
         "iso15197", "icgm"); pairs with ``subject``/``sensor`` columns get clustered bounds,
         pairs with ``reference_time``/``sensor_time`` the rate-of-change criteria.
+    provenance : items to state first in the report's provenance (the input file's name and
+        sha256, the learned grid's name, λ and ratings checksum, from the caller); the version,
+        pairs, unit and the SEG and learned grids' checksums are added here.
 
     Notes
     -----
@@ -358,7 +413,31 @@ def meter_report(
         risk_categories=risk_categories,
         learned_categories=learned_categories, parkes_type=parkes_type,
         messages=tuple(messages), source=pairs.source, glucose_unit=pairs.glucose_unit,
+        provenance=_provenance(pairs, seg_table, learned_risk, provenance or {}),
     )
+
+
+def values_sha256(values: ArrayLike) -> str:
+    """sha256 of an array's float64 values (C order): a checksum of a risk table's content."""
+    data = np.ascontiguousarray(np.asarray(values, dtype=np.float64))
+    return hashlib.sha256(data.tobytes()).hexdigest()
+
+
+def _provenance(pairs: MeterPairs, seg_table: SEGTable | None, learned_risk: ArrayLike | None,
+                given: dict[str, str]) -> dict[str, str]:
+    read = pairs.table
+    out = {"riskgrid version": riskgrid_version(), **given}
+    if read is not None:
+        out["pairs read"] = f"{read.n_read:,}"
+        out["pairs refused"] = f"{read.n_refused:,}"
+    else:
+        out["pairs read"] = f"{len(pairs):,}"
+    out["glucose unit of the input"] = pairs.glucose_unit
+    out["SEG table sha256 (risk values)"] = ("not used" if seg_table is None
+                                             else values_sha256(seg_table.signed))
+    if learned_risk is not None:
+        out["learned grid sha256 (risk values)"] = values_sha256(learned_risk)
+    return out
 
 
 def _acceptance_data(pairs: MeterPairs, included: NDArray[np.bool_], r: NDArray[np.float64],
