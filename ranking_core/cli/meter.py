@@ -8,10 +8,12 @@ import json
 from pathlib import Path
 from typing import Annotated
 
+import pandas as pd
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from ranking_core.grids.registry import get_grid
 from ranking_core.grids.seg import (
@@ -28,20 +30,41 @@ from ranking_core.meter.report import meter_report as build_report
 console = Console()
 
 
+def _print_table(title: str, text: pd.DataFrame, caption: str | None = None) -> None:
+    from ranking_core.meter.display import FAILS, MEETS, PASSES
+
+    styles = {PASSES: "bold green", MEETS: "bold green", FAILS: "bold red"}
+    table = Table(title=title, title_justify="left", caption=caption, caption_justify="left")
+    for i, column in enumerate(text.columns):
+        short = max((len(cell) for cell in text[column]), default=0) <= 12
+        # short cells (numbers, verdicts) never wrap: long texts take the remaining width
+        table.add_column(str(column), justify="left" if i == 0 or not short else "right",
+                         no_wrap=short)
+    for row in text.itertuples(index=False):
+        table.add_row(*(Text(cell, style=styles.get(cell, "")) for cell in row))
+    console.print(table)
+
+
 def _print_tables(report: MeterReport) -> None:
-    from ranking_core.meter.document import display_frame
+    from ranking_core.meter.acceptance import get_profile
+    from ranking_core.meter.display import display_frame
 
     titles = report.titles()
     for name, frame in report.tables().items():
+        if name == "acceptance":  # one table per profile, narrow enough for 80 columns
+            for profile, rows in frame.groupby("profile", sort=False):
+                text = display_frame(rows, name, report.glucose_unit)
+                text = text.drop(columns=["Profile", "Rule"]).rename(columns={
+                    "Criterion": "", "Pairs counted / in range": "Pairs",
+                    "95 % lower bound (%)": "Bound %", "Share (%)": "%",
+                    "Required (%)": "Needs %"})
+                _print_table(f"{get_profile(str(profile)).title} acceptance criteria", text,
+                             f"Verdict: {rows['rule'].iloc[0]}"
+                             + ("" if rows["rule"].nunique() == 1 else " (A–G); H, I: no pair "
+                                "allowed; J, K: observed share < required"))
+            continue
         purpose = get_grid(report.zone_grids[name]).purpose if name in report.zone_grids else None
-        table = Table(title=titles[name], title_justify="left", caption=purpose,
-                      caption_justify="left")
-        text = display_frame(frame)
-        for i, column in enumerate(text.columns):
-            table.add_column(str(column), justify="left" if i == 0 else "right")
-        for row in text.itertuples(index=False):
-            table.add_row(*(escape(cell) for cell in row))
-        console.print(table)
+        _print_table(titles[name], display_frame(frame, name, report.glucose_unit), purpose)
 
 
 def _sha256(path: Path) -> str:
@@ -135,7 +158,8 @@ def meter_report(
     console.print(escape(data.messages[0]))
     if data.glucose_unit != "mg/dL":
         console.print(f"glucose read in {data.glucose_unit}, converted to mg/dL "
-                      f"(× {MGDL_PER_MMOLL}); the tables below are in mg/dL")
+                      f"(× {MGDL_PER_MMOLL}) for the SEG tool's tables; glucose below is in "
+                      f"{data.glucose_unit} with mg/dL beside it")
     try:
         table = find_seg_table(seg_table)
     except SEGTableMissing as exc:
