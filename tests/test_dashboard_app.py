@@ -200,7 +200,7 @@ def test_seg_table_uploaded_in_the_sidebar_is_stored_and_used(fresh, seg_csv):
     assert later.selectbox(key="compare_a").value == "SEG"
     seg = fresh.latest_seg_table().load()
     expected = compare_grids(seg.absolute, zone_grid("clarke"))
-    later.selectbox(key="compare_b").set_value("Clarke zones (A–E = 0–4)")
+    later.selectbox(key="compare_b").set_value("Clarke Error Grid zones (A–E = 0–4)")
     later.run()
     assert metrics(later)["max |Δ|"] == f"{expected.max_abs_difference:.3f}"
     # and the sidebar can forget it, once the confirmation is ticked
@@ -252,7 +252,8 @@ def test_meter_page_on_built_in_demo_and_on_an_upload(fresh):
 def test_compare_page_defaults_and_a_small_learning_curve(fresh):
     at = open_app("compare", curve_sizes=[50], curve_repeats=1, curve_filters=["lavrentiev"])
     assert at.selectbox(key="compare_a").value.startswith("built-in surface")
-    assert at.selectbox(key="compare_b").value.startswith("Parkes type 1 zones")
+    assert at.selectbox(key="compare_b").value.startswith("Parkes Error Grid, type 1 zones")
+    assert "DTS Error Grid zones (A–E = 0–4)" in at.selectbox(key="compare_b").options
     expected = compare_grids(parkes_surface(), zone_grid("parkes-type1"))
     shown = metrics(at)
     assert shown["misranking"] == f"{100 * expected.misranking:.2f} %"
