@@ -86,16 +86,18 @@ def show_reading(messages: list[str] | tuple[str, ...]) -> None:
 
 
 def pair_columns(report: MeterReport) -> dict:
-    """Human headers (with units) of the per-pair results table."""
-    names = {"line": "Line", "BGM": "BGM (mg/dL)", "REF": "REF (mg/dL)",
-             "BGM_mmol_L": "BGM (mmol/L)", "REF_mmol_L": "REF (mmol/L)", "included": "Analysed",
-             "seg_risk": "SEG risk (0–4)", "seg_risk_category": "SEG risk category",
-             "learned_risk": "Learned-grid risk (0–4)", "iso_within_15": "Within ISO ±15",
-             "error_direction": "Error direction",
-             "hypoglycaemia_missed": "Hypoglycaemia missed"}
-    names.update({f"{family}_zone": f"{get_grid(grid).title.split(',')[0]} zone"
+    """Human headers (with units) and widths in px of the per-pair results table: every column
+    within the page's width at 1280 px (the caption above spells out the short names)."""
+    names = {"line": ("Line", 50), "BGM": ("BGM mg/dL", 80), "REF": ("REF mg/dL", 80),
+             "BGM_mmol_L": ("BGM mmol/L", 85), "REF_mmol_L": ("REF mmol/L", 85),
+             "included": ("Analysed", 70), "seg_risk": ("SEG risk", 65),
+             "seg_risk_category": ("SEG category", 110), "learned_risk": ("Learned risk", 90),
+             "iso_within_15": ("ISO ±15", 65), "error_direction": ("Direction", 85),
+             "hypoglycaemia_missed": ("Hypo missed", 90)}
+    names.update({f"{family}_zone": (f"{get_grid(grid).title.split(' ')[0]} zone", 60)
                   for family, grid in report.zone_grids.items()})
-    return {column: st.column_config.Column(label) for column, label in names.items()}
+    return {column: st.column_config.Column(label, width=width)
+            for column, (label, width) in names.items()}
 
 
 TEXT_TYPES = ["csv", "tsv", "txt", "xlsx"]
@@ -250,12 +252,17 @@ st.caption("ISO 15197:2013 (blood glucose meters): a criterion passes when its o
 
 def show_table(name: str, frame: pd.DataFrame, where=st) -> None:
     """A report table as the reader's text (human names, rounding, verdicts in colour) in a
-    static table: every column shown, long texts wrapped."""
+    static table: every column shown, long texts wrapped. st.table reads Markdown: every cell
+    and header is escaped, so that "> 180 mg/dL" stays text."""
     text = display_frame(frame, name, unit)
+    colours = ({i: VERDICT_COLOURS.get(v, "inherit") for i, v in enumerate(text[VERDICT])}
+               if VERDICT in text.columns else {})
+    text = text.map(plain)
+    text.columns = [plain(c) for c in text.columns]
     styled = text.style.hide(axis="index")
-    if VERDICT in text.columns:
-        styled = styled.map(lambda v: f"color: {VERDICT_COLOURS.get(v, 'inherit')}; "
-                                      "font-weight: bold", subset=[VERDICT])
+    if colours:
+        styled = styled.apply(lambda column: [f"color: {colours[i]}; font-weight: bold"
+                                              for i in range(len(column))], subset=[VERDICT])
     where.table(styled)
 
 
@@ -265,6 +272,8 @@ notes = [m for m in report.messages if m != MISSING_SEG_MESSAGE]
 if notes:
     with st.expander(f"Notes on the data ({len(notes)})"):
         st.text("\n".join(notes))
+with st.expander("Provenance: what this report was made from"):
+    st.text("\n".join(f"{item}: {value}" for item, value in report.provenance.items()))
 
 included = report.pairs[report.pairs["included"]]
 ref, bgm = included["REF"].to_numpy(), included["BGM"].to_numpy()
@@ -311,8 +320,11 @@ if "risk_categories" in tables:
 
 st.subheader("Every pair")
 results = pair_results(report)
-st.caption(f"One row per valid pair of the input. Hypoglycaemia missed: {HYPO_MISSED_RULE}. "
-           "ISO ±15: within ±15 mg/dL below 100 mg/dL, ±15 % from 100 mg/dL on.")
+if results["included"].all():
+    results = results.drop(columns="included")
+st.caption(f"One row per valid pair of the input. SEG risk: 0 none … 4 extreme. ISO ±15: within "
+           "±15 mg/dL below 100 mg/dL, ±15 % from 100 mg/dL on. Direction: of the meter's error. "
+           f"Hypo missed (hypoglycaemia missed): {HYPO_MISSED_RULE}.")
 c = st.columns(4)
 zone_family = c[0].selectbox("filter by zone of", list(report.zone_grids), key="meter_filter_grid",
                              format_func=lambda f: get_grid(report.zone_grids[f]).title)
