@@ -242,14 +242,23 @@ def _raster(fig: Figure, dpi: int = PDF_DPI) -> PILImage.Image:
 
 
 def _widths(frame: pd.DataFrame, width: float) -> list[float]:
-    """Column widths (points) by the longest text of each column, at most the page width."""
-    natural = np.array([4.6 * min(max(len(str(c)), *(len(v) for v in frame[c]), 4), 60) + 8
-                        for c in frame.columns])
+    """Column widths (points) by the longest text of each column, at most the page width: when
+    the table is too wide, the columns of long texts wrap, never narrower than their longest
+    word (no word is cut)."""
+    def points(chars: int) -> float:  # DejaVu Sans Bold at 7.5 pt, with the cell's padding
+        return 5.2 * chars + 10
+
+    texts = {c: [str(c), *frame[c]] for c in frame.columns}
+    floor = np.array([points(max(len(w) for v in t for w in (v.split() or [""])))
+                      for t in texts.values()])
+    natural = np.maximum(floor, [points(min(max(4, *map(len, t)), 60))
+                                 for t in texts.values()])
     if natural.sum() <= width:
         return natural.tolist()
-    short = natural <= 70  # numbers keep their width; long texts wrap
-    room = max(width - natural[short].sum(), 60.0 * (~short).sum())
-    natural[~short] *= room / natural[~short].sum()
+    long = natural > floor + 1  # columns whose texts can wrap
+    room = width - natural[~long].sum()
+    shrunk = natural[long] * max(room, 0.0) / natural[long].sum()
+    natural[long] = np.maximum(shrunk, floor[long])
     return natural.tolist()
 
 
@@ -276,6 +285,7 @@ def report_pdf(blocks: list[Block]) -> bytes:
     from reportlab.lib.styles import ParagraphStyle
     from reportlab.lib.units import cm
     from reportlab.platypus import (
+        CondPageBreak,
         KeepTogether,
         Paragraph,
         SimpleDocTemplate,
@@ -307,11 +317,17 @@ def report_pdf(blocks: list[Block]) -> bytes:
     pending: list = []
 
     def place(*flowables: Flowable) -> None:
-        story.append(KeepTogether([*pending, *flowables]))
+        """A heading, its text and a table flow on (a long table splits, its header row
+        repeated) after a page break when less than 6 cm are left; with a figure, they move
+        to the next page together."""
+        if any(isinstance(f, _Picture) for f in flowables):
+            story.append(KeepTogether([*pending, *flowables]))
+        else:
+            story.extend([CondPageBreak(6 * cm), *pending, *flowables])
         pending.clear()
 
     width = A4[0] - 3 * cm
-    for block in blocks:
+    for block, following in zip(blocks, [*blocks[1:], None], strict=True):
         if isinstance(block, Heading):
             story.extend(pending)
             pending[:] = [para(block.text, headings[min(block.level, 2)])]
@@ -329,7 +345,10 @@ def report_pdf(blocks: list[Block]) -> bytes:
                 ("VALIGN", (0, 0), (-1, -1), "TOP"),
                 ("LEFTPADDING", (0, 0), (-1, -1), 3), ("RIGHTPADDING", (0, 0), (-1, -1), 3),
             ]))
-            place(para(block.title, headings[2]), table, Spacer(1, 2))
+            if isinstance(following, FigureBlock):  # a grid's zone table stays with its plot
+                pending.extend([para(block.title, headings[2]), table, Spacer(1, 4)])
+            else:
+                place(para(block.title, headings[2]), table, Spacer(1, 2))
         else:
             side = min(width, FIGURE_CM * cm)
             place(_Picture(_raster(block.figure), side), para(block.caption, body))
