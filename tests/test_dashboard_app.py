@@ -302,6 +302,6 @@ def test_pages_with_the_official_seg_table(tmp_path, monkeypatch):
     assert percent(metrics(at)["Misranking vs reference"]) < 0.15
     at.switch_page("views/meter.py").run()
     assert not at.exception
-    grades = next(d.value for d in at.dataframe if "grade" in d.value.columns)
-    assert list(grades["grade"]) == ["A", "B", "C", "D", "E"]
-    assert grades["count"].sum() == int(metrics(at)["pairs analysed"])
+    grades = next(t.value for t in at.table if "Grade" in t.value.columns)
+    assert list(grades["Grade"]) == ["A", "B", "C", "D", "E"]
+    assert grades["Pairs"].astype(int).sum() == int(metrics(at)["pairs analysed"])
