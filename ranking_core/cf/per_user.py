@@ -126,7 +126,7 @@ class PerUserConfig:
     n_lams: int = 200
     missing: str = "minus-one"
     shift: float = 0.0
-    protocol: str = "split"
+    protocol: str = "refit"
     max_rounds: int = 200
     ndcg_k: int = 10
     seed: int = 0

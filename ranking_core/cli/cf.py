@@ -109,7 +109,7 @@ def per_user(
         help="Added to every rating; default +10 for Jester, 0 otherwise.")] = None,
     max_rounds: Annotated[int, typer.Option(help="RankBoost's largest number of rounds.")] = 200,
     protocol: Annotated[str, typer.Option(help="Which function is tested: " + "; ".join(
-        f"{name}: {text}" for name, text in PROTOCOLS.items()) + ".")] = "split",
+        f"{name}: {text}" for name, text in PROTOCOLS.items()) + ".")] = "refit",
     seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
     scheduler: Annotated[str | None, typer.Option(
         help="'synchronous' (no Dask), a Dask scheduler address tcp://host:port, or unset for "
