@@ -161,7 +161,7 @@ def array_from_bytes(content: bytes) -> NDArray:
     except (ValueError, OSError, EOFError, SyntaxError, TypeError) as exc:
         raise StorageError(f"stored array is not a plain numeric/text .npy ({exc})") from exc
     if dtype.kind not in "biufU" or dtype.hasobject:
-        raise StorageError(f"stored array has dtype {dtype}; only numbers or text are stored")
+        raise StorageError(f"stored array is not a plain numeric/text .npy (dtype {dtype})")
     count = math.prod(shape)
     if count > ARRAY_MAX_VALUES or count * dtype.itemsize != len(content) - stream.tell():
         raise StorageError(f"stored array declares shape {shape} of {dtype} "
@@ -242,6 +242,8 @@ def _lookup_name(name: str, kind: str) -> str:
     record saved with a name today's rules refuse can still be found, renamed and deleted."""
     if not isinstance(name, str) or not name or len(name) > NAME_MAX:
         raise StorageError(f"a {kind.replace('_', ' ')} name is text of 1..{NAME_MAX} characters")
+    if "\x00" in name:  # no database stores it in a name (PostgreSQL refuses it in text)
+        raise _not_found(kind, name)
     return name
 
 
