@@ -529,7 +529,12 @@ class Store:
             self.dialect = url.get_backend_name()
             if self.dialect == "sqlite":
                 if url.database and url.database != ":memory:":
-                    Path(url.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+                    folder = Path(url.database).expanduser().parent
+                    try:
+                        folder.mkdir(parents=True, exist_ok=True)
+                    except OSError as exc:
+                        raise StorageError(f"opening the database failed: cannot make its "
+                                           f"folder {folder} ({exc.strerror})") from exc
                 self.engine = create_engine(url)
                 _sqlite_transactions(self.engine, timeout)
             elif self.dialect == "postgresql":  # a write waits at most `timeout` for a lock
