@@ -51,17 +51,22 @@ else
 fi
 
 debian_mirror() {  # the URI of the first apt source of this machine that carries the suite $1
-    cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources \
-        2>/dev/null | awk -v suite="$1" '
+    local files=() file
+    for file in /etc/apt/sources.list /etc/apt/sources.list.d/*.list \
+            /etc/apt/sources.list.d/*.sources; do
+        if [ -f "$file" ]; then files+=("$file"); fi
+    done
+    [ "${#files[@]}" -gt 0 ] || return 0
+    awk -v suite="$1" '
         function found(uri) { print uri; exit }
         /^[[:space:]]*deb[[:space:]]/ {            # one-line style: deb [options] URI SUITE ...
             i = 2
             if ($i ~ /^\[/) { while ($i !~ /\]$/ && i < NF) i++; i++ }
             if ($(i + 1) == suite) found($i) }
-        /^[[:space:]]*$/ || /^Types:/ { uris = ""; ok = 0 }   # deb822 style: one paragraph each
+        FNR == 1 || /^[[:space:]]*$/ || /^Types:/ { uris = ""; ok = 0 }  # deb822: paragraphs
         /^URIs:/ { uris = $2 }
         /^Suites:/ { for (i = 2; i <= NF; i++) if ($i == suite) ok = 1 }
-        uris != "" && ok { found(uris) }'
+        uris != "" && ok { found(uris) }' "${files[@]}"
 }
 
 base_seconds=null
