@@ -15,9 +15,10 @@ check_sqlite_folder() {
     folder=$(dirname -- "$file")
     user="this container's user (uid $(id -u))"
     if ! mkdir -p -- "$folder" 2>/dev/null || ! probe=$(mktemp -p "$folder" 2>/dev/null); then
-        echo "riskgrid: cannot start: the data folder $folder cannot be written by $user, so" \
-             "no record could be saved. Mount a folder that uid $(id -u) may write (podman:" \
-             "-v DIR:$folder:U; docker: chown $(id -u) DIR first) or a named volume." >&2
+        echo "riskgrid: cannot start: the data folder $folder cannot be written by $user" \
+             "(it is read-only or belongs to another user), so no record could be saved." \
+             "Mount a folder that uid $(id -u) may write (podman: -v DIR:$folder:U; docker:" \
+             "chown $(id -u) DIR first) or a named volume." >&2
         exit 2
     fi
     rm -f -- "$probe"
