@@ -100,7 +100,12 @@ def test_the_image_serves_the_learn_page_and_keeps_a_saved_grid_across_a_restart
 def test_a_data_folder_the_container_cannot_write_is_refused_at_start(image, tmp_path):
     data = tmp_path / "data"
     data.mkdir(mode=0o755)  # this user's folder; the container's user (uid 10001) cannot write it
-    done = podman("run", "--rm", "-v", f"{data}:/data", image, timeout=60, check=False)
+    name = f"riskgrid-test-refused-{os.getpid()}"
+    try:  # a container that does start is removed (and the assertions below fail)
+        done = podman("run", "--name", name, "-v", f"{data}:/data", image, timeout=60,
+                      check=False)
+    finally:
+        podman("rm", "-f", "-t", "0", name, check=False)
     assert done.returncode == 2
     assert "the data folder /data cannot be written by this container's user" in done.stderr
     assert list(data.iterdir()) == []
