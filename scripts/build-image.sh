@@ -28,7 +28,7 @@ while [ $# -gt 0 ]; do
         --tag) tag="$2"; shift 2 ;;
         --pip-index) pip_index="$2"; shift 2 ;;
         --no-check) check=0; shift ;;
-        -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
         *) echo "unknown option: $1" >&2; exit 2 ;;
     esac
 done
