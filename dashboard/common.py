@@ -53,10 +53,10 @@ def public_mode() -> bool:
     return os.environ.get(PUBLIC_ENV, "") not in ("", "0")
 
 
-# The largest job a visitor of the public demo may start, per count widget (its key): each job at
-# these sizes ran in at most about 5 s on one core of the project's 2-core test machine (the
-# figures are in the notes of the storage and serving work); above them a server's own users
-# would wait on an anonymous visitor's fits.
+# The largest job a visitor of the public demo may start, per count widget (its key): at these
+# sizes each page's slowest job took at most 2.1 CPU seconds on one core of the project's test
+# machine (a few seconds of wall time on a busy server); above them a server's own users would
+# wait on an anonymous visitor's fits.
 PUBLIC_LIMITS = {
     "learn_m": 300,  # Learn page: simulated ratings (robust learning is the slowest fit)
     "curve_repeats": 1,  # Compare page: learning curves (every filter, m up to 400)
