@@ -21,7 +21,7 @@ import os
 import sys
 import time
 
-from dashboard import METRICS_ENV, PUBLIC_ENV
+from dashboard import METRICS_ENV
 from ranking_core.blas_threads import one_blas_thread
 
 LOG = logging.getLogger("riskgrid.dashboard")
@@ -58,9 +58,11 @@ def warm() -> float:
 def database_problem() -> str | None:
     """Why the database the pages use cannot be opened (and upgraded), or None (also in the
     public demo, which opens none)."""
-    if os.environ.get(PUBLIC_ENV, "") not in ("", "0"):
-        return None
+    from dashboard.common import public_mode
     from ranking_core.storage import StorageError, Store
+
+    if public_mode():
+        return None
 
     try:
         Store().dispose()
@@ -94,6 +96,7 @@ def without_metrics() -> None:
 def main() -> None:
     """Check the database, warm the caches, then hand over to Streamlit's command line
     (``streamlit run …``)."""
+    one_blas_thread()
     problem = database_problem()
     if problem is not None:
         print(f"riskgrid dashboard: not started: the database cannot be opened: {problem}",
@@ -102,7 +105,6 @@ def main() -> None:
     if os.environ.get(METRICS_ENV, "") in ("", "0"):
         without_metrics()
     print("riskgrid dashboard: preparing the pages…", file=sys.stderr, flush=True)
-    one_blas_thread()
     # before Streamlit's runtime exists, its caches and script context log that they run bare;
     # that is the point of warming up, so those notices are not shown at start-up
     import streamlit.runtime.caching.cache_data_api as cache_data_api
@@ -118,7 +120,12 @@ def main() -> None:
         print(f"riskgrid dashboard: ready after {seconds:.1f} s", file=sys.stderr, flush=True)
     from streamlit.web import cli
 
-    sys.argv = ["streamlit", *sys.argv[1:]]
+    # the public demo takes no upload: not even a request sent past the page to Streamlit's
+    # upload endpoint (it would be kept in the server's memory)
+    from dashboard.common import public_mode
+
+    no_uploads = ["--server.maxUploadSize", "0"] if public_mode() else []
+    sys.argv = ["streamlit", *sys.argv[1:], *no_uploads]
     cli.main()
 
 

@@ -97,11 +97,14 @@ __all__ = [
     "array_from_bytes",
     "array_to_bytes",
     "check_grid",
+    "check_grid_metadata",
     "check_record_name",
     "default_database_url",
     "display_name",
     "frame_from_bytes",
     "frame_to_bytes",
+    "json_bool",
+    "seg_table_from_bytes",
 ]
 
 DATABASE_URL_ENV = "RISKGRID_DATABASE_URL"

@@ -226,3 +226,24 @@ def test_the_metrics_endpoint_is_off_unless_asked_for(tmp_path):
     finally:
         os.killpg(process.pid, 15)
         process.wait(timeout=30)
+
+
+@pytest.mark.parametrize("public", [False, True])
+def test_the_public_server_takes_no_upload_even_past_the_page(public, fresh, monkeypatch):
+    """Streamlit's upload endpoint keeps what a session sends (up to maxUploadSize) even without
+    an upload widget; the public demo's server is started with a limit of 0 MB."""
+    import streamlit.web.cli
+
+    import dashboard.server
+
+    handed_over = []
+    monkeypatch.setattr(dashboard.server, "warm", lambda: 0.0)
+    monkeypatch.setattr(streamlit.web.cli, "main", lambda: handed_over.append(list(sys.argv)))
+    monkeypatch.setenv("RISKGRID_METRICS", "1")  # leave Streamlit's routes as they are here
+    if public:
+        monkeypatch.setenv("RISKGRID_PUBLIC", "1")
+    monkeypatch.setattr(sys, "argv", ["dashboard.server", "run", "app.py"])
+    dashboard.server.main()
+    (argv,) = handed_over
+    assert argv[:3] == ["streamlit", "run", "app.py"]
+    assert (argv[3:] == ["--server.maxUploadSize", "0"]) is public
