@@ -41,9 +41,11 @@ st.dataframe(pd.DataFrame({
     "ratings / rows": [r.meta.get("rows", r.meta.get("m", "")) for r in saved],
 }), hide_index=True, key="records_table")
 
-chosen = st.selectbox("Record", range(len(saved)), format_func=lambda i: display_name(
-    saved[i].name), key="records_chosen")
-info = saved[chosen if chosen is not None and chosen < len(saved) else 0]
+# chosen by name (unique per kind), never by position: a record saved meanwhile by someone else
+# must not move the choice onto another record
+by_name = {r.name: r for r in saved}
+chosen = st.selectbox("Record", list(by_name), format_func=display_name, key="records_chosen")
+info = by_name.get(chosen, saved[0])
 
 
 @st.cache_data(show_spinner="Reading the saved grid…", max_entries=4)
