@@ -247,3 +247,24 @@ def test_the_public_server_takes_no_upload_even_past_the_page(public, fresh, mon
     (argv,) = handed_over
     assert argv[:3] == ["streamlit", "run", "app.py"]
     assert (argv[3:] == ["--server.maxUploadSize", "0"]) is public
+
+
+def test_a_robust_monotone_grid_saved_on_the_learn_page_is_the_one_compare_shows(fresh):
+    """The Learn page's Save for robust learning with the monotone step (refused before: only
+    spectral rankers could be stored; a monotone grid came back without its step)."""
+    at = open_app(learn_settings=LearnSettings(robust="huber", monotone=True))
+    shown_grid = at.session_state["learn_result"].grid
+    learn_misranking = next(m.value for m in at.metric if m.label == "Misranking vs reference")
+    next(t for t in at.text_input if t.label == "Name").set_value("robust monotone")
+    next(b for b in at.button if b.label == "Save learned grid").click()
+    at.run()
+    assert not at.exception and any("Saved learned grid" in s.value for s in at.success)
+    stored = fresh.load_learned_grid("robust monotone")
+    np.testing.assert_allclose(stored.grid, shown_grid, rtol=0, atol=1e-12)
+    assert stored.settings["robust"] == "huber" and stored.settings["monotone"] is True
+    at.switch_page("views/compare.py").run()
+    at.selectbox(key="compare_a").set_value("built-in surface (smoothed Parkes type 1)")
+    at.selectbox(key="compare_b").set_value("learned: robust monotone")
+    at.run()
+    assert not at.exception
+    assert next(m.value for m in at.metric if m.label == "misranking") == learn_misranking
