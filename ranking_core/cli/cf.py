@@ -26,6 +26,7 @@ from ranking_core.cf.published import CORTES_2007_TABLE1, KRIUKOVA_2014_TABLE2
 from ranking_core.cli import MAX_CF_PAIRS, MAX_REPS, MAX_ROUNDS, MAX_USERS, MAX_WORKERS
 from ranking_core.cli.progress import progress_bar
 from ranking_core.learners.pairwise_linear import LOSSES
+from ranking_core.selection import PROTOCOLS
 
 app = typer.Typer(help="Collaborative-filtering experiments of the papers (MovieLens, Jester).",
                   no_args_is_help=True, add_completion=False)
@@ -65,7 +66,8 @@ def load(data: Path | None, format: DataFormat, seed: int) -> RatingMatrix:
 
 
 def _print_table(result: dict, dataset: str, group: str) -> None:
-    table = Table(title=f"per-user ranking, {dataset} {group}: mean ± sd over repetitions")
+    table = Table(title=f"per-user ranking, {dataset} {group}, protocol "
+                        f"{result['config']['protocol']}: mean ± sd over repetitions")
     for column in ("learner", "users run", "misranking (ours)", "misranking (paper)",
                    "MSD (ours)", "MSD (paper)", "M1D (ours)", "NDCG@10 (ours)"):
         table.add_column(column, justify="right")
@@ -111,6 +113,8 @@ def per_user(
         help="Added to every rating; default +10 for Jester, 0 otherwise.")] = None,
     max_rounds: Annotated[int, typer.Option(help="RankBoost's largest number of rounds.", min=1,
                                             max=MAX_ROUNDS)] = 200,
+    protocol: Annotated[str, typer.Option(help="Which function is tested: " + "; ".join(
+        f"{name}: {text}" for name, text in PROTOCOLS.items()) + ".")] = "refit",
     seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
     scheduler: Annotated[str | None, typer.Option(
         help="'synchronous' (no Dask), a Dask scheduler address tcp://host:port, or unset for "
@@ -128,6 +132,7 @@ def per_user(
             n_reference=reference, n_test_users=test_users, repeats=repeats,
             learners=tuple(item.value for item in learner or [Learner.iterated_lavrentiev]),
             gammas=tuple(gamma or [1e4]), missing=missing, max_rounds=max_rounds, seed=seed,
+            protocol=protocol,
             shift=(JESTER_SHIFT if jester else 0.0) if shift is None else shift,
         )
     except ValueError as error:

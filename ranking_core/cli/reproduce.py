@@ -18,6 +18,7 @@ from ranking_core.experiments.seg import PAPER_APRIORI, PAPER_TABLE3, run_aprior
 from ranking_core.grids.compare import DIFFERENCE_BINS
 from ranking_core.grids.seg import SEGTable, SEGTableError, SEGTableMissing, find_seg_table
 from ranking_core.recipes import RECIPES, SEGRecipe
+from ranking_core.selection import PROTOCOLS
 
 app = typer.Typer(help="Reproduce the experiments of the source papers.", no_args_is_help=True,
                   add_completion=False)
@@ -37,14 +38,16 @@ def academic(
                                                 max=MAX_SIZE)] = None,
     reps: Annotated[int, typer.Option(help="Repetitions per size.", min=1, max=MAX_REPS)] = 10,
     seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
-    protocol: Annotated[str, typer.Option(
-        help="refit: test the function refitted on all m points at the held-out λ; "
-             "split: test the function fitted on the first m/2 points.")] = "refit",
+    protocol: Annotated[str, typer.Option(help="Which function is tested: " + "; ".join(
+        f"{name}: {text}" for name, text in PROTOCOLS.items()) + ".")] = "refit",
     out: Annotated[Path | None, typer.Option("--out", "--json", help="Write JSON here.")] = None,
 ) -> None:
     """Kriukova et al. 2014, §4.1 (Table 1): ranking vs regression on x ∈ {0..100}, y = ⌊x/10⌋, γ =
     100."""
     sizes = m or [12, 20, 28]
+    if protocol not in PROTOCOLS:
+        raise typer.BadParameter(f"--protocol must be one of {', '.join(PROTOCOLS)}; "
+                                 f"got {protocol!r}")
     with progress_bar(f"academic example ({protocol})") as update:
         result = run_academic(sizes, reps, seed=seed, protocol=protocol, progress=update)
     table = _right_aligned_table(

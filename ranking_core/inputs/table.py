@@ -584,8 +584,8 @@ def _text_rows(text: IO[str], schema: Schema, label: str, limits: Limits,
         if rows:
             yield _Chunk(numbers, rows=rows)
 
-    numeric = (schema.prepare is None and schema.fields is None
-               and all(r.kind == "number" for r in schema.roles))
+    numeric = (schema.prepare is None and schema.fields is None  # optional roles absent: no bar
+               and all(r.kind == "number" for r in schema.roles if r.name in header.index))
 
     def chunks() -> Iterator[_Chunk]:
         first = header_line + 1  # the file line of the next line read
