@@ -10,13 +10,21 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from dashboard.common import data_dir, init_state, plain, public_mode, shared_result
+from dashboard.common import (
+    data_dir,
+    init_state,
+    plain,
+    public_mode,
+    shared_result,
+    size_limit,
+)
 from ranking_core.cf import FORMATS, RatingMatrix, read_ratings, synthetic_ratings
 from ranking_core.cf.parallel import SYNCHRONOUS, run_per_user
 from ranking_core.cf.per_user import JESTER_SHIFT, LEARNERS, METRICS, PerUserConfig
 from ranking_core.cf.published import KRIUKOVA_2014_TABLE2
 from ranking_core.experiments.cf_user import user_ranking
 from ranking_core.filters import FILTERS
+from ranking_core.selection import PROTOCOLS
 
 GROUPS = {"20-40": (20, 40), "40-60": (40, 60), "60-80": (60, 80)}
 
@@ -25,8 +33,8 @@ st.caption("The same spectral ranking learners on movie and joke ratings, as in 
            "per-user experiment (Kriukova et al. 2014, §4.2, Cortes et al. 2007, §4.1): a "
            "reviewer's items are described "
            "by how 300 reference reviewers rated them.")
-init_state(cf_source="Synthetic (built-in)", cf_users=300, cf_items=400, cf_seed=0,
-           cf_format=FORMATS[0], cf_group="40-60", cf_filter="iterated-lavrentiev",
+init_state(cf_protocol="refit", cf_source="Synthetic (built-in)", cf_users=300, cf_items=400,
+           cf_seed=0, cf_format=FORMATS[0], cf_group="40-60", cf_filter="iterated-lavrentiev",
            cf_user_index=0,
            cf_test_users=10, cf_repeats=2, cf_learners=["iterated-lavrentiev", "lavrentiev"])
 
@@ -66,8 +74,10 @@ notes: list[str] = []
 try:
     if source == "Synthetic (built-in)":
         c = st.columns(3)
-        n_users = c[0].number_input("users", 100, 2000, step=50, key="cf_users")
-        n_items = c[1].number_input("items", 200, 2000, step=50, key="cf_items")
+        n_users = c[0].number_input("users", 100, size_limit("cf_users", 2000), step=50,
+                                    key="cf_users")
+        n_items = c[1].number_input("items", 200, size_limit("cf_items", 2000), step=50,
+                                    key="cf_items")
         seed = c[2].number_input("seed", 0, 10_000, key="cf_seed")
         data = synthetic(int(n_users), int(n_items), int(seed))
     else:
@@ -94,7 +104,11 @@ if data is None:
     st.stop()
 
 jester = data.scale[0] < 0
-config_base = {"shift": JESTER_SHIFT if jester else 0.0}
+protocol = st.radio("protocol", tuple(PROTOCOLS), key="cf_protocol", horizontal=True,
+                    format_func=lambda name: f"{name}: {PROTOCOLS[name]}",
+                    help="Half of a reviewer's rated items train: a quarter fits, a quarter "
+                         "chooses λ. The papers do not say which function is then tested.")
+config_base = {"shift": JESTER_SHIFT if jester else 0.0, "protocol": protocol}
 c = st.columns(3)
 c[0].metric("users", f"{data.n_users:,}")
 c[1].metric("items", f"{data.n_items:,}")
@@ -142,8 +156,9 @@ st.caption("The protocol of Kriukova et al. 2014, §4.2 on a few test reviewers 
            "300 reviewers "
            "and 10 repetitions: `riskgrid cf per-user`). Runs in this process.")
 c = st.columns(3)
-test_users = c[0].number_input("test reviewers", 2, 100, key="cf_test_users")
-repeats = c[1].number_input("repetitions", 1, 10, key="cf_repeats")
+test_users = c[0].number_input("test reviewers", 2, size_limit("cf_test_users", 100),
+                               key="cf_test_users")
+repeats = c[1].number_input("repetitions", 1, size_limit("cf_repeats", 10), key="cf_repeats")
 learners = c[2].multiselect("learners", LEARNERS, key="cf_learners")
 if st.button("Run the experiment", key="cf_run", disabled=not learners):
     experiment = PerUserConfig(group=GROUPS[group], n_test_users=int(test_users),
@@ -174,7 +189,8 @@ if summary:
                                              else f"{100 * paper[0]:.2f} ± {100 * paper[1]:.2f}")
         rows.append(row)
     st.dataframe(pd.DataFrame(rows), hide_index=True, key="cf_results_table")
-    st.caption(f"{summary['test_users_per_repeat']} test reviewers × "
+    st.caption(f"Protocol {summary['config']['protocol']}: "
+               f"{summary['test_users_per_repeat']} test reviewers × "
                f"{summary['config']['repeats']} repetitions; pairwise misranking in %, MSD and "
                "M1D in squared / absolute rating units, NDCG@10 in 0..1 "
                f"({summary['skipped_test_users']} reviewers skipped).")

@@ -1,14 +1,14 @@
 """Rating surveys: surveys, their pairs, raters (token hashes only), queues and answers.
 
 Revision ID: surveys
-Revises: saved_by
+Revises: grid_arrays
 """
 
 import sqlalchemy as sa
 from alembic import op
 
 revision = "surveys"
-down_revision = "saved_by"
+down_revision = "grid_arrays"
 branch_labels = None
 depends_on = None
 
