@@ -249,6 +249,11 @@ def test_cli_contract(tmp_path, monkeypatch):
     assert runner.invoke(app, ["survey", "status", "trial", "--json", str(state)]).exit_code == 0
     data = json.loads(state.read_text())
     assert [r["revoked"] for r in data["raters"]] == [True, False] and data["answers"] == 0
+    # a batch by hand: with fewer than 10 answers, more of the space-filling design
+    result = runner.invoke(app, ["survey", "next", "trial", "--batch", "3"])
+    assert result.exit_code == 0 and "batch 2 added: 3 pairs" in result.output, result.output
+    added = SurveyStore().answers("trial")
+    assert added.loc[added["batch"] == 1, ["reference", "estimate"]].stack().between(40, 300).all()
     out = tmp_path / "ratings.csv"
     assert runner.invoke(app, ["survey", "close", "trial"]).exit_code == 0
     result = runner.invoke(app, ["survey", "export", "trial", "-o", str(out)])

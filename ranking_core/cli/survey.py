@@ -13,6 +13,7 @@ import typer
 from rich.console import Console
 
 console = Console()
+DEFAULT_BATCH = 20  # pairs added by `survey next` when the survey has no batch size
 app = typer.Typer(help="Run a rating survey in the browser: a panel rates pairs through "
                        "personal links.", add_completion=False, no_args_is_help=True)
 
@@ -47,7 +48,8 @@ def create(
     checks: Annotated[int, typer.Option(
         min=0, help="Check pairs with an obvious answer per rater.")] = 2,
     batch: Annotated[int, typer.Option(
-        min=0, help="Pairs per adaptive batch, planned when a batch is answered (0: off).")] = 20,
+        min=0, help="Pairs per adaptive batch, planned when a batch is answered (0: off; "
+                    "`riskgrid survey next` adds a batch by hand).")] = 0,
     base_url: Annotated[str, typer.Option(
         "--base-url", help="Where the dashboard is served (for the links).")
     ] = "http://127.0.0.1:8501",
@@ -196,7 +198,8 @@ def status(
 def next_(
     name: Annotated[str, typer.Argument(help="The survey.")],
     batch: Annotated[int | None, typer.Option(
-        "--batch", min=1, help="Pairs to add (default: the survey's batch size).")] = None,
+        "--batch", min=1, help="Pairs to add (default: the survey's batch size, else "
+                               f"{DEFAULT_BATCH}).")] = None,
 ) -> None:
     """Plan the next batch from the answers so far and add it to the raters' queues now."""
     from ranking_core.blas_threads import fit_threads
@@ -208,7 +211,8 @@ def next_(
     try:
         before = surveys.get(name).batches
         with progress_bar("learning from the answers so far") as update, fit_threads(1000):
-            after = next_batch(surveys, name, batch, force=True, progress=update)
+            size = batch or surveys.get(name).settings.batch or DEFAULT_BATCH
+            after = next_batch(surveys, name, size, force=True, progress=update)
     except (StorageError, ValueError) as exc:
         _fail(exc)
     added = surveys.answers(name)

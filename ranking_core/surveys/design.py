@@ -69,7 +69,8 @@ class SurveySettings:
     repeats : share of a rater's pairs shown a second time (test-retest), 0..1.
     checks : check pairs per rater (alternately on the diagonal, risk none, and a reading far
         above a low reference, risk extreme).
-    batch : pairs per adaptive batch (0: no adaptive batches).
+    batch : pairs per adaptive batch, planned when the last batch is answered (0, the default:
+        no adaptive batches; the organiser adds batches by hand).
     base_url : where the dashboard is served, for the links.
     seed : seed of the shuffles and the planner's candidates.
     """
@@ -80,7 +81,7 @@ class SurveySettings:
     overlap: int = 2
     repeats: float = 0.1
     checks: int = 2
-    batch: int = 20
+    batch: int = 0
     base_url: str = "http://127.0.0.1:8501"
     seed: int = 0
 
