@@ -3,7 +3,7 @@
 For each m, a fresh subprocess draws m ratings (inputs uniform on [0, 600]² mg/dL, the SEG risk
 at the rounded point; Kriukova et al. 2014 §4.3), runs the whole best recipe (``BEST_RECIPE``:
 choice of λ by 5-fold validation misranking, refit, the 601 × 601 learned grid) with the fast
-k-fold path (``solver="auto"``: ``ranking_core.fast_selection``), and reports its wall time, its
+k-fold path (``solver="auto"``: ``ranking_core.learners.direct``), and reports its wall time, its
 peak resident memory (``ru_maxrss``, the whole process) and the misranking (eq. (1), %) against
 the SEG on held-out uniform inputs. With ``--exact-max``, the exact path (``solver="spectral"``,
 k + 1 dense eigendecompositions) is run too for m up to that size, with its time and the largest

@@ -11,9 +11,9 @@ from extended_precision import refined_predictions
 from sklearn.model_selection import KFold
 
 from ranking_core import SpectralRanker
-from ranking_core.direct import DirectRanker, ou_precision
+from ranking_core.learners.direct import DirectRanker, ou_precision
 from ranking_core.experiments.seg import draw_seg_ratings
-from ranking_core.fast_selection import _golden_index, choose_method, fast_kfold_lambda
+from ranking_core.learners.direct import _golden_index, choose_method, fast_kfold_lambda
 from ranking_core.grids.coordinates import GlucoseTransform, TransformedKernel
 from ranking_core.grids.seg import SEG_TABLE_ENV, find_seg_table
 from ranking_core.grids.signed import signed_ratings

@@ -10,14 +10,14 @@ from sklearn.base import clone
 from sklearn.model_selection import KFold
 
 from ranking_core import SpectralRanker
-from ranking_core.fast_selection import EXACT_UP_TO
+from ranking_core.learners.direct import EXACT_UP_TO
 from ranking_core.grids.learned import learned_grid
 from ranking_core.grids.monotone import MonotoneRisk, project_monotone
 from ranking_core.grids.signed import AbsoluteRisk
 from ranking_core.learn import learn_panel
 from ranking_core.metrics import pairwise_misranking
 from ranking_core.panels import RobustRanker, rating_step
-from ranking_core.panels.robust import _truncated_mean, kfold_robust, robust_folds
+from ranking_core.learners.robust import _truncated_mean, kfold_robust, robust_folds
 from ranking_core.recipes import (
     BEST_RECIPE,
     ROBUST_RECIPE,
