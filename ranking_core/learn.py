@@ -477,6 +477,9 @@ def _training_data(ratings: RatingSet | tuple[ArrayLike, ArrayLike]) -> tuple[ND
     if isinstance(ratings, RatingSet):
         return ratings.X, ratings.y
     X, y = ratings
+    y = np.asarray(y, dtype=np.float64)
+    if y.ndim == 1 and np.isfinite(y).all():
+        check_rating_count(y)
     return check_training_data(X, y, "learn_grid")
 
 
@@ -569,7 +572,7 @@ def learn_grid(
     refused at once (``ValueError`` with a sentence).
     """
     X_ratings, y_ratings = _training_data(ratings)
-    check_rating_count(y_ratings)
+    check_rating_count(y_ratings)  # also for a RatingSet (valid rows, perhaps too few)
     settings = PRESETS[default_recipe(ratings)[0]] if settings is None else settings
     method = fit_method(settings, len(y_ratings))
     checksum = ratings_checksum(X_ratings, y_ratings)
