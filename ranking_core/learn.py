@@ -92,6 +92,8 @@ __all__ = [
     "grid_metadata",
     "learn_grid",
     "learn_panel",
+    "panel_traits",
+    "preset_name",
     "rating_positions",
     "ratings_checksum",
     "robust_settings",
@@ -655,6 +657,11 @@ PRESETS: dict[str, LearnSettings] = {
 PRESET_LABELS = {"best": "the best recipe for clean ratings",
                  "robust": "the robust recipe for rater panels",
                  "paper": "the paper's recipe (Kriukova et al. 2014, §4.3)"}
+
+
+def preset_name(settings: LearnSettings) -> str | None:
+    """The name of the preset equal to ``settings`` (None for settings of one's own)."""
+    return next((name for name, preset in PRESETS.items() if preset == settings), None)
 
 
 def panel_traits(ratings: RatingSet | tuple[ArrayLike, ArrayLike]) -> list[str]:

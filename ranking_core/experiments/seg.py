@@ -27,7 +27,13 @@ from sklearn.base import clone
 from ranking_core.grids.compare import DIFFERENCE_BINS, difference_shares
 from ranking_core.grids.seg import GLUCOSE_MAX, SEGTable
 from ranking_core.grids.signed import AbsoluteRisk, signed_ratings
-from ranking_core.learn import PRESETS, LearnSettings, learn_grid, with_diagonal_anchors
+from ranking_core.learn import (
+    PRESETS,
+    LearnSettings,
+    learn_grid,
+    preset_name,
+    with_diagonal_anchors,
+)
 from ranking_core.metrics import pairwise_misranking
 from ranking_core.selection import fit_apriori_lambda
 
@@ -94,7 +100,8 @@ def run_seg_table3(
     with ddof = 1); every repetition draws fresh training and test sets.
     """
     rng = np.random.default_rng(seed)
-    result: dict = {"protocol": "Kriukova et al. 2014, §4.3 (Table 3)", "recipe": recipe.to_dict(),
+    result: dict = {"protocol": "Kriukova et al. 2014, §4.3 (Table 3)",
+                    "recipe": {"name": preset_name(recipe), **recipe.to_dict()},
                     "repeats": repeats, "n_test": n_test, "seed": seed, "sizes": {}}
     done, total = 0, len(sizes) * repeats
     for m in sizes:
@@ -134,7 +141,8 @@ def run_apriori(
     rng = np.random.default_rng(seed)
     ranker = recipe.least_squares().ranker()
     result: dict = {"protocol": "Kriukova et al. 2014, §4.4 (a-priori λ)",
-                    "recipe": recipe.to_dict(), "gamma": recipe.gamma,
+                    "recipe": {"name": preset_name(recipe), **recipe.to_dict()},
+                    "gamma": recipe.gamma,
                     "small_sizes": list(small_sizes), "draws": draws, "beta_max": beta_max,
                     "repeats": repeats,
                     "n_test": n_test, "seed": seed, "sizes": {}}
