@@ -46,7 +46,7 @@ SURVEY_SIZE = 8420  # ratings of the SEG survey
 # Runs the command in a child and prints its peak resident memory (kB on Linux).
 MEASURED = ("import resource, subprocess, sys\n"
             "code = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
-            "sys.stderr.write(code.stdout[-2000:] + code.stderr[-2000:])\n"
+            "sys.stderr.write(code.stdout + code.stderr[-2000:])\n"
             "print(code.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n")
 
 
