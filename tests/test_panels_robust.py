@@ -20,8 +20,7 @@ from ranking_core.learn import (
     rating_positions,
     with_diagonal_anchors,
 )
-from ranking_core.learners.direct import EXACT_UP_TO
-from ranking_core.learners.robust import _truncated_mean, kfold_robust, robust_folds
+from ranking_core.learners.robust import _truncated_mean, kfold_robust
 from ranking_core.metrics import pairwise_misranking
 from ranking_core.panels import RobustRanker, rating_step
 from ranking_core.ratings import read_rating_set
@@ -250,7 +249,6 @@ def test_kfold_robust_on_the_first_fold_only_beyond_two_thousand_ratings():
         fitted = clone(model).fit(inputs[train], y[train])
         by_hand.append(np.mean(np.abs(fitted.path(lams).predict(inputs[test]) - y[test]), axis=1))
     np.testing.assert_allclose(chosen.curve, min(by_hand, key=np.min), rtol=1e-8)
-    assert (robust_folds(EXACT_UP_TO), robust_folds(EXACT_UP_TO + 1)) == (None, 1)
 
 
 def test_robust_learning_pins_the_diagonal_every_six_mg_dl():

@@ -41,7 +41,7 @@ from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
 from ranking_core.learners.base import RegularizationPath, store_params
-from ranking_core.learners.direct import EXACT_UP_TO, DirectRanker
+from ranking_core.learners.direct import DirectRanker
 from ranking_core.learners.spectral import SpectralRanker
 from ranking_core.selection import Choice, kfold_curves, near_minimum
 from ranking_core.spectral import kernel_spectrum
@@ -55,7 +55,6 @@ __all__ = [
     "RobustRanker",
     "kfold_robust",
     "rating_step",
-    "robust_folds",
 ]
 
 LOSSES = ("squared", "huber", "tukey")
@@ -502,15 +501,6 @@ class RobustRanker(RegressorMixin, BaseEstimator):
         return self.model_.predict(points)
 
 
-def robust_folds(n_ratings: int) -> int | None:
-    """How many folds :func:`kfold_robust` validates on: all of them up to
-    :data:`~ranking_core.learners.direct.EXACT_UP_TO` ratings, the first beyond, as the plain
-    recipe's fast path does ("one-fold"). On simulated panels of 2,500 and 5,000 ratings one fold
-    took a third of the time, the misranking ±0.25 point per draw and 0.03 point higher on
-    average (docs/RESULTS.md, "Robust learning of large panels")."""
-    return None if n_ratings <= EXACT_UP_TO else 1
-
-
 def kfold_robust(
     robust: RobustRanker,
     X: ArrayLike,
@@ -535,7 +525,8 @@ def kfold_robust(
     Both curves come from one decomposition per fold (the least-squares path is the robust
     fit's :meth:`~RobustRanker.plain_path`), so the choice costs k + 1 decompositions; the folds
     are those of ``choose(rule="kfold")``. ``folds``: validate on the first ``folds`` of them
-    only (None: all; :func:`robust_folds`). ``refit_with``: the plain ranker of the final fit
+    only (None: all; :func:`ranking_core.learn.fit_method` uses one beyond
+    :data:`~ranking_core.learners.direct.EXACT_UP_TO` ratings). ``refit_with``: the plain ranker of the final fit
     on all ratings (default: ``robust``'s own; a
     :class:`~ranking_core.learners.direct.DirectRanker` refits without a decomposition).
     """
