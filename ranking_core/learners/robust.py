@@ -526,8 +526,8 @@ def kfold_robust(
     fit's :meth:`~RobustRanker.plain_path`), so the choice costs k + 1 decompositions; the folds
     are those of ``choose(rule="kfold")``. ``folds``: validate on the first ``folds`` of them
     only (None: all; :func:`ranking_core.learn.fit_method` uses one beyond
-    :data:`~ranking_core.learners.direct.EXACT_UP_TO` ratings). ``refit_with``: the plain ranker of the final fit
-    on all ratings (default: ``robust``'s own; a
+    :data:`~ranking_core.learners.direct.EXACT_UP_TO` ratings). ``refit_with``: the plain
+    ranker of the final fit on all ratings (default: ``robust``'s own; a
     :class:`~ranking_core.learners.direct.DirectRanker` refits without a decomposition).
     """
     X, y = check_training_data(X, y, "kfold_robust")
