@@ -77,7 +77,7 @@ def test_a_size_beyond_the_memory_budget_is_refused_at_once_naming_the_limit(tmp
 def test_the_panel_report_works_with_the_hold_out_rule(tmp_path):
     frame = simulate_panel(60, random_state=3, n_raters=4).drop(columns="outlier")
     report = tmp_path / "report.csv"
-    result, out = _learn(tmp_path, frame, "--rule", "holdout", "--panel-report", str(report))
+    result, _ = _learn(tmp_path, frame, "--rule", "holdout", "--panel-report", str(report))
     assert result.exit_code == 0, result.output
     rows = pd.read_csv(report)
     assert len(rows) == 60
