@@ -1,7 +1,10 @@
-# riskgrid dashboard image. Build and check it with scripts/build-image.sh (docker, podman or
-# buildah); run it with PostgreSQL with compose.yaml (README, "Container").
-#   BASE: any Debian-based image with Python >= 3.11 and pip (e.g. from a local mirror)
+# riskgrid dashboard image. Build and check it with scripts/build-image.sh (podman or docker; with
+# no container registry in reach it makes the Debian base from Debian's packages); run it with
+# PostgreSQL with compose.yaml (README, "Container").
+#   BASE: any Debian-based image with Python >= 3.11 (python3 -m venv works) and CA certificates
 #   PIP_INDEX: a package index to install from (e.g. a local mirror); empty = pip's default
+# Build secret "ca_bundle" (optional): a PEM bundle pip trusts while building, for an HTTPS proxy
+# that re-signs certificates. It is mounted for the two pip steps only and is in no layer.
 ARG BASE=python:3.12-slim
 FROM ${BASE}
 
@@ -17,13 +20,18 @@ RUN useradd --create-home --uid 10001 riskgrid \
 WORKDIR /app
 # the dependencies first (their layer is rebuilt only when pyproject.toml changes), then the code
 COPY pyproject.toml README.md ./
-RUN python3 -c "import tomllib; p = tomllib.load(open('pyproject.toml', 'rb'))['project']; \
+RUN --mount=type=secret,id=ca_bundle \
+    if [ -s /run/secrets/ca_bundle ]; then export PIP_CERT=/run/secrets/ca_bundle; fi \
+    && python3 -c "import tomllib; p = tomllib.load(open('pyproject.toml', 'rb'))['project']; \
 print('\n'.join(p['dependencies'] + p['optional-dependencies']['postgresql']))" > /tmp/requirements \
     && python3 -m venv /opt/riskgrid \
     && ${PIP_INDEX:+env PIP_INDEX_URL="$PIP_INDEX"} /opt/riskgrid/bin/pip install -r /tmp/requirements
+COPY --chmod=755 scripts/container-entrypoint.sh /usr/local/bin/riskgrid-entrypoint
 COPY ranking_core ./ranking_core
 COPY dashboard ./dashboard
-RUN ${PIP_INDEX:+env PIP_INDEX_URL="$PIP_INDEX"} /opt/riskgrid/bin/pip install --no-deps . \
+RUN --mount=type=secret,id=ca_bundle \
+    if [ -s /run/secrets/ca_bundle ]; then export PIP_CERT=/run/secrets/ca_bundle; fi \
+    && ${PIP_INDEX:+env PIP_INDEX_URL="$PIP_INDEX"} /opt/riskgrid/bin/pip install --no-deps . \
     && rm -rf /app/build /app/*.egg-info /tmp/requirements
 
 # the records database (SQLite) lives on the volume unless RISKGRID_DATABASE_URL names another
@@ -36,6 +44,8 @@ USER riskgrid
 EXPOSE 8501
 HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
     CMD python3 -c "import urllib.request, sys; sys.exit(urllib.request.urlopen('http://127.0.0.1:8501/_stcore/health', timeout=4).read() != b'ok')"
-# inside the container the server must listen on all of the container's interfaces; publish the
-# port on the host's loopback only (-p 127.0.0.1:8501:8501) unless it is meant to be reached
+# the entrypoint refuses to start the dashboard when its SQLite folder is not writable (saying how
+# to fix it); inside the container the server listens on all of the container's interfaces:
+# publish the port on the host's loopback only (-p 127.0.0.1:8501:8501) unless it is to be reached
+ENTRYPOINT ["riskgrid-entrypoint"]
 CMD ["riskgrid", "dashboard", "--headless", "--address", "0.0.0.0", "--port", "8501"]

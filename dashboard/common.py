@@ -23,7 +23,6 @@ import streamlit as st
 from numpy.typing import NDArray
 
 from dashboard import DATA_DIR_ENV, PUBLIC_ENV
-from ranking_core.grids.learned import learned_grid
 from ranking_core.grids.seg import (
     MISSING_SEG_MESSAGE,
     SEG_TABLE_ENV,
@@ -32,9 +31,14 @@ from ranking_core.grids.seg import (
     SEGTableMissing,
     load_seg_table,
 )
-from ranking_core.grids.signed import AbsoluteRisk
 from ranking_core.ratings import RatingSet, RatingSetError
-from ranking_core.storage import RecordInfo, StorageError, Store, default_database_url
+from ranking_core.storage import (
+    RecordInfo,
+    StorageError,
+    Store,
+    default_database_url,
+    display_name,
+)
 
 T = TypeVar("T")
 PUBLIC_MESSAGE = "This is a read-only public demo: nothing is stored here."
@@ -44,9 +48,33 @@ _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:&])")
 
 
 def public_mode() -> bool:
-    """The read-only public demo (``riskgrid dashboard --public``): nothing is stored, no server
-    files are read, built-in data only."""
+    """The public demo (``riskgrid dashboard --public``): built-in data only (no uploads, no
+    server files), no records, and jobs capped to a few seconds (:func:`size_limit`)."""
     return os.environ.get(PUBLIC_ENV, "") not in ("", "0")
+
+
+# The largest job a visitor of the public demo may start, per count widget (its key): at these
+# sizes each page's slowest job took at most 2.1 CPU seconds on one core of the project's test
+# machine (a few seconds of wall time on a busy server); above them a server's own users would
+# wait on an anonymous visitor's fits.
+PUBLIC_LIMITS = {
+    "learn_m": 300,  # Learn page: simulated ratings (robust learning is the slowest fit)
+    "curve_repeats": 1,  # Compare page: learning curves (every filter, m up to 400)
+    "learners_m": 60,  # Compare page: every learner of the papers (DORM, SVRank the slowest)
+    "learners_reps": 1,
+    "cf_users": 300,  # CF page: synthetic users × items, per-user experiment (all learners)
+    "cf_items": 400,
+    "cf_test_users": 5,
+    "cf_repeats": 1,
+    "plan_demo_m": 150,  # Plan page: robust fit, uncertainty band and proposal
+    "plan_k": 50,
+}
+
+
+def size_limit(key: str, limit: int) -> int:
+    """The largest value of the count widget ``key``: ``limit``, or in the public demo the
+    smaller cap of :data:`PUBLIC_LIMITS`."""
+    return min(limit, PUBLIC_LIMITS.get(key, limit)) if public_mode() else limit
 
 
 def data_dir() -> Path | None:
@@ -63,6 +91,12 @@ def plain(text: object) -> str:
     (file and column names, record names, messages quoting them) shown inside Markdown elements
     (``st.error``, ``st.caption``, labels). Line breaks become spaces."""
     return _MARKDOWN_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
+
+
+def shown(name: object) -> str:
+    """A stored name (a record's, a saver's) for Markdown elements: control characters escaped
+    (:func:`~ranking_core.storage.display_name`), Markdown and HTML neutralised (:func:`plain`)."""
+    return plain(display_name(str(name)))
 
 
 def auth_configured() -> bool:
@@ -154,34 +188,37 @@ def seg_status() -> SEGStatus:
     saved = store.list_records("seg_table")
     if saved:
         info = saved[0]
-        source = f"stored {'upload' if info.meta.get('bytes') else 'path'} “{info.name}”"
+        source = f"stored upload “{display_name(info.name)}”"
         try:
             return SEGStatus(_seg_from_record(store.url, info.name, info.version), source)
-        except (SEGTableError, SEGTableMissing) as exc:
+        except StorageError as exc:
             return SEGStatus(None, source, str(exc))
     return SEGStatus(None, "none", MISSING_SEG_MESSAGE)
 
 
-@st.cache_data(show_spinner="Evaluating the saved grid…", max_entries=8)
+@st.cache_data(show_spinner="Reading the saved grid…", max_entries=8)
 def _saved_surface(url: str, name: str, version: str) -> NDArray[np.float64]:
-    del version  # cache key only: a grid saved again under the same name is evaluated again
-    stored = _store(url).load_learned_grid(name)
-    model = stored.model()
-    return learned_grid(AbsoluteRisk(model) if stored.signed else model)
+    del version  # cache key only: a grid saved again under the same name is read again
+    return _store(url).load_learned_grid(name).grid
 
 
 def saved_grid_surface(name: str) -> NDArray[np.float64]:
-    """The (601, 601) risk grid of a saved learned grid (refitted once, then cached)."""
+    """The (601, 601) risk grid of a saved learned grid, exactly as it was shown when saved."""
     store = get_store()
     info = next(r for r in store.list_records("learned_grid") if r.name == name)
     return _saved_surface(store.url, name, info.version)
 
 
 def init_state(**defaults: object) -> None:
-    """Set session-state keys only if they are absent (never overwrite a user's choice)."""
+    """Set session-state keys only if they are absent (never overwrite a user's choice); in the
+    public demo, a count above its cap (:data:`PUBLIC_LIMITS`) is lowered to it."""
     for key, value in defaults.items():
         if key not in st.session_state:
             st.session_state[key] = value
+    if public_mode():
+        for key, cap in PUBLIC_LIMITS.items():
+            if key in st.session_state and st.session_state[key] > cap:
+                st.session_state[key] = cap
 
 
 def show_problems(problems: list[str] | tuple[str, ...], warnings: list[str] | tuple[str, ...] = (),

@@ -6,14 +6,22 @@ the libraries the pages use and computes the Learn page's opening result (the de
 panel with the default settings, deterministic) into the cache shared by all sessions. The first
 visitor's page is then drawn from warm caches instead of waiting for first imports and a fit.
 A failure here is logged and the server starts anyway: the pages compute what they need.
+
+Two things are settled before that: the server refuses to start, saying why, when the database
+cannot be opened (``RISKGRID_DATABASE_URL`` or the default SQLite file; not in the public demo,
+which keeps no records), so that a health check never answers ``ok`` for a server whose pages
+would fail; and Streamlit's ``/_stcore/metrics`` endpoint (sessions, caches, per-user counters,
+unauthenticated) is not served unless ``riskgrid dashboard --metrics`` asked for it.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import time
 
+from dashboard import METRICS_ENV
 from ranking_core.blas_threads import one_blas_thread
 
 LOG = logging.getLogger("riskgrid.dashboard")
@@ -47,10 +55,56 @@ def warm() -> float:
     return time.perf_counter() - start
 
 
+def database_problem() -> str | None:
+    """Why the database the pages use cannot be opened (and upgraded), or None (also in the
+    public demo, which opens none)."""
+    from dashboard.common import public_mode
+    from ranking_core.storage import StorageError, Store
+
+    if public_mode():
+        return None
+
+    try:
+        Store().dispose()
+    except StorageError as exc:
+        return str(exc)
+    return None
+
+
+METRICS_OFF = "Not served: this server's metrics are off (riskgrid dashboard --metrics)."
+
+
+def without_metrics() -> None:
+    """Make Streamlit's ``/_stcore/metrics`` routes answer 404 with :data:`METRICS_OFF` (without
+    them, the path would fall through to the app's page)."""
+    from starlette.responses import PlainTextResponse
+    from starlette.routing import Route
+    from streamlit.web.server.starlette import starlette_app
+
+    metrics_routes = starlette_app.create_metrics_routes
+
+    async def not_served(request: object) -> PlainTextResponse:
+        return PlainTextResponse(METRICS_OFF, status_code=404)
+
+    def routes_off(runtime: object, base_url: str | None) -> list[Route]:
+        return [Route(route.path, not_served, methods=["GET", "HEAD", "OPTIONS", "POST"])
+                for route in metrics_routes(runtime, base_url)]
+
+    starlette_app.create_metrics_routes = routes_off
+
+
 def main() -> None:
-    """Warm the caches, then hand over to Streamlit's command line (``streamlit run …``)."""
-    print("riskgrid dashboard: preparing the pages…", file=sys.stderr, flush=True)
+    """Check the database, warm the caches, then hand over to Streamlit's command line
+    (``streamlit run …``)."""
     one_blas_thread()
+    problem = database_problem()
+    if problem is not None:
+        print(f"riskgrid dashboard: not started: the database cannot be opened: {problem}",
+              file=sys.stderr, flush=True)
+        sys.exit(2)
+    if os.environ.get(METRICS_ENV, "") in ("", "0"):
+        without_metrics()
+    print("riskgrid dashboard: preparing the pages…", file=sys.stderr, flush=True)
     # before Streamlit's runtime exists, its caches and script context log that they run bare;
     # that is the point of warming up, so those notices are not shown at start-up
     import streamlit.runtime.caching.cache_data_api as cache_data_api
@@ -66,7 +120,12 @@ def main() -> None:
         print(f"riskgrid dashboard: ready after {seconds:.1f} s", file=sys.stderr, flush=True)
     from streamlit.web import cli
 
-    sys.argv = ["streamlit", *sys.argv[1:]]
+    # the public demo takes no upload: not even a request sent past the page to Streamlit's
+    # upload endpoint (it would be kept in the server's memory)
+    from dashboard.common import public_mode
+
+    no_uploads = ["--server.maxUploadSize", "0"] if public_mode() else []
+    sys.argv = ["streamlit", *sys.argv[1:], *no_uploads]
     cli.main()
 
 

@@ -1,15 +1,15 @@
 """The shared sidebar: SEG table status, an upload stored for later sessions, a way to forget it.
 
-The stored table is shared by everyone who uses this server, so replacing or forgetting it asks
-for a confirmation first; the public demo offers neither.
+The stored table (the uploaded file's checked bytes, never a server path) is shared by everyone who
+uses this server, so replacing or forgetting it asks for a confirmation first; with a login only
+the one who stored it may replace or forget it; the public demo offers neither.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from dashboard.common import current_user, get_store, plain, public_mode, seg_status
-from ranking_core.grids.seg import SEGTableError, SEGTableMissing
+from dashboard.common import current_user, get_store, plain, public_mode, seg_status, shown
 from ranking_core.storage import StorageError
 
 
@@ -45,17 +45,17 @@ def seg_sidebar() -> None:
                     store.save_seg_table(upload.name, content=upload.getvalue(),
                                          file_name=upload.name, replace=True,
                                          saved_by=current_user())
-                except (SEGTableError, SEGTableMissing, StorageError) as exc:
+                except StorageError as exc:
                     st.error(f"Not stored: {plain(exc)}")
                 else:
                     st.success(f"Stored {plain(upload.name)}; it is used from now on.")
                     st.rerun()
         if stored:
-            confirmed = st.checkbox(f"Forget the stored table “{plain(stored[0].name)}” for "
+            confirmed = st.checkbox(f"Forget the stored table “{shown(stored[0].name)}” for "
                                     "everyone who uses this server", key="seg_forget_confirm")
             if st.button("Forget it", key="seg_forget", disabled=not confirmed):
                 try:
-                    store.delete("seg_table", stored[0].name)
+                    store.delete("seg_table", stored[0].name, by=current_user())
                 except StorageError as exc:
                     st.error(f"Not forgotten: {plain(exc)}")
                 else:

@@ -11,15 +11,21 @@ Safe under concurrent use (several dashboard sessions or processes on one databa
   a failed write leaves what was stored before;
 - a load reads the record and its blobs in one statement, so it sees one committed version, never
   a record between the removal of the old version and the insertion of the new one;
-- every failure is a :class:`StorageError` with a message (driver errors included).
+- every failure is a :class:`StorageError` with a message (driver errors, damaged or tampered
+  records included: an array whose header declares more values than its bytes hold is refused
+  before anything is allocated).
 
-Nothing stored is code: arrays are ``.npy`` bytes written and read with ``allow_pickle=False``,
-frames ``.npz`` archives of their columns, an uploaded SEG table the user's file bytes, and the
-kernel / filter / estimator of a learned grid their class *name*, looked up in a fixed allow-list
-of the project's own classes (:data:`ALLOWED_CLASSES`); a record can never make the loader import
-a module. Before anything is stored it is checked: names are printable text, ratings and meter
-pairs pass the same row rules as an upload, a learned grid is finite, on the risk scale and
-601 × 601.
+Nothing stored is code or a server path: arrays are ``.npy`` bytes written and read with
+``allow_pickle=False``, frames ``.npz`` archives of their columns, a learned grid the 601 × 601
+grid that was shown (whatever learner, robust weights or monotone step made it) with its
+``grid.json`` metadata, a SEG table the bytes of the uploaded file (checked by the SEG table
+reader within :data:`SEG_TABLE_MAX_BYTES`). Before anything is stored it is checked: names are one
+line of printable text, ratings and meter pairs pass the same row rules as an upload, a learned
+grid is finite, on the risk scale and 601 × 601.
+
+Records may belong to someone: ``saved_by`` names who saved a record when a login is used, and a
+write that passes ``by`` (the signed-in user) may replace, rename or delete only that user's own
+records.
 
 The schema is managed by Alembic (``ranking_core/migrations``); :class:`Store` upgrades a database
 to the newest revision when it opens it. The database is SQLite in the user's data directory
@@ -30,9 +36,12 @@ SQLAlchemy URL (PostgreSQL: ``postgresql+psycopg://user:password@host/db``).
 from __future__ import annotations
 
 import dataclasses
+import gzip
 import hashlib
 import io
+import math
 import os
+import zipfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -65,30 +74,19 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from ranking_core.filters import (
-    IteratedLavrentiev,
-    Landweber,
-    Lavrentiev,
-    Showalter,
-    SpectralCutoff,
-)
-from ranking_core.grids.coordinates import GlucoseTransform, TransformedKernel
-from ranking_core.grids.learned import learned_grid
 from ranking_core.grids.risk_scale import RISK_MAX
-from ranking_core.grids.seg import GLUCOSE_MAX, SEGTable, load_seg_table
-from ranking_core.grids.signed import AbsoluteRisk
+from ranking_core.grids.seg import GLUCOSE_MAX, SEGTable, SEGTableError, load_seg_table
 from ranking_core.inputs import InputError
-from ranking_core.kernels import GaussianKernel, LaplacianKernel, LinearKernel, PolynomialKernel
-from ranking_core.learners.spectral import SpectralRanker, SpectralRegressor
 from ranking_core.ratings import read_rating_set
 from ranking_core.validation import describe_rows
 
 __all__ = [
-    "ALLOWED_CLASSES",
     "DATABASE_URL_ENV",
+    "GRID_METADATA_KEYS",
     "GRID_OVERSHOOT",
     "KINDS",
     "NAME_MAX",
+    "SEG_TABLE_MAX_BYTES",
     "RecordInfo",
     "RecordNotFound",
     "StorageError",
@@ -99,10 +97,14 @@ __all__ = [
     "array_from_bytes",
     "array_to_bytes",
     "check_grid",
+    "check_grid_metadata",
     "check_record_name",
     "default_database_url",
+    "display_name",
     "frame_from_bytes",
     "frame_to_bytes",
+    "json_bool",
+    "seg_table_from_bytes",
 ]
 
 DATABASE_URL_ENV = "RISKGRID_DATABASE_URL"
@@ -115,17 +117,17 @@ GRID_SIZE = GLUCOSE_MAX + 1  # the 0..600 mg/dL lattice, step 1
 # beyond the rated points a smooth fit may pass the ends of the scale a little. One category past
 # either end is allowed; anything further is a failed fit (λ far too small), not a risk grid.
 GRID_OVERSHOOT = 1.0
-# The classes a learned-grid record may name (by exact class name), and nothing else.
-ALLOWED_CLASSES: Mapping[str, type] = {
-    cls.__name__: cls
-    for cls in (SpectralRanker, SpectralRegressor, GaussianKernel, LaplacianKernel, LinearKernel,
-                PolynomialKernel, TransformedKernel, GlucoseTransform, Lavrentiev,
-                IteratedLavrentiev, SpectralCutoff, Landweber, Showalter)
-}
-_ESTIMATORS = ("SpectralRanker", "SpectralRegressor")
-_COMPONENTS = tuple(name for name in ALLOWED_CLASSES if name not in _ESTIMATORS)
-_BLOBS = {"rating_set": ("frame",), "meter_data": ("frame",),
-          "learned_grid": ("coef", "X_fit", "y_fit", "X_train", "y_train"), "seg_table": ()}
+# what a learned grid's metadata (its grid.json) must give, and the JSON type of each
+GRID_METADATA_KEYS: Mapping[str, type | tuple[type, ...]] = {
+    "settings": dict, "lambda": (int, float), "ratings_checksum": str, "riskgrid_version": str}
+# The official RiskPairData table is about 9 MB as CSV, 2 MB gzipped; an uploaded table, and what
+# its gzip or XLSX archive declares it expands to, may be at most this large.
+SEG_TABLE_MAX_BYTES = 64 * 2**20
+# the largest array a record may declare (a 601 × 601 grid is 361,201 values; a rating set of the
+# input layer's 2,000,000 rows is the largest frame column)
+ARRAY_MAX_VALUES = 4_000_000
+_BLOBS = {"rating_set": ("frame",), "meter_data": ("frame",), "learned_grid": ("grid",),
+          "seg_table": ("file",)}
 
 
 class StorageError(ValueError):
@@ -148,11 +150,28 @@ def array_to_bytes(values: ArrayLike) -> bytes:
 
 
 def array_from_bytes(content: bytes) -> NDArray:
-    """Inverse of :func:`array_to_bytes`; refuses pickled content."""
+    """Inverse of :func:`array_to_bytes`. Refuses pickled content, other dtypes than numbers and
+    text, and a header whose declared shape does not match the bytes that follow it (checked
+    before anything is allocated, so a tampered shape cannot exhaust memory)."""
+    stream = io.BytesIO(content)
     try:
-        return np.load(io.BytesIO(content), allow_pickle=False)
-    except (ValueError, OSError, EOFError) as exc:
+        version = np.lib.format.read_magic(stream)
+        read_header = {(1, 0): np.lib.format.read_array_header_1_0,
+                       (2, 0): np.lib.format.read_array_header_2_0}.get(version)
+        if read_header is None:
+            raise ValueError(f".npy format version {version} is not one riskgrid writes")
+        shape, fortran, dtype = read_header(stream)
+    except (ValueError, OSError, EOFError, SyntaxError, TypeError) as exc:
         raise StorageError(f"stored array is not a plain numeric/text .npy ({exc})") from exc
+    if dtype.kind not in "biufU" or dtype.hasobject:
+        raise StorageError(f"stored array is not a plain numeric/text .npy (dtype {dtype})")
+    count = math.prod(shape)
+    if count > ARRAY_MAX_VALUES or count * dtype.itemsize != len(content) - stream.tell():
+        raise StorageError(f"stored array declares shape {shape} of {dtype} "
+                           f"({count * dtype.itemsize:,} bytes) but holds "
+                           f"{len(content) - stream.tell():,} bytes; it is damaged")
+    array = np.frombuffer(content, dtype=dtype, count=count, offset=stream.tell())
+    return array.reshape(shape, order="F" if fortran else "C").copy()
 
 
 def _column_array(column: pd.Series) -> NDArray:
@@ -176,20 +195,30 @@ def frame_to_bytes(frame: pd.DataFrame) -> bytes:
 
 
 def frame_from_bytes(content: bytes) -> pd.DataFrame:
-    """Inverse of :func:`frame_to_bytes`; refuses pickled content."""
+    """Inverse of :func:`frame_to_bytes`; refuses pickled content, and members that declare more
+    bytes than the archive could hold uncompressed (read through :func:`array_from_bytes`)."""
     try:
-        with np.load(io.BytesIO(content), allow_pickle=False) as archive:
-            names = [str(n) for n in archive["__columns__"]]
-            return pd.DataFrame({n: archive[f"c{i}"] for i, n in enumerate(names)})
-    except (ValueError, KeyError, OSError, EOFError) as exc:
+        with zipfile.ZipFile(io.BytesIO(content)) as archive:
+            members = {}
+            for info in archive.infolist():
+                if info.file_size > len(content):  # .npz archives are written uncompressed
+                    raise StorageError(f"stored frame member {info.filename!r} declares "
+                                       f"{info.file_size:,} bytes in a {len(content):,}-byte "
+                                       "archive; it is damaged")
+                members[info.filename.removesuffix(".npy")] = archive.read(info)
+        names = [str(n) for n in array_from_bytes(members["__columns__"])]
+        return pd.DataFrame({n: array_from_bytes(members[f"c{i}"]) for i, n in enumerate(names)})
+    except (zipfile.BadZipFile, KeyError, ValueError, OSError, EOFError) as exc:
+        if isinstance(exc, StorageError):
+            raise
         raise StorageError(f"stored frame is damaged or unsafe ({exc})") from exc
 
 
 # -- checks before anything is stored -----------------------------------------------------------
 def check_record_name(name: str, kind: str = "record") -> str:
-    """The name without surrounding spaces; :class:`StorageError` unless it is 1..NAME_MAX
-    printable characters (no control characters such as NUL or line breaks, no invisible
-    formatting characters)."""
+    """The name without surrounding spaces; :class:`StorageError` unless it is one line of
+    1..NAME_MAX printable characters (no control characters such as NUL, ESC or line breaks, no
+    invisible formatting characters such as bidi overrides)."""
     label = kind.replace("_", " ")
     if not isinstance(name, str):
         raise StorageError(f"a {label} name must be text, not {type(name).__name__}")
@@ -199,7 +228,25 @@ def check_record_name(name: str, kind: str = "record") -> str:
     bad = sorted({c for c in name if not c.isprintable()})
     if bad:
         shown = ", ".join(f"U+{ord(c):04X}" for c in bad)
-        raise StorageError(f"a {label} name must be printable text; this one contains {shown}")
+        raise StorageError(f"a {label} name must be one line of printable text; this one "
+                           f"contains {shown}")
+    return name
+
+
+def display_name(name: str) -> str:
+    """A stored name as one line of printable text: every character that is not printable (a
+    name saved by an earlier version may hold a line break or a control character) written as
+    its escape, e.g. ``\\n`` or ``\\x1b``."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in name)
+
+
+def _lookup_name(name: str, kind: str) -> str:
+    """A name to look a stored record up by: any text of at most NAME_MAX characters, so that a
+    record saved with a name today's rules refuse can still be found, renamed and deleted."""
+    if not isinstance(name, str) or not name or len(name) > NAME_MAX:
+        raise StorageError(f"a {kind.replace('_', ' ')} name is text of 1..{NAME_MAX} characters")
+    if "\x00" in name:  # no database stores it in a name (PostgreSQL refuses it in text)
+        raise _not_found(kind, name)
     return name
 
 
@@ -224,6 +271,69 @@ def check_grid(grid: ArrayLike, signed: bool = False, label: str = "learned grid
             "(λ too small?) and was not stored")
 
 
+def check_grid_metadata(metadata: Any, label: str = "learned grid") -> dict[str, Any]:
+    """The metadata of a learned grid (its ``grid.json``) as plain JSON, checked: it must give
+    each of :data:`GRID_METADATA_KEYS` with its JSON type (true/false are not numbers, "false" is
+    not a boolean), λ finite and > 0."""
+    if not isinstance(metadata, Mapping):
+        raise StorageError(f"{label}: the metadata must be a JSON object")
+    metadata = _json_ready(metadata)
+    for key, kind in GRID_METADATA_KEYS.items():
+        value = metadata.get(key)
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise StorageError(f"{label}: the metadata must give {key!r} as "
+                               f"{_json_type(kind)}, not {value!r}")
+    if not (math.isfinite(metadata["lambda"]) and metadata["lambda"] > 0):
+        raise StorageError(f"{label}: λ must be a finite number > 0, not {metadata['lambda']!r}")
+    return metadata
+
+
+def _json_type(kind: type | tuple[type, ...]) -> str:
+    names = {dict: "an object", str: "text", bool: "true or false", int: "a number",
+             float: "a number"}
+    return names[kind[0] if isinstance(kind, tuple) else kind]
+
+
+def json_bool(meta: Mapping[str, Any], key: str, default: bool, label: str) -> bool:
+    """A stored true/false, strictly: a JSON boolean or absent (``default``); anything else (the
+    text "false", 0, null) is a damaged record, never read as true."""
+    value = meta.get(key, default)
+    if not isinstance(value, bool):
+        raise StorageError(f"{label} is damaged: {key!r} must be true or false, not {value!r}")
+    return value
+
+
+def seg_table_from_bytes(content: bytes, file_name: str) -> SEGTable:
+    """The SEG table in an uploaded file's bytes (CSV, CSV.gz or XLSX), read by the SEG table
+    reader within :data:`SEG_TABLE_MAX_BYTES`: the file, what a gzip file expands to and what an
+    XLSX archive declares its parts expand to are checked before the table is parsed."""
+    label = Path(str(file_name)).name or "uploaded SEG table"
+    if not isinstance(content, bytes | bytearray) or len(content) > SEG_TABLE_MAX_BYTES:
+        raise StorageError(f"{label}: a SEG table file may be at most "
+                           f"{SEG_TABLE_MAX_BYTES:,} bytes")
+    suffix = Path(label).suffix.lower()
+    try:
+        if suffix == ".gz":
+            with gzip.GzipFile(fileobj=io.BytesIO(content)) as unpacked:
+                text_bytes = unpacked.read(SEG_TABLE_MAX_BYTES + 1)
+            if len(text_bytes) > SEG_TABLE_MAX_BYTES:
+                raise StorageError(f"{label}: expands to more than {SEG_TABLE_MAX_BYTES:,} "
+                                   "bytes; a SEG table is about 9 MB")
+            return load_seg_table(io.BytesIO(text_bytes), name=label.removesuffix(".gz")
+                                  .removesuffix(".GZ"))
+        if suffix == ".xlsx":
+            with zipfile.ZipFile(io.BytesIO(content)) as archive:
+                declared = sum(info.file_size for info in archive.infolist())
+            if declared > 4 * SEG_TABLE_MAX_BYTES:
+                raise StorageError(f"{label}: the workbook declares {declared:,} bytes "
+                                   "unpacked; a SEG table workbook is far smaller")
+        return load_seg_table(io.BytesIO(bytes(content)), name=label)
+    except (OSError, EOFError, zipfile.BadZipFile) as exc:
+        raise StorageError(f"{label}: cannot be unpacked ({exc})") from exc
+    except SEGTableError as exc:  # SEGTableMissing included
+        raise StorageError(str(exc)) from exc
+
+
 def _check_rating_frame(frame: pd.DataFrame, name: str) -> None:
     try:
         checked = read_rating_set(frame, unit="mg/dL", name=name)
@@ -245,7 +355,6 @@ def _check_meter_frame(frame: pd.DataFrame, name: str) -> None:
         if bad.any():
             raise StorageError(f"meter data {name!r} not stored: {column.upper()} is not a "
                                f"number ≥ 0 mg/dL in {describe_rows(np.flatnonzero(bad))}")
-
 
 # -- schema (changes go through a new Alembic revision in ranking_core/migrations) --------------
 class _Base(DeclarativeBase):
@@ -308,120 +417,54 @@ class StoredFrame:
 
 @dataclass(frozen=True)
 class StoredSEGTable:
-    """A saved SEG table reference: a path on this machine or the uploaded file's bytes."""
+    """A saved SEG table: the uploaded file's bytes and its file name."""
 
     info: RecordInfo
-    path: str | None
-    content: bytes | None
+    content: bytes
     file_name: str
 
     def load(self) -> SEGTable:
-        """Read and check the table (``SEGTableMissing``/``SEGTableError`` as the loader)."""
-        if self.content is not None:
-            return load_seg_table(io.BytesIO(self.content), name=self.file_name)
-        return load_seg_table(self.path)
+        """Read and check the table (:class:`StorageError` with the reader's message)."""
+        return seg_table_from_bytes(self.content, self.file_name)
 
 
 @dataclass(frozen=True)
 class StoredGrid:
-    """A saved learned grid: how it was learned and what it learned.
+    """A saved learned grid: the grid that was shown and how it was learned.
 
     Attributes
     ----------
-    params : the ranker's constructor parameters (JSON: kernel and filter as names, or as an
-        allow-listed class name and its fields; γ in (mg/dL)²).
-    lam : the chosen λ.
-    coef : (m,) kernel coefficients c; intercept : b (Kriukova et al. 2014, eq. 4; DESIGN §3).
-    X_fit, y_fit : the points the ranker was fitted on, REF/estimate in mg/dL and ratings.
-    X_train, y_train : the whole training set (fit + λ-selection points).
-    metrics : named numbers (e.g. misranking against the reference) and the λ rule used.
-    signed : the ratings were learned as signed risks (sign(REF − estimate)·rating); the risk
-        grid is then |f| (:class:`~ranking_core.grids.signed.AbsoluteRisk`).
-    estimator : the class name of the fitted estimator (one of :data:`ALLOWED_CLASSES`).
+    grid : (601, 601) risk indexed [reference, measured], 0..600 mg/dL step 1, exactly as it was
+        shown when saved (not clipped: a learned surface may leave 0..4 slightly).
+    metadata : the grid's ``grid.json`` content (settings, λ, the ratings' checksum, riskgrid's
+        version; :func:`ranking_core.learn.grid_metadata`).
+    metrics : named numbers measured when it was saved (e.g. misranking against the reference).
     """
 
     info: RecordInfo
-    params: dict[str, Any]
-    lam: float
-    coef: NDArray[np.float64]
-    intercept: float
-    X_fit: NDArray[np.float64]
-    y_fit: NDArray[np.float64]
-    X_train: NDArray[np.float64]
-    y_train: NDArray[np.float64]
+    grid: NDArray[np.float64]
+    metadata: dict[str, Any]
     metrics: dict[str, Any]
-    signed: bool = False
-    estimator: str = "SpectralRanker"
 
-    def model(self) -> SpectralRanker | SpectralRegressor:
-        """The ranker again: refitted on ``X_fit``/``y_fit`` with the stored parameters at ``lam``
-        (one decomposition, O(m³)); raises :class:`StorageError` if its coefficients differ from
-        the stored ones (a changed solver or damaged record) or the record names a class outside
-        :data:`ALLOWED_CLASSES`."""
-        cls = _allowed_class(self.estimator, _ESTIMATORS, legacy=False)
-        params = dict(self.params)
-        params["kernel"] = _component_from_json(params.get("kernel", "gaussian"))
-        params["filter"] = _component_from_json(params.get("filter", "lavrentiev"))
-        gamma = params.get("gamma")
-        if isinstance(gamma, list):
-            params["gamma"] = tuple(gamma)
-        try:
-            ranker = cls(**params).fit(self.X_fit, self.y_fit).resolve(self.lam)
-        except (TypeError, ValueError) as exc:
-            raise StorageError(f"learned grid {self.info.name!r} cannot be rebuilt: {exc}") from exc
-        tolerance = 1e-6 * max(1.0, float(np.max(np.abs(self.coef), initial=0.0)))
-        if ranker.coef_.shape != self.coef.shape or np.max(
-            np.abs(ranker.coef_ - self.coef), initial=0.0
-        ) > tolerance:
-            raise StorageError(
-                f"learned grid {self.info.name!r}: refitting gives other coefficients than the "
-                "stored ones (the record was saved by an incompatible version or is damaged)"
-            )
-        return ranker
+    @property
+    def settings(self) -> dict[str, Any]:
+        """The settings it was learned with (``LearnSettings.to_dict()``)."""
+        return self.metadata["settings"]
 
+    @property
+    def lam(self) -> float:
+        """The λ of the grid shown."""
+        return float(self.metadata["lambda"])
 
-def _allowed_class(stored: Any, names: tuple[str, ...], legacy: bool = True) -> type:
-    """The allow-listed class (one of ``names``) a record names by its exact class name; with
-    ``legacy`` also the ``"ranking_core.module:Name"`` form that earlier versions wrote for
-    kernels and filters. Never imports anything."""
-    label = str(stored)
-    module, _, name = label.rpartition(":") if legacy else ("", "", label)
-    if module and not module.startswith("ranking_core."):
-        raise StorageError(f"stored class {label!r} is not one of riskgrid's own classes")
-    if name not in names:
-        raise StorageError(f"stored class {label!r} is not allowed (one of: {', '.join(names)})")
-    return ALLOWED_CLASSES[name]
+    @property
+    def checksum(self) -> str:
+        """``sha256:…`` of the ratings it was learned from."""
+        return self.metadata["ratings_checksum"]
 
-
-def _component_to_json(value: Any) -> Any:
-    """A kernel or filter parameter as JSON: a name stays a name; an allow-listed dataclass (e.g.
-    ``IteratedLavrentiev(k=3)``, a transformed Gaussian kernel) becomes its class name and
-    fields."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        name = type(value).__name__
-        if ALLOWED_CLASSES.get(name) is not type(value):
-            raise StorageError(f"cannot store {value!r}: only riskgrid's own kernels and filters "
-                               "are stored")
-        fields = {f.name: _component_to_json(getattr(value, f.name))
-                  for f in dataclasses.fields(value)}
-        return {"class": name, "fields": fields}
-    return _json_ready(value)
-
-
-def _component_from_json(value: Any) -> Any:
-    """Inverse of :func:`_component_to_json`; builds only allow-listed dataclasses."""
-    if isinstance(value, list):
-        return [_component_from_json(v) for v in value]
-    if not (isinstance(value, Mapping) and "class" in value):
-        return value  # plain JSON data (a name, a number)
-    cls = _allowed_class(value.get("class"), _COMPONENTS)
-    if not isinstance(value.get("fields", {}), Mapping):
-        raise StorageError(f"stored component {value.get('class')!r} has no field record")
-    fields = {k: _component_from_json(v) for k, v in value.get("fields", {}).items()}
-    try:
-        return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in fields.items()})
-    except (TypeError, ValueError) as exc:
-        raise StorageError(f"stored component {cls.__name__} has bad fields: {exc}") from exc
+    @property
+    def riskgrid_version(self) -> str:
+        """The riskgrid version that made the grid."""
+        return self.metadata["riskgrid_version"]
 
 
 def _json_ready(value: Any) -> Any:
@@ -455,13 +498,21 @@ def _lock_key(*parts: str) -> int:
 
 @contextmanager
 def _storage_errors(action: str) -> Iterator[None]:
-    """Driver and SQL errors as :class:`StorageError` naming the action."""
+    """Driver, SQL, schema-upgrade and file-system errors as :class:`StorageError` naming the
+    action."""
+    from alembic.util import CommandError
+
     try:
         yield
     except SQLAlchemyError as exc:
         detail = getattr(exc, "orig", None) or exc
         raise StorageError(f"{action} failed in the database: "
                            f"{str(detail).strip().splitlines()[0]}") from exc
+    except CommandError as exc:  # e.g. a database upgraded by a newer riskgrid
+        raise StorageError(f"{action} failed: {str(exc).strip().splitlines()[0]} (was the "
+                           "database made by a newer riskgrid?)") from exc
+    except OSError as exc:
+        raise StorageError(f"{action} failed: {exc.strerror or exc}") from exc
 
 
 class Store:
@@ -481,7 +532,12 @@ class Store:
             self.dialect = url.get_backend_name()
             if self.dialect == "sqlite":
                 if url.database and url.database != ":memory:":
-                    Path(url.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+                    folder = Path(url.database).expanduser().parent
+                    try:
+                        folder.mkdir(parents=True, exist_ok=True)
+                    except OSError as exc:
+                        raise StorageError(f"opening the database failed: cannot make its "
+                                           f"folder {folder} ({exc.strerror})") from exc
                 self.engine = create_engine(url)
                 _sqlite_transactions(self.engine, timeout)
             elif self.dialect == "postgresql":  # a write waits at most `timeout` for a lock
@@ -489,7 +545,7 @@ class Store:
                     url, connect_args={"options": f"-c lock_timeout={int(timeout * 1000)}"})
             else:
                 self.engine = create_engine(url)
-            self._migrate()
+        self._migrate()
 
     def dispose(self) -> None:
         """Close the connection pool."""
@@ -528,7 +584,8 @@ class Store:
         replace: bool, saved_by: str | None,
     ) -> RecordInfo:
         """Write one record and its blobs in one locked transaction; with ``replace`` an existing
-        record of that name is removed in the same transaction (new id, new time)."""
+        record of that name is removed in the same transaction (new id, new time). A signed-in
+        saver (``saved_by``) replaces only a record they saved themselves."""
         _check_kind(kind)
         name = check_record_name(name, kind)
         meta = _json_ready(meta)
@@ -537,14 +594,15 @@ class Store:
         label = kind.replace("_", " ")
         try:
             with self._write(f"saving {label} {name!r}", kind, name) as conn:
-                old = conn.scalar(select(RECORDS.c.id).where(
-                    RECORDS.c.kind == kind, RECORDS.c.name == name))
+                old = conn.execute(select(RECORDS.c.id, RECORDS.c.saved_by).where(
+                    RECORDS.c.kind == kind, RECORDS.c.name == name)).first()
                 if old is not None:
                     if not replace:
                         raise StorageError(f"a {label} named {name!r} already exists; choose "
                                            "another name or replace it")
-                    conn.execute(delete(BLOBS).where(BLOBS.c.record_id == old))
-                    conn.execute(delete(RECORDS).where(RECORDS.c.id == old))
+                    _check_owner(kind, name, old.saved_by, saved_by, "replace")
+                    conn.execute(delete(BLOBS).where(BLOBS.c.record_id == old.id))
+                    conn.execute(delete(RECORDS).where(RECORDS.c.id == old.id))
                 created = datetime.now(UTC)
                 record_id = conn.execute(insert(RECORDS).values(
                     kind=kind, name=name, created_at=created, meta=meta, saved_by=saved_by,
@@ -565,23 +623,28 @@ class Store:
                                 .order_by(RECORDS.c.created_at.desc(), RECORDS.c.id.desc()))
             return [_info(row) for row in rows]
 
-    def delete(self, kind: str, name: str) -> None:
-        """Delete a record and its blobs (one transaction); :class:`RecordNotFound` if absent."""
+    def delete(self, kind: str, name: str, *, by: str | None = None) -> None:
+        """Delete a record and its blobs (one transaction); :class:`RecordNotFound` if absent.
+        ``name`` is the stored name exactly (a name saved by an earlier version that today's
+        rules refuse can still be deleted); with ``by`` (the signed-in user) only that user's
+        own record is deleted, anything else is refused."""
         _check_kind(kind)
-        name = check_record_name(name, kind)
+        name = _lookup_name(name, kind)
         with self._write(f"deleting {kind.replace('_', ' ')} {name!r}", kind, name) as conn:
-            record_id = conn.scalar(select(RECORDS.c.id).where(
-                RECORDS.c.kind == kind, RECORDS.c.name == name))
-            if record_id is None:
+            row = conn.execute(select(RECORDS.c.id, RECORDS.c.saved_by).where(
+                RECORDS.c.kind == kind, RECORDS.c.name == name)).first()
+            if row is None:
                 raise _not_found(kind, name)
-            conn.execute(delete(BLOBS).where(BLOBS.c.record_id == record_id))
-            conn.execute(delete(RECORDS).where(RECORDS.c.id == record_id))
+            _check_owner(kind, name, row.saved_by, by, "delete")
+            conn.execute(delete(BLOBS).where(BLOBS.c.record_id == row.id))
+            conn.execute(delete(RECORDS).where(RECORDS.c.id == row.id))
 
-    def rename(self, kind: str, name: str, new_name: str) -> RecordInfo:
+    def rename(self, kind: str, name: str, new_name: str, *, by: str | None = None) -> RecordInfo:
         """Give a record another name (same content, id and time); refused if the new name is
-        taken or not printable text, :class:`RecordNotFound` if there is no such record."""
+        taken or not one line of printable text, or, with ``by``, if the record is not that
+        user's; :class:`RecordNotFound` if there is no such record."""
         _check_kind(kind)
-        name = check_record_name(name, kind)
+        name = _lookup_name(name, kind)
         new_name = check_record_name(new_name, kind)
         label = kind.replace("_", " ")
         with self._write(f"renaming {label} {name!r}", kind, name, new_name) as conn:
@@ -589,6 +652,7 @@ class Store:
                 RECORDS.c.kind == kind, RECORDS.c.name == name)).first()
             if row is None:
                 raise _not_found(kind, name)
+            _check_owner(kind, name, row.saved_by, by, "rename")
             if new_name == name:
                 return _info(row)
             taken = conn.scalar(select(RECORDS.c.id).where(
@@ -602,7 +666,7 @@ class Store:
     def _load(self, kind: str, name: str) -> tuple[RecordInfo, dict[str, bytes]]:
         """The record and its blobs from one statement (one committed version)."""
         _check_kind(kind)
-        name = check_record_name(name, kind)
+        name = _lookup_name(name, kind)
         query = (select(RECORDS, BLOBS.c.key, BLOBS.c.content)
                  .outerjoin(BLOBS, BLOBS.c.record_id == RECORDS.c.id)
                  .where(RECORDS.c.kind == kind, RECORDS.c.name == name))
@@ -611,12 +675,16 @@ class Store:
             rows = conn.execute(query).all()
         if not rows:
             raise _not_found(kind, name)
+        info = _info(rows[0])
+        if "damaged" in info.meta:  # a record of an earlier version the upgrade could not convert
+            raise StorageError(f"{kind.replace('_', ' ')} {name!r} was saved by an earlier "
+                               f"version and cannot be read: {info.meta['damaged']}; delete it")
         blobs = {row.key: row.content for row in rows if row.key is not None}
         missing = [key for key in _BLOBS[kind] if key not in blobs]
         if missing:
             raise StorageError(f"{kind.replace('_', ' ')} {name!r} is damaged: it has no "
                                f"{', '.join(missing)}")
-        return _info(rows[0]), blobs
+        return info, blobs
 
     # -- rating sets and meter data -------------------------------------------------------------
     def save_rating_set(
@@ -657,101 +725,81 @@ class Store:
     def save_learned_grid(
         self,
         name: str,
-        model: SpectralRanker | SpectralRegressor,
-        X_train: ArrayLike,
-        y_train: ArrayLike,
+        grid: ArrayLike,
+        metadata: Mapping[str, Any],
         metrics: Mapping[str, Any] | None = None,
         *,
-        signed: bool = False,
         replace: bool = False,
         saved_by: str | None = None,
     ) -> RecordInfo:
-        """Save a fitted ranker's parameters, coefficients, fitted points, training set, metrics.
-
-        ``model`` must keep its fitted points (kernel solvers, not the primal linear form);
-        ``y_train`` holds the ratings it learned (signed ones when ``signed``). The grid it gives
-        on the 601 × 601 lattice is checked first (:func:`check_grid`); a failed fit is refused."""
+        """Save the grid that was shown: the (601, 601) risk grid as it is (float64, compared
+        bit for bit on load), its metadata (the ``grid.json`` content of
+        :func:`ranking_core.learn.grid_metadata`: settings, λ, ratings checksum, riskgrid
+        version; checked by :func:`check_grid_metadata`) and optional metrics. The grid is
+        checked first (:func:`check_grid`); a failed fit is refused."""
         name = check_record_name(name, "learned_grid")
-        if type(model).__name__ not in _ESTIMATORS or ALLOWED_CLASSES[
-                type(model).__name__] is not type(model):
-            raise StorageError(f"save_learned_grid stores {' or '.join(_ESTIMATORS)} models, "
-                               f"not {type(model).__name__}")
-        if getattr(model, "X_fit_", None) is None or not hasattr(model, "coef_"):
-            raise StorageError("save_learned_grid needs a fitted kernel ranker (with X_fit_)")
-        X_train = np.asarray(X_train, dtype=np.float64)
-        y_train = np.asarray(y_train, dtype=np.float64)
-        if not (np.isfinite(X_train).all() and np.isfinite(y_train).all()):
-            raise StorageError(f"learned grid {name!r}: the training set has non-finite values")
-        low = -RISK_MAX if signed else 0.0
-        if y_train.size and (y_train.min() < low or y_train.max() > RISK_MAX):
-            raise StorageError(f"learned grid {name!r}: ratings must lie in "
-                               f"{low:g}..{RISK_MAX:g}")
-        params = model.get_params()
-        params["kernel"] = _component_to_json(params["kernel"])
-        params["filter"] = _component_to_json(params["filter"])
-        params.pop("lam")
-        n_fit = len(model.X_fit_)
-        y_fit = _fit_targets(model, X_train, y_train, n_fit)
-        check_grid(learned_grid(AbsoluteRisk(model) if signed else model), label=repr(name))
-        meta = {"params": params, "lam": float(model.lam), "intercept": float(model.intercept_),
-                "m": len(y_train), "m_fit": n_fit, "metrics": dict(metrics or {}),
-                "signed": bool(signed), "estimator": type(model).__name__}
-        arrays = {"coef": model.coef_, "X_fit": model.X_fit_, "y_fit": y_fit,
-                  "X_train": X_train, "y_train": y_train}
-        return self._save("learned_grid", name, meta,
-                          {k: array_to_bytes(v) for k, v in arrays.items()}, replace, saved_by)
+        values = np.asarray(grid, dtype=np.float64)
+        check_grid(values, label=repr(name))
+        metadata = check_grid_metadata(metadata, repr(name))
+        meta = {"metadata": metadata, "metrics": dict(metrics or {}),
+                "m": metadata.get("ratings")}
+        return self._save("learned_grid", name, meta, {"grid": array_to_bytes(values)},
+                          replace, saved_by)
 
     def load_learned_grid(self, name: str) -> StoredGrid:
+        """A saved learned grid; :class:`StorageError` if the record is damaged (a grid that is
+        not 601 × 601 finite risks, metadata without its settings, λ, checksum or version)."""
         info, blobs = self._load("learned_grid", name)
-        arrays = {k: array_from_bytes(v) for k, v in blobs.items()}
-        meta = info.meta
-        try:
-            return StoredGrid(info, dict(meta["params"]), float(meta["lam"]), arrays["coef"],
-                              float(meta["intercept"]), arrays["X_fit"], arrays["y_fit"],
-                              arrays["X_train"], arrays["y_train"], dict(meta.get("metrics", {})),
-                              bool(meta.get("signed", False)),
-                              _allowed_class(meta.get("estimator", "SpectralRanker"),
-                                             _ESTIMATORS, legacy=False).__name__)
-        except (KeyError, TypeError, ValueError) as exc:
-            raise StorageError(f"learned grid {name!r} is damaged ({exc!r})") from exc
+        label = f"learned grid {name!r}"
+        grid = array_from_bytes(blobs["grid"])
+        if grid.dtype != np.float64:
+            raise StorageError(f"{label} is damaged: its grid has dtype {grid.dtype}")
+        check_grid(grid, label=label)
+        metadata = check_grid_metadata(info.meta.get("metadata"), label)
+        metrics = info.meta.get("metrics", {})
+        if not isinstance(metrics, Mapping):
+            raise StorageError(f"{label} is damaged: its metrics are not a JSON object")
+        return StoredGrid(info, grid, metadata, dict(metrics))
 
     # -- the SEG table --------------------------------------------------------------------------
     def save_seg_table(
         self,
         name: str,
+        content: bytes,
+        file_name: str,
         *,
-        path: str | os.PathLike | None = None,
-        content: bytes | None = None,
-        file_name: str | None = None,
         replace: bool = False,
         saved_by: str | None = None,
     ) -> RecordInfo:
-        """Remember the user's SEG table: a path on this machine, or the uploaded file's bytes
-        (kept in the user's own database, never in the project). The table is checked first, so
-        an invalid file is refused and nothing is stored."""
-        if (path is None) == (content is None):
-            raise StorageError("save_seg_table: give either path or content")
+        """Keep the user's SEG table: the uploaded file's bytes (in the user's own database, never
+        in the project). The table is read and checked first (:func:`seg_table_from_bytes`), so
+        an invalid or oversized file is refused and nothing is stored."""
         name = check_record_name(name, "seg_table")
-        label = file_name or (Path(path).name if path is not None else "RiskPairData.csv")
-        stored = StoredSEGTable(
-            RecordInfo(0, "seg_table", name, datetime.now(UTC)),
-            None if path is None else str(Path(path).expanduser().resolve()), content, label,
-        )
-        stored.load()  # raises SEGTableError / SEGTableMissing with the loader's message
-        meta = {"path": stored.path, "file_name": label,
-                "bytes": None if content is None else len(content)}
-        blobs = {} if content is None else {"file": content}
-        return self._save("seg_table", name, meta, blobs, replace, saved_by)
+        label = check_record_name(Path(str(file_name)).name or "RiskPairData.csv", "file")
+        seg_table_from_bytes(content, label)
+        meta = {"file_name": label, "bytes": len(content)}
+        return self._save("seg_table", name, meta, {"file": bytes(content)}, replace, saved_by)
 
     def load_seg_table_record(self, name: str) -> StoredSEGTable:
+        """A saved SEG table (its bytes; :meth:`StoredSEGTable.load` reads them). A record of an
+        earlier version that named a file on the server instead is refused: such paths are never
+        opened."""
         info, blobs = self._load("seg_table", name)
-        return StoredSEGTable(info, info.meta.get("path"), blobs.get("file"),
-                              info.meta.get("file_name") or "RiskPairData.csv")
+        return StoredSEGTable(info, blobs["file"], str(info.meta.get("file_name") or
+                                                       "RiskPairData.csv"))
 
     def latest_seg_table(self) -> StoredSEGTable | None:
         """The most recently saved SEG table record, or None."""
         saved = self.list_records("seg_table")
         return self.load_seg_table_record(saved[0].name) if saved else None
+
+
+def _check_owner(kind: str, name: str, owner: str | None, by: str | None, action: str) -> None:
+    """With a signed-in user ``by``, refuse to ``action`` a record someone else saved."""
+    if by is not None and owner != by:
+        whose = f"saved by {owner}" if owner else "saved without a login"
+        raise StorageError(f"cannot {action} {kind.replace('_', ' ')} {name!r}: it was {whose}; "
+                           "only the one who saved it may change it")
 
 
 def _sqlite_transactions(engine: Any, timeout: float) -> None:
@@ -775,18 +823,6 @@ def _sqlite_transactions(engine: Any, timeout: float) -> None:
         conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
 
 
-def _fit_targets(model: SpectralRanker, X: NDArray, y: NDArray, n_fit: int) -> NDArray:
-    """The ratings of the fitted points: they are the first ``n_fit`` training rows (hold-out) or
-    all of them (k-fold refit, plain fit)."""
-    if X.ndim != 2 or len(X) != len(y):
-        raise StorageError("save_learned_grid: X_train must be (m, 2) and y_train (m,)")
-    if n_fit > len(X) or not np.array_equal(X[:n_fit], model.X_fit_):
-        raise StorageError(
-            "save_learned_grid: the model's fitted points are not the first rows of X_train"
-        )
-    return y[:n_fit]
-
-
 def _check_kind(kind: str) -> None:
     if kind not in KINDS:
         raise StorageError(f"unknown record kind {kind!r}; one of {', '.join(KINDS)}")
@@ -800,5 +836,6 @@ def _info(row: Any) -> RecordInfo:
     created = row.created_at
     if created.tzinfo is None:  # SQLite returns naive datetimes
         created = created.replace(tzinfo=UTC)
-    return RecordInfo(row.id, row.kind, row.name, created, dict(row.meta or {}),
-                      row.saved_by)
+    meta = row.meta if isinstance(row.meta, Mapping) else {"damaged": "its summary is not a "
+                                                          "JSON object"}
+    return RecordInfo(row.id, row.kind, row.name, created, dict(meta), row.saved_by)

@@ -1,78 +1,118 @@
 #!/usr/bin/env bash
-# Build the riskgrid image with whichever builder is present (docker with a running daemon,
-# podman, or buildah), then check it: start a container, wait for /_stcore/health, and let
-# headless Chromium see the Learn page draw a figure on built-in data. Reports build time and
-# image size.
+# Build the riskgrid image and check it: start a container, wait for /_stcore/health, and let
+# headless Chromium see the Learn page draw its figures on built-in data. Prints one JSON line
+# (builder, tag, base, seconds to make the base and to build, image size in bytes).
 #
-#   scripts/build-image.sh [--base IMAGE] [--tag NAME] [--pip-index URL] [--no-check]
+#   scripts/build-image.sh [--base IMAGE] [--new-base] [--mirror URL] [--ca-bundle FILE]
+#                          [--tag NAME] [--pip-index URL] [--no-check]
 #
-# --base: the Python base image (Dockerfile ARG BASE), e.g. one from a local registry mirror.
-# The check needs /usr/bin/chromium and the project's Python with Playwright (.venv or python3).
+# The builder is podman (run with runc and cgroupfs through scripts/containers.conf, unless
+# CONTAINERS_CONF names another file), else docker. No container registry is needed: without
+# --base the Python base is made here from Debian's packages (mmdebstrap, Debian 12 "bookworm",
+# from the Debian mirror apt uses on this machine unless --mirror), imported as
+# localhost/riskgrid-base:bookworm and reused by later builds (--new-base makes it again).
+# --base IMAGE: a Python base image instead (Dockerfile ARG BASE), e.g. python:3.12-slim.
+# --ca-bundle FILE (default: $PIP_CERT if that is a file): PEM certificates pip trusts while it
+# installs the dependencies, for an HTTPS proxy that re-signs them; a build secret, in no layer.
+# The check needs /usr/bin/chromium and a Python with Playwright ($PYTHON, .venv or python3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-base="" tag="riskgrid:local" pip_index="" check=1
+base="" new_base=0 mirror="" ca_bundle="" tag="riskgrid:local" pip_index="" check=1
 while [ $# -gt 0 ]; do
     case "$1" in
         --base) base="$2"; shift 2 ;;
+        --new-base) new_base=1; shift ;;
+        --mirror) mirror="$2"; shift 2 ;;
+        --ca-bundle) ca_bundle="$2"; shift 2 ;;
         --tag) tag="$2"; shift 2 ;;
         --pip-index) pip_index="$2"; shift 2 ;;
         --no-check) check=0; shift ;;
-        -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
         *) echo "unknown option: $1" >&2; exit 2 ;;
     esac
 done
+[ -z "$ca_bundle" ] && [ -f "${PIP_CERT:-}" ] && ca_bundle=$PIP_CERT
+if [ -n "$ca_bundle" ] && [ ! -s "$ca_bundle" ]; then
+    echo "--ca-bundle: $ca_bundle is not a non-empty file" >&2
+    exit 2
+fi
 
-if command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; then
-    builder=docker
-elif command -v podman >/dev/null 2>&1; then
+if command -v podman >/dev/null 2>&1; then
     builder=podman
-elif command -v buildah >/dev/null 2>&1; then
-    builder=buildah
+    export CONTAINERS_CONF="${CONTAINERS_CONF:-$PWD/scripts/containers.conf}"
+elif command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; then
+    builder=docker
+    export DOCKER_BUILDKIT=1  # build secrets (--ca-bundle) need BuildKit
 else
-    echo "no container builder: install docker (with its daemon running), podman or buildah" >&2
+    echo "no container builder: apt-get install -y podman mmdebstrap runc (README," \
+         "\"Container\"), or docker with its daemon running" >&2
     exit 3
 fi
 
-args=(-t "$tag" -f Dockerfile)
-[ -n "$base" ] && args+=(--build-arg "BASE=$base")
+debian_mirror() {  # the URI of the first apt source of this machine that carries the suite $1
+    local files=() file
+    for file in /etc/apt/sources.list /etc/apt/sources.list.d/*.list \
+            /etc/apt/sources.list.d/*.sources; do
+        if [ -f "$file" ]; then files+=("$file"); fi
+    done
+    [ "${#files[@]}" -gt 0 ] || return 0
+    awk -v suite="$1" '
+        function found(uri) { print uri; exit }
+        /^[[:space:]]*deb[[:space:]]/ {            # one-line style: deb [options] URI SUITE ...
+            i = 2
+            if ($i ~ /^\[/) { while ($i !~ /\]$/ && i < NF) i++; i++ }
+            if ($(i + 1) == suite) found($i) }
+        FNR == 1 || /^[[:space:]]*$/ || /^Types:/ { uris = ""; ok = 0 }  # deb822: paragraphs
+        /^URIs:/ { uris = $2 }
+        /^Suites:/ { for (i = 2; i <= NF; i++) if ($i == suite) ok = 1 }
+        uris != "" && ok { found(uris) }' "${files[@]}"
+}
+
+base_seconds=null
+if [ -z "$base" ]; then
+    base=localhost/riskgrid-base:bookworm
+    if [ "$new_base" -eq 1 ] || ! "$builder" image inspect "$base" >/dev/null 2>&1; then
+        if ! command -v mmdebstrap >/dev/null 2>&1; then
+            echo "making the Debian base needs mmdebstrap (apt-get install -y mmdebstrap);" \
+                 "or pass --base IMAGE (e.g. python:3.12-slim from a registry)" >&2
+            exit 3
+        fi
+        [ -z "$mirror" ] && mirror=$(debian_mirror bookworm)
+        if [ -z "$mirror" ]; then
+            echo "no apt source of this machine carries Debian bookworm: pass --mirror URL" \
+                 "(e.g. http://deb.debian.org/debian)" >&2
+            exit 2
+        fi
+        echo "making $base from $mirror (mmdebstrap)" >&2
+        start=$(date +%s)
+        workdir=$(mktemp -d)
+        trap 'rm -rf "$workdir"' EXIT
+        mmdebstrap --quiet --variant=apt --include=python3,python3-venv,ca-certificates \
+            bookworm "$workdir/base.tar" "$mirror"
+        "$builder" import "$workdir/base.tar" "$base" >/dev/null
+        rm -rf "$workdir"
+        trap - EXIT
+        base_seconds=$(( $(date +%s) - start ))
+    fi
+fi
+
+args=(-t "$tag" -f Dockerfile --build-arg "BASE=$base")
 [ -n "$pip_index" ] && args+=(--build-arg "PIP_INDEX=$pip_index")
-echo "building $tag with $builder" >&2
+[ -n "$ca_bundle" ] && args+=(--secret "id=ca_bundle,src=$ca_bundle")
+[ "$builder" = podman ] && args+=(--format docker)  # podman keeps HEALTHCHECK in this format only
+echo "building $tag on $base with $builder" >&2
 start=$(date +%s)
-case "$builder" in  # podman and buildah keep HEALTHCHECK only in the docker image format
-    buildah) buildah bud --layers --format docker "${args[@]}" . ;;
-    podman) podman build --format docker "${args[@]}" . ;;
-    *) docker build "${args[@]}" . ;;
-esac
-seconds=$(( $(date +%s) - start ))
-case "$builder" in
-    buildah) size=$(buildah images --format '{{.Size}}' "$tag" | head -n 1) ;;
-    *) size=$("$builder" image inspect --format '{{.Size}}' "$tag") ;;
-esac
-echo "{\"builder\": \"$builder\", \"tag\": \"$tag\", \"build_seconds\": $seconds, \"size\": \"$size\"}"
+"$builder" build "${args[@]}" . >&2
+build_seconds=$(( $(date +%s) - start ))
+size=$("$builder" image inspect --format '{{.Size}}' "$tag")
+echo "{\"builder\": \"$builder\", \"tag\": \"$tag\", \"base\": \"$base\"," \
+     "\"base_seconds\": $base_seconds, \"build_seconds\": $build_seconds, \"size_bytes\": $size}"
 [ "$check" -eq 1 ] || exit 0
 
-python=python3
-[ -x .venv/bin/python ] && python=.venv/bin/python
+python=${PYTHON:-python3}
+[ -z "${PYTHON:-}" ] && [ -x .venv/bin/python ] && python=.venv/bin/python
 port=$("$python" -c "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])")
-url="http://127.0.0.1:$port"
-run_with_buildah() {  # a working container sharing the host's network (no OCI runtime needed)
-    container=$(buildah from "$tag")
-    buildah run --network host "$container" -- riskgrid dashboard --headless \
-        --address 127.0.0.1 --port "$port" >/dev/null 2>&1 &
-    runner=$!
-    cleanup() { kill "$runner" 2>/dev/null || true; wait "$runner" 2>/dev/null || true
-                buildah rm "$container" >/dev/null; }
-}
-if [ "$builder" = buildah ]; then
-    run_with_buildah
-elif container=$("$builder" run -d --rm -p "127.0.0.1:$port:8501" "$tag"); then
-    cleanup() { "$builder" stop -t 5 "$container" >/dev/null 2>&1 || true; }
-elif command -v buildah >/dev/null 2>&1; then
-    echo "$builder cannot run containers here; checking with buildah instead" >&2
-    run_with_buildah
-else
-    exit 4
-fi
-trap cleanup EXIT
-"$python" scripts/check_dashboard.py "$url" --timeout 240
+container=$("$builder" run -d --rm -p "127.0.0.1:$port:8501" "$tag")
+trap '"$builder" stop -t 5 "$container" >/dev/null 2>&1 || true' EXIT
+"$python" scripts/check_dashboard.py "http://127.0.0.1:$port" --timeout 240

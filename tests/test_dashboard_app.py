@@ -137,10 +137,16 @@ def test_learn_page_apriori_rule_and_saving_a_grid(fresh):
     assert not at.exception
     assert any("Saved learned grid" in s.value for s in at.success)
     stored = fresh.load_learned_grid("my grid")
-    assert f"{stored.lam:.3g}" == shown_lam and stored.X_train.shape == (TEST_M + ANCHORS, 2)
+    assert f"{stored.lam:.3g}" == shown_lam
+    assert stored.metadata["points_fitted"] == TEST_M + ANCHORS
     # the rule's λ(m) = α·m^(−β/2) with the α, β shown (4 and 3 significant digits)
     assert stored.lam == pytest.approx(alpha * (TEST_M + ANCHORS) ** (-beta / 2), rel=3e-3)
-    assert stored.signed == BEST.signed
+    assert stored.settings["signed"] == BEST.signed
+    # the grid stored is the grid the page showed (learned again here, independently)
+    expected = learn_grid(read_rating_set(simulate_panel(TEST_M, random_state=0)),
+                          LearnSettings(rule="apriori"))
+    np.testing.assert_allclose(stored.grid, expected.grid, rtol=0, atol=1e-9)
+    assert stored.checksum == expected.checksum
 
 
 def _rating_csv(n: int = 80) -> bytes:

@@ -10,7 +10,14 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from dashboard.common import data_dir, init_state, plain, public_mode, shared_result
+from dashboard.common import (
+    data_dir,
+    init_state,
+    plain,
+    public_mode,
+    shared_result,
+    size_limit,
+)
 from ranking_core.cf import FORMATS, RatingMatrix, read_ratings, synthetic_ratings
 from ranking_core.cf.parallel import SYNCHRONOUS, run_per_user
 from ranking_core.cf.per_user import JESTER_SHIFT, LEARNERS, METRICS, PerUserConfig
@@ -66,8 +73,10 @@ notes: list[str] = []
 try:
     if source == "Synthetic (built-in)":
         c = st.columns(3)
-        n_users = c[0].number_input("users", 100, 2000, step=50, key="cf_users")
-        n_items = c[1].number_input("items", 200, 2000, step=50, key="cf_items")
+        n_users = c[0].number_input("users", 100, size_limit("cf_users", 2000), step=50,
+                                    key="cf_users")
+        n_items = c[1].number_input("items", 200, size_limit("cf_items", 2000), step=50,
+                                    key="cf_items")
         seed = c[2].number_input("seed", 0, 10_000, key="cf_seed")
         data = synthetic(int(n_users), int(n_items), int(seed))
     else:
@@ -142,8 +151,9 @@ st.caption("The protocol of Kriukova et al. 2014, §4.2 on a few test reviewers 
            "300 reviewers "
            "and 10 repetitions: `riskgrid cf per-user`). Runs in this process.")
 c = st.columns(3)
-test_users = c[0].number_input("test reviewers", 2, 100, key="cf_test_users")
-repeats = c[1].number_input("repetitions", 1, 10, key="cf_repeats")
+test_users = c[0].number_input("test reviewers", 2, size_limit("cf_test_users", 100),
+                               key="cf_test_users")
+repeats = c[1].number_input("repetitions", 1, size_limit("cf_repeats", 10), key="cf_repeats")
 learners = c[2].multiselect("learners", LEARNERS, key="cf_learners")
 if st.button("Run the experiment", key="cf_run", disabled=not learners):
     experiment = PerUserConfig(group=GROUPS[group], n_test_users=int(test_users),

@@ -16,9 +16,11 @@ from dashboard.common import (
     get_store,
     init_state,
     plain,
+    public_mode,
     saved_grid_surface,
     seg_status,
     shared_result,
+    size_limit,
 )
 from ranking_core.experiments.learners import compare_learners
 from ranking_core.experiments.seg import learning_curves
@@ -46,10 +48,13 @@ def grid_file(content: bytes, name: str) -> NDArray:
     return read_grid_file(content, name)
 
 
-with st.expander("Add a grid file (grid.npy or grid.csv, as written by the Learn page or "
-                 "riskgrid learn)"):
-    upload = st.file_uploader("Grid file: 601 × 601 risks, rows = reference, columns = measured "
-                              "0–600 mg/dL", type=["npy", "csv"], key="compare_upload")
+upload = None
+if not public_mode():  # the public demo takes no uploads
+    with st.expander("Add a grid file (grid.npy or grid.csv, as written by the Learn page or "
+                     "riskgrid learn)"):
+        upload = st.file_uploader("Grid file: 601 × 601 risks, rows = reference, columns = "
+                                  "measured 0–600 mg/dL", type=["npy", "csv"],
+                                  key="compare_upload")
 uploaded_grids: dict[str, NDArray] = {}
 if upload is not None:
     try:
@@ -122,7 +127,8 @@ init_state(curve_filters=["lavrentiev", "iterated-lavrentiev"], curve_sizes=[50,
 c = st.columns(3)
 chosen_filters = c[0].multiselect("filters", sorted(FILTERS), key="curve_filters")
 sizes = c[1].multiselect("m", [50, 100, 200, 300, 400], key="curve_sizes")
-repeats = c[2].number_input("repetitions", 1, 20, key="curve_repeats")
+repeats = c[2].number_input("repetitions", 1, size_limit("curve_repeats", 20),
+                            key="curve_repeats")
 
 
 if st.button("Run learning curves", key="curve_run", disabled=not (chosen_filters and sizes)):
@@ -170,8 +176,10 @@ init_state(learners_chosen=LEARNER_DEFAULTS, learners_m=100, learners_reps=1)
 c = st.columns([3, 1, 1])
 chosen_learners = c[0].multiselect("learners", list(LEARNERS), key="learners_chosen",
                                    format_func=lambda name: f"{name}: {LEARNERS[name].description}")
-learners_m = c[1].number_input("ratings m", 20, 2000, step=20, key="learners_m")
-learners_reps = c[2].number_input("repetitions", 1, 20, key="learners_reps")
+learners_m = c[1].number_input("ratings m", 20, size_limit("learners_m", 2000), step=20,
+                               key="learners_m")
+learners_reps = c[2].number_input("repetitions", 1, size_limit("learners_reps", 20),
+                                  key="learners_reps")
 
 if st.button("Run learners", key="learners_run", disabled=not chosen_learners):
     reference = seg.table if seg.available else parkes_surface()

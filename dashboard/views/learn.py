@@ -28,6 +28,7 @@ from dashboard.common import (
     save_form,
     saved_record_picker,
     seg_status,
+    size_limit,
 )
 from dashboard.learn_data import (
     BACKGROUND_FROM,
@@ -163,7 +164,8 @@ ratings: RatingSet | None = None
 data_key: object = ""
 if source == SOURCES[0]:
     c = st.columns([1, 1.7, 1, 1, 1, 1])  # room for the longest "where" option at 1280 px
-    m = c[0].number_input("Number of ratings", 20, 2000, step=50, key="learn_m")
+    m = c[0].number_input("Number of ratings", 20, size_limit("learn_m", 2000), step=50,
+                          key="learn_m")
     design = c[1].selectbox("Where the rated pairs lie", DESIGNS, key="learn_design",
                             format_func=DESIGN_LABELS.get)
     noise = c[2].slider("Rater noise (risk units)", 0.0, 1.0, step=0.05, key="learn_noise")
@@ -450,7 +452,8 @@ def result_view(reference_id: str) -> None:
             column_config={c: st.column_config.NumberColumn(format="localized")
                            for c in RISK_CATEGORIES}, key="learn_confusion")
     downloads(shown)
-    save_form(shown, comparison)
+    if not public_mode():  # the public demo keeps no records
+        save_form(shown, comparison)
 
 
 def downloads(shown: LearnedGrid) -> None:
@@ -485,12 +488,10 @@ def save_form(shown: LearnedGrid, comparison) -> None:
         name = st.text_input("Name", value=f"{shown.settings.kernel} λ={shown.lam:.3g} "
                                             f"m={shown.n_ratings}")
         if st.form_submit_button("Save learned grid"):
-            metrics = {"settings": shown.settings.to_dict(), "rule_lambda": shown.lam_chosen,
-                       "reference": reference_name, "rating_set": ratings.name,
-                       "ratings_checksum": shown.checksum, **comparison.to_dict()}
+            metrics = {"reference": reference_name, **comparison.to_dict()}
             try:
-                store.save_learned_grid(name, shown.model, shown.X, shown.y, metrics,
-                                        signed=shown.settings.signed, saved_by=current_user())
+                store.save_learned_grid(name, shown.grid, grid_metadata(shown, ratings.name),
+                                        metrics, saved_by=current_user())
             except StorageError as exc:
                 st.error(f"Not saved: {plain(exc)}")
             else:

@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import figures
-from dashboard.common import init_state, plain, public_mode, read_upload
+from dashboard.common import init_state, plain, public_mode, read_upload, size_limit
 from ranking_core.grids.learned import GLUCOSE_AXIS
 from ranking_core.learn import learn_panel
 from ranking_core.meter.export import safe_csv
@@ -66,7 +66,8 @@ if source == SOURCES[1]:
             data_key = f"upload:{upload.file_id}:{unit}"
 elif source == SOURCES[2]:
     c = st.columns(2)
-    m = c[0].number_input("Number of ratings", 40, 600, value=150, step=10, key="plan_demo_m")
+    m = c[0].number_input("Number of ratings", 40, size_limit("plan_demo_m", 600), value=150,
+                          step=10, key="plan_demo_m")
     demo_seed = c[1].number_input("Simulation draw", 0, 10_000, value=0, key="plan_demo_seed",
                                   help="another number draws another panel")
     ratings = demonstration(int(m), int(demo_seed))
@@ -76,7 +77,7 @@ elif source == SOURCES[2]:
     data_key = f"demo:{m}:{demo_seed}"
 
 c = st.columns([1, 1, 2.4])  # room for the longest "how" option at 1280 px
-k = c[0].number_input("Pairs to propose", 1, 500, step=5, key="plan_k")
+k = c[0].number_input("Pairs to propose", 1, size_limit("plan_k", 500), step=5, key="plan_k")
 seed = c[1].number_input("Candidate draw", 0, 10_000, key="plan_seed",
                          help="the random candidate pairs the proposal is chosen from")
 method = c[2].selectbox("How the pairs are chosen", tuple(METHODS), format_func=METHODS.get,

@@ -29,6 +29,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
                    "Propose the next pairs a rating panel should rate, as a rating form."),
     "cf": ("ranking_core.cli.cf", "app",
            "Collaborative-filtering experiments of the papers (MovieLens, Jester)."),
+    "records": ("ranking_core.cli.records", "app",
+                "List, export and delete saved records (the dashboard's database)."),
     "dashboard": ("ranking_core.cli.dashboard", "app", "Start the web dashboard."),
 }
 

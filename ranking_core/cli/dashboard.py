@@ -3,8 +3,10 @@
 The server is this process afterwards, so SIGTERM / SIGINT (Ctrl+C) stop it and free the port;
 no child is left behind. Safe defaults for a server: it listens on 127.0.0.1 unless ``--address``
 says otherwise, shows errors to the browser as one plain sentence (details in the server log)
-and does not watch the page files unless ``--development``, and ``--public`` makes a read-only
-demo (nothing stored, no server paths, built-in data only).
+and does not watch the page files unless ``--development``, serves Streamlit's metrics endpoint
+only with ``--metrics``, and ``--public`` makes a demo (built-in data only: no uploads, no server
+paths, no records; jobs capped to a few seconds). The server refuses to start, saying why, when
+the database cannot be opened.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Annotated
 import typer
 
 import ranking_core
-from dashboard import APP_PATH, DATA_DIR_ENV, PUBLIC_ENV
+from dashboard import APP_PATH, DATA_DIR_ENV, METRICS_ENV, PUBLIC_ENV
 from ranking_core.grids.seg import MISSING_SEG_MESSAGE, SEG_TABLE_ENV
 
 app = typer.Typer(help="Start the web dashboard.", add_completion=False)
@@ -36,11 +38,16 @@ def streamlit_command(app_path: Path, port: int, headless: bool, address: str = 
 
 
 def streamlit_environment(seg_table: Path | None, environ: dict[str, str], *,
-                          public: bool = False, data_dir: Path | None = None) -> dict[str, str]:
+                          public: bool = False, data_dir: Path | None = None,
+                          metrics: bool = False) -> dict[str, str]:
     """The app's environment: ``SEG_TABLE`` from ``--seg-table`` and ``RISKGRID_DATA_DIR`` from
-    ``--data-dir`` (absolute paths), ``RISKGRID_PUBLIC=1`` for ``--public``, and this checkout of
-    ``ranking_core`` first on ``PYTHONPATH`` so the app runs the same code."""
+    ``--data-dir`` (absolute paths), ``RISKGRID_PUBLIC=1`` for ``--public``,
+    ``RISKGRID_METRICS=1`` for ``--metrics`` (else unset), and this checkout of ``ranking_core``
+    first on ``PYTHONPATH`` so the app runs the same code."""
     env = dict(environ)
+    env.pop(METRICS_ENV, None)
+    if metrics:
+        env[METRICS_ENV] = "1"
     if seg_table is not None:
         env[SEG_TABLE_ENV] = str(seg_table.expanduser().resolve())
     if data_dir is not None:
@@ -70,7 +77,12 @@ def dashboard(
                      f"page may open (else ${DATA_DIR_ENV}); no other server path is read."),
     ] = None,
     public: Annotated[bool, typer.Option(
-        help="Read-only public demo: nothing is stored, no server files, built-in data only.",
+        help="Public demo: built-in data only (no uploads, no server files), no records, and "
+             "every job capped to a few seconds.",
+    )] = False,
+    metrics: Annotated[bool, typer.Option(
+        help="Serve Streamlit's /_stcore/metrics endpoint (sessions, caches; unauthenticated). "
+             "Off by default.",
     )] = False,
     development: Annotated[bool, typer.Option(
         help="Show full error details (tracebacks) in the browser and rerun pages when their "
@@ -86,7 +98,8 @@ def dashboard(
         typer.echo(f"Data folder not found: {data_dir}", err=True)
         raise typer.Exit(2)
     command = streamlit_command(APP_PATH, port, headless, address, development)
-    env = streamlit_environment(seg_table, dict(os.environ), public=public, data_dir=data_dir)
+    env = streamlit_environment(seg_table, dict(os.environ), public=public, data_dir=data_dir,
+                                metrics=metrics)
     sys.stdout.flush()
     sys.stderr.flush()
     # the app folder is the working directory so that its .streamlit/config.toml applies

@@ -62,8 +62,8 @@ def _show(result, paths: list[Path]) -> None:
 def learn(
     ratings: Annotated[Path, typer.Argument(help="Rating set: CSV, TSV or XLSX with columns "
                                                  "reference, estimate, rating (0..4).")],
-    out_dir: Annotated[Path, typer.Option("--out-dir", help="Folder for grid.npy, grid.csv, "
-                                          "grid.png and grid.json (created if needed).")],
+    out_dir: Annotated[Path | None, typer.Option("--out-dir", help="Folder for grid.npy, "
+                       "grid.csv, grid.png and grid.json (created if needed).")] = None,
     unit: Annotated[str | None, typer.Option(
         help="Glucose unit of the file: mg/dL or mmol/L (default: as named in the header, "
              "else mg/dL; values that look like mmol/L are refused without it).")] = None,
@@ -120,6 +120,9 @@ def learn(
                        "the share of the grid whose risk category it leaves open. The noise "
                        "level comes from robust learning (huber unless --robust names "
                        "another).")] = False,
+    save: Annotated[str | None, typer.Option(
+        "--save", help="Also save the grid under this name in the dashboard's database "
+                       "(riskgrid records list / export / delete).")] = None,
 ) -> None:
     """Learn a risk grid from a rating set and write it as files (NumPy, CSV, PNG, JSON)."""
     from ranking_core.blas_threads import fit_threads
@@ -134,6 +137,12 @@ def learn(
     from ranking_core.ratings import RatingSetError, read_rating_set
 
     try:
+        if out_dir is None and (save is None or band):
+            raise ValueError("give --out-dir DIR for the files (or only --save NAME)")
+        if save is not None:
+            from ranking_core.storage import check_record_name
+
+            check_record_name(save, "learned_grid")  # before the fit, not after it
         data = read_rating_set(ratings, unit=unit)
     except (RatingSetError, ValueError) as exc:
         console.print(f"[red]{exc}[/red]", soft_wrap=True)
@@ -186,7 +195,11 @@ def learn(
     except ValueError as exc:
         console.print(f"[red]cannot learn from {ratings.name}: {exc}[/red]", soft_wrap=True)
         raise typer.Exit(1) from None
-    _show(result, write_grid_files(result, out_dir, source=ratings.name))
+    _show(result, [] if out_dir is None else write_grid_files(result, out_dir, source=ratings.name))
+    if save is not None:
+        from ranking_core.cli.records import save_learned
+
+        save_learned(result, save, ratings.name)
     if band:
         from ranking_core.learn import write_band_files
         from ranking_core.panels import risk_band

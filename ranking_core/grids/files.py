@@ -19,6 +19,7 @@ is refused with one line saying which rule failed.
 from __future__ import annotations
 
 import io
+import json
 import os
 from pathlib import Path
 from typing import IO
@@ -36,6 +37,7 @@ __all__ = [
     "SIZE",
     "GridFileError",
     "grid_csv",
+    "grid_file_contents",
     "grid_npy",
     "grid_png",
     "read_grid_file",
@@ -79,6 +81,14 @@ def grid_png(grid: ArrayLike, title: str = "Learned risk grid") -> bytes:
     reference on the x axis, measured on the y axis, ticks every 100 mg/dL and a colour bar for
     risk 0..4 (:func:`~ranking_core.grids.raster.grid_image`)."""
     return png_bytes(grid_image(_on_scale(grid), title))
+
+
+def grid_file_contents(grid: ArrayLike, metadata: dict) -> dict[str, bytes]:
+    """The files of a learned grid by name, in :data:`GRID_FILES` order: ``grid.npy``,
+    ``grid.csv``, ``grid.png`` and ``grid.json`` (``metadata`` as indented JSON)."""
+    contents = (grid_npy(grid), grid_csv(grid), grid_png(grid),
+                json.dumps(metadata, indent=2).encode())
+    return dict(zip(GRID_FILES, contents, strict=True))
 
 
 def _read_npy(stream: IO[bytes], name: str) -> NDArray:

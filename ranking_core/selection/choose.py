@@ -175,7 +175,7 @@ def near_minimum(curve: ArrayLike, tolerance: float = TIE_TOLERANCE, owner: str 
     """Index of the first value of ``curve`` within ``tolerance`` of its minimum (NaN ignored).
 
     The one rule by which every choice by validation misranking picks its candidate
-    (:func:`choose`, :func:`~ranking_core.learners.direct.fast_kfold_lambda`, the recipes' γ): on
+    (:func:`choose`, :func:`~ranking_core.learners.direct.fast_kfold_lambda`, the presets): on
     a decreasing λ grid the first is the largest λ among the ties, the smoother fit and the
     better-conditioned system (condition number about ‖K‖/λ).
     ``owner`` names the caller in the error raised when every value is NaN.
