@@ -172,7 +172,8 @@ class DirectRanker(KernelMixin, RankingScoreMixin, CheckedInputsMixin, Regressor
     lattice_step_ : mg/dL to which the training inputs were rounded (0.0 for Cholesky).
     relative_residual_ : ‖Ax − b‖/‖b‖ of the solved linear system (the tolerance reached).
     X_fit_ : (m, 2) training inputs (rounded to the lattice for ``"lattice"``).
-    coef_ : (m,) kernel coefficients c; intercept_ : b; kernel_ : the resolved kernel.
+    coef_ : (m,) kernel coefficients c; intercept_ : b; kernel_ : the resolved kernel;
+    filter_ : the Lavrentiev filter (the spectral form of this solve).
     surface_ : (n, n) f on the lattice axis × axis (``"lattice"`` only), indexed [REF, estimate].
     lattice_axis_ : (n,) the lattice axis in mg/dL (``"lattice"`` only).
     """
@@ -201,6 +202,7 @@ class DirectRanker(KernelMixin, RankingScoreMixin, CheckedInputsMixin, Regressor
         one_of(self.solver, "solver", SOLVERS, owner)
         X, y = check_training_data(X, y, owner)
         self.kernel_ = make_kernel(self.kernel, gamma=self.gamma)
+        self.filter_ = Lavrentiev()  # the filter this solve equals (eq. (4))
         self.n_features_in_ = X.shape[1]
         parts = lattice_kernel_parts(self.kernel_) if X.shape[1] == 2 else None
         solver = self.solver
