@@ -181,7 +181,7 @@ class LearnSettings:
         (exp(−‖Δ‖²/γ), the paper's).
     gamma : kernel width γ > 0: mg/dL of the glucose coordinates for the Laplacian, (mg/dL)²
         for the Gaussian; None (the default) takes the kernel's own default width for glucose
-        pairs (``glucose_width`` in :mod:`ranking_core.kernels`: 10³ and 4·10⁴).
+        pairs (``glucose_width`` in :mod:`ranking_core.kernels`: 10³ and 10⁴).
     scale : glucose coordinates, ``"log"`` (t(g) = 600·log(1 + g/g₀)/log(1 + 600/g₀)) or
         ``"linear"`` (mg/dL as is).
     log_offset : g₀ of the log coordinates in mg/dL.

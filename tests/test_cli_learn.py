@@ -51,7 +51,7 @@ def test_continuous_ratings_keep_the_best_recipe_and_write_no_manual_lambda(tmp_
 def test_another_kernel_takes_its_own_width(tmp_path):
     result, out = _learn(tmp_path, _continuous(40), "--kernel", "gaussian", "--rule", "holdout")
     assert result.exit_code == 0, result.output
-    assert json.loads((out / "grid.json").read_text())["settings"]["gamma"] == 4e4
+    assert json.loads((out / "grid.json").read_text())["settings"]["gamma"] == 1e4
 
 
 @pytest.mark.parametrize("ratings,sentence", [

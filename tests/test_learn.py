@@ -137,7 +137,7 @@ def test_the_manual_lambda_is_part_of_the_settings_only_for_the_manual_rule():
 
 
 def test_each_kernel_has_its_own_default_width():
-    assert LearnSettings(kernel="gaussian").gamma == 4e4
+    assert LearnSettings(kernel="gaussian").gamma == 1e4
     assert LearnSettings(kernel="laplacian").gamma == 1e3
 
 

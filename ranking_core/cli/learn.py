@@ -171,10 +171,10 @@ def learn(
             criterion=criterion, monotone=monotone)
         settings = dataclasses.replace(settings, **changes)
         if band and not settings.has_band:
-            raise ValueError("--band needs robust learning and the Lavrentiev filter (the band "
+            raise ValueError("--band needs the Lavrentiev filter and robust learning (the band "
                              "is the posterior of the Gaussian process that filter's fit is "
-                             "the mean of); got "
-                             f"--filter {settings.filter}, robust {settings.robust}")
+                             "the mean of, with the noise robust learning measures); got "
+                             f"--filter {settings.filter}, --robust {settings.robust or 'none'}")
         fit_method(settings, len(data.frame))  # refuse a size beyond the budget at once
         check_rating_count(data.y)
     except ValueError as exc:
