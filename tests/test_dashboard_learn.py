@@ -9,6 +9,7 @@ import io
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 from dashboard_support import fresh_machine, metrics, open_app, plotly_numbers, plotly_traces
 from hypothesis import HealthCheck, given, settings
@@ -255,3 +256,28 @@ def test_a_panels_ratings_are_learned_robustly_by_default(tmp_path, monkeypatch)
     assert at.session_state["learn_result"].settings.robust is None
     assert at.session_state["learn_view"] == "Learned"  # no band without robust learning
     assert not any(b.label == "band.csv" for b in at.get("download_button"))
+
+
+@pytest.mark.slow
+def test_a_large_fit_runs_in_a_worker_process_and_gives_the_library_result():
+    """More than BACKGROUND_FROM ratings: the fit runs in another process (the server's
+    interpreter stays free), polled until done; its grid is the library's."""
+    import time
+
+    from dashboard.learn_data import BACKGROUND_FROM, background_fit
+    from ranking_core.learn import LearnedGrid
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(20, 580, (BACKGROUND_FROM + 100, 2))
+    frame = pd.DataFrame({"reference": X[:, 0], "estimate": X[:, 1],
+                          "rating": np.clip(np.abs(np.log(X[:, 0] / X[:, 1])) * 3, 0, 4)})
+    ratings = read_rating_set(frame, name="large")
+    settings = LearnSettings()
+    state = background_fit("large", ratings, settings)
+    assert isinstance(state, tuple)  # returned at once, with its progress
+    while not isinstance(state, LearnedGrid):
+        time.sleep(1)
+        state = background_fit("large", ratings, settings)
+    expected = learn_grid(ratings, settings)
+    assert state.method == expected.method == "one-fold"
+    np.testing.assert_allclose(state.grid, expected.grid, atol=1e-9)
