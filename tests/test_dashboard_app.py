@@ -91,7 +91,7 @@ def test_lambda_slider_resolves_from_the_cached_decomposition(fresh, monkeypatch
     monkeypatch.setattr(ranker_module, "dense_spectrum",
                         lambda *a, **k: decompositions.append(1) or real(*a, **k))
     slider = next(s for s in at.select_slider if s.label.startswith("λ"))
-    new_lam = float(BEST.lams()[10])
+    new_lam = float(PRESETS["robust"].lams()[10])  # a simulated panel: the robust recipe
     slider.set_value(new_lam)
     at.run()
     assert not at.exception and decompositions == []
@@ -106,7 +106,7 @@ def test_learn_page_paper_recipe_hold_out_fits_the_first_half(fresh):
     paper = LearnSettings(rule="holdout", kernel="gaussian", scale="linear", gamma=1e4,
                           signed=False, filter="iterated-lavrentiev", order=2, anchors=0,
                           criterion="misranking")
-    at = open_app(learn_settings=paper)
+    at = open_app(learn_settings=paper, learn_own_settings=True)
     ratings = read_rating_set(simulate_panel(TEST_M, random_state=0))
     choice = choose(SpectralRanker(gamma=1e4, filter=IteratedLavrentiev(2)),
                     ratings.X, ratings.y, rule="holdout", grid=BEST.lams(), refit=False)
@@ -123,7 +123,7 @@ def test_learn_page_paper_recipe_hold_out_fits_the_first_half(fresh):
 
 
 def test_learn_page_apriori_rule_and_saving_a_grid(fresh):
-    at = open_app(learn_settings=LearnSettings(rule="apriori"))
+    at = open_app(learn_settings=LearnSettings(rule="apriori"), learn_own_settings=True)
     caption = next(c.value for c in at.caption if c.value.startswith("λ(m) = α·m^(−β/2) with"))
     found = re.search(r"α = ([\d.e+-]+) .* β = ([\d.]+)", caption)
     alpha, beta = float(found.group(1)), float(found.group(2))
