@@ -7,7 +7,8 @@ case-insensitively, a unit suffix such as " (mmol/L)" allowed):
 reference  reference glucose (mg/dL or mmol/L); also ``ref``, ``reference glucose``
 estimate   estimated / meter glucose, same unit; also ``estimated``, ``bgm``, ``meter``
 rating     risk on the SEG scale 0 (none) … 4 (extreme), fractions allowed; also ``risk``
-rater      optional rater identifier (text); also ``rater id``, ``clinician``
+rater      optional rater identifier (printable text; blank → "unknown", with a warning); also
+           ``rater id``, ``clinician``
 =========  ===========================================================================
 
 mmol/L values are converted with 18.016 mg/dL per mmol/L
@@ -51,6 +52,7 @@ __all__ = [
 
 RATING_COLUMNS = ("reference", "estimate", "rating")
 RATING_MAX = 4.0
+UNKNOWN_RATER = "unknown"  # the rater of rows whose rater cell is blank
 MAX_ROWS = 200_000  # a panel rates hundreds to thousands of scenarios; beyond this is a wrong file
 _GRID = f"outside 0..{GLUCOSE_MAX} mg/dL (the grid)"
 RATING_SCHEMA = Schema("rating set", (
@@ -138,7 +140,8 @@ def read_rating_set(
     sheet : the XLSX sheet (default the first).
     limits : input limits (default: at most 200,000 rows).
 
-    Rules beyond the input layer's: a row repeating an earlier row exactly is refused when there
+    Rules beyond the input layer's: a blank rater cell (in a file with a rater column) is
+    named "unknown", with a warning; a row repeating an earlier row exactly is refused when there
     is a rater column; without one, repeats are kept and named in a warning (several raters may
     rate the same scenario alike).
 
@@ -159,6 +162,19 @@ def read_rating_set(
                 for r in table.refused]
     warnings_ = list(table.notes)
     out = table.frame
+    if "rater" in out:
+        blank = (out["rater"] == "").to_numpy()
+        if blank.any() and (out["rater"] == UNKNOWN_RATER).any():
+            problems.append(RowProblem(
+                f"rater is blank (rule: name the rater; '{UNKNOWN_RATER}', the name blank "
+                "raters get, is already a rater's name)",
+                tuple(int(n) for n in out.index[blank]), where))
+            out = out[~blank]
+        elif blank.any():
+            out = out.assign(rater=out["rater"].where(~blank, UNKNOWN_RATER))
+            warnings_.append(f"{table.source}: rater is blank in "
+                             f"{name_lines(out.index[blank], where)}; these ratings are taken as"
+                             f" one rater named '{UNKNOWN_RATER}'")
     repeats = out.duplicated(keep="first").to_numpy()
     if repeats.any() and "rater" in out:
         problems.append(RowProblem(

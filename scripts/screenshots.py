@@ -5,7 +5,7 @@ Starts the app with the README's command (``python -m ranking_core.cli dashboard
 ``/usr/bin/chromium`` through Playwright (no browser is downloaded) and writes
 ``docs/screenshots/<page>.png``::
 
-    python scripts/screenshots.py [--out docs/screenshots] [--seg-table PATH]
+    python scripts/screenshots.py [--out docs/screenshots] [--seg-table PATH] [--width 1280]
 
 Without ``--seg-table`` (and with ``SEG_TABLE`` unset) the pages show the built-in data of a
 fresh machine. The browser test imports :func:`serve` and :func:`open_browser` from here.
@@ -112,6 +112,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots")
     parser.add_argument("--seg-table", type=Path, default=None)
+    parser.add_argument("--width", type=int, default=1280, help="browser width in px (the pages "
+                        "are checked at 1280 × 800)")
+    parser.add_argument("--height", type=int, default=1400, help="browser height in px")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
@@ -119,7 +122,7 @@ def main() -> None:
         env.pop("SEG_TABLE", None)
         if args.seg_table is not None:
             env["SEG_TABLE"] = str(args.seg_table.resolve())
-        with serve(free_port(), env) as url, open_browser() as page:
+        with serve(free_port(), env) as url, open_browser(args.width, args.height) as page:
             for path, name in PAGES.items():
                 page.goto(f"{url}/{path}")
                 wait_until_rendered(page)

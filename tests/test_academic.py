@@ -60,3 +60,10 @@ def test_cli_writes_json(tmp_path) -> None:
     data = json.loads(out.read_text())
     assert data["protocol"] == "refit" and set(data["sizes"]) == {"12"}
     assert "8.16" in result.output  # the paper's number is printed beside ours
+
+
+def test_cli_refuses_an_unknown_protocol() -> None:
+    result = CliRunner().invoke(app, ["reproduce", "academic", "--m", "12", "--reps", "2",
+                                      "--protocol", "half"])
+    text = " ".join(result.output.replace("│", " ").split())
+    assert result.exit_code != 0 and "refit, split" in text

@@ -60,6 +60,27 @@ def test_per_user_reports_a_malformed_file_by_line(tmp_path: Path) -> None:
     assert "line 2" in text and "numbers" in text
 
 
+def test_per_user_offers_both_readings_of_the_protocol(tmp_path: Path) -> None:
+    """--protocol split|refit: the same draws, the reading recorded in the JSON and the table
+    title; the refitted functions rank the held-out half differently; refit is the default."""
+    misranking = {}
+    for protocol in ("split", "refit", None):
+        out = tmp_path / f"{protocol}.json"
+        chosen = [] if protocol is None else ["--protocol", protocol]
+        result = runner.invoke(app, ["cf", "per-user", "--format", "synthetic", "--group",
+                                     "20-60", "--learner", "lavrentiev", *SMALL, *chosen,
+                                     "--json", str(out)])
+        assert result.exit_code == 0, result.output
+        saved = json.loads(out.read_text())
+        assert saved["config"]["protocol"] == (protocol or "refit")
+        misranking[protocol] = saved["pairwise_misranking"]["per_repeat"]
+    assert misranking["split"] != misranking["refit"] == misranking[None]
+    result = runner.invoke(app, ["cf", "per-user", "--format", "synthetic", "--protocol",
+                                 "half", *SMALL])
+    text = " ".join(result.output.replace("│", " ").split())
+    assert result.exit_code != 0 and "'protocol' must be one of" in text
+
+
 def test_per_user_rejects_a_bad_group() -> None:
     result = runner.invoke(app, ["cf", "per-user", "--format", "synthetic", "--group", "forty",
                                  *SMALL])

@@ -17,6 +17,7 @@ from ranking_core.cf.per_user import (
     PROTOCOL_LEARNERS,
     PerUserConfig,
     _chosen_prediction,
+    _prediction,
     evaluate_tasks,
     evaluate_user,
     learner_spec,
@@ -25,6 +26,7 @@ from ranking_core.cf.per_user import (
     summarize,
 )
 from ranking_core.learners import LEARNERS as REGISTRY
+from ranking_core.learners.rankboost import RankBoost
 from ranking_core.metrics import pairwise_misranking, pairwise_misranking_rows
 
 
@@ -64,15 +66,16 @@ def test_plan_draws_distinct_eligible_test_users(data: RatingMatrix) -> None:
     assert plan_tasks(data, small(seed=1)) != plan_tasks(data, small())
 
 
+@pytest.mark.parametrize("protocol", ["split", "refit"])
 @pytest.mark.parametrize("estimator", [SpectralRanker, SpectralRegressor])
-def test_lambda_choice_agrees_with_brute_force_refits(estimator: type) -> None:
-    """The protocol's λ is the one a separate fit per λ on the fit part would pick, and the model
-    keeps the fit part only."""
+def test_lambda_choice_agrees_with_brute_force_refits(estimator: type, protocol: str) -> None:
+    """The protocol's λ is the one a separate fit per λ on the fit part would pick; the tested
+    model is that fit ("split") or a fresh fit on fit + validation parts at that λ ("refit")."""
     rng = np.random.default_rng(3)
     X = rng.integers(-1, 6, size=(60, 40)).astype(float)
     y = np.clip(np.round(X[:, :5].mean(axis=1) + rng.normal(size=60)), 1, 5)
     parts = (np.arange(15), np.arange(15, 30), np.arange(30, 60))
-    config = small(n_lams=60)
+    config = small(n_lams=60, protocol=protocol)
     spec = dataclasses.replace(
         learner_spec("lavrentiev"),
         make=lambda gamma: estimator(gamma=gamma, filter="iterated-lavrentiev"))
@@ -81,7 +84,30 @@ def test_lambda_choice_agrees_with_brute_force_refits(estimator: type) -> None:
             for lam in config.lams()]
     errors = [pairwise_misranking(y[15:30], model.predict(X[15:30])) for model in fits]
     best = fits[int(np.argmin(errors))]
+    if protocol == "refit":
+        best = estimator(gamma=1e4, filter="iterated-lavrentiev", lam=best.lam).fit(X[:30], y[:30])
     np.testing.assert_allclose(ours, best.predict(X[30:]), rtol=1e-8, atol=1e-10)
+
+
+def test_refit_boosts_again_on_the_training_half_for_the_chosen_rounds() -> None:
+    """RankBoost under "refit": the number of rounds with the lowest validation misranking
+    (brute force: one model per number of rounds on the fit part), then boosted on fit +
+    validation parts for that many rounds."""
+    rng = np.random.default_rng(6)
+    X = rng.integers(-1, 6, size=(48, 20)).astype(float)
+    y = np.clip(np.round(X[:, :4].mean(axis=1) + rng.normal(size=48)), 1, 5)
+    parts = (np.arange(12), np.arange(12, 24), np.arange(24, 48))
+    config = small(max_rounds=15, protocol="refit")
+    errors = [pairwise_misranking(y[12:24], RankBoost(n_rounds=t).fit(X[:12], y[:12])
+                                  .predict(X[12:24])) for t in range(1, 16)]
+    rounds = 1 + int(np.argmin(errors))
+    expected = RankBoost(n_rounds=rounds).fit(X[:24], y[:24]).predict(X[24:])
+    ours = _prediction(learner_spec("rankboost"), X, y, parts, config)
+    np.testing.assert_allclose(ours, expected, rtol=1e-12, atol=1e-12)
+    split = _prediction(learner_spec("rankboost"), X, y, parts, small(max_rounds=15,
+                                                                      protocol="split"))
+    np.testing.assert_allclose(split, RankBoost(n_rounds=rounds).fit(X[:12], y[:12])
+                               .predict(X[24:]), rtol=1e-12, atol=1e-12)
 
 
 def test_every_learner_ranks_better_than_chance(data: RatingMatrix) -> None:
@@ -174,6 +200,8 @@ def test_rejects_bad_configuration() -> None:
         PerUserConfig(missing="zero")
     with pytest.raises(ValueError, match="group must satisfy"):
         PerUserConfig(group=(60, 40))
+    with pytest.raises(ValueError, match="'protocol' must be one of"):
+        PerUserConfig(protocol="quarter")
 
 
 def test_real_movielens_groups() -> None:
@@ -189,9 +217,10 @@ def test_real_movielens_groups() -> None:
     assert 0.2 < result["learners"]["lavrentiev"]["pairwise_misranking"]["mean"] < 0.55
 
 
-# evaluate_tasks of the five per-user protocol learners, recorded before they were routed through
-# the shared registry ranking_core.learners.LEARNERS (commit b853844); the routing must not change
-# them beyond floating-point rounding (other NumPy/BLAS builds differ in the last bits).
+# evaluate_tasks of the five per-user protocol learners under the "split" reading, recorded before
+# they were routed through the shared registry ranking_core.learners.LEARNERS (commit b853844); the
+# routing must not change them beyond floating-point rounding (other NumPy/BLAS builds differ in
+# the last bits).
 RECORDED_PER_USER_NUMBERS = [
     [
         [0.3717805151175812, 2.2307630442032296, 1.1239877642648992, 0.6803299713772465],
@@ -220,7 +249,7 @@ RECORDED_PER_USER_NUMBERS = [
 def test_per_user_learners_reproduce_the_numbers_recorded_before_the_shared_registry() -> None:
     data = synthetic_ratings(n_users=120, n_items=200, median_ratings=60, seed=11)
     config = PerUserConfig(group=(20, 60), test_range=(50, 150), n_reference=60,
-                           n_test_users=3, repeats=1, max_rounds=30,
+                           n_test_users=3, repeats=1, max_rounds=30, protocol="split",
                            learners=("iterated-lavrentiev", "lavrentiev", "spectral-cutoff",
                                      "slr", "rankboost"))
     values = evaluate_tasks(data, config, plan_tasks(data, config))
@@ -236,7 +265,7 @@ def test_every_registry_learner_is_offered_once() -> None:
 
 def test_grid_learner_picks_its_registry_value_on_the_validation_part() -> None:
     """Brute force: each registry grid value fitted on the fit part, the lowest validation
-    misranking kept, its test predictions returned."""
+    misranking kept, its test predictions returned ("split")."""
     rng = np.random.default_rng(8)
     X = rng.integers(-1, 6, size=(48, 20)).astype(float)
     y = np.clip(np.round(X[:, :4].mean(axis=1) + rng.normal(size=48)), 1, 5)
@@ -247,7 +276,7 @@ def test_grid_learner_picks_its_registry_value_on_the_validation_part() -> None:
         model = spec.make(1e4).set_params(lam=value).fit(X[parts[0]], y[parts[0]])
         errors.append(pairwise_misranking(y[parts[1]], model.predict(X[parts[1]])))
         predictions.append(model.predict(X[parts[2]]))
-    ours = _chosen_prediction(spec, X, y, parts, small())
+    ours = _chosen_prediction(spec, X, y, parts, small(protocol="split"))
     np.testing.assert_allclose(ours, predictions[int(np.argmin(errors))], rtol=1e-12, atol=1e-12)
 
 

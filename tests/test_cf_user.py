@@ -7,8 +7,9 @@ import pytest
 
 try:
     from ranking_core.cf import RatingMatrix, synthetic_ratings
-    from ranking_core.cf.per_user import PerUserConfig
+    from ranking_core.cf.per_user import PerUserConfig, reference_inputs
     from ranking_core.experiments.cf_user import user_ranking
+    from ranking_core.learners.spectral import SpectralRanker
 except ModuleNotFoundError as exc:  # needs the cf branch's modules
     pytest.skip(f"{exc.name} is missing (cf branch not merged)", allow_module_level=True)
 
@@ -57,3 +58,32 @@ def test_bad_requests_name_the_rule():
         user_ranking(data, 0, PerUserConfig(), filter="rankboost")
     with pytest.raises(ValueError, match="fewer than two other users"):
         user_ranking(data, 0, PerUserConfig(group=(190, 200)))
+
+
+def test_the_two_readings_share_lambda_and_differ_in_the_tested_function():
+    """Both readings choose the same λ on the training half; "refit" tests a ranker refitted
+    on the whole training half at that λ (brute force: a fresh fit), "split" the one fitted on
+    its first half."""
+    data = synthetic_ratings(n_users=200, n_items=300, seed=1)
+    user = int(data.users_in(50, 300)[0])
+    split = user_ranking(data, user, PerUserConfig(group=(40, 60), protocol="split"))
+    refit = user_ranking(data, user, PerUserConfig(group=(40, 60), protocol="refit"))
+    assert split.lam == refit.lam and np.array_equal(split.items, refit.items)
+    assert not np.allclose(split.predicted, refit.predicted)
+    # the training half is the complement of the held-out items, in the order drawn
+    config = PerUserConfig(group=(40, 60))
+    rng = np.random.default_rng(np.random.SeedSequence((config.seed, 0, user)))
+    others = data.users_in(*config.group)
+    others = others[others != user]
+    reference = rng.choice(others, size=min(config.n_reference, others.size), replace=False)
+    items, y = data.user_ratings(user)
+    X = reference_inputs(data, reference, items, config.missing, config.shift)
+    order = rng.permutation(y.size)
+    train, test = order[: y.size // 2], order[y.size // 2:]
+    ranker = SpectralRanker(kernel="gaussian", gamma=1e4, filter="iterated-lavrentiev",
+                            solver="dense", lam=refit.lam).fit(X[train], y[train])
+    np.testing.assert_allclose(refit.predicted, ranker.predict(X[test]), rtol=1e-8, atol=1e-10)
+    half = train[: train.size // 2]
+    first = SpectralRanker(kernel="gaussian", gamma=1e4, filter="iterated-lavrentiev",
+                           solver="dense", lam=split.lam).fit(X[half], y[half])
+    np.testing.assert_allclose(split.predicted, first.predict(X[test]), rtol=1e-8, atol=1e-10)

@@ -37,14 +37,26 @@ def test_command_runs_streamlit_on_the_app_with_safe_defaults():
 
 @pytest.mark.slow
 def test_readme_command_starts_on_a_fresh_machine_without_prompting(tmp_path):
-    """`riskgrid dashboard` without --headless, a HOME with no Streamlit credentials and stdin
-    closed (Streamlit's first-run e-mail question would otherwise stop the start)."""
+    """`riskgrid dashboard` as the README gives it, a HOME with no Streamlit credentials and
+    stdin closed (Streamlit's first-run e-mail question would otherwise stop the start)."""
     env = {**os.environ, "HOME": str(tmp_path), "BROWSER": "true",
            "RISKGRID_DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}"}
     env.pop("SEG_TABLE", None)
     with serve(free_port(), env, headless=False) as url:
         with urllib.request.urlopen(f"{url}/_stcore/health", timeout=5) as answer:
             assert answer.read() == b"ok"
+
+
+def test_dashboard_opens_no_browser_unless_asked(monkeypatch):
+    """No browser by default (on a server, Streamlit would try xdg-open); --browser asks."""
+    started = []
+    monkeypatch.setattr(os, "execvpe", lambda file, command, env: started.append(command))
+    monkeypatch.setattr(os, "chdir", lambda path: None)
+    for options, headless in (([], "true"), (["--browser"], "false"), (["--headless"], "true")):
+        result = CliRunner().invoke(app, ["dashboard", "--port", "9124", *options])
+        assert result.exit_code == 0, result.output
+        command = started.pop()
+        assert command[command.index("--server.headless") + 1] == headless
 
 
 def test_app_config_limits_uploads_hides_errors_and_the_deploy_button():

@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 import os
 
+import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
 from ranking_core.cli import app
 from ranking_core.grids import MISSING_SEG_MESSAGE
+from ranking_core.grids.registry import get_grid
 
 runner = CliRunner()
 PAIRS = "BGM,REF\n110,100\n40,50\n300,200\n10,0\n700,100\n95.5,abc\n"
@@ -69,3 +71,48 @@ def test_unreadable_pairs_exit_with_the_rule(tmp_path):
     result = runner.invoke(app, ["meter-report", str(path)])
     assert result.exit_code == 1
     assert "missing column(s) BGM, REF" in " ".join(result.output.split())
+
+
+def test_pairs_out_has_every_valid_row_with_its_zones(tmp_path):
+    # zones by the published definitions, read off the grids' papers by hand
+    rows = [  # BGM, REF, Clarke zone (Clarke et al. 1987), hypoglycaemia missed
+        (100, 100, "A", False),
+        (200, 50, "E", True),    # REF < 70, BGM > 180: Clarke E
+        (60, 250, "E", False),   # REF > 180, BGM < 70: Clarke E
+        (150, 60, "D", True),    # REF < 70, BGM 70–180: Clarke D (failure to detect)
+        (69, 60, "A", False),    # both below 70: Clarke A
+    ]
+    text = "BGM,REF\n" + "".join(f"{b},{r}\n" for b, r, *_ in rows[:3]) + "oops,1\n" + "".join(
+        f"{b},{r}\n" for b, r, *_ in rows[3:])
+    source = tmp_path / "pairs.csv"
+    source.write_text(text)
+    out = tmp_path / "per-pair.csv"
+    result = runner.invoke(app, ["meter-report", str(source), "--pairs-out", str(out),
+                                 "--profile", "icgm"])
+    assert result.exit_code == 0, result.output
+    table = pd.read_csv(out)
+    assert table["line"].tolist() == [2, 3, 4, 6, 7]  # line 5 refused
+    assert table["BGM"].tolist() == [r[0] for r in rows]
+    assert table["REF"].tolist() == [r[1] for r in rows]
+    assert table["clarke_zone"].tolist() == [r[2] for r in rows]
+    assert table["hypoglycaemia_missed"].tolist() == [r[3] for r in rows]
+    # the Parkes and DTS columns are the grids' own rules, pair by pair
+    for name, column in (("parkes-type1", "parkes_zone"), ("dts", "dts_zone")):
+        zones = get_grid(name).zone(table["REF"].to_numpy(), table["BGM"].to_numpy())
+        assert table[column].tolist() == zones.tolist()
+    assert table["error_direction"].tolist() == ["BGM = REF", "BGM > REF", "BGM < REF",
+                                                 "BGM > REF", "BGM > REF"]
+    assert table["iso_within_15"].tolist() == [True, False, False, False, True]
+
+
+def test_profile_is_checked(pairs_file):
+    result = runner.invoke(app, ["meter-report", str(pairs_file), "--profile", "fda"])
+    assert result.exit_code == 1 and "iso15197, icgm or all" in result.output
+
+
+def test_stated_mmol_on_mg_dl_values_is_refused(tmp_path):
+    source = tmp_path / "mg.csv"
+    source.write_text("BGM,REF\n120,110\n200,190\n90,95\n300,310\n3,4\n")
+    result = runner.invoke(app, ["meter-report", str(source), "--unit", "mmol/L"])
+    assert result.exit_code == 1
+    assert "look like mg/dL" in " ".join(result.output.split())

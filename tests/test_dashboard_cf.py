@@ -40,6 +40,25 @@ def test_cf_page_on_built_in_synthetic_ratings_and_a_small_experiment(fresh):
     assert table["pairwise_misranking"][1] == f"{100 * value['mean']:.2f} ± {100 * value['sd']:.2f}"
 
 
+def test_cf_page_runs_the_protocol_reading_chosen(fresh):
+    """The protocol radio (default refit) feeds both the one-reviewer view and the experiment:
+    with "split" the page shows the numbers of the split reading."""
+    at = open_app("cf", cf_test_users=3, cf_repeats=1, cf_learners=["lavrentiev"])
+    assert at.radio(key="cf_protocol").value == "refit"
+    at.radio(key="cf_protocol").set_value("split").run()
+    data = synthetic_ratings(n_users=300, n_items=400, seed=0)
+    config = PerUserConfig(group=(40, 60), protocol="split")
+    expected = user_ranking(data, int(data.users_in(*config.test_range)[0]), config)
+    assert metrics(at)["pairwise misranking"] == f"{100 * expected.misranking:.1f} %"
+    table = run_for_table(at, "cf_run", "learner")
+    summary = run_per_user(data, PerUserConfig(group=(40, 60), n_test_users=3, repeats=1,
+                                               learners=("lavrentiev",), protocol="split"),
+                           scheduler="synchronous")
+    value = summary["learners"]["lavrentiev"]["pairwise_misranking"]
+    assert table["pairwise_misranking"][0] == f"{100 * value['mean']:.2f} ± {100 * value['sd']:.2f}"
+    assert any("Protocol split" in c.value for c in at.caption)
+
+
 def test_cf_page_with_an_uploaded_file_reports_skipped_lines(fresh):
     rng = np.random.default_rng(5)
     lines = ["user_id,joke_id,rating"]

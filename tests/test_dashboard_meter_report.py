@@ -13,11 +13,12 @@ def test_report_is_built_on_request_and_names_every_grid_shown(tmp_path, monkeyp
     fresh_machine(tmp_path, monkeypatch)
     at = open_app("meter")
     assert "meter_report_pdf" not in at.session_state  # nothing built on a plain run
-    labels = [m.label for m in at.metric]
-    assert any(label.startswith("ISO 15197:2013 criterion 2") for label in labels)
+    criteria = next(t.value for t in at.table if "What is counted" in t.value.columns)
+    assert list(criteria["Criterion"]) == [*"12ABCDEFGHI"]
+    assert set(criteria["Verdict"]) <= {"passes", "fails", "no pairs in range"}
     assert at.radio(key="meter_grid").options == [
         "DTS Error Grid", "Clarke Error Grid", "Parkes Error Grid, type 1"]
-    meanings = [list(d.value["meaning"]) for d in at.dataframe if "meaning" in d.value.columns]
+    meanings = [list(t.value["Meaning"]) for t in at.table if "Meaning" in t.value.columns]
     assert ["no risk", "mild risk", "moderate risk", "high risk", "extreme risk"] in meanings
     at.radio(key="meter_grid").set_value("clarke").run()
     assert not at.exception

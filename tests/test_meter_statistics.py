@@ -1,4 +1,4 @@
-"""Intervals, ISO 15197:2013 criteria and statistics by glucose range against reference values."""
+"""Intervals and statistics by glucose range against reference values."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from statsmodels.stats.proportion import proportion_confint
 from ranking_core.meter import meter_report
 from ranking_core.meter.statistics import (
     caveats,
-    iso_criteria,
     mard_interval,
     proportion_interval,
     range_statistics,
@@ -44,26 +43,6 @@ def test_within_limits_switch_from_mg_dl_to_percent_at_100():
     bgm = np.array([114, 115, 115, 116, 230, 231, 80])
     assert within(ref, bgm, 15).tolist() == [True, False, True, False, True, False, False]
     assert within(ref, bgm, 20).tolist() == [True] * 7
-
-
-def test_iso_criteria_thresholds_and_pass_fail():
-    ref = np.full(100, 200.0)
-    bgm = np.r_[np.full(95, 230.0), np.full(5, 231.0)]  # 95 % within 15 %: passes exactly
-    table = iso_criteria(ref, bgm, parkes_ab=98, parkes_type=1).set_index("required_percent")
-    assert table.loc[95.0, "count"] == 95 and bool(table.loc[95.0, "passes"])
-    assert table.loc[99.0, "percent"] == pytest.approx(98) and not table.loc[99.0, "passes"]
-    low, high = proportion_confint(98, 100, alpha=0.05, method="wilson")
-    assert table.loc[99.0, "ci_lower_percent"] == pytest.approx(100 * low)
-    assert table.loc[99.0, "ci_upper_percent"] == pytest.approx(100 * high)
-    assert "type 1" in table.loc[99.0, "criterion"]
-
-
-def test_iso_parkes_criterion_counts_zones_a_and_b_of_the_report():
-    # Parkes type 1: A, just above the B upper line (B), just above C (C), D, E corner
-    ref, bgm = np.array([(100, 100), (15, 51), (40, 71), (65, 171), (0, 600)]).T
-    report = meter_report(pd.DataFrame({"BGM": bgm, "REF": ref}), None)
-    row = report.iso_criteria.iloc[1]
-    assert row["count"] == 2 and row["n"] == 5 and not row["passes"]
 
 
 def test_statistics_by_range_against_explicit_loops():

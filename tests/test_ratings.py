@@ -80,11 +80,11 @@ def test_mmol_values_without_a_unit_are_refused_naming_the_option():
     stated = read_rating_set(_csv("reference,estimate,rating\n5.5,6.0,0\n3.0,12.0,3\n"),
                              unit="mg/dL", name="p.csv")  # stated: read as it is
     np.testing.assert_array_equal(stated.X, [[5.5, 6.0], [3.0, 12.0]])
-    with pytest.raises(RatingSetError, match="no valid row"):  # mg/dL read as mmol/L: > grid
+    with pytest.raises(RatingSetError, match="look like mg/dL"):  # mg/dL stated as mmol/L
         read_rating_set(_csv(GOOD), unit="mmol/L", name="p.csv")
-    partly = read_rating_set(_csv("reference,estimate,rating\n100,120,0\n20,25,1\n"),
+    partly = read_rating_set(_csv("reference,estimate,rating\n100,120,0\n5,6,1\n5,7,0\n"),
                              unit="mmol/L", name="p.csv")
-    assert list(partly.frame.index) == [3]
+    assert list(partly.frame.index) == [3, 4]
     assert "outside 0..600 mg/dL" in partly.problems[0].message
 
 

@@ -2,6 +2,10 @@
 
 import streamlit as st
 
+from ranking_core.learn import LearnSettings
+
+DEFAULTS = LearnSettings()  # the page states the defaults the learner uses
+
 st.title("About riskgrid")
 st.markdown(
     """
@@ -34,9 +38,12 @@ st.markdown(
     "each. This is why the λ slider on *Learn a grid* answers at once: it re-solves from the "
     "cached decomposition. Predictions $f(x) = \\sum_i c_i K(x, x_i) + b$ are put on the rating "
     "scale by choosing $b$ so that the mean prediction on the training set is the mean rating. "
-    "The kernel is Gaussian, $K(x, x') = \\exp(-\\lVert x - x'\\rVert^2/\\gamma)$ with γ in "
-    "(mg/dL)²; on the 601 × 601 lattice the surface factorises as $F = A\\,\\mathrm{diag}(c)\\,"
-    "B^\\top$."
+    f"The default kernel is Laplacian on log glucose, $K(x, x') = \\exp(-\\lVert t(x) - "
+    f"t(x')\\rVert_1/\\gamma)$ with γ = {DEFAULTS.gamma:g} and $t(g) = 600\\,\\log(1 + g/g_0)"
+    f"/\\log(1 + 600/g_0)$, $g_0 = {DEFAULTS.log_offset:g}$ mg/dL, which spreads the low "
+    "glucose where errors matter most; the Gaussian kernel $\\exp(-\\lVert x - x'\\rVert^2/"
+    "\\gamma)$ and plain mg/dL coordinates are options of *Learn a grid*. On the 601 × 601 "
+    "lattice the surface factorises as $F = A\\,\\mathrm{diag}(c)\\,B^\\top$."
 )
 
 st.header("Spectral filters")

@@ -24,6 +24,7 @@ from ranking_core.cf.per_user import JESTER_SHIFT, LEARNERS, METRICS, PerUserCon
 from ranking_core.cf.published import KRIUKOVA_2014_TABLE2
 from ranking_core.experiments.cf_user import user_ranking
 from ranking_core.filters import FILTERS
+from ranking_core.selection import PROTOCOLS
 
 GROUPS = {"20-40": (20, 40), "40-60": (40, 60), "60-80": (60, 80)}
 
@@ -32,8 +33,8 @@ st.caption("The same spectral ranking learners on movie and joke ratings, as in 
            "per-user experiment (Kriukova et al. 2014, §4.2, Cortes et al. 2007, §4.1): a "
            "reviewer's items are described "
            "by how 300 reference reviewers rated them.")
-init_state(cf_source="Synthetic (built-in)", cf_users=300, cf_items=400, cf_seed=0,
-           cf_format=FORMATS[0], cf_group="40-60", cf_filter="iterated-lavrentiev",
+init_state(cf_protocol="refit", cf_source="Synthetic (built-in)", cf_users=300, cf_items=400,
+           cf_seed=0, cf_format=FORMATS[0], cf_group="40-60", cf_filter="iterated-lavrentiev",
            cf_user_index=0,
            cf_test_users=10, cf_repeats=2, cf_learners=["iterated-lavrentiev", "lavrentiev"])
 
@@ -103,7 +104,11 @@ if data is None:
     st.stop()
 
 jester = data.scale[0] < 0
-config_base = {"shift": JESTER_SHIFT if jester else 0.0}
+protocol = st.radio("protocol", tuple(PROTOCOLS), key="cf_protocol", horizontal=True,
+                    format_func=lambda name: f"{name}: {PROTOCOLS[name]}",
+                    help="Half of a reviewer's rated items train: a quarter fits, a quarter "
+                         "chooses λ. The papers do not say which function is then tested.")
+config_base = {"shift": JESTER_SHIFT if jester else 0.0, "protocol": protocol}
 c = st.columns(3)
 c[0].metric("users", f"{data.n_users:,}")
 c[1].metric("items", f"{data.n_items:,}")
@@ -184,7 +189,8 @@ if summary:
                                              else f"{100 * paper[0]:.2f} ± {100 * paper[1]:.2f}")
         rows.append(row)
     st.dataframe(pd.DataFrame(rows), hide_index=True, key="cf_results_table")
-    st.caption(f"{summary['test_users_per_repeat']} test reviewers × "
+    st.caption(f"Protocol {summary['config']['protocol']}: "
+               f"{summary['test_users_per_repeat']} test reviewers × "
                f"{summary['config']['repeats']} repetitions; pairwise misranking in %, MSD and "
                "M1D in squared / absolute rating units, NDCG@10 in 0..1 "
                f"({summary['skipped_test_users']} reviewers skipped).")

@@ -1,10 +1,12 @@
-"""Compare grids: any two of SEG, the built-in surface, Clarke, Parkes 1/2 and saved learned
-grids; learning curves (misranking vs m per filter, the a-priori λ(m) rule); and every learner
-of the source papers side by side (``ranking_core.experiments.learners.compare_learners``)."""
+"""Compare grids: any two of SEG, the built-in surface, every zone grid of the registry (DTS,
+Clarke, Parkes 1/2) and saved learned grids; learning curves (misranking vs m per filter, the
+a-priori λ(m) rule); and every learner of the source papers side by side
+(``ranking_core.experiments.learners.compare_learners``)."""
 
 from __future__ import annotations
 
 import html
+import textwrap
 
 import numpy as np
 import pandas as pd
@@ -28,14 +30,22 @@ from ranking_core.filters import FILTERS
 from ranking_core.grids.compare import DIFFERENCE_BINS, RISK_CATEGORIES, compare_grids
 from ranking_core.grids.files import GridFileError, read_grid_file
 from ranking_core.grids.learned import GLUCOSE_AXIS
+from ranking_core.grids.registry import get_grid
 from ranking_core.grids.seg import SEGTable
-from ranking_core.grids.zone_grid import zone_grid
+from ranking_core.grids.zone_grid import zone_grid, zone_grid_names
 from ranking_core.learners import LEARNERS
 from ranking_core.panels import parkes_surface
 
 BUILT_IN = "built-in surface (smoothed Parkes type 1)"
-ZONE_GRIDS = {"Clarke zones (A–E = 0–4)": "clarke", "Parkes type 1 zones (A–E = 0–4)":
-              "parkes-type1", "Parkes type 2 zones (A–E = 0–4)": "parkes-type2"}
+# every zone grid of the registry, its zones A–E drawn as risks 0–4
+ZONE_GRIDS = {f"{get_grid(name).title} zones (A–E = 0–4)": name for name in zone_grid_names()}
+HEATMAP_HEIGHT = 560  # px: a square plot of about 465 px, its colour bar as tall
+
+
+def title_lines(text: str) -> str:
+    """A figure title that fits its figure: escaped (Plotly titles read HTML), wrapped at 60
+    characters."""
+    return "<br>".join(html.escape(line) for line in textwrap.wrap(text, 60))
 LEARNER_DEFAULTS = ["spectral-lavrentiev", "spectral-iterated-lavrentiev", "regressor", "nystrom"]
 
 st.title("Compare grids")
@@ -77,7 +87,9 @@ def grid_by_name(name: str) -> NDArray:
 
 names = (["SEG"] if seg.available else []) + [BUILT_IN, *ZONE_GRIDS] + [
     f"learned: {r.name}" for r in store.list_records("learned_grid")] + list(uploaded_grids)
-init_state(compare_a=names[0], compare_b=names[min(2, len(names) - 1)])
+# by default the built-in surface (or SEG) against the zones it was smoothed from
+init_state(compare_a=names[0], compare_b=next(
+    label for label, grid in ZONE_GRIDS.items() if grid == "parkes-type1"))
 for key in ("compare_a", "compare_b"):  # a deleted grid or a removed SEG table
     if st.session_state[key] not in names:
         st.session_state[key] = names[0]
@@ -86,7 +98,7 @@ c = st.columns(2)
 name_a = c[0].selectbox("reference grid", names, key="compare_a")
 name_b = c[1].selectbox("other grid", names, key="compare_b")
 grid_a, grid_b = grid_by_name(name_a), grid_by_name(name_b)
-title_a, title_b = html.escape(name_a), html.escape(name_b)  # Plotly titles read HTML
+title_a, title_b = title_lines(f"reference: {name_a}"), title_lines(f"other: {name_b}")
 comparison = compare_grids(grid_a, grid_b)
 
 c = st.columns(4)
@@ -97,12 +109,16 @@ c[1].metric("risk category agreement", f"{100 * comparison.category_agreement:.1
 c[2].metric("mean |Δ|", f"{comparison.mean_abs_difference:.3f}")
 c[3].metric("max |Δ|", f"{comparison.max_abs_difference:.3f}")
 
-c = st.columns(3)
-c[0].plotly_chart(figures.risk_heatmap(grid_a, GLUCOSE_AXIS, title_a), key="compare_fig_a")
-c[1].plotly_chart(figures.risk_heatmap(grid_b, GLUCOSE_AXIS, title_b, contours=grid_a),
-                  key="compare_fig_b")
-c[2].plotly_chart(figures.difference_heatmap(grid_b - grid_a, GLUCOSE_AXIS, "other − reference"),
-                  key="compare_fig_difference")
+# one grid per row, the width of the page: each plot at least 400 px wide at 1280 px
+st.plotly_chart(figures.risk_heatmap(grid_a, GLUCOSE_AXIS, title_a, height=HEATMAP_HEIGHT),
+                key="compare_fig_a")
+st.plotly_chart(figures.risk_heatmap(grid_b, GLUCOSE_AXIS, title_b, contours=grid_a,
+                                     height=HEATMAP_HEIGHT), key="compare_fig_b")
+st.caption("Black lines on the other grid: the reference grid's risk grade borders (risk 0.5, "
+           "1.5, 2.5 and 3.5).")
+st.plotly_chart(figures.difference_heatmap(grid_b - grid_a, GLUCOSE_AXIS, "other − reference",
+                                           height=HEATMAP_HEIGHT),
+                key="compare_fig_difference")
 c = st.columns(2)
 c[0].plotly_chart(figures.shares_bar(DIFFERENCE_BINS, comparison.difference_shares,
                                      "|other − reference| (Kriukova et al. 2014, Table 3 bins)",

@@ -421,27 +421,32 @@ def result_view(reference_id: str) -> None:
         c[2].metric("Ratings flagged as outlying", f"{shown.n_flagged} / {shown.n_ratings}",
                     help="ratings more than 3 noise sd from the consensus, after the rater "
                          "correction; the Plan a survey page lists them with every rater")
-    c = st.columns([3, 2], vertical_alignment="bottom")
     views = VIEWS if shown.settings.has_band else VIEWS[:3]
     if st.session_state.get("learn_view") not in views:
         st.session_state["learn_view"] = VIEWS[0]
-    view = c[0].segmented_control("Show", views, key="learn_view", help=(
+    # the views on a row of their own: every label whole at 1280 px
+    view = st.segmented_control("Show", views, key="learn_view", help=(
         "Uncertainty: where the 95 % band of the learned risk leaves the risk category open "
         "(with robust learning, which measures the ratings' noise)")) or VIEWS[0]
-    points = c[1].toggle("Show the rating points", key="learn_points")
+    points = st.toggle("Show the rating points", key="learn_points")
     if st.session_state["learn_interactive"]:
         st.plotly_chart(grid_figure(shown, view, points, reference_id), key="learn_fig_grid",
                         width="stretch")
     else:
         st.image(grid_picture(st.session_state["learn_result_key"], lam, view, points,
                               reference_id, shown), output_format="PNG")
+    if view in (VIEWS[0], VIEWS[2]):
+        st.caption(f"Black step lines: the borders of the {reference_name}'s risk grades (risk "
+                   "0.5, 1.5, 2.5 and 3.5), drawn cell by cell on the lattice.")
     if points and view == VIEWS[0] and shown.n_flagged:
         st.caption("× marks a rating flagged as outlying.")
     if view == VIEWS[3]:
         band = band_at(st.session_state["learn_result_key"], lam, shown)
         st.caption(f"The {band.level:.0%} band leaves the risk category open on "
-                   f"{band.uncertain_share:.1%} of the grid; more ratings there narrow it "
-                   "(Plan a survey proposes where).")
+                   f"{band.uncertain_share:.1%} of the grid: there the ratings do not settle "
+                   "which of two or more neighbouring risk categories a reading falls in, so "
+                   "the learned category is a best guess, not a finding to act on. More "
+                   "ratings there narrow it (Plan a survey proposes where).")
     categories = st.expander(  # filled only while open: a λ step redraws no table
         "Risk categories: reference (rows) against learned (columns), grid points",
         key="learn_categories_open", on_change="rerun")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+from hashlib import sha256
 
 import numpy as np
 import pandas as pd
@@ -23,24 +24,33 @@ from dashboard.common import (
 )
 from ranking_core.grids.registry import get_grid
 from ranking_core.grids.seg import MISSING_SEG_MESSAGE
-from ranking_core.inputs import MGDL_PER_MMOLL, UNITS, InputError, from_mgdl
+from ranking_core.inputs import MGDL_PER_MMOLL, UNITS, InputError
 from ranking_core.inputs.series import SERIES_FORMATS, read_series
 from ranking_core.meter import MeterPairs, MeterReport, PairsFileError, meter_report, read_pairs
-from ranking_core.meter.document import report_blocks, report_html, report_pdf
+from ranking_core.meter.display import FAILS, MEETS, NO_PAIRS, PASSES, VERDICT, display_frame
+from ranking_core.meter.document import (
+    VERDICT_COLOURS,
+    figure_caption,
+    report_blocks,
+    report_html,
+    report_pdf,
+)
 from ranking_core.meter.export import figure_html, safe_csv
 from ranking_core.meter.figures import bland_altman_figure
 from ranking_core.meter.grid_plots import PNG_DPI, figure_png, grid_plot
 from ranking_core.meter.pairing import Pairing, pair_series
+from ranking_core.meter.report import HYPO_MISSED_RULE, pair_results
 from ranking_core.panels import simulate_panel
 
 DEMO_PAIRS = 200  # pairs in the built-in demonstration set
+PAIRS_SHOWN = 5_000  # rows of the per-pair table sent to the browser (the download has all)
 SCREEN_DPI = 120  # the error-grid plot on the page: 768 px, half the time of the download (PNG_DPI)
 
 st.title("Meter accuracy report")
 seg = seg_status()
 store = get_store()
 init_state(meter_source="Built-in demo", meter_parkes=1, meter_learned="(none)",
-           meter_window=5.0, meter_lag=0.0, meter_format="auto", meter_show_unit=UNITS[0])
+           meter_window=5.0, meter_lag=0.0, meter_format="auto")
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
@@ -51,15 +61,18 @@ def demo_pairs(n: int) -> pd.DataFrame:
     return pd.DataFrame({"BGM": panel["estimate"], "REF": panel["reference"]})
 
 
+UNIT_CONTROL = 'the "glucose unit of this file" choice'  # how messages name the page's control
+
+
 @st.cache_data(show_spinner="Reading the pairs…", max_entries=8)
 def uploaded(content: bytes, name: str, unit: str | None) -> MeterPairs:
-    return read_pairs(io.BytesIO(content), name=name, unit=unit)
+    return read_pairs(io.BytesIO(content), name=name, unit=unit, unit_option=UNIT_CONTROL)
 
 
 @st.cache_data(show_spinner="Reading and pairing the series…", max_entries=4)
 def paired(sensor: tuple[bytes, str], reference: tuple[bytes, str], format: str,
            unit: str | None, window: float, lag: float) -> Pairing:
-    series = [read_series(content, format, unit=unit, name=name, unit_option="the unit")
+    series = [read_series(content, format, unit=unit, name=name, unit_option=UNIT_CONTROL)
               for content, name in (sensor, reference)]
     return pair_series(*series, window=window, lag=lag)
 
@@ -72,19 +85,43 @@ def show_reading(messages: list[str] | tuple[str, ...]) -> None:
             st.text("\n".join(messages[1:]))
 
 
+def pair_columns(report: MeterReport) -> dict:
+    """Human headers (with units) and widths in px of the per-pair results table: every column
+    within the page's width at 1280 px (the caption above spells out the short names)."""
+    names = {"line": ("Line", 50), "BGM": ("BGM mg/dL", 80), "REF": ("REF mg/dL", 80),
+             "BGM_mmol_L": ("BGM mmol/L", 85), "REF_mmol_L": ("REF mmol/L", 85),
+             "included": ("Analysed", 70), "seg_risk": ("SEG risk", 65),
+             "seg_risk_category": ("SEG category", 110), "learned_risk": ("Learned risk", 90),
+             "iso_within_15": ("ISO ±15", 65), "error_direction": ("Direction", 85),
+             "hypoglycaemia_missed": ("Hypo missed", 90)}
+    names.update({f"{family}_zone": (f"{get_grid(grid).title.split(' ')[0]} zone", 60)
+                  for family, grid in report.zone_grids.items()})
+    return {column: st.column_config.Column(label, width=width)
+            for column, (label, width) in names.items()}
+
+
 TEXT_TYPES = ["csv", "tsv", "txt", "xlsx"]
 source = st.radio("Pairs", ("Built-in demo",) if public_mode() else (
     "Built-in demo", "Upload", "Sensor + reference", "Saved"), horizontal=True, key="meter_source")
-if source in ("Upload", "Sensor + reference"):
-    unit = st.radio("glucose unit of the files", UNITS, index=None, horizontal=True,
-                    key="meter_unit", help="Not chosen: the unit named in the column headers, "
-                    "else mg/dL; values that look like mmol/L are refused until it is chosen. "
+
+
+def unit_choice(files: str) -> str | None:
+    """The glucose unit chosen for these files (``files`` names them: a new file starts with no
+    choice, so that a unit never carries over to the next upload)."""
+    return st.radio("glucose unit of this file", UNITS, index=None, horizontal=True,
+                    key=f"meter_unit {files}", help="Not chosen: the unit named in the column "
+                    "headers, else mg/dL; values that look like mmol/L are refused until it is "
+                    "chosen, and mmol/L chosen for values that look like mg/dL is refused. "
                     f"mmol/L is converted with {MGDL_PER_MMOLL} mg/dL per mmol/L.")
+
+
 pairs: MeterPairs | pd.DataFrame | None = None
 pairs_key: tuple = ()  # what the pairs were read from (a cache key)
+given: dict[str, str] = {}  # what the report states it was made from (its provenance)
 if source == "Built-in demo":
     pairs, dataset = demo_pairs(DEMO_PAIRS), "built-in demo (simulated)"
     pairs_key = ("demo", DEMO_PAIRS)
+    given = {"input": f"built-in demonstration set ({DEMO_PAIRS} simulated pairs)"}
     st.caption(f"{DEMO_PAIRS} simulated meter readings (not real data): REF log-uniform on "
                "20..600 mg/dL, BGM = REF·exp(N(0, 0.25²)).")
 elif source == "Sensor + reference":
@@ -99,6 +136,7 @@ elif source == "Sensor + reference":
                             step=0.5, key="meter_lag")
     series_format = c[2].selectbox("format", SERIES_FORMATS, key="meter_format")
     if sensor is not None and reference is not None:
+        unit = unit_choice(f"{sensor.file_id} {reference.file_id}")
         try:
             pairing = paired((sensor.getvalue(), sensor.name),
                              (reference.getvalue(), reference.name), series_format, unit,
@@ -106,6 +144,9 @@ elif source == "Sensor + reference":
             pairs, dataset = pairing.meter_pairs(), f"{sensor.name} + {reference.name}"
             pairs_key = ("paired", sensor.file_id, reference.file_id, series_format, unit,
                          float(window), float(lag))
+            given = {"sensor file": sensor.name, "sensor file sha256": sha256(
+                sensor.getvalue()).hexdigest(), "reference file": reference.name,
+                     "reference file sha256": sha256(reference.getvalue()).hexdigest()}
         except (InputError, ValueError) as exc:
             st.error("Not usable:")
             st.text(str(exc))
@@ -117,9 +158,12 @@ elif source == "Upload":
     upload = st.file_uploader("BGM and REF columns (CSV, TSV or XLSX)", type=TEXT_TYPES,
                               key="meter_upload")
     if upload is not None:
+        unit = unit_choice(upload.file_id)
         try:
             pairs, dataset = uploaded(upload.getvalue(), upload.name, unit), upload.name
             pairs_key = ("upload", upload.file_id, unit)
+            given = {"input file": upload.name,
+                     "input file sha256": sha256(upload.getvalue()).hexdigest()}
         except PairsFileError as exc:
             st.error("Not usable:")
             st.text(str(exc))
@@ -135,6 +179,7 @@ else:
     if info is not None:
         pairs, dataset = store.load_meter_data(info.name).frame[["BGM", "REF"]], info.name
         pairs_key = ("saved", store.url, info.version)
+        given = {"input": f"saved meter data {info.name} (version {info.version})"}
 
 if pairs is None:
     st.stop()
@@ -147,22 +192,25 @@ learned_names = ["(none)", *learned_versions]
 learned_choice = c[1].selectbox("Also place the pairs on a saved learned grid", learned_names,
                                 key="meter_learned")
 learned = None if learned_choice == "(none)" else saved_grid_surface(learned_choice)
+if learned is not None:
+    given["learned grid"] = (f"saved learned grid {learned_choice} (version "
+                             f"{learned_versions[learned_choice]})")
 
 
 
 @st.cache_data(show_spinner="Computing the report…", max_entries=8)
 def cached_report(key: tuple, _pairs: MeterPairs | pd.DataFrame, _seg: object,
-                  _learned: object, parkes_type: int) -> MeterReport:
+                  _learned: object, parkes_type: int, given: dict[str, str]) -> MeterReport:
     """The report, computed once per (pairs, SEG table, learned grid, Parkes type)."""
     del key  # cache key only
-    return meter_report(_pairs, _seg, _learned, parkes_type=parkes_type)
+    return meter_report(_pairs, _seg, _learned, parkes_type=parkes_type, provenance=given)
 
 
 try:
     report = cached_report(
         (pairs_key, seg.table.fingerprint if seg.available else "",
          learned_choice, learned_versions.get(learned_choice, "")),
-        pairs, seg.table, learned, parkes_type)
+        pairs, seg.table, learned, parkes_type, given)
 except (PairsFileError, ValueError) as exc:
     st.error(f"No report: {plain(exc)}")
     st.stop()
@@ -170,31 +218,62 @@ if not seg.available:
     st.info("The SEG tables need the SEG risk table (see the sidebar); Clarke, Parkes, ISO and "
             "accuracy tables are shown without it.")
 
+unit = report.glucose_unit
 accuracy = report.accuracy.iloc[0]
 binomial = report.binomial.iloc[0]
+st.caption(plain(f"{dataset}: glucose read in {unit}" + (
+    "" if unit == "mg/dL" else " (converted to mg/dL for the SEG tool's tables; values shown in "
+    "mmol/L with mg/dL beside them)") + "."))
+
+
+def verdict(passes: object, met: str = PASSES) -> str:
+    """A verdict in words, green when met and red when not (Markdown of fixed words only)."""
+    if passes is None:
+        return f"**{NO_PAIRS}**"
+    return f":green[**{met}**]" if passes else f":red[**{FAILS}**]"
+
+
 c = st.columns(4)
-c[0].metric("pairs analysed", f"{int(binomial['n'])}")
-c[1].metric("MARD", f"{accuracy['mard_percent']:.2f} %")
-c[2].metric("bias", f"{accuracy['bias_percent']:+.2f} %")
-c[3].metric("within ISO 15 mg/dL / 15 %", f"{binomial['compliant_percent']:.1f} %",
-            "meets the binomial test" if binomial["meets"] else "fails the binomial test",
-            delta_color="normal" if binomial["meets"] else "inverse")
-c = st.columns(2)
-for number, (column, criterion) in enumerate(zip(c, report.iso_criteria.itertuples(),
-                                                  strict=True), start=1):
-    column.metric(f"ISO 15197:2013 criterion {number} (≥ {criterion.required_percent:.0f} %)",
-                  f"{criterion.percent:.2f} %", "passes" if criterion.passes else "fails",
-                  delta_color="normal" if criterion.passes else "inverse",
-                  help=plain(f"{criterion.criterion}; 95 % interval (Wilson) "
-                             f"{criterion.ci_lower_percent:.2f}–"
-                             f"{criterion.ci_upper_percent:.2f} %"))
+c[0].metric("pairs analysed", f"{int(binomial['n']):,}")
+c[1].metric("MARD", f"{accuracy['mard_percent']:.1f} %")
+c[2].metric("bias", f"{accuracy['bias_percent']:+.1f} %")
+c[3].metric("within ISO ±15 mg/dL or ±15 %", f"{binomial['compliant_percent']:.1f} %")
+c[3].markdown(f"binomial test: {verdict(binomial['meets'], MEETS)}")
 for caveat in report.caveats:
     st.warning(plain(caveat))
+
+st.subheader("Acceptance criteria")
+st.caption("ISO 15197:2013 (blood glucose meters): a criterion passes when its observed share "
+           "reaches the required share. FDA iCGM special controls (21 CFR 862.1355; ranges by "
+           "the sensor's reading): A–G pass when the one-sided 95 % lower confidence bound "
+           "exceeds the required share; H and I allow no pair. "
+           + " ".join(plain(n) for n in report.acceptance_notes))
+
+
+def show_table(name: str, frame: pd.DataFrame, where=st) -> None:
+    """A report table as the reader's text (human names, rounding, verdicts in colour) in a
+    static table: every column shown, long texts wrapped. st.table reads Markdown: every cell
+    and header is escaped, so that "> 180 mg/dL" stays text."""
+    text = display_frame(frame, name, unit)
+    colours = ({i: VERDICT_COLOURS.get(v, "inherit") for i, v in enumerate(text[VERDICT])}
+               if VERDICT in text.columns else {})
+    text = text.map(plain)
+    text.columns = [plain(c) for c in text.columns]
+    styled = text.style.hide(axis="index")
+    if colours:
+        styled = styled.apply(lambda column: [f"color: {colours[i]}; font-weight: bold"
+                                              for i in range(len(column))], subset=[VERDICT])
+    where.table(styled)
+
+
+show_table("acceptance", report.acceptance)
 
 notes = [m for m in report.messages if m != MISSING_SEG_MESSAGE]
 if notes:
     with st.expander(f"Notes on the data ({len(notes)})"):
         st.text("\n".join(notes))
+with st.expander("Provenance: what this report was made from"):
+    st.text("\n".join(f"{item}: {value}" for item, value in report.provenance.items()))
 
 included = report.pairs[report.pairs["included"]]
 ref, bgm = included["REF"].to_numpy(), included["BGM"].to_numpy()
@@ -206,9 +285,9 @@ if learned is not None:
 
 @st.cache_data(show_spinner="Drawing the error grid…", max_entries=16)
 def grid_png(name: str, ref: np.ndarray, bgm: np.ndarray, surface_key: str,
-             _surface: object, dpi: int = PNG_DPI) -> bytes:
+             _surface: object, dpi: int = PNG_DPI, unit: str = "mg/dL") -> bytes:
     """The report's plot of one grid (the same figure as in the PDF and HTML report)."""
-    return figure_png(grid_plot(name, ref, bgm, surface=_surface), dpi=dpi)
+    return figure_png(grid_plot(name, ref, bgm, surface=_surface, unit=unit), dpi=dpi)
 
 
 surface_keys = {"seg": seg.table.fingerprint if seg.available else "",
@@ -218,28 +297,55 @@ shown_grid = c[0].radio("error grid", list(surfaces), format_func=lambda n: get_
                         horizontal=True, key="meter_grid")
 c[0].caption(plain(get_grid(shown_grid).purpose))
 c[0].image(grid_png(shown_grid, ref, bgm, surface_keys.get(shown_grid, ""),
-                    surfaces[shown_grid], SCREEN_DPI), width="stretch")
+                    surfaces[shown_grid], SCREEN_DPI, unit), width="stretch",
+           caption=figure_caption(shown_grid, len(ref), unit))
 bland_altman = bland_altman_figure(report)
 c[1].plotly_chart(bland_altman, key="meter_fig_bland_altman")
 
 tables = report.tables()
 titles = report.titles()
+side_by_side = [n for n in tables if n not in ("acceptance", "ranges", "risk_categories")]
+st.subheader(titles["ranges"])
+show_table("ranges", report.ranges)
 left, right = st.columns(2)
-for i, (name, table) in enumerate(tables.items()):
+for i, name in enumerate(side_by_side):
     column = left if i % 2 == 0 else right
-    column.subheader(titles[name])
+    column.markdown(f"**{titles[name]}**")
     if name in report.zone_grids:
         column.caption(plain(get_grid(report.zone_grids[name]).purpose))
-    column.dataframe(table, hide_index=True, key=f"meter_table_{name}")
-every_pair = st.expander(f"Every pair ({len(report.pairs)})", key="meter_pairs_open",
-                         on_change="rerun")  # the table is sent only while open
-if every_pair.open:
-    show_unit = every_pair.radio("show glucose in", UNITS, horizontal=True, key="meter_show_unit")
-    shown = report.pairs.assign(**{column: from_mgdl(report.pairs[column].to_numpy(float),
-                                                     show_unit) for column in ("BGM", "REF")})
-    every_pair.caption(f"BGM and REF in {show_unit}; the tables above are computed in whole "
-                       f"mg/dL (1 mmol/L = {MGDL_PER_MMOLL} mg/dL).")
-    every_pair.dataframe(shown, hide_index=True, key="meter_pairs")
+    show_table(name, tables[name], column)
+if "risk_categories" in tables:
+    st.markdown(f"**{titles['risk_categories']}**")
+    show_table("risk_categories", tables["risk_categories"])
+
+st.subheader("Every pair")
+results = pair_results(report)
+if results["included"].all():
+    results = results.drop(columns="included")
+st.caption(f"One row per valid pair of the input. SEG risk: 0 none … 4 extreme. ISO ±15: within "
+           "±15 mg/dL below 100 mg/dL, ±15 % from 100 mg/dL on. Direction: of the meter's error. "
+           f"Hypo missed (hypoglycaemia missed): {HYPO_MISSED_RULE}.")
+c = st.columns(4)
+zone_family = c[0].selectbox("filter by zone of", list(report.zone_grids), key="meter_filter_grid",
+                             format_func=lambda f: get_grid(report.zone_grids[f]).title)
+zones = c[1].multiselect("zones", list(get_grid(report.zone_grids[zone_family]).zones),
+                         key="meter_filter_zones", placeholder="every zone")
+outside = c[2].checkbox("only outside ISO ±15", key="meter_filter_outside")
+missed = c[3].checkbox("only hypoglycaemia missed", key="meter_filter_missed")
+shown = results
+if zones:
+    shown = shown[shown[f"{zone_family}_zone"].isin(zones)]
+if outside:
+    shown = shown[shown["iso_within_15"].eq(False)]
+if missed:
+    shown = shown[shown["hypoglycaemia_missed"]]
+st.caption(f"{len(shown):,} of {len(results):,} pairs shown")
+st.dataframe(shown.head(PAIRS_SHOWN), hide_index=True, key="meter_pairs", width="stretch",
+             column_config=pair_columns(report))
+if len(shown) > PAIRS_SHOWN:
+    st.caption(f"The first {PAIRS_SHOWN:,} shown; the download has every one.")
+st.download_button("These pairs as CSV", lambda: safe_csv(shown), "pairs.csv", "text/csv",
+                   key="meter_download_pairs")
 
 st.subheader("Report and downloads")
 # the report and every download are built when asked for, never on a rerun
@@ -262,13 +368,11 @@ table_name = c[1].selectbox("table", list(tables), format_func=titles.get,
                             key="meter_download_table")
 c[1].download_button("Table as CSV", lambda: safe_csv(tables[table_name]), f"{table_name}.csv",
                      "text/csv", key="meter_download_csv")
-c[1].download_button("Every pair as CSV", lambda: safe_csv(report.pairs), "pairs.csv",
-                     "text/csv", key="meter_download_pairs")
 c[1].download_button("All as JSON", lambda: json.dumps(report.to_dict(), indent=2),
                      "meter-report.json", "application/json", key="meter_download_json")
 c[2].download_button(f"{get_grid(shown_grid).title} plot as PNG",
                      lambda: grid_png(shown_grid, ref, bgm, surface_keys.get(shown_grid, ""),
-                                      surfaces[shown_grid]),
+                                      surfaces[shown_grid], unit=unit),
                      f"{shown_grid}.png", "image/png", key="meter_download_grid_png")
 c[2].download_button("Bland–Altman plot as HTML", lambda: figure_html(bland_altman, "cdn"),
                      "bland_altman.html", "text/html", key="meter_download_bland_altman_html")

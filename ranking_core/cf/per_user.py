@@ -8,7 +8,10 @@ reviewers' ratings of item i form its input x_i ∈ R^300 (missing = −1 as in 
 the reference reviewer's median rating as in Cortes et al. 2007), the test reviewer's rating is y_i.
 A random half of the test reviewer's items trains, the other half tests; the training half is split
 again: the first part fits, the second chooses λ from λ_j = 15·0.95^j (j < 200) by pairwise
-misranking (eq. (1)) — or the number of rounds, for RankBoost.
+misranking (eq. (1)) — or the number of rounds, for RankBoost. The paper does not say which
+function is then tested: ``protocol="split"`` tests the one fitted on the first quarter of the
+reviewer's ratings, ``protocol="refit"`` refits on the whole training half at the chosen value
+(:data:`ranking_core.selection.PROTOCOLS`, the same two readings as the academic example).
 
 Any learner of the shared registry :data:`ranking_core.learners.LEARNERS` runs here: a learner
 with a λ path (``has_path``) chooses λ from that grid (times the learner's own scaling
@@ -48,7 +51,7 @@ from ranking_core.metrics import (
     pairwise_misranking,
     pairwise_misranking_rows,
 )
-from ranking_core.selection import choose, paper_lambda_grid
+from ranking_core.selection import choose, paper_lambda_grid, protocol_refits
 from ranking_core.validation import one_of
 
 __all__ = [
@@ -103,6 +106,9 @@ class PerUserConfig:
         et al. 2007: the
         reference reviewer's median rating).
     shift : added to every rating before anything else (Kriukova et al. 2014 uses +10 for Jester).
+    protocol : which function is tested, one of :data:`ranking_core.selection.PROTOCOLS`:
+        ``"split"`` (fitted on the fit part) or ``"refit"`` (refitted on fit + validation parts
+        at the chosen λ or number of rounds).
     max_rounds : RankBoost's largest number of rounds.
     ndcg_k : cut-off of NDCG (exponential gain 2^y − 1 on the shifted ratings).
     seed : root of every random draw.
@@ -120,6 +126,7 @@ class PerUserConfig:
     n_lams: int = 200
     missing: str = "minus-one"
     shift: float = 0.0
+    protocol: str = "refit"
     max_rounds: int = 200
     ndcg_k: int = 10
     seed: int = 0
@@ -130,6 +137,7 @@ class PerUserConfig:
             raise ValueError(f"PerUserConfig: learners must be among {LEARNERS}; got "
                              f"{list(self.learners)!r}")
         one_of(self.missing, "missing", MISSING, "PerUserConfig")
+        protocol_refits(self.protocol, "PerUserConfig")
         for name in ("group", "test_range"):
             low, high = getattr(self, name)
             if not 0 < low <= high:
@@ -213,26 +221,34 @@ def _chosen_prediction(spec: LearnerSpec, X: NDArray, y: NDArray, parts: tuple,
     """Test-part predictions after choosing (γ, parameter) by hold-out: the fit part fits (one
     decomposition per γ for a path learner, whose λ grid is ``lam_scale(m)``·λ_j; one fit per
     registry grid value otherwise), the validation part scores, the lowest misranking is kept.
-    The model keeps the fit part only (refit=False), as the protocol always did."""
+    The tested model is the one fitted on the fit part (``protocol="split"``) or refitted on fit
+    + validation parts at the chosen values (``"refit"``); λ is chosen on the fit part's size
+    either way."""
     fit, val, test = parts
     grid = spec.lam_scale(fit.size) * config.lams() if spec.has_path else spec.grid(fit.size)
     train = np.concatenate([fit, val])  # the hold-out rule: first part fits, second chooses
     choice = choose(spec.make, X[train], y[train], rule="holdout", grid=grid, param=spec.param,
-                    gammas=config.gammas, refit=False)
+                    gammas=config.gammas, refit=protocol_refits(config.protocol))
     return choice.model.predict(X[test])
 
 
 def _staged_prediction(spec: LearnerSpec, X: NDArray, y: NDArray, parts: tuple,
                        config: PerUserConfig) -> NDArray[np.float64]:
     """Test-part predictions of a boosting learner after the number of rounds (≤ max_rounds)
-    with the lowest validation misranking (γ plays no part)."""
+    with the lowest validation misranking (γ plays no part); under ``protocol="refit"`` the
+    learner is boosted again on fit + validation parts for that number of rounds."""
     fit, val, test = parts
     model = spec.make(config.gammas[0]).set_params(**{spec.param: config.max_rounds})
     model.fit(X[fit], y[fit])
     if model.n_rounds_ == 0:
         return np.zeros(test.size)
     curve = pairwise_misranking_rows(y[val], model.staged_predict(X[val]))
-    return model.staged_predict(X[test])[int(np.argmin(curve))]
+    rounds = int(np.argmin(curve))
+    if protocol_refits(config.protocol):
+        train = np.concatenate([fit, val])
+        return model.set_params(**{spec.param: rounds + 1}).fit(X[train], y[train]).predict(
+            X[test])
+    return model.staged_predict(X[test])[rounds]
 
 
 def _prediction(spec: LearnerSpec, X: NDArray, y: NDArray, parts: tuple,

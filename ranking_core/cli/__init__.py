@@ -34,6 +34,48 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "dashboard": ("ranking_core.cli.dashboard", "app", "Start the web dashboard."),
 }
 
+# bounds of the experiments' count options, checked before anything runs: a fit on m ratings
+# holds m × m kernel matrices (128 MB each at m = 4,000) and predicts m × test-size blocks
+MAX_SIZE = 4_000
+MAX_TEST_SIZE = 10_000
+MAX_REPS = 1_000
+MAX_USERS = 100_000  # reviewers per draw (MovieLens 1M has 6,040, Jester 73,421)
+MAX_CF_PAIRS = 1_000_000  # preference pairs per part of the pairs experiment (≈1 GB at the cap)
+MAX_ROUNDS = 10_000
+MAX_WORKERS = 256
+
+
+def shown(text: object) -> str:
+    """User text for the terminal: unsafe characters escaped (:mod:`ranking_core.inputs.text`;
+    line breaks kept), Rich markup taken literally."""
+    from rich.markup import escape
+
+    from ranking_core.inputs.text import printable
+
+    return escape(printable(text, keep="\n"))
+
+
+def _readable_help(command: click.Command) -> None:
+    """Help that reads whole in 80 columns: arguments named in upper case in the usage line
+    (PAIRS, not {pairs}) and, in a group's listing, each command's whole first paragraph (click
+    cuts at the first full stop, as in "et al."). Typer brings its own copy of click, so the
+    parameters are told apart by their kind, not by click's classes."""
+    for param in command.params:
+        if param.param_type_name == "argument":
+            param.metavar = param.name.upper()
+            # Typer's usage line wraps a required argument in braces: name it plainly
+            param._usage_display_name = (  # type: ignore[attr-defined]
+                lambda p=param: p.metavar if p.required else f"[{p.metavar}]")
+        elif len(choices := getattr(getattr(param, "type_descriptor", None), "choices", None)
+                 or ()) > 6:  # a long list of choices: one word, the choices in the help
+            param.metavar = param.name.upper()
+            param.help = (f"{param.help or ''} Choices: "
+                          f"{', '.join(str(getattr(c, 'value', c)) for c in choices)}.").strip()
+    for sub in getattr(command, "commands", {}).values():
+        if sub.help and not sub.short_help:
+            sub.short_help = " ".join(sub.help.split("\n\n")[0].split())
+        _readable_help(sub)
+
 
 class LazyCommands(TyperGroup):
     """A command group whose subcommands are imported only when one of them is used."""
@@ -47,12 +89,14 @@ class LazyCommands(TyperGroup):
         module, attribute, _ = COMMANDS[name]
         target = getattr(importlib.import_module(module), attribute)
         if isinstance(target, typer.Typer):  # a group, even with one command (as add_typer did)
+            target.rich_markup_mode = None  # plain help: whole words in an 80-column terminal
             command = typer.main.get_group(target)
         else:
-            single = typer.Typer(add_completion=False)
+            single = typer.Typer(add_completion=False, rich_markup_mode=None)
             single.command(name)(target)
             command = typer.main.get_command(single)
         command.name = name
+        _readable_help(command)
         return command
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:

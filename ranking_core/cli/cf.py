@@ -23,8 +23,10 @@ from ranking_core.cf.pairs import (
 from ranking_core.cf.parallel import run_per_user
 from ranking_core.cf.per_user import JESTER_SHIFT, LEARNERS, METRICS, PerUserConfig
 from ranking_core.cf.published import CORTES_2007_TABLE1, KRIUKOVA_2014_TABLE2
+from ranking_core.cli import MAX_CF_PAIRS, MAX_REPS, MAX_ROUNDS, MAX_USERS, MAX_WORKERS
 from ranking_core.cli.progress import progress_bar
 from ranking_core.learners.pairwise_linear import LOSSES
+from ranking_core.selection import PROTOCOLS
 
 app = typer.Typer(help="Collaborative-filtering experiments of the papers (MovieLens, Jester).",
                   no_args_is_help=True, add_completion=False)
@@ -64,7 +66,8 @@ def load(data: Path | None, format: DataFormat, seed: int) -> RatingMatrix:
 
 
 def _print_table(result: dict, dataset: str, group: str) -> None:
-    table = Table(title=f"per-user ranking, {dataset} {group}: mean ± sd over repetitions")
+    table = Table(title=f"per-user ranking, {dataset} {group}, protocol "
+                        f"{result['config']['protocol']}: mean ± sd over repetitions")
     for column in ("learner", "users run", "misranking (ours)", "misranking (paper)",
                    "MSD (ours)", "MSD (paper)", "M1D (ours)", "NDCG@10 (ours)"):
         table.add_column(column, justify="right")
@@ -93,9 +96,12 @@ def per_user(
     = "40-60",
     learner: Annotated[list[Learner] | None, typer.Option(
         help="Learner (repeat the option for several; they share every draw).")] = None,
-    test_users: Annotated[int, typer.Option(help="Test reviewers per repetition.")] = 300,
-    repeats: Annotated[int, typer.Option(help="Repetitions with new reviewer draws.")] = 10,
-    reference: Annotated[int, typer.Option(help="Reference reviewers per test reviewer.")] = 300,
+    test_users: Annotated[int, typer.Option(help="Test reviewers per repetition.", min=1,
+                                            max=MAX_USERS)] = 300,
+    repeats: Annotated[int, typer.Option(help="Repetitions with new reviewer draws.", min=1,
+                                         max=MAX_REPS)] = 10,
+    reference: Annotated[int, typer.Option(help="Reference reviewers per test reviewer.", min=1,
+                                           max=MAX_USERS)] = 300,
     test_range: Annotated[str, typer.Option(help="Test reviewers' number of ratings.")]
     = "50-300",
     gamma: Annotated[list[float] | None, typer.Option(
@@ -105,13 +111,16 @@ def per_user(
         "items.")] = "minus-one",
     shift: Annotated[float | None, typer.Option(
         help="Added to every rating; default +10 for Jester, 0 otherwise.")] = None,
-    max_rounds: Annotated[int, typer.Option(help="RankBoost's largest number of rounds.")] = 200,
+    max_rounds: Annotated[int, typer.Option(help="RankBoost's largest number of rounds.", min=1,
+                                            max=MAX_ROUNDS)] = 200,
+    protocol: Annotated[str, typer.Option(help="Which function is tested: " + "; ".join(
+        f"{name}: {text}" for name, text in PROTOCOLS.items()) + ".")] = "refit",
     seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
     scheduler: Annotated[str | None, typer.Option(
         help="'synchronous' (no Dask), a Dask scheduler address tcp://host:port, or unset for "
              "a local Dask cluster on all cores.")] = None,
-    workers: Annotated[int | None, typer.Option(help="Local cluster size (default: all cores).")]
-    = None,
+    workers: Annotated[int | None, typer.Option(help="Local cluster size (default: all cores).",
+                                                min=1, max=MAX_WORKERS)] = None,
     out: Annotated[Path | None, typer.Option("--json", help="Write the results here.")] = None,
 ) -> None:
     """Per-user ranking on MovieLens / Jester (Cortes et al. 2007, §4.1, Kriukova et al. 2014, §4.2,
@@ -123,6 +132,7 @@ def per_user(
             n_reference=reference, n_test_users=test_users, repeats=repeats,
             learners=tuple(item.value for item in learner or [Learner.iterated_lavrentiev]),
             gammas=tuple(gamma or [1e4]), missing=missing, max_rounds=max_rounds, seed=seed,
+            protocol=protocol,
             shift=(JESTER_SHIFT if jester else 0.0) if shift is None else shift,
         )
     except ValueError as error:
@@ -164,11 +174,14 @@ def pairs(
     = DataFormat.ml_100k,
     items: Annotated[Path | None, typer.Option(help="u.item (default: beside u.data).")] = None,
     train_pairs: Annotated[list[int] | None, typer.Option(
-        help="Training pairs (repeat; default 20000 40000 80000 120000 160000).")] = None,
-    test_pairs: Annotated[int, typer.Option(help="Test pairs per run.")] = 40000,
-    validation_pairs: Annotated[int, typer.Option(help="Validation pairs per run.")] = 20000,
-    experiments: Annotated[int, typer.Option(help="Runs (distinct validation/test parts).")]
-    = 15,
+        help="Training pairs (repeat; default 20000 40000 80000 120000 160000).", min=1,
+        max=MAX_CF_PAIRS)] = None,
+    test_pairs: Annotated[int, typer.Option(help="Test pairs per run.", min=1,
+                                            max=MAX_CF_PAIRS)] = 40000,
+    validation_pairs: Annotated[int, typer.Option(help="Validation pairs per run.", min=1,
+                                                  max=MAX_CF_PAIRS)] = 20000,
+    experiments: Annotated[int, typer.Option(help="Runs (distinct validation/test parts).",
+                                             min=1, max=MAX_REPS)] = 15,
     alpha: Annotated[list[float] | None, typer.Option(
         help="ℓ2 regularization candidates (repeat).")] = None,
     loss: Annotated[list[Loss] | None, typer.Option(help="Losses (repeat; default all).")]

@@ -88,7 +88,10 @@ def dashboard(
         help="Show full error details (tracebacks) in the browser and rerun pages when their "
              "files change; for development only.",
     )] = False,
-    headless: Annotated[bool, typer.Option(help="Do not open a browser.")] = False,
+    browser: Annotated[bool, typer.Option(
+        "--browser/--headless", help="Open a web browser on this machine once the dashboard "
+                                     "is up. Default: none (as on a server); --headless is "
+                                     "the default, kept for scripts.")] = False,
 ) -> None:
     """Serve the dashboard at http://ADDRESS:PORT (Ctrl+C stops it)."""
     if seg_table is not None and not seg_table.expanduser().is_file():
@@ -97,7 +100,7 @@ def dashboard(
     if data_dir is not None and not data_dir.expanduser().is_dir():
         typer.echo(f"Data folder not found: {data_dir}", err=True)
         raise typer.Exit(2)
-    command = streamlit_command(APP_PATH, port, headless, address, development)
+    command = streamlit_command(APP_PATH, port, not browser, address, development)
     env = streamlit_environment(seg_table, dict(os.environ), public=public, data_dir=data_dir,
                                 metrics=metrics)
     sys.stdout.flush()

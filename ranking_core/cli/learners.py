@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from ranking_core.cli import MAX_REPS, MAX_SIZE, MAX_TEST_SIZE
 from ranking_core.cli.progress import progress_bar
 from ranking_core.experiments.learners import check_learner_names, compare_learners
 from ranking_core.grids import find_seg_table
@@ -24,11 +25,14 @@ console = Console()
 def compare(
     seg_table: Annotated[Path | None, typer.Option(
         "--seg-table", help="SEG risk table (default: $SEG_TABLE).")] = None,
-    m: Annotated[int, typer.Option(help="Ratings per repetition (half fit, half pick λ).")] = 400,
-    reps: Annotated[int, typer.Option(help="Repetitions (new draws).")] = 3,
+    m: Annotated[int, typer.Option(help="Ratings per repetition (half fit, half pick λ).",
+                                   min=4, max=MAX_SIZE)] = 400,
+    reps: Annotated[int, typer.Option(help="Repetitions (new draws).", min=1, max=MAX_REPS)
+                    ] = 3,
     learner: Annotated[list[str] | None, typer.Option(
         "--learner", help=f"Learners to run (default: all). One of {', '.join(LEARNERS)}.")] = None,
-    test_size: Annotated[int, typer.Option(help="Unseen test inputs per repetition.")] = 1000,
+    test_size: Annotated[int, typer.Option(help="Unseen test inputs per repetition.", min=1,
+                                           max=MAX_TEST_SIZE)] = 1000,
     gamma: Annotated[float, typer.Option(help="Gaussian kernel width γ (mg/dL²).")] = 1e4,
     seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
     out: Annotated[Path | None, typer.Option("--json", help="Write JSON here.")] = None,

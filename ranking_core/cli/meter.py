@@ -3,14 +3,17 @@ zones, ISO 15197:2013 criteria and statistics by range; optionally one PDF or HT
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Annotated
 
+import pandas as pd
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from ranking_core.grids.registry import get_grid
 from ranking_core.grids.seg import (
@@ -27,20 +30,62 @@ from ranking_core.meter.report import meter_report as build_report
 console = Console()
 
 
+def _print_table(title: str, text: pd.DataFrame, caption: str | None = None) -> None:
+    from ranking_core.meter.display import FAILS, MEETS, PASSES
+
+    styles = {PASSES: "bold green", MEETS: "bold green", FAILS: "bold red"}
+    table = Table(title=title, title_justify="left", caption=caption, caption_justify="left")
+    for i, column in enumerate(text.columns):
+        short = max((len(cell) for cell in text[column]), default=0) <= 12
+        # short cells (numbers, verdicts) never wrap: long texts take the remaining width
+        table.add_column(str(column), justify="left" if i == 0 or not short else "right",
+                         no_wrap=short)
+    for row in text.itertuples(index=False):
+        table.add_row(*(Text(cell, style=styles.get(cell, "")) for cell in row))
+    console.print(table)
+
+
 def _print_tables(report: MeterReport) -> None:
-    from ranking_core.meter.document import display_frame
+    from ranking_core.meter.acceptance import get_profile
+    from ranking_core.meter.display import display_frame
 
     titles = report.titles()
     for name, frame in report.tables().items():
+        if name == "acceptance":  # one table per profile, narrow enough for 80 columns
+            for profile, rows in frame.groupby("profile", sort=False):
+                text = display_frame(rows, name, report.glucose_unit)
+                text = text.drop(columns=["Profile", "Rule"]).rename(columns={
+                    "Criterion": "", "Pairs counted / in range": "Pairs",
+                    "95 % lower bound (%)": "Bound %", "Share (%)": "%",
+                    "Required (%)": "Needs %"})
+                _print_table(f"{get_profile(str(profile)).title} acceptance criteria", text,
+                             f"Verdict: {rows['rule'].iloc[0]}"
+                             + ("" if rows["rule"].nunique() == 1 else " (A–G); H, I: no pair "
+                                "allowed; J, K: observed share < required"))
+            continue
         purpose = get_grid(report.zone_grids[name]).purpose if name in report.zone_grids else None
-        table = Table(title=titles[name], title_justify="left", caption=purpose,
-                      caption_justify="left")
-        text = display_frame(frame)
-        for i, column in enumerate(text.columns):
-            table.add_column(str(column), justify="left" if i == 0 else "right")
-        for row in text.itertuples(index=False):
-            table.add_row(*(escape(cell) for cell in row))
-        console.print(table)
+        _print_table(titles[name], display_frame(frame, name, report.glucose_unit), purpose)
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as stream:
+        for block in iter(lambda: stream.read(2**20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _learned_provenance(path: Path) -> dict[str, str]:
+    """The learned grid's file name and, from the grid.json written beside it by riskgrid
+    learn (when present and readable), its λ and the checksum of its ratings."""
+    out = {"learned grid": path.name}
+    try:
+        meta = json.loads((path.parent / "grid.json").read_text(encoding="utf-8"))
+        out["learned grid λ"] = f"{float(meta['lambda']):.4g}"
+        out["learned grid ratings checksum"] = str(meta["ratings_checksum"])
+    except (OSError, ValueError, KeyError, TypeError):
+        out["learned grid λ"] = "unknown (no grid.json beside the grid file)"
+    return out
 
 
 def meter_report(
@@ -77,9 +122,25 @@ def meter_report(
         "--report", help="Write the whole report as one document: report.pdf or report.html "
                          "(tables, error-grid plots, ISO criteria, statistics by range).")
     ] = None,
+    profile: Annotated[str, typer.Option(
+        "--profile", help="Acceptance criteria to judge the pairs by: iso15197 (ISO "
+                          "15197:2013), icgm (FDA iCGM special controls, 21 CFR 862.1355) "
+                          "or all.")] = "all",
+    pairs_out: Annotated[Path | None, typer.Option(
+        "--pairs-out", help="Write every valid pair with its line, SEG risk and category, "
+                            "DTS, Clarke and Parkes zones, learned-grid risk, ISO within-15 "
+                            "flag, error direction and hypoglycaemia missed (REF < 70 mg/dL, "
+                            "BGM >= 70 mg/dL) as CSV here.")] = None,
 ) -> None:
     """Meter accuracy report of BGM/REF pairs: the official SEG tool's tables, DTS, Clarke and
     Parkes zones, ISO 15197:2013 criteria, statistics by glucose range."""
+    from ranking_core.meter.acceptance import profile_names
+
+    if profile not in (*profile_names(), "all"):
+        console.print(f"--profile: choose one of {', '.join(profile_names())} or all; got "
+                      f"{escape(profile)}", style="red")
+        raise typer.Exit(1)
+    profiles = profile_names() if profile == "all" else (profile,)
     if report_file is not None:
         from ranking_core.meter.document import REPORT_FORMATS
 
@@ -97,7 +158,8 @@ def meter_report(
     console.print(escape(data.messages[0]))
     if data.glucose_unit != "mg/dL":
         console.print(f"glucose read in {data.glucose_unit}, converted to mg/dL "
-                      f"(× {MGDL_PER_MMOLL}); the tables below are in mg/dL")
+                      f"(× {MGDL_PER_MMOLL}) for the SEG tool's tables; glucose below is in "
+                      f"{data.glucose_unit} with mg/dL beside it")
     try:
         table = find_seg_table(seg_table)
     except SEGTableMissing as exc:
@@ -108,6 +170,7 @@ def meter_report(
         console.print(f"[red]{exc}[/red]")
         raise typer.Exit(1) from exc
     learned = None
+    given = {"input file": pairs.name, "input file sha256": _sha256(pairs)}
     if learned_grid is not None:
         from ranking_core.grids.files import GridFileError, read_grid_file
 
@@ -116,8 +179,10 @@ def meter_report(
         except GridFileError as exc:
             console.print(f"[red]{exc}[/red]", highlight=False, soft_wrap=True)
             raise typer.Exit(1) from None
+        given.update(_learned_provenance(learned_grid))
     try:
-        report = build_report(data, table, learned, parkes_type=parkes_type)
+        report = build_report(data, table, learned, parkes_type=parkes_type, profiles=profiles,
+                              provenance=given)
     except ValueError as exc:
         console.print(f"[red]{exc}[/red]")
         raise typer.Exit(1) from exc
@@ -125,8 +190,17 @@ def meter_report(
         if message not in (MISSING_SEG_MESSAGE, data.messages[0]):  # both printed above
             console.print("[yellow]note:[/yellow]", escape(message))
     _print_tables(report)
+    for note in report.acceptance_notes:
+        console.print(escape(note), highlight=False)
     for caveat in report.caveats:
         console.print("[bold yellow]caution:[/bold yellow]", escape(caveat))
+    if pairs_out is not None:
+        from ranking_core.meter.export import safe_csv
+        from ranking_core.meter.report import pair_results
+
+        pairs_out.parent.mkdir(parents=True, exist_ok=True)
+        pairs_out.write_bytes(safe_csv(pair_results(report)).encode("utf-8"))
+        console.print(f"wrote {escape(str(pairs_out))}", highlight=False)
     if report_file is not None:
         from ranking_core.meter.document import write_report
 
@@ -136,7 +210,6 @@ def meter_report(
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)
         payload = report.to_dict()
-        payload["input_unit"] = data.glucose_unit  # the file's unit; every value is mg/dL
         json_out.write_text(json.dumps(payload, indent=2))
         console.print(f"wrote {json_out}")
     if out_dir is not None:

@@ -9,6 +9,8 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from ranking_core.cli import shown
+
 console = Console()
 
 
@@ -16,7 +18,8 @@ def plan_panel(
     ratings: Annotated[Path | None, typer.Argument(
         help="Ratings so far (CSV, TSV or XLSX with columns reference, estimate, rating and "
              "optionally rater). Leave out to get a space-filling start design.")] = None,
-    next_: Annotated[int, typer.Option("--next", "-n", help="How many pairs to propose.")] = 20,
+    next_: Annotated[int, typer.Option("--next", "-n", help="How many pairs to propose "
+                                       "(1 to 200,000).")] = 20,
     out: Annotated[Path, typer.Option("--out", "-o", help="Rating form to write (CSV).")
                    ] = Path("next.csv"),
     html: Annotated[Path | None, typer.Option(
@@ -30,11 +33,17 @@ def plan_panel(
              "headers, else mg/dL).")] = None,
 ) -> None:
     """Propose the next pairs to rate and write them as a rating form."""
+    from ranking_core.panels.design import MIN_RATINGS, check_next
+
+    try:  # before anything is read or learned
+        check_next(next_)
+    except ValueError as exc:
+        console.print(f"[red]--next: {shown(exc)}[/red]", soft_wrap=True, highlight=False)
+        raise typer.Exit(1) from None
     from ranking_core.blas_threads import fit_threads
     from ranking_core.cli.progress import progress_bar
     from ranking_core.learn import learn_panel
     from ranking_core.panels import plan_pairs, write_rating_form
-    from ranking_core.panels.design import MIN_RATINGS
     from ranking_core.ratings import RatingSetError, read_rating_set
 
     data = None
@@ -43,7 +52,7 @@ def plan_panel(
             data = read_rating_set(ratings, unit=unit)
             if data.report():
                 console.print(f"[yellow]{len(data.frame)} ratings kept; refused or noted:"
-                              f"[/yellow]\n{data.report()}", highlight=False)
+                              f"[/yellow]\n{shown(data.report())}", highlight=False)
         model = None
         if data is not None and len(data.frame) >= MIN_RATINGS and method != "random":
             with progress_bar("learning the grid so far") as update, \
@@ -51,10 +60,12 @@ def plan_panel(
                 model = learn_panel(data, progress=update).model
         pairs = plan_pairs(data, next_, seed=seed, method=method, model=model)
     except (RatingSetError, ValueError) as exc:
-        console.print(f"[red]{exc}[/red]", soft_wrap=True, highlight=False)
+        console.print(f"[red]{shown(exc)}[/red]", soft_wrap=True, highlight=False)
         raise typer.Exit(1) from None
     sheet = out.with_suffix(".html") if html is None else html
     write_rating_form(pairs, out, sheet)
+    if "shortfall" in pairs.attrs:
+        console.print(f"[yellow]{pairs.attrs['shortfall']}[/yellow]", highlight=False)
     if data is None or len(data.frame) < MIN_RATINGS:
         console.print(f"start design: {len(pairs)} space-filling pairs")
     else:
@@ -66,10 +77,9 @@ def plan_panel(
 def show_panel_report(fit, path: Path) -> None:
     """Print the panel report of a :class:`~ranking_core.learn.PanelFit`; write the ratings with
     their weights and flags to ``path`` and the per-rater table beside it."""
-    from rich.markup import escape
     from rich.table import Table
 
-    from ranking_core.meter.export import safe_csv
+    from ranking_core.inputs.text import safe_csv
     from ranking_core.panels import panel_report
     from ranking_core.panels.report import LOW_WEIGHT
 
@@ -84,7 +94,7 @@ def show_panel_report(fit, path: Path) -> None:
                    "Flagged", "Mean weight"):
         table.add_column(column, justify="left" if column == "Rater" else "right")
     for row in report.raters.itertuples(index=False):
-        table.add_row(escape(str(row.rater)), f"{row.ratings:,}", f"{row.bias:+.2f}",
+        table.add_row(shown(row.rater), f"{row.ratings:,}", f"{row.bias:+.2f}",
                       f"{row.scale:.2f}", f"{row.noise_sd:.2f}", f"{row.agreement:.2f}",
                       f"{100 * row.flagged_share:.1f} %", f"{row.mean_weight:.2f}")
     console.print(table)
@@ -95,7 +105,7 @@ def show_panel_report(fit, path: Path) -> None:
                   f"variance; answer step {report.step:g}; {len(report.flagged)} of "
                   f"{report.n_ratings} ratings flagged as outlying", highlight=False)
     if report.low_weight_raters:
-        console.print(f"[yellow]Ratings of {', '.join(map(escape, report.low_weight_raters))} "
+        console.print(f"[yellow]Ratings of {shown(', '.join(report.low_weight_raters))} "
                       f"weigh less than {LOW_WEIGHT:g} on average: their answers lie far from "
                       "the consensus throughout.[/yellow]", highlight=False)
     if len(report.flagged):
@@ -105,7 +115,7 @@ def show_panel_report(fit, path: Path) -> None:
             flagged.add_column(column, justify="right")
         for line, row in report.flagged.head(20).iterrows():
             flagged.add_row(str(line), f"{row.reference:.0f}", f"{row.estimate:.0f}",
-                            f"{row.rating:g}", escape(str(row.rater)), f"{row.consensus:.2f}",
+                            f"{row.rating:g}", shown(row.rater), f"{row.consensus:.2f}",
                             f"{row.residual:+.1f}", f"{row.weight:.2f}")
         console.print(flagged)
     console.print(f"wrote {path} and {raters_path}", soft_wrap=True, highlight=False)

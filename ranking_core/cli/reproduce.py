@@ -11,11 +11,13 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from ranking_core.cli import MAX_REPS, MAX_SIZE
 from ranking_core.cli.progress import progress_bar
 from ranking_core.experiments.academic import PAPER_TABLE1, run_academic
 from ranking_core.experiments.seg import PAPER_APRIORI, PAPER_TABLE3, run_apriori, run_seg_table3
 from ranking_core.grids.compare import DIFFERENCE_BINS
 from ranking_core.grids.seg import SEGTable, SEGTableError, SEGTableMissing, find_seg_table
+from ranking_core.selection import PROTOCOLS
 
 app = typer.Typer(help="Reproduce the experiments of the source papers.", no_args_is_help=True,
                   add_completion=False)
@@ -31,17 +33,20 @@ def _write_json(result: dict, out: Path | None) -> None:
 
 @app.command()
 def academic(
-    m: Annotated[list[int] | None, typer.Option("--m", help="Training-set sizes.")] = None,
-    reps: Annotated[int, typer.Option(help="Repetitions per size.")] = 10,
+    m: Annotated[list[int] | None, typer.Option("--m", help="Training-set sizes.", min=4,
+                                                max=MAX_SIZE)] = None,
+    reps: Annotated[int, typer.Option(help="Repetitions per size.", min=1, max=MAX_REPS)] = 10,
     seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
-    protocol: Annotated[str, typer.Option(
-        help="refit: test the function refitted on all m points at the held-out λ; "
-             "split: test the function fitted on the first m/2 points.")] = "refit",
+    protocol: Annotated[str, typer.Option(help="Which function is tested: " + "; ".join(
+        f"{name}: {text}" for name, text in PROTOCOLS.items()) + ".")] = "refit",
     out: Annotated[Path | None, typer.Option("--out", "--json", help="Write JSON here.")] = None,
 ) -> None:
     """Kriukova et al. 2014, §4.1 (Table 1): ranking vs regression on x ∈ {0..100}, y = ⌊x/10⌋, γ =
     100."""
     sizes = m or [12, 20, 28]
+    if protocol not in PROTOCOLS:
+        raise typer.BadParameter(f"--protocol must be one of {', '.join(PROTOCOLS)}; "
+                                 f"got {protocol!r}")
     with progress_bar(f"academic example ({protocol})") as update:
         result = run_academic(sizes, reps, seed=seed, protocol=protocol, progress=update)
     table = _right_aligned_table(
@@ -104,7 +109,7 @@ SegTableOption = Annotated[Path | None, typer.Option(
 RecipeOption = Annotated[str, typer.Option(
     "--recipe", help="paper (Kriukova et al.'s exact recipe), best (the project's best) or "
                      "robust (the best, learning robustly).")]
-RepsOption = Annotated[int, typer.Option(help="Repetitions per size.")]
+RepsOption = Annotated[int, typer.Option(help="Repetitions per size.", min=1, max=MAX_REPS)]
 SeedOption = Annotated[int, typer.Option(help="Random seed.")]
 JsonOutOption = Annotated[Path | None, typer.Option("--json", "--out", help="Write JSON here.")]
 
@@ -112,7 +117,8 @@ JsonOutOption = Annotated[Path | None, typer.Option("--json", "--out", help="Wri
 @app.command("seg-table3")
 def seg_table3(
     seg_table: SegTableOption = None,
-    m: Annotated[list[int] | None, typer.Option("--m", help="Training-set sizes.")] = None,
+    m: Annotated[list[int] | None, typer.Option("--m", help="Training-set sizes.", min=4,
+                                                max=MAX_SIZE)] = None,
     reps: RepsOption = 20,
     recipe: RecipeOption = "paper",
     seed: SeedOption = 0,
@@ -152,10 +158,12 @@ def seg_table3(
 @app.command()
 def apriori(
     seg_table: SegTableOption = None,
-    m: Annotated[list[int] | None, typer.Option("--m", help="Sizes to apply the rule at.")] = None,
+    m: Annotated[list[int] | None, typer.Option("--m", help="Sizes to apply the rule at.",
+                                                min=4, max=MAX_SIZE)] = None,
     reps: RepsOption = 20,
     recipe: RecipeOption = "paper",
-    draws: Annotated[int, typer.Option(help="Subsets per small size for λ₊ (paper: 1).")] = 1,
+    draws: Annotated[int, typer.Option(help="Subsets per small size for λ₊ (paper: 1).", min=1,
+                                       max=MAX_REPS)] = 1,
     beta_max: Annotated[float, typer.Option(help="Upper bound of β (theory: 1).")] = 1.0,
     seed: SeedOption = 0,
     out: JsonOutOption = None,

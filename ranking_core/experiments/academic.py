@@ -20,7 +20,7 @@ import numpy as np
 
 from ranking_core.learners.spectral import SpectralRanker, SpectralRegressor
 from ranking_core.metrics import pairwise_misranking
-from ranking_core.selection import choose, paper_lambda_grid
+from ranking_core.selection import choose, paper_lambda_grid, protocol_refits
 
 __all__ = ["PAPER_TABLE1", "run_academic"]
 
@@ -51,8 +51,7 @@ def run_academic(
     progress: Callable[[int, int], None] | None = None,
 ) -> dict:
     """Run the Table 1 protocol; misranking values are fractions (0.0816 = 8.16 %)."""
-    if protocol not in ("refit", "split"):
-        raise ValueError(f"protocol must be 'refit' or 'split', got {protocol!r}")
+    refit = protocol_refits(protocol, "run_academic")
     rng = np.random.default_rng(seed)
     lams = paper_lambda_grid(1.0, 0.95, 200)
     learners = {
@@ -70,7 +69,7 @@ def run_academic(
             y_test = np.floor(x_test[:, 0] / 10.0)
             for name, learner in learners.items():
                 model = choose(learner, X, y, rule="holdout", grid=lams,
-                               refit=protocol == "refit").model
+                               refit=refit).model
                 scores[name].append(pairwise_misranking(y_test, model.predict(x_test)))
             done += 1
             if progress is not None:

@@ -18,7 +18,7 @@ from ranking_core.cf.per_user import PerUserConfig, reference_inputs
 from ranking_core.filters import FILTERS
 from ranking_core.learners.spectral import SpectralRanker
 from ranking_core.metrics import ndcg, pairwise_misranking
-from ranking_core.selection import choose
+from ranking_core.selection import choose, protocol_refits
 from ranking_core.validation import one_of
 
 __all__ = ["UserRanking", "user_ranking"]
@@ -31,7 +31,7 @@ class UserRanking:
     ----------
     user, items : the reviewer's and the held-out items' ids (as in the data file).
     true, predicted : (n,) ratings (shifted as configured) and ranking scores.
-    lam : λ chosen on the training half (first half fits, second half chooses, eq. (1)).
+    lam : λ chosen on the training half (its first half fits, its second chooses, eq. (1)).
     misranking : pairwise misranking (Kriukova et al. 2014, eq. (1)) on the held-out items.
     ndcg10 : NDCG@10 of the predicted order (Le & Smola 2007, §3.2, exponential gain).
     n_reference : reference reviewers forming the inputs.
@@ -54,7 +54,8 @@ def user_ranking(data: RatingMatrix, user: int, config: PerUserConfig,
     ``user`` is a row of ``data`` (0..n_users−1). Reference reviewers are drawn from
     ``config.group`` (the reviewer excluded); half the reviewer's items (random) train — their
     first half fits a :class:`~ranking_core.SpectralRanker` (Gaussian, ``config.gammas[0]``), the
-    second chooses λ from ``config.lams()`` — and the other half is predicted. O(m³) for m rated
+    second chooses λ from ``config.lams()``; under ``config.protocol == "refit"`` the whole
+    training half is then refitted at that λ — and the other half is predicted. O(m³) for m rated
     items. Random draws come from ``SeedSequence((config.seed, repetition, user))``.
     """
     one_of(filter, "filter", tuple(FILTERS), "user_ranking")
@@ -76,8 +77,8 @@ def user_ranking(data: RatingMatrix, user: int, config: PerUserConfig,
     train, test = order[: y.size // 2], order[y.size // 2:]
     ranker = SpectralRanker(kernel="gaussian", gamma=config.gammas[0], filter=filter,
                             solver="dense")
-    # the per-user protocol: the model keeps the fitting half (refit=False)
-    choice = choose(ranker, X[train], y[train], rule="holdout", grid=config.lams(), refit=False)
+    choice = choose(ranker, X[train], y[train], rule="holdout", grid=config.lams(),
+                    refit=protocol_refits(config.protocol))
     predicted = choice.model.predict(X[test])
     return UserRanking(
         user=int(data.user_ids[user]), items=data.item_ids[items[test]], true=y[test],

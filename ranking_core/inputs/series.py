@@ -1,22 +1,28 @@
 """Glucose series with timestamps: a generic CSV, Dexcom Clarity and LibreView exports.
 
 =========  ===============================================================================
-generic    columns ``timestamp`` (ISO 8601, e.g. 2024-05-01T08:30:00, an optional UTC offset)
-           and ``glucose``; aliases: time, datetime, date time, date/time, sensor time,
+generic    columns ``timestamp`` (e.g. 2024-05-01T08:30:00, an optional UTC offset) and
+           ``glucose``; aliases: time, datetime, date time, date/time, sensor time,
            reference time / value, glucose value, sensor glucose, reference glucose, sensor,
            reference, cgm, bg
 dexcom     Dexcom Clarity CSV export: ``Timestamp (YYYY-MM-DDThh:mm:ss)``, ``Event Type``,
-           ``Glucose Value (mg/dL)`` or ``(mmol/L)``; only Event Type ``EGV`` rows are glucose
-           readings (the patient, device and alert rows are skipped); "Low" / "High" are
-           refused (not numbers)
+           ``Glucose Value (mg/dL)`` or ``(mmol/L)``, ``Source Device ID`` (optional); only
+           Event Type ``EGV`` rows are glucose readings (the patient, device and alert rows are
+           skipped); "Low" / "High" are refused (not numbers)
 libre      LibreView CSV export: a title line above the header, then ``Device Timestamp``
-           (MM-DD-YYYY HH:MM; DD-MM-YYYY, YYYY-MM-DD and ``/`` variants detected per file),
+           (MM-DD-YYYY HH:MM, DD-MM-YYYY, YYYY-MM-DD; ``/`` ``.`` separators, AM/PM),
            ``Record Type`` (0 = historic reading, 1 = scan; other records skipped),
            ``Historic Glucose mg/dL`` and ``Scan Glucose mg/dL`` (or mmol/L)
 =========  ===============================================================================
 
-Times with a UTC offset are converted to UTC; one file may not mix offsets, or offsets and none.
-Glucose is converted to mg/dL and refused outside 0..3000 mg/dL.
+Times: a date (year first, or day and month first), a time of day to the minute or finer, an
+optional AM/PM and an optional UTC offset (−12:00..+14:00; each time converted to UTC with its
+own offset, so a file whose offset changes at daylight saving reads exactly; a file has offsets on
+every time or on none). The day/month order of dates written with the year last is decided from
+the whole file (a number above 12 can only be a day) or given (``dayfirst``); a file where nothing
+decides it is refused. Partial dates (2024, 2024-05), dates without a time of day and years
+outside 1900..2200 are refused with their lines. Glucose is converted to mg/dL and refused
+outside 0..3000 mg/dL.
 """
 
 from __future__ import annotations
@@ -45,13 +51,13 @@ __all__ = ["SERIES_FORMATS", "GlucoseSeries", "read_series"]
 SERIES_FORMATS = ("auto", "generic", "dexcom", "libre")
 _RANGE = f"glucose is outside 0..{PHYSICAL_MAX_MGDL:g} mg/dL (the physical range)"
 _GLUCOSE = Field("glucose", glucose=True, low=0.0, high=PHYSICAL_MAX_MGDL, range_rule=_RANGE)
-_LIBRE_TIMES = ("%m-%d-%Y %H:%M", "%d-%m-%Y %H:%M", "%Y-%m-%d %H:%M", "%m/%d/%Y %H:%M",
-                "%d/%m/%Y %H:%M", "%m-%d-%Y %I:%M %p", "%m/%d/%Y %I:%M %p", "%d.%m.%Y %H:%M")
+_ANY_ORDER = ("ymd", "mdy", "dmy")
 
 
 def _dexcom(cells: dict) -> tuple[NDArray[np.bool_], dict]:
     egv = np.array([str(e).strip().upper() == "EGV" for e in cells["event type"]], dtype=bool)
-    return egv, {"timestamp": cells["timestamp"], "glucose": cells["glucose value"]}
+    return egv, {"timestamp": cells["timestamp"], "glucose": cells["glucose value"],
+                 "device": cells["source device id"]}
 
 
 def _libre(cells: dict) -> tuple[NDArray[np.bool_], dict]:
@@ -66,21 +72,21 @@ SCHEMAS = {
         "Dexcom Clarity export",
         (Role("timestamp", kind="text", aliases=("timestamp (yyyy-mm-ddthh:mm:ss)",)),
          Role("event type", kind="text"),
-         Role("glucose value", kind="text", glucose=True)),
-        fields=(Field("timestamp", kind="time",
-                      time_formats=("%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S")), _GLUCOSE),
+         Role("glucose value", kind="text", glucose=True),
+         Role("source device id", kind="text", required=False)),
+        fields=(Field("timestamp", kind="time"), _GLUCOSE, Field("device", kind="text")),
         prepare=_dexcom, skip_note="not glucose readings (Event Type other than EGV)"),
     "libre": Schema(
         "LibreView export",
         (Role("device timestamp", kind="text"), Role("record type", kind="text"),
          Role("historic glucose", kind="text", glucose=True),
          Role("scan glucose", kind="text", glucose=True, required=False)),
-        fields=(Field("timestamp", kind="time", time_formats=_LIBRE_TIMES), _GLUCOSE),
+        fields=(Field("timestamp", kind="time", date_orders=_ANY_ORDER), _GLUCOSE),
         prepare=_libre,
         skip_note="not glucose readings (Record Type other than 0 historic, 1 scan)"),
     "generic": Schema(
         "glucose series",
-        (Role("timestamp", kind="time",
+        (Role("timestamp", kind="time", date_orders=_ANY_ORDER,
               aliases=("time", "datetime", "date time", "date/time", "sensor time",
                        "reference time")),
          Role("glucose", glucose=True, low=0.0, high=PHYSICAL_MAX_MGDL, range_rule=_RANGE,
@@ -99,6 +105,8 @@ class GlucoseSeries:
     times : (n,) datetime64[ns], in UTC when the file gave offsets (see ``table.time_offset``).
     glucose : (n,) mg/dL.
     lines : (n,) the file line (or sheet row) of each reading.
+    devices : (n,) the sensor each reading came from (Dexcom ``Source Device ID``), or None
+        when the file names none.
     format : "generic", "dexcom" or "libre".
     table : the input layer's result (refused rows, notes, summary).
     """
@@ -106,6 +114,7 @@ class GlucoseSeries:
     times: NDArray[np.datetime64] = field(repr=False)
     glucose: NDArray[np.float64] = field(repr=False)
     lines: NDArray[np.int64] = field(repr=False)
+    devices: NDArray[np.object_] | None = field(default=None, repr=False)
     format: str = "generic"
     table: TableRead | None = field(default=None, repr=False, compare=False)
 
@@ -127,9 +136,12 @@ def read_series(
     sheet: str | None = None,
     limits: Limits | None = None,
     unit_option: str = "--unit",
+    dayfirst: bool | None = None,
+    order_option: str = "--dayfirst or --monthfirst",
 ) -> GlucoseSeries:
     """Read a glucose series in one of :data:`SERIES_FORMATS` ("auto" tries Dexcom, LibreView,
-    then generic, by their headers). ``unit``: as in :func:`~ranking_core.inputs.read_table`.
+    then generic, by their headers). ``unit``, ``dayfirst``: as in
+    :func:`~ranking_core.inputs.read_table`.
 
     Raises :class:`~ranking_core.inputs.InputError` when no reading can be kept.
     """
@@ -143,12 +155,16 @@ def read_series(
     for kind in tried:
         try:
             table = read_table(source, SCHEMAS[kind], unit=unit, name=name, sheet=sheet,
-                               limits=limits, unit_option=unit_option)
+                               limits=limits, unit_option=unit_option, dayfirst=dayfirst,
+                               order_option=order_option)
         except HeaderNotFound as exc:
             if kind != tried[-1]:
                 continue
             other = " (nor a Dexcom Clarity or LibreView export)" if format == "auto" else ""
             raise HeaderNotFound(f"{exc}{other}") from exc
         break
+    devices = table.values.get("device")
+    if devices is not None and not any(devices):
+        devices = None
     return GlucoseSeries(table.values["timestamp"], table.values["glucose"], table.lines,
-                         kind, table)
+                         devices, kind, table)

@@ -7,18 +7,27 @@ values are kept, so memory grows with the number of valid numbers, not with the 
 
 Rules (each refusal names its file lines, or spreadsheet rows, and the rule):
 
+* line ends: LF, CRLF, CR CR LF (a run of CRs followed by LF is one line end) and CR alone;
+  lines are numbered as editors (and ``awk``) number them;
 * encodings: UTF-8 with or without BOM, UTF-16 with BOM; anything else refuses the file, naming the
   encoding it looks like;
 * delimiter ``,`` ``;`` or tab, found together with the header: the first line (within
   :attr:`Limits.header_lines`) whose fields name every required role; lines above it are skipped
   and reported; two columns naming one role refuse the file, naming both;
-* rows: wrong number of fields, a NUL byte, a cell longer than :attr:`Limits.max_cell`, an empty,
+* rows: wrong number of fields, a NUL byte, a control character or bidi override in a text cell
+  (:mod:`ranking_core.inputs.text`), a cell longer than :attr:`Limits.max_cell`, an empty,
   non-numeric or non-finite number, an ambiguous decimal mark, a value outside the role's physical
   range: the row is refused, the other rows are kept;
 * decimal comma: accepted in ``;`` and tab files; a value with one mark followed by exactly three
   digits (``1.021``, ``1,021``) is refused as ambiguous (a thousands separator?) unless the file
   shows, in another value, that this mark is its decimal mark and the other mark is not used
   (evidence is collected per chunk, the first chunk being the first 100,000 rows);
+* times: a date (year first, or day and month first), a time of day to the minute or finer, an
+  optional AM/PM and an optional UTC offset; each time is converted to UTC with its own offset
+  (−12:00..+14:00); partial dates, dates without a time, impossible dates, years outside
+  :data:`YEARS` are refused; the day/month order of dates written with the year last is decided
+  from the whole file (a number above 12 can only be a day) or given, else the file is refused
+  as ambiguous; a file has offsets on every time or on none;
 * limits on bytes, data rows and cell length (:class:`Limits`); beyond them the file is refused at
   once, before anything large is allocated.
 """
@@ -42,6 +51,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from ranking_core.inputs.text import UNSAFE, UNSAFE_RULE
 from ranking_core.inputs.units import UnitError, check_unit, resolve_unit, to_mgdl
 from ranking_core.validation import describe_rows
 
@@ -123,9 +133,10 @@ class Field:
     """A typed output column.
 
     ``kind``: "number" (float64), "text" (str) or "time" (datetime64[ns]; UTC when the file gives
-    offsets). ``low``/``high``: the physical range (inclusive; mg/dL for glucose), refused outside
-    with ``range_rule`` (default "outside low..high"). ``glucose``: converted from the file's unit
-    to mg/dL before the range check.
+    offsets). ``date_orders``: the date orders a time may be written in: "ymd" (ISO 8601),
+    "dmy", "mdy" (day/month order decided per file). ``low``/``high``: the physical range
+    (inclusive; mg/dL for glucose), refused outside with ``range_rule`` (default "outside
+    low..high"). ``glucose``: converted from the file's unit to mg/dL before the range check.
     """
 
     name: str
@@ -134,7 +145,7 @@ class Field:
     high: float | None = None
     glucose: bool = False
     range_rule: str = ""
-    time_formats: tuple[str, ...] = ("ISO8601",)
+    date_orders: tuple[str, ...] = ("ymd",)
 
 
 @dataclass(frozen=True)
@@ -204,8 +215,8 @@ class TableRead:
     where : "line" (text files) or "row" (workbooks and frames): the word for ``lines``.
     unit : the glucose unit the file was read in (``None`` without glucose fields).
     n_read : data rows read (blank rows and rows skipped by the schema not counted).
-    time_offset : the UTC offset the file's times carried ("+01:00"; "" without offsets), the
-        times then being in UTC.
+    time_offset : the UTC offsets the file's times carried ("+01:00" or "-05:00, -04:00"; ""
+        without offsets), each time then converted to UTC.
     """
 
     values: dict[str, NDArray[Any]] = field(repr=False)
@@ -309,13 +320,14 @@ def _guess_encoding(sample: bytes) -> str:
 
 def read_text(source: str | os.PathLike | IO[bytes] | bytes, name: str | None = None,
               limits: Limits | None = None) -> str:
-    """The whole input as text (UTF-8 ± BOM or UTF-16 with BOM, at most ``limits.max_bytes``);
+    """The whole input as text (UTF-8 ± BOM or UTF-16 with BOM, at most ``limits.max_bytes``;
+    a run of CRs before LF read as LF, so that lines count as editors count them);
     :class:`InputError` otherwise, naming the encoding."""
     label = _label(source, name)
     binary = open_binary(source, label, limits)
     try:
         text, encoding = _text(binary, label)
-        return text.read()
+        return _LineEnds(text).read()
     except UnicodeDecodeError as exc:
         raise _decode_error(label, encoding, exc) from exc
     finally:
@@ -327,6 +339,70 @@ def _decode_error(label: str, encoding: str, exc: UnicodeDecodeError) -> InputEr
     return InputError(f"{label}: not valid {encoding} text (byte 0x{bad}; it looks like "
                       f"{_guess_encoding(bytes(exc.object))}); accepted: UTF-8 with or "
                       "without BOM, UTF-16 with BOM (save the file as UTF-8)")
+
+
+class _LineEnds:
+    """A text stream with line ends as editors count them: a run of CRs followed by LF (LF,
+    CRLF, CR CR LF) is one line end, given as LF; a CR not followed by LF ends a line by itself
+    (old Mac files). Reads like a file: ``read``, ``readline`` and line iteration."""
+
+    def __init__(self, inner: IO[str]) -> None:
+        self.inner = inner
+        self.buf = ""  # text read from ``inner`` and not given out yet
+
+    def _more(self) -> bool:
+        data = self.inner.read(1 << 16)
+        self.buf += data
+        return bool(data)
+
+    def read(self, size: int = -1) -> str:
+        data = self.buf + self.inner.read(-1 if size < 0 else max(size - len(self.buf), 0))
+        self.buf = ""
+        if data.endswith("\r"):  # the run of CRs may go on to its LF
+            while (tail := self.inner.read(1)) == "\r":
+                data += tail
+            if tail == "\n":
+                data += tail
+            else:
+                self.buf = tail
+        return _CRS_LF.sub("\n", data) if "\r" in data else data
+
+    def readline(self, limit: int = -1) -> str:
+        found = None
+        while (found := _ANY_END.search(self.buf)) is None and not (
+                0 <= limit <= len(self.buf)) and self._more():
+            pass
+        if found is None or 0 <= limit <= found.start():
+            end = len(self.buf) if limit < 0 else min(limit, len(self.buf))
+            line, self.buf = self.buf[:end], self.buf[end:]
+            return line
+        i = found.start()
+        j = i + 1
+        if self.buf[i] == "\r":
+            while True:
+                while j < len(self.buf) and self.buf[j] == "\r":
+                    j += 1
+                if j < len(self.buf) or not self._more():
+                    break
+            if j < len(self.buf) and self.buf[j] == "\n":
+                line, self.buf = self.buf[:i] + "\n", self.buf[j + 1:]
+                return line
+            j = i + 1
+        line, self.buf = self.buf[:j], self.buf[j:]
+        return line
+
+    def __iter__(self) -> Iterator[str]:
+        rest = ""
+        while block := self.read(1 << 16):
+            lines = io.StringIO(rest + block, newline="").readlines()
+            rest = "" if lines[-1].endswith(("\n", "\r")) else lines.pop()
+            yield from lines
+        if rest:
+            yield rest
+
+
+_CRS_LF = re.compile("\r+\n")
+_ANY_END = re.compile("[\r\n]")
 
 
 def _text(binary: IO[bytes], label: str) -> tuple[IO[str], str]:
@@ -508,8 +584,8 @@ def _text_rows(text: IO[str], schema: Schema, label: str, limits: Limits,
         if rows:
             yield _Chunk(numbers, rows=rows)
 
-    numeric = (schema.prepare is None and schema.fields is None
-               and all(r.kind == "number" for r in schema.roles))
+    numeric = (schema.prepare is None and schema.fields is None  # optional roles absent: no bar
+               and all(r.kind == "number" for r in schema.roles if r.name in header.index))
 
     def chunks() -> Iterator[_Chunk]:
         first = header_line + 1  # the file line of the next line read
@@ -732,94 +808,275 @@ def _numbers(cells: pd.Series, name: str, decimal: _Decimal
     return values, rules
 
 
-_STRAY_OFFSET = r"[T ].*(?:[Zz]|[+-]\d\d(?::?\d\d)?)$"
-_WITH_OFFSET = r"^(.*\d:\d\d(?::\d\d(?:[.,]\d+)?)?)\s*(Z|[+-]\d\d:?\d\d)$"
+# a date (year first, or day and month first in either order), a time of day to the minute or
+# finer, an optional AM/PM and an optional UTC offset
+_TIME = re.compile(
+    r"^(?:(?P<y1>\d{4})(?P<s1>[-/.])(?P<a1>\d{1,2})(?P=s1)(?P<b1>\d{1,2})"
+    r"|(?P<a2>\d{1,2})(?P<s2>[-/.])(?P<b2>\d{1,2})(?P=s2)(?P<y2>\d{4}))"
+    r"(?:[Tt]|\s+)(?P<h>\d{1,2}):(?P<mi>\d{2})(?::(?P<s>\d{2})(?:[.,](?P<f>\d{1,9}))?)?"
+    r"\s*(?P<ampm>[AaPp]\.?[Mm]\.?)?"
+    r"\s*(?P<off>[Zz]|[+-]\d{2}(?::?\d{2})?)?$")
+_DATE_ONLY = re.compile(r"^\d{4}(?:[-/.]\d{1,2}){0,2}$|^\d{1,2}[-/.]\d{1,2}[-/.]\d{4}$")
+_ORDER_NAMES = {"ymd": "YYYY-MM-DD", "dmy": "DD-MM-YYYY (day first)",
+                "mdy": "MM-DD-YYYY (month first)"}
+YEARS = (1900, 2200)  # years accepted: far from the limits of nanosecond times (1677..2262)
+OFFSETS = (-12 * 60, 14 * 60)  # UTC offsets in use, in minutes (−12:00..+14:00)
+_NO_OFFSET = np.iinfo(np.int64).min
+# the columns of a chunk's parsed times: year, the two day/month numbers in text order, the
+# year's place (0 first, 1 last), hour (24-hour), minute, second, nanoseconds, offset (minutes)
+_Y, _A, _B, _LAST, _H, _MI, _S, _NS, _OFF = range(9)
+
+
+_GROUP_NAMES = ("last", "y", "a", "b", "h", "mi", "s", "ns", "ampm", "aware", "sign", "off_h",
+                "off_m")
+
+
+def _time_groups(cells: NDArray[np.object_]) -> tuple[NDArray[np.bool_], dict[str, NDArray]]:
+    """Which cells match :data:`_TIME`, and their parts as integers (0 where not matched):
+    last (the year written last), y, a, b (the day/month numbers in text order), h, mi, s, ns,
+    ampm (0 none, 1 AM, 2 PM), aware (an offset given), sign, off_h, off_m.
+
+    Cells laid out exactly like the first one (same length, digits and separators in the same
+    places; the usual export) are read from a byte matrix at once; the others by the regular
+    expression."""
+    n = len(cells)
+    matched = np.zeros(n, dtype=bool)
+    groups = {k: np.zeros(n, dtype=np.int64) for k in _GROUP_NAMES}
+    rest = np.ones(n, dtype=bool)
+    first = _TIME.match(cells[0]) if n else None
+    if first is not None and cells[0].isascii():
+        fast = _fixed_layout(cells, first)
+        if fast is not None:
+            rows, values = fast
+            matched[rows] = True
+            rest[rows] = False
+            for k, v in values.items():
+                groups[k][rows] = v
+    if rest.any():
+        parts = pd.Series(cells[rest], dtype=object).str.extract(_TIME)
+        found = parts["h"].notna().to_numpy()
+        matched[rest] = found
+
+        def number(name: str) -> NDArray[np.int64]:
+            return parts[name].fillna("0").to_numpy(dtype=str).astype(np.int64)
+
+        last = parts["y2"].notna().to_numpy()
+        offset = parts["off"].fillna("")
+        digits = offset.str[1:].str.replace(":", "", regex=False)  # '' for Z
+        ampm = parts["ampm"].str.upper().str[0].fillna("").to_numpy(dtype=str)
+        values = {
+            "last": last,
+            "y": np.where(last, number("y2"), number("y1")),
+            "a": np.where(last, number("a2"), number("a1")),
+            "b": np.where(last, number("b2"), number("b1")),
+            "h": number("h"), "mi": number("mi"), "s": number("s"),
+            "ns": parts["f"].fillna("").str.ljust(9, "0").to_numpy(dtype=str).astype(np.int64),
+            "ampm": (ampm == "A") + 2 * (ampm == "P"),
+            "aware": (offset != "").to_numpy(),
+            "sign": np.where(offset.str.startswith("-").to_numpy(dtype=bool), -1, 1),
+            "off_h": digits.str[:2].replace("", "0").to_numpy(dtype=str).astype(np.int64),
+            "off_m": digits.str[2:4].replace("", "0").to_numpy(dtype=str).astype(np.int64),
+        }
+        for k, v in values.items():
+            groups[k][rest] = v
+    return matched, groups
+
+
+def _fixed_layout(cells: NDArray[np.object_], first: re.Match[str]
+                  ) -> tuple[NDArray[np.bool_], dict[str, NDArray[np.int64]]] | None:
+    """The rows laid out like ``first`` (see :func:`_time_groups`), with their parts."""
+    width = len(first.string)
+    lengths = np.fromiter(map(len, cells), np.int64, len(cells))
+    same = lengths == width
+    try:
+        raw = "".join(cells[same]).encode("ascii")
+    except UnicodeEncodeError:
+        return None
+    codes = np.frombuffer(raw, np.uint8).reshape(-1, width)
+    template = np.frombuffer(first.string.encode("ascii"), np.uint8)
+    free = np.zeros(width, dtype=bool)  # positions checked by kind, not by equality
+    digit = np.zeros(width, dtype=bool)
+    spans = {}
+    for name in ("y1", "a1", "b1", "a2", "b2", "y2", "h", "mi", "s", "f"):
+        if first.group(name) is not None:
+            start, end = first.span(name)
+            spans[name] = (start, end)
+            digit[start:end] = True
+    ok = np.ones(len(codes), dtype=bool)
+    if digit.any():
+        ok &= ((codes[:, digit] >= 48) & (codes[:, digit] <= 57)).all(axis=1)
+    free |= digit
+    values: dict[str, NDArray[np.int64]] = {}
+    if first.group("ampm") is not None:
+        at = first.start("ampm")
+        free[at] = True
+        letter = codes[:, at] | 0x20  # lower case
+        ok &= (letter == ord("a")) | (letter == ord("p"))
+        values["ampm"] = np.where(letter == ord("p"), 2, 1)
+    offset = first.group("off")
+    if offset is not None and offset not in ("Z", "z"):
+        at = first.start("off")
+        free[at] = True
+        ok &= (codes[:, at] == ord("+")) | (codes[:, at] == ord("-"))
+        values["sign"] = np.where(codes[:, at] == ord("-"), -1, 1)
+        body = [at + 1 + i for i, c in enumerate(offset[1:]) if c != ":"]
+        digit_off = np.zeros(width, dtype=bool)
+        digit_off[body] = True
+        ok &= ((codes[:, digit_off] >= 48) & (codes[:, digit_off] <= 57)).all(axis=1)
+        free |= digit_off
+        spans["off_h"] = (body[0], body[0] + 2)
+        if len(body) == 4:
+            spans["off_m"] = (body[2], body[4 - 1] + 1)
+    ok &= (codes[:, ~free] == template[~free]).all(axis=1)
+    codes = codes[ok]
+
+    def number(start: int, end: int) -> NDArray[np.int64]:
+        powers = 10 ** np.arange(end - start - 1, -1, -1, dtype=np.int64)
+        return (codes[:, start:end].astype(np.int64) - 48) @ powers
+
+    last = "y2" in spans
+    for key, (name_first, name_last) in {"y": ("y1", "y2"), "a": ("a1", "a2"),
+                                         "b": ("b1", "b2")}.items():
+        values[key] = number(*spans[name_last if last else name_first])
+    for key in ("h", "mi", "s", "off_h", "off_m"):
+        if key in spans:
+            values[key] = number(*spans[key])
+    if "f" in spans:
+        start, end = spans["f"]
+        values["ns"] = number(start, end) * 10 ** (9 - (end - start))
+    values["last"] = np.full(len(codes), last, dtype=np.int64)
+    values["aware"] = np.full(len(codes), offset is not None, dtype=np.int64)
+    if "ampm" in values:
+        values["ampm"] = values["ampm"][ok]
+    if "sign" in values:
+        values["sign"] = values["sign"][ok]
+    else:
+        values["sign"] = np.ones(len(codes), dtype=np.int64)
+    return np.flatnonzero(same)[ok], values
+
+
+def _clock_parts(cells: pd.Series, field_: Field
+                 ) -> tuple[NDArray[np.int64], list[tuple[str, NDArray[np.bool_]]]]:
+    """Stripped time cells → (n, 9) integer parts (see the column names above) and the broken
+    rules. The date's day/month order is decided later, from the whole file (:class:`_Clock`)."""
+    n = len(cells)
+    empty = (cells == "").to_numpy()
+    matched, g = _time_groups(cells.to_numpy(dtype=object))
+    out = np.zeros((n, 9), dtype=np.int64)
+    last = g["last"].astype(bool)
+    out[:, _Y], out[:, _A], out[:, _B], out[:, _LAST] = g["y"], g["a"], g["b"], last
+    hour = g["h"]
+    out[:, _MI], out[:, _S], out[:, _NS] = g["mi"], g["s"], g["ns"]
+    twelve = g["ampm"] > 0
+    bad_clock = np.where(twelve, (hour < 1) | (hour > 12), hour > 23)
+    out[:, _H] = np.where(twelve, hour % 12 + 12 * (g["ampm"] == 2), hour)
+    bad_clock |= (out[:, _MI] > 59) | (out[:, _S] > 59)
+    aware = g["aware"].astype(bool)
+    off_m = g["off_m"]
+    minutes = g["sign"] * (g["off_h"] * 60 + off_m)
+    out[:, _OFF] = np.where(aware, minutes, _NO_OFFSET)
+    bad_offset = aware & ((off_m > 59) | (minutes < OFFSETS[0]) | (minutes > OFFSETS[1]))
+    bad_year = (out[:, _Y] < YEARS[0]) | (out[:, _Y] > YEARS[1])
+    orders = ", ".join(_ORDER_NAMES[o] for o in field_.date_orders)
+    partial = ~empty & ~matched & cells.str.match(_DATE_ONLY).to_numpy(dtype=bool, na_value=False)
+    not_time = ~empty & ~matched & ~partial
+    if "ymd" not in field_.date_orders:
+        not_time |= matched & ~last
+    if not set(field_.date_orders) - {"ymd"}:
+        not_time |= matched & last
+    ok = matched & ~not_time
+    name = field_.name
+    return out, [
+        (f"{name} is empty", empty),
+        (f"{name} is a date without a time of day, or a partial date (rule: a date and a time, "
+         "at least to the minute)", partial),
+        (f"{name} is not a time (date {orders}, then hh:mm[:ss], optional AM/PM and UTC "
+         "offset)", not_time),
+        (f"{name} has no valid time of day (hours 0..23, or 1..12 with AM/PM; minutes and "
+         "seconds 0..59)", ok & bad_clock),
+        (f"{name} has a UTC offset outside -12:00..+14:00", ok & ~bad_clock & bad_offset),
+        (f"{name} is outside the years {YEARS[0]}..{YEARS[1]}",
+         ok & ~bad_clock & ~bad_offset & bad_year),
+    ]
 
 
 @dataclass
 class _Clock:
-    """What a file's times showed so far: UTC offsets (text → first line; '' = none) and the
-    time format chosen from the first chunk (one format for the whole file)."""
+    """The file's day/month order: given (``dayfirst`` True/False) or decided from the whole
+    file's times when every time is read (``option`` names how to give it)."""
 
-    seen: dict[str, int] = field(default_factory=dict)
-    format: str | None = None
-    note: str = ""
+    dayfirst: bool | None = None
+    option: str = "--dayfirst or --monthfirst"
 
-    def see(self, offsets: pd.Series, lines: NDArray[np.int64], name: str, label: str) -> None:
-        for text, line in zip(*np.unique(offsets.to_numpy(dtype=str), return_index=True),
-                              strict=True):
-            key = "+00:00" if text.upper() == "Z" else text
-            key = key if len(key) != 5 else f"{key[:3]}:{key[3:]}"
-            self.seen.setdefault(key, int(lines[line]))
-        if len(self.seen) > 1:
-            shown = ", ".join(f"{k or 'none'} (line {v})" for k, v in self.seen.items())
-            raise InputError(f"{label}: {name} mixes UTC offsets: {shown} (rule: one offset, "
-                             "or none, for the whole file)")
-
-    def choose(self, bare: pd.Series, field_: Field, label: str) -> None:
-        """The first of the field's formats that reads the most of these times."""
-        if self.format is not None or len(field_.time_formats) == 1:
-            self.format = self.format or field_.time_formats[0]
-            return
-        counts = [int((~np.isnat(_parse_times(bare, f))).sum()) for f in field_.time_formats]
-        best = int(np.argmax(counts))
-        self.format = field_.time_formats[best]
-        rivals = [f for f, c in zip(field_.time_formats, counts, strict=True)
-                  if c == counts[best] and f != self.format]
-        if rivals and counts[best]:
-            self.note = (f"{label}: {field_.name} read as {self.format}; every time also fits "
-                         f"{rivals[0]} (check day and month)")
-
-
-def _parse_times(bare: pd.Series, fmt: str) -> NDArray[np.datetime64]:
-    """Naive times (NaT where a cell does not parse); a cell pandas reads with an offset of its
-    own is NaT too, so that no offset is ever applied silently."""
-    try:
+    def finish(self, parts: NDArray[np.int64], lines: NDArray[np.int64], field_: Field,
+               label: str) -> tuple[NDArray[np.datetime64], list[tuple[str, NDArray[np.bool_]]],
+                                    str, list[str]]:
+        """The instants (UTC when the file gives offsets), the rules broken, the offsets seen
+        ("" for none) and notes. InputError when the order cannot be decided or when the file
+        mixes times with and without offsets."""
+        name = field_.name
+        last = parts[:, _LAST] == 1
+        a, b = parts[:, _A], parts[:, _B]
+        day_first = last & (a > 12) & (b <= 12)
+        month_first = last & (b > 12) & (a <= 12)
+        notes = []
+        dayfirst = self.dayfirst
+        if dayfirst is None and last.any():
+            if day_first.any() and month_first.any():
+                raise InputError(
+                    f"{label}: {name} has the day first in line "
+                    f"{lines[day_first][0]} ({a[day_first][0]} > 12) and the month first in "
+                    f"line {lines[month_first][0]} ({b[month_first][0]} > 12) (rule: one "
+                    f"day/month order per file); give the order with {self.option} to refuse "
+                    "the lines that do not fit it")
+            if day_first.any() or month_first.any():
+                dayfirst = bool(day_first.any())
+                decides = day_first if dayfirst else month_first
+                notes.append(f"{label}: {name} read {_ORDER_NAMES['dmy' if dayfirst else 'mdy']}"
+                             f", as line {lines[decides][0]} shows (a day "
+                             f"{(a if dayfirst else b)[decides][0]} > 12)")
+            elif (last & (a != b)).any():
+                shown = lines[last & (a != b)][0]
+                raise InputError(
+                    f"{label}: {name} is ambiguous: every date fits both day-first and "
+                    f"month-first order (no number above 12 decides it; e.g. line {shown}); "
+                    f"give the order with {self.option}")
+        elif dayfirst is not None and last.any():
+            notes.append(f"{label}: {name} read {'day' if dayfirst else 'month'} first "
+                         f"(as given)")
+        month = np.where(last & bool(dayfirst), b, a)
+        day = np.where(last & bool(dayfirst), a, b)
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # pandas warns about mixed offsets it then refuses
-            parsed = pd.to_datetime(bare, format=fmt, errors="coerce")
-        if parsed.dtype.kind == "M" and getattr(parsed.dtype, "tz", None) is None:
-            return parsed.to_numpy(dtype="datetime64[ns]")
-    except (TypeError, ValueError, OverflowError):
-        pass
-    out = np.full(len(bare), np.datetime64("NaT"), dtype="datetime64[ns]")
-    for i, text in enumerate(bare):
-        try:
-            value = pd.to_datetime(text, format=fmt)
-        except (TypeError, ValueError, OverflowError):
-            continue
-        if value is not pd.NaT and value.tzinfo is None:
-            out[i] = value.to_datetime64()
-    return out
+            warnings.simplefilter("ignore")
+            dates = pd.to_datetime(pd.DataFrame({
+                "year": parts[:, _Y], "month": month, "day": day, "hour": parts[:, _H],
+                "minute": parts[:, _MI], "second": parts[:, _S]}), errors="coerce")
+        values = dates.to_numpy(dtype="datetime64[ns]") + parts[:, _NS].astype("timedelta64[ns]")
+        wrong_order = last & (month > 12)
+        invalid = np.isnat(values) & ~wrong_order
+        order = "day first" if dayfirst else "month first"
+        offset = parts[:, _OFF]
+        aware = offset != _NO_OFFSET
+        rules = [(f"{name} does not fit the file's day/month order ({order})", wrong_order),
+                 (f"{name} is not a valid date", invalid)]
+        kept = ~wrong_order & ~invalid
+        if (aware & kept).any() and (~aware & kept).any():
+            first_with = lines[aware & kept][0]
+            first_without = lines[~aware & kept][0]
+            raise InputError(f"{label}: {name} has a UTC offset in line {first_with} and none "
+                             f"in line {first_without} (rule: offsets on every time, or on none)")
+        seen = ""
+        if (aware & kept).any():
+            values = values - np.where(aware, offset, 0).astype("timedelta64[m]")
+            distinct = np.unique(offset[aware & kept])
+            seen = ", ".join(_offset_text(int(m)) for m in distinct)
+            notes.append(f"{label}: {name} in UTC (each time's offset applied: {seen})")
+        return values, rules, seen, notes
 
 
-def _times(cells: pd.Series, field_: Field, clock: _Clock, lines: NDArray[np.int64],
-           label: str) -> tuple[NDArray[np.datetime64], list[tuple[str, NDArray[np.bool_]]]]:
-    empty = (cells == "").to_numpy()
-    parts = cells.str.extract(_WITH_OFFSET)
-    offset = parts[1].fillna("")
-    bare = parts[0].fillna(cells).str.strip()
-    clock.see(offset[~empty], lines[~empty], field_.name, label)
-    # an offset left in the text (not after a time of day) is not read as a time
-    stray = bare.str.contains(_STRAY_OFFSET).to_numpy(dtype=bool, na_value=False) & ~empty
-    clean = ~empty & ~stray
-    clock.choose(bare[clean], field_, label)
-    values = np.full(len(cells), np.datetime64("NaT"), dtype="datetime64[ns]")
-    if clean.any():
-        values[clean] = _parse_times(bare[clean], clock.format)
-    bad = np.isnat(values) & ~empty
-    shown = "ISO 8601" if clock.format == "ISO8601" else clock.format
-    return values, [(f"{field_.name} is empty", empty),
-                    (f"{field_.name} is not a time ({shown})", bad)]
-
-
-def _apply_offset(values: NDArray[np.datetime64], offset: str) -> NDArray[np.datetime64]:
-    """Local times with a fixed UTC offset → UTC."""
-    if not offset:
-        return values
-    sign = -1 if offset[0] == "-" else 1
-    minutes = int(offset[1:3]) * 60 + int(offset[4:6])
-    return values - np.timedelta64(sign * minutes, "m")
+def _offset_text(minutes: int) -> str:
+    sign = "-" if minutes < 0 else "+"
+    return f"{sign}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
 
 
 # -- reading --------------------------------------------------------------------------------------
@@ -834,6 +1091,8 @@ def read_table(
     limits: Limits | None = None,
     first_row: int = 0,
     unit_option: str = "--unit",
+    dayfirst: bool | None = None,
+    order_option: str = "--dayfirst or --monthfirst",
 ) -> TableRead:
     """Read a table for ``schema`` (see the module notes for every rule).
 
@@ -847,6 +1106,9 @@ def read_table(
     limits : :class:`Limits` (default limits when ``None``).
     first_row : number of a DataFrame's first row in messages.
     unit_option : how messages name the unit option ("--unit" on the command line).
+    dayfirst : the day/month order of dates written with the year last (True: day first);
+        ``None``: decided from the whole file (a number above 12 decides), else refused as
+        ambiguous, naming ``order_option``.
 
     Raises
     ------
@@ -859,9 +1121,10 @@ def read_table(
     except UnitError as exc:
         raise InputError(f"{label}: {exc}") from exc
     refuse = _Refusals()
+    clock = _Clock(dayfirst, order_option)
     if isinstance(source, pd.DataFrame):
         rows = _frame_rows(source, schema, label, first_row)
-        return _collect(rows, schema, label, unit, limits, refuse, unit_option)
+        return _collect(rows, schema, label, unit, limits, refuse, unit_option, clock)
     suffix = Path(label).suffix.lower()
     if suffix not in TEXT_SUFFIXES | XLSX_SUFFIXES:
         old = " (the legacy Excel format; save it as .xlsx or CSV)" if suffix == ".xls" else ""
@@ -879,15 +1142,15 @@ def read_table(
 
             with xlsx_rows(binary, label, limits, sheet) as (sheet_rows, sheet_note):
                 rows = _sheet_header(sheet_rows, schema, label, limits, sheet_note)
-                return _collect(rows, schema, label, unit, limits, refuse, unit_option)
+                return _collect(rows, schema, label, unit, limits, refuse, unit_option, clock)
         if sheet is not None:
             raise InputError(f"{label}: --sheet applies to XLSX workbooks; this is text")
         text, encoding = _text(binary, label)
         try:
-            rows = _text_rows(text, schema, label, limits, refuse)
+            rows = _text_rows(_LineEnds(text), schema, label, limits, refuse)
             if encoding != "UTF-8":
                 rows.notes.append(f"{label}: read as {encoding}")
-            return _collect(rows, schema, label, unit, limits, refuse, unit_option)
+            return _collect(rows, schema, label, unit, limits, refuse, unit_option, clock)
         except UnicodeDecodeError as exc:
             raise _decode_error(label, encoding, exc) from exc
     finally:
@@ -940,12 +1203,11 @@ def _sheet_header(sheet_rows: Iterator[tuple[int, list[str]]], schema: Schema, l
 
 
 def _collect(rows: _Rows, schema: Schema, label: str, unit: str | None, limits: Limits,
-             refuse: _Refusals, unit_option: str) -> TableRead:
+             refuse: _Refusals, unit_option: str, clock: _Clock) -> TableRead:
     header, where = rows.header, rows.where
     typed = tuple(f for f in schema.typed  # an optional role absent from the header is left out
                   if not (isinstance(f, Role) and f in schema.roles and f.name not in header.index))
     decimal = _Decimal(point=rows.point_is_decimal)
-    clock = _Clock()
     parts: dict[str, list[NDArray[Any]]] = {f.name: [] for f in typed}
     kept_lines: list[NDArray[np.int64]] = []
     n_read = n_skipped = 0
@@ -1016,9 +1278,11 @@ def _collect(rows: _Rows, schema: Schema, label: str, unit: str | None, limits: 
             elif f.kind == "number":
                 values, rules = _numbers(series[f.name], f.name, decimal)
             elif f.kind == "time":
-                values, rules = _times(series[f.name], f, clock, lines, label)
+                values, rules = _clock_parts(series[f.name], f)
             else:
-                values, rules = series[f.name].to_numpy(dtype=object), []
+                values = series[f.name].to_numpy(dtype=object)
+                rules = [(f"{f.name} {UNSAFE_RULE}", series[f.name].str.contains(
+                    UNSAFE).to_numpy(dtype=bool, na_value=False))]
             for rule, mask in rules:
                 mask = mask & ~bad
                 if mask.any():
@@ -1075,13 +1339,21 @@ def _collect(rows: _Rows, schema: Schema, label: str, unit: str | None, limits: 
         values = {k: v[~bad] for k, v in values.items()}
         lines = lines[~bad]
     offset = None
-    if any(f.kind == "time" for f in typed):
-        offset = next(iter(clock.seen), "")
-        if clock.note:
-            notes.append(clock.note)
-        for f in typed:
-            if f.kind == "time":
-                values[f.name] = _apply_offset(values[f.name], offset)
+    for f in typed:
+        if f.kind != "time":
+            continue
+        values[f.name], rules, offset, clock_notes = clock.finish(values[f.name], lines, f,
+                                                                  label)
+        notes.extend(clock_notes)
+        bad = np.zeros(len(lines), dtype=bool)
+        for rule, mask in rules:
+            mask = mask & ~bad
+            if mask.any():
+                refuse.add(rule, lines[mask], "")
+                bad |= mask
+        if bad.any():
+            values = {k: v[~bad] for k, v in values.items()}
+            lines = lines[~bad]
     result = TableRead(values, lines, refuse.result(), tuple(notes), label, where, file_unit,
                        n_read, offset)
     if len(lines) == 0:

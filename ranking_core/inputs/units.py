@@ -56,7 +56,8 @@ def resolve_unit(values: NDArray[np.float64] | Sequence[NDArray[np.float64]],
     ``stated`` is the user's unit (``None``: not given), ``in_header`` a unit named in the column
     headers (e.g. "Glucose Value (mmol/L)"). A stated unit that contradicts the header is refused;
     with neither, values whose median is below :data:`LOOKS_LIKE_MMOLL` are refused with a message
-    naming mmol/L and ``option``; otherwise they are mg/dL.
+    naming mmol/L and ``option``; otherwise they are mg/dL. The other way round, mmol/L stated
+    for values whose median is above :data:`LOOKS_LIKE_MMOLL` (mg/dL values) is refused too.
     """
     stated = check_unit(stated)
     if in_header is not None:
@@ -64,11 +65,19 @@ def resolve_unit(values: NDArray[np.float64] | Sequence[NDArray[np.float64]],
             raise UnitError(f"{label}: the column headers say {in_header} but {option} "
                             f"{stated} was given; give {option} {in_header} or leave it out")
         return in_header
-    if stated is not None:
-        return stated
     columns = [values] if isinstance(values, np.ndarray) else list(values)
     finite = [c if np.isfinite(c).all() else c[np.isfinite(c)] for c in columns]
     size = sum(c.size for c in finite)
+    if stated == "mmol/L" and size:
+        median = float(np.median(np.concatenate(finite)))
+        if median > LOOKS_LIKE_MMOLL:  # 35 mmol/L ≈ 630 mg/dL: above every grid
+            raise UnitError(
+                f"{label}: {option} mmol/L was given but the glucose values look like mg/dL "
+                f"(median {median:.3g}, above {LOOKS_LIKE_MMOLL:g}, i.e. above "
+                f"{LOOKS_LIKE_MMOLL * MGDL_PER_MMOLL:.0f} mg/dL once converted); "
+                f"{option} mg/dL reads them as they are")
+    if stated is not None:
+        return stated
     # fewer than half the values below the limit: the median is not below it (no joined copy)
     below = sum(int(np.count_nonzero(c < LOOKS_LIKE_MMOLL)) for c in finite)
     if not size or 2 * below < size - 1:

@@ -30,17 +30,17 @@ from reportlab.platypus import Flowable
 
 from ranking_core.grids.registry import RiskGrid, get_grid, grids
 from ranking_core.grids.seg import MISSING_SEG_MESSAGE, SEGTable
+from ranking_core.meter.display import FAILS, MEETS, PASSES, display_frame
 from ranking_core.meter.grid_plots import figure_png, grid_plot
 from ranking_core.meter.report import MeterReport
 from ranking_core.version import riskgrid_version
 
-__all__ = ["REPORT_FORMATS", "display_frame", "report_blocks", "report_figures", "report_html",
+__all__ = ["REPORT_FORMATS", "report_blocks", "report_figures", "report_html",
            "report_pdf", "write_report"]
 
 REPORT_FORMATS = (".pdf", ".html")
 SEG_TOOL_TABLES = ("pair_types", "accuracy", "risk_grades", "risk_categories", "iso_ranges",
                    "binomial")
-WIDE = 8  # tables with more columns are shown transposed
 
 
 @dataclass(frozen=True)
@@ -70,34 +70,6 @@ class FigureBlock:
 Block = Heading | Text | TableBlock | FigureBlock
 
 
-def _cell(value: object) -> str:
-    if isinstance(value, bool | np.bool_):
-        return "yes" if value else "no"
-    if isinstance(value, float | np.floating):
-        if np.isnan(value):
-            return "—"
-        text = f"{value:.1f}"
-        # never show 99.98 % as 100.0 or 0.02 % as 0.0
-        return f"{value:.2f}" if float(text) != value and float(text) in (0.0, 100.0) else text
-    return str(value)
-
-
-def display_frame(frame: pd.DataFrame) -> pd.DataFrame:
-    """A table as text for reading: numbers to one decimal, NaN as '—', booleans as yes/no,
-    underscores in names as spaces; one-row tables as measure / value and tables wider than
-    ``WIDE`` columns transposed (one column per row of the original, named by its first cell)."""
-    text = frame.map(_cell)
-    text.columns = [str(c).replace("_", " ") for c in frame.columns]
-    if len(frame) == 1:
-        return pd.DataFrame({"measure": text.columns, "value": text.iloc[0].tolist()})
-    if len(frame.columns) > WIDE:
-        first = text.columns[0]
-        body = text.set_index(first).T
-        body.columns = [f"{first} {c}" for c in body.columns]
-        return body.reset_index(names="measure")
-    return text
-
-
 def report_figures(report: MeterReport, seg_table: SEGTable | None = None,
                    learned_risk: ArrayLike | None = None) -> dict[str, Figure]:
     """The report's error-grid plots by grid name: SEG (with its table), the report's zone grids
@@ -108,7 +80,19 @@ def report_figures(report: MeterReport, seg_table: SEGTable | None = None,
     surfaces.update(dict.fromkeys(report.zone_grids.values()))
     if learned_risk is not None:
         surfaces["learned"] = learned_risk
-    return {name: grid_plot(name, ref, bgm, surface=surface) for name, surface in surfaces.items()}
+    return {name: grid_plot(name, ref, bgm, surface=surface, unit=report.glucose_unit)
+            for name, surface in surfaces.items()}
+
+
+def figure_caption(name: str, n: int, unit: str = "mg/dL") -> str:
+    """What a report's grid plot shows, every drawn line named (one caption per figure)."""
+    grid = get_grid(name)
+    lines = ("black lines: the borders between the risk grades A–E (risk 0.5, 1.5, 2.5, 3.5)"
+             if isinstance(grid, RiskGrid) else "black lines: the zone borders, zones lettered")
+    axes = ("; mmol/L on the top and right axes" if unit == "mmol/L" else "")
+    return (f"{grid.title}: the {n:,} analysed pairs (dots, or pairs per cell where there are "
+            f"many) over the grid's colours; {lines}; dotted line: measured = reference"
+            f"{axes}.")
 
 
 def report_blocks(
@@ -129,15 +113,19 @@ def report_blocks(
     types = report.pair_types.set_index("pair_type")["count"]
     total, included = int(types["Total"]), int(types["Total included in SEG analysis"])
     titles = report.titles()
+    unit = report.glucose_unit
+    items = {"data set": name, "pairs analysed": f"{included:,} of {total:,}",
+             "pairs excluded (above 600 mg/dL or below 0)": f"{total - included:,}",
+             "glucose unit": (unit if unit == "mg/dL" else
+                              f"{unit} (converted to mg/dL for the SEG tool's tables)"),
+             "Parkes grid": f"type {report.parkes_type} diabetes",
+             "SEG risk table": ("used" if seg_table is not None else
+                                "not configured (SEG tables and plot left out)"),
+             "created": created.strftime("%Y-%m-%d %H:%M UTC"), **report.provenance}
     blocks: list[Block] = [
         Heading(f"Meter accuracy report: {name}", 0),
-        TableBlock("Data", pd.DataFrame({"item": [
-            "data set", "pairs read", "pairs included", "pairs excluded", "unit",
-            "Parkes grid", "SEG risk table", "created", "riskgrid version"], "value": [
-            name, str(total), str(included), str(total - included), "mg/dL",
-            f"type {report.parkes_type} diabetes", "used" if seg_table is not None else
-            "not configured (SEG tables and plot left out)", created.strftime("%Y-%m-%d %H:%M UTC"),
-            riskgrid_version()]})),
+        TableBlock("Provenance", pd.DataFrame({"Item": list(items),
+                                               "Value": list(items.values())})),
     ]
     if report.caveats:
         blocks.append(Heading("Caution"))
@@ -146,18 +134,22 @@ def report_blocks(
     if notes:
         blocks.append(Heading("Notes on the data"))
         blocks.extend(Text(m) for m in notes)
-    blocks += [Heading("ISO 15197:2013 accuracy criteria"),
-               Text("A criterion passes when its observed share reaches the required share; "
-                    "the 95 % interval (Wilson) shows how sure that is."),
-               TableBlock(titles["iso_criteria"], display_frame(report.iso_criteria)),
+    blocks += [Heading("Acceptance criteria"),
+               Text("ISO 15197:2013 (blood glucose meters): a criterion passes when its observed "
+                    "share reaches the required share. FDA iCGM special controls (21 CFR "
+                    "862.1355; ranges by the sensor's reading): A–G pass when the one-sided 95 % "
+                    "lower confidence bound exceeds the required share; H and I allow no pair."),
+               *(Text(note) for note in report.acceptance_notes),
+               TableBlock(titles["acceptance"], display_frame(report.acceptance, "acceptance",
+                                                              unit)),
                Heading("Statistics by glucose range"),
                Text("Ranges of the reference glucose. MARD with a bootstrap 95 % interval; "
                     "±15/15 and ±20/20: within 15 (20) mg/dL below 100 mg/dL, within 15 (20) % "
                     "from 100 mg/dL on, with Wilson 95 % intervals."),
-               TableBlock(titles["ranges"], display_frame(report.ranges)),
+               TableBlock(titles["ranges"], display_frame(report.ranges, "ranges", unit)),
                Heading("The SEG tool's tables")]
     tables = report.tables()
-    blocks += [TableBlock(titles[t], display_frame(tables[t])) for t in SEG_TOOL_TABLES
+    blocks += [TableBlock(titles[t], display_frame(tables[t], t, unit)) for t in SEG_TOOL_TABLES
                if t in tables]
     # the SEG's grades and categories are among the SEG tool's tables above
     table_of = {**{g: f for f, g in report.zone_grids.items()}, "learned": "learned_categories"}
@@ -166,8 +158,9 @@ def report_blocks(
         grid = get_grid(name)
         blocks += [Heading(grid.title), Text(grid.purpose), Text(f"Source: {grid.citation}")]
         if table_of.get(name) in tables:
-            blocks.append(TableBlock(titles[table_of[name]], display_frame(tables[table_of[name]])))
-        blocks.append(FigureBlock(figure.axes[0].get_title(), figure))
+            table = table_of[name]
+            blocks.append(TableBlock(titles[table], display_frame(tables[table], table, unit)))
+        blocks.append(FigureBlock(figure_caption(name, included, unit), figure))
     blocks.append(Heading("Error grids known to riskgrid"))
     for grid in grids():
         used = grid.name in figures
@@ -177,6 +170,9 @@ def report_blocks(
         blocks.append(Text(f"{grid.title}. {grid.purpose} {grid.citation}{note}"))
     return blocks
 
+
+# verdicts in the colour of their meaning (green passes, red fails), in every document
+VERDICT_COLOURS = {PASSES: "#1a7f37", MEETS: "#1a7f37", FAILS: "#b42318"}
 
 # --- HTML -------------------------------------------------------------------------------------
 
@@ -199,6 +195,9 @@ def report_html(blocks: list[Block]) -> str:
             parts.append(f"<p{css}>{html.escape(block.text)}</p>")
         elif isinstance(block, TableBlock):
             table = block.frame.to_html(index=False, escape=True, border=0)
+            for verdict, colour in VERDICT_COLOURS.items():
+                table = table.replace(f"<td>{verdict}</td>",
+                                      f'<td style="color:{colour};font-weight:bold">{verdict}</td>')
             parts.append(f"<h4>{html.escape(block.title)}</h4>{table}")
         else:
             data = base64.b64encode(figure_png(block.figure)).decode("ascii")
@@ -230,6 +229,7 @@ def _fonts() -> tuple[str, str]:
     return FONT, BOLD
 
 
+FIGURE_CM = 12.5  # a grid's heading, text, zone table and plot fit on one A4 page
 PDF_DPI = 150  # 960 px for a 15 cm figure: 160 dpi in print
 
 
@@ -242,14 +242,23 @@ def _raster(fig: Figure, dpi: int = PDF_DPI) -> PILImage.Image:
 
 
 def _widths(frame: pd.DataFrame, width: float) -> list[float]:
-    """Column widths (points) by the longest text of each column, at most the page width."""
-    natural = np.array([4.6 * min(max(len(str(c)), *(len(v) for v in frame[c]), 4), 60) + 8
-                        for c in frame.columns])
+    """Column widths (points) by the longest text of each column, at most the page width: when
+    the table is too wide, the columns of long texts wrap, never narrower than their longest
+    word (no word is cut)."""
+    def points(chars: int) -> float:  # DejaVu Sans Bold at 7.5 pt, with the cell's padding
+        return 5.2 * chars + 10
+
+    texts = {c: [str(c), *frame[c]] for c in frame.columns}
+    floor = np.array([points(max(len(w) for v in t for w in (v.split() or [""])))
+                      for t in texts.values()])
+    natural = np.maximum(floor, [points(min(max(4, *map(len, t)), 60))
+                                 for t in texts.values()])
     if natural.sum() <= width:
         return natural.tolist()
-    short = natural <= 70  # numbers keep their width; long texts wrap
-    room = max(width - natural[short].sum(), 60.0 * (~short).sum())
-    natural[~short] *= room / natural[~short].sum()
+    long = natural > floor + 1  # columns whose texts can wrap
+    room = width - natural[~long].sum()
+    shrunk = natural[long] * max(room, 0.0) / natural[long].sum()
+    natural[long] = np.maximum(shrunk, floor[long])
     return natural.tolist()
 
 
@@ -268,13 +277,15 @@ class _Picture(Flowable):
 
 
 def report_pdf(blocks: list[Block]) -> bytes:
-    """The report as PDF bytes (ReportLab; A4; DejaVu Sans; figures 15 cm wide)."""
+    """The report as PDF bytes (ReportLab; A4; DejaVu Sans; figures 12.5 cm wide; each heading
+    kept on the page of the table or figure that follows it)."""
     from reportlab import rl_config
     from reportlab.lib import colors
     from reportlab.lib.pagesizes import A4
     from reportlab.lib.styles import ParagraphStyle
     from reportlab.lib.units import cm
     from reportlab.platypus import (
+        CondPageBreak,
         KeepTogether,
         Paragraph,
         SimpleDocTemplate,
@@ -294,19 +305,39 @@ def report_pdf(blocks: list[Block]) -> bytes:
                                       spaceBefore=8 if level else 0, spaceAfter=6)
                 for level, size in ((0, 16), (1, 12.5), (2, 10.5))}
 
+    verdicts = {text: ParagraphStyle(f"verdict {text}", parent=cell, fontName=bold,
+                                     textColor=colors.HexColor(colour))
+                for text, colour in VERDICT_COLOURS.items()}
+
     def para(text: str, style: ParagraphStyle) -> Paragraph:
         return Paragraph(html.escape(text), style)
 
-    story = []
+    story: list = []
+    # a heading and the text under it go on the page of the table or figure that follows
+    pending: list = []
+
+    def place(*flowables: Flowable) -> None:
+        """A heading, its text and a table flow on (a long table splits, its header row
+        repeated) after a page break when less than 6 cm are left; with a figure, they move
+        to the next page together."""
+        if any(isinstance(f, _Picture) for f in flowables):
+            story.append(KeepTogether([*pending, *flowables]))
+        else:
+            story.extend([CondPageBreak(6 * cm), *pending, *flowables])
+        pending.clear()
+
     width = A4[0] - 3 * cm
-    for block in blocks:
+    for block, following in zip(blocks, [*blocks[1:], None], strict=True):
         if isinstance(block, Heading):
-            story.append(para(block.text, headings[min(block.level, 2)]))
+            story.extend(pending)
+            pending[:] = [para(block.text, headings[min(block.level, 2)])]
         elif isinstance(block, Text):
-            story.append(para(block.text, caution if block.caution else body))
+            (pending if pending else story).append(
+                para(block.text, caution if block.caution else body))
         elif isinstance(block, TableBlock):
             rows = [[para(str(c), head) for c in block.frame.columns]]
-            rows += [[para(v, cell) for v in row] for row in block.frame.itertuples(index=False)]
+            rows += [[para(v, verdicts.get(v, cell)) for v in row]
+                     for row in block.frame.itertuples(index=False)]
             table = Table(rows, repeatRows=1, hAlign="LEFT", colWidths=_widths(block.frame, width))
             table.setStyle(TableStyle([
                 ("GRID", (0, 0), (-1, -1), 0.4, colors.HexColor("#999999")),
@@ -314,12 +345,14 @@ def report_pdf(blocks: list[Block]) -> bytes:
                 ("VALIGN", (0, 0), (-1, -1), "TOP"),
                 ("LEFTPADDING", (0, 0), (-1, -1), 3), ("RIGHTPADDING", (0, 0), (-1, -1), 3),
             ]))
-            story.append(KeepTogether([para(block.title, headings[2]), table]))
+            if isinstance(following, FigureBlock):  # a grid's zone table stays with its plot
+                pending.extend([para(block.title, headings[2]), table, Spacer(1, 4)])
+            else:
+                place(para(block.title, headings[2]), table, Spacer(1, 2))
         else:
-            side = min(width, 15 * cm)
-            story.append(KeepTogether([_Picture(_raster(block.figure), side),
-                                       para(block.caption, body)]))
-        story.append(Spacer(1, 2))
+            side = min(width, FIGURE_CM * cm)
+            place(_Picture(_raster(block.figure), side), para(block.caption, body))
+    story.extend(pending)
     buffer = io.BytesIO()
     title = next((b.text for b in blocks if isinstance(b, Heading)), "Meter accuracy report")
     SimpleDocTemplate(buffer, pagesize=A4, leftMargin=1.5 * cm, rightMargin=1.5 * cm,

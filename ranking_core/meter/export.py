@@ -6,15 +6,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import pandas as pd
 import plotly.graph_objects as go
 
+from ranking_core.inputs.text import FORMULA_PREFIXES, safe_csv
 from ranking_core.meter.report import MeterReport
 
 __all__ = ["FORMULA_PREFIXES", "FigureExportError", "figure_html", "figure_png", "safe_csv",
            "write_report_files"]
 
-FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 PNG_HELP = (
     "PNG export uses kaleido, which (from version 1) drives a Chrome or Chromium browser and "
     "found none that works. Install one (Debian/Ubuntu: apt-get install chromium; or run "
@@ -25,24 +24,6 @@ PNG_HELP = (
 
 class FigureExportError(RuntimeError):
     """A figure could not be exported; the message says what to install."""
-
-
-def _neutralise(value: object) -> object:
-    if isinstance(value, str) and value.startswith(FORMULA_PREFIXES):
-        return "'" + value
-    return value
-
-
-def safe_csv(frame: pd.DataFrame) -> str:
-    """CSV text of a table in which no text cell (nor header) can start a spreadsheet formula:
-    text beginning with = + - @ tab or CR gets a leading apostrophe. Numbers stay numbers."""
-    safe = frame.copy()
-    safe.columns = [_neutralise(str(c)) for c in safe.columns]
-    for column in safe.columns:
-        if not pd.api.types.is_numeric_dtype(safe[column]):
-            safe[column] = safe[column].map(_neutralise)
-    # RFC 4180 line ends, so that a CR or LF inside a text cell is always quoted
-    return safe.to_csv(index=False, lineterminator="\r\n")
 
 
 def figure_html(fig: go.Figure, include_plotlyjs: bool | str = True) -> str:

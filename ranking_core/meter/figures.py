@@ -12,6 +12,7 @@ from ranking_core.grids.learned import GLUCOSE_AXIS
 from ranking_core.grids.raster import grade_lines
 from ranking_core.grids.risk_scale import RISK_COLORSCALE, RISK_MAX
 from ranking_core.grids.seg import GLUCOSE_MAX, SEGTable
+from ranking_core.inputs import MGDL_PER_MMOLL
 from ranking_core.meter.grid_plots import DENSITY_COLOURS, DENSITY_FROM
 from ranking_core.meter.report import ISO_COMPLIANT, MeterReport
 
@@ -159,5 +160,13 @@ def bland_altman_figure(report: MeterReport, title: str = "Modified Bland–Altm
     fig.update_layout(title=title, xaxis_title="Reference glucose (mg/dL)",
                       yaxis_title="(BGM − REF) / REF (%)", width=760, height=480)
     fig.update_xaxes(range=[0, GLUCOSE_MAX])
+    if report.glucose_unit == "mmol/L":  # the input's unit on a top axis, mg/dL below
+        ticks = np.arange(0, GLUCOSE_MAX / MGDL_PER_MMOLL, 5.0)
+        fig.update_layout(xaxis2={"overlaying": "x", "side": "top", "range": [0, GLUCOSE_MAX],
+                                  "tickvals": (ticks * MGDL_PER_MMOLL).tolist(),
+                                  "ticktext": [f"{t:g}" for t in ticks],
+                                  "title": {"text": "Reference glucose (mmol/L)"}})
+        fig.add_trace(go.Scatter(x=[0], y=[None], xaxis="x2", showlegend=False,
+                                 hoverinfo="skip"))
     fig.update_yaxes(range=[-limit, limit])
     return fig

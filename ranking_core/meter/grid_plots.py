@@ -23,6 +23,7 @@ from ranking_core.grids.lattice import GLUCOSE_MAX
 from ranking_core.grids.registry import ErrorGrid, RiskGrid, ZoneGrid, get_grid
 from ranking_core.grids.risk_scale import RISK_COLOR_STOPS, RISK_GRADE_EDGES, RISK_MAX
 from ranking_core.grids.zone_grid import zone_grid
+from ranking_core.inputs import MGDL_PER_MMOLL
 
 __all__ = ["DENSITY_FROM", "FIGURE_INCHES", "PNG_DPI", "figure_png", "figure_svg", "grid_plot",
            "zone_label_positions"]
@@ -79,6 +80,7 @@ def grid_plot(
     *,
     surface: ArrayLike | None = None,
     title: str | None = None,
+    unit: str = "mg/dL",
 ) -> Figure:
     """The grid with the (REF, BGM) pairs in mg/dL on top, as a matplotlib figure
     (``FIGURE_INCHES`` square; 1280 px at ``PNG_DPI``).
@@ -90,13 +92,15 @@ def grid_plot(
     surface : the (601, 601) risk surface of a :class:`RiskGrid` (an array indexed [REF, BGM]
         or a SEG table); ignored for zone grids.
     title : default "<grid title> (n pairs)".
+    unit : the input's glucose unit; "mmol/L" adds mmol/L axes on the top and right (the grid
+        itself is defined in mg/dL).
     """
     grid = get_grid(grid) if isinstance(grid, str) else grid
     ref = np.asarray(ref, dtype=np.float64)
     bgm = np.asarray(bgm, dtype=np.float64)
     fig = Figure(figsize=(FIGURE_INCHES, FIGURE_INCHES))  # fixed margins: no layout engine
     ax = fig.add_axes((0.1, 0.09, 0.72, 0.84))
-    bar = fig.add_axes((0.86, 0.09, 0.022, 0.84))
+    bar = fig.add_axes((0.9 if unit == "mmol/L" else 0.86, 0.09, 0.022, 0.84))
     extent = (-0.5, GLUCOSE_MAX + 0.5, -0.5, GLUCOSE_MAX + 0.5)
     if isinstance(grid, ZoneGrid):
         colours = ListedColormap(list(grid.colours))
@@ -131,7 +135,12 @@ def grid_plot(
     ax.set_xlabel(X_LABEL, fontsize=12)
     ax.set_ylabel(Y_LABEL, fontsize=12)
     ax.tick_params(labelsize=10)
-    ax.set_title(title or f"{grid.title} ({ref.size} pairs)", fontsize=13)
+    if unit == "mmol/L":
+        to_mmol = (lambda v: v / MGDL_PER_MMOLL, lambda v: v * MGDL_PER_MMOLL)
+        ax.secondary_xaxis("top", functions=to_mmol).set_xlabel("reference (mmol/L)")
+        ax.secondary_yaxis("right", functions=to_mmol).set_ylabel("measured (mmol/L)")
+    ax.set_title(title or f"{grid.title} ({ref.size} pairs)", fontsize=13,
+                 pad=24 if unit == "mmol/L" else 6)
     return fig
 
 

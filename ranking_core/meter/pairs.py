@@ -7,6 +7,10 @@ BGM  meter / sensor glucose; also named ``meter``, ``meter glucose``, ``estimate
 REF  reference glucose; also named ``reference``, ``reference glucose``, ``lab``, ``ysi``
 ===  =====================================================================================
 
+Optional columns: ``subject`` or ``sensor`` (pairs of one person or sensor are a cluster: the
+acceptance bounds account for it) and ``reference_time`` / ``sensor_time`` (as written by
+``riskgrid pair``: rate-of-change agreement).
+
 Text (CSV / TSV / TXT) and XLSX files, uploads and DataFrames are read by
 :func:`ranking_core.inputs.read_table`: every broken row is refused with its line and rule, the
 valid rows are kept. Glucose is converted to mg/dL (``unit``; mmol/L × 18.016); a value above the
@@ -36,8 +40,8 @@ from ranking_core.inputs import (
 )
 from ranking_core.inputs import name_lines as name_rows
 
-__all__ = ["PAIR_COLUMNS", "PAIR_SCHEMA", "MeterPairs", "PairsFileError", "name_rows",
-           "pairs_from_frame", "read_pairs"]
+__all__ = ["OPTIONAL_COLUMNS", "PAIR_COLUMNS", "PAIR_SCHEMA", "MeterPairs", "PairsFileError",
+           "name_rows", "pairs_from_frame", "read_pairs"]
 
 PAIR_COLUMNS = ("BGM", "REF")
 _RANGE = f"above {PHYSICAL_MAX_MGDL:g} mg/dL (outside the physical range)"
@@ -46,7 +50,13 @@ PAIR_SCHEMA = Schema("meter pairs", (
          aliases=("meter", "meter glucose", "estimate", "measured")),
     Role("REF", glucose=True, high=PHYSICAL_MAX_MGDL, range_rule=f"REF is {_RANGE}",
          aliases=("reference", "reference glucose", "lab", "ysi")),
+    # optional: clusters for the acceptance bounds, times for rate-of-change agreement
+    Role("subject", kind="text", required=False, aliases=("patient", "participant")),
+    Role("sensor", kind="text", required=False, aliases=("sensor id", "device")),
+    Role("reference_time", kind="time", required=False, aliases=("reference time",)),
+    Role("sensor_time", kind="time", required=False, aliases=("sensor time",)),
 ))
+OPTIONAL_COLUMNS = ("subject", "sensor", "reference_time", "sensor_time")
 
 
 class PairsFileError(InputError):
@@ -67,6 +77,8 @@ class MeterPairs:
     unit : "line" (text files) or "row" (spreadsheets, frames), the word used for ``rows``.
     glucose_unit : the unit the file was read in ("mg/dL" or "mmol/L"); values are mg/dL.
     table : the input layer's full result (refusals, notes, summary).
+    extra : the optional columns present (subject, sensor: str; reference_time, sensor_time:
+        datetime64), one value per pair.
     """
 
     bgm: NDArray[np.float64] = field(repr=False)
@@ -77,6 +89,7 @@ class MeterPairs:
     unit: str = "row"
     glucose_unit: str = "mg/dL"
     table: TableRead | None = field(default=None, repr=False, compare=False)
+    extra: dict[str, NDArray] = field(default_factory=dict, repr=False, compare=False)
 
     def __len__(self) -> int:
         return len(self.ref)
@@ -105,7 +118,8 @@ def _pairs(table: TableRead) -> MeterPairs:
                 f"integer (e.g. {first:g} → {np.rint(first):g})")
     return MeterPairs(bgm=whole["BGM"], ref=whole["REF"], rows=table.lines,
                       messages=tuple(messages), source=table.source, unit=table.where,
-                      glucose_unit=table.unit or "mg/dL", table=table)
+                      glucose_unit=table.unit or "mg/dL", table=table,
+                      extra={k: table.values[k] for k in OPTIONAL_COLUMNS if k in table.values})
 
 
 def pairs_from_frame(frame: pd.DataFrame, source: str = "", first_row: int = 2,

@@ -6,6 +6,7 @@ Klonoff et al. 2014 for the SEG, ISO 15197:2013 for the accuracy ranges, and eac
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,11 +26,17 @@ from ranking_core.grids.risk_scale import (
     risk_grade,
 )
 from ranking_core.grids.seg import GLUCOSE_MAX, MISSING_SEG_MESSAGE, SEGTable
+from ranking_core.inputs import MGDL_PER_MMOLL
+from ranking_core.meter.acceptance import (
+    AcceptanceData,
+    acceptance_table,
+    profile_names,
+    rates_of_change,
+)
 from ranking_core.meter.pairs import MeterPairs, name_rows, pairs_from_frame
 from ranking_core.meter.statistics import (
     add_intervals,
     caveats,
-    iso_criteria,
     iso_difference,
     mean_sd,
     pair_points,
@@ -39,12 +46,15 @@ from ranking_core.meter.statistics import (
 from ranking_core.version import riskgrid_version
 
 __all__ = [
+    "HYPO_MISSED_RULE",
     "ISO_RANGES",
+    "PAIR_RESULT_COLUMNS",
     "TABLE_TITLES",
     "MeterReport",
     "binomial_lower_bound",
     "iso_difference",
     "meter_report",
+    "pair_results",
 ]
 
 # a human title for each table of the report (CLI and dashboard); zone tables take their grid's
@@ -52,7 +62,7 @@ TABLE_TITLES = {
     "pair_types": "Pair types", "accuracy": "Bias, MARD, CV and 95 % limits of agreement (%)",
     "risk_grades": "SEG risk grades", "risk_categories": "SEG risk categories",
     "iso_ranges": "ISO 15197 ranges", "binomial": "Binomial accuracy test (95 % within 15)",
-    "iso_criteria": "ISO 15197:2013 accuracy criteria",
+    "acceptance": "Acceptance criteria (ISO 15197:2013, FDA iCGM)",
     "ranges": "MARD, bias and shares within ±15/15 and ±20/20 by glucose range",
     "learned_categories": "Risk categories on the learned grid",
 }
@@ -62,12 +72,30 @@ ISO_RANGES = ("<= 5 % or 5 mg/dL", "> 5 - 10 % or mg/dL", "> 10 - 15 % or mg/dL"
 _ISO_EDGES = np.array([5.0, 10.0, 15.0, 20.0])
 ISO_COMPLIANT = 15.0  # mg/dL or %, the ISO 15197 / SEG surveillance accuracy limit
 BINOMIAL_PROBABILITY, BINOMIAL_QUANTILE = 0.95, 0.05
+HYPO_LIMIT = 70.0  # mg/dL: below it, hypoglycaemia (level 1, the consensus threshold)
+HYPO_MISSED_RULE = "reference < 70 mg/dL while the meter / sensor reads ≥ 70 mg/dL"
+# the per-pair results file (--pairs-out), its columns and what each holds
+PAIR_RESULT_COLUMNS = {
+    "line": "file line (text files; the header is line 1 when nothing is above it) or sheet row",
+    "BGM": "meter / sensor glucose, mg/dL (as analysed: whole mg/dL)",
+    "REF": "reference glucose, mg/dL (as analysed)",
+    "included": "in the analysis (false: REF or BGM above 600 mg/dL or below 0)",
+    "seg_risk": "SEG risk 0–4 (empty without the SEG table)",
+    "seg_risk_category": "SEG risk category",
+    "dts_zone": "DTS Error Grid zone", "clarke_zone": "Clarke Error Grid zone",
+    "parkes_zone": "Parkes Error Grid zone (the report's diabetes type)",
+    "learned_risk": "risk on the learned grid (only with a learned grid)",
+    "iso_within_15": "within ±15 mg/dL (REF < 100 mg/dL) or ±15 % (REF ≥ 100 mg/dL)",
+    "error_direction": "BGM > REF, BGM < REF or BGM = REF",
+    "hypoglycaemia_missed": f"true when {HYPO_MISSED_RULE}",
+}
 
 
 def binomial_lower_bound(n: int) -> int:
     """Fewest compliant pairs for the SEG surveillance accuracy standard: the 5th percentile of
-    Binomial(n, 0.95), i.e. R's ``qbinom(0.05, n, 0.95)`` (smallest k with P(X ≤ k) ≥ 0.05)."""
-    return int(binom.ppf(BINOMIAL_QUANTILE, n, BINOMIAL_PROBABILITY)) if n > 0 else 0
+    Binomial(n, 0.95), i.e. R's ``qbinom(0.05, n, 0.95)`` (smallest k with P(X ≤ k) ≥ 0.05), and
+    at least 1: with one pair the quantile is 0, and 0 compliant pairs never meet a standard."""
+    return max(1, int(binom.ppf(BINOMIAL_QUANTILE, n, BINOMIAL_PROBABILITY))) if n > 0 else 0
 
 
 def _counts(index: NDArray[np.integer], labels: tuple[str, ...], n: int,
@@ -133,8 +161,12 @@ class MeterReport:
     iso_ranges : id, range, count, percent.
     binomial : n, compliant, compliant_percent, lower_bound, lower_bound_percent, meets,
         ci_lower_percent, ci_upper_percent.
-    iso_criteria : the two ISO 15197:2013 criteria with count, n, percent, interval, threshold
-        and pass/fail (:func:`~ranking_core.meter.statistics.iso_criteria`).
+    acceptance : the criteria of the chosen acceptance profiles (ISO 15197:2013, FDA iCGM), one
+        row each: profile, id, criterion, count, n, percent, lower_bound_percent,
+        required_percent, rule, passes (:mod:`ranking_core.meter.acceptance`).
+    acceptance_notes : the bound's method and the criteria left out.
+    provenance : what the report was made from, item → text (riskgrid version, input file and
+        its sha256, pairs read / refused, unit, SEG table and learned grid checksums).
     ranges : MARD (bootstrap interval), bias, ±15/15 and ±20/20 shares (Wilson intervals) by
         glucose range (:func:`~ranking_core.meter.statistics.range_statistics`).
     caveats : small-sample warnings (n < 100, a range with < 20 pairs), shown with the tables.
@@ -154,7 +186,7 @@ class MeterReport:
     binomial: pd.DataFrame
     zones: dict[str, pd.DataFrame]
     zone_grids: dict[str, str]
-    iso_criteria: pd.DataFrame
+    acceptance: pd.DataFrame
     ranges: pd.DataFrame
     pairs: pd.DataFrame = field(repr=False)
     risk_grades: pd.DataFrame | None = None
@@ -164,11 +196,14 @@ class MeterReport:
     messages: tuple[str, ...] = ()
     caveats: tuple[str, ...] = ()
     source: str = ""
+    glucose_unit: str = "mg/dL"
+    acceptance_notes: tuple[str, ...] = ()
+    provenance: dict[str, str] = field(default_factory=dict)
 
     def tables(self) -> dict[str, pd.DataFrame]:
         """The summary tables present, by name, in report order (zone tables by grid family)."""
         names = ("pair_types", "accuracy", "risk_grades", "risk_categories", "iso_ranges",
-                 "binomial", "iso_criteria", "ranges")
+                 "binomial", "acceptance", "ranges")
         tables = {n: getattr(self, n) for n in names if getattr(self, n) is not None}
         tables.update(self.zones)
         if self.learned_categories is not None:
@@ -185,6 +220,7 @@ class MeterReport:
         tables under their grid family: "dts", "clarke", "parkes"), what each zone grid is
         ("grids": name, title, citation, purpose), plus the messages."""
         out: dict[str, Any] = {"source": self.source, "unit": "mg/dL",
+                               "input_unit": self.glucose_unit,
                                "riskgrid_version": riskgrid_version(),
                                "parkes_type": self.parkes_type,
                                "seg_table_used": self.risk_grades is not None}
@@ -193,9 +229,36 @@ class MeterReport:
                                  "citation": grid.citation, "purpose": grid.purpose}
                         for family, grid in ((f, get_grid(n))
                                              for f, n in self.zone_grids.items())}
+        out["provenance"] = dict(self.provenance)
+        out["acceptance_notes"] = list(self.acceptance_notes)
         out["caveats"] = list(self.caveats)
         out["messages"] = list(self.messages)
         return out
+
+
+def pair_results(report: MeterReport) -> pd.DataFrame:
+    """One row per valid input pair with the columns of :data:`PAIR_RESULT_COLUMNS` (SEG and
+    learned columns only when the report has them; for mmol/L input also BGM and REF in mmol/L).
+    Zones and risks are empty for pairs left out of the analysis."""
+    pairs = report.pairs
+    bgm, ref = pairs["BGM"].to_numpy(), pairs["REF"].to_numpy()
+    out = {"line": pairs["row"], "BGM": bgm.astype(np.int64), "REF": ref.astype(np.int64)}
+    if report.glucose_unit != "mg/dL":
+        out["BGM_mmol_L"] = np.round(bgm / MGDL_PER_MMOLL, 2)
+        out["REF_mmol_L"] = np.round(ref / MGDL_PER_MMOLL, 2)
+    out["included"] = pairs["included"]
+    if "abs_risk" in pairs:
+        out["seg_risk"] = pairs["abs_risk"].round(3)
+        out["seg_risk_category"] = pairs["risk_category"]
+    for family in report.zone_grids:
+        out[f"{family}_zone"] = pairs[family]
+    if "learned_risk" in pairs:
+        out["learned_risk"] = pairs["learned_risk"].round(3)
+    out["iso_within_15"] = pairs["iso_diff"].le(ISO_COMPLIANT).where(pairs["included"])
+    out["error_direction"] = np.where(bgm > ref, "BGM > REF",
+                                      np.where(bgm < ref, "BGM < REF", "BGM = REF"))
+    out["hypoglycaemia_missed"] = (ref < HYPO_LIMIT) & (bgm >= HYPO_LIMIT)
+    return pd.DataFrame(out).reset_index(drop=True)
 
 
 def _as_pairs(pairs: MeterPairs | pd.DataFrame) -> MeterPairs:
@@ -210,6 +273,8 @@ def meter_report(
     learned_risk: ArrayLike | None = None,
     *,
     parkes_type: int = 1,
+    profiles: tuple[str, ...] | None = None,
+    provenance: dict[str, str] | None = None,
 ) -> MeterReport:
     """The meter accuracy report for (BGM, REF) pairs in mg/dL.
 
@@ -222,6 +287,12 @@ def meter_report(
     learned_risk : optional (601, 601) learned risk surface indexed [REF, BGM] on the SEG's
         0..4 scale; its 8 risk categories are counted.
     parkes_type : diabetes type of the Parkes grid (1 or 2).
+    profiles : acceptance profiles to judge the pairs by (default every registered one:
+        "iso15197", "icgm"); pairs with ``subject``/``sensor`` columns get clustered bounds,
+        pairs with ``reference_time``/``sensor_time`` the rate-of-change criteria.
+    provenance : items to state first in the report's provenance (the input file's name and
+        sha256, the learned grid's name, λ and ratings checksum, from the caller); the version,
+        pairs, unit and the SEG and learned grids' checksums are added here.
 
     Notes
     -----
@@ -304,8 +375,10 @@ def meter_report(
         zones[family] = _zone_table(grid, index, count)
         per_pair[family] = _labels(grid.zones, index.astype(np.int8)[inverse], included)
 
-    parkes_ab = int(zones["parkes"].set_index("zone").loc[["A", "B"], "count"].sum())
     ranges = range_statistics(r, b, count)
+    acceptance, acceptance_notes = acceptance_table(
+        _acceptance_data(pairs, included, r, b, count, parkes_type),
+        profile_names() if profiles is None else profiles)
 
     risk_grades = risk_categories = learned_categories = None
     if seg_table is None:
@@ -334,10 +407,53 @@ def meter_report(
     return MeterReport(
         pair_types=pair_types, accuracy=accuracy, iso_ranges=iso_ranges, binomial=binomial,
         zones=zones, zone_grids={f: g.name for f, g in grids.items()},
-        iso_criteria=iso_criteria(r, b, parkes_ab, parkes_type, count), ranges=ranges,
+        acceptance=acceptance, acceptance_notes=tuple(acceptance_notes), ranges=ranges,
         caveats=caveats(ranges),
         pairs=pd.DataFrame(per_pair, copy=False), risk_grades=risk_grades,
         risk_categories=risk_categories,
         learned_categories=learned_categories, parkes_type=parkes_type,
-        messages=tuple(messages), source=pairs.source,
+        messages=tuple(messages), source=pairs.source, glucose_unit=pairs.glucose_unit,
+        provenance=_provenance(pairs, seg_table, learned_risk, provenance or {}),
     )
+
+
+def values_sha256(values: ArrayLike) -> str:
+    """sha256 of an array's float64 values (C order): a checksum of a risk table's content."""
+    data = np.ascontiguousarray(np.asarray(values, dtype=np.float64))
+    return hashlib.sha256(data.tobytes()).hexdigest()
+
+
+def _provenance(pairs: MeterPairs, seg_table: SEGTable | None, learned_risk: ArrayLike | None,
+                given: dict[str, str]) -> dict[str, str]:
+    read = pairs.table
+    out = {"riskgrid version": riskgrid_version(), **given}
+    if read is not None:
+        out["pairs read"] = f"{read.n_read:,}"
+        out["pairs refused"] = f"{read.n_refused:,}"
+    else:
+        out["pairs read"] = f"{len(pairs):,}"
+    out["glucose unit of the input"] = pairs.glucose_unit
+    out["SEG table sha256 (risk values)"] = ("not used" if seg_table is None
+                                             else values_sha256(seg_table.signed))
+    if learned_risk is not None:
+        out["learned grid sha256 (risk values)"] = values_sha256(learned_risk)
+    return out
+
+
+def _acceptance_data(pairs: MeterPairs, included: NDArray[np.bool_], r: NDArray[np.float64],
+                     b: NDArray[np.float64], count: NDArray[np.int64], parkes_type: int
+                     ) -> AcceptanceData:
+    """What the acceptance criteria read: the distinct points with their pairs, or, when the
+    pairs carry clusters (subject, else sensor) or times, every included pair."""
+    extra = {k: v[included] for k, v in pairs.extra.items()}
+    cluster_name = next((k for k in ("subject", "sensor") if k in extra), "")
+    timed = "reference_time" in extra and "sensor_time" in extra
+    if not cluster_name and not timed:
+        return AcceptanceData(r, b, count, parkes_type=parkes_type)
+    ref, bgm = pairs.ref[included], pairs.bgm[included]
+    cluster = (pd.factorize(pd.Series(extra[cluster_name], dtype=object).fillna(""))[0]
+               if cluster_name else None)
+    rates = (rates_of_change(ref, bgm, extra["reference_time"], extra["sensor_time"], cluster)
+             if timed else (None, None))
+    return AcceptanceData(ref, bgm, cluster=cluster, cluster_name=cluster_name,
+                          ref_rate=rates[0], sensor_rate=rates[1], parkes_type=parkes_type)

@@ -1,6 +1,5 @@
 """Accuracy statistics of meter pairs with their uncertainty: 95 % intervals on every percentage,
-the ISO 15197:2013 criteria, and MARD, bias and the share within ±15/15 and ±20/20 by glucose
-range.
+and MARD, bias and the share within ±15/15 and ±20/20 by glucose range.
 
 * Percentages of pairs (zones, grades, criteria) carry the Wilson score 95 % interval
   (Wilson, J Am Stat Assoc 1927;22:209–212; the closed form of
@@ -11,10 +10,7 @@ range.
   bootstrap (time O(pairs × resamples)) is replaced by the normal interval mean ± z·s/√n, to which
   the percentile bootstrap of a mean converges as the pairs grow (central limit theorem); just
   above the limit the two differ by a few % of the interval's width (checked in the tests).
-* ISO 15197:2013 §6.3: at least 95 % of the results within ±15 mg/dL of the reference below
-  100 mg/dL or within ±15 % from 100 mg/dL on, and at least 99 % within zones A and B of the
-  Parkes (consensus) error grid. A criterion passes when its observed share reaches the threshold
-  (the standard's rule); the interval shows how sure that is.
+* The acceptance criteria (ISO 15197:2013, FDA iCGM) live in :mod:`ranking_core.meter.acceptance`.
 * Glucose ranges by reference: < 70, 70–180 and > 180 mg/dL (the consensus ranges for
   hypoglycaemia, target range and hyperglycaemia).
 * Many pairs: every statistic here is a function of the pairs' multiset, so each function takes
@@ -43,7 +39,6 @@ __all__ = [
     "PairPoints",
     "add_intervals",
     "caveats",
-    "iso_criteria",
     "iso_difference",
     "mard_interval",
     "mean_sd",
@@ -197,34 +192,6 @@ def mard_interval(ref: ArrayLike, bgm: ArrayLike, confidence: float = CONFIDENCE
                        batch=batch, rng=np.random.default_rng(random_state))
     low, high = result.confidence_interval
     return mean, float(low), float(high)
-
-
-def _share_row(label: str, count: int, n: int, required: float) -> dict:
-    percent = 100.0 * count / n if n else np.nan
-    low, high = proportion_interval(count, n)
-    return {"criterion": label, "count": int(count), "n": int(n), "percent": percent,
-            "ci_lower_percent": low, "ci_upper_percent": high, "required_percent": required,
-            "passes": bool(n > 0 and percent >= required)}
-
-
-def iso_criteria(ref: ArrayLike, bgm: ArrayLike, parkes_ab: int, parkes_type: int,
-                 count: ArrayLike | None = None) -> pd.DataFrame:
-    """The two ISO 15197:2013 accuracy criteria over included pairs (mg/dL).
-
-    ``parkes_ab`` is the number of pairs in Parkes zones A or B (diabetes type ``parkes_type``);
-    ``count`` the pairs at each (REF, BGM) given (default one each).
-    Columns: criterion, count, n, percent, ci_lower_percent, ci_upper_percent,
-    required_percent, passes.
-    """
-    ref = np.asarray(ref, dtype=np.float64)
-    count = _counts(count, ref.size)
-    n = int(count.sum())
-    return pd.DataFrame([
-        _share_row("within ±15 mg/dL (REF < 100 mg/dL) or ±15 % (REF ≥ 100 mg/dL)",
-                   int(count[within(ref, bgm, 15.0)].sum()), n, 95.0),
-        _share_row(f"in Parkes error grid zones A and B (type {parkes_type} diabetes)",
-                   parkes_ab, n, 99.0),
-    ])
 
 
 def range_statistics(ref: ArrayLike, bgm: ArrayLike, count: ArrayLike | None = None

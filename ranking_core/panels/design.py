@@ -33,16 +33,17 @@ from ranking_core.grids.seg import GLUCOSE_MAX
 from ranking_core.grids.signed import AbsoluteRisk
 from ranking_core.learners.robust import RobustRanker
 from ranking_core.panels.uncertainty import posterior_covariance
-from ranking_core.ratings import RatingSet
+from ranking_core.ratings import MAX_ROWS, RatingSet
 from ranking_core.validation import one_of
 
-__all__ = ["FORM_COLUMNS", "PLAN_METHODS", "plan_pairs", "rating_form_csv", "rating_form_html",
-           "start_design", "write_rating_form"]
+__all__ = ["FORM_COLUMNS", "MAX_NEXT", "PLAN_METHODS", "check_next", "plan_pairs",
+           "rating_form_csv", "rating_form_html", "start_design", "write_rating_form"]
 
 PLAN_METHODS = ("imse", "variance", "random")
 FORM_COLUMNS = ("pair", "reference", "estimate", "rating", "rater")
 MIN_RATINGS = 10  # below this many ratings the next pairs come from the start design
 N_CANDIDATES = 1024
+MAX_NEXT = MAX_ROWS  # more pairs could not be read back as one rating set
 
 
 def _halton(n: int, seed: int) -> NDArray[np.float64]:
@@ -51,14 +52,23 @@ def _halton(n: int, seed: int) -> NDArray[np.float64]:
 
 def start_design(k: int, seed: int = 0) -> pd.DataFrame:
     """k space-filling pairs (scrambled Halton on [0, 600]², whole mg/dL, no repeats)."""
-    _check_k(k)
-    points = pd.DataFrame(_halton(k + 16, seed)).drop_duplicates().to_numpy()[:k]
-    return _pairs(points)
+    check_next(k)
+    n = k + 16
+    while True:  # more Halton points until k distinct whole-mg/dL pairs (the first n kept)
+        points = pd.DataFrame(_halton(n, seed)).drop_duplicates().to_numpy()
+        if len(points) >= k:
+            return _pairs(points[:k])
+        n *= 2
 
 
-def _check_k(k: int) -> None:
-    if int(k) != k or k < 1:
-        raise ValueError(f"the number of pairs to propose must be a positive integer; got {k!r}")
+def check_next(k: object) -> int:
+    """``k`` as the number of pairs to propose, 1..:data:`MAX_NEXT`; ValueError naming the
+    bound otherwise (checked before anything is allocated)."""
+    if isinstance(k, bool) or not isinstance(k, int | np.integer) or not 1 <= k <= MAX_NEXT:
+        raise ValueError(f"the number of pairs to propose must be a whole number from 1 to "
+                         f"{MAX_NEXT:,} (a rating set holds at most {MAX_NEXT:,} rows); got "
+                         f"{k!r}")
+    return int(k)
 
 
 def _pairs(points: NDArray) -> pd.DataFrame:
@@ -110,13 +120,15 @@ def plan_pairs(
     Parameters
     ----------
     ratings : the ratings so far (None or fewer than 10: the start design).
-    k : how many pairs.
+    k : how many pairs, 1..:data:`MAX_NEXT`. A planner that has fewer to give returns fewer,
+        saying why in ``attrs["shortfall"]`` (the greedy methods choose among
+        :data:`N_CANDIDATES` candidates).
     seed : seed of the candidate set (and of the random design).
     method : ``"imse"``, ``"variance"`` or ``"random"`` (see the module docstring).
     model : the model fitted to these ratings (:func:`ranking_core.learn.learn_panel`); needed
         unless the method is ``"random"`` or there are fewer than 10 ratings.
     """
-    _check_k(k)
+    check_next(k)
     one_of(method, "method", PLAN_METHODS, "plan_pairs")
     frame = ratings.frame if isinstance(ratings, RatingSet) else ratings
     if frame is None or len(frame) < MIN_RATINGS:
@@ -131,11 +143,22 @@ def plan_pairs(
     pool = pool[[(int(r), int(e)) not in rated for r, e in pool]]
     if method == "random":
         picks = np.random.default_rng(seed).permutation(len(pool))[:k]
-        return _pairs(pool[np.sort(picks)])
+        return _short(_pairs(pool[np.sort(picks)]), k,
+                      f"the random draw gave {len(pool):,} distinct pairs not yet rated")
     if model is None:
         raise ValueError("plan_pairs: pass the model fitted to these ratings "
                          "(ranking_core.learn.learn_panel(ratings).model)")
-    return _pairs(pool[greedy_design(model, pool, k, method)])
+    return _short(_pairs(pool[greedy_design(model, pool, k, method)]), k,
+                  f"'{method}' chooses among {N_CANDIDATES:,} candidate pairs, {len(pool):,} of "
+                  "them not yet rated")
+
+
+def _short(pairs: pd.DataFrame, k: int, why: str) -> pd.DataFrame:
+    """``pairs``, with ``pairs.attrs["shortfall"]`` saying why when there are fewer than k."""
+    if len(pairs) < k:
+        pairs.attrs["shortfall"] = (f"asked for {k:,} pairs; {why}, so the plan has "
+                                    f"{len(pairs):,}")
+    return pairs
 
 
 def rating_form_csv(pairs: pd.DataFrame) -> str:

@@ -8,6 +8,7 @@ least-squares ranker lives in :mod:`ranking_core.selection.leave_pair_out`.
 from ranking_core.selection.apriori import AprioriRule, fit_apriori_lambda
 from ranking_core.selection.choose import (
     CRITERIA,
+    PROTOCOLS,
     RULES,
     TIE_TOLERANCE,
     Choice,
@@ -17,6 +18,7 @@ from ranking_core.selection.choose import (
     mean_over_folds,
     near_minimum,
     paper_lambda_grid,
+    protocol_refits,
     validation_scores,
 )
 from ranking_core.selection.leave_pair_out import (
@@ -27,6 +29,7 @@ from ranking_core.selection.leave_pair_out import (
 
 __all__ = [
     "CRITERIA",
+    "PROTOCOLS",
     "RULES",
     "TIE_TOLERANCE",
     "AprioriRule",
@@ -41,5 +44,6 @@ __all__ = [
     "mean_over_folds",
     "near_minimum",
     "paper_lambda_grid",
+    "protocol_refits",
     "validation_scores",
 ]

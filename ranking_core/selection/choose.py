@@ -34,14 +34,21 @@ from sklearn.model_selection import KFold
 from ranking_core.metrics import pairwise_misranking, pairwise_misranking_rows
 from ranking_core.validation import check_training_data, one_of
 
-__all__ = ["CRITERIA", "RULES", "TIE_TOLERANCE", "Choice", "choose", "kfold_curves",
-           "kfold_splits", "mean_over_folds", "near_minimum", "paper_lambda_grid",
-           "validation_scores"]
+__all__ = ["CRITERIA", "PROTOCOLS", "RULES", "TIE_TOLERANCE", "Choice", "choose",
+           "kfold_curves", "kfold_splits", "mean_over_folds", "near_minimum",
+           "paper_lambda_grid", "protocol_refits", "validation_scores"]
 
 # the λ rules, name → what a reader sees (the CLI help and the Learn page read this registry)
 RULES = {"kfold": "cross-validation", "holdout": "hold-out (half fits, half chooses)",
          "quasi-optimality": "quasi-optimality", "apriori": "a-priori λ(m) = α·m^(−β/2)",
          "manual": "set by hand"}
+# The two readings of the papers' hold-out protocols (Kriukova et al. 2014, §4.1–4.2 say which
+# part fits and which chooses λ, not which function is then tested): the CLI help and the
+# dashboard read these sentences.
+PROTOCOLS = {
+    "refit": "test the function refitted on all training ratings at the chosen λ",
+    "split": "test the function fitted on the first part only (the other part chose λ)",
+}
 CRITERIA = ("misranking", "absolute-error")
 # Validation misranking values (shares of pairs, eq. (1)) closer than this are tied. A value is
 # a count of misranked pairs over a count of pairs (averaged over folds), so two distinct values
@@ -103,6 +110,13 @@ class Choice:
     model: BaseEstimator
     rule: str
     refit: bool
+
+
+def protocol_refits(protocol: str, owner: str = "choose") -> bool:
+    """Whether a hold-out ``protocol`` of :data:`PROTOCOLS` refits after the choice (the
+    ``refit`` argument of :func:`choose`); ``owner`` names the caller in the error."""
+    one_of(protocol, "protocol", tuple(PROTOCOLS), owner)
+    return protocol == "refit"
 
 
 def validation_scores(y_val: ArrayLike, predictions: ArrayLike,
