@@ -125,7 +125,7 @@ MIN_RATINGS = 5  # fewer cannot fill five folds, let alone a grid: refused with 
 MEMORY_BUDGET = 2 * 1024**3
 DENSE_UP_TO = 7000
 CHOLESKY_UP_TO = 9000
-ROBUST_LAM_STRIDE = 4  # robust learning chooses λ among every 4th candidate (ROBUST_RECIPE)
+ROBUST_LAM_STRIDE = 4  # robust learning chooses λ among every 4th candidate (the robust preset)
 # zero-risk diagonal points (the best and robust presets): one every 6 mg/dL. The exact zeros pin
 # the signed surface where the ratings are smallest relative to their noise; 41 → 101 anchors
 # lowered the misranking by about 0.1–0.2 point on noisy panels and 0.1 on clean ratings, 201
