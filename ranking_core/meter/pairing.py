@@ -175,9 +175,11 @@ class Pairing:
     n_ambiguous: int = 0
 
     def meter_pairs(self) -> MeterPairs:
-        """The pairs for :func:`~ranking_core.meter.meter_report` (rows = reference lines)."""
-        return pairs_from_frame(self.pairs[["BGM", "REF"]], "paired readings", first_row=1)
-
+        """The pairs for :func:`~ranking_core.meter.meter_report` (rows numbered from 1), with
+        their reference and sensor times, as a file written by ``riskgrid pair`` gives them: the
+        acceptance profiles then judge rate-of-change agreement (iCGM J/K)."""
+        return pairs_from_frame(self.pairs[["BGM", "REF", "reference_time", "sensor_time"]],
+                                "paired readings", first_row=1)
 
 
 def pair_series(sensor: GlucoseSeries, reference: GlucoseSeries, window: float = 5.0,
