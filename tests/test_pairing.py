@@ -14,6 +14,7 @@ from ranking_core.inputs import InputError
 from ranking_core.inputs.series import read_series
 from ranking_core.meter import meter_report, read_pairs
 from ranking_core.meter.pairing import PAIRED_COLUMNS, nearest_in_window, pair_series
+from ranking_core.validation import counted
 
 runner = CliRunner()
 
@@ -225,3 +226,21 @@ def test_paired_series_carry_their_times_to_the_rate_of_change_criteria(tmp_path
                                "-o", str(out)]).exit_code == 0
     written = meter_report(read_pairs(out), None, profiles=("icgm",)).acceptance
     pd.testing.assert_frame_equal(written.set_index("id"), table)
+
+
+def test_counts_agree_with_their_nouns():
+    assert counted(1, "reference reading") == "1 reference reading"
+    assert counted(0, "reference reading") == "0 reference readings"
+    assert counted(2500, "time holds", "times hold") == "2,500 times hold"
+    # one sensor time repeated with its value, one holding two values; one reference each way
+    sensor = _series("timestamp,glucose\n2024-05-01T08:00:00,100\n2024-05-01T08:00:00,100\n"
+                     "2024-05-01T09:00:00,150\n2024-05-01T09:00:00,160\n")
+    reference = _series("timestamp,glucose\n2024-05-01T09:01:00,140\n")
+    text = "\n".join(pair_series(sensor, reference).messages)
+    assert "0 of 1 reference reading paired" in text
+    assert "1 reference reading refused" in text
+    assert "1 repeats an earlier reading's time" in text
+    assert "1 time holds different values" in text
+    assert "s.csv: 1 row read, 0 refused" in text
+    for wrong in ("1 reference readings", "1 repeat ", "1 times", "1 rows"):
+        assert wrong not in text
