@@ -290,8 +290,8 @@ def _device_rows(sensor: GlucoseSeries, device: str | None, option: str,
                 f"the sensor file's readings from devices {quote(names[a])} (until line "
                 f"{last_a}) and {quote(names[b])} (from line {first_b}), column Source Device "
                 f"ID, overlap in time from {_clock_text(start)} to {_clock_text(end)} (rule: "
-                f"one sensor reading per time; row order does not decide); pair one device "
-                f"with {option} ID")
+                f"one sensor reading per time; row order does not decide); choose one device "
+                f"with {option}")
     notes.append(f"sensor devices: {len(names)} in sequence, not overlapping "
                  f"({', '.join(map(quote, names))})")
     return keep
