@@ -167,7 +167,7 @@ elif source == "Sensor + reference":
                                       key=f"meter_device {sensor.file_id}", help="The sensor "
                                       "file's Source Device IDs: readings of devices that "
                                       "overlap in time are paired one device at a time.")
-                device = None if chosen == ALL_DEVICES else chosen
+                device = None if chosen == ALL_DEVICES else str(chosen)
             pairing, pairs = paired(*files_read, series_format, unit, ORDERS[order],
                                     float(window), float(lag), device)
             dataset = f"{sensor.name} + {reference.name}"
