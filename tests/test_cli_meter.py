@@ -134,3 +134,20 @@ def test_file_names_and_cells_with_controls_never_reach_the_terminal_raw(tmp_pat
     assert "wrote" in text and "o\\x1bk.json" in text
     assert "subjectcontainsacontrolcharacter" in text and "lines3,4" in text
     assert out.exists()
+
+
+@pytest.mark.parametrize("suffix", [".html", ".pdf"])
+def test_reports_never_hold_the_file_names_controls_raw(tmp_path, monkeypatch, suffix):
+    monkeypatch.delenv("SEG_TABLE", raising=False)
+    path = tmp_path / "p\x1b[31mred\u202evsc.csv"
+    path.write_text("BGM,REF\n120,110\n200,190\n90,95\n300,310\n", encoding="utf-8")
+    report = tmp_path / f"report{suffix}"
+    result = runner.invoke(app, ["meter-report", str(path), "--report", str(report)])
+    assert result.exit_code == 0, result.output
+    if suffix == ".html":
+        text = report.read_text(encoding="utf-8")
+    else:
+        from pypdf import PdfReader
+        text = "".join(page.extract_text() for page in PdfReader(report).pages)
+    assert "\x1b" not in text and "\u202e" not in text
+    assert "\\x1b" in text and "\\u202e" in text  # shown escaped, not dropped
