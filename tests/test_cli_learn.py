@@ -84,3 +84,4 @@ def test_the_panel_report_works_with_the_hold_out_rule(tmp_path):
     fitted = rows["residual"].notna()
     assert 0 < fitted.sum() < 60  # the paper's hold-out fits the first half only
     assert not rows.loc[~fitted, "flagged"].any()
+    assert "nan %" not in result.output  # the variance explained is that of the fitted half
