@@ -49,7 +49,9 @@ class LearnerSpec:
     """A learner: ``make(gamma)`` builds it; ``grid(m)`` gives the values of ``param`` to try
     when it is fitted on m points (λ in the learner's own scaling for path learners);
     ``lam_scale(m)`` is that scaling: the learner's λ for the λ of Kriukova et al. 2014 on m
-    points."""
+    points. ``glucose_pairs`` marks a learner that reads its inputs as (reference, estimate[,
+    rater]) glucose pairs only (not features of another task, such as collaborative
+    filtering's)."""
 
     make: Callable[[float], BaseEstimator]
     description: str
@@ -58,6 +60,7 @@ class LearnerSpec:
     grid: Callable[[int], NDArray[np.float64]]
     max_m: int | None = None
     lam_scale: Callable[[int], float] = lambda m: 1.0
+    glucose_pairs: bool = False
 
 
 def _paper_grid(m: int) -> NDArray[np.float64]:
@@ -117,7 +120,7 @@ LEARNERS: dict[str, LearnerSpec] = {
         lambda gamma: RobustRanker(SpectralRanker(gamma=gamma)),
         "RobustRanker: Lavrentiev with Huber weights, a rater model and coarse answers as "
         "intervals (the robust recipe's learner)",
-        True, "lam", _paper_grid),
+        True, "lam", _paper_grid, glucose_pairs=True),
     "direct": LearnerSpec(
         lambda gamma: DirectRanker("gaussian", gamma=gamma),
         "DirectRanker: Lavrentiev at one λ by one Cholesky solve (the fast path's refit)",
