@@ -232,7 +232,7 @@ def main() -> None:
     sizes = args.m or [250, 2000]  # not 300: the simulated panel shown first has 300
     from playwright.sync_api import sync_playwright
 
-    from ranking_core.recipes import BEST_RECIPE
+    from ranking_core.learn import PRESETS
 
     out: dict = {"chromium": str(CHROMIUM), "load_average": os.getloadavg(),
                  "cpus": os.cpu_count(), "cpu_s": {}}
@@ -284,7 +284,7 @@ def main() -> None:
                 out["upload_to_grid_s"], out["progress_values"] = {}, {}
                 out["upload_over_library"] = {}
                 for m, path in files.items():
-                    points = f"{m + BEST_RECIPE.diagonal_anchors}"
+                    points = f"{m + PRESETS['best'].anchors}"
                     cpu = cpu_seconds()
                     try:
                         seconds, seen = upload(page, path, points)

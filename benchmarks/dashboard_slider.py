@@ -18,8 +18,8 @@ from sklearn.base import clone
 
 from ranking_core.grids.compare import compare_grids
 from ranking_core.grids.learned import learned_grid
+from ranking_core.learn import PRESETS
 from ranking_core.panels import parkes_surface, simulate_panel
-from ranking_core.recipes import BEST_RECIPE
 from ranking_core.selection import paper_lambda_grid
 
 
@@ -39,7 +39,7 @@ def main() -> None:
     args = parser.parse_args()
     panel = simulate_panel(args.m, random_state=0)
     X, y = panel[["reference", "estimate"]].to_numpy(), panel["rating"].to_numpy()
-    ranker = BEST_RECIPE.ranker(BEST_RECIPE.gammas[0]).set_params(solver="dense")
+    ranker = PRESETS["best"].ranker().set_params(solver="dense")
     reference = parkes_surface()
     lams = paper_lambda_grid()[[40, 80, 120]]
     fitted = clone(ranker).fit(X, y)

@@ -21,7 +21,7 @@ from ranking_core.experiments.seg import run_seg_table3
 from ranking_core.grids.learned import GLUCOSE_AXIS, lattice_points, learned_grid
 from ranking_core.grids.seg import SEGTableMissing, find_seg_table
 from ranking_core.kernels import LaplacianKernel
-from ranking_core.recipes import RECIPES
+from ranking_core.learn import PRESETS
 
 
 def best_of(function, repeats: int) -> tuple[float, object]:
@@ -65,7 +65,7 @@ def main() -> None:
         result["seg_reproduction"] = "skipped: SEG_TABLE is not set"
     else:
         result["seg_reproduction"] = {}
-        for name, recipe in RECIPES.items():
+        for name, recipe in PRESETS.items():
             start = time.perf_counter()
             run_seg_table3(table, (args.m,), args.reps, recipe, seed=0)
             result["seg_reproduction"][name] = {

@@ -45,21 +45,18 @@ import argparse
 import json
 import time
 from dataclasses import replace
-from unittest.mock import patch
 
 import numpy as np
 import pandas as pd
 
 from ranking_core import SpectralRanker
-from ranking_core import learn as learn_module
 from ranking_core.experiments.seg import draw_seg_ratings
-from ranking_core.filters import IteratedLavrentiev
 from ranking_core.grids.compare import compare_grids
 from ranking_core.grids.learned import learned_grid
 from ranking_core.grids.monotone import MonotoneRisk, monotone_violations
 from ranking_core.grids.seg import find_seg_table
 from ranking_core.grids.signed import AbsoluteRisk
-from ranking_core.learn import learn_grid, learn_panel, robust_settings
+from ranking_core.learn import PRESETS, LearnSettings, learn_grid, learn_panel, robust_settings
 from ranking_core.metrics import pairwise_misranking, pairwise_misranking_rows
 from ranking_core.panels import (
     PANEL_MODELS,
@@ -70,39 +67,43 @@ from ranking_core.panels import (
     simulate_panel,
 )
 from ranking_core.ratings import read_rating_set
-from ranking_core.recipes import BEST_RECIPE, ROBUST_RECIPE, fit_recipe
 
 N_TEST = 1000
+BEST_RECIPE, ROBUST_RECIPE = PRESETS["best"], PRESETS["robust"]
+
+
+def learned_model(settings: LearnSettings, X, y, raters=None) -> tuple[object, float]:
+    """``learn_grid`` on the ratings (with their raters): (the model predicting risk, λ)."""
+    frame = pd.DataFrame({"reference": X[:, 0], "estimate": X[:, 1], "rating": y})
+    if raters is not None:
+        frame["rater"] = np.asarray(raters).astype(str)
+    learned = learn_grid(read_rating_set(frame, name="panel"), settings)
+    return learned.risk_model, learned.lam
+
 # the best recipe before λ by the absolute validation error and 101 diagonal anchors: the
 # ``plain`` learner of the first three rounds in docs/RESULTS.md
 EARLIER_ANCHORS = 41
-BEST_BEFORE = replace(BEST_RECIPE, name="plain-before", criterion="misranking",
-                      diagonal_anchors=EARLIER_ANCHORS)
+BEST_BEFORE = replace(BEST_RECIPE, criterion="misranking",
+                      anchors=EARLIER_ANCHORS)
 # further learners for ``--variants``: choices of the plain or robust recipe changed
 VARIANTS = {
     "plain-before": BEST_BEFORE,
-    "plain-absolute-error": replace(BEST_BEFORE, name="plain-absolute-error",
-                                    criterion="absolute-error"),
-    "plain-monotone": replace(BEST_RECIPE, name="plain-monotone", monotone=True),
-    "plain-absolute-error-monotone": replace(BEST_BEFORE, name="plain-absolute-error-monotone",
-                                             criterion="absolute-error", monotone=True),
-    "robust-misranking": replace(ROBUST_RECIPE, name="robust-misranking", criterion="misranking"),
-    "robust-as-learned": replace(ROBUST_RECIPE, name="robust-as-learned", monotone=False),
+    "plain-absolute-error": replace(BEST_BEFORE, criterion="absolute-error"),
+    "plain-monotone": replace(BEST_RECIPE, monotone=True),
+    "plain-absolute-error-monotone": replace(BEST_BEFORE, criterion="absolute-error",
+                                             monotone=True),
+    "robust-misranking": replace(ROBUST_RECIPE, criterion="misranking"),
+    "robust-as-learned": replace(ROBUST_RECIPE, monotone=False),
     # the robust recipe before the absolute-error criterion and the monotone projection
-    "robust-before": replace(ROBUST_RECIPE, name="robust-before", criterion="misranking",
-                             monotone=False, diagonal_anchors=EARLIER_ANCHORS),
+    "robust-before": replace(ROBUST_RECIPE, criterion="misranking",
+                             monotone=False, anchors=EARLIER_ANCHORS),
     # the robust recipe with the earlier 41 diagonal anchors (before 101), and with 201
-    "robust-41-anchors": replace(ROBUST_RECIPE, name="robust-41-anchors",
-                                 diagonal_anchors=EARLIER_ANCHORS),
-    "robust-201-anchors": replace(ROBUST_RECIPE, name="robust-201-anchors", diagonal_anchors=201),
+    "robust-41-anchors": replace(ROBUST_RECIPE, anchors=EARLIER_ANCHORS),
+    "robust-201-anchors": replace(ROBUST_RECIPE, anchors=201),
     # candidates measured against the robust recipe and not taken (docs/RESULTS.md)
-    "robust-tukey": replace(ROBUST_RECIPE, name="robust-tukey", robust="tukey"),
-    "robust-iterated-lavrentiev": replace(ROBUST_RECIPE, name="robust-iterated-lavrentiev",
-                                          filter=IteratedLavrentiev(2)),
-    "robust-three-gammas": replace(ROBUST_RECIPE, name="robust-three-gammas",
-                                   gammas=(300.0, 1e3, 3e3)),
-    "robust-gaussian": replace(ROBUST_RECIPE, name="robust-gaussian", kernel="gaussian",
-                               gammas=(1e4,)),
+    "robust-tukey": replace(ROBUST_RECIPE, robust="tukey"),
+    "robust-iterated-lavrentiev": replace(ROBUST_RECIPE, filter="iterated-lavrentiev"),
+    "robust-gaussian": replace(ROBUST_RECIPE, kernel="gaussian", gamma=1e4),
 }
 # panels to check the learners on that they were not tuned on (beside ``PANEL_MODELS``): six
 # raters answering in whole steps, wider scale and bias differences, more noise and outliers
@@ -147,7 +148,7 @@ def noisy(table, sizes, reps, seed, models, oracle: bool, variants: list[str]) -
                 for name in scores:
                     recipe, X_fit, y_fit, raters = runs[name]
                     start = time.perf_counter()
-                    fitted, _, _ = fit_recipe(recipe, X_fit, y_fit, raters)
+                    fitted, _ = learned_model(recipe, X_fit, y_fit, raters)
                     seconds[name] += time.perf_counter() - start
                     scores[name].append(pairwise_misranking(y_test, fitted.predict(X_test)))
             row = {"section": "noisy", "panel": model, "m": m, "reps": reps, "seed": seed}
@@ -174,7 +175,7 @@ def design(table, sizes, reps, seed, methods, start: int, batch: int) -> None:
             rng = np.random.default_rng([seed, rep])
             X_test, y_test = draw_seg_ratings(table, N_TEST, rng)
             X, y = draw_seg_ratings(table, start, rng)
-            model, _, _ = fit_recipe(BEST_RECIPE, X, y)
+            model, _ = learned_model(BEST_RECIPE, X, y)
             for m in sorted(sizes):
                 while len(y) < m:
                     k = min(batch, m - len(y))
@@ -184,7 +185,7 @@ def design(table, sizes, reps, seed, methods, start: int, batch: int) -> None:
                                        model=model)
                     new = pairs[["reference", "estimate"]].to_numpy(dtype=np.float64)
                     X, y = np.vstack([X, new]), np.r_[y, table.risk(new[:, 0], new[:, 1])]
-                    model, _, _ = fit_recipe(BEST_RECIPE, X, y)
+                    model, _ = learned_model(BEST_RECIPE, X, y)
                 scores[m].append(pairwise_misranking(y_test, model.predict(X_test)))
         for m in sorted(sizes):
             print(json.dumps({"section": "design", "method": method, "m": m, "start": start,
@@ -237,7 +238,7 @@ def shape(table, sizes, reps, seed, models) -> None:
                 y = frame["rating"].to_numpy()
                 for name, recipe in recipes.items():
                     raters = frame["rater"].to_numpy() if recipe.robust else None
-                    fitted, _, _ = fit_recipe(recipe, X, y, raters)
+                    fitted, _ = learned_model(recipe, X, y, raters)
                     violations = monotone_violations(learned_grid(fitted))
                     start = time.perf_counter()
                     projected = MonotoneRisk.fit(fitted)
@@ -263,7 +264,7 @@ def headroom(table, sizes, reps, seed, models) -> None:
     for model in models:
         for m in sizes:
             for rep, frame, X_test, y_test in panel_draws(table, model, m, reps, seed):
-                fitted, lam, _ = fit_recipe(ROBUST_RECIPE,
+                fitted, lam = learned_model(ROBUST_RECIPE,
                                             frame[["reference", "estimate"]].to_numpy(),
                                             frame["rating"].to_numpy(), frame["rater"].to_numpy())
                 signed = fitted.model.signed_model
@@ -292,7 +293,7 @@ def band(table, sizes, reps, seed, models) -> None:
         for m in sizes:
             coverage, uncertain, width = [], [], []
             for _, frame, _, _ in panel_draws(table, model_name, m, reps, seed):
-                fitted, _, _ = fit_recipe(ROBUST_RECIPE,
+                fitted, _ = learned_model(ROBUST_RECIPE,
                                           frame[["reference", "estimate"]].to_numpy(),
                                           frame["rating"].to_numpy(), frame["rater"].to_numpy())
                 result = risk_band(fitted)
@@ -335,7 +336,7 @@ def errors(table, sizes, reps, seed, models) -> None:
         for m in sizes:
             counts, rmse = np.zeros(len(GAP_BINS) - 1), []
             for _, frame, X_test, y_test in panel_draws(table, model_name, m, reps, seed):
-                fitted, _, _ = fit_recipe(ROBUST_RECIPE,
+                fitted, _ = learned_model(ROBUST_RECIPE,
                                           frame[["reference", "estimate"]].to_numpy(),
                                           frame["rating"].to_numpy(), frame["rater"].to_numpy())
                 predicted = fitted.predict(X_test)
@@ -352,19 +353,19 @@ def errors(table, sizes, reps, seed, models) -> None:
 
 def folds(table, sizes, reps, seed, models) -> None:
     """Robust learning of large panels (``learn_grid(ratings, robust_settings())``, as
-    ``riskgrid learn --robust huber``) validated on every fold against the first fold only
-    (``robust_folds``' rule beyond ``EXACT_UP_TO`` ratings): time, λ and the misranking of the
-    601 × 601 grid against the SEG (``compare_grids``), per draw."""
+    ``riskgrid learn --robust huber``) validated on every fold (``method="exact"``) against the
+    first fold only (``"one-fold"``, the rule from ``EXACT_UP_TO`` to ``ONE_FOLD_UP_TO``
+    ratings): time, λ and the misranking of the 601 × 601 grid against the SEG
+    (``compare_grids``), per draw."""
     for model_name in models:
         for m in sizes:
             for rep, frame, _, _ in panel_draws(table, model_name, m, reps, seed):
                 ratings = read_rating_set(frame.drop(columns="outlier"))
                 row = {"section": "folds", "panel": model_name, "m": m, "seed": seed, "rep": rep}
-                for name, used in (("all_folds", None), ("first_fold", 1)):
-                    with patch.object(learn_module, "robust_folds", lambda _m, used=used: used):
-                        start = time.perf_counter()
-                        learned = learn_grid(ratings, robust_settings())
-                        row[f"{name}_seconds"] = time.perf_counter() - start
+                for name, method in (("all_folds", "exact"), ("first_fold", "one-fold")):
+                    start = time.perf_counter()
+                    learned = learn_grid(ratings, replace(robust_settings(), method=method))
+                    row[f"{name}_seconds"] = time.perf_counter() - start
                     row[f"{name}_lambda"] = learned.lam
                     row[f"{name}_misranking"] = compare_grids(table, learned.grid).misranking
                 print(json.dumps(row), flush=True)

@@ -24,23 +24,23 @@ from sklearn.model_selection import KFold
 from ranking_core.experiments.seg import draw_seg_ratings
 from ranking_core.grids.seg import find_seg_table
 from ranking_core.grids.signed import side_of_diagonal
+from ranking_core.learn import PRESETS, with_diagonal_anchors
 from ranking_core.metrics import pairwise_misranking
-from ranking_core.recipes import BEST_RECIPE, with_diagonal_anchors
 from ranking_core.selection import choose
 
-BASES = {"laplacian": BEST_RECIPE,
-         "gaussian": dataclasses.replace(BEST_RECIPE, kernel="gaussian", gammas=(1.6e4,))}
+BASES = {"laplacian": PRESETS["best"],
+         "gaussian": dataclasses.replace(PRESETS["best"], kernel="gaussian", gamma=1.6e4)}
 VARIANTS = ("plain", "power0.5", "power0.75", "power1.5", "power2", "bag-folds", "bag-folds-all")
 
 
 def signed_prediction(variant: str, recipe, X, y, X_test) -> np.ndarray:
     """|f(X_test)| for one variant; the recipe must be signed with k-fold selection."""
-    X, y = with_diagonal_anchors(recipe, X, y)
+    X, y = with_diagonal_anchors(recipe.anchors, X, y)
     power = float(variant[5:]) if variant.startswith("power") else 1.0
     targets = side_of_diagonal(X) * y**power
-    ranker = recipe.ranker(recipe.gammas[0])
+    ranker = recipe.ranker()
     choice = choose(ranker, X, targets, rule="kfold", grid=recipe.lams(), n_splits=recipe.n_splits,
-                    random_state=0)
+                    random_state=0, criterion=recipe.criterion)
     if not variant.startswith("bag"):
         return np.abs(choice.model.predict(X_test))
     folds = KFold(n_splits=recipe.n_splits, shuffle=True, random_state=0).split(X)

@@ -2,11 +2,18 @@
 (:mod:`dashboard.server`): the reference grid, the simulated panel and the fit cached across
 sessions under the key (data, settings) it was computed from, so a warm result is only ever
 served for exactly the data and settings it was learned with.
+
+A fit of more than :data:`BACKGROUND_FROM` ratings runs in a worker process
+(:func:`background_fit`), never in the server process that serves every session: the page polls
+it and shows its progress, and the other sessions keep the server's interpreter to themselves.
 """
 
 from __future__ import annotations
 
+import multiprocessing
+import threading
 from collections.abc import Callable, Hashable
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -16,7 +23,7 @@ from numpy.typing import NDArray
 from dashboard.common import SEGStatus, shared_result
 from ranking_core.blas_threads import fit_threads
 from ranking_core.grids.seg import SEGTable
-from ranking_core.learn import LearnedGrid, LearnSettings, learn_grid
+from ranking_core.learn import PRESETS, LearnedGrid, LearnSettings, default_recipe, learn_grid
 from ranking_core.panels import DESIGNS, SEG_OUTLIER_FRACTION, parkes_surface, simulate_panel
 from ranking_core.ratings import RatingSet, read_rating_set
 
@@ -79,6 +86,61 @@ def fitted(data_key: Hashable, ratings: RatingSet, settings: LearnSettings,
     return shared_result("learn-fit", (data_key, settings), fit)
 
 
+BACKGROUND_FROM = 2000  # ratings; smaller fits take a few seconds and run in the page itself
+KEPT_FITS = 4
+
+
+@dataclass
+class _Background:
+    """Fits running in the worker process, by (data key, settings), with their progress."""
+
+    pool: ProcessPoolExecutor
+    progress: object  # a manager dict: key → (done, total), written by the worker
+    futures: dict
+    lock: threading.Lock
+
+
+@st.cache_resource(show_spinner=False)
+def _background() -> _Background:
+    context = multiprocessing.get_context("spawn")  # a fresh interpreter, no server state
+    return _Background(ProcessPoolExecutor(max_workers=1, mp_context=context),
+                       context.Manager().dict(), {}, threading.Lock())
+
+
+def _fit_in_worker(ratings: RatingSet, settings: LearnSettings, progress: object,
+                   key: str) -> LearnedGrid:
+    """Runs in the worker: the fit, its progress written to ``progress[key]``, the grid
+    evaluated (so the page does not compute it)."""
+    def report(done: int, total: int) -> None:
+        progress[key] = (done, total)
+
+    with fit_threads(len(ratings.frame)):
+        result = learn_grid(ratings, settings, progress=report)
+        result.grid  # noqa: B018 - evaluated here, cached on the result
+    return result
+
+
+def background_fit(data_key: Hashable, ratings: RatingSet, settings: LearnSettings
+                   ) -> LearnedGrid | tuple[int, int]:
+    """The fit of ``ratings`` with ``settings``, computed in the worker process once for every
+    session: the result when it is ready, else (done, total) of its progress so far. A failed
+    fit raises its ``ValueError`` here. The last :data:`KEPT_FITS` finished fits are kept."""
+    key = (data_key, settings)
+    state = _background()
+    with state.lock:
+        future: Future | None = state.futures.get(key)
+        if future is None:
+            future = state.pool.submit(_fit_in_worker, ratings, settings, state.progress,
+                                       repr(key))
+            state.futures[key] = future
+            finished = [k for k, f in state.futures.items() if f.done()]
+            for old in finished[:max(len(finished) - KEPT_FITS, 0)]:
+                del state.futures[old]
+    if not future.done():
+        return state.progress.get(repr(key), (0, 1))
+    return future.result()
+
+
 def at_lambda(result_key: Hashable, result: LearnedGrid, lam: float) -> LearnedGrid:
     """``result`` re-solved at ``lam`` (its grid evaluated on first use), kept for every session
     under (the key of the result, λ): stepping back to a λ seen before costs nothing."""
@@ -91,6 +153,6 @@ def warm_opening_result(seg: SEGStatus) -> LearnedGrid:
     """Compute what a fresh session of the Learn page opens with (the default panel and the
     default settings) into the shared cache, its 601 × 601 grid included."""
     data_key, ratings = simulated_panel(PanelChoice(), learn_reference(seg))
-    result = fitted(data_key, ratings, LearnSettings())
+    result = fitted(data_key, ratings, PRESETS[default_recipe(ratings)[0]])
     result.grid  # noqa: B018 - evaluated once, cached on the result
     return result

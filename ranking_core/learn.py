@@ -1,13 +1,15 @@
 """Learn a risk grid from a rating set: one call, one settings object, one result that carries them.
 
 :func:`learn_grid` takes validated ratings (reference, estimate in mg/dL; risk 0..4) and a frozen
-:class:`LearnSettings` (kernel, width γ, glucose coordinates, spectral filter, λ rule, …; the
-default is the project's best SEG recipe, :data:`ranking_core.experiments.seg.BEST_RECIPE`) and
-returns a :class:`LearnedGrid`: the 601 × 601 grid (rows = reference 0..600 mg/dL, columns =
-measured 0..600 mg/dL), the fitted ranker holding its spectral decomposition (so another λ costs
-O(m·r), :meth:`LearnedGrid.at`), the exact settings used, the λ chosen, the points fitted and a
-checksum of the ratings. The dashboard and ``riskgrid learn`` both call it, so a grid learned in
-one reproduces in the other.
+:class:`LearnSettings` (kernel, width γ, glucose coordinates, spectral filter, λ rule, robust
+learning, …) and returns a :class:`LearnedGrid`: the 601 × 601 grid (rows = reference 0..600
+mg/dL, columns = measured 0..600 mg/dL), the fitted ranker, the exact settings used, the λ
+chosen, the points fitted and a checksum of the ratings. The named recipes (best, robust, the
+paper's) are :data:`PRESETS` of the settings; without settings the ratings choose
+(:func:`default_recipe`: the robust recipe for a rater panel, the best one otherwise). The CLI,
+the dashboard, plan-panel, the reproductions and the benchmarks all call it, so a grid learned
+in one reproduces in the others. How the rule is computed (every fold exactly, one fold, or the
+glucose lattice) follows the number of ratings and a memory budget (:func:`fit_method`).
 
 The ranker is the regularized ranking of Kriukova et al. 2014, eq. (4) (Lavrentiev) or another
 spectral filter (eq. (13) for iterated Lavrentiev); λ is chosen by k-fold or hold-out validation
@@ -29,31 +31,41 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
+from sklearn.base import clone
 
 from ranking_core.filters import FILTERS, Filter, IteratedLavrentiev
-from ranking_core.grids.coordinates import GlucoseTransform, TransformedKernel
+from ranking_core.grids.coordinates import SCALES, GlucoseTransform, TransformedKernel
 from ranking_core.grids.files import GRID_FILES, SIZE, grid_csv, grid_npy, grid_png
 from ranking_core.grids.learned import learned_grid
 from ranking_core.grids.monotone import MonotoneRisk
 from ranking_core.grids.risk_scale import RISK_MAX
 from ranking_core.grids.seg import GLUCOSE_MAX
 from ranking_core.grids.signed import AbsoluteRisk, signed_ratings
+from ranking_core.kernels import KERNELS as KERNEL_CLASSES
 from ranking_core.kernels import Kernel, make_kernel
-from ranking_core.learners.spectral import SpectralRanker
-from ranking_core.panels.robust import (
+from ranking_core.learners.direct import (
+    EXACT_UP_TO,
+    ONE_FOLD_UP_TO,
+    DirectRanker,
+    fast_kfold_lambda,
+    lattice_kernel_parts,
+)
+from ranking_core.learners.robust import (
     LOSSES,
     MAD_TO_SD,
     OUTLIER_Z,
     RobustRanker,
     kfold_robust,
     rating_step,
-    robust_folds,
 )
+from ranking_core.learners.spectral import SpectralRanker
 from ranking_core.panels.uncertainty import BAND_STEP, RiskBand, band_files
 from ranking_core.ratings import RatingSet
 from ranking_core.selection import (
     CRITERIA,
+    RULES,
     AprioriRule,
+    Choice,
     choose,
     fit_apriori_lambda,
     paper_lambda_grid,
@@ -62,18 +74,26 @@ from ranking_core.validation import check_training_data, one_of, positive_float
 from ranking_core.version import riskgrid_version
 
 __all__ = [
-    "GAMMA_SUITED",
     "KERNELS",
+    "METHODS",
+    "METHOD_LABELS",
+    "MIN_RATINGS",
+    "PRESETS",
     "RULES",
     "SCALES",
     "LearnSettings",
     "LearnedGrid",
     "PanelFit",
+    "check_rating_count",
+    "default_recipe",
     "describe_settings",
+    "fit_method",
     "glucose_ranker",
     "grid_metadata",
     "learn_grid",
     "learn_panel",
+    "panel_traits",
+    "preset_name",
     "rating_positions",
     "ratings_checksum",
     "robust_settings",
@@ -83,17 +103,30 @@ __all__ = [
 ]
 
 Progress = Callable[[int, int], None]
-KERNELS = ("laplacian", "gaussian")
-RULES = ("kfold", "holdout", "quasi-optimality", "apriori", "manual")
-SCALES = ("log", "linear")
-# γ that learns a usable SEG grid from a few hundred ratings, per kernel (the Gaussian's γ is a
-# squared length in (mg/dL)² of the glucose coordinates, the Laplacian's a length in mg/dL).
-# Measured on 300 SEG ratings (log coordinates, otherwise the best recipe), misranking against
-# the SEG: Gaussian γ = 250 / 10³ / 4·10³ / 10⁴ / 4·10⁵ → 28.4 / 14.0 / 4.6 / 3.4 / 4.0 %;
-# Laplacian γ = 30 / 100 / 10³ / 2·10⁴ / 10⁵ → 11.6 / 3.3 / 1.7 / 2.0 / 5.7 %.
-GAMMA_SUITED = {"gaussian": (4e3, 4e5), "laplacian": (1e2, 2e4)}
-ROBUST_LAM_STRIDE = 4  # robust learning chooses λ among every 4th candidate (ROBUST_RECIPE)
-# zero-risk diagonal points (BEST_RECIPE, ROBUST_RECIPE): one every 6 mg/dL. The exact zeros pin
+# The kernels a glucose grid can be learned with: those of the kernel registry that name a
+# default width for glucose pairs (ranking_core.kernels: label, unit of γ, default γ, suited γ).
+# Suited widths measured on 300 SEG ratings (log coordinates, otherwise the best recipe),
+# misranking against the SEG: Gaussian γ = 250 / 10³ / 4·10³ / 10⁴ / 4·10⁵ → 28.4 / 14.0 / 4.6 /
+# 3.4 / 4.0 %; Laplacian γ = 30 / 100 / 10³ / 2·10⁴ / 10⁵ → 11.6 / 3.3 / 1.7 / 2.0 / 5.7 %.
+KERNELS: dict[str, type[Kernel]] = {
+    name: cls for name, cls in KERNEL_CLASSES.items() if cls.glucose_width is not None}
+# how the k-fold rule is computed (LearnSettings.method; ranking_core.learners.direct):
+# "spectral"/"exact" every fold and the refit by eigendecomposition, "one-fold" the first fold's
+# exact curve and a direct refit, "lattice" a golden-section search on the glucose lattice
+METHODS = ("auto", "exact", "one-fold", "lattice")
+METHOD_LABELS = {"exact": "every fold and the refit exactly (eigendecompositions)",
+                 "one-fold": "the first fold's exact validation curve, a direct refit",
+                 "lattice": "a search of λ on the glucose lattice, a lattice refit"}
+MIN_RATINGS = 5  # fewer cannot fill five folds, let alone a grid: refused with a sentence
+# Memory budget of one fit and the sizes it allows (float64): a dense eigendecomposition of n
+# points holds about four n × n arrays (kernel, centred copy, eigenvectors, LAPACK's work), so
+# n ≤ 7,000 within 2 GB; a direct Cholesky refit that keeps its factor three (kernel, system,
+# factor): n ≤ 9,000. The glucose lattice needs about 0.6 GB whatever m is (docs/SCALE.md).
+MEMORY_BUDGET = 2 * 1024**3
+DENSE_UP_TO = 7000
+CHOLESKY_UP_TO = 9000
+ROBUST_LAM_STRIDE = 4  # robust learning chooses λ among every 4th candidate (the robust preset)
+# zero-risk diagonal points (the best and robust presets): one every 6 mg/dL. The exact zeros pin
 # the signed surface where the ratings are smallest relative to their noise; 41 → 101 anchors
 # lowered the misranking by about 0.1–0.2 point on noisy panels and 0.1 on clean ratings, 201
 # no further (docs/RESULTS.md, panels).
@@ -140,14 +173,15 @@ def rating_positions(anchors: int, m: int) -> NDArray[np.intp]:
 class LearnSettings:
     """Every choice that shapes a learned grid. The defaults are the best SEG recipe.
 
-    The defaults are the best SEG recipe measured (docs/RESULTS.md; the reproduction's
-    ``BEST_RECIPE`` in :mod:`ranking_core.experiments.seg` states the same, a test checks it).
+    The defaults are the best SEG recipe measured (docs/RESULTS.md), ``PRESETS["best"]``.
 
     Parameters
     ----------
-    kernel : ``"laplacian"`` (exp(−‖Δ‖₁/γ)) or ``"gaussian"`` (exp(−‖Δ‖²/γ), the paper's).
+    kernel : a name of :data:`KERNELS`: ``"laplacian"`` (exp(−‖Δ‖₁/γ)) or ``"gaussian"``
+        (exp(−‖Δ‖²/γ), the paper's).
     gamma : kernel width γ > 0: mg/dL of the glucose coordinates for the Laplacian, (mg/dL)²
-        for the Gaussian.
+        for the Gaussian; None (the default) takes the kernel's own default width for glucose
+        pairs (``glucose_width`` in :mod:`ranking_core.kernels`: 10³ and 10⁴).
     scale : glucose coordinates, ``"log"`` (t(g) = 600·log(1 + g/g₀)/log(1 + 600/g₀)) or
         ``"linear"`` (mg/dL as is).
     log_offset : g₀ of the log coordinates in mg/dL.
@@ -160,7 +194,12 @@ class LearnSettings:
     rule : how λ is chosen: ``"kfold"`` (k-fold validation, refit on all),
         ``"holdout"`` (the paper: first half fits, second half chooses), ``"quasi-optimality"``,
         ``"apriori"`` (λ(m) = α·m^(−β/2) fitted on subsets) or ``"manual"`` (``lam``).
-    lam : λ of the ``"manual"`` rule.
+    lam : λ of the ``"manual"`` rule (required by it; None and dropped for the other rules,
+        whose λ is chosen and reported as :attr:`LearnedGrid.lam`).
+    method : how ``"kfold"`` is computed (:data:`METHODS`): ``"auto"`` chooses by the number of
+        ratings and the memory budget (:func:`fit_method`); ``"exact"`` every fold and the
+        refit by eigendecomposition; ``"one-fold"`` the first fold's exact curve and a direct
+        refit; ``"lattice"`` a golden-section search of λ on the glucose lattice (Laplacian).
     refit_all : with ``"holdout"``, refit on all ratings at the chosen λ (one more
         decomposition); otherwise the grid is the half fit, as in the paper.
     n_splits : folds of ``"kfold"``.
@@ -180,7 +219,7 @@ class LearnSettings:
     """
 
     kernel: str = "laplacian"
-    gamma: float = 1e3
+    gamma: float | None = None
     scale: str = "log"
     log_offset: float = 50.0
     filter: str = "lavrentiev"
@@ -188,7 +227,7 @@ class LearnSettings:
     signed: bool = True
     anchors: int = DIAGONAL_ANCHORS
     rule: str = "kfold"
-    lam: float = 1e-3
+    lam: float | None = None
     refit_all: bool = False
     n_splits: int = 5
     apriori_draws: int = 5
@@ -198,17 +237,26 @@ class LearnSettings:
     robust: str | None = None
     criterion: str = "absolute-error"
     monotone: bool = False
+    method: str = "auto"
 
     def __post_init__(self) -> None:
         owner = "LearnSettings"
         one_of(self.criterion, "criterion", CRITERIA, owner)
         if self.robust is not None:
             one_of(self.robust, "robust", LOSSES, owner)
-        one_of(self.kernel, "kernel", KERNELS, owner)
+        one_of(self.kernel, "kernel", tuple(KERNELS), owner)
         one_of(self.scale, "scale", SCALES, owner)
         one_of(self.filter, "filter", tuple(sorted(FILTERS)), owner)
-        one_of(self.rule, "rule", RULES, owner)
-        for name in ("gamma", "log_offset", "lam", "lam0", "q"):
+        one_of(self.rule, "rule", tuple(RULES), owner)
+        one_of(self.method, "method", METHODS, owner)
+        if self.gamma is None:  # the kernel's own width (frozen: set once, here)
+            object.__setattr__(self, "gamma", KERNELS[self.kernel].glucose_width)
+        if self.rule != "manual":  # a λ by hand belongs to the manual rule only
+            object.__setattr__(self, "lam", None)
+        elif self.lam is None:
+            raise ValueError(f"{owner}: the manual rule needs λ (lam; --lambda on the command "
+                             "line)")
+        for name in ("gamma", "log_offset", "lam0", "q") + (("lam",) if self.lam else ()):
             positive_float(getattr(self, name), name, owner)
         if not self.q < 1:
             raise ValueError(f"{owner}: q must be below 1 (a decreasing λ grid); got {self.q!r}")
@@ -245,19 +293,25 @@ class LearnSettings:
         return self.robust is not None and self.filter == "lavrentiev"
 
     def to_dict(self) -> dict:
-        """JSON-ready; ``LearnSettings(**settings.to_dict())`` gives the settings back."""
-        return dataclasses.asdict(self)
+        """JSON-ready; ``LearnSettings(**settings.to_dict())`` gives the settings back. ``lam``
+        appears only for the manual rule (elsewhere λ is chosen, not set)."""
+        settings = dataclasses.asdict(self)
+        if self.lam is None:
+            del settings["lam"]
+        return settings
+
+    def least_squares(self) -> LearnSettings:
+        """The same settings without robust learning."""
+        return dataclasses.replace(self, robust=None)
 
 
-KERNEL_LABELS = {"laplacian": "Laplacian, exp(−‖Δ‖₁/γ)", "gaussian": "Gaussian, exp(−‖Δ‖²/γ)"}
+KERNEL_LABELS = {name: cls.label for name, cls in KERNELS.items()}
 FILTER_LABELS = {name: filter_class.label for name, filter_class in FILTERS.items()}
 ROBUST_LABELS = {None: "no (least squares)",
                  "huber": "Huber weights, rater model, coarse answers as intervals",
                  "tukey": "Tukey weights, rater model, coarse answers as intervals",
                  "squared": "rater model and coarse answers as intervals, no weights"}
-RULE_LABELS = {"kfold": "cross-validation", "holdout": "hold-out (half fits, half chooses)",
-               "quasi-optimality": "quasi-optimality", "apriori": "a-priori λ(m) = α·m^(−β/2)",
-               "manual": "set by hand"}
+RULE_LABELS = RULES
 
 
 CRITERION_LABELS = {"misranking": "validation misranking",
@@ -266,7 +320,7 @@ CRITERION_LABELS = {"misranking": "validation misranking",
 
 def describe_settings(settings: LearnSettings) -> dict[str, str]:
     """The settings in plain words, label → value (for reports and the dashboard)."""
-    width_unit = "(mg/dL)²" if settings.kernel == "gaussian" else "mg/dL"
+    width_unit = KERNELS[settings.kernel].width_unit
     rule = RULE_LABELS[settings.rule]
     if settings.rule == "kfold":
         rule = f"{settings.n_splits}-fold {rule}"
@@ -276,6 +330,8 @@ def describe_settings(settings: LearnSettings) -> dict[str, str]:
         rule += ", then refitted on all ratings" if settings.refit_all else ""
     elif settings.rule == "apriori":
         rule += f", {settings.apriori_draws} subsets per size"
+    elif settings.rule == "manual":
+        rule += f", λ = {settings.lam:.4g}"
     filter_label = FILTER_LABELS[settings.filter]
     if settings.filter == "iterated-lavrentiev":
         filter_label += f", order {settings.order}"
@@ -314,8 +370,10 @@ class LearnedGrid:
     Attributes
     ----------
     settings : the exact :class:`LearnSettings` it was learned with.
-    model : the fitted :class:`~ranking_core.SpectralRanker` at ``lam`` (on signed targets when
-        ``settings.signed``); holds the spectral decomposition.
+    model : the fitted ranker at ``lam`` (on signed targets when ``settings.signed``): a
+        :class:`~ranking_core.SpectralRanker` holding its spectral decomposition, a
+        :class:`~ranking_core.learners.direct.DirectRanker` (large rating sets) or a
+        :class:`~ranking_core.learners.robust.RobustRanker` around either.
     lam : λ of this grid; ``lam_chosen`` : λ the rule chose.
     lams : (L,) candidate λ; ``curve`` : (L,) the rule's criterion (None for the a-priori and
         manual rules).
@@ -327,10 +385,11 @@ class LearnedGrid:
     n_raters : raters the rating set names (0 without a rater column).
     answer_step : the step of the rating scale (:func:`~ranking_core.panels.rating_step`:
         1 or 0.5 for coarse answers, 0 for continuous ones).
+    method : how the rule was computed (:func:`fit_method`).
     """
 
     settings: LearnSettings
-    model: SpectralRanker
+    model: SpectralRanker | DirectRanker | RobustRanker
     lam: float
     lam_chosen: float
     lams: NDArray[np.float64]
@@ -342,6 +401,7 @@ class LearnedGrid:
     checksum: str
     n_raters: int = 0
     answer_step: float = 0.0
+    method: str = "exact"
 
     @property
     def points_fitted(self) -> int:
@@ -370,7 +430,7 @@ class LearnedGrid:
     @property
     def n_flagged(self) -> int | None:
         """Ratings flagged as outlying by robust learning (standardised residual above
-        :data:`~ranking_core.panels.robust.OUTLIER_Z`) among those fitted (the first half for
+        :data:`~ranking_core.learners.robust.OUTLIER_Z`) among those fitted (the first half for
         the paper's hold-out); None for a least-squares fit."""
         flagged = self.flagged_points
         return None if flagged is None else int(flagged.sum())
@@ -404,15 +464,24 @@ class LearnedGrid:
         return learned_grid(self.risk_model)
 
     def at(self, lam: float) -> LearnedGrid:
-        """The same fit solved at another λ from the cached decomposition, O(m·r)."""
+        """The same fit solved at another λ: from the cached decomposition, O(m·r), or, for a
+        model solved at one λ (a direct solve, large rating sets), refitted at λ."""
         lam = positive_float(lam, "lam", "LearnedGrid.at")
-        return dataclasses.replace(self, model=self.model.resolve(lam), lam=lam)
+        model = self.model
+        direct = isinstance(model, DirectRanker) or isinstance(getattr(model, "plain_", None),
+                                                               DirectRanker)
+        solved = (clone(model).set_params(lam=lam).fit(self.X, self.y) if direct
+                  else model.resolve(lam))
+        return dataclasses.replace(self, model=solved, lam=lam)
 
 
 def _training_data(ratings: RatingSet | tuple[ArrayLike, ArrayLike]) -> tuple[NDArray, NDArray]:
     if isinstance(ratings, RatingSet):
         return ratings.X, ratings.y
     X, y = ratings
+    y = np.asarray(y, dtype=np.float64)
+    if y.ndim == 1 and np.isfinite(y).all():
+        check_rating_count(y)
     return check_training_data(X, y, "learn_grid")
 
 
@@ -423,13 +492,71 @@ def _rater_codes(ratings: RatingSet | tuple[ArrayLike, ArrayLike], m: int) -> ND
     return np.full(m, -1.0)
 
 
+def fit_method(settings: LearnSettings, n_ratings: int) -> str:
+    """How :func:`learn_grid` computes ``settings``' rule on ``n_ratings`` ratings, within
+    :data:`MEMORY_BUDGET`: ``"exact"`` (every fold and the refit by eigendecomposition, the rule
+    as :func:`~ranking_core.selection.choose` states it; every rule but k-fold is computed so),
+    ``"one-fold"`` or ``"lattice"`` (:func:`~ranking_core.learners.direct.fast_kfold_lambda`).
+    ``settings.method == "auto"`` chooses exact up to
+    :data:`~ranking_core.learners.direct.EXACT_UP_TO` ratings, one fold up to
+    :data:`~ranking_core.learners.direct.ONE_FOLD_UP_TO`, the lattice beyond (the Laplacian
+    kernel with the Lavrentiev filter), else one fold. Robust learning follows the same
+    sizes (:func:`learn_grid`).
+
+    Raises ``ValueError`` naming the limit when the ratings (with the diagonal points) exceed
+    what that computation fits in the budget; nothing is computed then.
+    """
+    points = int(n_ratings) + int(settings.anchors)
+    lattice = (settings.filter == "lavrentiev"
+               and lattice_kernel_parts(make_kernel(settings.kernel, gamma=settings.gamma))
+               is not None)
+    if settings.rule != "kfold" or settings.filter != "lavrentiev":
+        method = "exact"
+    elif settings.method != "auto":
+        method = settings.method
+    elif n_ratings <= EXACT_UP_TO:
+        method = "exact"
+    elif n_ratings <= ONE_FOLD_UP_TO or not lattice:
+        method = "one-fold"
+    else:
+        method = "lattice"
+    if method == "lattice" and not lattice:
+        raise ValueError("the lattice method needs the Laplacian kernel and the Lavrentiev "
+                         "filter")
+    limit = {"exact": DENSE_UP_TO, "one-fold": CHOLESKY_UP_TO, "lattice": None}[method]
+    if limit is not None and points > limit:
+        what = {"exact": "a dense eigendecomposition",
+                "one-fold": "a dense Cholesky refit"}[method]
+        hint = (" (the Laplacian kernel with the Lavrentiev filter and k-fold validation learns "
+                "any number on the glucose lattice)" if not lattice or settings.rule != "kfold"
+                else "")
+        raise ValueError(
+            f"{n_ratings:,} ratings and {settings.anchors} diagonal points are more than "
+            f"{what} fits in {MEMORY_BUDGET / 1024**3:g} GB: at most {limit:,} points with these "
+            f"settings{hint}")
+    return method
+
+
+def check_rating_count(y: ArrayLike) -> None:
+    """Refuse, with a sentence, a rating set no grid can be learned from: fewer than
+    :data:`MIN_RATINGS` ratings, or no two different ratings."""
+    y = np.asarray(y, dtype=np.float64)
+    if len(y) < MIN_RATINGS:
+        raise ValueError(f"{len(y)} rating{'s' if len(y) != 1 else ''} cannot make a grid: at "
+                         f"least {MIN_RATINGS} are needed")
+    if np.ptp(y) == 0:
+        raise ValueError(f"every rating is {y[0]:g}: a grid needs at least two different "
+                         "ratings to tell more risky pairs from less risky ones")
+
+
 def learn_grid(
     ratings: RatingSet | tuple[ArrayLike, ArrayLike],
     settings: LearnSettings | None = None,
     *,
     progress: Progress | None = None,
 ) -> LearnedGrid:
-    """Learn a risk grid from ratings with ``settings`` (default: the best SEG recipe).
+    """Learn a risk grid from ratings with ``settings`` (default: :func:`default_recipe`, the
+    best recipe, or the robust one for ratings from a panel).
 
     Parameters
     ----------
@@ -440,11 +567,16 @@ def learn_grid(
 
     Returns
     -------
-    :class:`LearnedGrid` at the λ the rule chose. One eigendecomposition per fit (per fold for
-    k-fold, per subset for the a-priori rule); any other λ then costs O(m·r).
+    :class:`LearnedGrid` at the λ the rule chose. The computation follows :func:`fit_method`:
+    up to 2,000 ratings one eigendecomposition per fold and one for the refit (any other λ then
+    costs O(m·r)); beyond, the first fold's curve or the lattice and a direct refit.
+    Too few ratings, constant ratings and more ratings than the memory budget allows are
+    refused at once (``ValueError`` with a sentence).
     """
-    settings = LearnSettings() if settings is None else settings
     X_ratings, y_ratings = _training_data(ratings)
+    check_rating_count(y_ratings)  # also for a RatingSet (valid rows, perhaps too few)
+    settings = PRESETS[default_recipe(ratings)[0]] if settings is None else settings
+    method = fit_method(settings, len(y_ratings))
     checksum = ratings_checksum(X_ratings, y_ratings)
     raters = _rater_codes(ratings, len(y_ratings))
     inputs = X_ratings
@@ -453,49 +585,111 @@ def learn_grid(
     X, y = with_diagonal_anchors(int(settings.anchors), inputs, y_ratings)
     if settings.signed:
         y = signed_ratings(X[:, :2], y)
-    check_training_data(X, y, "learn_grid")  # constant ratings cannot be ranked
-    ranker = settings.ranker()
     lams = settings.lams()
-    apriori, report = None, progress
+    apriori = None
     if settings.rule == "apriori":
         steps = len(APRIORI_SIZES) * int(settings.apriori_draws) + 1
         apriori = fit_apriori_lambda(
-            ranker, X, y, sizes=APRIORI_SIZES, draws=int(settings.apriori_draws), lams=lams,
+            settings.ranker(), X, y, sizes=APRIORI_SIZES, draws=int(settings.apriori_draws),
+            lams=lams,
             progress=None if progress is None else lambda done, _total: progress(done, steps))
         report = None if progress is None else (lambda _done, _total: progress(steps, steps))
-    if settings.robust is not None and settings.rule == "kfold":
-        # robust fits against least-squares fits on the same folds; the lower curve wins
-        choice = kfold_robust(ranker, X, y, lams, n_splits=int(settings.n_splits),
-                              random_state=0, progress=progress, criterion=settings.criterion,
-                              folds=robust_folds(len(y_ratings)))
     else:
-        choice = choose(ranker, X, y, rule=settings.rule, grid=lams,
-                        refit=settings.refit_all or settings.rule != "holdout",
-                        n_splits=int(settings.n_splits), random_state=0, apriori=apriori,
-                        value=settings.lam, progress=report,
-                        criterion=settings.criterion)
+        report = progress
+    choice = _choose(settings, method, X, y, lams, apriori, report)
     lam = float(choice.value)
     return LearnedGrid(settings, choice.model, lam, lam, lams, choice.curve, apriori, X, y,
                        len(y_ratings), checksum, n_raters=int(np.unique(raters[raters >= 0]).size),
-                       answer_step=rating_step(y_ratings))
+                       answer_step=rating_step(y_ratings), method=method)
+
+
+def _choose(settings: LearnSettings, method: str, X: NDArray, y: NDArray, lams: NDArray,
+            apriori: AprioriRule | None, progress: Progress | None) -> Choice:
+    """The one dispatch from the settings and :func:`fit_method` to the computation of λ and
+    the model."""
+    ranker = settings.ranker()
+    common = {"n_splits": int(settings.n_splits), "random_state": 0, "progress": progress,
+              "criterion": settings.criterion}
+    if settings.robust is not None and settings.rule == "kfold":
+        # robust fits against least-squares fits on the same folds; the lower curve wins
+        if method == "exact":
+            return kfold_robust(ranker, X, y, lams, **common)
+        direct = DirectRanker(make_kernel(ranker.ranker.kernel), solver="cholesky"
+                              if method == "one-fold" else "lattice")
+        if method == "one-fold":
+            return kfold_robust(ranker, X, y, lams, folds=1, refit_with=direct, **common)
+        # lattice: λ of the least-squares fits on the lattice, the robust fit at that λ
+        plain = fast_kfold_lambda(ranker.ranker, X[:, :2], y, lams, method="lattice", **common)
+        model = clone(ranker).set_params(ranker=direct, lam=plain.value).fit(X, y)
+        return dataclasses.replace(plain, model=model)
+    if settings.rule == "kfold" and method != "exact":
+        return fast_kfold_lambda(ranker, X, y, lams, method=method, **common)
+    return choose(ranker, X, y, rule=settings.rule, grid=lams,
+                  refit=settings.refit_all or settings.rule != "holdout", apriori=apriori,
+                  value=settings.lam, **common)
 
 
 def robust_settings(settings: LearnSettings | None = None) -> LearnSettings:
-    """``settings`` (default: the best recipe) learning as :data:`~ranking_core.recipes.
-    ROBUST_RECIPE` does: Huber weights with a rater model and coarse answers as intervals, λ by
-    the mean absolute validation error, a grid rising away from the diagonal and
-    :data:`DIAGONAL_ANCHORS` diagonal points."""
+    """``settings`` (default: the best recipe) learning as the ``"robust"`` preset does: Huber
+    weights with a rater model and coarse answers as intervals, λ by the mean absolute
+    validation error, a grid rising away from the diagonal and :data:`DIAGONAL_ANCHORS`
+    diagonal points."""
     return dataclasses.replace(LearnSettings() if settings is None else settings,
                                robust="huber", criterion="absolute-error", monotone=True,
                                anchors=DIAGONAL_ANCHORS)
 
 
+# The named recipes: presets of the one settings type (riskgrid learn --recipe, reproduce
+# seg-table3 --recipe, plan-panel, the Learn page, the benchmarks).
+PRESETS: dict[str, LearnSettings] = {
+    # the project's best on clean ratings (docs/RESULTS.md): log glucose (g₀ = 50 mg/dL), the
+    # Laplacian kernel γ = 10³, signed ratings, 101 diagonal points, λ from 0.95^j (j < 400) by
+    # the mean absolute error of 5-fold validation, refit on all ratings
+    "best": LearnSettings(),
+    # the best recipe learning robustly: Huber weights, a rater model, coarse answers as
+    # intervals, λ among every fourth candidate, the grid made to rise away from the diagonal
+    "robust": robust_settings(),
+    # Kriukova et al. 2014, §4.3: Gaussian γ = 10⁴ on mg/dL, Lavrentiev, the first m/2 ratings
+    # fit and the last m/2 choose λ from 0.95^j (j < 200) by misranking, no refit
+    "paper": LearnSettings(kernel="gaussian", gamma=1e4, scale="linear", signed=False,
+                           anchors=0, rule="holdout", n_lams=200, criterion="misranking"),
+}
+PRESET_LABELS = {"best": "the best recipe for clean ratings",
+                 "robust": "the robust recipe for rater panels",
+                 "paper": "the paper's recipe (Kriukova et al. 2014, §4.3)"}
+
+
+def preset_name(settings: LearnSettings) -> str | None:
+    """The name of the preset equal to ``settings`` (None for settings of one's own)."""
+    return next((name for name, preset in PRESETS.items() if preset == settings), None)
+
+
+def panel_traits(ratings: RatingSet | tuple[ArrayLike, ArrayLike]) -> list[str]:
+    """What marks ratings as a rater panel's, in words: more than one rater named, answers on a
+    coarse scale (steps of 1 or 0.5); empty for continuous ratings without raters."""
+    _, y = _training_data(ratings)
+    raters = _rater_codes(ratings, len(y))
+    n_raters = int(np.unique(raters[raters >= 0]).size)
+    step = rating_step(y)
+    return ([f"{n_raters} raters"] if n_raters > 1 else []) + (
+        [f"answers in steps of {step:g}"] if step else [])
+
+
+def default_recipe(ratings: RatingSet | tuple[ArrayLike, ArrayLike]) -> tuple[str, str]:
+    """(preset name, why) of the default for these ratings: ``"robust"`` for a rater panel
+    (:func:`panel_traits`), ``"best"`` otherwise (measured: docs/RESULTS.md, panels)."""
+    traits = panel_traits(ratings)
+    if traits:
+        return "robust", f"the ratings come from a panel ({' and '.join(traits)})"
+    return "best", "continuous ratings without a rater column"
+
+
 def settings_advice(result: LearnedGrid) -> list[str]:
     """Short warnings about choices that are likely to give a poor grid (plain sentences)."""
     settings, advice = result.settings, []
-    low, high = GAMMA_SUITED[settings.kernel]
+    low, high = KERNELS[settings.kernel].suited_widths
     if not low <= settings.gamma <= high:
-        unit = "(mg/dL)²" if settings.kernel == "gaussian" else "mg/dL"
+        unit = KERNELS[settings.kernel].width_unit
         advice.append(
             f"The kernel width {settings.gamma:,.0f} {unit} is outside the range that suits the "
             f"{KERNEL_LABELS[settings.kernel].split(',')[0]} kernel ({low:,.0f}–{high:,.0f} "
@@ -613,9 +807,9 @@ def learn_panel(ratings: RatingSet | pd.DataFrame, settings: LearnSettings | Non
     """Learn a grid from a rating set (columns reference, estimate in mg/dL, rating 0..4,
     optional rater) with ``settings`` (default: the best recipe with Huber weights, λ by the
     mean absolute validation error and a monotone grid, as
-    :data:`~ranking_core.recipes.ROBUST_RECIPE`) and attach
+    the ``"robust"`` preset) and attach
     to each rating its consensus risk, residual, weight and flag."""
-    settings = robust_settings() if settings is None else settings
+    settings = PRESETS["robust"] if settings is None else settings
     data = ratings if isinstance(ratings, RatingSet) else RatingSet(ratings)
     learned = learn_grid(data, settings, progress=progress)
     frame = data.frame
@@ -627,8 +821,12 @@ def learn_panel(ratings: RatingSet | pd.DataFrame, settings: LearnSettings | Non
     model = learned.model
     if isinstance(model, RobustRanker):
         rows = rating_positions(int(settings.anchors), len(y))
-        out["residual"] = model.residuals_[rows]
-        out["weight"] = model.weights_[rows]
+        # the paper's hold-out fits the first half only: the other points have no residual
+        fitted = model.residuals_.size
+        residual, weight = np.full(len(learned.y), np.nan), np.full(len(learned.y), np.nan)
+        residual[:fitted], weight[:fitted] = model.residuals_, model.weights_
+        out["residual"] = residual[rows]
+        out["weight"] = weight[rows]
     else:
         residual = y - out["consensus"].to_numpy()
         scale = MAD_TO_SD * np.median(np.abs(residual - np.median(residual)))

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["check_inputs", "check_training_data", "describe_rows", "one_of", "positive_float"]
+__all__ = ["check_inputs", "check_training_data", "counted", "describe_rows", "one_of",
+           "positive_float"]
 
 
 def describe_rows(rows: NDArray[np.intp], limit: int = 10) -> str:
@@ -14,6 +15,12 @@ def describe_rows(rows: NDArray[np.intp], limit: int = 10) -> str:
     shown = ", ".join(str(int(r)) for r in rows[:limit])
     more = f" and {len(rows) - limit} more" if len(rows) > limit else ""
     return f"row{'s' if len(rows) > 1 else ''} {shown}{more}"
+
+
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """'1 reference reading', '2,000 reference readings': ``n`` with its noun in agreement
+    (``plural`` when adding "s" is not the plural, e.g. counted(n, "time holds", "times hold"))."""
+    return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
 
 
 def check_inputs(X: ArrayLike, owner: str, n_features: int | None = None) -> NDArray[np.float64]:

@@ -300,3 +300,16 @@ def test_learner_over_its_max_m_is_skipped_and_counted(data: RatingMatrix,
     assert summary["learners"]["online-mprank"]["max_m"] == 35
     assert summary["learners"]["lavrentiev"]["test_users_run"] == len(tasks)
     assert summary["skipped_test_users"] == 0
+
+
+@pytest.mark.parametrize("name", LEARNERS)
+def test_every_offered_learner_fits_item_features(name):
+    """The CF protocol offers only learners that take features of any width (a user's item
+    features here: 12 columns), not those made for glucose pairs."""
+    spec = learner_spec(name)
+    if spec.max_m is not None and spec.max_m < 40:
+        pytest.skip(f"{name} takes at most {spec.max_m} points")
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(40, 12)), rng.integers(1, 6, size=40).astype(float)
+    model = spec.make(10.0).set_params(**{spec.param: spec.grid(40)[0]}).fit(X, y)
+    assert np.all(np.isfinite(model.predict(X)))

@@ -116,3 +116,38 @@ def test_stated_mmol_on_mg_dl_values_is_refused(tmp_path):
     result = runner.invoke(app, ["meter-report", str(source), "--unit", "mmol/L"])
     assert result.exit_code == 1
     assert "look like mg/dL" in " ".join(result.output.split())
+
+
+def test_file_names_and_cells_with_controls_never_reach_the_terminal_raw(tmp_path, monkeypatch):
+    monkeypatch.delenv("SEG_TABLE", raising=False)
+    name = "p\x1b[31mred\u202evsc[bold].csv"
+    path = tmp_path / name
+    path.write_text("BGM,REF,subject\n120,110,a\n200,190,b\x1b[2JX\n90,95,\u202eexe\n"
+                    "1\x1b]8;;http://x.example\x1b\\,95,c\n300,310,d\n", encoding="utf-8")
+    out = tmp_path / "o\x1bk.json"
+    result = runner.invoke(app, ["meter-report", str(path), "--json", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "\x1b" not in result.output and "\u202e" not in result.output
+    text = "".join(result.output.split())  # Rich wraps long lines
+    # the name escaped, its markup taken literally, each time it is shown
+    assert "p\\x1b[31mred\\u202evsc[bold].csv:5rowsread,3refused" in text
+    assert "wrote" in text and "o\\x1bk.json" in text
+    assert "subjectcontainsacontrolcharacter" in text and "lines3,4" in text
+    assert out.exists()
+
+
+@pytest.mark.parametrize("suffix", [".html", ".pdf"])
+def test_reports_never_hold_the_file_names_controls_raw(tmp_path, monkeypatch, suffix):
+    monkeypatch.delenv("SEG_TABLE", raising=False)
+    path = tmp_path / "p\x1b[31mred\u202evsc.csv"
+    path.write_text("BGM,REF\n120,110\n200,190\n90,95\n300,310\n", encoding="utf-8")
+    report = tmp_path / f"report{suffix}"
+    result = runner.invoke(app, ["meter-report", str(path), "--report", str(report)])
+    assert result.exit_code == 0, result.output
+    if suffix == ".html":
+        text = report.read_text(encoding="utf-8")
+    else:
+        from pypdf import PdfReader
+        text = "".join(page.extract_text() for page in PdfReader(report).pages)
+    assert "\x1b" not in text and "\u202e" not in text
+    assert "\\x1b" in text and "\\u202e" in text  # shown escaped, not dropped

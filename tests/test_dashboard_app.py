@@ -34,15 +34,15 @@ try:
     from ranking_core.grids.compare import compare_grids
     from ranking_core.grids.learned import learned_grid
     from ranking_core.grids.zone_grid import zone_grid
-    from ranking_core.learn import LearnSettings, learn_grid
+    from ranking_core.learn import PRESETS, LearnSettings, learn_grid
     from ranking_core.learners import LEARNERS
     from ranking_core.panels import parkes_surface, simulate_panel
     from ranking_core.ratings import read_rating_set
-    from ranking_core.recipes import BEST_RECIPE
 except ModuleNotFoundError as exc:  # the pages need the grids branch's modules
     pytest.skip(f"{exc.name} is missing (grids branch not merged)", allow_module_level=True)
 
-ANCHORS = BEST_RECIPE.diagonal_anchors  # zero-risk points the Learn page adds by default
+BEST = PRESETS["best"]
+ANCHORS = BEST.anchors  # zero-risk points the Learn page adds by default
 
 @pytest.fixture
 def fresh(tmp_path, monkeypatch) -> Store:
@@ -91,7 +91,7 @@ def test_lambda_slider_resolves_from_the_cached_decomposition(fresh, monkeypatch
     monkeypatch.setattr(ranker_module, "dense_spectrum",
                         lambda *a, **k: decompositions.append(1) or real(*a, **k))
     slider = next(s for s in at.select_slider if s.label.startswith("λ"))
-    new_lam = float(BEST_RECIPE.lams()[10])
+    new_lam = float(PRESETS["robust"].lams()[10])  # a simulated panel: the robust recipe
     slider.set_value(new_lam)
     at.run()
     assert not at.exception and decompositions == []
@@ -106,10 +106,10 @@ def test_learn_page_paper_recipe_hold_out_fits_the_first_half(fresh):
     paper = LearnSettings(rule="holdout", kernel="gaussian", scale="linear", gamma=1e4,
                           signed=False, filter="iterated-lavrentiev", order=2, anchors=0,
                           criterion="misranking")
-    at = open_app(learn_settings=paper)
+    at = open_app(learn_settings=paper, learn_own_settings=True)
     ratings = read_rating_set(simulate_panel(TEST_M, random_state=0))
     choice = choose(SpectralRanker(gamma=1e4, filter=IteratedLavrentiev(2)),
-                    ratings.X, ratings.y, rule="holdout", grid=BEST_RECIPE.lams(), refit=False)
+                    ratings.X, ratings.y, rule="holdout", grid=BEST.lams(), refit=False)
     shown = metrics(at)
     assert shown["Points fitted"] == f"{TEST_M // 2} / {TEST_M}"
     assert shown["λ"] == f"{choice.value:.3g}"
@@ -123,7 +123,7 @@ def test_learn_page_paper_recipe_hold_out_fits_the_first_half(fresh):
 
 
 def test_learn_page_apriori_rule_and_saving_a_grid(fresh):
-    at = open_app(learn_settings=LearnSettings(rule="apriori"))
+    at = open_app(learn_settings=LearnSettings(rule="apriori"), learn_own_settings=True)
     caption = next(c.value for c in at.caption if c.value.startswith("λ(m) = α·m^(−β/2) with"))
     found = re.search(r"α = ([\d.e+-]+) .* β = ([\d.]+)", caption)
     alpha, beta = float(found.group(1)), float(found.group(2))
@@ -141,7 +141,7 @@ def test_learn_page_apriori_rule_and_saving_a_grid(fresh):
     assert stored.metadata["points_fitted"] == TEST_M + ANCHORS
     # the rule's λ(m) = α·m^(−β/2) with the α, β shown (4 and 3 significant digits)
     assert stored.lam == pytest.approx(alpha * (TEST_M + ANCHORS) ** (-beta / 2), rel=3e-3)
-    assert stored.settings["signed"] == BEST_RECIPE.signed
+    assert stored.settings["signed"] == BEST.signed
     # the grid stored is the grid the page showed (learned again here, independently)
     expected = learn_grid(read_rating_set(simulate_panel(TEST_M, random_state=0)),
                           LearnSettings(rule="apriori"))

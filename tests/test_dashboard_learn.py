@@ -9,13 +9,21 @@ import io
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 from dashboard_support import fresh_machine, metrics, open_app, plotly_numbers, plotly_traces
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from streamlit.runtime.media_file_manager import MediaFileManager
 
-from ranking_core.learn import LearnSettings, describe_settings, learn_grid, ratings_checksum
+from ranking_core.learn import (
+    PRESETS,
+    LearnSettings,
+    default_recipe,
+    describe_settings,
+    learn_grid,
+    ratings_checksum,
+)
 from ranking_core.meter.figures import DISPLAY_STEP
 from ranking_core.panels import risk_band, simulate_panel
 from ranking_core.ratings import read_rating_set
@@ -86,18 +94,28 @@ def _check(at, expected: LearnSettings, data: bytes | None) -> None:
 def test_settings_shown_are_the_settings_of_the_result_shown(tmp_path, monkeypatch, actions):
     fresh_machine(tmp_path, monkeypatch)
     at = open_app(learn_source="Upload a file")
-    expected, data = LearnSettings(), None
+    expected, data, own = LearnSettings(), None, False
     _check(at, expected, data)
     for action in actions:
         if action[0] == "upload":
             data = FILES[action[1]]
             at.file_uploader(key="learn_upload").set_value((action[1], data, "text/csv"))
+            if not own:  # the ratings' default recipe until a setting is changed by hand
+                ratings = read_rating_set(io.BytesIO(data), name=action[1])
+                expected = PRESETS[default_recipe(ratings)[0]]
         elif action[0] == "setting":
             key, index = action[1], action[2]
             field, values = CHOICES[key]
             value = values[index % len(values)]
             _widget(at, key).set_value(_widget_value(key, value))
-            expected = dataclasses.replace(expected, **{field: value})
+            if getattr(expected, field) != value:  # a widget calls back on a change only
+                changes = {field: value}
+                if field == "kernel":  # another kernel starts from its own width
+                    changes["gamma"] = None
+                if field == "rule" and value == "manual":  # by hand, from the λ shown
+                    changes["lam"] = at.session_state["learn_lam"] if "learn_lam" in \
+                        at.session_state else 1e-3
+                expected, own = dataclasses.replace(expected, **changes), True
         else:
             sliders = [s for s in at.select_slider if s.key == "learn_lam"]
             if not sliders:
@@ -183,7 +201,7 @@ def test_compare_page_reads_grid_files_back(tmp_path, monkeypatch):
     assert len(at.error) == 1 and "not a NumPy" in at.error[0].value
 
 
-def test_a_panels_ratings_are_learned_robustly_at_one_click(tmp_path, monkeypatch):
+def test_a_panels_ratings_are_learned_robustly_by_default(tmp_path, monkeypatch):
     from ranking_core.learn import learn_panel, robust_settings
 
     fresh_machine(tmp_path, monkeypatch)
@@ -193,12 +211,8 @@ def test_a_panels_ratings_are_learned_robustly_at_one_click(tmp_path, monkeypatc
     at.file_uploader(key="learn_upload").set_value(("panel.csv", data, "text/csv"))
     at.run()
     assert not at.exception
-    assert at.session_state["learn_result"].settings.robust is None
-    assert any("4 raters and answers in steps of 0.5" in w.value for w in at.warning)
-    assert "Ratings flagged as outlying" not in metrics(at)
-    next(b for b in at.button if b.key == "learn_robust_button").click()
-    at.run()
-    assert not at.exception
+    assert ("Recipe: robust, the robust recipe for rater panels: the ratings come from a panel "
+            "(4 raters and answers in steps of 0.5)") in [c.value for c in at.caption]
     ratings = read_rating_set(io.BytesIO(data), name="panel.csv")
     expected = learn_grid(ratings, robust_settings())
     result = at.session_state["learn_result"]
@@ -242,3 +256,28 @@ def test_a_panels_ratings_are_learned_robustly_at_one_click(tmp_path, monkeypatc
     assert at.session_state["learn_result"].settings.robust is None
     assert at.session_state["learn_view"] == "Learned"  # no band without robust learning
     assert not any(b.label == "band.csv" for b in at.get("download_button"))
+
+
+@pytest.mark.slow
+def test_a_large_fit_runs_in_a_worker_process_and_gives_the_library_result():
+    """More than BACKGROUND_FROM ratings: the fit runs in another process (the server's
+    interpreter stays free), polled until done; its grid is the library's."""
+    import time
+
+    from dashboard.learn_data import BACKGROUND_FROM, background_fit
+    from ranking_core.learn import LearnedGrid
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(20, 580, (BACKGROUND_FROM + 100, 2))
+    frame = pd.DataFrame({"reference": X[:, 0], "estimate": X[:, 1],
+                          "rating": np.clip(np.abs(np.log(X[:, 0] / X[:, 1])) * 3, 0, 4)})
+    ratings = read_rating_set(frame, name="large")
+    settings = LearnSettings()
+    state = background_fit("large", ratings, settings)
+    assert isinstance(state, tuple)  # returned at once, with its progress
+    while not isinstance(state, LearnedGrid):
+        time.sleep(1)
+        state = background_fit("large", ratings, settings)
+    expected = learn_grid(ratings, settings)
+    assert state.method == expected.method == "one-fold"
+    np.testing.assert_allclose(state.grid, expected.grid, atol=1e-9)

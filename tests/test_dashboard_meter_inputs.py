@@ -15,6 +15,12 @@ REFERENCE = (b"timestamp,glucose\n2024-05-01T08:01:00,100\n2024-05-01T08:06:00,1
 MGDL = b"BGM,REF\n120,110\n200,190\n90,95\n300,310\n"
 
 
+DEXCOM_HEADER = ("Index,Timestamp (YYYY-MM-DDThh:mm:ss),Event Type,Event Subtype,Patient Info,"
+                 "Device Info,Source Device ID,Glucose Value (mg/dL),Insulin Value (u),"
+                 "Carb Value (grams),Duration (hh:mm:ss),Glucose Rate of Change (mg/dL/min),"
+                 "Transmitter Time (Long Integer),Transmitter ID\n")
+
+
 def unit_choice(at):
     """The Meter page's unit choice for the file shown (one per file)."""
     return next(r for r in at.radio if r.label == "glucose unit of this file")
@@ -79,3 +85,63 @@ def test_learn_page_refuses_mmol_ratings_until_the_unit_is_chosen(fresh):
     assert not at.exception
     assert any("look like mmol/L" in e.value for e in at.error)
     assert at.radio(key="learn_unit").value is None
+
+
+def pair_files(at, sensor: bytes, reference: bytes) -> None:
+    """On the Meter page: the "Sensor + reference" source with these two CSV files."""
+    at.radio(key="meter_source").set_value("Sensor + reference")
+    at.run()
+    at.file_uploader(key="meter_sensor").set_value(("sensor.csv", sensor, "text/csv"))
+    at.file_uploader(key="meter_reference").set_value(("ref.csv", reference, "text/csv"))
+    at.run()
+    assert not at.exception, at.exception
+
+
+def test_ambiguous_dates_are_refused_naming_the_page_control_and_paired_once_chosen(fresh):
+    # sensor dates written with the year last, no day above 12: 05-04 is 5 April or 4 May
+    sensor = (b"timestamp,glucose\n05-04-2024 08:00,100\n05-04-2024 08:05,110\n"
+              b"05-04-2024 08:10,120\n05-04-2024 09:00,150\n")
+    reference = (b"timestamp,glucose\n2024-04-05T08:01:00,100\n2024-04-05T08:06:00,100\n"
+                 b"2024-04-05T08:30:00,130\n2024-04-05T09:02:00,125\n")
+    at = open_app("meter")
+    pair_files(at, sensor, reference)
+    refusal = " ".join(t.value for t in at.text)
+    assert "ambiguous" in refusal and 'the "day/month order of the dates" choice' in refusal
+    assert "--dayfirst" not in refusal and "--monthfirst" not in refusal
+    assert "pairs analysed" not in metrics(at)
+    order = next(r for r in at.radio if r.label == "day/month order of the dates")
+    assert order.value == "automatic"
+    order.set_value("day first")
+    at.run()
+    assert not at.exception
+    assert any("3 of 4 reference readings paired" in t.value for t in at.text)
+    # 5 April: (100, 100), (110, 100), (150, 125) as in the ISO files above
+    assert metrics(at)["pairs analysed"] == "3" and metrics(at)["MARD"] == "10.0 %"
+    # the pairs carry their times: the rate-of-change criteria J and K are judged on the page
+    criteria = at.table[0].value.iloc[:, 1].tolist()  # the criterion's letter or number
+    assert criteria[-2:] == ["J", "K"] and len(criteria) == 2 + 11
+    assert not any("agreement needs" in c.value for c in at.caption)  # J/K not left out
+
+
+def test_overlapping_devices_are_refused_naming_the_page_control_and_paired_one_by_one(fresh):
+    rows = [DEXCOM_HEADER]
+    for k in range(12):
+        rows.append(f"{2 * k + 1},2024-05-01T08:{5 * k:02d}:00,EGV,,,,devA,{100 + k},,,,,,X\n")
+        rows.append(f"{2 * k + 2},2024-05-01T08:{5 * k:02d}:30,EGV,,,,devB,{150 + k},,,,,,Y\n")
+    reference = b"timestamp,glucose\n2024-05-01T08:20:10,105\n"
+    at = open_app("meter")
+    pair_files(at, "".join(rows).encode(), reference)
+    refusal = " ".join(t.value for t in at.text)
+    assert "Source Device ID" in refusal and 'the "sensor device" choice' in refusal
+    assert "--device" not in refusal
+    assert "pairs analysed" not in metrics(at)
+    device = next(s for s in at.selectbox if s.label == "sensor device")
+    assert device.options[1:] == ["devA", "devB"]
+    # devA read 104 at 08:20:00, devB 154 at 08:20:30; the reference 105 at 08:20:10
+    for name, mard in (("devA", "1.0 %"), ("devB", "46.7 %")):
+        next(s for s in at.selectbox if s.label == "sensor device").set_value(name)
+        at.run()
+        assert not at.exception
+        assert metrics(at)["pairs analysed"] == "1" and metrics(at)["MARD"] == mard
+        assert any(f"only '{name}' paired (the \"sensor device\" choice)" in t.value
+                   for t in at.text)

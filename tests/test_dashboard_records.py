@@ -252,7 +252,8 @@ def test_the_public_server_takes_no_upload_even_past_the_page(public, fresh, mon
 def test_a_robust_monotone_grid_saved_on_the_learn_page_is_the_one_compare_shows(fresh):
     """The Learn page's Save for robust learning with the monotone step (refused before: only
     spectral rankers could be stored; a monotone grid came back without its step)."""
-    at = open_app(learn_settings=LearnSettings(robust="huber", monotone=True))
+    at = open_app(learn_settings=LearnSettings(robust="huber", monotone=True),
+                  learn_own_settings=True)
     shown_grid = at.session_state["learn_result"].grid
     learn_misranking = next(m.value for m in at.metric if m.label == "Misranking vs reference")
     next(t for t in at.text_input if t.label == "Name").set_value("robust monotone")

@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 from dashboard import APP_PATH
 from dashboard.common import seg_status
 from dashboard.learn_data import PanelChoice, warm_opening_result
-from ranking_core.learn import LearnSettings, ratings_checksum
+from ranking_core.learn import PRESETS, ratings_checksum
 from ranking_core.panels import simulate_panel
 from ranking_core.ratings import read_rating_set
 
@@ -18,12 +18,13 @@ def test_a_fresh_session_shows_the_warmed_result_and_other_data_are_fitted_anew(
         tmp_path, monkeypatch):
     fresh_machine(tmp_path, monkeypatch)
     warmed = warm_opening_result(seg_status())
-    # the warm result is the default panel around the built-in surface, with default settings
+    # the warm result is the default panel around the built-in surface, with the recipe its
+    # ratings call for (a simulated panel names its raters: the robust recipe)
     choice = PanelChoice()
     panel = read_rating_set(simulate_panel(
         choice.m, design=choice.design, reference=None, n_raters=choice.raters,
         noise=choice.noise, outlier_fraction=choice.outliers, random_state=choice.draw))
-    assert warmed.settings == LearnSettings()
+    assert warmed.settings == PRESETS["robust"]
     assert warmed.checksum == ratings_checksum(panel.X, panel.y)
     assert warmed.grid.shape == (601, 601)
 

@@ -53,6 +53,25 @@ EXPECTED_FAILURES: dict[str, dict[str, str]] = {
 }
 
 
+# RobustRanker reads (REF, estimate) and an optional third column of rater codes (whole numbers,
+# −1 = unknown rater): it refuses, naming the rule, the checks' data with 1, 4, 5 or 10 columns
+# or a third column of non-integers. Its learning is checked on its own inputs in
+# tests/test_panels_robust.py (the weighted fit it solves, λ paths equal to refits, clone, the
+# k-fold choice against a hand-written loop).
+ROBUST_COLUMNS = ("RobustRanker takes (REF, estimate[, rater code]) columns and refuses other "
+                  "inputs with the rule named")
+EXPECTED_FAILURES["robust"] = {check: ROBUST_COLUMNS for check in (
+    "check_fit_score_takes_y", "check_dont_overwrite_parameters",
+    "check_n_features_in_after_fitting", "check_positive_only_tag_during_fit",
+    "check_estimators_dtypes", "check_dtype_object", "check_pipeline_consistency",
+    "check_estimators_nan_inf", "check_estimators_pickle", "check_f_contiguous_array_estimator",
+    "check_regressors_train", "check_regressor_data_not_an_array",
+    "check_regressors_no_decision_function", "check_supervised_y_2d", "check_regressors_int",
+    "check_non_transformer_estimators_n_iter", "check_methods_sample_order_invariance",
+    "check_methods_subset_invariance", "check_fit2d_1feature", "check_dict_unchanged",
+    "check_fit2d_predict1d")}
+
+
 def _expected_failures(estimator) -> dict[str, str]:
     for name, candidate in ESTIMATORS.items():
         if candidate is estimator:

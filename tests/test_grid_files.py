@@ -3,6 +3,7 @@ CSV reader and in the meter report; broken grid files are refused with one line.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import pickle
@@ -21,7 +22,13 @@ from ranking_core.grids.files import (
 )
 from ranking_core.grids.raster import LEFT, TOP
 from ranking_core.inputs import MGDL_PER_MMOLL
-from ranking_core.learn import LearnSettings, learn_grid, ratings_checksum, write_grid_files
+from ranking_core.learn import (
+    PRESETS,
+    LearnSettings,
+    learn_grid,
+    ratings_checksum,
+    write_grid_files,
+)
 from ranking_core.panels import simulate_panel
 from ranking_core.ratings import read_rating_set
 
@@ -124,7 +131,8 @@ def test_cli_learn_writes_what_the_library_learns(tmp_path):
     path, _ = _rating_file(tmp_path)
     out = tmp_path / "out"
     result = runner.invoke(app, ["learn", str(path), "--out-dir", str(out), "--rule", "holdout",
-                                 "--kernel", "gaussian", "--gamma", "10000", "--unsigned"])
+                                 "--kernel", "gaussian", "--gamma", "10000", "--unsigned",
+                                 "--recipe", "best"])
     assert result.exit_code == 0, result.output
     settings = LearnSettings(rule="holdout", kernel="gaussian", gamma=1e4, signed=False)
     expected = learn_grid(read_rating_set(path), settings)
@@ -134,8 +142,10 @@ def test_cli_learn_writes_what_the_library_learns(tmp_path):
     np.testing.assert_allclose(np.load(out / "grid.npy"), np.clip(expected.grid, 0, 4),
                                atol=1e-9)
     assert "Points fitted" in result.output
-    # a simulated panel names its raters: the CLI points to robust learning, and how
-    assert "10 raters" in result.output and "--robust huber learns robustly" in result.output
+    # a simulated panel names its raters: the best recipe, named, learns it by least squares
+    # and the advice points to robust learning
+    assert "recipe: best (changed by the options)" in result.output
+    assert "10 raters" in result.output and "Robust learning" in result.output
 
 
 def test_cli_learn_reads_mmol_per_litre(tmp_path):
@@ -146,7 +156,8 @@ def test_cli_learn_reads_mmol_per_litre(tmp_path):
     assert result.exit_code == 0, result.output
     ratings = read_rating_set(frame)
     meta = json.loads((out / "grid.json").read_text())
-    expected = learn_grid(ratings, LearnSettings(rule="manual", lam=0.01))
+    # a simulated panel: the robust recipe by default (its rule set by hand)
+    expected = learn_grid(ratings, dataclasses.replace(PRESETS["robust"], rule="manual", lam=0.01))
     np.testing.assert_allclose(np.load(out / "grid.npy"), np.clip(expected.grid, 0, 4),
                                atol=1e-6)
     assert meta["ratings"] == len(frame)

@@ -16,15 +16,17 @@ from ranking_core.grids.learned import learned_grid
 from ranking_core.grids.monotone import monotone_violations, project_monotone
 from ranking_core.grids.signed import AbsoluteRisk
 from ranking_core.learn import (
+    PRESETS,
     LearnSettings,
+    default_recipe,
     describe_settings,
+    fit_method,
     learn_grid,
     ratings_checksum,
     settings_advice,
 )
 from ranking_core.panels import simulate_panel
 from ranking_core.ratings import read_rating_set
-from ranking_core.recipes import BEST_RECIPE, fit_recipe
 
 
 @pytest.fixture(scope="module")
@@ -32,32 +34,115 @@ def panel():
     return read_rating_set(simulate_panel(120, random_state=1))
 
 
-def test_default_settings_are_the_best_recipe_and_reproduce_its_fit(panel):
-    settings = LearnSettings()
-    best = BEST_RECIPE
-    assert (settings.kernel, (settings.gamma,), settings.signed, settings.anchors) == (
-        best.kernel, best.gammas, best.signed, best.diagonal_anchors)
-    assert (settings.scale, settings.log_offset) == (best.transform.scale, best.transform.offset)
-    assert (settings.filter, settings.rule, settings.n_splits) == (best.filter, best.selection,
-                                                                   best.n_splits)
-    np.testing.assert_allclose(settings.lams(), best.lams(), rtol=1e-15)
-    result = learn_grid(panel)
-    expected_model, expected_lam, _ = fit_recipe(BEST_RECIPE, panel.X, panel.y)
-    assert result.settings == settings
-    assert result.lam == pytest.approx(expected_lam, rel=1e-12)
-    assert result.lam_chosen == result.lam
-    np.testing.assert_allclose(result.grid, learned_grid(expected_model), atol=1e-9)
-    assert result.points_fitted == len(panel.y) + BEST_RECIPE.diagonal_anchors
-    assert result.n_ratings == len(panel.y)
+BEST = LearnSettings()
+MANUAL = LearnSettings(rule="manual", lam=1e-3)
 
 
-def test_absolute_error_criterion_reproduces_the_recipe_with_it(panel):
+def test_presets_are_the_documented_recipes():
+    """best = the defaults (README, docs/RESULTS.md); paper = Kriukova et al. 2014 §4.3;
+    robust = best with Huber weights, λ by absolute error, a monotone grid."""
+    best, paper, robust = PRESETS["best"], PRESETS["paper"], PRESETS["robust"]
+    assert best == LearnSettings()
+    assert (best.kernel, best.gamma, best.scale, best.log_offset, best.signed, best.anchors,
+            best.rule, best.n_splits, best.criterion, best.n_lams, best.robust) == (
+        "laplacian", 1e3, "log", 50.0, True, 101, "kfold", 5, "absolute-error", 400, None)
+    assert (paper.kernel, paper.gamma, paper.scale, paper.filter, paper.signed, paper.anchors,
+            paper.rule, paper.refit_all, paper.criterion) == (
+        "gaussian", 1e4, "linear", "lavrentiev", False, 0, "holdout", False, "misranking")
+    np.testing.assert_allclose(paper.lams(), 0.95 ** np.arange(200), rtol=1e-15)
+    assert dataclasses.replace(robust, robust=None, monotone=False) == best
+    assert (robust.robust, robust.monotone) == ("huber", True)
+    np.testing.assert_allclose(robust.lams(), 0.95 ** (4 * np.arange(100)), rtol=1e-12)
+
+
+def _brute_force_kfold_lambda(X, y, lams, settings, n_folds):
+    """λ chosen by k-fold validation computed independently: every fold and every λ solved by
+    numpy.linalg.solve of (CKC/m + λI)c = Cy/m (Kriukova et al. 2014, eq. (4)); score the mean
+    absolute validation error; the largest λ within 1e-9 of the smallest score."""
+    from sklearn.model_selection import KFold
+
+    kernel = settings.ranker().kernel
+    scores = []
+    for train, test in list(KFold(5, shuffle=True, random_state=0).split(X))[:n_folds]:
+        Xt, yt = X[train], y[train]
+        m = len(yt)
+        K = kernel(Xt, Xt)
+        C = np.eye(m) - 1.0 / m
+        A = C @ K @ C / m
+        row = []
+        for lam in lams:
+            c = np.linalg.solve(A + lam * np.eye(m), C @ yt / m)
+            b = yt.mean() - (K @ c).mean()
+            row.append(np.abs(kernel(X[test], Xt) @ c + b - y[test]).mean())
+        scores.append(row)
+    curve = np.mean(scores, axis=0)
+    return lams[np.flatnonzero(curve <= curve.min() + 1e-9)[0]]
+
+
+@pytest.mark.parametrize("method,n_folds", [("auto", 5), ("one-fold", 1)])
+def test_the_dispatch_chooses_the_lambda_of_a_brute_force_kfold(method, n_folds):
+    """At small m the default (auto → every fold) and the one-fold path choose the λ of an
+    independent k-fold computation on the same training points (ratings + anchors, signed)."""
+    from ranking_core.learn import with_diagonal_anchors
+
+    rng = np.random.default_rng(3)
+    X = rng.uniform(0, 600, (70, 2))
+    y = np.clip(np.abs(X[:, 0] - X[:, 1]) / 100 + rng.normal(0, 0.2, 70), 0, 4)
+    settings = LearnSettings(anchors=11, n_lams=60, q=0.8, method=method)
+    result = learn_grid((X, y), settings)
+    assert result.method == ("exact" if method == "auto" else "one-fold")
+    X_fit, y_fit = with_diagonal_anchors(11, X, y)
+    signed = np.sign(X_fit[:, 0] - X_fit[:, 1]) * y_fit
+    np.testing.assert_array_equal(result.y, signed)
+    expected = _brute_force_kfold_lambda(X_fit, signed, settings.lams(), settings, n_folds)
+    assert result.lam == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize("ratings,reason", [
+    ([1.0, 2.0, 3.0], "3 ratings cannot make a grid: at least 5"),
+    ([2.0] * 12, "every rating is 2: a grid needs at least two different ratings")])
+def test_degenerate_rating_sets_are_refused_with_a_sentence(ratings, reason):
+    X = np.column_stack([np.linspace(40, 400, len(ratings)), np.linspace(60, 300, len(ratings))])
+    with pytest.raises(ValueError, match=reason):
+        learn_grid((X, np.array(ratings)))
+
+
+def test_sizes_beyond_the_memory_budget_are_refused_at_once_naming_the_limit():
+    with pytest.raises(ValueError, match="at most 7,000 points"):
+        fit_method(LearnSettings(filter="showalter"), 8000)
+    with pytest.raises(ValueError, match="at most 9,000 points"):
+        fit_method(LearnSettings(kernel="gaussian"), 9500)
+    assert fit_method(LearnSettings(), 1_000_000) == "lattice"
+    assert fit_method(LearnSettings(), 4000) == "one-fold"
+    assert fit_method(LearnSettings(), 2000) == "exact"
+    assert fit_method(PRESETS["robust"], 8420) == "lattice"
+
+
+def test_panels_default_to_the_robust_recipe_and_clean_ratings_to_the_best(panel):
+    assert default_recipe(panel)[0] == "robust" and "10 raters" in default_recipe(panel)[1]
+    unrated = read_rating_set(panel.frame.drop(columns="rater"))
+    assert default_recipe(unrated)[0] == "best"
+    coarse = read_rating_set(unrated.frame.assign(rating=(unrated.frame["rating"] * 2).round() / 2))
+    assert default_recipe(coarse) == ("robust", "the ratings come from a panel (answers in "
+                                                "steps of 0.5)")
+    assert learn_grid(panel, progress=None).settings == PRESETS["robust"]
+
+
+def test_the_manual_lambda_is_part_of_the_settings_only_for_the_manual_rule():
+    assert "lam" not in LearnSettings().to_dict()
+    assert LearnSettings(rule="manual", lam=0.02).to_dict()["lam"] == 0.02
+    assert LearnSettings(rule="kfold", lam=0.5).lam is None  # a stray λ is dropped
+    with pytest.raises(ValueError, match="manual rule needs λ"):
+        LearnSettings(rule="manual")
+
+
+def test_each_kernel_has_its_own_default_width():
+    assert LearnSettings(kernel="gaussian").gamma == 1e4
+    assert LearnSettings(kernel="laplacian").gamma == 1e3
+
+
+def test_absolute_error_criterion_is_described(panel):
     settings = LearnSettings(criterion="absolute-error")
-    result = learn_grid(panel, settings)
-    recipe = dataclasses.replace(BEST_RECIPE, criterion="absolute-error")
-    expected_model, expected_lam, _ = fit_recipe(recipe, panel.X, panel.y)
-    assert result.lam == pytest.approx(expected_lam, rel=1e-12)
-    np.testing.assert_allclose(result.grid, learned_grid(expected_model), atol=1e-9)
     assert describe_settings(settings)["How λ is chosen"] == (
         "5-fold cross-validation, by mean absolute validation error")
     with pytest.raises(ValueError, match="criterion"):
@@ -65,7 +150,7 @@ def test_absolute_error_criterion_reproduces_the_recipe_with_it(panel):
 
 
 def test_monotone_setting_projects_the_grid_and_predicts_from_it(panel):
-    plain = learn_grid(panel)
+    plain = learn_grid(panel, BEST)
     result = learn_grid(panel, LearnSettings(monotone=True))
     assert result.lam == plain.lam
     np.testing.assert_allclose(result.grid, project_monotone(plain.grid), atol=1e-9)
@@ -80,7 +165,7 @@ def test_monotone_setting_projects_the_grid_and_predicts_from_it(panel):
 
 
 def test_a_lambda_step_equals_a_refit_at_that_lambda_and_keeps_the_settings(panel):
-    result = learn_grid(panel)
+    result = learn_grid(panel, BEST)
     lam = float(result.lams[60])
     stepped = result.at(lam)
     refit = clone(result.model).set_params(lam=lam).fit(result.X, result.y)
@@ -92,7 +177,7 @@ def test_a_lambda_step_equals_a_refit_at_that_lambda_and_keeps_the_settings(pane
 
 def test_hold_out_fits_half_and_refit_all_fits_every_point(panel):
     half = learn_grid(panel, LearnSettings(rule="holdout"))
-    m = len(panel.y) + BEST_RECIPE.diagonal_anchors
+    m = len(panel.y) + BEST.anchors
     assert half.points_fitted == m // 2
     assert any("half of the ratings" in a for a in settings_advice(half))
     full = learn_grid(panel, LearnSettings(rule="holdout", refit_all=True))
@@ -115,7 +200,7 @@ def test_the_curve_is_shown_in_the_units_of_its_criterion(panel):
     label, values = ranked.curve_in_words
     assert label.endswith("(%)")
     np.testing.assert_allclose(values, 100 * ranked.curve)
-    assert learn_grid(panel, LearnSettings(rule="manual")).curve_in_words is None
+    assert learn_grid(panel, MANUAL).curve_in_words is None
 
 
 def test_manual_and_apriori_rules(panel):
@@ -130,7 +215,7 @@ def test_manual_and_apriori_rules(panel):
 
 
 def test_a_width_not_suited_to_the_kernel_is_named(panel):
-    robust = LearnSettings(rule="manual", robust="huber")  # no advice for the panel itself
+    robust = dataclasses.replace(MANUAL, robust="huber")  # no advice for the panel itself
     poor = learn_grid(panel, dataclasses.replace(robust, kernel="gaussian", gamma=1e3))
     advice = settings_advice(poor)
     assert len(advice) == 1 and "Gaussian".lower() in advice[0].lower()
@@ -138,22 +223,23 @@ def test_a_width_not_suited_to_the_kernel_is_named(panel):
 
 
 def test_a_panel_learned_by_least_squares_is_pointed_to_robust_learning(panel):
-    plain = learn_grid(panel, LearnSettings(rule="manual"))
+    plain = learn_grid(panel, MANUAL)
     assert (plain.n_raters, plain.answer_step) == (panel.frame["rater"].nunique(), 0.0)
     (advice,) = settings_advice(plain)
     assert "10 raters" in advice and "steps" not in advice
     coarse = panel.frame.assign(rating=panel.frame["rating"].round()).drop(columns="rater")
-    whole = learn_grid(read_rating_set(coarse), LearnSettings(rule="manual"))
+    whole = learn_grid(read_rating_set(coarse), MANUAL)
     (advice,) = settings_advice(whole)
     assert (whole.n_raters, whole.answer_step) == (0, 1.0) and "steps of 1" in advice
     unrated = panel.frame.drop(columns="rater")
-    assert settings_advice(learn_grid(read_rating_set(unrated), LearnSettings(rule="manual"))) \
+    assert settings_advice(learn_grid(read_rating_set(unrated), MANUAL)) \
         == []
 
 
 @pytest.mark.parametrize("rule", ["kfold", "holdout", "quasi-optimality", "apriori", "manual"])
 def test_every_rule_learns_robustly(panel, rule):
-    result = learn_grid(panel, LearnSettings(rule=rule, robust="huber", monotone=True))
+    result = learn_grid(panel, LearnSettings(rule=rule, robust="huber", monotone=True,
+                                                lam=1e-3 if rule == "manual" else None))
     assert result.settings.rule == rule and np.isfinite(result.grid).all()
     fitted = result.points_fitted
     assert 0 <= result.n_flagged <= (fitted if rule == "holdout" else result.n_ratings)
@@ -167,7 +253,7 @@ def test_checksum_names_the_data_not_the_file(panel):
     X, y = panel.X, panel.y
     expected = hashlib.sha256(X.astype(np.float64).tobytes() + y.astype(np.float64).tobytes())
     assert ratings_checksum(X, y) == "sha256:" + expected.hexdigest()
-    assert learn_grid(panel, LearnSettings(rule="manual")).checksum == ratings_checksum(X, y)
+    assert learn_grid(panel, MANUAL).checksum == ratings_checksum(X, y)
     y2 = y.copy()
     y2[0] += 0.25
     assert ratings_checksum(X, y2) != ratings_checksum(X, y)
@@ -200,6 +286,7 @@ def test_four_hundred_clean_seg_ratings_give_a_grid_within_the_target():
     table = load_seg_table(seg_path)
     X, y = draw_seg_ratings(table, 400, np.random.default_rng(2))
     result = learn_grid((X, y))
+    assert result.settings == PRESETS["best"]  # continuous ratings, no raters
     misranking = compare_grids(table.absolute, result.grid).misranking
     assert misranking <= 0.025
     assert compare_grids(table.absolute, np.clip(result.grid, 0, 4)).misranking <= 0.025

@@ -12,8 +12,9 @@ from typer.testing import CliRunner
 from ranking_core.cli import app
 from ranking_core.inputs import InputError
 from ranking_core.inputs.series import read_series
-from ranking_core.meter import read_pairs
+from ranking_core.meter import meter_report, read_pairs
 from ranking_core.meter.pairing import PAIRED_COLUMNS, nearest_in_window, pair_series
+from ranking_core.validation import counted
 
 runner = CliRunner()
 
@@ -196,3 +197,50 @@ def test_pair_command_writes_a_file_the_meter_report_reads(tmp_path):
     bad = runner.invoke(app, ["pair", str(tmp_path / "s.csv"), str(tmp_path / "r.csv"),
                               "-o", str(out), "--window", "0"])
     assert bad.exit_code == 1 and "window" in bad.output and "Traceback" not in bad.output
+
+
+@pytest.mark.parametrize("offset", ["", "+02:00"])
+def test_paired_series_carry_their_times_to_the_rate_of_change_criteria(tmp_path, offset):
+    # reference falling 3 mg/dL/min every 5 min; the sensor, 1 min later, rises 2 mg/dL/min once
+    minutes = np.arange(0, 60, 5)
+    ref = 200 - 3 * minutes
+    bgm = ref.copy()
+    bgm[4] = bgm[3] + 10
+
+    def text(at: np.ndarray, values: np.ndarray) -> str:
+        return "timestamp,glucose\n" + "".join(
+            f"2024-05-01T08:{m:02d}:00{offset},{v}\n" for m, v in zip(at, values, strict=True))
+
+    (tmp_path / "s.csv").write_text(text(minutes + 1, bgm))
+    (tmp_path / "r.csv").write_text(text(minutes, ref))
+    pairing = pair_series(_series(text(minutes + 1, bgm)), _series(text(minutes, ref)))
+    pairs = pairing.meter_pairs()
+    assert set(pairs.extra) == {"reference_time", "sensor_time"}
+    table = meter_report(pairs, None, profiles=("icgm",)).acceptance.set_index("id")
+    # by hand: 11 intervals, each with the reference falling 3 mg/dL/min; one sensor rise
+    assert table.loc["J", "n"] == 11 and table.loc["J", "count"] == 1
+    assert table.loc["K", "n"] == 0
+    # the same criteria as for the file `riskgrid pair` writes
+    out = tmp_path / "pairs.csv"
+    assert runner.invoke(app, ["pair", str(tmp_path / "s.csv"), str(tmp_path / "r.csv"),
+                               "-o", str(out)]).exit_code == 0
+    written = meter_report(read_pairs(out), None, profiles=("icgm",)).acceptance
+    pd.testing.assert_frame_equal(written.set_index("id"), table)
+
+
+def test_counts_agree_with_their_nouns():
+    assert counted(1, "reference reading") == "1 reference reading"
+    assert counted(0, "reference reading") == "0 reference readings"
+    assert counted(2500, "time holds", "times hold") == "2,500 times hold"
+    # one sensor time repeated with its value, one holding two values; one reference each way
+    sensor = _series("timestamp,glucose\n2024-05-01T08:00:00,100\n2024-05-01T08:00:00,100\n"
+                     "2024-05-01T09:00:00,150\n2024-05-01T09:00:00,160\n")
+    reference = _series("timestamp,glucose\n2024-05-01T09:01:00,140\n")
+    text = "\n".join(pair_series(sensor, reference).messages)
+    assert "0 of 1 reference reading paired" in text
+    assert "1 reference reading refused" in text
+    assert "1 repeats an earlier reading's time" in text
+    assert "1 time holds different values" in text
+    assert "s.csv: 1 row read, 0 refused" in text
+    for wrong in ("1 reference readings", "1 repeat ", "1 times", "1 rows"):
+        assert wrong not in text

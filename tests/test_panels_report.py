@@ -8,11 +8,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ranking_core.learn import LearnSettings, learn_grid, learn_panel, robust_settings
+from ranking_core.learn import PRESETS, LearnSettings, learn_grid, learn_panel, robust_settings
 from ranking_core.panels import PANEL_MODELS, RobustRanker, panel_report, risk_band
 from ranking_core.panels import simulate_panel as simulate
 from ranking_core.ratings import read_rating_set
-from ranking_core.recipes import ROBUST_RECIPE
 
 FAST = LearnSettings(robust="huber", n_lams=120)  # λ grid 1 … 0.95^120 (every 4th candidate)
 
@@ -113,7 +112,7 @@ def test_learn_command_writes_the_panel_report(tmp_path):
     settings = json.loads((tmp_path / "grid" / "grid.json").read_text())["settings"]
     assert (settings["robust"], settings["criterion"], settings["monotone"],
             settings["anchors"]) == ("huber", "absolute-error", True,
-                                     ROBUST_RECIPE.diagonal_anchors)  # the robust recipe's
+                                     PRESETS["robust"].anchors)  # the robust recipe's
     rows = pd.read_csv(report)
     assert len(rows) == 150 and {"weight", "residual", "flagged", "consensus"} <= set(rows)
     raters = pd.read_csv(tmp_path / "report" / "panel-raters.csv")

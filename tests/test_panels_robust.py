@@ -10,21 +10,22 @@ from sklearn.base import clone
 from sklearn.model_selection import KFold
 
 from ranking_core import SpectralRanker
-from ranking_core.fast_selection import EXACT_UP_TO
 from ranking_core.grids.learned import learned_grid
 from ranking_core.grids.monotone import MonotoneRisk, project_monotone
 from ranking_core.grids.signed import AbsoluteRisk
-from ranking_core.learn import learn_panel
-from ranking_core.metrics import pairwise_misranking
-from ranking_core.panels import RobustRanker, rating_step
-from ranking_core.panels.robust import _truncated_mean, kfold_robust, robust_folds
-from ranking_core.recipes import (
-    BEST_RECIPE,
-    ROBUST_RECIPE,
-    fit_recipe,
+from ranking_core.learn import (
+    PRESETS,
+    learn_grid,
+    learn_panel,
     rating_positions,
     with_diagonal_anchors,
 )
+from ranking_core.learners.robust import _truncated_mean, kfold_robust
+from ranking_core.metrics import pairwise_misranking
+from ranking_core.panels import RobustRanker, rating_step
+from ranking_core.ratings import read_rating_set
+
+ROBUST = PRESETS["robust"]
 
 RNG = np.random.default_rng(0)
 
@@ -196,14 +197,20 @@ def test_path_and_resolve_reuse_the_decomposition():
         np.testing.assert_allclose(model.resolve(lam).predict(X), fresh.predict(X), atol=1e-6)
 
 
+def _ratings(X, y, rater):
+    return read_rating_set(pd.DataFrame({"reference": X[:, 0], "estimate": X[:, 1], "rating": y,
+                                         "rater": [f"r{k}" for k in rater]}))
+
+
 def test_recipe_with_raters_and_anchor_positions():
     X, y, rater, *_ = _panel(80, seed=7)
-    recipe_X, _ = with_diagonal_anchors(BEST_RECIPE, X, y)
-    np.testing.assert_array_equal(recipe_X[rating_positions(BEST_RECIPE, len(y))], X)
-    model, lam, _ = fit_recipe(ROBUST_RECIPE, X, np.clip(y, 0, 4), [f"r{k}" for k in rater])
+    recipe_X, _ = with_diagonal_anchors(ROBUST.anchors, X, y)
+    np.testing.assert_array_equal(recipe_X[rating_positions(ROBUST.anchors, len(y))], X)
+    learned = learn_grid(_ratings(X, np.clip(y, 0, 4), rater), ROBUST)
+    model = learned.risk_model
     assert isinstance(model, MonotoneRisk) and isinstance(model.model, AbsoluteRisk)
     assert isinstance(model.model.signed_model, RobustRanker)
-    assert model.model.signed_model.lam_ == lam
+    assert model.model.signed_model.lam_ == learned.lam
     np.testing.assert_allclose(learned_grid(model), project_monotone(learned_grid(model.model)))
     assert np.all(model.predict(X) >= 0)
 
@@ -225,8 +232,7 @@ def test_kfold_robust_keeps_the_lower_absolute_error_of_both_paths():
     best = min(by_hand, key=np.min)
     np.testing.assert_allclose(chosen.curve, best, rtol=1e-8)
     assert chosen.value == lams[int(np.argmin(best))]
-    assert ROBUST_RECIPE.criterion == "absolute-error"
-    assert ROBUST_RECIPE.describe()["criterion"] == "absolute-error"
+    assert ROBUST.criterion == "absolute-error"
 
 
 def test_kfold_robust_on_the_first_fold_only_beyond_two_thousand_ratings():
@@ -243,28 +249,26 @@ def test_kfold_robust_on_the_first_fold_only_beyond_two_thousand_ratings():
         fitted = clone(model).fit(inputs[train], y[train])
         by_hand.append(np.mean(np.abs(fitted.path(lams).predict(inputs[test]) - y[test]), axis=1))
     np.testing.assert_allclose(chosen.curve, min(by_hand, key=np.min), rtol=1e-8)
-    assert (robust_folds(EXACT_UP_TO), robust_folds(EXACT_UP_TO + 1)) == (None, 1)
 
 
 def test_robust_learning_pins_the_diagonal_every_six_mg_dl():
     X, y, rater, *_ = _panel(60, seed=9)
     y = np.clip(y, 0, 4)
     inputs = np.column_stack([X, rater])
-    recipe_X, recipe_y = with_diagonal_anchors(ROBUST_RECIPE, inputs, y)
+    recipe_X, recipe_y = with_diagonal_anchors(ROBUST.anchors, inputs, y)
     extra = np.ones(len(recipe_y), dtype=bool)
-    extra[rating_positions(ROBUST_RECIPE, len(y))] = False
+    extra[rating_positions(ROBUST.anchors, len(y))] = False
     expected = 6.0 * np.arange(101)  # 0, 6, …, 600 mg/dL
     np.testing.assert_allclose(np.sort(recipe_X[extra, 0]), expected, atol=1e-9)
     np.testing.assert_allclose(recipe_X[extra, 1], recipe_X[extra, 0], atol=1e-9)
     assert np.all(recipe_X[extra, 2] == -1) and np.all(recipe_y[extra] == 0)
-    assert ROBUST_RECIPE.diagonal_anchors == expected.size
+    assert ROBUST.anchors == expected.size
     frame = pd.DataFrame({"reference": X[:, 0], "estimate": X[:, 1], "rating": y,
                           "rater": [f"r{k}" for k in rater]})
     assert learn_panel(frame).learned.settings.anchors == expected.size  # as the recipe
     # the fit sees every anchor, and its signed surface stays near zero along the whole diagonal
     # (within 0.1; with the best recipe's 41 anchors it reaches 0.18 on this panel)
-    model, _, _ = fit_recipe(ROBUST_RECIPE, X, y, frame["rater"].to_numpy())
-    signed = model.model.signed_model
+    signed = learn_grid(read_rating_set(frame), ROBUST).model
     assert signed.X_fit_.shape[0] == len(y) + expected.size
     diagonal = np.repeat(np.arange(0.0, 600.5, 0.5)[:, None], 2, axis=1)
     assert np.abs(signed.predict(diagonal)).max() < 0.1

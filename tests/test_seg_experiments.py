@@ -3,6 +3,7 @@ commands."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 
@@ -16,8 +17,8 @@ from ranking_core.experiments.seg import draw_seg_ratings, run_apriori, run_seg_
 from ranking_core.grids.compare import DIFFERENCE_BINS
 from ranking_core.grids.coordinates import GlucoseTransform
 from ranking_core.grids.seg import SEG_TABLE_ENV, find_seg_table
+from ranking_core.learn import PRESETS, LearnSettings, learn_grid, with_diagonal_anchors
 from ranking_core.metrics import pairwise_misranking
-from ranking_core.recipes import PAPER_RECIPE, RECIPES, SEGRecipe, fit_recipe, with_diagonal_anchors
 from ranking_core.selection import choose, paper_lambda_grid
 
 
@@ -29,7 +30,8 @@ def seg():
 
 
 def test_table3_protocol_equals_a_hand_written_repetition(seg):
-    result = run_seg_table3(seg, sizes=(60,), repeats=2, recipe=PAPER_RECIPE, n_test=300, seed=5)
+    result = run_seg_table3(seg, sizes=(60,), repeats=2, recipe=PRESETS["paper"], n_test=300,
+                            seed=5)
     rng = np.random.default_rng(5)
     expected = []
     for _ in range(2):
@@ -55,44 +57,29 @@ def test_more_ratings_misrank_less(seg):
     assert large < 0.12
 
 
-def test_best_recipe_fits_and_chooses_a_listed_width(seg):
+def test_best_recipe_fits_every_rating_and_a_listed_lambda(seg):
     X, y = draw_seg_ratings(seg, 80, np.random.default_rng(0))
-    recipe = RECIPES["best"]
-    model, lam, gamma = fit_recipe(recipe, X, y)
-    assert gamma in recipe.gammas
-    assert lam in recipe.lams()
-    inner = model.signed_model if recipe.signed else model
+    recipe = PRESETS["best"]
+    learned = learn_grid((X, y), recipe)
+    assert learned.lam in recipe.lams()
     # k-fold selection refits on every rating (and the diagonal anchors)
-    assert inner.X_fit_.shape[0] == 80 + recipe.diagonal_anchors
-    assert np.all(model.predict(X) >= 0)
+    assert learned.points_fitted == 80 + recipe.anchors
+    assert np.all(learned.risk_model.predict(X) >= 0)
 
 
 def test_laplacian_recipe_is_the_l1_kernel_on_warped_glucose(seg):
-    recipe = SEGRecipe("lap", kernel="laplacian", gammas=(900.0,),
-                       transform=GlucoseTransform("log", 50.0))
+    settings = LearnSettings(kernel="laplacian", gamma=900.0, scale="log", log_offset=50.0)
     X, _ = draw_seg_ratings(seg, 6, np.random.default_rng(3))
-    t = recipe.transform(X)
+    t = GlucoseTransform("log", 50.0)(X)
     brute = np.exp(-np.abs(t[:, None, :] - t[None, :, :]).sum(-1) / 900.0)
-    np.testing.assert_allclose(recipe.ranker(900.0).kernel(X, X), brute, rtol=1e-13)
-    assert recipe.describe()["kernel"] == "laplacian"
+    np.testing.assert_allclose(settings.ranker().kernel(X, X), brute, rtol=1e-13)
 
 
 def test_best_recipe_beats_the_papers_table3_at_400(seg):
     # Kriukova et al. 2014, Table 3 reports 2.9 % at m = 400; docs/RESULTS.md measures 1.69 % (20
     # reps)
-    result = run_seg_table3(seg, sizes=(400,), repeats=2, recipe=RECIPES["best"], seed=0)
+    result = run_seg_table3(seg, sizes=(400,), repeats=2, recipe=PRESETS["best"], seed=0)
     assert max(result["sizes"]["400"]["misranking"]) < 0.029
-
-
-def test_width_is_chosen_with_lambda_by_validation(seg):
-    X, y = draw_seg_ratings(seg, 60, np.random.default_rng(2))
-    gammas = (300.0, 1e4)
-    recipe = SEGRecipe("two widths", gammas=gammas)
-    _, lam, gamma = fit_recipe(recipe, X, y)
-    curves = {g: choose(SpectralRanker(gamma=g), X, y, rule="holdout", grid=recipe.lams(),
-                        refit=False) for g in gammas}
-    best = min(gammas, key=lambda g: np.nanmin(curves[g].curve))
-    assert gamma == best and lam == curves[best].value
 
 
 def test_apriori_protocol_runs_and_reports_the_rule(seg):
@@ -140,25 +127,16 @@ def test_cli_apriori_and_unknown_recipe(seg, tmp_path):
     assert bad.exit_code == 2 and "paper" in bad.output
 
 
-@pytest.mark.parametrize(("kwargs", "message"), [({"selection": "loo"}, "selection"),
-                                                  ({"gammas": ()}, "gammas"),
-                                                  ({"kernel": "rbf"}, "kernel")])
-def test_recipe_rejects_bad_choices(kwargs, message):
-    with pytest.raises(ValueError, match=message):
-        SEGRecipe("bad", **kwargs)
-
-
 def test_diagonal_anchors_are_zero_risk_points_on_the_diagonal():
     X = np.array([[100.0, 300.0], [200.0, 50.0]])
     y = np.array([2.0, 1.5])
-    recipe = SEGRecipe("anchored", diagonal_anchors=5)
-    Xa, ya = with_diagonal_anchors(recipe, X, y)
+    Xa, ya = with_diagonal_anchors(5, X, y)
     assert Xa.shape == (7, 2)
     diagonal = Xa[:, 0] == Xa[:, 1]
     np.testing.assert_array_equal(np.sort(Xa[diagonal, 0]), [0, 150, 300, 450, 600])
     assert np.all(ya[diagonal] == 0)
     np.testing.assert_array_equal(ya[~diagonal][np.argsort(Xa[~diagonal, 0])], [2.0, 1.5])
-    assert with_diagonal_anchors(SEGRecipe("plain"), X, y)[0] is X
+    assert with_diagonal_anchors(0, X, y)[0] is X
 
 
 def test_learning_curves_are_the_table3_protocol_per_filter_and_the_apriori_rule(seg):
@@ -170,11 +148,12 @@ def test_learning_curves_are_the_table3_protocol_per_filter_and_the_apriori_rule
     result = learning_curves(seg, ("lavrentiev", "landweber"), (30, 60), 1, n_test=200,
                              progress=lambda done, total: seen.append((done, total)))
     for name in ("lavrentiev", "landweber"):
-        direct = run_seg_table3(seg, (30, 60), 1, SEGRecipe(name, filter=name), n_test=200)
+        settings = dataclasses.replace(PRESETS["paper"], filter=name)
+        direct = run_seg_table3(seg, (30, 60), 1, settings, n_test=200)
         for m in ("30", "60"):
             assert result["curves"][name]["sizes"][m]["misranking"] == \
                 pytest.approx(direct["sizes"][m]["misranking"], rel=1e-9)
-    direct = run_apriori(seg, (60,), 1, PAPER_RECIPE, draws=3, n_test=200)
+    direct = run_apriori(seg, (60,), 1, PRESETS["paper"], draws=3, n_test=200)
     assert result["apriori_applied"]["sizes"]["60"]["misranking"] == \
         pytest.approx(direct["sizes"]["60"]["misranking"], rel=1e-9)
     assert seen[-1] == (5, 5)  # 2 filters × 2 sizes × 1 repetition, then 1 a-priori repetition

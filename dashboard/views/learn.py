@@ -31,8 +31,10 @@ from dashboard.common import (
     size_limit,
 )
 from dashboard.learn_data import (
+    BACKGROUND_FROM,
     PanelChoice,
     at_lambda,
+    background_fit,
     fitted,
     learn_reference,
     simulated_panel,
@@ -47,11 +49,14 @@ from ranking_core.learn import (
     CRITERION_LABELS,
     FILTER_LABELS,
     KERNEL_LABELS,
+    PRESET_LABELS,
+    PRESETS,
     ROBUST_LABELS,
     RULE_LABELS,
     RULES,
     LearnedGrid,
     LearnSettings,
+    default_recipe,
     describe_settings,
     grid_metadata,
     robust_settings,
@@ -82,7 +87,8 @@ st.caption("Clinicians rate the risk (0 none … 4 extreme) of (reference, measu
            "regularized ranking turns a few hundred ratings into a full risk grid.")
 seg = seg_status()
 store = get_store()
-init_state(learn_source=SOURCES[0], learn_settings=LearnSettings(), learn_view=VIEWS[0],
+init_state(learn_source=SOURCES[0], learn_settings=LearnSettings(), learn_own_settings=False,
+           learn_view=VIEWS[0],
            learn_points=False, learn_interactive=False,
            **{f"learn_{name}": value for name, value in dataclasses.asdict(PanelChoice()).items()})
 settings: LearnSettings = st.session_state["learn_settings"]
@@ -109,9 +115,17 @@ def apply_setting(widget: str) -> None:
     value = st.session_state[widget]
     if widget == "learn_robust" and value == NO_ROBUST:
         value = None
+    changes = {FIELDS[widget]: value}
+    if widget == "learn_kernel":  # another kernel starts from its own width
+        changes["gamma"] = None
+    if widget == "learn_rule" and value == "manual":  # by hand, from the λ shown
+        changes["lam"] = st.session_state.get("learn_lam", 1e-3)
     try:
         st.session_state["learn_settings"] = dataclasses.replace(
-            st.session_state["learn_settings"], **{FIELDS[widget]: value})
+            st.session_state["learn_settings"], **changes)
+        st.session_state["learn_own_settings"] = True
+        if widget == "learn_kernel":
+            fill_widgets(st.session_state["learn_settings"], ["learn_gamma"])
     except ValueError as exc:  # keep the last valid settings and say why
         st.session_state["learn_setting_error"] = str(exc)
         fill_widgets(st.session_state["learn_settings"], [widget])
@@ -125,6 +139,7 @@ def refit_on_all() -> None:
 def use_robust_recipe() -> None:
     """Button callback: the settings shown, learning as the robust recipe does."""
     st.session_state["learn_settings"] = robust_settings(st.session_state["learn_settings"])
+    st.session_state["learn_own_settings"] = True
     fill_widgets(st.session_state["learn_settings"])
 
 
@@ -188,6 +203,15 @@ else:
         ratings = saved(store.url, info.name, info.version)
         data_key = f"saved:{store.url}:{info.version}"
 
+# -- the recipe: the ratings' default until a setting is changed by hand ------------------------
+recipe_line = "Recipe: your own settings (changed by hand)"
+if ratings is not None and not st.session_state["learn_own_settings"]:
+    recipe, why = default_recipe(ratings)
+    recipe_line = f"Recipe: {recipe}, {PRESET_LABELS[recipe]}: {why}"
+    if settings != PRESETS[recipe]:
+        settings = st.session_state["learn_settings"] = PRESETS[recipe]
+        fill_widgets(settings)
+
 # -- settings (always drawn, so an upload never resets them) --------------------------------------
 left, right = st.columns([1, 2.6], gap="large")
 with left:
@@ -212,7 +236,7 @@ with left:
                     on_change=apply_setting, args=("learn_anchors",),
                     help="an exact reading carries no risk: points (g, g) rated 0, spread "
                          "evenly over 0–600 mg/dL, are added to the ratings")
-    st.selectbox("How λ is chosen", RULES, format_func=RULE_LABELS.get, key="learn_rule",
+    st.selectbox("How λ is chosen", list(RULES), format_func=RULE_LABELS.get, key="learn_rule",
                  on_change=apply_setting, args=("learn_rule",))
     if settings.rule == "holdout":
         st.checkbox("Refit on all ratings at the chosen λ", key="learn_refit_all",
@@ -242,19 +266,51 @@ if ratings is None:
 
 # -- the fit: recomputed whenever the data or the settings differ from the result shown -----------
 key = (data_key, settings)
+
+
+@st.fragment(run_every=2)
+def wait_for_background_fit() -> None:
+    """Poll the worker process's fit; rerun the page when it is done."""
+    try:
+        state = background_fit(data_key, ratings, settings)
+    except ValueError:
+        st.rerun()  # the page shows the error
+    if isinstance(state, LearnedGrid):
+        st.rerun()
+    done, total = state
+    st.progress(min(done / total, 1.0), text=f"Fitting {len(ratings.frame):,} ratings in a "
+                f"background process: step {done} of {total}")
+
+
+def show_fit_error(exc: ValueError) -> None:
+    st.session_state.pop("learn_result", None)
+    st.session_state.pop("learn_result_key", None)
+    st.error(f"Cannot learn from this rating set: {plain(exc)}")
+    st.stop()
+
+
 if st.session_state.get("learn_result_key") != key:
     with right:
-        bar = st.progress(0.0, text="Fitting the ranker…")
-        try:
-            result = fitted(data_key, ratings, settings, progress=lambda done, total: bar.progress(
-                min(done / total, 1.0), text=f"Fitting the ranker: step {done} of {total}"))
-        except ValueError as exc:
+        if len(ratings.frame) > BACKGROUND_FROM:
+            try:
+                state = background_fit(data_key, ratings, settings)
+            except ValueError as exc:
+                show_fit_error(exc)
+            if not isinstance(state, LearnedGrid):
+                wait_for_background_fit()
+                st.stop()
+            result = state
+        else:
+            bar = st.progress(0.0, text="Fitting the ranker…")
+            try:
+                result = fitted(data_key, ratings, settings,
+                                progress=lambda done, total: bar.progress(
+                                    min(done / total, 1.0),
+                                    text=f"Fitting the ranker: step {done} of {total}"))
+            except ValueError as exc:
+                bar.empty()
+                show_fit_error(exc)
             bar.empty()
-            st.session_state.pop("learn_result", None)
-            st.session_state.pop("learn_result_key", None)
-            st.error(f"Cannot learn from this rating set: {plain(exc)}")
-            st.stop()
-        bar.empty()
     st.session_state["learn_result"] = result
     st.session_state["learn_result_key"] = key
     st.session_state["learn_lam"] = result.lam
@@ -450,6 +506,7 @@ def save_form(shown: LearnedGrid, comparison) -> None:
 
 with right:
     st.subheader("Result")
+    st.caption(recipe_line)
     st.caption("Computed with: " + " · ".join(
         f"{label.lower()} {value}" for label, value in describe_settings(result.settings).items())
         + f" · λ chosen {result.lam_chosen:.3g} · {result.n_ratings:,} ratings")

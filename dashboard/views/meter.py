@@ -25,7 +25,7 @@ from dashboard.common import (
 from ranking_core.grids.registry import get_grid
 from ranking_core.grids.seg import MISSING_SEG_MESSAGE
 from ranking_core.inputs import MGDL_PER_MMOLL, UNITS, InputError
-from ranking_core.inputs.series import SERIES_FORMATS, read_series
+from ranking_core.inputs.series import SERIES_FORMATS, GlucoseSeries, read_series
 from ranking_core.meter import MeterPairs, MeterReport, PairsFileError, meter_report, read_pairs
 from ranking_core.meter.display import FAILS, MEETS, NO_PAIRS, PASSES, VERDICT, display_frame
 from ranking_core.meter.document import (
@@ -61,7 +61,12 @@ def demo_pairs(n: int) -> pd.DataFrame:
     return pd.DataFrame({"BGM": panel["estimate"], "REF": panel["reference"]})
 
 
-UNIT_CONTROL = 'the "glucose unit of this file" choice'  # how messages name the page's control
+# how messages name the page's controls (their labels below)
+UNIT_CONTROL = 'the "glucose unit of this file" choice'
+ORDER_CONTROL = 'the "day/month order of the dates" choice'
+DEVICE_CONTROL = 'the "sensor device" choice'
+ORDERS = {"automatic": None, "day first": True, "month first": False}  # → read_series dayfirst
+ALL_DEVICES = "every device (refused if they overlap in time)"
 
 
 @st.cache_data(show_spinner="Reading the pairs…", max_entries=8)
@@ -69,12 +74,21 @@ def uploaded(content: bytes, name: str, unit: str | None) -> MeterPairs:
     return read_pairs(io.BytesIO(content), name=name, unit=unit, unit_option=UNIT_CONTROL)
 
 
-@st.cache_data(show_spinner="Reading and pairing the series…", max_entries=4)
+@st.cache_data(show_spinner="Reading the series…", max_entries=8)
+def series(content: bytes, name: str, format: str, unit: str | None,
+           dayfirst: bool | None) -> GlucoseSeries:
+    return read_series(content, format, unit=unit, name=name, unit_option=UNIT_CONTROL,
+                       dayfirst=dayfirst, order_option=ORDER_CONTROL)
+
+
+@st.cache_data(show_spinner="Pairing the series…", max_entries=4)
 def paired(sensor: tuple[bytes, str], reference: tuple[bytes, str], format: str,
-           unit: str | None, window: float, lag: float) -> Pairing:
-    series = [read_series(content, format, unit=unit, name=name, unit_option=UNIT_CONTROL)
-              for content, name in (sensor, reference)]
-    return pair_series(*series, window=window, lag=lag)
+           unit: str | None, dayfirst: bool | None, window: float, lag: float,
+           device: str | None) -> tuple[Pairing, MeterPairs]:
+    """The pairing and its pairs for the report (with their times: iCGM J/K)."""
+    pairing = pair_series(*(series(*file, format, unit, dayfirst) for file in (sensor, reference)),
+                          window=window, lag=lag, device=device, device_option=DEVICE_CONTROL)
+    return pairing, pairing.meter_pairs()
 
 
 def show_reading(messages: list[str] | tuple[str, ...]) -> None:
@@ -136,14 +150,29 @@ elif source == "Sensor + reference":
                             step=0.5, key="meter_lag")
     series_format = c[2].selectbox("format", SERIES_FORMATS, key="meter_format")
     if sensor is not None and reference is not None:
-        unit = unit_choice(f"{sensor.file_id} {reference.file_id}")
+        files = f"{sensor.file_id} {reference.file_id}"
+        unit = unit_choice(files)
+        order = st.radio("day/month order of the dates", list(ORDERS), horizontal=True,
+                         key=f"meter_order {files}", help="For dates written with the year "
+                         "last (05-04-2024). Automatic: decided from the whole file (a number "
+                         "above 12 can only be a day); refused when nothing decides it.")
         try:
-            pairing = paired((sensor.getvalue(), sensor.name),
-                             (reference.getvalue(), reference.name), series_format, unit,
-                             float(window), float(lag))
-            pairs, dataset = pairing.meter_pairs(), f"{sensor.name} + {reference.name}"
+            files_read = ((sensor.getvalue(), sensor.name),
+                          (reference.getvalue(), reference.name))
+            devices = series(*files_read[0], series_format, unit, ORDERS[order]).devices
+            names = [] if devices is None else list(np.unique(devices.astype(str)))
+            device = None
+            if len(names) > 1:  # a Dexcom export from several sensors (Source Device ID)
+                chosen = st.selectbox("sensor device", [ALL_DEVICES, *names],
+                                      key=f"meter_device {sensor.file_id}", help="The sensor "
+                                      "file's Source Device IDs: readings of devices that "
+                                      "overlap in time are paired one device at a time.")
+                device = None if chosen == ALL_DEVICES else str(chosen)
+            pairing, pairs = paired(*files_read, series_format, unit, ORDERS[order],
+                                    float(window), float(lag), device)
+            dataset = f"{sensor.name} + {reference.name}"
             pairs_key = ("paired", sensor.file_id, reference.file_id, series_format, unit,
-                         float(window), float(lag))
+                         order, float(window), float(lag), device)
             given = {"sensor file": sensor.name, "sensor file sha256": sha256(
                 sensor.getvalue()).hexdigest(), "reference file": reference.name,
                      "reference file sha256": sha256(reference.getvalue()).hexdigest()}

@@ -75,12 +75,14 @@ PROTOCOL_LEARNERS = {
     "slr": "regressor",
     "rankboost": "rankboost",
 }
-# Every registry learner once: under its protocol name if it has one, else its registry name.
+# Every registry learner once (but those made for glucose pairs only): under its protocol name if
+# it has one, else its registry name.
 # Kriukova et al. 2014, §4.2: Jester ratings (−10..10) are shifted by +10, so that −1 can mean
 # "not rated".
 JESTER_SHIFT = 10.0
 LEARNERS = (*PROTOCOL_LEARNERS,
-            *(name for name in REGISTRY if name not in PROTOCOL_LEARNERS.values()))
+            *(name for name, spec in REGISTRY.items()
+              if name not in PROTOCOL_LEARNERS.values() and not spec.glucose_pairs))
 METRICS = ("pairwise_misranking", "msd", "m1d", "ndcg10")
 MISSING = ("minus-one", "median")
 SPLIT_ATTEMPTS = 100

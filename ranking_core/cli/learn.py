@@ -1,13 +1,16 @@
 """``riskgrid learn RATINGS --out-dir DIR``: learn a risk grid from a rating file and write it as
 ``grid.npy``, ``grid.csv``, ``grid.png`` and ``grid.json`` (:mod:`ranking_core.grids.files`).
 
-The options map one to one onto :class:`ranking_core.learn.LearnSettings` (defaults: the best SEG
-recipe); :func:`settings_from_options` builds the settings, so further options can be added beside
-these without touching the fit.
+The options map one to one onto :class:`ranking_core.learn.LearnSettings`: they change the
+recipe named by ``--recipe`` (a preset, :data:`ranking_core.learn.PRESETS`), by default the one
+the ratings call for (:func:`ranking_core.learn.default_recipe`: robust for a rater panel, best
+otherwise); :func:`settings_from_options` builds the settings. The choices offered (kernels,
+filters, λ rules, recipes) are read from their registries.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Annotated
 
@@ -15,14 +18,25 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from ranking_core.filters import FILTERS
+from ranking_core.learn import KERNELS, METHOD_LABELS, PRESET_LABELS, PRESETS, RULES
+
 console = Console()
 
 
-def settings_from_options(**options: object):
-    """:class:`~ranking_core.learn.LearnSettings` from the command's options (None = default)."""
-    from ranking_core.learn import LearnSettings
+def _names(registry) -> str:
+    names = list(registry)
+    return ", ".join(names[:-1]) + " or " + names[-1]
 
-    return LearnSettings(**{k: v for k, v in options.items() if v is not None})
+
+def settings_from_options(recipe: str, **options: object):
+    """The preset ``recipe`` changed by the command's options (None = the preset's value); a
+    new kernel without ``gamma`` takes that kernel's own default width."""
+    base = PRESETS[recipe]
+    given = {k: v for k, v in options.items() if v is not None}
+    if "kernel" in given and "gamma" not in given:
+        given["gamma"] = None
+    return dataclasses.replace(base, **given)
 
 
 def _show(result, paths: list[Path]) -> None:
@@ -34,15 +48,13 @@ def _show(result, paths: list[Path]) -> None:
     for label, value in describe_settings(result.settings).items():
         table.add_row(label, value)
     table.add_row("λ chosen", f"{result.lam:.4g}")
+    table.add_row("Computed by", METHOD_LABELS[result.method])
     table.add_row("Ratings", f"{result.n_ratings:,}")
     table.add_row("Points fitted", f"{result.points_fitted:,} of {len(result.y):,}")
     console.print(table)
     console.print(f"ratings checksum {result.checksum}", soft_wrap=True)
     for advice in settings_advice(result):
         console.print(f"[yellow]note:[/yellow] {advice}", soft_wrap=True)
-    if result.settings.robust is None and result.from_a_panel:
-        console.print("[yellow]note:[/yellow] --robust huber learns robustly; --panel-report "
-                      "adds the report on the raters.", soft_wrap=True)
     for path in paths:
         console.print(f"wrote {path}", soft_wrap=True)
 
@@ -55,21 +67,24 @@ def learn(
     unit: Annotated[str | None, typer.Option(
         help="Glucose unit of the file: mg/dL or mmol/L (default: as named in the header, "
              "else mg/dL; values that look like mmol/L are refused without it).")] = None,
+    recipe: Annotated[str | None, typer.Option(
+        help=f"Named recipe the options below change: {_names(PRESETS)} (default: robust when "
+             "the ratings come from a panel, i.e. a rater column or answers in steps of 1 or "
+             "0.5; best otherwise).")] = None,
     kernel: Annotated[str | None, typer.Option(
-        help="Kernel: laplacian or gaussian (default: laplacian).")] = None,
+        help=f"Kernel: {_names(KERNELS)} (default: laplacian).")] = None,
     gamma: Annotated[float | None, typer.Option(
-        help="Kernel width γ: mg/dL (Laplacian) or (mg/dL)² (Gaussian) of the glucose "
-             "coordinates (default: 1000).")] = None,
+        help="Kernel width γ of the glucose coordinates (default: the kernel's own, "
+             + ", ".join(f"{cls.glucose_width:g} {cls.width_unit} for the {name}"
+                         for name, cls in KERNELS.items()) + ").")] = None,
     scale: Annotated[str | None, typer.Option(
         help="Glucose coordinates: log or linear (default: log).")] = None,
     filter: Annotated[str | None, typer.Option(
-        "--filter", help="Spectral filter: lavrentiev, iterated-lavrentiev, spectral-cutoff, "
-                         "landweber or showalter (default: lavrentiev).")
+        "--filter", help=f"Spectral filter: {_names(FILTERS)} (default: lavrentiev).")
     ] = None,
     order: Annotated[int | None, typer.Option(help="Order k of iterated Lavrentiev.")] = None,
     rule: Annotated[str | None, typer.Option(
-        help="How λ is chosen: kfold, holdout, quasi-optimality, apriori or manual "
-             "(default: kfold).")] = None,
+        help=f"How λ is chosen: {_names(RULES)} (default: kfold).")] = None,
     lam: Annotated[float | None, typer.Option(
         "--lambda", help="λ for --rule manual.")] = None,
     signed: Annotated[bool | None, typer.Option(
@@ -84,8 +99,8 @@ def learn(
     robust: Annotated[str | None, typer.Option(
         help="Robust learning for real panels: huber or tukey (weights for outlying ratings, "
              "a rater model when the file has a rater column, coarse answers as intervals), "
-             "or squared (rater model only). Default: none, or huber with --panel-report or "
-             "--band.")
+             "squared (rater model only) or none. Default: the recipe's (huber for the robust "
+             "recipe), huber with --panel-report or --band.")
     ] = None,
     criterion: Annotated[str | None, typer.Option(
         help="What cross-validation or hold-out minimises: misranking or absolute-error "
@@ -112,26 +127,22 @@ def learn(
     """Learn a risk grid from a rating set and write it as files (NumPy, CSV, PNG, JSON)."""
     from ranking_core.blas_threads import fit_threads
     from ranking_core.cli.progress import progress_bar
-    from ranking_core.learn import learn_grid, write_grid_files
+    from ranking_core.learn import (
+        check_rating_count,
+        default_recipe,
+        fit_method,
+        learn_grid,
+        write_grid_files,
+    )
     from ranking_core.ratings import RatingSetError, read_rating_set
 
     try:
-        robust = robust or ("huber" if panel_report is not None or band else None)
-        settings = settings_from_options(
-            kernel=kernel, gamma=gamma, scale=scale, filter=filter, order=order, rule=rule,
-            lam=lam, signed=signed, refit_all=refit_all or None, robust=robust,
-            anchors=anchors, criterion=criterion,
-            monotone=bool(robust) if monotone is None else monotone)
         if out_dir is None and (save is None or band):
             raise ValueError("give --out-dir DIR for the files (or only --save NAME)")
         if save is not None:
             from ranking_core.storage import check_record_name
 
             check_record_name(save, "learned_grid")  # before the fit, not after it
-        if band and not settings.has_band:
-            raise ValueError("--band needs the Lavrentiev filter (the band is the posterior of "
-                             "the Gaussian process that filter's fit is the mean of); got "
-                             f"--filter {settings.filter}")
         data = read_rating_set(ratings, unit=unit)
     except (RatingSetError, ValueError) as exc:
         console.print(f"[red]{exc}[/red]", soft_wrap=True)
@@ -139,6 +150,39 @@ def learn(
     if data.report():
         console.print(f"[yellow]{len(data.frame)} ratings kept; refused or noted:[/yellow]\n"
                       f"{data.report()}", highlight=False)
+    try:
+        if recipe is None:
+            recipe, why = default_recipe(data)
+        elif recipe not in PRESETS:
+            raise ValueError(f"--recipe must be one of {_names(PRESETS)}; got {recipe!r}")
+        else:
+            why = "named by --recipe"
+        if robust is None and (panel_report is not None or band) \
+                and PRESETS[recipe].robust is None:
+            robust = "huber"
+        changes = {}
+        if robust is not None:
+            changes["robust"] = None if robust == "none" else robust
+            if monotone is None:
+                changes["monotone"] = changes["robust"] is not None
+        settings = settings_from_options(
+            recipe, kernel=kernel, gamma=gamma, scale=scale, filter=filter, order=order,
+            rule=rule, lam=lam, signed=signed, refit_all=refit_all or None, anchors=anchors,
+            criterion=criterion, monotone=monotone)
+        settings = dataclasses.replace(settings, **changes)
+        if band and not settings.has_band:
+            raise ValueError("--band needs the Lavrentiev filter and robust learning (the band "
+                             "is the posterior of the Gaussian process that filter's fit is "
+                             "the mean of, with the noise robust learning measures); got "
+                             f"--filter {settings.filter}, --robust {settings.robust or 'none'}")
+        fit_method(settings, len(data.frame))  # refuse a size beyond the budget at once
+        check_rating_count(data.y)
+    except ValueError as exc:
+        console.print(f"[red]cannot learn from {ratings.name}: {exc}[/red]", soft_wrap=True)
+        raise typer.Exit(1) from None
+    changed = settings != PRESETS[recipe]
+    console.print(f"recipe: {recipe}{' (changed by the options)' if changed else ''}, "
+                  f"{PRESET_LABELS[recipe]}: {why}", soft_wrap=True, highlight=False)
     try:
         with progress_bar("fitting") as update, fit_threads(len(data.frame)):
             if panel_report is None:

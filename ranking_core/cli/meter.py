@@ -11,10 +11,10 @@ from typing import Annotated
 import pandas as pd
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from ranking_core.cli import shown
 from ranking_core.grids.registry import get_grid
 from ranking_core.grids.seg import (
     MISSING_SEG_MESSAGE,
@@ -138,7 +138,7 @@ def meter_report(
 
     if profile not in (*profile_names(), "all"):
         console.print(f"--profile: choose one of {', '.join(profile_names())} or all; got "
-                      f"{escape(profile)}", style="red")
+                      f"{shown(profile)}", style="red", highlight=False)
         raise typer.Exit(1)
     profiles = profile_names() if profile == "all" else (profile,)
     if report_file is not None:
@@ -146,16 +146,16 @@ def meter_report(
 
         if report_file.suffix.lower() not in REPORT_FORMATS:
             console.print(f"--report: the file must end in {' or '.join(REPORT_FORMATS)}; got "
-                          f"{escape(report_file.name)}", style="red")
+                          f"{shown(report_file.name)}", style="red", highlight=False)
             raise typer.Exit(1)
     limits = with_limits(None, max_rows=max_rows,
                          max_bytes=None if max_mb is None else int(max_mb * 2**20))
     try:
         data = read_pairs(pairs, unit=unit, sheet=sheet, limits=limits)
     except PairsFileError as exc:
-        console.print(escape(str(exc)), style="red")
+        console.print(shown(exc), style="red", highlight=False)
         raise typer.Exit(1) from exc
-    console.print(escape(data.messages[0]))
+    console.print(shown(data.messages[0]), highlight=False)
     if data.glucose_unit != "mg/dL":
         console.print(f"glucose read in {data.glucose_unit}, converted to mg/dL "
                       f"(× {MGDL_PER_MMOLL}) for the SEG tool's tables; glucose below is in "
@@ -163,11 +163,11 @@ def meter_report(
     try:
         table = find_seg_table(seg_table)
     except SEGTableMissing as exc:
-        console.print(f"[yellow]{exc}[/yellow]\nThe SEG risk tables are left out; the other "
+        console.print(f"[yellow]{shown(exc)}[/yellow]\nThe SEG risk tables are left out; the other "
                       "tables follow.")
         table = None
     except SEGTableError as exc:
-        console.print(f"[red]{exc}[/red]")
+        console.print(shown(exc), style="red", highlight=False)
         raise typer.Exit(1) from exc
     learned = None
     given = {"input file": pairs.name, "input file sha256": _sha256(pairs)}
@@ -177,41 +177,41 @@ def meter_report(
         try:
             learned = read_grid_file(learned_grid)
         except GridFileError as exc:
-            console.print(f"[red]{exc}[/red]", highlight=False, soft_wrap=True)
+            console.print(shown(exc), style="red", highlight=False, soft_wrap=True)
             raise typer.Exit(1) from None
         given.update(_learned_provenance(learned_grid))
     try:
         report = build_report(data, table, learned, parkes_type=parkes_type, profiles=profiles,
                               provenance=given)
     except ValueError as exc:
-        console.print(f"[red]{exc}[/red]")
+        console.print(shown(exc), style="red", highlight=False)
         raise typer.Exit(1) from exc
     for message in report.messages:
         if message not in (MISSING_SEG_MESSAGE, data.messages[0]):  # both printed above
-            console.print("[yellow]note:[/yellow]", escape(message))
+            console.print("[yellow]note:[/yellow]", shown(message), highlight=False)
     _print_tables(report)
     for note in report.acceptance_notes:
-        console.print(escape(note), highlight=False)
+        console.print(shown(note), highlight=False)
     for caveat in report.caveats:
-        console.print("[bold yellow]caution:[/bold yellow]", escape(caveat))
+        console.print("[bold yellow]caution:[/bold yellow]", shown(caveat), highlight=False)
     if pairs_out is not None:
         from ranking_core.meter.export import safe_csv
         from ranking_core.meter.report import pair_results
 
         pairs_out.parent.mkdir(parents=True, exist_ok=True)
         pairs_out.write_bytes(safe_csv(pair_results(report)).encode("utf-8"))
-        console.print(f"wrote {escape(str(pairs_out))}", highlight=False)
+        console.print(f"wrote {shown(pairs_out)}", highlight=False)
     if report_file is not None:
         from ranking_core.meter.document import write_report
 
-        with console.status(f"Writing {report_file.name}…"):
+        with console.status(f"Writing {shown(report_file.name)}…"):
             write_report(report_file, report, table, learned, name=pairs.name)
-        console.print(f"wrote {report_file}")
+        console.print(f"wrote {shown(report_file)}", highlight=False)
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)
         payload = report.to_dict()
         json_out.write_text(json.dumps(payload, indent=2))
-        console.print(f"wrote {json_out}")
+        console.print(f"wrote {shown(json_out)}", highlight=False)
     if out_dir is not None:
         from ranking_core.meter.export import FigureExportError, write_report_files
         from ranking_core.meter.figures import bland_altman_figure, seg_heatmap
@@ -222,7 +222,7 @@ def meter_report(
         try:
             paths = write_report_files(report, out_dir, figures, png=png)
         except FigureExportError as exc:
-            console.print(f"[red]{exc}[/red]")
+            console.print(shown(exc), style="red", highlight=False)
             raise typer.Exit(1) from exc
         from ranking_core.meter.document import report_figures
         from ranking_core.meter.grid_plots import figure_png
@@ -230,4 +230,4 @@ def meter_report(
         for name, figure in report_figures(report, table, learned).items():
             paths.append(out_dir / f"{name}.png")  # the report's plots: no browser needed
             paths[-1].write_bytes(figure_png(figure))
-        console.print(f"wrote {len(paths)} files to {out_dir}")
+        console.print(f"wrote {len(paths)} files to {shown(out_dir)}", highlight=False)

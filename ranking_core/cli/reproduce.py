@@ -17,7 +17,6 @@ from ranking_core.experiments.academic import PAPER_TABLE1, run_academic
 from ranking_core.experiments.seg import PAPER_APRIORI, PAPER_TABLE3, run_apriori, run_seg_table3
 from ranking_core.grids.compare import DIFFERENCE_BINS
 from ranking_core.grids.seg import SEGTable, SEGTableError, SEGTableMissing, find_seg_table
-from ranking_core.recipes import RECIPES, SEGRecipe
 from ranking_core.selection import PROTOCOLS
 
 app = typer.Typer(help="Reproduce the experiments of the source papers.", no_args_is_help=True,
@@ -90,11 +89,15 @@ def _seg_table_or_exit(path: Path | None) -> SEGTable:
         raise typer.Exit(code=2) from exc
 
 
-def _recipe_or_exit(name: str) -> SEGRecipe:
-    if name not in RECIPES:
-        console.print(f"--recipe must be one of {', '.join(RECIPES)}; got {name!r}")
+def _recipe_or_exit(name: str):
+    """The preset ``name`` of :data:`ranking_core.learn.PRESETS`; otherwise say which exist,
+    exit 2."""
+    from ranking_core.learn import PRESETS
+
+    if name not in PRESETS:
+        console.print(f"--recipe must be one of {', '.join(PRESETS)}; got {name!r}")
         raise typer.Exit(code=2)
-    return RECIPES[name]
+    return PRESETS[name]
 
 
 def _pct(value: float | None) -> str:
@@ -104,7 +107,8 @@ def _pct(value: float | None) -> str:
 SegTableOption = Annotated[Path | None, typer.Option(
     "--seg-table", help="SEG RiskPairData CSV/CSV.gz/XLSX (default: $SEG_TABLE).")]
 RecipeOption = Annotated[str, typer.Option(
-    "--recipe", help="paper (Kriukova et al.'s exact recipe) or best (the project's best).")]
+    "--recipe", help="paper (Kriukova et al.'s exact recipe), best (the project's best) or "
+                     "robust (the best, learning robustly).")]
 RepsOption = Annotated[int, typer.Option(help="Repetitions per size.", min=1, max=MAX_REPS)]
 SeedOption = Annotated[int, typer.Option(help="Random seed.")]
 JsonOutOption = Annotated[Path | None, typer.Option("--json", "--out", help="Write JSON here.")]
@@ -125,9 +129,9 @@ def seg_table3(
     table = _seg_table_or_exit(seg_table)
     chosen = _recipe_or_exit(recipe)
     sizes = m or [100, 200, 300, 400]
-    with progress_bar(f"SEG reconstruction ({chosen.name})") as update:
+    with progress_bar(f"SEG reconstruction ({recipe})") as update:
         result = run_seg_table3(table, sizes, reps, chosen, seed=seed, progress=update)
-    grid = Table(title=f"SEG reconstruction, recipe {chosen.name!r}: % of 1,000 test points per "
+    grid = Table(title=f"SEG reconstruction, recipe {recipe!r}: % of 1,000 test points per "
                        "|Δy| bin and pairwise misranking (mean ± sd), ours | paper "
                        "(Kriukova et al. 2014, Table 3)")
     grid.add_column("Δy")
@@ -169,11 +173,11 @@ def apriori(
     table = _seg_table_or_exit(seg_table)
     chosen = _recipe_or_exit(recipe)
     sizes = m or [PAPER_APRIORI["m"]]
-    with progress_bar(f"a-priori λ ({chosen.name})") as update:
+    with progress_bar(f"a-priori λ ({recipe})") as update:
         result = run_apriori(table, sizes, reps, chosen, draws=draws, beta_max=beta_max,
                              seed=seed, progress=update)
     grid = _right_aligned_table(
-        f"A-priori λ̃(m) from λ₊ on m = 20, 30, 40, 50, recipe {chosen.name!r}: "
+        f"A-priori λ̃(m) from λ₊ on m = 20, 30, 40, 50, recipe {recipe!r}: "
         "pairwise misranking on 1,000 unseen points (paper: Kriukova et al. 2014, §4.4)",
         ("m", "misranking (ours)", "paper", "α (median)", "β (median)", "λ̃(m) (median)"))
     for size in sizes:

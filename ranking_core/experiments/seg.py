@@ -8,13 +8,16 @@ m/2 points fit, the last m/2 choose λ from λ_j = 0.95^j (j < 200) by pairwise 
 and the distribution of |Δy| in bins of 0.5). §4.4: λ₊ found the same way on m = 20, 30, 40, 50
 gives the a-priori rule λ̃(m) = α·m^(−β/2), applied at m = 400.
 
-A :class:`~ranking_core.recipes.SEGRecipe` names every choice that the paper fixes (kernel width,
-glucose coordinates, filter, λ grid, how λ is chosen), so that the improvements measured in
-``docs/RESULTS.md`` are runs of the same protocol with another recipe.
+A :class:`~ranking_core.learn.LearnSettings` names every choice that the paper fixes (kernel
+width, glucose coordinates, filter, λ grid, how λ is chosen; the paper's own is
+``PRESETS["paper"]``), and every fit goes through :func:`~ranking_core.learn.learn_grid`, so the
+improvements measured in ``docs/RESULTS.md`` are runs of the same protocol with other
+settings.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -24,9 +27,14 @@ from sklearn.base import clone
 from ranking_core.grids.compare import DIFFERENCE_BINS, difference_shares
 from ranking_core.grids.seg import GLUCOSE_MAX, SEGTable
 from ranking_core.grids.signed import AbsoluteRisk, signed_ratings
-from ranking_core.learners.spectral import SpectralRanker
+from ranking_core.learn import (
+    PRESETS,
+    LearnSettings,
+    learn_grid,
+    preset_name,
+    with_diagonal_anchors,
+)
 from ranking_core.metrics import pairwise_misranking
-from ranking_core.recipes import PAPER_RECIPE, SEGRecipe, fit_recipe, with_diagonal_anchors
 from ranking_core.selection import fit_apriori_lambda
 
 __all__ = [
@@ -60,7 +68,7 @@ def draw_seg_ratings(
     return X, table.risk(X[:, 0], X[:, 1])
 
 
-def _evaluate(model: SpectralRanker | AbsoluteRisk, table: SEGTable, rng: np.random.Generator,
+def _evaluate(model: object, table: SEGTable, rng: np.random.Generator,
               n_test: int) -> tuple[float, NDArray]:
     X_test, y_test = draw_seg_ratings(table, n_test, rng)
     predicted = model.predict(X_test)
@@ -82,35 +90,32 @@ def run_seg_table3(
     table: SEGTable,
     sizes: Sequence[int] = (100, 200, 300, 400),
     repeats: int = 20,
-    recipe: SEGRecipe = PAPER_RECIPE,
+    recipe: LearnSettings = PRESETS["paper"],
     n_test: int = 1000,
     seed: int = 0,
     progress: Progress | None = None,
 ) -> dict:
-    """Kriukova et al. 2014, §4.3, Table 3. Misranking and |Δy| bin shares are fractions (0.029 =
-    2.9 %), mean over repetitions (sd with ddof = 1); every repetition draws fresh training and test
-    sets.
+    """Kriukova et al. 2014, §4.3, Table 3, with ``recipe`` (default the paper's settings).
+    Misranking and |Δy| bin shares are fractions (0.029 = 2.9 %), mean over repetitions (sd
+    with ddof = 1); every repetition draws fresh training and test sets.
     """
     rng = np.random.default_rng(seed)
-    result: dict = {"protocol": "Kriukova et al. 2014, §4.3 (Table 3)", "recipe": recipe.describe(),
+    result: dict = {"protocol": "Kriukova et al. 2014, §4.3 (Table 3)",
+                    "recipe": {"name": preset_name(recipe), **recipe.to_dict()},
                     "repeats": repeats, "n_test": n_test, "seed": seed, "sizes": {}}
     done, total = 0, len(sizes) * repeats
     for m in sizes:
-        misranking, shares, lams, gammas = [], [], [], []
+        misranking, shares, lams = [], [], []
         for _ in range(repeats):
-            X, y = draw_seg_ratings(table, int(m), rng)
-            model, lam, gamma = fit_recipe(recipe, X, y)
-            score, share = _evaluate(model, table, rng, n_test)
+            learned = learn_grid(draw_seg_ratings(table, int(m), rng), recipe)
+            score, share = _evaluate(learned.risk_model, table, rng, n_test)
             misranking.append(score)
             shares.append(share)
-            lams.append(lam)
-            gammas.append(gamma)
+            lams.append(learned.lam)
             done += 1
             if progress is not None:
                 progress(done, total)
-        result["sizes"][str(m)] = _summary(
-            misranking, shares, {"lambda": lams, "gamma": [
-                list(g) if isinstance(g, tuple) else g for g in gammas]})
+        result["sizes"][str(m)] = _summary(misranking, shares, {"lambda": lams})
     return result
 
 
@@ -118,7 +123,7 @@ def run_apriori(
     table: SEGTable,
     sizes: Sequence[int] = (400,),
     repeats: int = 20,
-    recipe: SEGRecipe = PAPER_RECIPE,
+    recipe: LearnSettings = PRESETS["paper"],
     small_sizes: Sequence[int] = (20, 30, 40, 50),
     draws: int = 1,
     beta_max: float = 1.0,
@@ -130,15 +135,14 @@ def run_apriori(
     found by the hold-out protocol on ``draws`` random subsets of each small size
     (:func:`~ranking_core.selection.fit_apriori_lambda`, 0 < β ≤ ``beta_max``; the theory's
     β = 1/(r + 1) ≤ 1); fit all m ratings at λ̃(m)
-    with the recipe's first γ; measure on ``n_test`` new points. Fractions, as in
+    with the recipe's γ; measure on ``n_test`` new points. Fractions, as in
     :func:`run_seg_table3`.
     """
     rng = np.random.default_rng(seed)
-    gamma = recipe.gammas[0]
-    ranker = recipe.ranker(gamma)
+    ranker = recipe.least_squares().ranker()
     result: dict = {"protocol": "Kriukova et al. 2014, §4.4 (a-priori λ)",
-                    "recipe": recipe.describe(),
-                    "gamma": list(gamma) if isinstance(gamma, tuple) else gamma,
+                    "recipe": {"name": preset_name(recipe), **recipe.to_dict()},
+                    "gamma": recipe.gamma,
                     "small_sizes": list(small_sizes), "draws": draws, "beta_max": beta_max,
                     "repeats": repeats,
                     "n_test": n_test, "seed": seed, "sizes": {}}
@@ -146,7 +150,7 @@ def run_apriori(
     for m in sizes:
         misranking, shares, rules = [], [], []
         for _ in range(repeats):
-            X, y = with_diagonal_anchors(recipe, *draw_seg_ratings(table, int(m), rng))
+            X, y = with_diagonal_anchors(recipe.anchors, *draw_seg_ratings(table, int(m), rng))
             targets = signed_ratings(X, y) if recipe.signed else y
             rule = fit_apriori_lambda(ranker, X, targets, sizes=small_sizes, draws=draws,
                                       lams=recipe.lams(), beta_max=beta_max, n_bootstrap=0,
@@ -194,12 +198,13 @@ def learning_curves(
 
     curves, done = {}, 0
     for name in filters:
-        curves[name] = run_seg_table3(table, sizes, repeats, SEGRecipe(name, filter=name),
-                                      n_test=n_test, progress=from_(done))
+        settings = dataclasses.replace(PRESETS["paper"], filter=name)
+        curves[name] = run_seg_table3(table, sizes, repeats, settings, n_test=n_test,
+                                      progress=from_(done))
         done += len(sizes) * repeats
     X, y = draw_seg_ratings(table, max(sizes), np.random.default_rng(0))
-    rule = fit_apriori_lambda(PAPER_RECIPE.ranker(PAPER_RECIPE.gammas[0]), X, y, draws=5,
-                              lams=PAPER_RECIPE.lams())
-    applied = run_apriori(table, (max(sizes),), repeats, PAPER_RECIPE, draws=3, n_test=n_test,
+    paper = PRESETS["paper"]
+    rule = fit_apriori_lambda(paper.ranker(), X, y, draws=5, lams=paper.lams())
+    applied = run_apriori(table, (max(sizes),), repeats, paper, draws=3, n_test=n_test,
                           progress=from_(done))
     return {"curves": curves, "apriori": rule, "apriori_applied": applied}

@@ -59,7 +59,7 @@ def learned_grid(model, axis: ArrayLike = GLUCOSE_AXIS) -> NDArray[np.float64]:
     Returns
     -------
     (n, n) predicted ratings: read off ``surface_`` for a lattice solve
-    (:class:`~ranking_core.direct.DirectRanker`) on the same axis; O(n²·m) flops by
+    (:class:`~ranking_core.learners.direct.DirectRanker`) on the same axis; O(n²·m) flops by
     factorisation for Gaussian and Laplacian kernels (centres in blocks, so memory stays
     O(n·block) at any m); otherwise ``model.predict`` on the n² lattice points (which blocks its
     kernel rows).

@@ -53,7 +53,7 @@ from numpy.typing import NDArray
 
 from ranking_core.inputs.text import UNSAFE, UNSAFE_RULE
 from ranking_core.inputs.units import UnitError, check_unit, resolve_unit, to_mgdl
-from ranking_core.validation import describe_rows
+from ranking_core.validation import counted, describe_rows
 
 __all__ = [
     "ACCEPTED_FORMATS",
@@ -244,7 +244,7 @@ class TableRead:
 
     def summary(self) -> str:
         """'pairs.csv: 120 rows read, 3 refused'."""
-        return f"{self.source}: {self.n_read:,} rows read, {self.n_refused:,} refused"
+        return f"{self.source}: {counted(self.n_read, 'row')} read, {self.n_refused:,} refused"
 
     def messages(self) -> list[str]:
         """The summary, each group of refused rows, then the notes."""

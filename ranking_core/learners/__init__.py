@@ -6,7 +6,10 @@ Families: :mod:`~ranking_core.learners.spectral` (spectral regularization, Kriuk
 (large m), :mod:`~ranking_core.learners.online` (on-line MPRank) and
 :mod:`~ranking_core.learners.svrank` (Cortes et al. 2007), :mod:`~ranking_core.learners.rankboost`
 (Freund et al. 2003), :mod:`~ranking_core.learners.dorm` (Le & Smola 2007),
-:mod:`~ranking_core.learners.pairwise_linear` (Duchi et al. 2010); shared pieces in
+:mod:`~ranking_core.learners.pairwise_linear` (Duchi et al. 2010),
+:mod:`~ranking_core.learners.robust` (robust ranking of rater panels, with its k-fold choice
+``kfold_robust``) and :mod:`~ranking_core.learners.direct` (Lavrentiev at one λ by a Cholesky or
+glucose-lattice solve, with its fast k-fold choice ``fast_kfold_lambda``); shared pieces in
 :mod:`~ranking_core.learners.base`.
 
 ``LEARNERS`` maps a short name to a :class:`LearnerSpec`: how to build the estimator for a
@@ -27,16 +30,18 @@ from sklearn.kernel_approximation import Nystroem
 from sklearn.pipeline import make_pipeline
 
 from ranking_core.filters import FILTERS
+from ranking_core.learners.direct import DirectRanker
 from ranking_core.learners.dorm import DORM
 from ranking_core.learners.nystrom import NystromRanker
 from ranking_core.learners.online import OnlineMPRank
 from ranking_core.learners.preference import PreferenceRanker
 from ranking_core.learners.rankboost import RankBoost
+from ranking_core.learners.robust import RobustRanker
 from ranking_core.learners.spectral import SpectralRanker, SpectralRegressor
 from ranking_core.learners.svrank import SVRank
 from ranking_core.selection import paper_lambda_grid
 
-__all__ = ["LEARNERS", "LearnerSpec"]
+__all__ = ["LEARNERS", "DirectRanker", "LearnerSpec", "RobustRanker"]
 
 
 @dataclass(frozen=True)
@@ -44,7 +49,9 @@ class LearnerSpec:
     """A learner: ``make(gamma)`` builds it; ``grid(m)`` gives the values of ``param`` to try
     when it is fitted on m points (λ in the learner's own scaling for path learners);
     ``lam_scale(m)`` is that scaling: the learner's λ for the λ of Kriukova et al. 2014 on m
-    points."""
+    points. ``glucose_pairs`` marks a learner that reads its inputs as (reference, estimate[,
+    rater]) glucose pairs only (not features of another task, such as collaborative
+    filtering's)."""
 
     make: Callable[[float], BaseEstimator]
     description: str
@@ -53,6 +60,7 @@ class LearnerSpec:
     grid: Callable[[int], NDArray[np.float64]]
     max_m: int | None = None
     lam_scale: Callable[[int], float] = lambda m: 1.0
+    glucose_pairs: bool = False
 
 
 def _paper_grid(m: int) -> NDArray[np.float64]:
@@ -108,6 +116,15 @@ LEARNERS: dict[str, LearnerSpec] = {
         "DORM (Le & Smola 2007): max-margin full-list NDCG, linear on 40 Nyström Gaussian "
         "features; all points form one query",
         False, "dorm__C", _fixed(0.1, 1.0, 10.0), max_m=1000),
+    "robust": LearnerSpec(
+        lambda gamma: RobustRanker(SpectralRanker(gamma=gamma)),
+        "RobustRanker: Lavrentiev with Huber weights, a rater model and coarse answers as "
+        "intervals (the robust recipe's learner)",
+        True, "lam", _paper_grid, glucose_pairs=True),
+    "direct": LearnerSpec(
+        lambda gamma: DirectRanker("gaussian", gamma=gamma),
+        "DirectRanker: Lavrentiev at one λ by one Cholesky solve (the fast path's refit)",
+        False, "lam", _fixed(1e-2, 1e-3, 1e-4)),
     "rankboost": LearnerSpec(
         lambda gamma: RankBoost(),
         "RankBoost with threshold weak rankers (Freund et al. 2003), a baseline",

@@ -30,6 +30,7 @@ from reportlab.platypus import Flowable
 
 from ranking_core.grids.registry import RiskGrid, get_grid, grids
 from ranking_core.grids.seg import MISSING_SEG_MESSAGE, SEGTable
+from ranking_core.inputs.text import printable
 from ranking_core.meter.display import FAILS, MEETS, PASSES, display_frame
 from ranking_core.meter.grid_plots import figure_png, grid_plot
 from ranking_core.meter.report import MeterReport
@@ -183,30 +184,45 @@ td:first-child,th:first-child{text-align:left}.caution{background:#fff3cd;paddin
 border-left:4px solid #e0a800}img{width:100%;max-width:760px}h4{margin:.8em 0 .2em}"""
 
 
+def _escaped(text: object) -> str:
+    """Text for HTML or a ReportLab paragraph: control and bidi characters shown escaped
+    (:func:`~ranking_core.inputs.text.printable`), then HTML-escaped."""
+    return html.escape(printable(text))
+
+
+def _printable_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """The table with control and bidi characters in its text cells and headers escaped."""
+    shown = frame.rename(columns=lambda column: printable(column))
+    for column in shown.columns:
+        if shown[column].dtype == object:
+            shown[column] = shown[column].map(lambda v: printable(v) if isinstance(v, str) else v)
+    return shown
+
+
 def report_html(blocks: list[Block]) -> str:
     """A standalone HTML page of the report (figures embedded as PNG; all text escaped)."""
     parts = []
     for block in blocks:
         if isinstance(block, Heading):
             level = block.level + 1
-            parts.append(f"<h{level}>{html.escape(block.text)}</h{level}>")
+            parts.append(f"<h{level}>{_escaped(block.text)}</h{level}>")
         elif isinstance(block, Text):
             css = ' class="caution"' if block.caution else ""
-            parts.append(f"<p{css}>{html.escape(block.text)}</p>")
+            parts.append(f"<p{css}>{_escaped(block.text)}</p>")
         elif isinstance(block, TableBlock):
-            table = block.frame.to_html(index=False, escape=True, border=0)
+            table = _printable_frame(block.frame).to_html(index=False, escape=True, border=0)
             for verdict, colour in VERDICT_COLOURS.items():
                 table = table.replace(f"<td>{verdict}</td>",
                                       f'<td style="color:{colour};font-weight:bold">{verdict}</td>')
-            parts.append(f"<h4>{html.escape(block.title)}</h4>{table}")
+            parts.append(f"<h4>{_escaped(block.title)}</h4>{table}")
         else:
             data = base64.b64encode(figure_png(block.figure)).decode("ascii")
-            parts.append(f'<figure><img alt="{html.escape(block.caption)}" '
+            parts.append(f'<figure><img alt="{_escaped(block.caption)}" '
                          f'src="data:image/png;base64,{data}"><figcaption>'
-                         f"{html.escape(block.caption)}</figcaption></figure>")
+                         f"{_escaped(block.caption)}</figcaption></figure>")
     title = next((b.text for b in blocks if isinstance(b, Heading)), "Meter accuracy report")
     return (f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>"
-            f"{html.escape(title)}</title><style>{_CSS}</style></head><body>"
+            f"{_escaped(title)}</title><style>{_CSS}</style></head><body>"
             + "\n".join(parts) + "</body></html>")
 
 
@@ -310,7 +326,7 @@ def report_pdf(blocks: list[Block]) -> bytes:
                 for text, colour in VERDICT_COLOURS.items()}
 
     def para(text: str, style: ParagraphStyle) -> Paragraph:
-        return Paragraph(html.escape(text), style)
+        return Paragraph(_escaped(text), style)
 
     story: list = []
     # a heading and the text under it go on the page of the table or figure that follows

@@ -33,6 +33,7 @@ from numpy.typing import NDArray
 from ranking_core.inputs import InputError, name_lines, quote
 from ranking_core.inputs.series import GlucoseSeries
 from ranking_core.meter.pairs import MeterPairs, pairs_from_frame
+from ranking_core.validation import counted
 
 __all__ = ["MAX_MINUTES", "PAIRED_COLUMNS", "Pairing", "RepeatedTimes", "check_window_lag",
            "nearest_in_window", "pair_series", "repeated_times"]
@@ -175,9 +176,11 @@ class Pairing:
     n_ambiguous: int = 0
 
     def meter_pairs(self) -> MeterPairs:
-        """The pairs for :func:`~ranking_core.meter.meter_report` (rows = reference lines)."""
-        return pairs_from_frame(self.pairs[["BGM", "REF"]], "paired readings", first_row=1)
-
+        """The pairs for :func:`~ranking_core.meter.meter_report` (rows numbered from 1), with
+        their reference and sensor times, as a file written by ``riskgrid pair`` gives them: the
+        acceptance profiles then judge rate-of-change agreement (iCGM J/K)."""
+        return pairs_from_frame(self.pairs[["BGM", "REF", "reference_time", "sensor_time"]],
+                                "paired readings", first_row=1)
 
 
 def pair_series(sensor: GlucoseSeries, reference: GlucoseSeries, window: float = 5.0,
@@ -222,8 +225,9 @@ def pair_series(sensor: GlucoseSeries, reference: GlucoseSeries, window: float =
     match = nearest_in_window(sensor_ns, reference_ns, window_ns)
     clash = (match >= 0) & ~ambiguous & np.isin(sensor_ns[np.maximum(match, 0)], conflicting)
     if clash.any():
-        notes.append(f"{int(clash.sum()):,} reference readings refused: their nearest sensor "
-                     "time holds two different values (rule: which one holds is not known) in "
+        notes.append(f"{counted(int(clash.sum()), 'reference reading')} refused: their "
+                     "nearest sensor time holds two different values (rule: which one holds is "
+                     "not known) in "
                      f"{name_lines(np.sort(ref_lines[clash]))}")
     ambiguous |= clash
     _shared_instants(reference_ns, ref_lines, notes)
@@ -241,9 +245,9 @@ def pair_series(sensor: GlucoseSeries, reference: GlucoseSeries, window: float =
     n_ambiguous = int(ambiguous.sum())
     n_unpaired = int(((match < 0) & ~ambiguous).sum())
     messages = [
-        f"{len(pairs):,} of {len(reference):,} reference readings paired with a sensor reading "
-        f"within ±{window:g} min (sensor times shifted by {lag:+g} min); {n_unpaired:,} left "
-        "out (no sensor reading in the window)"
+        f"{len(pairs):,} of {counted(len(reference), 'reference reading')} paired with a "
+        f"sensor reading within ±{window:g} min (sensor times shifted by {lag:+g} min); "
+        f"{n_unpaired:,} left out (no sensor reading in the window)"
         + (f"; {n_ambiguous:,} refused as ambiguous (below)" if n_ambiguous else ""),
         *notes,
     ]
@@ -269,8 +273,8 @@ def _device_rows(sensor: GlucoseSeries, device: str | None, option: str,
             raise InputError(f"the sensor file has no device {quote(device)} (Source Device "
                              f"ID: {', '.join(map(quote, names))})")
         notes.append(f"sensor devices: only {quote(device)} paired ({option}), "
-                     f"{int((codes != list(names).index(device)).sum()):,} readings of other "
-                     "devices left out")
+                     f"{counted(int((codes != list(names).index(device)).sum()), 'reading')} "
+                     "of other devices left out")
         return codes == list(names).index(device)
     if len(names) == 1:
         notes.append(f"sensor devices: one ({quote(names[0])})")
@@ -286,8 +290,8 @@ def _device_rows(sensor: GlucoseSeries, device: str | None, option: str,
                 f"the sensor file's readings from devices {quote(names[a])} (until line "
                 f"{last_a}) and {quote(names[b])} (from line {first_b}), column Source Device "
                 f"ID, overlap in time from {_clock_text(start)} to {_clock_text(end)} (rule: "
-                f"one sensor reading per time; row order does not decide); pair one device "
-                f"with {option} ID")
+                f"one sensor reading per time; row order does not decide); choose one device "
+                f"with {option}")
     notes.append(f"sensor devices: {len(names)} in sequence, not overlapping "
                  f"({', '.join(map(quote, names))})")
     return keep
@@ -312,12 +316,13 @@ def _repeated_sensor_times(ns: NDArray[np.int64], glucose: NDArray[np.float64],
     conflicting = np.unique(t[differs])
     parts = []
     if repeat.any():
-        parts.append(f"{int(repeat.sum()):,} repeat an earlier reading's time and value "
-                     f"(counted once: {name_lines(np.sort(lines[order][repeat]))})")
+        parts.append(f"{counted(int(repeat.sum()), 'repeats', 'repeat')} an earlier "
+                     "reading's time and value (counted once: "
+                     f"{name_lines(np.sort(lines[order][repeat]))})")
     if differs.any():
         shown = differs & (t == conflicting[0])
-        parts.append(f"{len(conflicting):,} times hold different values (e.g. "
-                     f"{' and '.join(f'{v:g}' for v in g[shown][:2])} mg/dL at "
+        parts.append(f"{counted(len(conflicting), 'time holds', 'times hold')} different "
+                     f"values (e.g. {' and '.join(f'{v:g}' for v in g[shown][:2])} mg/dL at "
                      f"{name_lines(lines[order][shown])}); a reference whose nearest sensor "
                      "time is one of them is refused")
     notes.append("sensor times: " + "; ".join(parts))
@@ -349,9 +354,10 @@ def _in_repeated_times(sensor: GlucoseSeries, keep: NDArray[np.bool_], lag_ns: i
         notes.append("repeated wall-clock times: none (no clock goes back)")
         return ambiguous
     lines = np.sort(reference.lines[np.argsort(reference.times, kind="stable")][ambiguous])
-    refused = (f"; {int(ambiguous.sum()):,} reference readings in or near those times refused "
-               f"as ambiguous (rule: a time the clock shows twice cannot be placed; give times "
-               f"with UTC offsets) in {name_lines(lines)}" if ambiguous.any() else "")
+    refused = (f"; {counted(int(ambiguous.sum()), 'reference reading')} in or near those "
+               "times refused as ambiguous (rule: a time the clock shows twice cannot be "
+               f"placed; give times with UTC offsets) in {name_lines(lines)}"
+               if ambiguous.any() else "")
     notes.append("repeated wall-clock times: " + "; ".join(found) + refused)
     return ambiguous
 
@@ -368,6 +374,7 @@ def _shared_instants(reference_ns: NDArray[np.int64], lines: NDArray[np.int64],
     shared = int(sizes[sizes > 1].sum())
     at = lines[first[big]:first[big] + sizes[big]]
     notes.append(f"reference times: {shared:,} readings share their time with another "
-                 f"({int((sizes > 1).sum()):,} times; the most, {int(sizes[big]):,} readings at "
-                 f"{_clock_text(int(reference_ns[first[big]]))} in {name_lines(np.sort(at))}), "
+                 f"({counted(int((sizes > 1).sum()), 'time')}; the most, {int(sizes[big]):,} "
+                 f"readings at {_clock_text(int(reference_ns[first[big]]))} in "
+                 f"{name_lines(np.sort(at))}), "
                  "each paired with the same sensor reading")

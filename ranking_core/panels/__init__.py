@@ -1,9 +1,9 @@
 """Rating panels: simulation, robust learning (outliers, rater model, coarse answers), the panel
 report, uncertainty of a learned grid and survey planning."""
 
+from ranking_core.learners.robust import RobustRanker, rating_step
 from ranking_core.panels.design import PLAN_METHODS, plan_pairs, start_design, write_rating_form
 from ranking_core.panels.report import PanelReport, panel_report
-from ranking_core.panels.robust import RobustRanker, rating_step
 from ranking_core.panels.simulation import (
     DESIGNS,
     PANEL_MODELS,

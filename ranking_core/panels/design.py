@@ -31,7 +31,7 @@ from scipy.stats import qmc
 from ranking_core.grids.monotone import MonotoneRisk
 from ranking_core.grids.seg import GLUCOSE_MAX
 from ranking_core.grids.signed import AbsoluteRisk
-from ranking_core.panels.robust import RobustRanker
+from ranking_core.learners.robust import RobustRanker
 from ranking_core.panels.uncertainty import posterior_covariance
 from ranking_core.ratings import MAX_ROWS, RatingSet
 from ranking_core.validation import one_of

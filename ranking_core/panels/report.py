@@ -102,7 +102,9 @@ def panel_report(fit) -> PanelReport:
                      "mean_weight": float(group["weight"].mean())})
     alpha, shared = _alpha(ratings)
     w = ratings["weight"].to_numpy()
-    y, f = ratings["rating"].to_numpy(), ratings["consensus"].to_numpy()
+    fitted = np.isfinite(w)  # the paper's hold-out leaves half of the ratings unfitted
+    w = w[fitted]
+    y, f = ratings["rating"].to_numpy()[fitted], ratings["consensus"].to_numpy()[fitted]
     mean = np.average(y, weights=w) if w.sum() > 0 else y.mean()
     total = np.sum(w * (y - mean) ** 2)
     r2 = 1.0 - np.sum(w * (y - f) ** 2) / total if total > 0 else float("nan")

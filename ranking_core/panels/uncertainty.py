@@ -33,8 +33,8 @@ from ranking_core.grids.raster import grid_image, png_bytes
 from ranking_core.grids.risk_scale import RISK_MAX
 from ranking_core.grids.seg import GLUCOSE_MAX
 from ranking_core.grids.signed import AbsoluteRisk
+from ranking_core.learners.robust import RobustRanker
 from ranking_core.learners.spectral import SpectralRanker
-from ranking_core.panels.robust import RobustRanker
 
 __all__ = ["BAND_FILES", "RiskBand", "band_csv", "band_files", "posterior_covariance",
            "posterior_sd", "risk_band"]

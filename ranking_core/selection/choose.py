@@ -35,10 +35,13 @@ from ranking_core.metrics import pairwise_misranking, pairwise_misranking_rows
 from ranking_core.validation import check_training_data, one_of
 
 __all__ = ["CRITERIA", "PROTOCOLS", "RULES", "TIE_TOLERANCE", "Choice", "choose",
-           "kfold_splits", "mean_over_folds", "near_minimum", "paper_lambda_grid",
-           "protocol_refits", "validation_scores"]
+           "kfold_curves", "kfold_splits", "mean_over_folds", "near_minimum",
+           "paper_lambda_grid", "protocol_refits", "validation_scores"]
 
-RULES = ("holdout", "kfold", "quasi-optimality", "apriori", "manual")
+# the λ rules, name → what a reader sees (the CLI help and the Learn page read this registry)
+RULES = {"kfold": "cross-validation", "holdout": "hold-out (half fits, half chooses)",
+         "quasi-optimality": "quasi-optimality", "apriori": "a-priori λ(m) = α·m^(−β/2)",
+         "manual": "set by hand"}
 # The two readings of the papers' hold-out protocols (Kriukova et al. 2014, §4.1–4.2 say which
 # part fits and which chooses λ, not which function is then tested): the CLI help and the
 # dashboard read these sentences.
@@ -157,11 +160,19 @@ def _fit_at(estimator: BaseEstimator, param: str, value: float, X: NDArray,
     return clone(estimator).set_params(**{param: value}).fit(X, y)
 
 
+Views = Callable[[BaseEstimator, NDArray], Sequence[object]]
+
+
 def _validation(estimator: BaseEstimator, param: str, grid: NDArray, X_fit: NDArray,
                 y_fit: NDArray, X_val: NDArray, y_val: NDArray,
-                criterion: str) -> tuple[NDArray, list]:
+                criterion: str, views: Views | None = None) -> tuple[NDArray, list]:
     """(the criterion on the validation part per grid value, the fitted model(s)): one fit and
-    its λ path for a path learner, one fit per value otherwise."""
+    its λ path for a path learner, one fit per value otherwise. With ``views`` (fitted model,
+    grid) → paths, one fit and the criterion of each path, shape (V, L)."""
+    if views is not None:
+        model = clone(estimator).fit(X_fit, y_fit)
+        return np.vstack([validation_scores(y_val, path.predict(X_val), criterion)
+                          for path in views(model, grid)]), [model]
     if param == "lam" and _has_path(estimator):
         model = clone(estimator).fit(X_fit, y_fit)
         return validation_scores(y_val, model.path(grid).predict(X_val), criterion), [model]
@@ -178,7 +189,7 @@ def near_minimum(curve: ArrayLike, tolerance: float = TIE_TOLERANCE, owner: str 
     """Index of the first value of ``curve`` within ``tolerance`` of its minimum (NaN ignored).
 
     The one rule by which every choice by validation misranking picks its candidate
-    (:func:`choose`, :func:`~ranking_core.fast_selection.fast_kfold_lambda`, the recipes' γ): on
+    (:func:`choose`, :func:`~ranking_core.learners.direct.fast_kfold_lambda`, the presets): on
     a decreasing λ grid the first is the largest λ among the ties, the smoother fit and the
     better-conditioned system (condition number about ‖K‖/λ).
     ``owner`` names the caller in the error raised when every value is NaN.
@@ -234,7 +245,7 @@ def choose(
     criterion : what ``"holdout"`` and ``"kfold"`` minimise on the validation ratings:
         ``"misranking"`` (the paper) or ``"absolute-error"`` (:func:`validation_scores`).
     """
-    one_of(rule, "rule", RULES, "choose")
+    one_of(rule, "rule", tuple(RULES), "choose")
     one_of(criterion, "criterion", CRITERIA, "choose")
     X, y = check_training_data(X, y, "choose")
     if not refit and rule != "holdout":
@@ -275,8 +286,9 @@ def choose(
             step()
         curves = np.vstack([curve for curve, _ in parts])
     else:
-        curves = np.vstack([_kfold_curve(c, param, grid, X, y, n_splits, random_state, step,
-                                         criterion) for c in candidates])
+        curves = np.vstack([kfold_curves(c, X, y, grid, param=param, n_splits=n_splits,
+                                         random_state=random_state, criterion=criterion,
+                                         step=step)[0] for c in candidates])
     # the first γ whose best value is a near-tie of the best of all, then its λ by the same rule
     g = 0 if len(curves) == 1 else near_minimum(
         [np.nan if np.all(np.isnan(c)) else np.nanmin(c) for c in curves])
@@ -293,18 +305,29 @@ def choose(
                   curves[0] if gammas is None else curves, model, rule, refit)
 
 
-def _kfold_curve(estimator: BaseEstimator, param: str, grid: NDArray, X: NDArray, y: NDArray,
-                 n_splits: int, random_state: int | None, step: _Steps,
-                 criterion: str) -> NDArray[np.float64]:
-    """The validation criterion per grid value averaged over the folds whose training part is
-    not constant (NaN where no fold could compare)."""
+def kfold_curves(estimator: BaseEstimator, X: NDArray, y: NDArray, grid: NDArray, *,
+                 param: str = "lam", n_splits: int = 5, random_state: int | None = 0,
+                 n_folds: int | None = None, criterion: str = "misranking",
+                 views: Views | None = None, step: Callable[[], None] | None = None
+                 ) -> NDArray[np.float64]:
+    """The k-fold validation criterion per grid value (Kriukova et al. 2014, eq. (1) or the mean
+    absolute error), shape (V, L): averaged over the folds whose training part is not constant,
+    NaN where no fold could compare. The one k-fold loop of the project: :func:`choose`, the
+    fast path (:mod:`ranking_core.learners.direct`) and robust learning
+    (:func:`~ranking_core.learners.robust.kfold_robust`) all call it.
+
+    ``n_folds`` validates on the first folds only (None: all k); ``views`` maps a fold's fitted
+    model and the grid to the paths scored (default: the model's own λ path, V = 1); ``step``
+    is called after each fold.
+    """
     curves = []
-    for train, test in kfold_splits(X, n_splits, random_state):
+    for train, test in kfold_splits(X, n_splits, random_state)[:n_folds]:
         if np.ptp(y[train]) > 0:
-            curves.append(
-                _validation(estimator, param, grid, X[train], y[train], X[test], y[test],
-                            criterion)[0])
-        step()
+            scores = _validation(estimator, param, grid, X[train], y[train], X[test], y[test],
+                                 criterion, views)[0]
+            curves.append(np.atleast_2d(scores))
+        if step is not None:
+            step()
     return mean_over_folds(curves, len(grid))
 
 
@@ -315,13 +338,13 @@ def kfold_splits(X: NDArray, n_splits: int, random_state: int | None
 
 
 def mean_over_folds(curves: Sequence[NDArray], size: int) -> NDArray[np.float64]:
-    """The folds' validation curves averaged per candidate, NaN where every fold is NaN; the
-    folds with constant training ratings are left out by the caller."""
+    """The folds' validation curves ((L,) or (V, L) each) averaged per candidate, NaN where
+    every fold is NaN; the folds with constant training ratings are left out by the caller."""
     if not curves:
         raise ValueError("choose: every training fold has constant ratings")
-    stacked = np.vstack(curves)
+    stacked = np.stack(curves)
     valid = ~np.all(np.isnan(stacked), axis=0)
-    curve = np.full(size, np.nan)
+    curve = np.full(stacked.shape[1:], np.nan)
     curve[valid] = np.nanmean(stacked[:, valid], axis=0)
     return curve
 

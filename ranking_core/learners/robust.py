@@ -40,16 +40,10 @@ from scipy.special import log_ndtr
 from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
-from ranking_core.fast_selection import EXACT_UP_TO
 from ranking_core.learners.base import RegularizationPath, store_params
+from ranking_core.learners.direct import DirectRanker
 from ranking_core.learners.spectral import SpectralRanker
-from ranking_core.selection import (
-    Choice,
-    kfold_splits,
-    mean_over_folds,
-    near_minimum,
-    validation_scores,
-)
+from ranking_core.selection import Choice, kfold_curves, near_minimum
 from ranking_core.spectral import kernel_spectrum
 from ranking_core.validation import check_inputs, check_training_data, one_of, positive_float
 
@@ -61,7 +55,6 @@ __all__ = [
     "RobustRanker",
     "kfold_robust",
     "rating_step",
-    "robust_folds",
 ]
 
 LOSSES = ("squared", "huber", "tukey")
@@ -207,7 +200,10 @@ class RobustRanker(RegressorMixin, BaseEstimator):
     Parameters
     ----------
     ranker : the (unfitted) :class:`~ranking_core.SpectralRanker` whose kernel, filter and λ are
-        used (dense or low-rank solver; default ``SpectralRanker()``).
+        used (dense or low-rank solver; default ``SpectralRanker()``), or a
+        :class:`~ranking_core.learners.direct.DirectRanker` (Lavrentiev at one λ, Cholesky or
+        the glucose lattice: one factorisation reused by every iteration; no λ path, so λ is
+        chosen before, for large rating sets).
     lam : λ (default: the ranker's).
     loss : ``"huber"`` (weights min(1, c/|u|), c = 1.345), ``"tukey"`` (biweight (1 − (u/c)²)²,
         c = 4.685, after Huber iterations) or ``"squared"`` (weight 1: only the rater model and
@@ -291,8 +287,10 @@ class RobustRanker(RegressorMixin, BaseEstimator):
         base = clone(SpectralRanker() if self.ranker is None else self.ranker)
         if self.lam is not None:
             base.set_params(lam=positive_float(self.lam, "lam", owner))
+        if isinstance(base, DirectRanker):
+            base.set_params(keep_factor=True)
         self.plain_ = base.fit(points, y)
-        if self.plain_.spectrum_.method == "primal":
+        if not self._direct and self.plain_.spectrum_.method == "primal":
             raise ValueError(f"{owner}: needs a kernel solver (dense or low-rank), not 'primal'")
         self.n_features_in_ = X.shape[1]
         self.panel_ = _Panel.build(points, y, codes, self.signed, self.coarse, self.step)
@@ -300,11 +298,32 @@ class RobustRanker(RegressorMixin, BaseEstimator):
             else float(self.step)
         self._codes = np.unique(codes[codes >= 0])
         self._settle(float(self.plain_.lam))
+        if self._direct:  # solved at its one λ: the factorisation's memory is no longer needed
+            self.plain_.release_factor()
+            self.model_.release_factor()
         return self
+
+    @property
+    def _direct(self) -> bool:
+        """The base solves at one λ (a :class:`~ranking_core.learners.direct.DirectRanker`:
+        one factorisation reused by every iteration, no λ path)."""
+        return isinstance(self.plain_, DirectRanker)
+
+    def _fitted(self, lams: NDArray, targets: NDArray) -> NDArray:
+        """Training predictions of the base's unweighted fit to each row of ``targets``."""
+        if self._direct:
+            return np.vstack([self.plain_.solve_targets(row).training_predictions(row)
+                              for row in targets])
+        return _fitted_values(self.plain_, lams, targets)
+
+    def _needs_path(self) -> None:
+        if self._direct:
+            raise ValueError(f"{type(self).__name__}: a DirectRanker base solves at one λ; a λ "
+                             "path needs a SpectralRanker base")
 
     def _iterate(self, lams: NDArray[np.float64], max_iter: int) -> _State:
         """The alternating fit at every λ of ``lams`` at once."""
-        panel, ranker = self.panel_, self.plain_
+        panel = self.panel_
         n_lams, m, R = len(lams), len(panel.y), panel.n_raters
         free = ~panel.fixed
         rated = free & (panel.codes < R)
@@ -313,7 +332,7 @@ class RobustRanker(RegressorMixin, BaseEstimator):
         onehot = onehot[:, :R]
         counts = onehot.sum(axis=0)
         targets = np.broadcast_to(panel.y, (n_lams, m)).copy()
-        fitted = _fitted_values(ranker, lams, targets)
+        fitted = self._fitted(lams, targets)
         bias, scale = np.zeros((n_lams, R + 1)), np.ones((n_lams, R + 1))
         latent = np.broadcast_to(panel.answer, (n_lams, m)).copy()
         robust = np.ones((n_lams, m))
@@ -342,7 +361,7 @@ class RobustRanker(RegressorMixin, BaseEstimator):
             weights = np.where(free, robust * rater_weight[:, panel.codes], 1.0)
             pseudo = consensus + weights * (corrected - consensus)
             targets = np.where(free, pseudo * panel.side, panel.y)
-            new = _fitted_values(ranker, lams, targets)
+            new = self._fitted(lams, targets)
             change = np.abs(new - fitted).max()
             fitted = new
             if change < self.tol:
@@ -420,6 +439,8 @@ class RobustRanker(RegressorMixin, BaseEstimator):
 
     def _solved(self, targets: NDArray, lam: float) -> SpectralRanker:
         """A copy of the decomposed ranker solved for ``targets`` at λ (no refactorising)."""
+        if self._direct:
+            return self.plain_.solve_targets(targets)
         model = copy.copy(self.plain_)
         spectrum = model.spectrum_
         mean = float(targets.mean())
@@ -434,6 +455,7 @@ class RobustRanker(RegressorMixin, BaseEstimator):
         """The robust fits for every λ in ``lams`` from the one decomposition,
         O(iterations·L·m·r)."""
         check_is_fitted(self, "model_")
+        self._needs_path()
         lams = np.atleast_1d(np.asarray(lams, dtype=np.float64))
         if not self.path_iter:
             return self.plain_path(lams)
@@ -454,12 +476,14 @@ class RobustRanker(RegressorMixin, BaseEstimator):
         """The least-squares fits of the ratings as given (no weights, rater model or intervals)
         for every λ in ``lams``: the plain ranker's path on the same decomposition."""
         check_is_fitted(self, "model_")
+        self._needs_path()
         path = self.plain_.path(np.atleast_1d(np.asarray(lams, dtype=np.float64)))
         return RobustPath(path, path.factors * self.plain_.spectrum_.projection)
 
     def resolve(self, lam: float) -> RobustRanker:
         """A copy fitted at another λ from the same decomposition."""
         check_is_fitted(self, "model_")
+        self._needs_path()
         other = copy.copy(self)
         other._settle(positive_float(lam, "lam", type(self).__name__))
         return other
@@ -477,15 +501,6 @@ class RobustRanker(RegressorMixin, BaseEstimator):
         return self.model_.predict(points)
 
 
-def robust_folds(n_ratings: int) -> int | None:
-    """How many folds :func:`kfold_robust` validates on: all of them up to
-    :data:`~ranking_core.fast_selection.EXACT_UP_TO` ratings, the first beyond, as the plain
-    recipe's fast path does ("one-fold"). On simulated panels of 2,500 and 5,000 ratings one fold
-    took a third of the time, the misranking ±0.25 point per draw and 0.03 point higher on
-    average (docs/RESULTS.md, "Robust learning of large panels")."""
-    return None if n_ratings <= EXACT_UP_TO else 1
-
-
 def kfold_robust(
     robust: RobustRanker,
     X: ArrayLike,
@@ -497,6 +512,7 @@ def kfold_robust(
     progress: Callable[[int, int], None] | None = None,
     criterion: str = "misranking",
     folds: int | None = None,
+    refit_with: BaseEstimator | None = None,
 ) -> Choice:
     """k-fold validation criterion over λ of the robust fits and, on the same folds, of the
     least-squares fits (``robust`` with loss ``"squared"``, no rater model, answers as given);
@@ -509,31 +525,29 @@ def kfold_robust(
     Both curves come from one decomposition per fold (the least-squares path is the robust
     fit's :meth:`~RobustRanker.plain_path`), so the choice costs k + 1 decompositions; the folds
     are those of ``choose(rule="kfold")``. ``folds``: validate on the first ``folds`` of them
-    only (None: all; :func:`robust_folds`).
+    only (None: all; :func:`ranking_core.learn.fit_method` uses one beyond
+    :data:`~ranking_core.learners.direct.EXACT_UP_TO` ratings). ``refit_with``: the plain
+    ranker of the final fit on all ratings (default: ``robust``'s own; a
+    :class:`~ranking_core.learners.direct.DirectRanker` refits without a decomposition).
     """
     X, y = check_training_data(X, y, "kfold_robust")
     lams = np.atleast_1d(np.asarray(lams, dtype=np.float64))
-    splits = kfold_splits(X, n_splits, random_state)[:folds]
-    robust_curves, plain_curves = [], []
-    for done, (train, test) in enumerate(splits, start=1):
-        if np.ptp(y[train]) > 0:
-            fold = clone(robust).fit(X[train], y[train])
-            robust_curves.append(validation_scores(y[test], fold.path(lams).predict(X[test]),
-                                                   criterion))
-            plain_curves.append(validation_scores(
-                y[test], fold.plain_path(lams).predict(X[test]), criterion))
-        if progress is not None:
-            progress(done, len(splits) + 1)
-    curve = mean_over_folds(robust_curves, len(lams))
-    plain_curve = mean_over_folds(plain_curves, len(lams))
+    n_steps = (n_splits if folds is None else min(folds, n_splits)) + 1
+    steps = iter(range(1, n_steps))
+    curve, plain_curve = kfold_curves(
+        robust, X, y, lams, n_splits=n_splits, random_state=random_state, n_folds=folds,
+        criterion=criterion, views=lambda fold, grid: (fold.path(grid), fold.plain_path(grid)),
+        step=None if progress is None else (lambda: progress(next(steps), n_steps)))
     learner = robust
     if np.nanmin(plain_curve) < np.nanmin(curve):
         curve, learner = plain_curve, clone(robust).set_params(
             loss="squared", raters=False, coarse="midpoint", path_iter=0)
     lam = lams[near_minimum(curve, owner="kfold_robust")].item()
+    if refit_with is not None:
+        learner = clone(learner).set_params(ranker=refit_with)
     model = clone(learner).set_params(lam=lam).fit(X, y)
     if progress is not None:
-        progress(len(splits) + 1, len(splits) + 1)
+        progress(n_steps, n_steps)
     return Choice(lam, "lam", None, lams, None, curve, model, "kfold", True)
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import os
 
 import numpy as np
@@ -11,14 +10,19 @@ from extended_precision import refined_predictions
 from sklearn.model_selection import KFold
 
 from ranking_core import SpectralRanker
-from ranking_core.direct import DirectRanker, ou_precision
 from ranking_core.experiments.seg import draw_seg_ratings
-from ranking_core.fast_selection import _golden_index, choose_method, fast_kfold_lambda
 from ranking_core.grids.coordinates import GlucoseTransform, TransformedKernel
 from ranking_core.grids.seg import SEG_TABLE_ENV, find_seg_table
 from ranking_core.grids.signed import signed_ratings
 from ranking_core.kernels import LaplacianKernel
-from ranking_core.recipes import BEST_RECIPE, fit_recipe, with_diagonal_anchors
+from ranking_core.learn import LearnSettings, learn_grid, with_diagonal_anchors
+from ranking_core.learners.direct import (
+    DirectRanker,
+    _golden_index,
+    choose_method,
+    fast_kfold_lambda,
+    ou_precision,
+)
 from ranking_core.selection import TIE_TOLERANCE, choose
 
 WARPED_L1 = TransformedKernel(LaplacianKernel(1e3), GlucoseTransform("log", 50.0))
@@ -143,27 +147,32 @@ def test_auto_rule_by_size_and_kernel():
 
 
 def _both_paths(m: int, seed: int) -> tuple:
-    """m SEG ratings; the best recipe by the fast and by the exact path; 1,000 new inputs."""
+    """m SEG ratings; the best recipe's λ choice by the fast exact method (Cholesky refit) and
+    by learn_grid's exact path (every fold and the refit by eigendecomposition); 1,000 new
+    inputs."""
     if not os.environ.get(SEG_TABLE_ENV):
         pytest.skip("SEG_TABLE is not set: this test needs the official SEG risk table")
     seg = find_seg_table()
     X, y = draw_seg_ratings(seg, m, np.random.default_rng(seed))
     X_new, _ = draw_seg_ratings(seg, 1000, np.random.default_rng(12))
-    fast, fast_lam, _ = fit_recipe(BEST_RECIPE, X, y)
-    exact, exact_lam, _ = fit_recipe(dataclasses.replace(BEST_RECIPE, solver="spectral"), X, y)
-    return X, y, X_new, fast, fast_lam, exact, exact_lam
+    settings = LearnSettings(method="exact")
+    exact = learn_grid((X, y), settings)
+    X_fit, y_fit = with_diagonal_anchors(settings.anchors, X, y)
+    fast = fast_kfold_lambda(settings.ranker(), X_fit, signed_ratings(X_fit, y_fit),
+                             settings.lams(), method="exact", criterion=settings.criterion)
+    return X_fit, y_fit, X_new, fast.model, fast.value, exact.model, exact.lam
 
 
 def test_best_recipe_fast_path_predicts_as_the_exact_path():
     _, _, X_new, fast, fast_lam, exact, exact_lam = _both_paths(200, 11)
-    assert fast.signed_model.solver_ == "cholesky"
+    assert fast.solver_ == "cholesky"
     assert fast_lam == exact_lam
     assert _relative(fast.predict(X_new), exact.predict(X_new)) < 1e-8
 
 
 @pytest.mark.slow
 def test_at_two_thousand_ratings_both_paths_pick_one_lambda_and_predict_alike():
-    """m = 2,000 (the data of benchmarks/scale.py there), the largest size "auto" solves exactly.
+    """m = 2,000, the largest size "auto" solves exactly.
 
     Both paths score the same five folds and pick the same λ. The recipe's λ is tiny there
     (about 2.5·10⁻⁹, condition number ‖K̃‖/λ near 10⁸), where the eigendecomposition alone keeps
@@ -171,15 +180,13 @@ def test_at_two_thousand_ratings_both_paths_pick_one_lambda_and_predict_alike():
     refit are both checked against the solution refined with residuals in extended precision,
     and against each other.
     """
-    X, y, X_new, fast, fast_lam, exact, exact_lam = _both_paths(2000, 2000)
+    X_fit, y_fit, X_new, fast, fast_lam, exact, exact_lam = _both_paths(2000, 2000)
     assert fast_lam == exact_lam
-    model = fast.signed_model
-    assert model.solver_ == "cholesky"
-    X_fit, y_fit = with_diagonal_anchors(BEST_RECIPE, X, y)
-    reference = refined_predictions(model.kernel_, X_fit, signed_ratings(X_fit, y_fit), fast_lam,
+    assert fast.solver_ == "cholesky"
+    reference = refined_predictions(fast.kernel_, X_fit, signed_ratings(X_fit, y_fit), fast_lam,
                                     X_new)
-    assert _relative(model.predict(X_new), reference) < 1e-8
-    assert _relative(exact.signed_model.predict(X_new), reference) < 1e-8
+    assert _relative(fast.predict(X_new), reference) < 1e-8
+    assert _relative(exact.predict(X_new), reference) < 1e-8
     assert _relative(fast.predict(X_new), exact.predict(X_new)) < 1e-8
 
 
