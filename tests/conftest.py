@@ -42,3 +42,20 @@ def database_url(request, tmp_path):
         return f"sqlite:///{tmp_path / 'db' / 'riskgrid.sqlite3'}"
     server = request.getfixturevalue("postgresql_server")
     return fresh_database(server, f"riskgrid_{os.getpid()}_{next(_database_numbers)}")
+
+
+@pytest.fixture
+def downloads(monkeypatch):
+    """Deferred download callables by the id the page's buttons carry."""
+    from streamlit.runtime.media_file_manager import MediaFileManager
+
+    made: dict[str, object] = {}
+    real = MediaFileManager.add_deferred
+
+    def record(self, data_callable, *args, **kwargs):
+        file_id = real(self, data_callable, *args, **kwargs)
+        made[file_id] = data_callable
+        return file_id
+
+    monkeypatch.setattr(MediaFileManager, "add_deferred", record)
+    return made

@@ -68,3 +68,11 @@ def plotly_traces(at: AppTest) -> dict[str, dict]:
     """Every trace of the page's Plotly figures, by name."""
     return {t.get("name"): t for c in at.get("plotly_chart")
             for t in json.loads(c.proto.spec)["data"]}
+
+
+def download_content(at, made, label: str) -> bytes:
+    """The bytes of the download button labelled ``label`` (``made``: the ``downloads`` fixture of
+    conftest.py)."""
+    button = next(b for b in at.get("download_button") if b.proto.label == label)
+    content = made[button.proto.deferred_file_id]()
+    return content.encode() if isinstance(content, str) else content

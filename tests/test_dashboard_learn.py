@@ -11,10 +11,16 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from dashboard_support import fresh_machine, metrics, open_app, plotly_numbers, plotly_traces
+from dashboard_support import (
+    download_content,
+    fresh_machine,
+    metrics,
+    open_app,
+    plotly_numbers,
+    plotly_traces,
+)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from streamlit.runtime.media_file_manager import MediaFileManager
 
 from ranking_core.learn import (
     PRESETS,
@@ -126,27 +132,6 @@ def test_settings_shown_are_the_settings_of_the_result_shown(tmp_path, monkeypat
         _check(at, expected, data)
 
 
-@pytest.fixture
-def downloads(monkeypatch):
-    """Deferred download callables by the id the page's buttons carry."""
-    made: dict[str, object] = {}
-    real = MediaFileManager.add_deferred
-
-    def record(self, data_callable, *args, **kwargs):
-        file_id = real(self, data_callable, *args, **kwargs)
-        made[file_id] = data_callable
-        return file_id
-
-    monkeypatch.setattr(MediaFileManager, "add_deferred", record)
-    return made
-
-
-def _download(at, made, label: str) -> bytes:
-    button = next(b for b in at.get("download_button") if b.proto.label == label)
-    content = made[button.proto.deferred_file_id]()
-    return content.encode() if isinstance(content, str) else content
-
-
 def test_downloads_follow_the_upload_and_the_lambda_shown(tmp_path, monkeypatch, downloads):
     fresh_machine(tmp_path, monkeypatch)
     at = open_app(learn_source="Upload a file")
@@ -156,20 +141,20 @@ def test_downloads_follow_the_upload_and_the_lambda_shown(tmp_path, monkeypatch,
         assert not at.exception
         ratings = read_rating_set(io.BytesIO(FILES[name]), name=name)
         expected = learn_grid(ratings)
-        meta = json.loads(_download(at, downloads, "grid.json"))
+        meta = json.loads(download_content(at, downloads, "grid.json"))
         assert meta["ratings_checksum"] == ratings_checksum(ratings.X, ratings.y)
         assert meta["rating_set"] == name
-        grid = np.load(io.BytesIO(_download(at, downloads, "grid.npy")), allow_pickle=False)
+        grid = np.load(io.BytesIO(download_content(at, downloads, "grid.npy")), allow_pickle=False)
         np.testing.assert_allclose(grid, np.clip(expected.grid, 0, 4), atol=1e-9)
-        assert _download(at, downloads, "grid.png").startswith(b"\x89PNG")
-        assert _download(at, downloads, "grid.csv").startswith(b"REF,BGM,risk\n0,0,")
+        assert download_content(at, downloads, "grid.png").startswith(b"\x89PNG")
+        assert download_content(at, downloads, "grid.csv").startswith(b"REF,BGM,risk\n0,0,")
     lam = float(expected.lams[50])
     next(s for s in at.select_slider if s.key == "learn_lam").set_value(lam)
     at.run()
-    meta = json.loads(_download(at, downloads, "grid.json"))
+    meta = json.loads(download_content(at, downloads, "grid.json"))
     assert meta["lambda"] == pytest.approx(lam, rel=1e-12)
     assert meta["lambda_chosen_by_rule"] == pytest.approx(expected.lam, rel=1e-12)
-    grid = np.load(io.BytesIO(_download(at, downloads, "grid.npy")), allow_pickle=False)
+    grid = np.load(io.BytesIO(download_content(at, downloads, "grid.npy")), allow_pickle=False)
     np.testing.assert_allclose(grid, np.clip(expected.at(lam).grid, 0, 4), atol=1e-9)
 
 

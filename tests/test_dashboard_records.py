@@ -20,8 +20,7 @@ from datetime import UTC, datetime
 import numpy as np
 import pandas as pd
 import pytest
-from dashboard_support import TEST_M, fresh_machine, open_app
-from streamlit.runtime.media_file_manager import MediaFileManager
+from dashboard_support import TEST_M, download_content, fresh_machine, open_app
 from streamlit.testing.v1 import AppTest
 from synthetic_seg import write_synthetic_seg
 
@@ -49,27 +48,6 @@ def robust_monotone():
     return result.grid, grid_metadata(result, "panel.csv")
 
 
-@pytest.fixture
-def downloads(monkeypatch):
-    """Deferred download callables by the id the page's buttons carry."""
-    made: dict[str, object] = {}
-    real = MediaFileManager.add_deferred
-
-    def record(self, data_callable, *args, **kwargs):
-        file_id = real(self, data_callable, *args, **kwargs)
-        made[file_id] = data_callable
-        return file_id
-
-    monkeypatch.setattr(MediaFileManager, "add_deferred", record)
-    return made
-
-
-def _download(at, made, label: str) -> bytes:
-    button = next(b for b in at.get("download_button") if b.proto.label == label)
-    content = made[button.proto.deferred_file_id]()
-    return content.encode() if isinstance(content, str) else content
-
-
 def test_the_records_page_downloads_a_saved_grid_as_its_files(fresh, robust_monotone,
                                                               downloads):
     grid, metadata = robust_monotone
@@ -81,12 +59,12 @@ def test_the_records_page_downloads_a_saved_grid_as_its_files(fresh, robust_mono
     assert not at.exception
     caption = " ".join(c.value for c in at.caption)
     assert f"λ {metadata['lambda']:.4g}" in caption and "80 ratings" in caption
-    npy = np.load(io.BytesIO(_download(at, downloads, "grid.npy")), allow_pickle=False)
+    npy = np.load(io.BytesIO(download_content(at, downloads, "grid.npy")), allow_pickle=False)
     np.testing.assert_allclose(npy, np.clip(grid, 0, 4), rtol=0, atol=1e-12)
-    assert _download(at, downloads, "grid.csv") == grid_csv(grid)
-    assert _download(at, downloads, "grid.png") == grid_png(grid)
-    assert json.loads(_download(at, downloads, "grid.json")) == metadata
-    with zipfile.ZipFile(io.BytesIO(_download(at, downloads, "all (zip)"))) as archive:
+    assert download_content(at, downloads, "grid.csv") == grid_csv(grid)
+    assert download_content(at, downloads, "grid.png") == grid_png(grid)
+    assert json.loads(download_content(at, downloads, "grid.json")) == metadata
+    with zipfile.ZipFile(io.BytesIO(download_content(at, downloads, "all (zip)"))) as archive:
         assert archive.namelist() == ["grid.npy", "grid.csv", "grid.png", "grid.json"]
         assert archive.read("grid.csv") == grid_csv(grid)
     at.radio(key="records_kind").set_value("rating_set").run()  # no grid files for ratings
