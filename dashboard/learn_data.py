@@ -11,9 +11,12 @@ it and shows its progress, and the other sessions keep the server's interpreter 
 from __future__ import annotations
 
 import multiprocessing
+import sys
 import threading
-from collections.abc import Callable, Hashable
+import types
+from collections.abc import Callable, Hashable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -100,11 +103,26 @@ class _Background:
     lock: threading.Lock
 
 
+@contextmanager
+def _no_main_script() -> Iterator[None]:
+    """Start processes with an empty ``__main__``. Streamlit runs each page script as the module
+    ``__main__``, and a spawned process first runs the parent's ``__main__`` file again: without
+    this, the worker would re-run the dashboard script (or fail on a script file that is gone)."""
+    page_main = sys.modules["__main__"]
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        yield
+    finally:
+        sys.modules["__main__"] = page_main
+
+
 @st.cache_resource(show_spinner=False)
 def _background() -> _Background:
     context = multiprocessing.get_context("spawn")  # a fresh interpreter, no server state
-    return _Background(ProcessPoolExecutor(max_workers=1, mp_context=context),
-                       context.Manager().dict(), {}, threading.Lock())
+    with _no_main_script():
+        progress = context.Manager().dict()
+    return _Background(ProcessPoolExecutor(max_workers=1, mp_context=context), progress, {},
+                       threading.Lock())
 
 
 def _fit_in_worker(ratings: RatingSet, settings: LearnSettings, progress: object,
@@ -130,8 +148,9 @@ def background_fit(data_key: Hashable, ratings: RatingSet, settings: LearnSettin
     with state.lock:
         future: Future | None = state.futures.get(key)
         if future is None:
-            future = state.pool.submit(_fit_in_worker, ratings, settings, state.progress,
-                                       repr(key))
+            with _no_main_script():  # the pool starts its worker on the first submit
+                future = state.pool.submit(_fit_in_worker, ratings, settings, state.progress,
+                                           repr(key))
             state.futures[key] = future
             finished = [k for k, f in state.futures.items() if f.done()]
             for old in finished[:max(len(finished) - KEPT_FITS, 0)]:

@@ -244,13 +244,22 @@ def test_a_panels_ratings_are_learned_robustly_by_default(tmp_path, monkeypatch)
 
 
 @pytest.mark.slow
-def test_a_large_fit_runs_in_a_worker_process_and_gives_the_library_result():
+def test_a_large_fit_runs_in_a_worker_process_and_gives_the_library_result(tmp_path,
+                                                                          monkeypatch):
     """More than BACKGROUND_FROM ratings: the fit runs in another process (the server's
-    interpreter stays free), polled until done; its grid is the library's."""
+    interpreter stays free), polled until done; its grid is the library's. The worker starts
+    although ``__main__`` is a page script that is gone (as Streamlit leaves it after a run)."""
+    import sys
     import time
+    import types
 
-    from dashboard.learn_data import BACKGROUND_FROM, background_fit
+    from dashboard.learn_data import BACKGROUND_FROM, _background, background_fit
     from ranking_core.learn import LearnedGrid
+
+    page_script = types.ModuleType("__main__")
+    page_script.__file__ = str(tmp_path / "page_script_that_is_gone.py")
+    monkeypatch.setitem(sys.modules, "__main__", page_script)
+    _background.clear()  # start the worker and its progress dict under this __main__
 
     rng = np.random.default_rng(0)
     X = rng.uniform(20, 580, (BACKGROUND_FROM + 100, 2))
