@@ -16,6 +16,7 @@ from ranking_core.grids.seg import SEG_TABLE_ENV, find_seg_table
 from ranking_core.grids.signed import signed_ratings
 from ranking_core.kernels import LaplacianKernel
 from ranking_core.learn import LearnSettings, learn_grid, with_diagonal_anchors
+from ranking_core.learners import direct
 from ranking_core.learners.direct import (
     DirectRanker,
     _golden_index,
@@ -106,6 +107,25 @@ def test_one_fold_method_scores_the_first_fold_only():
     tied = np.flatnonzero(one.curve <= np.nanmin(one.curve) + TIE_TOLERANCE)
     assert one.value == lams[tied[0]]  # the largest λ among the near-ties of the minimum
     assert not np.allclose(one.curve, folds.curve)  # one fold is not the mean of five
+
+
+def test_one_fold_fits_a_capped_subset_of_its_training_part(monkeypatch):
+    """Beyond ONE_FOLD_TRAIN training points the first fold is fitted on a random subset of
+    that size: the curve equals a brute-force fit of the SpectralRanker on that subset (drawn
+    independently here from the documented rule) scored on the fold's validation part."""
+    monkeypatch.setattr(direct, "ONE_FOLD_TRAIN", 90)
+    X, y = _ratings(160, 9)
+    lams = 0.9 ** np.arange(60)
+    one = fast_kfold_lambda(SpectralRanker(WARPED_L1), X, y, lams, method="one-fold",
+                            random_state=2)
+    train, test = next(KFold(n_splits=5, shuffle=True, random_state=2).split(X))
+    subset = np.sort(np.random.default_rng(2).choice(train, 90, replace=False))
+    fold = SpectralRanker(WARPED_L1).fit(X[subset], y[subset])
+    expected = [np.mean(np.abs(fold.resolve(lam).predict(X[test]) - y[test])) for lam in lams]
+    scores = fast_kfold_lambda(SpectralRanker(WARPED_L1), X, y, lams, method="one-fold",
+                               random_state=2, criterion="absolute-error").curve
+    np.testing.assert_allclose(scores, expected, rtol=1e-9)
+    assert one.model.X_fit_.shape[0] == 160  # the refit uses every point
 
 
 def test_golden_search_finds_the_minimum_of_a_unimodal_curve():

@@ -308,8 +308,8 @@ def choose(
 def kfold_curves(estimator: BaseEstimator, X: NDArray, y: NDArray, grid: NDArray, *,
                  param: str = "lam", n_splits: int = 5, random_state: int | None = 0,
                  n_folds: int | None = None, criterion: str = "misranking",
-                 views: Views | None = None, step: Callable[[], None] | None = None
-                 ) -> NDArray[np.float64]:
+                 views: Views | None = None, step: Callable[[], None] | None = None,
+                 max_train: int | None = None) -> NDArray[np.float64]:
     """The k-fold validation criterion per grid value (Kriukova et al. 2014, eq. (1) or the mean
     absolute error), shape (V, L): averaged over the folds whose training part is not constant,
     NaN where no fold could compare. The one k-fold loop of the project: :func:`choose`, the
@@ -318,10 +318,14 @@ def kfold_curves(estimator: BaseEstimator, X: NDArray, y: NDArray, grid: NDArray
 
     ``n_folds`` validates on the first folds only (None: all k); ``views`` maps a fold's fitted
     model and the grid to the paths scored (default: the model's own λ path, V = 1); ``step``
-    is called after each fold.
+    is called after each fold; ``max_train`` fits each fold on at most that many of its training
+    points (a random subset drawn with ``random_state``; None: all of them).
     """
     curves = []
     for train, test in kfold_splits(X, n_splits, random_state)[:n_folds]:
+        if max_train is not None and len(train) > max_train:
+            train = np.sort(np.random.default_rng(random_state).choice(train, max_train,
+                                                                        replace=False))
         if np.ptp(y[train]) > 0:
             scores = _validation(estimator, param, grid, X[train], y[train], X[test], y[test],
                                  criterion, views)[0]
