@@ -45,6 +45,7 @@ from ranking_core.kernels import KERNELS as KERNEL_CLASSES
 from ranking_core.kernels import Kernel, make_kernel
 from ranking_core.learners.direct import (
     EXACT_UP_TO,
+    ONE_FOLD_TRAIN,
     ONE_FOLD_UP_TO,
     DirectRanker,
     fast_kfold_lambda,
@@ -112,11 +113,14 @@ KERNELS: dict[str, type[Kernel]] = {
     name: cls for name, cls in KERNEL_CLASSES.items() if cls.glucose_width is not None}
 # how the k-fold rule is computed (LearnSettings.method; ranking_core.learners.direct):
 # "spectral"/"exact" every fold and the refit by eigendecomposition, "one-fold" the first fold's
-# exact curve and a direct refit, "lattice" a golden-section search on the glucose lattice
+# curve (fitted on at most ONE_FOLD_TRAIN points) and a direct refit, "lattice" a golden-section
+# search on the glucose lattice (robust learning: the first fold's curve) and a lattice refit
 METHODS = ("auto", "exact", "one-fold", "lattice")
+_FIRST_FOLD = f"the first fold's validation curve (fitted on at most {ONE_FOLD_TRAIN:,} points)"
 METHOD_LABELS = {"exact": "every fold and the refit exactly (eigendecompositions)",
-                 "one-fold": "the first fold's exact validation curve, a direct refit",
+                 "one-fold": f"{_FIRST_FOLD}, a direct refit",
                  "lattice": "a search of λ on the glucose lattice, a lattice refit"}
+ROBUST_LATTICE_LABEL = f"{_FIRST_FOLD}, a lattice refit"
 MIN_RATINGS = 5  # fewer cannot fill five folds, let alone a grid: refused with a sentence
 # Memory budget of one fit and the sizes it allows (float64): a dense eigendecomposition of n
 # points holds about four n × n arrays (kernel, centred copy, eigenvectors, LAPACK's work), so
@@ -409,6 +413,13 @@ class LearnedGrid:
         return len(self.model.X_fit_)
 
     @property
+    def computed_by(self) -> str:
+        """How λ and the grid were computed, in words (:data:`METHOD_LABELS`)."""
+        if self.method == "lattice" and self.settings.robust is not None:
+            return ROBUST_LATTICE_LABEL
+        return METHOD_LABELS[self.method]
+
+    @property
     def from_a_panel(self) -> bool:
         """The ratings name their raters or come on a coarse scale: a real panel's, for which
         robust learning (:func:`robust_settings`) is made."""
@@ -614,14 +625,12 @@ def _choose(settings: LearnSettings, method: str, X: NDArray, y: NDArray, lams: 
         # robust fits against least-squares fits on the same folds; the lower curve wins
         if method == "exact":
             return kfold_robust(ranker, X, y, lams, **common)
+        # beyond: the first fold on at most ONE_FOLD_TRAIN points, the refit by one direct
+        # factorisation (Cholesky, or the sparse lattice for the largest sets)
         direct = DirectRanker(make_kernel(ranker.ranker.kernel), solver="cholesky"
                               if method == "one-fold" else "lattice")
-        if method == "one-fold":
-            return kfold_robust(ranker, X, y, lams, folds=1, refit_with=direct, **common)
-        # lattice: λ of the least-squares fits on the lattice, the robust fit at that λ
-        plain = fast_kfold_lambda(ranker.ranker, X[:, :2], y, lams, method="lattice", **common)
-        model = clone(ranker).set_params(ranker=direct, lam=plain.value).fit(X, y)
-        return dataclasses.replace(plain, model=model)
+        return kfold_robust(ranker, X, y, lams, folds=1, max_train=ONE_FOLD_TRAIN,
+                            refit_with=direct, **common)
     if settings.rule == "kfold" and method != "exact":
         return fast_kfold_lambda(ranker, X, y, lams, method=method, **common)
     return choose(ranker, X, y, rule=settings.rule, grid=lams,

@@ -302,3 +302,14 @@ def test_settings_are_described_in_plain_words():
     assert words["Spectral filter"] == "iterated Lavrentiev, order 3"
     assert describe_settings(LearnSettings())["How λ is chosen"] == (
         "5-fold cross-validation, by mean absolute validation error")
+
+
+def test_robust_learning_beyond_one_fold_refits_the_first_folds_choice_on_the_lattice(panel):
+    """The largest robust fits choose λ as one fold does (the robust and least-squares curves
+    of the first fold) and only refit on the glucose lattice: the same λ, and a grid within
+    rounding of the inputs to whole mg/dL of the Cholesky refit's."""
+    one = learn_grid(panel, dataclasses.replace(PRESETS["robust"], method="one-fold"))
+    lattice = learn_grid(panel, dataclasses.replace(PRESETS["robust"], method="lattice"))
+    assert lattice.lam == one.lam
+    assert "lattice refit" in lattice.computed_by and "direct refit" in one.computed_by
+    assert np.max(np.abs(lattice.grid - one.grid)) < 0.05

@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ranking_core.filters import FILTERS
-from ranking_core.learn import KERNELS, METHOD_LABELS, PRESET_LABELS, PRESETS, RULES
+from ranking_core.learn import KERNELS, PRESET_LABELS, PRESETS, RULES
 
 console = Console()
 
@@ -48,7 +48,7 @@ def _show(result, paths: list[Path]) -> None:
     for label, value in describe_settings(result.settings).items():
         table.add_row(label, value)
     table.add_row("λ chosen", f"{result.lam:.4g}")
-    table.add_row("Computed by", METHOD_LABELS[result.method])
+    table.add_row("Computed by", result.computed_by)
     table.add_row("Ratings", f"{result.n_ratings:,}")
     table.add_row("Points fitted", f"{result.points_fitted:,} of {len(result.y):,}")
     console.print(table)

@@ -513,6 +513,7 @@ def kfold_robust(
     criterion: str = "misranking",
     folds: int | None = None,
     refit_with: BaseEstimator | None = None,
+    max_train: int | None = None,
 ) -> Choice:
     """k-fold validation criterion over λ of the robust fits and, on the same folds, of the
     least-squares fits (``robust`` with loss ``"squared"``, no rater model, answers as given);
@@ -529,6 +530,8 @@ def kfold_robust(
     :data:`~ranking_core.learners.direct.EXACT_UP_TO` ratings). ``refit_with``: the plain
     ranker of the final fit on all ratings (default: ``robust``'s own; a
     :class:`~ranking_core.learners.direct.DirectRanker` refits without a decomposition).
+    ``max_train``: fit each fold on at most that many of its training points
+    (:func:`~ranking_core.selection.kfold_curves`).
     """
     X, y = check_training_data(X, y, "kfold_robust")
     lams = np.atleast_1d(np.asarray(lams, dtype=np.float64))
@@ -536,7 +539,8 @@ def kfold_robust(
     steps = iter(range(1, n_steps))
     curve, plain_curve = kfold_curves(
         robust, X, y, lams, n_splits=n_splits, random_state=random_state, n_folds=folds,
-        criterion=criterion, views=lambda fold, grid: (fold.path(grid), fold.plain_path(grid)),
+        criterion=criterion, max_train=max_train,
+        views=lambda fold, grid: (fold.path(grid), fold.plain_path(grid)),
         step=None if progress is None else (lambda: progress(next(steps), n_steps)))
     learner = robust
     if np.nanmin(plain_curve) < np.nanmin(curve):
