@@ -65,6 +65,7 @@ from ranking_core.ratings import RatingSet
 from ranking_core.selection import (
     CRITERIA,
     RULES,
+    VALIDATED_RULES,
     AprioriRule,
     Choice,
     choose,
@@ -82,6 +83,7 @@ __all__ = [
     "PRESETS",
     "RULES",
     "SCALES",
+    "VALIDATED_RULES",
     "LearnSettings",
     "LearnedGrid",
     "PanelFit",
@@ -328,7 +330,7 @@ def describe_settings(settings: LearnSettings) -> dict[str, str]:
     rule = RULE_LABELS[settings.rule]
     if settings.rule == "kfold":
         rule = f"{settings.n_splits}-fold {rule}"
-    if settings.rule in ("kfold", "holdout"):
+    if settings.rule in VALIDATED_RULES:
         rule += f", by {CRITERION_LABELS[settings.criterion]}"
     if settings.rule == "holdout":
         rule += ", then refitted on all ratings" if settings.refit_all else ""

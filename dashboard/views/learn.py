@@ -54,6 +54,7 @@ from ranking_core.learn import (
     ROBUST_LABELS,
     RULE_LABELS,
     RULES,
+    VALIDATED_RULES,
     LearnedGrid,
     LearnSettings,
     default_recipe,
@@ -241,7 +242,7 @@ with left:
     if settings.rule == "holdout":
         st.checkbox("Refit on all ratings at the chosen λ", key="learn_refit_all",
                     on_change=apply_setting, args=("learn_refit_all",))
-    if settings.rule in ("kfold", "holdout"):
+    if settings.rule in VALIDATED_RULES:
         st.radio("Validation score (lowest wins)", CRITERIA, key="learn_criterion",
                  format_func=CRITERION_LABELS.get, on_change=apply_setting,
                  args=("learn_criterion",),

@@ -34,7 +34,7 @@ from sklearn.model_selection import KFold
 from ranking_core.metrics import pairwise_misranking, pairwise_misranking_rows
 from ranking_core.validation import check_training_data, one_of
 
-__all__ = ["CRITERIA", "PROTOCOLS", "RULES", "TIE_TOLERANCE", "Choice", "choose",
+__all__ = ["CRITERIA", "PROTOCOLS", "RULES", "TIE_TOLERANCE", "VALIDATED_RULES", "Choice", "choose",
            "kfold_curves", "kfold_splits", "mean_over_folds", "near_minimum",
            "paper_lambda_grid", "protocol_refits", "validation_scores"]
 
@@ -42,6 +42,8 @@ __all__ = ["CRITERIA", "PROTOCOLS", "RULES", "TIE_TOLERANCE", "Choice", "choose"
 RULES = {"kfold": "cross-validation", "holdout": "hold-out (half fits, half chooses)",
          "quasi-optimality": "quasi-optimality", "apriori": "a-priori λ(m) = α·m^(−β/2)",
          "manual": "set by hand"}
+# the rules that score validation ratings, by a criterion of CRITERIA (the others do not)
+VALIDATED_RULES = ("kfold", "holdout")
 # The two readings of the papers' hold-out protocols (Kriukova et al. 2014, §4.1–4.2 say which
 # part fits and which chooses λ, not which function is then tested): the CLI help and the
 # dashboard read these sentences.
@@ -251,7 +253,7 @@ def choose(
     if not refit and rule != "holdout":
         raise ValueError(f"choose: refit=False applies to rule='holdout' only; rule={rule!r} "
                          "fits on all data")
-    if gammas is not None and rule not in ("holdout", "kfold"):
+    if gammas is not None and rule not in VALIDATED_RULES:
         raise ValueError(f"choose: gammas are chosen by 'holdout' or 'kfold' only; got {rule!r}")
     candidates = _candidates(estimator, gammas)
     gammas = None if gammas is None else tuple(gammas)
