@@ -35,22 +35,36 @@ def main() -> None:
             x_test = rng.integers(0, 101, size=100).astype(np.float64)[:, None]
             y_test = np.floor(x_test[:, 0] / 10.0)
             half = m // 2
-            for name, learner in (("ranking", SpectralRanker(gamma=100.0)),
-                                  ("slr", SpectralRegressor(gamma=100.0))):
+            for name, learner in (
+                ("ranking", SpectralRanker(gamma=100.0)),
+                ("slr", SpectralRegressor(gamma=100.0)),
+            ):
                 split = learner.fit(X[:half], y[:half]).path(lams)
                 curve = pairwise_misranking_rows(y[half:], split.predict(X[half:]))
                 chosen = int(np.argmin(curve))
                 test_split = pairwise_misranking_rows(y_test, split.predict(x_test))
                 test_refit = pairwise_misranking_rows(
-                    y_test, learner.fit(X, y).path(lams).predict(x_test))
-                for key, value in (("split", test_split[chosen]),
-                                   ("split_oracle", test_split.min()),
-                                   ("refit", test_refit[chosen]),
-                                   ("refit_oracle", test_refit.min())):
+                    y_test, learner.fit(X, y).path(lams).predict(x_test)
+                )
+                for key, value in (
+                    ("split", test_split[chosen]),
+                    ("split_oracle", test_split.min()),
+                    ("refit", test_refit[chosen]),
+                    ("refit_oracle", test_refit.min()),
+                ):
                     scores.setdefault(f"{name}_{key}", []).append(float(value))
         out[str(m)] = {k: round(100 * float(np.mean(v)), 2) for k, v in scores.items()}
-    print(json.dumps({"benchmark": "academic_protocols", "reps": args.reps, "seed": args.seed,
-                      "mean_misranking_percent": out}, indent=2))
+    print(
+        json.dumps(
+            {
+                "benchmark": "academic_protocols",
+                "reps": args.reps,
+                "seed": args.seed,
+                "mean_misranking_percent": out,
+            },
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -42,24 +42,30 @@ sys.path.insert(0, str(ROOT))
 from scripts.screenshots import CHROMIUM, CHROMIUM_ARGS, free_port  # noqa: E402
 
 PAGES = {
-    "image": ("import numpy as np\nimport streamlit as st\n"
-              "st.title('Floor')\n"
-              "st.image((np.random.default_rng(0).random((300, 300)) * 255).astype(np.uint8))\n",
-              "[data-testid='stImage'] img"),
-    "plotly": ("import numpy as np\nimport plotly.graph_objects as go\nimport streamlit as st\n"
-               "st.title('Floor')\n"
-               "z = np.random.default_rng(0).random((200, 200)).astype(np.float32)\n"
-               "st.plotly_chart(go.Figure(go.Heatmap(z=z)))\n",
-               ".js-plotly-plot .main-svg"),
+    "image": (
+        "import numpy as np\nimport streamlit as st\n"
+        "st.title('Floor')\n"
+        "st.image((np.random.default_rng(0).random((300, 300)) * 255).astype(np.uint8))\n",
+        "[data-testid='stImage'] img",
+    ),
+    "plotly": (
+        "import numpy as np\nimport plotly.graph_objects as go\nimport streamlit as st\n"
+        "st.title('Floor')\n"
+        "z = np.random.default_rng(0).random((200, 200)).astype(np.float32)\n"
+        "st.plotly_chart(go.Figure(go.Heatmap(z=z)))\n",
+        ".js-plotly-plot .main-svg",
+    ),
 }
-UPLOAD_PAGE = ("import numpy as np\nimport pandas as pd\nimport streamlit as st\n"
-               "st.title('Floor')\n"
-               "upload = st.file_uploader('Rating set', type=['csv'])\n"
-               "if upload is not None:\n"
-               "    frame = pd.read_csv(upload)\n"
-               "    st.metric('Rows', len(frame))\n"
-               "    st.image((np.random.default_rng(len(frame)).random((300, 300)) * 255)"
-               ".astype(np.uint8))\n")
+UPLOAD_PAGE = (
+    "import numpy as np\nimport pandas as pd\nimport streamlit as st\n"
+    "st.title('Floor')\n"
+    "upload = st.file_uploader('Rating set', type=['csv'])\n"
+    "if upload is not None:\n"
+    "    frame = pd.read_csv(upload)\n"
+    "    st.metric('Rows', len(frame))\n"
+    "    st.image((np.random.default_rng(len(frame)).random((300, 300)) * 255)"
+    ".astype(np.uint8))\n"
+)
 # the upload's result is on screen: the row count, the picture loaded, the run over
 UPLOAD_SHOWN_JS = """(rows) => {
   const value = document.querySelector("[data-testid='stMetricValue']");
@@ -77,10 +83,24 @@ def bare_page(source: str) -> Iterator[str]:
         app.write_text(source)
         port = free_port()
         server = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", str(app), "--server.port", str(port),
-             "--server.address", "127.0.0.1", "--server.headless", "true"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            env={**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"})
+            [
+                sys.executable,
+                "-m",
+                "streamlit",
+                "run",
+                str(app),
+                "--server.port",
+                str(port),
+                "--server.address",
+                "127.0.0.1",
+                "--server.headless",
+                "true",
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env={**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"},
+        )
         url = f"http://127.0.0.1:{port}"
         try:
             deadline = time.monotonic() + 90
@@ -105,8 +125,7 @@ def first_figure_seconds(source: str, selector: str, runs: int) -> list[float]:
     seconds = []
     with bare_page(source) as url, sync_playwright() as playwright:
         for _ in range(runs):
-            browser = playwright.chromium.launch(executable_path=str(CHROMIUM),
-                                                 args=CHROMIUM_ARGS)
+            browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
             page = browser.new_page(viewport={"width": 1280, "height": 800})
             start = time.perf_counter()
             page.goto(url)
@@ -122,8 +141,11 @@ def upload_seconds(runs: int, rows: int = 300) -> list[float]:
     from playwright.sync_api import sync_playwright
 
     seconds = []
-    with (tempfile.TemporaryDirectory() as tmp, bare_page(UPLOAD_PAGE) as url,
-          sync_playwright() as playwright):
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        bare_page(UPLOAD_PAGE) as url,
+        sync_playwright() as playwright,
+    ):
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1280, "height": 800})
         page.goto(url)
@@ -132,8 +154,13 @@ def upload_seconds(runs: int, rows: int = 300) -> list[float]:
         for run in range(runs + 1):  # the first upload warms the page up and is not counted
             n = rows + run  # a new count each time: the page must show this upload's result
             path = Path(tmp) / f"ratings_{run}.csv"
-            pd.DataFrame({"reference": np.arange(n) % 600, "estimate": np.arange(n) % 590,
-                          "rating": np.arange(n) % 5}).to_csv(path, index=False)
+            pd.DataFrame(
+                {
+                    "reference": np.arange(n) % 600,
+                    "estimate": np.arange(n) % 590,
+                    "rating": np.arange(n) % 5,
+                }
+            ).to_csv(path, index=False)
             start = time.perf_counter()
             uploader.set_input_files(str(path))
             page.wait_for_function(UPLOAD_SHOWN_JS, arg=n, timeout=120_000, polling=25)

@@ -39,18 +39,28 @@ def main() -> None:
 
     root = os.environ.get("MOVIELENS_100K")
     data = read_movielens_100k(root) if root else synthetic_ratings(seed=0)
-    config = PerUserConfig(group=(40, 60), learners=tuple(PROTOCOL_LEARNERS),
-                           n_test_users=args.users, repeats=1)
-    report: dict = {"data": data.source, "learners": list(PROTOCOL_LEARNERS),
-                    "test_users": args.users, "workers": args.workers, "cpu_count": os.cpu_count()}
+    config = PerUserConfig(
+        group=(40, 60), learners=tuple(PROTOCOL_LEARNERS), n_test_users=args.users, repeats=1
+    )
+    report: dict = {
+        "data": data.source,
+        "learners": list(PROTOCOL_LEARNERS),
+        "test_users": args.users,
+        "workers": args.workers,
+        "cpu_count": os.cpu_count(),
+    }
 
     start = time.perf_counter()
     single = run_per_user(data, config, scheduler=SYNCHRONOUS)
     single_s = time.perf_counter() - start
 
     start = time.perf_counter()
-    with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
-                      dashboard_address=":0") as cluster, Client(cluster) as client:
+    with (
+        LocalCluster(
+            n_workers=args.workers, threads_per_worker=1, processes=True, dashboard_address=":0"
+        ) as cluster,
+        Client(cluster) as client,
+    ):
         startup_s = time.perf_counter() - start
         start = time.perf_counter()
         parallel = run_per_user(data, config, scheduler=client)
@@ -60,20 +70,26 @@ def main() -> None:
             start = time.perf_counter()
             result = run_per_user(data, full, scheduler=client)
             report["full_protocol"] = {
-                "learner": "iterated-lavrentiev", "group": "40-60", "test_users": 300,
-                "repeats": 10, "wall_s": round(time.perf_counter() - start, 2),
+                "learner": "iterated-lavrentiev",
+                "group": "40-60",
+                "test_users": 300,
+                "repeats": 10,
+                "wall_s": round(time.perf_counter() - start, 2),
                 "pairwise_misranking": result["learners"]["iterated-lavrentiev"][
-                    "pairwise_misranking"]["mean"],
+                    "pairwise_misranking"
+                ]["mean"],
             }
-    report.update({
-        "single_process_s": round(single_s, 3),
-        "single_process_users_per_s": round(args.users / single_s, 2),
-        "dask_startup_s": round(startup_s, 3),
-        "dask_s": round(dask_s, 3),
-        "dask_users_per_s": round(args.users / dask_s, 2),
-        "speedup": round(single_s / dask_s, 2),
-        "identical_results": single == parallel,
-    })
+    report.update(
+        {
+            "single_process_s": round(single_s, 3),
+            "single_process_users_per_s": round(args.users / single_s, 2),
+            "dask_startup_s": round(startup_s, 3),
+            "dask_s": round(dask_s, 3),
+            "dask_users_per_s": round(args.users / dask_s, 2),
+            "speedup": round(single_s / dask_s, 2),
+            "identical_results": single == parallel,
+        }
+    )
     if args.full and not root:
         report["full_protocol"] = "skipped: MOVIELENS_100K is not set"
     print(json.dumps(report, indent=2))

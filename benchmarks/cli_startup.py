@@ -31,16 +31,21 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=7)
     args = parser.parse_args()
     riskgrid = shutil.which("riskgrid") or os.path.join(os.path.dirname(sys.executable), "riskgrid")
-    commands = {"riskgrid --help": [riskgrid, "--help"],
-                "python -c 'import typer'": [sys.executable, "-c", "import typer"]}
+    commands = {
+        "riskgrid --help": [riskgrid, "--help"],
+        "python -c 'import typer'": [sys.executable, "-c", "import typer"],
+    }
     times: dict[str, list[float]] = {name: [] for name in commands}
     for _ in range(args.repeats):
         for name, command in commands.items():
             times[name].append(wall_seconds(command))
-    report = {name: {"best_s": min(values), "median_s": statistics.median(values)}
-              for name, values in times.items()}
-    report["ratio_best"] = (report["riskgrid --help"]["best_s"]
-                            / report["python -c 'import typer'"]["best_s"])
+    report = {
+        name: {"best_s": min(values), "median_s": statistics.median(values)}
+        for name, values in times.items()
+    }
+    report["ratio_best"] = (
+        report["riskgrid --help"]["best_s"] / report["python -c 'import typer'"]["best_s"]
+    )
     report["repeats"] = args.repeats
     report["load_average"] = os.getloadavg()
     print(json.dumps(report, indent=2))

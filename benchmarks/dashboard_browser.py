@@ -58,8 +58,14 @@ from scripts.screenshots import (  # noqa: E402
     wait_until_rendered,
 )
 
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+]
 TIMEOUT_MS = 600_000.0  # per stage (ms); --timeout sets it
 UPLOAD_INPUT = "[data-testid='stMain'] [data-testid='stFileUploaderDropzoneInput']"
 # the first figure: an interactive (Plotly) chart drawn, or a picture loaded
@@ -68,8 +74,9 @@ PLOTLY_DRAWN_JS = """() => document.querySelector(
 PICTURES_JS = """() => Array.from(document.querySelectorAll(
   "[data-testid='stMain'] [data-testid='stImage'] img")).map(
   (img) => img.complete && img.naturalWidth > 0 ? img.currentSrc : null)"""
-FIRST_FIGURE_JS = ("() => (" + PLOTLY_DRAWN_JS + ")() || (" + PICTURES_JS
-                   + ")().some((src) => src !== null)")
+FIRST_FIGURE_JS = (
+    "() => (" + PLOTLY_DRAWN_JS + ")() || (" + PICTURES_JS + ")().some((src) => src !== null)"
+)
 # the value of the metric labelled `label` (Streamlit's stMetric), or null
 METRIC_JS = """(label) => {
   for (const m of document.querySelectorAll("[data-testid='stMetric']")) {
@@ -143,16 +150,18 @@ def wait_rendered(page) -> None:
 def choose_upload(page) -> None:
     """Select the Learn page's upload source (radio option "Upload…")."""
     page.locator("[data-testid='stRadio'] label").filter(has_text="Upload").first.click()
-    page.locator(UPLOAD_INPUT).first.wait_for(
-        state="attached", timeout=TIMEOUT_MS)
+    page.locator(UPLOAD_INPUT).first.wait_for(state="attached", timeout=TIMEOUT_MS)
     # the simulated panel's result is gone before any upload is timed
-    page.wait_for_function(f"() => ({METRIC_JS})('Points fitted') === null"
-                           f" && ({METRIC_JS})('points fitted') === null",
-                           timeout=TIMEOUT_MS, polling=100)
+    page.wait_for_function(
+        f"() => ({METRIC_JS})('Points fitted') === null && ({METRIC_JS})('points fitted') === null",
+        timeout=TIMEOUT_MS,
+        polling=100,
+    )
 
 
-def upload(page, path: Path, expected_points: str, sample_ms: int = 25,
-           slow_sample_ms: int = 100) -> tuple[float, list]:
+def upload(
+    page, path: Path, expected_points: str, sample_ms: int = 25, slow_sample_ms: int = 100
+) -> tuple[float, list]:
     """Upload ``path``; seconds until 'Points fitted' starts with ``expected_points`` and the run
     is over; the progress-bar values seen meanwhile. The page is read every ``sample_ms`` during
     the first second, then every ``slow_sample_ms``: each reading runs script in the page, which
@@ -166,8 +175,9 @@ def upload(page, path: Path, expected_points: str, sample_ms: int = 25,
           return p ? Number(p.getAttribute('aria-valuenow')) : null; }""")
         if value is not None and (not seen or seen[-1] != value):
             seen.append(value)
-        shown = page.evaluate(METRIC_JS, "Points fitted") or page.evaluate(METRIC_JS,
-                                                                            "points fitted")
+        shown = page.evaluate(METRIC_JS, "Points fitted") or page.evaluate(
+            METRIC_JS, "points fitted"
+        )
         if shown and shown.startswith(expected_points) and page.evaluate(IDLE_JS):
             break
         if time.perf_counter() - start > TIMEOUT_MS / 1000:
@@ -181,31 +191,53 @@ def lambda_step(page, key: str) -> float:
     """Press ``key`` on the λ slider; seconds until λ shown changed, a figure got new data and
     the run is over."""
     before = page.evaluate(METRIC_JS, "λ")
-    page.evaluate("() => { window.__charts = " + CHART_DATA_JS[6:] + "; window.__pictures = ("
-                  + PICTURES_JS + ")(); }")
-    slider = page.locator("[data-testid='stSlider']").filter(has_text="λ").locator(
-        "input[type='range']").first
+    page.evaluate(
+        "() => { window.__charts = "
+        + CHART_DATA_JS[6:]
+        + "; window.__pictures = ("
+        + PICTURES_JS
+        + ")(); }"
+    )
+    slider = (
+        page.locator("[data-testid='stSlider']")
+        .filter(has_text="λ")
+        .locator("input[type='range']")
+        .first
+    )
     slider.focus()
     start = time.perf_counter()
     slider.press(key)
     page.wait_for_function(
         """(before) => {
-          const now = (""" + METRIC_JS + """)("λ");
-          const charts = (""" + CHART_DATA_JS + """)();
-          const pictures = (""" + PICTURES_JS + """)();
+          const now = ("""
+        + METRIC_JS
+        + """)("λ");
+          const charts = ("""
+        + CHART_DATA_JS
+        + """)();
+          const pictures = ("""
+        + PICTURES_JS
+        + """)();
           const redrawn = charts.some((d, i) => d !== window.__charts[i])
             || (pictures.every((src) => src !== null)
                 && pictures.some((src, i) => src !== window.__pictures[i]));
           const idle = document.querySelectorAll("[data-testid='stStatusWidget']").length === 0;
           return now !== null && now !== before && redrawn && idle;
-        }""", arg=before, timeout=TIMEOUT_MS, polling="raf")
+        }""",
+        arg=before,
+        timeout=TIMEOUT_MS,
+        polling="raf",
+    )
     return time.perf_counter() - start
 
 
 def interactive_toggle(page):
     """The Learn page's "Interactive figures" toggle (a locator; count 0 if absent)."""
-    return page.locator("[data-testid='stCheckbox']").filter(
-        has_text="Interactive figures").locator("label")
+    return (
+        page.locator("[data-testid='stCheckbox']")
+        .filter(has_text="Interactive figures")
+        .locator("label")
+    )
 
 
 def toggle_interactive(page, done_js: str) -> float:
@@ -213,8 +245,9 @@ def toggle_interactive(page, done_js: str) -> float:
     a Plotly chart is drawn) and the run is over."""
     start = time.perf_counter()
     interactive_toggle(page).first.click()
-    page.wait_for_function("() => (" + done_js + ")() && (" + IDLE_JS + ")()",
-                           timeout=TIMEOUT_MS, polling="raf")
+    page.wait_for_function(
+        "() => (" + done_js + ")() && (" + IDLE_JS + ")()", timeout=TIMEOUT_MS, polling="raf"
+    )
     wait_rendered(page)
     return time.perf_counter() - start
 
@@ -234,8 +267,12 @@ def main() -> None:
 
     from ranking_core.learn import PRESETS
 
-    out: dict = {"chromium": str(CHROMIUM), "load_average": os.getloadavg(),
-                 "cpus": os.cpu_count(), "cpu_s": {}}
+    out: dict = {
+        "chromium": str(CHROMIUM),
+        "load_average": os.getloadavg(),
+        "cpus": os.cpu_count(),
+        "cpu_s": {},
+    }
     try:
         with tempfile.TemporaryDirectory() as tmp_name:
             tmp = Path(tmp_name)
@@ -247,11 +284,13 @@ def main() -> None:
             out["library_fit_s"] = {m: round(library_fit_seconds(p), 3) for m, p in files.items()}
             with threadpool_limits(limits=1, user_api="blas"):  # as the server runs it
                 out["library_fit_one_blas_thread_s"] = {
-                    m: round(library_fit_seconds(p), 3) for m, p in files.items()}
+                    m: round(library_fit_seconds(p), 3) for m, p in files.items()
+                }
             print(json.dumps(out), file=sys.stderr)
             with serve(free_port(), env) as url, sync_playwright() as playwright:
-                browser = playwright.chromium.launch(executable_path=str(CHROMIUM),
-                                                     args=CHROMIUM_ARGS)
+                browser = playwright.chromium.launch(
+                    executable_path=str(CHROMIUM), args=CHROMIUM_ARGS
+                )
                 page = browser.new_page(viewport={"width": 1280, "height": 800})
                 start, cpu = time.perf_counter(), cpu_seconds()
                 page.goto(url)
@@ -268,16 +307,21 @@ def main() -> None:
                 second.close()
                 print(json.dumps(out), file=sys.stderr)
                 cpu = cpu_seconds()
-                steps = [lambda_step(page, "ArrowRight" if k % 2 == 0 else "ArrowLeft")
-                         for k in range(args.steps)]
+                steps = [
+                    lambda_step(page, "ArrowRight" if k % 2 == 0 else "ArrowLeft")
+                    for k in range(args.steps)
+                ]
                 out["cpu_s"]["lambda_step_mean"] = {
-                    kind: round(used / args.steps, 2) for kind, used in cpu_since(cpu).items()}
+                    kind: round(used / args.steps, 2) for kind, used in cpu_since(cpu).items()
+                }
                 out["lambda_step_s"] = round(statistics.median(steps), 3)
                 out["lambda_steps_s"] = [round(s, 3) for s in steps]
                 if interactive_toggle(page).count():  # pages before pictures had none
                     out["interactive_on_s"] = round(toggle_interactive(page, PLOTLY_DRAWN_JS), 3)
-                    steps = [lambda_step(page, "ArrowRight" if k % 2 == 0 else "ArrowLeft")
-                             for k in range(args.steps)]
+                    steps = [
+                        lambda_step(page, "ArrowRight" if k % 2 == 0 else "ArrowLeft")
+                        for k in range(args.steps)
+                    ]
                     out["interactive_lambda_step_s"] = round(statistics.median(steps), 3)
                     toggle_interactive(page, "() => !(" + PLOTLY_DRAWN_JS + ")()")
                 choose_upload(page)
@@ -301,21 +345,23 @@ def main() -> None:
                 page.goto(f"{url}/meter")
                 wait_until_rendered(page, TIMEOUT_MS)
                 page.locator("[data-testid='stRadio'] label").filter(
-                    has_text="Upload").first.click()
-                page.locator(UPLOAD_INPUT).first.wait_for(
-                    state="attached", timeout=TIMEOUT_MS)
+                    has_text="Upload"
+                ).first.click()
+                page.locator(UPLOAD_INPUT).first.wait_for(state="attached", timeout=TIMEOUT_MS)
                 start, cpu = time.perf_counter(), cpu_seconds()
-                page.locator(UPLOAD_INPUT).first.set_input_files(
-                    str(meter))
+                page.locator(UPLOAD_INPUT).first.set_input_files(str(meter))
                 page.wait_for_function(
                     f"() => ({METRIC_JS})('pairs analysed') === '{args.pairs:,}'"
                     f" || ({METRIC_JS})('pairs analysed') === '{args.pairs}'",
-                    timeout=TIMEOUT_MS, polling=50)
+                    timeout=TIMEOUT_MS,
+                    polling=50,
+                )
                 wait_rendered(page)
                 out["meter_10k_s"] = round(time.perf_counter() - start, 3)
                 out["cpu_s"]["meter_10k"] = cpu_since(cpu)
-                out["deploy_button_shown"] = page.locator(
-                    "[data-testid='stAppDeployButton']").count() > 0
+                out["deploy_button_shown"] = (
+                    page.locator("[data-testid='stAppDeployButton']").count() > 0
+                )
                 browser.close()
     except Exception as exc:  # report what was measured before the failure
         out["error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0]}"

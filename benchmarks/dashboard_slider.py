@@ -56,14 +56,20 @@ def main() -> None:
     slider = best_of(args.repeats, slider_move) / len(lams)
     refit = best_of(args.repeats, refit_move) / len(lams)
     resolve_only = best_of(args.repeats, lambda: [fitted.resolve(lam) for lam in lams]) / len(lams)
-    print(json.dumps({
-        "m": args.m, "repeats": args.repeats,
-        "slider_move_seconds": round(slider, 4),
-        "resolve_seconds": round(resolve_only, 5),
-        "refit_move_seconds": round(refit, 4),
-        "refit_over_slider": round(refit / slider, 2),
-        "note": "slider = resolve(λ) + 601×601 grid + comparison; best of repeats, per λ",
-    }, indent=2))
+    print(
+        json.dumps(
+            {
+                "m": args.m,
+                "repeats": args.repeats,
+                "slider_move_seconds": round(slider, 4),
+                "resolve_seconds": round(resolve_only, 5),
+                "refit_move_seconds": round(refit, 4),
+                "refit_over_slider": round(refit / slider, 2),
+                "note": "slider = resolve(λ) + 601×601 grid + comparison; best of repeats, per λ",
+            },
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -62,18 +62,22 @@ def features(frame: pd.DataFrame, train: pd.DataFrame, genres: np.ndarray) -> np
     item, user = frame.item.to_numpy(), frame.user.to_numpy()
     film_genres = genres[item]
     user_affinity = (affinity[user] * film_genres).sum(1) / np.maximum(film_genres.sum(1), 1)
-    return np.column_stack([item_mean[item], np.log1p(item_count[item]), user_affinity,
-                            film_genres])
+    return np.column_stack(
+        [item_mean[item], np.log1p(item_count[item]), user_affinity, film_genres]
+    )
 
 
 def mean_ndcg(frame: pd.DataFrame, scores: np.ndarray, k: int = 10) -> float:
-    values = [ndcg(part.rating.to_numpy(), scores[part.index.to_numpy()], k=k)
-              for _, part in frame.groupby("user")]
+    values = [
+        ndcg(part.rating.to_numpy(), scores[part.index.to_numpy()], k=k)
+        for _, part in frame.groupby("user")
+    ]
     return float(np.mean(values))
 
 
-def pair_differences(X: np.ndarray, frame: pd.DataFrame, per_user: int,
-                     rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+def pair_differences(
+    X: np.ndarray, frame: pd.DataFrame, per_user: int, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
     """Up to ``per_user`` within-user pairs of different ratings, as x_i − x_j with sign ±1."""
     rows, signs = [], []
     for _, part in frame.groupby("user"):
@@ -111,24 +115,49 @@ def main() -> None:
     X_train, X_test = features(train, train, genres), features(test, train, genres)
     centre, scale = X_train.mean(0), X_train.std(0) + 1e-12
     X_train, X_test = (X_train - centre) / scale, (X_test - centre) / scale
-    emit({"users": int(ratings.user.nunique()), "train_ratings": len(train),
-          "test_ratings": len(test), "features": X_train.shape[1], "metric": "mean NDCG@10"})
-    emit({"method": "film mean rating (feature 0)",
-          "ndcg@10": round(mean_ndcg(test, X_test[:, 0]), 4)})
+    emit(
+        {
+            "users": int(ratings.user.nunique()),
+            "train_ratings": len(train),
+            "test_ratings": len(test),
+            "features": X_train.shape[1],
+            "metric": "mean NDCG@10",
+        }
+    )
+    emit(
+        {
+            "method": "film mean rating (feature 0)",
+            "ndcg@10": round(mean_ndcg(test, X_test[:, 0]), 4),
+        }
+    )
     pairs, signs = pair_differences(X_train, train, args.pairs, rng)
     for C in args.C:
         start = time.perf_counter()
         svm = LinearSVC(loss="hinge", fit_intercept=False, C=C, max_iter=20_000).fit(pairs, signs)
-        emit({"method": "pairwise hinge (RankSVM)", "C": C, "pairs": len(pairs),
-              "ndcg@10": round(mean_ndcg(test, X_test @ svm.coef_.ravel()), 4),
-              "seconds": round(time.perf_counter() - start, 1)})
+        emit(
+            {
+                "method": "pairwise hinge (RankSVM)",
+                "C": C,
+                "pairs": len(pairs),
+                "ndcg@10": round(mean_ndcg(test, X_test @ svm.coef_.ravel()), 4),
+                "seconds": round(time.perf_counter() - start, 1),
+            }
+        )
         start = time.perf_counter()
         dorm = DORM(measure="ndcg", n=10, C=C, decay=args.decay, tol=1e-3).fit(
-            X_train, train.rating.to_numpy(dtype=float), train.user.to_numpy())
-        emit({"method": "DORM NDCG@10", "C": C, "decay": args.decay,
-              "ndcg@10": round(mean_ndcg(test, dorm.predict(X_test)), 4),
-              "rounds": dorm.n_iter_, "converged": dorm.converged_,
-              "seconds": round(time.perf_counter() - start, 1)})
+            X_train, train.rating.to_numpy(dtype=float), train.user.to_numpy()
+        )
+        emit(
+            {
+                "method": "DORM NDCG@10",
+                "C": C,
+                "decay": args.decay,
+                "ndcg@10": round(mean_ndcg(test, dorm.predict(X_test)), 4),
+                "rounds": dorm.n_iter_,
+                "converged": dorm.converged_,
+                "seconds": round(time.perf_counter() - start, 1),
+            }
+        )
 
 
 if __name__ == "__main__":

@@ -81,8 +81,11 @@ def main() -> None:
     X_all, y_all = draw(rng, grid, max([*args.sizes, args.choose_at]))
 
     lams = 10.0 ** np.linspace(-1, -8, 36)
-    chooser, chooser_seconds = timed(lambda: SpectralRanker(gamma=GAMMA, solver="dense").fit(
-        X_all[: args.choose_at], y_all[: args.choose_at]))
+    chooser, chooser_seconds = timed(
+        lambda: SpectralRanker(gamma=GAMMA, solver="dense").fit(
+            X_all[: args.choose_at], y_all[: args.choose_at]
+        )
+    )
     curve = [pairwise_misranking(y_val, p) for p in chooser.path(lams).predict(X_val)]
     lam = float(lams[int(np.argmin(curve))])
     chosen = (chooser.resolve(lam), chooser_seconds)  # the exact fit at m = choose_at
@@ -93,13 +96,16 @@ def main() -> None:
         fits = {}
         if m <= args.exact_max:
             fits["exact"] = lambda X=X, y=y: SpectralRanker(
-                gamma=GAMMA, lam=lam, solver="dense").fit(X, y)
+                gamma=GAMMA, lam=lam, solver="dense"
+            ).fit(X, y)
         fits["low-rank"] = lambda X=X, y=y: SpectralRanker(
-            gamma=GAMMA, lam=lam, solver="low-rank").fit(X, y)
+            gamma=GAMMA, lam=lam, solver="low-rank"
+        ).fit(X, y)
         for r in args.centers:
             for rule in ("greedy", "uniform"):
                 fits[f"nystrom-{rule}-{r}"] = lambda X=X, y=y, r=r, rule=rule: NystromRanker(
-                    gamma=GAMMA, lam=lam, n_centers=r, centers=rule).fit(X, y)
+                    gamma=GAMMA, lam=lam, n_centers=r, centers=rule
+                ).fit(X, y)
         row = {"m": m, "methods": {}}
         predicted = {}
         for name, fit in fits.items():
@@ -121,11 +127,13 @@ def main() -> None:
             row["methods"][name] = entry
         if m <= args.cg_max:
             start = time.perf_counter()
-            solution = lavrentiev_cg(GaussianKernel(GAMMA), X, y, lam, tol=1e-6,
-                                     preconditioner_rank=args.cg_rank)
+            solution = lavrentiev_cg(
+                GaussianKernel(GAMMA), X, y, lam, tol=1e-6, preconditioner_rank=args.cg_rank
+            )
             seconds = time.perf_counter() - start
             predictions = predicted["cg"] = (
-                GaussianKernel(GAMMA)(X_test, X) @ solution.coef + solution.intercept)
+                GaussianKernel(GAMMA)(X_test, X) @ solution.coef + solution.intercept
+            )
             row["methods"]["cg"] = {
                 "fit_seconds": round(seconds, 3),
                 "misranking_percent": round(100 * pairwise_misranking(y_test, predictions), 3),
@@ -140,8 +148,11 @@ def main() -> None:
                 entry["max_abs_difference_to_reference"] = float(f"{gap:.3g}")
         results.append(row)
 
-    exact_at = {r["m"]: r["methods"]["exact"]["misranking_percent"]
-                for r in results if "exact" in r["methods"]}
+    exact_at = {
+        r["m"]: r["methods"]["exact"]["misranking_percent"]
+        for r in results
+        if "exact" in r["methods"]
+    }
     summary = {
         "source": source,
         "gamma": GAMMA,

@@ -47,16 +47,23 @@ def main() -> None:
     y = table.risk(X[:, 0], X[:, 1]) if table is not None else np.abs(X[:, 0] - X[:, 1]) / 150
     points = lattice_points(GLUCOSE_AXIS)
     result: dict = {}
-    for label, kernel in (("grid", "gaussian gamma=1e4"),
-                          ("grid_laplacian", "laplacian gamma=1e3")):
-        model = (SpectralRanker(gamma=1e4, lam=1e-4) if label == "grid" else
-                 SpectralRanker(kernel=LaplacianKernel(1e3), lam=1e-4)).fit(X, y)
+    for label, kernel in (
+        ("grid", "gaussian gamma=1e4"),
+        ("grid_laplacian", "laplacian gamma=1e3"),
+    ):
+        model = (
+            SpectralRanker(gamma=1e4, lam=1e-4)
+            if label == "grid"
+            else SpectralRanker(kernel=LaplacianKernel(1e3), lam=1e-4)
+        ).fit(X, y)
         t_fact, fast = best_of(lambda model=model: learned_grid(model), 3)
-        t_direct, direct = best_of(
-            lambda model=model: model.predict(points).reshape(601, 601), 3)
+        t_direct, direct = best_of(lambda model=model: model.predict(points).reshape(601, 601), 3)
         result[label] = {
-            "m": args.m, "lattice": [601, 601], "kernel": kernel,
-            "factorised_seconds": t_fact, "direct_seconds": t_direct,
+            "m": args.m,
+            "lattice": [601, 601],
+            "kernel": kernel,
+            "factorised_seconds": t_fact,
+            "direct_seconds": t_direct,
             "speedup": t_direct / t_fact,
             "max_abs_difference": float(np.max(np.abs(fast - direct))),
             "targets": "SEG abs_risk" if table is not None else "synthetic |REF-BGM|/150",
@@ -69,7 +76,8 @@ def main() -> None:
             start = time.perf_counter()
             run_seg_table3(table, (args.m,), args.reps, recipe, seed=0)
             result["seg_reproduction"][name] = {
-                "m": args.m, "repeats": args.reps,
+                "m": args.m,
+                "repeats": args.reps,
                 "seconds_per_repetition": (time.perf_counter() - start) / args.reps,
             }
     print(json.dumps(result, indent=2))

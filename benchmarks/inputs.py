@@ -43,13 +43,21 @@ def main() -> None:
     sensor = np.sort(rng.integers(0, 300 * args.sensor, args.sensor)) * 10**9
     reference = rng.integers(0, 300 * args.sensor, args.reference) * 10**9
     match, pair_s = _timed(lambda: nearest_in_window(sensor, reference, 300 * 10**9))
-    print(json.dumps({
-        "n_pairs": len(pairs), "read_pairs_s": round(read_s, 3),
-        "pandas_read_csv_s": round(pandas_s, 3),
-        "read_pairs_over_pandas": round(read_s / pandas_s, 1),
-        "n_sensor": args.sensor, "n_reference": args.reference,
-        "pairing_s": round(pair_s, 3), "paired": int((match >= 0).sum()),
-    }, indent=2))
+    print(
+        json.dumps(
+            {
+                "n_pairs": len(pairs),
+                "read_pairs_s": round(read_s, 3),
+                "pandas_read_csv_s": round(pandas_s, 3),
+                "read_pairs_over_pandas": round(read_s / pandas_s, 1),
+                "n_sensor": args.sensor,
+                "n_reference": args.reference,
+                "pairing_s": round(pair_s, 3),
+                "paired": int((match >= 0).sum()),
+            },
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -44,10 +44,12 @@ from ranking_core.grids.seg import GLUCOSE_MAX, SEGTable, find_seg_table
 
 SURVEY_SIZE = 8420  # ratings of the SEG survey
 # Runs the command in a child and prints its peak resident memory (kB on Linux).
-MEASURED = ("import resource, subprocess, sys\n"
-            "code = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
-            "sys.stderr.write(code.stdout + code.stderr[-2000:])\n"
-            "print(code.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n")
+MEASURED = (
+    "import resource, subprocess, sys\n"
+    "code = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
+    "sys.stderr.write(code.stdout + code.stderr[-2000:])\n"
+    "print(code.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+)
 
 
 def eigh_seconds(size: int = 4000, seed: int = 0) -> float:
@@ -62,8 +64,9 @@ def eigh_seconds(size: int = 4000, seed: int = 0) -> float:
 def clean(seg: SEGTable, m: int, rng: np.random.Generator) -> pd.DataFrame:
     """m pairs uniform on 0..600 mg/dL rated with the SEG risk at the rounded pair."""
     X = rng.uniform(0.0, GLUCOSE_MAX, size=(m, 2))
-    return pd.DataFrame({"reference": X[:, 0], "estimate": X[:, 1],
-                         "rating": seg.risk(X[:, 0], X[:, 1])})
+    return pd.DataFrame(
+        {"reference": X[:, 0], "estimate": X[:, 1], "rating": seg.risk(X[:, 0], X[:, 1])}
+    )
 
 
 def panel(seg: SEGTable, m: int, rng: np.random.Generator, n_raters: int = 9) -> pd.DataFrame:
@@ -81,8 +84,14 @@ def panel(seg: SEGTable, m: int, rng: np.random.Generator, n_raters: int = 9) ->
     reversed_ = rng.random(m) < 0.05
     answer[reversed_] = 4.0 - risk[reversed_]
     answer = np.round(np.clip(answer, 0.0, 4.0) * 2) / 2
-    return pd.DataFrame({"reference": X[:, 0], "estimate": X[:, 1], "rating": answer,
-                         "rater": [f"rater {k + 1}" for k in rater]})
+    return pd.DataFrame(
+        {
+            "reference": X[:, 0],
+            "estimate": X[:, 1],
+            "rating": answer,
+            "rater": [f"rater {k + 1}" for k in rater],
+        }
+    )
 
 
 def run_learn(frame: pd.DataFrame, seg: SEGTable, folder: Path, options: list[str]) -> dict:
@@ -91,15 +100,26 @@ def run_learn(frame: pd.DataFrame, seg: SEGTable, folder: Path, options: list[st
     source = folder / "ratings.csv"
     frame.to_csv(source, index=False)
     out = folder / "grid"
-    command = [sys.executable, "-m", "ranking_core.cli", "learn", str(source), "--out-dir",
-               str(out), *options]
+    command = [
+        sys.executable,
+        "-m",
+        "ranking_core.cli",
+        "learn",
+        str(source),
+        "--out-dir",
+        str(out),
+        *options,
+    ]
     start = time.perf_counter()
-    run = subprocess.run([sys.executable, "-c", MEASURED, *command], capture_output=True,
-                         text=True)
+    run = subprocess.run([sys.executable, "-c", MEASURED, *command], capture_output=True, text=True)
     seconds = time.perf_counter() - start
     code, peak_kb = run.stdout.split()
-    entry = {"options": options, "exit_code": int(code), "seconds": round(seconds, 2),
-             "peak_mb": round(int(peak_kb) / 1024)}
+    entry = {
+        "options": options,
+        "exit_code": int(code),
+        "seconds": round(seconds, 2),
+        "peak_mb": round(int(peak_kb) / 1024),
+    }
     recipe = [line for line in run.stderr.splitlines() if line.startswith("recipe:")]
     entry["recipe_line"] = recipe[0] if recipe else None
     if int(code) == 0:
@@ -117,30 +137,51 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[4000, 20000])
     parser.add_argument("--draws", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--options", nargs=argparse.REMAINDER, default=[],
-                        help="extra options of riskgrid learn (clean and survey)")
+    parser.add_argument(
+        "--options",
+        nargs=argparse.REMAINDER,
+        default=[],
+        help="extra options of riskgrid learn (clean and survey)",
+    )
     args = parser.parse_args()
     seg = find_seg_table()
     before = eigh_seconds()
     runs = []
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        for m in (args.sizes if args.kind != "survey" else [SURVEY_SIZE]):
+        for m in args.sizes if args.kind != "survey" else [SURVEY_SIZE]:
             for draw in range(args.draws):
                 rng = np.random.default_rng([args.seed, m, draw])
                 if args.kind == "clean":
-                    runs.append({"m": m, "draw": draw, **run_learn(clean(seg, m, rng), seg,
-                                                                   folder, args.options)})
+                    runs.append(
+                        {
+                            "m": m,
+                            "draw": draw,
+                            **run_learn(clean(seg, m, rng), seg, folder, args.options),
+                        }
+                    )
                 elif args.kind == "survey":
-                    runs.append({"m": m, "draw": draw, **run_learn(panel(seg, m, rng), seg,
-                                                                   folder, args.options)})
+                    runs.append(
+                        {
+                            "m": m,
+                            "draw": draw,
+                            **run_learn(panel(seg, m, rng), seg, folder, args.options),
+                        }
+                    )
                 else:
                     frame = panel(seg, m, rng)
                     for options in ([], ["--recipe", "best"], ["--recipe", "robust"]):
-                        runs.append({"m": m, "draw": draw,
-                                     **run_learn(frame, seg, folder, options)})
-                    runs.append({"m": m, "draw": draw, "ratings": "clean",
-                                 **run_learn(clean(seg, m, rng), seg, folder, [])})
+                        runs.append(
+                            {"m": m, "draw": draw, **run_learn(frame, seg, folder, options)}
+                        )
+                    runs.append(
+                        {
+                            "m": m,
+                            "draw": draw,
+                            "ratings": "clean",
+                            **run_learn(clean(seg, m, rng), seg, folder, []),
+                        }
+                    )
                 print(json.dumps(runs[-1]), file=sys.stderr)
     after = eigh_seconds()
     reference = (before + after) / 2
@@ -148,18 +189,32 @@ def main() -> None:
         run["ratio_to_eigh4000"] = round(run["seconds"] / reference, 2)
     summary = {}
     if args.kind == "panel":
-        for label, pick in (("defaults", lambda r: r["options"] == [] and "ratings" not in r),
-                            ("best", lambda r: r["options"] == ["--recipe", "best"]),
-                            ("robust", lambda r: r["options"] == ["--recipe", "robust"]),
-                            ("clean defaults", lambda r: r.get("ratings") == "clean")):
+        for label, pick in (
+            ("defaults", lambda r: r["options"] == [] and "ratings" not in r),
+            ("best", lambda r: r["options"] == ["--recipe", "best"]),
+            ("robust", lambda r: r["options"] == ["--recipe", "robust"]),
+            ("clean defaults", lambda r: r.get("ratings") == "clean"),
+        ):
             for m in args.sizes:
-                values = [r["misranking_pct"] for r in runs
-                          if pick(r) and r["m"] == m and "misranking_pct" in r]
+                values = [
+                    r["misranking_pct"]
+                    for r in runs
+                    if pick(r) and r["m"] == m and "misranking_pct" in r
+                ]
                 summary[f"{label}, m={m}"] = round(float(np.mean(values)), 3) if values else None
-    print(json.dumps({"kind": args.kind, "eigh4000_seconds": [round(before, 2), round(after, 2)],
-                      "peak_mb_is": "ru_maxrss of the riskgrid process", "runs": runs,
-                      "mean_misranking_pct": summary,
-                      "python": sys.version.split()[0]}, indent=2))
+    print(
+        json.dumps(
+            {
+                "kind": args.kind,
+                "eigh4000_seconds": [round(before, 2), round(after, 2)],
+                "peak_mb_is": "ru_maxrss of the riskgrid process",
+                "runs": runs,
+                "mean_misranking_pct": summary,
+                "python": sys.version.split()[0],
+            },
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":

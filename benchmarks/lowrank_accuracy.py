@@ -41,14 +41,23 @@ def main() -> None:
             ranks[solver] = model.spectrum_.rank
         dense = predictions["dense"]
         relative = np.abs(predictions["low-rank"] - dense).max(axis=1) / np.abs(dense).max(axis=1)
-        rows.append({"filter": name, "rank": ranks["low-rank"],
-                     "max_relative_difference": float(relative.max()),
-                     "at_lambda": float(lams[int(relative.argmax())]),
-                     "dense_s": round(timings["dense"], 3),
-                     "low_rank_s": round(timings["low-rank"], 3)})
+        rows.append(
+            {
+                "filter": name,
+                "rank": ranks["low-rank"],
+                "max_relative_difference": float(relative.max()),
+                "at_lambda": float(lams[int(relative.argmax())]),
+                "dense_s": round(timings["dense"], 3),
+                "low_rank_s": round(timings["low-rank"], 3),
+            }
+        )
         print(json.dumps(rows[-1]), flush=True)
-    print(json.dumps({"benchmark": "lowrank_accuracy", "m": args.m, "gamma": args.gamma,
-                      "results": rows}, indent=2))
+    print(
+        json.dumps(
+            {"benchmark": "lowrank_accuracy", "m": args.m, "gamma": args.gamma, "results": rows},
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -49,6 +49,7 @@ def _one(n: int, path: str, repeat: int) -> None:
     from ranking_core.grids import find_seg_table
     from ranking_core.inputs import Limits
     from ranking_core.meter import meter_report, read_pairs
+
     import_s = time.perf_counter() - start
     seg = find_seg_table()
     limits = Limits(max_rows=max(n, Limits().max_rows), max_bytes=2**31)
@@ -72,21 +73,32 @@ def _one(n: int, path: str, repeat: int) -> None:
         del frame
         library()
     read_s, report_s, pandas_s = min(read_runs), min(report_runs), min(pandas_runs)
-    print(json.dumps({
-        "n_pairs": n, "import_s": round(import_s, 3), "pandas_read_csv_s": round(pandas_s, 3),
-        "read_pairs_s": round(read_s, 3), "meter_report_s": round(report_s, 3),
-        "first_library_s": round(read_runs[0] + report_runs[0], 3),
-        "read_ratio": round(read_s / pandas_s, 2), "report_ratio": round(report_s / pandas_s, 2),
-        "ratio": round((read_s + report_s) / pandas_s, 2), "repeat": repeat,
-        "included": included, "peak_rss_mib": round(peak_kib / 1024, 1),
-    }))
+    print(
+        json.dumps(
+            {
+                "n_pairs": n,
+                "import_s": round(import_s, 3),
+                "pandas_read_csv_s": round(pandas_s, 3),
+                "read_pairs_s": round(read_s, 3),
+                "meter_report_s": round(report_s, 3),
+                "first_library_s": round(read_runs[0] + report_runs[0], 3),
+                "read_ratio": round(read_s / pandas_s, 2),
+                "report_ratio": round(report_s / pandas_s, 2),
+                "ratio": round((read_s + report_s) / pandas_s, 2),
+                "repeat": repeat,
+                "included": included,
+                "peak_rss_mib": round(peak_kib / 1024, 1),
+            }
+        )
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
-    parser.add_argument("--repeat", type=int, default=3,
-                        help="runs of each side; the best time of each is reported")
+    parser.add_argument(
+        "--repeat", type=int, default=3, help="runs of each side; the best time of each is reported"
+    )
     parser.add_argument("--one", nargs=2, metavar=("N", "FILE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
@@ -97,12 +109,24 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "pairs.csv"
             _write(path, n)
-            done = subprocess.run([sys.executable, __file__, "--one", str(n), str(path),
-                                   "--repeat", str(args.repeat)],
-                                  capture_output=True, text=True, check=True)
+            done = subprocess.run(
+                [
+                    sys.executable,
+                    __file__,
+                    "--one",
+                    str(n),
+                    str(path),
+                    "--repeat",
+                    str(args.repeat),
+                ],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
             row = json.loads(done.stdout.strip().splitlines()[-1])
             row["largest_child_rss_mib"] = round(
-                resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1)
+                resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1
+            )
             row["file_mib"] = round(path.stat().st_size / 2**20, 1)
             results.append(row)
             print(json.dumps(row), file=sys.stderr, flush=True)

@@ -80,23 +80,25 @@ def learned_model(settings: LearnSettings, X, y, raters=None) -> tuple[object, f
     learned = learn_grid(read_rating_set(frame, name="panel"), settings)
     return learned.risk_model, learned.lam
 
+
 # the best recipe before λ by the absolute validation error and 101 diagonal anchors: the
 # ``plain`` learner of the first three rounds in docs/RESULTS.md
 EARLIER_ANCHORS = 41
-BEST_BEFORE = replace(BEST_RECIPE, criterion="misranking",
-                      anchors=EARLIER_ANCHORS)
+BEST_BEFORE = replace(BEST_RECIPE, criterion="misranking", anchors=EARLIER_ANCHORS)
 # further learners for ``--variants``: choices of the plain or robust recipe changed
 VARIANTS = {
     "plain-before": BEST_BEFORE,
     "plain-absolute-error": replace(BEST_BEFORE, criterion="absolute-error"),
     "plain-monotone": replace(BEST_RECIPE, monotone=True),
-    "plain-absolute-error-monotone": replace(BEST_BEFORE, criterion="absolute-error",
-                                             monotone=True),
+    "plain-absolute-error-monotone": replace(
+        BEST_BEFORE, criterion="absolute-error", monotone=True
+    ),
     "robust-misranking": replace(ROBUST_RECIPE, criterion="misranking"),
     "robust-as-learned": replace(ROBUST_RECIPE, monotone=False),
     # the robust recipe before the absolute-error criterion and the monotone projection
-    "robust-before": replace(ROBUST_RECIPE, criterion="misranking",
-                             monotone=False, anchors=EARLIER_ANCHORS),
+    "robust-before": replace(
+        ROBUST_RECIPE, criterion="misranking", monotone=False, anchors=EARLIER_ANCHORS
+    ),
     # the robust recipe with the earlier 41 diagonal anchors (before 101), and with 201
     "robust-41-anchors": replace(ROBUST_RECIPE, anchors=EARLIER_ANCHORS),
     "robust-201-anchors": replace(ROBUST_RECIPE, anchors=201),
@@ -108,8 +110,14 @@ VARIANTS = {
 # panels to check the learners on that they were not tuned on (beside ``PANEL_MODELS``): six
 # raters answering in whole steps, wider scale and bias differences, more noise and outliers
 CHECK_PANELS: dict[str, dict] = {
-    "whole-steps": {"n_raters": 6, "noise": 0.35, "outlier_fraction": 0.10,
-                    "rater_scale": (0.7, 1.3), "rater_bias_sd": 0.3, "step": 1.0},
+    "whole-steps": {
+        "n_raters": 6,
+        "noise": 0.35,
+        "outlier_fraction": 0.10,
+        "rater_scale": (0.7, 1.3),
+        "rater_bias_sd": 0.3,
+        "step": 1.0,
+    },
 }
 PANELS = {**PANEL_MODELS, **CHECK_PANELS}
 # ``headroom``: grid steps (×0.95⁴ each, + = smaller λ) from the chosen λ at which the projected
@@ -140,11 +148,22 @@ def noisy(table, sizes, reps, seed, models, oracle: bool, variants: list[str]) -
                 X = frame[["reference", "estimate"]].to_numpy()
                 y = frame["rating"].to_numpy()
                 clean = ~frame["outlier"].to_numpy()
-                runs = {"plain": (BEST_RECIPE, X, y, None),
-                        "robust": (ROBUST_RECIPE, X, y, frame["rater"].to_numpy()),
-                        "oracle": (BEST_RECIPE, X[clean], y[clean], None)}
-                runs.update({name: (VARIANTS[name], X, y, frame["rater"].to_numpy()
-                                    if VARIANTS[name].robust else None) for name in variants})
+                runs = {
+                    "plain": (BEST_RECIPE, X, y, None),
+                    "robust": (ROBUST_RECIPE, X, y, frame["rater"].to_numpy()),
+                    "oracle": (BEST_RECIPE, X[clean], y[clean], None),
+                }
+                runs.update(
+                    {
+                        name: (
+                            VARIANTS[name],
+                            X,
+                            y,
+                            frame["rater"].to_numpy() if VARIANTS[name].robust else None,
+                        )
+                        for name in variants
+                    }
+                )
                 for name in scores:
                     recipe, X_fit, y_fit, raters = runs[name]
                     start = time.perf_counter()
@@ -157,8 +176,9 @@ def noisy(table, sizes, reps, seed, models, oracle: bool, variants: list[str]) -
                 row[f"{name}_misranking_sd"] = float(np.std(values, ddof=1)) if reps > 1 else 0.0
                 row[f"{name}_misranking"] = [float(v) for v in values]
             for name in ("robust", *variants):
-                row[f"{name}_minus_plain_paired"] = float(np.mean(
-                    np.subtract(scores[name], scores["plain"])))
+                row[f"{name}_minus_plain_paired"] = float(
+                    np.mean(np.subtract(scores[name], scores["plain"]))
+                )
             row["time_ratio_robust_over_plain"] = seconds["robust"] / seconds["plain"]
             row.update({f"{name}_seconds": value for name, value in seconds.items()})
             print(json.dumps(row), flush=True)
@@ -179,52 +199,77 @@ def design(table, sizes, reps, seed, methods, start: int, batch: int) -> None:
             for m in sorted(sizes):
                 while len(y) < m:
                     k = min(batch, m - len(y))
-                    frame = pd.DataFrame({"reference": X[:, 0], "estimate": X[:, 1],
-                                          "rating": y})
-                    pairs = plan_pairs(frame, k, seed=int(rng.integers(2**31)), method=method,
-                                       model=model)
+                    frame = pd.DataFrame({"reference": X[:, 0], "estimate": X[:, 1], "rating": y})
+                    pairs = plan_pairs(
+                        frame, k, seed=int(rng.integers(2**31)), method=method, model=model
+                    )
                     new = pairs[["reference", "estimate"]].to_numpy(dtype=np.float64)
                     X, y = np.vstack([X, new]), np.r_[y, table.risk(new[:, 0], new[:, 1])]
                     model, _ = learned_model(BEST_RECIPE, X, y)
                 scores[m].append(pairwise_misranking(y_test, model.predict(X_test)))
         for m in sorted(sizes):
-            print(json.dumps({"section": "design", "method": method, "m": m, "start": start,
-                              "batch": batch, "reps": reps, "seed": seed,
-                              "misranking_mean": float(np.mean(scores[m])),
-                              "misranking_sd": float(np.std(scores[m], ddof=1)) if reps > 1
-                              else 0.0,
-                              "misranking": [float(v) for v in scores[m]],
-                              "seconds_all_sizes": time.perf_counter() - start_time}),
-                  flush=True)
+            print(
+                json.dumps(
+                    {
+                        "section": "design",
+                        "method": method,
+                        "m": m,
+                        "start": start,
+                        "batch": batch,
+                        "reps": reps,
+                        "seed": seed,
+                        "misranking_mean": float(np.mean(scores[m])),
+                        "misranking_sd": float(np.std(scores[m], ddof=1)) if reps > 1 else 0.0,
+                        "misranking": [float(v) for v in scores[m]],
+                        "seconds_all_sizes": time.perf_counter() - start_time,
+                    }
+                ),
+                flush=True,
+            )
 
 
 def solver(table, sizes, seed) -> None:
     """The robust fit at one λ (pseudo-ratings re-solved on one eigendecomposition) against the
     same number of direct weighted solves (K + mλW⁻¹ with the intercept row, O(m³) each)."""
     for m in sizes:
-        frame = simulate_panel(m, reference=table, random_state=seed,
-                               **PANEL_MODELS["noise-outliers"])
-        X = np.column_stack([frame[["reference", "estimate"]].to_numpy(),
-                             pd.factorize(frame["rater"])[0]])
-        model = RobustRanker(SpectralRanker(kernel="laplacian", gamma=300.0, lam=1e-3),
-                             tol=1e-8, max_iter=2000)
+        frame = simulate_panel(
+            m, reference=table, random_state=seed, **PANEL_MODELS["noise-outliers"]
+        )
+        X = np.column_stack(
+            [frame[["reference", "estimate"]].to_numpy(), pd.factorize(frame["rater"])[0]]
+        )
+        model = RobustRanker(
+            SpectralRanker(kernel="laplacian", gamma=300.0, lam=1e-3), tol=1e-8, max_iter=2000
+        )
         start = time.perf_counter()
         model.fit(X, frame["rating"].to_numpy())
         robust_seconds = time.perf_counter() - start
         K = model.kernel_(X[:, :2], X[:, :2])
-        system = np.block([[K + m * model.lam_ * np.diag(1 / model.weights_), np.ones((m, 1))],
-                           [np.ones((1, m)), np.zeros((1, 1))]])
+        system = np.block(
+            [
+                [K + m * model.lam_ * np.diag(1 / model.weights_), np.ones((m, 1))],
+                [np.ones((1, m)), np.zeros((1, 1))],
+            ]
+        )
         start = time.perf_counter()
         for _ in range(model.n_iter_):
             solution = np.linalg.solve(system, np.r_[model.targets_, 0.0])
         direct_seconds = time.perf_counter() - start
         direct = K @ solution[:m] + solution[m]
-        print(json.dumps({"section": "solver", "m": m, "iterations": model.n_iter_,
-                          "robust_fit_seconds": robust_seconds,
-                          "direct_solves_seconds": direct_seconds,
-                          "ratio_direct_over_robust": direct_seconds / robust_seconds,
-                          "max_abs_difference": float(np.abs(direct - model.predict(X)).max())}),
-              flush=True)
+        print(
+            json.dumps(
+                {
+                    "section": "solver",
+                    "m": m,
+                    "iterations": model.n_iter_,
+                    "robust_fit_seconds": robust_seconds,
+                    "direct_solves_seconds": direct_seconds,
+                    "ratio_direct_over_robust": direct_seconds / robust_seconds,
+                    "max_abs_difference": float(np.abs(direct - model.predict(X)).max()),
+                }
+            ),
+            flush=True,
+        )
 
 
 def shape(table, sizes, reps, seed, models) -> None:
@@ -243,16 +288,29 @@ def shape(table, sizes, reps, seed, models) -> None:
                     start = time.perf_counter()
                     projected = MonotoneRisk.fit(fitted)
                     seconds = time.perf_counter() - start
-                    print(json.dumps({
-                        "section": "shape", "panel": model, "m": m, "rep": rep, "seed": seed,
-                        "learner": name, "falling_step_share": violations["share"],
-                        "largest_fall": violations["largest"],
-                        "largest_on_diagonal": violations["diagonal"],
-                        "projection_s": seconds,
-                        "misranking_as_learned": pairwise_misranking(
-                            y_test, fitted.predict(X_test)),
-                        "misranking_projected": pairwise_misranking(
-                            y_test, projected.predict(X_test))}), flush=True)
+                    print(
+                        json.dumps(
+                            {
+                                "section": "shape",
+                                "panel": model,
+                                "m": m,
+                                "rep": rep,
+                                "seed": seed,
+                                "learner": name,
+                                "falling_step_share": violations["share"],
+                                "largest_fall": violations["largest"],
+                                "largest_on_diagonal": violations["diagonal"],
+                                "projection_s": seconds,
+                                "misranking_as_learned": pairwise_misranking(
+                                    y_test, fitted.predict(X_test)
+                                ),
+                                "misranking_projected": pairwise_misranking(
+                                    y_test, projected.predict(X_test)
+                                ),
+                            }
+                        ),
+                        flush=True,
+                    )
 
 
 def headroom(table, sizes, reps, seed, models) -> None:
@@ -264,9 +322,12 @@ def headroom(table, sizes, reps, seed, models) -> None:
     for model in models:
         for m in sizes:
             for rep, frame, X_test, y_test in panel_draws(table, model, m, reps, seed):
-                fitted, lam = learned_model(ROBUST_RECIPE,
-                                            frame[["reference", "estimate"]].to_numpy(),
-                                            frame["rating"].to_numpy(), frame["rater"].to_numpy())
+                fitted, lam = learned_model(
+                    ROBUST_RECIPE,
+                    frame[["reference", "estimate"]].to_numpy(),
+                    frame["rating"].to_numpy(),
+                    frame["rater"].to_numpy(),
+                )
                 signed = fitted.model.signed_model
                 chosen = int(np.argmin(np.abs(lams - lam)))
                 path = pairwise_misranking_rows(y_test, np.abs(signed.path(lams).predict(X_test)))
@@ -276,15 +337,27 @@ def headroom(table, sizes, reps, seed, models) -> None:
                         grid = MonotoneRisk.fit(AbsoluteRisk(signed.resolve(lams[chosen + step])))
                         projected[step] = pairwise_misranking(y_test, grid.predict(X_test))
                 best = min(projected, key=projected.get)
-                print(json.dumps({
-                    "section": "headroom", "panel": model, "m": m, "rep": rep, "seed": seed,
-                    "lam": lam, "recipe_misranking": pairwise_misranking(
-                        y_test, fitted.predict(X_test)),
-                    "as_learned_at_chosen_lam": float(path[chosen]),
-                    "as_learned_best_on_path": float(np.nanmin(path)),
-                    "as_learned_best_steps_from_chosen": int(np.nanargmin(path)) - chosen,
-                    "projected_best_near_chosen": projected[best],
-                    "projected_best_steps_from_chosen": best}), flush=True)
+                print(
+                    json.dumps(
+                        {
+                            "section": "headroom",
+                            "panel": model,
+                            "m": m,
+                            "rep": rep,
+                            "seed": seed,
+                            "lam": lam,
+                            "recipe_misranking": pairwise_misranking(
+                                y_test, fitted.predict(X_test)
+                            ),
+                            "as_learned_at_chosen_lam": float(path[chosen]),
+                            "as_learned_best_on_path": float(np.nanmin(path)),
+                            "as_learned_best_steps_from_chosen": int(np.nanargmin(path)) - chosen,
+                            "projected_best_near_chosen": projected[best],
+                            "projected_best_steps_from_chosen": best,
+                        }
+                    ),
+                    flush=True,
+                )
 
 
 def band(table, sizes, reps, seed, models) -> None:
@@ -293,17 +366,32 @@ def band(table, sizes, reps, seed, models) -> None:
         for m in sizes:
             coverage, uncertain, width = [], [], []
             for _, frame, _, _ in panel_draws(table, model_name, m, reps, seed):
-                fitted, _ = learned_model(ROBUST_RECIPE,
-                                          frame[["reference", "estimate"]].to_numpy(),
-                                          frame["rating"].to_numpy(), frame["rater"].to_numpy())
+                fitted, _ = learned_model(
+                    ROBUST_RECIPE,
+                    frame[["reference", "estimate"]].to_numpy(),
+                    frame["rating"].to_numpy(),
+                    frame["rater"].to_numpy(),
+                )
                 result = risk_band(fitted)
                 truth = table.absolute
                 coverage.append(float(((truth >= result.lower) & (truth <= result.upper)).mean()))
                 uncertain.append(result.uncertain_share)
                 width.append(float(result.width.mean()))
-            print(json.dumps({"section": "band", "panel": model_name, "m": m, "reps": reps,
-                              "seed": seed, "coverage": coverage, "uncertain_share": uncertain,
-                              "mean_width": width}), flush=True)
+            print(
+                json.dumps(
+                    {
+                        "section": "band",
+                        "panel": model_name,
+                        "m": m,
+                        "reps": reps,
+                        "seed": seed,
+                        "coverage": coverage,
+                        "uncertain_share": uncertain,
+                        "mean_width": width,
+                    }
+                ),
+                flush=True,
+            )
 
 
 def flags(table, sizes, reps, seed, models) -> None:
@@ -320,11 +408,23 @@ def flags(table, sizes, reps, seed, models) -> None:
                 flagged += int(flag.sum())
                 outliers += int(truth.sum())
                 noise.append(fit.robust.noise_sd_)
-            print(json.dumps({"section": "flags", "panel": model_name, "m": m, "reps": reps,
-                              "seed": seed, "flagged": flagged, "outliers": outliers,
-                              "precision": hits / flagged if flagged else None,
-                              "recall": hits / outliers if outliers else None,
-                              "noise_sd": noise}), flush=True)
+            print(
+                json.dumps(
+                    {
+                        "section": "flags",
+                        "panel": model_name,
+                        "m": m,
+                        "reps": reps,
+                        "seed": seed,
+                        "flagged": flagged,
+                        "outliers": outliers,
+                        "precision": hits / flagged if flagged else None,
+                        "recall": hits / outliers if outliers else None,
+                        "noise_sd": noise,
+                    }
+                ),
+                flush=True,
+            )
 
 
 GAP_BINS = (0.0, 0.1, 0.25, 0.5, 1.0, 4.0)  # |Δ SEG risk| of a test pair, for ``errors``
@@ -336,19 +436,33 @@ def errors(table, sizes, reps, seed, models) -> None:
         for m in sizes:
             counts, rmse = np.zeros(len(GAP_BINS) - 1), []
             for _, frame, X_test, y_test in panel_draws(table, model_name, m, reps, seed):
-                fitted, _ = learned_model(ROBUST_RECIPE,
-                                          frame[["reference", "estimate"]].to_numpy(),
-                                          frame["rating"].to_numpy(), frame["rater"].to_numpy())
+                fitted, _ = learned_model(
+                    ROBUST_RECIPE,
+                    frame[["reference", "estimate"]].to_numpy(),
+                    frame["rating"].to_numpy(),
+                    frame["rater"].to_numpy(),
+                )
                 predicted = fitted.predict(X_test)
                 upper, lower = np.nonzero(y_test[:, None] > y_test[None, :])
                 wrong = predicted[upper] <= predicted[lower]  # eq. (1)'s misranked pairs
                 gap = y_test[upper] - y_test[lower]
                 counts += np.histogram(gap[wrong], bins=GAP_BINS)[0]
                 rmse.append(float(np.sqrt(np.mean((predicted - y_test) ** 2))))
-            print(json.dumps({"section": "errors", "panel": model_name, "m": m, "reps": reps,
-                              "seed": seed, "gap_bins": GAP_BINS,
-                              "share_of_misranked_pairs": (counts / counts.sum()).tolist(),
-                              "rmse": rmse}), flush=True)
+            print(
+                json.dumps(
+                    {
+                        "section": "errors",
+                        "panel": model_name,
+                        "m": m,
+                        "reps": reps,
+                        "seed": seed,
+                        "gap_bins": GAP_BINS,
+                        "share_of_misranked_pairs": (counts / counts.sum()).tolist(),
+                        "rmse": rmse,
+                    }
+                ),
+                flush=True,
+            )
 
 
 def folds(table, sizes, reps, seed, models) -> None:
@@ -375,8 +489,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sections", default="noisy")
     parser.add_argument("--m", default="100,400,1000", help="sizes for 'noisy'")
-    parser.add_argument("--panels", default=",".join(PANEL_MODELS),
-                        help=f"panel models: {', '.join(PANELS)}")
+    parser.add_argument(
+        "--panels", default=",".join(PANEL_MODELS), help=f"panel models: {', '.join(PANELS)}"
+    )
     parser.add_argument("--reps", type=int, default=4)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--oracle", action="store_true")
@@ -390,18 +505,38 @@ def main() -> None:
     sections = args.sections.split(",")
     sizes, models = [int(v) for v in args.m.split(",")], args.panels.split(",")
     if "noisy" in sections:
-        noisy(table, sizes, args.reps, args.seed, models, args.oracle,
-              [v for v in args.variants.split(",") if v])
-    for name, section in (("shape", shape), ("headroom", headroom), ("band", band),
-                          ("flags", flags), ("errors", errors),
-                          ("folds", folds)):  # over panel models and sizes
+        noisy(
+            table,
+            sizes,
+            args.reps,
+            args.seed,
+            models,
+            args.oracle,
+            [v for v in args.variants.split(",") if v],
+        )
+    for name, section in (
+        ("shape", shape),
+        ("headroom", headroom),
+        ("band", band),
+        ("flags", flags),
+        ("errors", errors),
+        ("folds", folds),
+    ):  # over panel models and sizes
         if name in sections:
             section(table, sizes, args.reps, args.seed, models)
     if "solver" in sections:
         solver(table, sizes, args.seed)
     if "design" in sections:
-        design(table, [int(v) for v in args.design_m.split(",")], args.reps, args.seed,
-               args.methods.split(","), args.start, args.batch)
+        design(
+            table,
+            [int(v) for v in args.design_m.split(",")],
+            args.reps,
+            args.seed,
+            args.methods.split(","),
+            args.start,
+            args.batch,
+        )
+
 
 if __name__ == "__main__":
     main()

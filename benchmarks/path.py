@@ -41,8 +41,9 @@ def data(m: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return X, y, rng.uniform(0, 600, size=(m // 2, 2))
 
 
-def time_path(X: np.ndarray, y: np.ndarray, Xv: np.ndarray, lams: np.ndarray,
-              repeats: int) -> tuple[float, dict]:
+def time_path(
+    X: np.ndarray, y: np.ndarray, Xv: np.ndarray, lams: np.ndarray, repeats: int
+) -> tuple[float, dict]:
     """Median over ``repeats`` of fit + 200-λ coefficients + validation predictions."""
     times = []
     for _ in range(repeats):
@@ -50,8 +51,7 @@ def time_path(X: np.ndarray, y: np.ndarray, Xv: np.ndarray, lams: np.ndarray,
         model = SpectralRanker(gamma=GAMMA).fit(X, y)
         model.path(lams).predict(Xv)
         times.append(time.perf_counter() - start)
-    return float(np.median(times)), {"solver": model.spectrum_.method,
-                                     "rank": model.spectrum_.rank}
+    return float(np.median(times)), {"solver": model.spectrum_.method, "rank": model.spectrum_.rank}
 
 
 def time_separate(X: np.ndarray, y: np.ndarray, Xv: np.ndarray, lams: np.ndarray) -> float:
@@ -88,8 +88,9 @@ def time_kernel_ridge(X: np.ndarray, y: np.ndarray, Xv: np.ndarray, lams: np.nda
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[200, 400, 1000, 2000, 4000])
-    parser.add_argument("--sample", type=int, default=20,
-                        help="λ values timed for baselines at m >= 2000")
+    parser.add_argument(
+        "--sample", type=int, default=20, help="λ values timed for baselines at m >= 2000"
+    )
     parser.add_argument("--repeats", type=int, default=5, help="runs of the path (median)")
     args = parser.parse_args()
     lams = paper_lambda_grid()
@@ -101,17 +102,19 @@ def main() -> None:
         setup_s, per_solve_s = time_separate(X, y, Xv, timed)
         separate_s = setup_s + per_solve_s * len(lams)
         ridge_s = time_kernel_ridge(X, y, Xv, timed) * len(lams)
-        rows.append({
-            "m": m,
-            "n_lambda": len(lams),
-            **info,
-            "path_s": round(path_s, 4),
-            "separate_solves_s": round(separate_s, 4),
-            "kernel_ridge_s": round(ridge_s, 4),
-            "separate_over_path": round(separate_s / path_s, 1),
-            "kernel_ridge_over_path": round(ridge_s / path_s, 1),
-            "baseline_lambdas_timed": len(timed),
-        })
+        rows.append(
+            {
+                "m": m,
+                "n_lambda": len(lams),
+                **info,
+                "path_s": round(path_s, 4),
+                "separate_solves_s": round(separate_s, 4),
+                "kernel_ridge_s": round(ridge_s, 4),
+                "separate_over_path": round(separate_s / path_s, 1),
+                "kernel_ridge_over_path": round(ridge_s / path_s, 1),
+                "baseline_lambdas_timed": len(timed),
+            }
+        )
         print(json.dumps(rows[-1]), flush=True)
     print(json.dumps({"benchmark": "path", "gamma": GAMMA, "results": rows}, indent=2))
 

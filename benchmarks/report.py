@@ -40,8 +40,11 @@ def _kaleido_ratio(ref: np.ndarray, bgm: np.ndarray) -> dict:
     plotly_fig = risk_heatmap(zone_grid("dts"), title="DTS", pairs=report)
     _, kaleido_s, _ = _timed(lambda: plotly_png(plotly_fig))
     _, matplotlib_s, _ = _timed(lambda: figure_png(grid_plot("dts", ref, bgm)))
-    return {"kaleido_png_s": kaleido_s, "matplotlib_png_s": matplotlib_s,
-            "kaleido_over_matplotlib": round(kaleido_s / matplotlib_s, 1)}
+    return {
+        "kaleido_png_s": kaleido_s,
+        "matplotlib_png_s": matplotlib_s,
+        "kaleido_over_matplotlib": round(kaleido_s / matplotlib_s, 1),
+    }
 
 
 def main() -> None:
@@ -59,19 +62,30 @@ def main() -> None:
     for _ in range(args.repeats):
         report, report_wall, report_cpu = _timed(lambda: meter_report(frame, seg))
         blocks, blocks_wall, blocks_cpu = _timed(
-            lambda report=report: report_blocks(report, seg, name="synthetic"))
+            lambda report=report: report_blocks(report, seg, name="synthetic")
+        )
         pdf, pdf_wall, pdf_cpu = _timed(lambda blocks=blocks: report_pdf(blocks))
         page, html_wall, _ = _timed(lambda blocks=blocks: report_html(blocks))
-        runs.append({
-            "meter_report_s": report_wall, "content_and_plots_s": blocks_wall,
-            "pdf_s": pdf_wall, "html_s": html_wall,
-            "pdf_total_wall_s": round(report_wall + blocks_wall + pdf_wall, 3),
-            "pdf_total_cpu_s": round(report_cpu + blocks_cpu + pdf_cpu, 3),
-            "pdf_bytes": len(pdf), "html_bytes": len(page),
-        })
-    out = {"n_pairs": args.n, "seg_table": seg is not None, "load_average": os.getloadavg(),
-           "runs": runs, "goal_pdf_s": 5.0,
-           "best_pdf_total_wall_s": min(r["pdf_total_wall_s"] for r in runs)}
+        runs.append(
+            {
+                "meter_report_s": report_wall,
+                "content_and_plots_s": blocks_wall,
+                "pdf_s": pdf_wall,
+                "html_s": html_wall,
+                "pdf_total_wall_s": round(report_wall + blocks_wall + pdf_wall, 3),
+                "pdf_total_cpu_s": round(report_cpu + blocks_cpu + pdf_cpu, 3),
+                "pdf_bytes": len(pdf),
+                "html_bytes": len(page),
+            }
+        )
+    out = {
+        "n_pairs": args.n,
+        "seg_table": seg is not None,
+        "load_average": os.getloadavg(),
+        "runs": runs,
+        "goal_pdf_s": 5.0,
+        "best_pdf_total_wall_s": min(r["pdf_total_wall_s"] for r in runs),
+    }
     if args.kaleido:
         out["figure_export"] = _kaleido_ratio(ref, bgm)
     print(json.dumps(out, indent=2))

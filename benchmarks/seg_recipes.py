@@ -50,8 +50,7 @@ VARIANTS: dict[str, LearnSettings] = {
     "best-log100": variant(BEST, log_offset=100.0),
     "best-misranking": variant(BEST, criterion="misranking"),
     "best-monotone": variant(BEST, monotone=True),
-    **{f"gaussian-{g:g}": variant(BEST, kernel="gaussian", gamma=g)
-       for g in (1e4, 2e4, 4e4, 1e5)},
+    **{f"gaussian-{g:g}": variant(BEST, kernel="gaussian", gamma=g) for g in (1e4, 2e4, 4e4, 1e5)},
 }
 
 
@@ -71,14 +70,23 @@ def main() -> None:
         start = time.perf_counter()
         result = run_seg_table3(table, (args.m,), args.reps, VARIANTS[name], seed=args.seed)
         entry = result["sizes"][str(args.m)]
-        print(json.dumps({
-            "variant": name, "m": args.m, "reps": args.reps, "seed": args.seed,
-            "misranking_mean": entry["misranking_mean"], "misranking_sd": entry["misranking_sd"],
-            "misranking": entry["misranking"],
-            "share_below_0.5": entry["delta_bins"]["0–0.5"],
-            "lambda_median": float(np.median(entry["lambda"])),
-            "seconds": time.perf_counter() - start,
-        }), flush=True)
+        print(
+            json.dumps(
+                {
+                    "variant": name,
+                    "m": args.m,
+                    "reps": args.reps,
+                    "seed": args.seed,
+                    "misranking_mean": entry["misranking_mean"],
+                    "misranking_sd": entry["misranking_sd"],
+                    "misranking": entry["misranking"],
+                    "share_below_0.5": entry["delta_bins"]["0–0.5"],
+                    "lambda_median": float(np.median(entry["lambda"])),
+                    "seconds": time.perf_counter() - start,
+                }
+            ),
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -28,8 +28,10 @@ from ranking_core.learn import PRESETS, with_diagonal_anchors
 from ranking_core.metrics import pairwise_misranking
 from ranking_core.selection import choose
 
-BASES = {"laplacian": PRESETS["best"],
-         "gaussian": dataclasses.replace(PRESETS["best"], kernel="gaussian", gamma=1.6e4)}
+BASES = {
+    "laplacian": PRESETS["best"],
+    "gaussian": dataclasses.replace(PRESETS["best"], kernel="gaussian", gamma=1.6e4),
+}
 VARIANTS = ("plain", "power0.5", "power0.75", "power1.5", "power2", "bag-folds", "bag-folds-all")
 
 
@@ -39,13 +41,23 @@ def signed_prediction(variant: str, recipe, X, y, X_test) -> np.ndarray:
     power = float(variant[5:]) if variant.startswith("power") else 1.0
     targets = side_of_diagonal(X) * y**power
     ranker = recipe.ranker()
-    choice = choose(ranker, X, targets, rule="kfold", grid=recipe.lams(), n_splits=recipe.n_splits,
-                    random_state=0, criterion=recipe.criterion)
+    choice = choose(
+        ranker,
+        X,
+        targets,
+        rule="kfold",
+        grid=recipe.lams(),
+        n_splits=recipe.n_splits,
+        random_state=0,
+        criterion=recipe.criterion,
+    )
     if not variant.startswith("bag"):
         return np.abs(choice.model.predict(X_test))
     folds = KFold(n_splits=recipe.n_splits, shuffle=True, random_state=0).split(X)
-    signed = [clone(ranker).set_params(lam=choice.value).fit(X[train], targets[train])
-              .predict(X_test) for train, _ in folds]
+    signed = [
+        clone(ranker).set_params(lam=choice.value).fit(X[train], targets[train]).predict(X_test)
+        for train, _ in folds
+    ]
     if variant == "bag-folds-all":
         signed.append(choice.model.predict(X_test))
     return np.abs(np.mean(signed, axis=0))
@@ -70,9 +82,20 @@ def main() -> None:
             X_test, y_test = draw_seg_ratings(table, 1000, rng)
             predicted = signed_prediction(variant, BASES[args.base], X, y, X_test)
             scores.append(pairwise_misranking(y_test, predicted))
-        print(json.dumps({"base": args.base, "variant": variant, "m": args.m, "reps": args.reps,
-                          "seed": args.seed, "misranking_mean": float(np.mean(scores)),
-                          "misranking_sd": float(np.std(scores, ddof=1))}), flush=True)
+        print(
+            json.dumps(
+                {
+                    "base": args.base,
+                    "variant": variant,
+                    "m": args.m,
+                    "reps": args.reps,
+                    "seed": args.seed,
+                    "misranking_mean": float(np.mean(scores)),
+                    "misranking_sd": float(np.std(scores, ddof=1)),
+                }
+            ),
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -66,8 +66,15 @@ def simple_rating(reference: float, estimate: float) -> float:
     return min(4.0, round(abs(reference - estimate) / 40) / 2)
 
 
-async def drive(links, port: int, env: dict, rating, kill_after: int | None = None,
-                until_answers: int | None = None, think: float = 0.0):
+async def drive(
+    links,
+    port: int,
+    env: dict,
+    rating,
+    kill_after: int | None = None,
+    until_answers: int | None = None,
+    think: float = 0.0,
+):
     """Raters answer at once; with ``kill_after`` the server is SIGKILLed after that many
     acknowledged answers and restarted; with ``until_answers`` raters wait for new batches
     until that many answers were acknowledged. Returns (answers, seconds)."""
@@ -81,10 +88,22 @@ async def drive(links, port: int, env: dict, rating, kill_after: int | None = No
     try:
         async with async_playwright() as playwright:
             browser = await open_chromium(playwright)
-            raters = [asyncio.create_task(answer_survey(
-                browser, rater, link, rating(rater), answers, server_up, timeout_ms=30_000,
-                finished=finished if until_answers else None, think=think))
-                for rater, link in links]
+            raters = [
+                asyncio.create_task(
+                    answer_survey(
+                        browser,
+                        rater,
+                        link,
+                        rating(rater),
+                        answers,
+                        server_up,
+                        timeout_ms=30_000,
+                        finished=finished if until_answers else None,
+                        think=think,
+                    )
+                )
+                for rater, link in links
+            ]
 
             def acknowledged() -> int:
                 return sum(a.acknowledged for a in answers)
@@ -111,8 +130,13 @@ async def drive(links, port: int, env: dict, rating, kill_after: int | None = No
 
 def export(name: str, env: dict, folder: Path) -> pd.DataFrame:
     out = folder / f"{name}.csv"
-    subprocess.run([sys.executable, "-m", "ranking_core.cli", "survey", "export", name, "-o",
-                    str(out)], check=True, cwd=ROOT, env=env, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "ranking_core.cli", "survey", "export", name, "-o", str(out)],
+        check=True,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+    )
     return pd.read_csv(out)
 
 
@@ -122,38 +146,60 @@ def server_env(url: str) -> dict:
     return env
 
 
-def answering(kind: str, raters: int, pairs: int, folder: Path, kill: bool,
-              think: float) -> dict:
+def answering(kind: str, raters: int, pairs: int, folder: Path, kill: bool, think: float) -> dict:
     from ranking_core.panels import start_design
     from ranking_core.surveys import SurveySettings, SurveyStore
 
     with database(kind, folder) as url:
         port = free_port()
         surveys = SurveyStore(url)
-        settings = SurveySettings(per_rater=pairs, overlap=2, repeats=0.0, checks=0, batch=0,
-                                  base_url=f"http://127.0.0.1:{port}")
+        settings = SurveySettings(
+            per_rater=pairs,
+            overlap=2,
+            repeats=0.0,
+            checks=0,
+            batch=0,
+            base_url=f"http://127.0.0.1:{port}",
+        )
         surveys.create("bench", start_design(pairs * raters // 2, seed=1), settings, "")
         links = surveys.invite("bench", raters)
         queued = len(surveys.answers("bench"))
         env = server_env(url)
-        answers, seconds = asyncio.run(drive(
-            links, port, env, lambda _rater: simple_rating,
-            kill_after=queued // 2 if kill else None, think=think))
+        answers, seconds = asyncio.run(
+            drive(
+                links,
+                port,
+                env,
+                lambda _rater: simple_rating,
+                kill_after=queued // 2 if kill else None,
+                think=think,
+            )
+        )
         exported = export("bench", env, folder)
         surveys.store.dispose()
     ack = [a for a in answers if a.acknowledged]
     latencies = np.array([a.seconds for a in ack])
     stored = exported.groupby(["rater", "reference", "estimate"]).size()
     lost = sum((a.rater, a.reference, a.estimate) not in stored.index for a in ack)
-    row = {"section": "kill" if kill else "latency", "database": kind, "raters": raters,
-           "pairs_per_rater": pairs, "think_s": think, "presses": len(answers),
-           "acknowledged": len(ack),
-           "queued": queued, "exported": len(exported),
-           "lost": int(lost), "doubled": int((stored > 1).sum()),
-           "latency_median_s": float(np.median(latencies)),
-           "latency_p95_s": float(np.percentile(latencies, 95)),
-           "latency_max_s": float(latencies.max()), "wall_s": seconds,
-           "cpus": os.cpu_count(), "load_average_1min": os.getloadavg()[0]}
+    row = {
+        "section": "kill" if kill else "latency",
+        "database": kind,
+        "raters": raters,
+        "pairs_per_rater": pairs,
+        "think_s": think,
+        "presses": len(answers),
+        "acknowledged": len(ack),
+        "queued": queued,
+        "exported": len(exported),
+        "lost": int(lost),
+        "doubled": int((stored > 1).sum()),
+        "latency_median_s": float(np.median(latencies)),
+        "latency_p95_s": float(np.percentile(latencies, 95)),
+        "latency_max_s": float(latencies.max()),
+        "wall_s": seconds,
+        "cpus": os.cpu_count(),
+        "load_average_1min": os.getloadavg()[0],
+    }
     return row
 
 
@@ -186,54 +232,92 @@ def panel(m: int, raters: int, start_pairs: int, batch: int, seed: int, folder: 
     with database("sqlite", folder) as url:
         port = free_port()
         surveys = SurveyStore(url)
-        settings = SurveySettings(per_rater=per_rater, overlap=2, repeats=0.0, checks=0,
-                                  batch=batch, base_url=f"http://127.0.0.1:{port}", seed=seed)
+        settings = SurveySettings(
+            per_rater=per_rater,
+            overlap=2,
+            repeats=0.0,
+            checks=0,
+            batch=batch,
+            base_url=f"http://127.0.0.1:{port}",
+            seed=seed,
+        )
         design = start_design(start_pairs, seed=seed, glucose_range=settings.glucose_range)
         surveys.create("panel", design, settings, "")
         links = surveys.invite("panel", names)
         env = server_env(url)
-        _, seconds = asyncio.run(drive(
-            links, port, env, lambda rater: lambda r, e: answer(rater, r, e), until_answers=m))
+        _, seconds = asyncio.run(
+            drive(links, port, env, lambda rater: lambda r, e: answer(rater, r, e), until_answers=m)
+        )
         exported = export("panel", env, folder)
         batches = surveys.get("panel").batches
         # the same panel rating plan-panel's planned design (same start, same batches), offline
         frame = surveys.answers("panel")
         offline = frame[frame["batch"] == 0].copy()
-        offline["rating"] = [answer(r, x, e) for r, x, e in
-                             zip(offline["rater"], offline["reference"], offline["estimate"],
-                                 strict=True)]
+        offline["rating"] = [
+            answer(r, x, e)
+            for r, x, e in zip(
+                offline["rater"], offline["reference"], offline["estimate"], strict=True
+            )
+        ]
         active = len(names)
         b = 1
         while offline["rating"].notna().sum() < m:
-            pairs = propose_batch(offline, batch, settings.glucose_range, seed=seed + b,
-                                  fit=fit_answers(offline))
+            pairs = propose_batch(
+                offline, batch, settings.glucose_range, seed=seed + b, fit=fit_answers(offline)
+            )
             rows = []
             for i, rater in enumerate(names):
                 for j in batch_chunk(len(pairs), 2, active, i):
                     r, e = pairs.iloc[j]
-                    rows.append({"rater": rater, "reference": r, "estimate": e, "batch": b,
-                                 "role": "pair", "rating": answer(rater, r, e)})
+                    rows.append(
+                        {
+                            "rater": rater,
+                            "reference": r,
+                            "estimate": e,
+                            "batch": b,
+                            "role": "pair",
+                            "rating": answer(rater, r, e),
+                        }
+                    )
             offline = pd.concat([offline, pd.DataFrame(rows)], ignore_index=True)
             b += 1
         surveys.store.dispose()
 
     def misranking(ratings: pd.DataFrame) -> float:
-        fit = learn_panel(ratings[["reference", "estimate", "rating", "rater"]]
-                          .reset_index(drop=True))
+        fit = learn_panel(
+            ratings[["reference", "estimate", "rating", "rater"]].reset_index(drop=True)
+        )
         return float(pairwise_misranking(y_test, fit.model.predict(X_test)))
 
     survey_m = len(exported)
     planned = offline[offline["rating"].notna()].head(survey_m)
     X = rng.uniform(*settings.glucose_range, size=(survey_m, 2)).round()
-    random = pd.DataFrame({"reference": X[:, 0], "estimate": X[:, 1],
-                           "rater": [names[i % raters] for i in range(survey_m)]})
-    random["rating"] = [answer(r, x, e) for r, x, e in zip(random["rater"], random["reference"],
-                                                           random["estimate"], strict=True)]
-    return {"section": "panel", "m": survey_m, "raters": raters, "start_pairs": start_pairs,
-            "batch": batch, "batches": batches, "noise_sd": noise, "rater_offset_sd": 0.2,
-            "seed": seed, "survey_misranking": misranking(exported),
-            "planned_design_misranking": misranking(planned),
-            "random_design_misranking": misranking(random), "wall_s": seconds}
+    random = pd.DataFrame(
+        {
+            "reference": X[:, 0],
+            "estimate": X[:, 1],
+            "rater": [names[i % raters] for i in range(survey_m)],
+        }
+    )
+    random["rating"] = [
+        answer(r, x, e)
+        for r, x, e in zip(random["rater"], random["reference"], random["estimate"], strict=True)
+    ]
+    return {
+        "section": "panel",
+        "m": survey_m,
+        "raters": raters,
+        "start_pairs": start_pairs,
+        "batch": batch,
+        "batches": batches,
+        "noise_sd": noise,
+        "rater_offset_sd": 0.2,
+        "seed": seed,
+        "survey_misranking": misranking(exported),
+        "planned_design_misranking": misranking(planned),
+        "random_design_misranking": misranking(random),
+        "wall_s": seconds,
+    }
 
 
 def main() -> None:
@@ -246,14 +330,24 @@ def main() -> None:
     parser.add_argument("--start", type=int, default=40, help="start design of the panel")
     parser.add_argument("--batch", type=int, default=10, help="adaptive batch of the panel")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--think", type=float, default=0.0,
-                        help="mean seconds a rater looks at a pair before answering")
+    parser.add_argument(
+        "--think",
+        type=float,
+        default=0.0,
+        help="mean seconds a rater looks at a pair before answering",
+    )
     args = parser.parse_args()
     for section in args.sections.split(","):
         with tempfile.TemporaryDirectory() as tmp:
             if section in ("latency", "kill"):
-                row = answering(args.database, args.raters, args.pairs, Path(tmp),
-                                kill=section == "kill", think=args.think)
+                row = answering(
+                    args.database,
+                    args.raters,
+                    args.pairs,
+                    Path(tmp),
+                    kill=section == "kill",
+                    think=args.think,
+                )
             elif section == "panel":
                 row = panel(args.m, 4, args.start, args.batch, args.seed, Path(tmp))
             else:

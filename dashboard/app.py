@@ -52,15 +52,19 @@ if public_mode():
     st.sidebar.info("Public demo: built-in data only; nothing is stored.")
 
 guarded(seg_sidebar, "sidebar")
-records = [] if public_mode() else [
-    st.Page(VIEWS / "records.py", title="Saved records", icon=":material/folder_open:")]
+records = (
+    []
+    if public_mode()
+    else [st.Page(VIEWS / "records.py", title="Saved records", icon=":material/folder_open:")]
+)
 if current_user() is not None and not public_mode():  # organisers sign in (or use their link)
     records.append(st.Page(VIEWS / "surveys.py", title="Surveys", icon=":material/how_to_vote:"))
 page = st.navigation(
     {
         "Grids": [
-            st.Page(VIEWS / "learn.py", title="Learn a grid", icon=":material/grid_on:",
-                    default=True),
+            st.Page(
+                VIEWS / "learn.py", title="Learn a grid", icon=":material/grid_on:", default=True
+            ),
             st.Page(VIEWS / "meter.py", title="Meter report", icon=":material/bloodtype:"),
             st.Page(VIEWS / "compare.py", title="Compare grids", icon=":material/compare:"),
             st.Page(VIEWS / "plan.py", title="Plan a survey", icon=":material/checklist:"),

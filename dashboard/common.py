@@ -42,8 +42,10 @@ from ranking_core.storage import (
 
 T = TypeVar("T")
 PUBLIC_MESSAGE = "This is a read-only public demo: nothing is stored here."
-ERROR_SENTENCE = ("Something went wrong on this page. Please try again; if it keeps happening, "
-                  "tell the person who runs this server (the details are in its log).")
+ERROR_SENTENCE = (
+    "Something went wrong on this page. Please try again; if it keeps happening, "
+    "tell the person who runs this server (the details are in its log)."
+)
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:&])")
 
 
@@ -180,8 +182,9 @@ def seg_status() -> SEGStatus:
         try:
             return SEGStatus(_seg_from_path(path, Path(path).stat().st_mtime), source)
         except FileNotFoundError:
-            return SEGStatus(None, source, f"SEG table file not found: {name}. "
-                             f"{MISSING_SEG_MESSAGE}")
+            return SEGStatus(
+                None, source, f"SEG table file not found: {name}. {MISSING_SEG_MESSAGE}"
+            )
         except (SEGTableError, SEGTableMissing) as exc:
             return SEGStatus(None, source, str(exc).replace(path, name))
     store = get_store()
@@ -221,19 +224,24 @@ def init_state(**defaults: object) -> None:
                 st.session_state[key] = cap
 
 
-def show_problems(problems: list[str] | tuple[str, ...], warnings: list[str] | tuple[str, ...] = (),
-                  kept: int | None = None) -> None:
+def show_problems(
+    problems: list[str] | tuple[str, ...],
+    warnings: list[str] | tuple[str, ...] = (),
+    kept: int | None = None,
+) -> None:
     """Row-level messages of a validated upload; says how many valid rows were kept."""
     if problems:
         head = f"{len(problems)} problem(s) found" + (
-            f"; the {kept} valid rows are kept" if kept is not None else "")
+            f"; the {kept} valid rows are kept" if kept is not None else ""
+        )
         st.warning(head + ":\n\n" + "\n".join(f"- {plain(p)}" for p in problems))
     for message in warnings:
         st.info(plain(message))
 
 
-def save_form(key: str, label: str, default: str, button: str, what: str,
-              save: Callable[[str], object]) -> None:
+def save_form(
+    key: str, label: str, default: str, button: str, what: str, save: Callable[[str], object]
+) -> None:
     """A form with a name field and a button that calls ``save(name)``; says whether ``what``
     (e.g. "rating set") was saved or why not."""
     with st.form(key):
@@ -247,8 +255,9 @@ def save_form(key: str, label: str, default: str, button: str, what: str,
                 st.success(f"Saved {what} “{plain(name)}”.")
 
 
-def saved_record_picker(store: Store, kind: str, label: str, key: str,
-                        empty: str) -> RecordInfo | None:
+def saved_record_picker(
+    store: Store, kind: str, label: str, key: str, empty: str
+) -> RecordInfo | None:
     """A select box of the records of ``kind`` saved in ``store`` and the one chosen; with none
     saved, the message ``empty`` and ``None``."""
     stored = store.list_records(kind)
@@ -267,8 +276,7 @@ def read_upload(read: Callable[[], RatingSet]) -> RatingSet | None:
     except RatingSetError as exc:
         st.error(f"Not usable: {plain(exc)}")
         return None
-    show_problems([p.message for p in ratings.problems], ratings.warnings,
-                  kept=len(ratings.frame))
+    show_problems([p.message for p in ratings.problems], ratings.warnings, kept=len(ratings.frame))
     return ratings
 
 

@@ -66,22 +66,32 @@ def learn_reference(seg: SEGStatus) -> Reference:
 
 @st.cache_data(show_spinner="Simulating the panel…", max_entries=8)
 def _simulated(choice: PanelChoice, reference_key: str, _table: SEGTable | None) -> RatingSet:
-    frame = simulate_panel(choice.m, design=choice.design, reference=_table,
-                           n_raters=choice.raters, noise=choice.noise,
-                           outlier_fraction=choice.outliers, random_state=choice.draw)
+    frame = simulate_panel(
+        choice.m,
+        design=choice.design,
+        reference=_table,
+        n_raters=choice.raters,
+        noise=choice.noise,
+        outlier_fraction=choice.outliers,
+        random_state=choice.draw,
+    )
     return read_rating_set(frame, name=f"simulated panel ({reference_key})")
 
 
 def simulated_panel(choice: PanelChoice, reference: Reference) -> tuple[Hashable, RatingSet]:
     """The data key and the ratings of a panel simulated around ``reference``."""
-    return ("simulated", choice, reference.key), _simulated(choice, reference.key,
-                                                             reference.table)
+    return ("simulated", choice, reference.key), _simulated(choice, reference.key, reference.table)
 
 
-def fitted(data_key: Hashable, ratings: RatingSet, settings: LearnSettings,
-           progress: Callable[[int, int], None] | None = None) -> LearnedGrid:
+def fitted(
+    data_key: Hashable,
+    ratings: RatingSet,
+    settings: LearnSettings,
+    progress: Callable[[int, int], None] | None = None,
+) -> LearnedGrid:
     """``learn_grid(ratings, settings)``, computed once per (data key, settings) for every
     session (``progress`` is only called when it is computed here)."""
+
     def fit() -> LearnedGrid:
         with fit_threads(len(ratings.frame)):
             return learn_grid(ratings, settings, progress=progress)
@@ -121,14 +131,17 @@ def _background() -> _Background:
     context = multiprocessing.get_context("spawn")  # a fresh interpreter, no server state
     with _no_main_script():
         progress = context.Manager().dict()
-    return _Background(ProcessPoolExecutor(max_workers=1, mp_context=context), progress, {},
-                       threading.Lock())
+    return _Background(
+        ProcessPoolExecutor(max_workers=1, mp_context=context), progress, {}, threading.Lock()
+    )
 
 
-def _fit_in_worker(ratings: RatingSet, settings: LearnSettings, progress: object,
-                   key: str) -> LearnedGrid:
+def _fit_in_worker(
+    ratings: RatingSet, settings: LearnSettings, progress: object, key: str
+) -> LearnedGrid:
     """Runs in the worker: the fit, its progress written to ``progress[key]``, the grid
     evaluated (so the page does not compute it)."""
+
     def report(done: int, total: int) -> None:
         progress[key] = (done, total)
 
@@ -138,8 +151,9 @@ def _fit_in_worker(ratings: RatingSet, settings: LearnSettings, progress: object
     return result
 
 
-def background_fit(data_key: Hashable, ratings: RatingSet, settings: LearnSettings
-                   ) -> LearnedGrid | tuple[int, int]:
+def background_fit(
+    data_key: Hashable, ratings: RatingSet, settings: LearnSettings
+) -> LearnedGrid | tuple[int, int]:
     """The fit of ``ratings`` with ``settings``, computed in the worker process once for every
     session: the result when it is ready, else (done, total) of its progress so far. A failed
     fit raises its ``ValueError`` here. The last :data:`KEPT_FITS` finished fits are kept."""
@@ -149,11 +163,12 @@ def background_fit(data_key: Hashable, ratings: RatingSet, settings: LearnSettin
         future: Future | None = state.futures.get(key)
         if future is None:
             with _no_main_script():  # the pool starts its worker on the first submit
-                future = state.pool.submit(_fit_in_worker, ratings, settings, state.progress,
-                                           repr(key))
+                future = state.pool.submit(
+                    _fit_in_worker, ratings, settings, state.progress, repr(key)
+                )
             state.futures[key] = future
             finished = [k for k, f in state.futures.items() if f.done()]
-            for old in finished[:max(len(finished) - KEPT_FITS, 0)]:
+            for old in finished[: max(len(finished) - KEPT_FITS, 0)]:
                 del state.futures[old]
     if not future.done():
         return state.progress.get(repr(key), (0, 1))

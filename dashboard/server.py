@@ -87,8 +87,10 @@ def without_metrics() -> None:
         return PlainTextResponse(METRICS_OFF, status_code=404)
 
     def routes_off(runtime: object, base_url: str | None) -> list[Route]:
-        return [Route(route.path, not_served, methods=["GET", "HEAD", "OPTIONS", "POST"])
-                for route in metrics_routes(runtime, base_url)]
+        return [
+            Route(route.path, not_served, methods=["GET", "HEAD", "OPTIONS", "POST"])
+            for route in metrics_routes(runtime, base_url)
+        ]
 
     starlette_app.create_metrics_routes = routes_off
 
@@ -99,8 +101,11 @@ def main() -> None:
     one_blas_thread()
     problem = database_problem()
     if problem is not None:
-        print(f"riskgrid dashboard: not started: the database cannot be opened: {problem}",
-              file=sys.stderr, flush=True)
+        print(
+            f"riskgrid dashboard: not started: the database cannot be opened: {problem}",
+            file=sys.stderr,
+            flush=True,
+        )
         sys.exit(2)
     if os.environ.get(METRICS_ENV, "") in ("", "0"):
         without_metrics()

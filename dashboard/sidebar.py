@@ -18,8 +18,11 @@ def seg_sidebar() -> None:
     status = seg_status()
     st.sidebar.subheader("SEG risk table")
     if public_mode():  # no server paths or stored records in the public demo
-        st.sidebar.info("SEG table loaded. SEG features are on." if status.available else
-                        "No SEG table: pages use the built-in reference surface and grids.")
+        st.sidebar.info(
+            "SEG table loaded. SEG features are on."
+            if status.available
+            else "No SEG table: pages use the built-in reference surface and grids."
+        )
         return
     if status.available:
         st.sidebar.success(f"SEG table loaded ({plain(status.source)}). SEG features are on.")
@@ -39,20 +42,28 @@ def seg_sidebar() -> None:
         if upload is not None:
             confirmed = not stored or st.checkbox(
                 "Replace the stored table for everyone who uses this server",
-                key="seg_replace_confirm")
+                key="seg_replace_confirm",
+            )
             if st.button("Check and store", key="seg_store", disabled=not confirmed):
                 try:
-                    store.save_seg_table(upload.name, content=upload.getvalue(),
-                                         file_name=upload.name, replace=True,
-                                         saved_by=current_user())
+                    store.save_seg_table(
+                        upload.name,
+                        content=upload.getvalue(),
+                        file_name=upload.name,
+                        replace=True,
+                        saved_by=current_user(),
+                    )
                 except StorageError as exc:
                     st.error(f"Not stored: {plain(exc)}")
                 else:
                     st.success(f"Stored {plain(upload.name)}; it is used from now on.")
                     st.rerun()
         if stored:
-            confirmed = st.checkbox(f"Forget the stored table “{shown(stored[0].name)}” for "
-                                    "everyone who uses this server", key="seg_forget_confirm")
+            confirmed = st.checkbox(
+                f"Forget the stored table “{shown(stored[0].name)}” for "
+                "everyone who uses this server",
+                key="seg_forget_confirm",
+            )
             if st.button("Forget it", key="seg_forget", disabled=not confirmed):
                 try:
                     store.delete("seg_table", stored[0].name, by=current_user())

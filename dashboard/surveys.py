@@ -30,8 +30,10 @@ LOG = get_logger("riskgrid.dashboard")
 LINK_SENTENCE = "This survey link is not valid: it is wrong, was revoked, or the survey is closed."
 PUBLIC_SENTENCE = "There are no surveys in the public demo."
 SAVE_FAILED = "Your answer was not saved; please press Save and next again."
-QUESTION = ("What risk would a patient face if they acted on this meter reading when the "
-            "reference glucose is as shown?")
+QUESTION = (
+    "What risk would a patient face if they acted on this meter reading when the "
+    "reference glucose is as shown?"
+)
 
 
 @st.cache_resource(show_spinner=False)
@@ -109,8 +111,12 @@ def rater_page(surveys: SurveyStore, access: RaterAccess) -> None:
         st.progress(1.0, text=f"{n} of {n}")
         st.success("All pairs rated. Thank you! Your answers are saved.")
         if n:
-            st.button("Back to the previous pair", key="survey_back",
-                      on_click=st.session_state.__setitem__, args=(_back_key(access), n - 1))
+            st.button(
+                "Back to the previous pair",
+                key="survey_back",
+                on_click=st.session_state.__setitem__,
+                args=(_back_key(access), n - 1),
+            )
         return
     item = queue[index]
     st.progress(answered / max(n, 1), text=f"{index + 1} of {n}")
@@ -119,16 +125,30 @@ def rater_page(surveys: SurveyStore, access: RaterAccess) -> None:
     left.metric("Reference", f"{shown_value(item.reference, unit)} {unit}")
     right.metric("Meter", f"{shown_value(item.estimate, unit)} {unit}")
     with st.form(f"survey_form_{access.rater_id}_{item.position}", border=False):
-        st.radio("Risk", RISK_OPTIONS, format_func=risk_label, horizontal=True,
-                 index=None if item.rating is None else RISK_OPTIONS.index(item.rating),
-                 key=f"survey_risk_{access.rater_id}_{item.position}", help=QUESTION)
+        st.radio(
+            "Risk",
+            RISK_OPTIONS,
+            format_func=risk_label,
+            horizontal=True,
+            index=None if item.rating is None else RISK_OPTIONS.index(item.rating),
+            key=f"survey_risk_{access.rater_id}_{item.position}",
+            help=QUESTION,
+        )
         st.caption(QUESTION)
         last = item.position == queue[-1].position
-        st.form_submit_button("Save and next", type="primary", on_click=_save,
-                              args=(surveys, access, item.position, last))
+        st.form_submit_button(
+            "Save and next",
+            type="primary",
+            on_click=_save,
+            args=(surveys, access, item.position, last),
+        )
     if index > 0 and back is None:
-        st.button("Back to the previous pair", key="survey_back",
-                  on_click=st.session_state.__setitem__, args=(_back_key(access), index - 1))
+        st.button(
+            "Back to the previous pair",
+            key="survey_back",
+            on_click=st.session_state.__setitem__,
+            args=(_back_key(access), index - 1),
+        )
 
 
 # -- adaptive batches --------------------------------------------------------------------------
@@ -193,11 +213,17 @@ def organiser_page(surveys: SurveyStore, survey: Survey) -> None:
     st.title(f"Survey “{plain(survey.name)}”")
     answered = int(frame["rating"].notna().sum())
     low, high = survey.settings.glucose_range
-    st.caption(f"{'Open' if survey.is_open else 'Closed'} · {survey.batches} batch(es) · range "
-               f"{low:g}-{high:g} mg/dL · shown in {survey.settings.unit} · {answered} of "
-               f"{len(frame)} answers")
-    if (survey.is_open and survey.settings.batch and (~frame["revoked"]).any()
-            and batch_answered(frame, survey.batches - 1)):
+    st.caption(
+        f"{'Open' if survey.is_open else 'Closed'} · {survey.batches} batch(es) · range "
+        f"{low:g}-{high:g} mg/dL · shown in {survey.settings.unit} · {answered} of "
+        f"{len(frame)} answers"
+    )
+    if (
+        survey.is_open
+        and survey.settings.batch
+        and (~frame["revoked"]).any()
+        and batch_answered(frame, survey.batches - 1)
+    ):
         _advance_in_background(surveys, survey.name)
         st.info("The last batch is answered; the next one is being planned.")
     st.subheader("Raters")
@@ -213,19 +239,22 @@ def organiser_page(surveys: SurveyStore, survey: Survey) -> None:
 
 
 def _progress_table(progress: pd.DataFrame) -> pd.DataFrame:
-    return pd.DataFrame({
-        "Rater": progress["rater"],
-        "Answered": progress["answered"],
-        "Queued": progress["queued"],
-        "Seconds per answer (median)": progress["seconds_per_answer"].round(1),
-        "Repeats answered": progress["repeats"],
-        "Retest agreement (within 0.5)": (100 * progress["retest_agreement"]).round(0),
-        "Retest mean |difference|": progress["retest_difference"].round(2),
-        "Check pairs as expected": [f"{p} of {a}" for p, a in
-                                    zip(progress["checks_passed"], progress["checks_answered"],
-                                        strict=True)],
-        "Link": progress["revoked"].map({True: "revoked", False: "open"}),
-    })
+    return pd.DataFrame(
+        {
+            "Rater": progress["rater"],
+            "Answered": progress["answered"],
+            "Queued": progress["queued"],
+            "Seconds per answer (median)": progress["seconds_per_answer"].round(1),
+            "Repeats answered": progress["repeats"],
+            "Retest agreement (within 0.5)": (100 * progress["retest_agreement"]).round(0),
+            "Retest mean |difference|": progress["retest_difference"].round(2),
+            "Check pairs as expected": [
+                f"{p} of {a}"
+                for p, a in zip(progress["checks_passed"], progress["checks_answered"], strict=True)
+            ],
+            "Link": progress["revoked"].map({True: "revoked", False: "open"}),
+        }
+    )
 
 
 def _learned_so_far(survey: Survey, frame: pd.DataFrame, answered: int) -> None:
@@ -250,25 +279,44 @@ def _learned_so_far(survey: Survey, frame: pd.DataFrame, answered: int) -> None:
     c[1].metric("Krippendorff's α", alpha)
     c[2].metric("Still uncertain", f"{band.uncertain_share:.1%}")
     c[3].metric("Flagged ratings", f"{len(report.flagged)}")
-    st.caption(f"Learned from the first {n_fit} answers; refitted after every {step} new "
-               f"answers. Pale: the risk category the {band.level:.0%} band leaves open.")
+    st.caption(
+        f"Learned from the first {n_fit} answers; refitted after every {step} new "
+        f"answers. Pale: the risk category the {band.level:.0%} band leaves open."
+    )
     image = grid_image(fit.learned.grid, f"Learned from {n_fit} answers", pale=band.uncertain)
     st.image(png_bytes(image, small=False), width=640)
     st.markdown("**Panel report** (bias and scale per rater, relative to the consensus)")
     table = report.raters
-    st.dataframe(pd.DataFrame({
-        "Rater": table["rater"], "Ratings": table["ratings"],
-        "Offset (risk units)": table["bias"].round(2), "Scale": table["scale"].round(2),
-        "Noise sd": table["noise_sd"].round(2), "Agreement": table["agreement"].round(2),
-        "Flagged %": (100 * table["flagged_share"]).round(1),
-        "Mean weight": table["mean_weight"].round(2)}), hide_index=True)
+    st.dataframe(
+        pd.DataFrame(
+            {
+                "Rater": table["rater"],
+                "Ratings": table["ratings"],
+                "Offset (risk units)": table["bias"].round(2),
+                "Scale": table["scale"].round(2),
+                "Noise sd": table["noise_sd"].round(2),
+                "Agreement": table["agreement"].round(2),
+                "Flagged %": (100 * table["flagged_share"]).round(1),
+                "Mean weight": table["mean_weight"].round(2),
+            }
+        ),
+        hide_index=True,
+    )
     if len(report.flagged):
         flagged = report.flagged
-        st.dataframe(pd.DataFrame({
-            "Reference mg/dL": flagged["reference"].round(0),
-            "Meter mg/dL": flagged["estimate"].round(0), "Rating": flagged["rating"],
-            "Rater": flagged["rater"], "Consensus": flagged["consensus"].round(2),
-            "Residual": flagged["residual"].round(1)}).head(50), hide_index=True)
+        st.dataframe(
+            pd.DataFrame(
+                {
+                    "Reference mg/dL": flagged["reference"].round(0),
+                    "Meter mg/dL": flagged["estimate"].round(0),
+                    "Rating": flagged["rating"],
+                    "Rater": flagged["rater"],
+                    "Consensus": flagged["consensus"].round(2),
+                    "Residual": flagged["residual"].round(1),
+                }
+            ).head(50),
+            hide_index=True,
+        )
 
 
 def _actions(surveys: SurveyStore, survey: Survey) -> None:
@@ -291,8 +339,14 @@ def _actions(surveys: SurveyStore, survey: Survey) -> None:
     if links:
         table = pd.DataFrame(links, columns=["rater", "link"])
         st.dataframe(table, hide_index=True)
-        st.download_button("Download the links (CSV)", safe_csv(table), "links.csv",
-                           "text/csv", key="survey_links_csv", on_click="ignore")
+        st.download_button(
+            "Download the links (CSV)",
+            safe_csv(table),
+            "links.csv",
+            "text/csv",
+            key="survey_links_csv",
+            on_click="ignore",
+        )
     active = surveys.raters(survey.name)
     active = active.loc[~active["revoked"], "rater"].tolist()
     if active:
@@ -302,8 +356,9 @@ def _actions(surveys: SurveyStore, survey: Survey) -> None:
             surveys.revoke(survey.name, rater)
             st.rerun()
     c = st.columns([2, 1])
-    k = c[0].number_input("Pairs in a batch added now", 1, 500,
-                          survey.settings.batch or 20, key="survey_batch_k")
+    k = c[0].number_input(
+        "Pairs in a batch added now", 1, 500, survey.settings.batch or 20, key="survey_batch_k"
+    )
     if c[1].button("Add a batch now", key="survey_add_batch", disabled=not active):
         with st.spinner("Planning the next pairs from the answers so far…"):
             try:
@@ -322,7 +377,11 @@ def _export(surveys: SurveyStore, survey: Survey) -> None:
     from ranking_core.meter.export import safe_csv
     from ranking_core.surveys.results import export_frame
 
-    st.download_button("Export the answers (CSV, for riskgrid learn)",
-                       lambda: safe_csv(export_frame(surveys.answers(survey.name))),
-                       "ratings.csv", "text/csv", key="survey_export",
-                       on_click="ignore")
+    st.download_button(
+        "Export the answers (CSV, for riskgrid learn)",
+        lambda: safe_csv(export_frame(surveys.answers(survey.name))),
+        "ratings.csv",
+        "text/csv",
+        key="survey_export",
+        on_click="ignore",
+    )

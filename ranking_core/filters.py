@@ -30,6 +30,7 @@ __all__ = [
     "make_filter",
 ]
 
+
 def _as_arrays(sigma: ArrayLike, lam: ArrayLike) -> tuple[NDArray, NDArray]:
     sigma = np.maximum(np.asarray(sigma, dtype=np.float64), 0.0)  # clip round-off negatives
     lam = np.asarray(lam, dtype=np.float64)
@@ -213,26 +214,36 @@ class NuMethod(Filter):
         if mu <= 0 or mu * top > 1.0 + 1e-12:
             raise ValueError(f"NuMethod step must satisfy 0 < step*max(sigma) <= 1, got {mu!r}")
         t = np.minimum(mu * sigma, 1.0)
-        steps = np.ceil(lam ** -0.5)
+        steps = np.ceil(lam**-0.5)
         nu, out = float(self.nu), np.zeros_like(t)
         before, current = np.zeros_like(t), np.zeros_like(t)
         for j in range(1, int(steps.max(initial=0.0)) + 1):
             if j == 1:
                 momentum, weight = 0.0, (4 * nu + 2) / (4 * nu + 1)
             else:
-                momentum = ((j - 1) * (2 * j - 3) * (2 * j + 2 * nu - 1)
-                            / ((j + 2 * nu - 1) * (2 * j + 4 * nu - 1) * (2 * j + 2 * nu - 3)))
-                weight = (4 * (2 * j + 2 * nu - 1) * (j + nu - 1)
-                          / ((j + 2 * nu - 1) * (2 * j + 4 * nu - 1)))
-            before, current = current, (current + momentum * (current - before)
-                                        + weight * (1.0 - t * current))
+                momentum = (
+                    (j - 1)
+                    * (2 * j - 3)
+                    * (2 * j + 2 * nu - 1)
+                    / ((j + 2 * nu - 1) * (2 * j + 4 * nu - 1) * (2 * j + 2 * nu - 3))
+                )
+                weight = (
+                    4
+                    * (2 * j + 2 * nu - 1)
+                    * (j + nu - 1)
+                    / ((j + 2 * nu - 1) * (2 * j + 4 * nu - 1))
+                )
+            before, current = (
+                current,
+                (current + momentum * (current - before) + weight * (1.0 - t * current)),
+            )
             out = np.where(steps == j, current, out)
         return mu * out
 
 
 FILTERS: dict[str, type[Filter]] = {
-    f.name: f for f in (Lavrentiev, IteratedLavrentiev, SpectralCutoff, Landweber, Showalter,
-                        NuMethod)
+    f.name: f
+    for f in (Lavrentiev, IteratedLavrentiev, SpectralCutoff, Landweber, Showalter, NuMethod)
 }
 
 

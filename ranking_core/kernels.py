@@ -113,9 +113,10 @@ class LinearKernel(Kernel):
     name: ClassVar[str] = "linear"
 
     def __call__(self, X: ArrayLike, Y: ArrayLike) -> NDArray[np.float64]:
-        return np.atleast_2d(np.asarray(X, dtype=np.float64)) @ np.atleast_2d(
-            np.asarray(Y, dtype=np.float64)
-        ).T
+        return (
+            np.atleast_2d(np.asarray(X, dtype=np.float64))
+            @ np.atleast_2d(np.asarray(Y, dtype=np.float64)).T
+        )
 
     def diagonal(self, X: ArrayLike) -> NDArray[np.float64]:
         X = np.atleast_2d(np.asarray(X, dtype=np.float64))
@@ -203,8 +204,14 @@ def gaussian_lattice(
     gamma : γ, scalar or (γ_0, γ_1).
     """
     g0, g1 = _widths(gamma, 2)
-    return _product_lattice(axis_0, axis_1, centers, coef,
-                            lambda d: np.exp(-(d**2) / g0), lambda d: np.exp(-(d**2) / g1))
+    return _product_lattice(
+        axis_0,
+        axis_1,
+        centers,
+        coef,
+        lambda d: np.exp(-(d**2) / g0),
+        lambda d: np.exp(-(d**2) / g1),
+    )
 
 
 def laplacian_lattice(
@@ -248,7 +255,10 @@ def _product_lattice(axis_0, axis_1, centers, coef, profile_0, profile_1) -> NDA
         block = slice(start, start + step)
         A = profile_0(a - centers[None, block, 0])
         B = profile_1(b - centers[None, block, 1])
-        part = ((A * coef[block]) @ B.T if coef.ndim == 1
-                else np.einsum("ai,ip,bi->pab", A, coef[block], B, optimize=True))
+        part = (
+            (A * coef[block]) @ B.T
+            if coef.ndim == 1
+            else np.einsum("ai,ip,bi->pab", A, coef[block], B, optimize=True)
+        )
         surface += part
     return surface

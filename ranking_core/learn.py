@@ -112,16 +112,19 @@ Progress = Callable[[int, int], None]
 # misranking against the SEG: Gaussian γ = 250 / 10³ / 4·10³ / 10⁴ / 4·10⁵ → 28.4 / 14.0 / 4.6 /
 # 3.4 / 4.0 %; Laplacian γ = 30 / 100 / 10³ / 2·10⁴ / 10⁵ → 11.6 / 3.3 / 1.7 / 2.0 / 5.7 %.
 KERNELS: dict[str, type[Kernel]] = {
-    name: cls for name, cls in KERNEL_CLASSES.items() if cls.glucose_width is not None}
+    name: cls for name, cls in KERNEL_CLASSES.items() if cls.glucose_width is not None
+}
 # how the k-fold rule is computed (LearnSettings.method; ranking_core.learners.direct):
 # "spectral"/"exact" every fold and the refit by eigendecomposition, "one-fold" the first fold's
 # curve (fitted on at most ONE_FOLD_TRAIN points) and a direct refit, "lattice" a golden-section
 # search on the glucose lattice (robust learning: the first fold's curve) and a lattice refit
 METHODS = ("auto", "exact", "one-fold", "lattice")
 _FIRST_FOLD = f"the first fold's validation curve (fitted on at most {ONE_FOLD_TRAIN:,} points)"
-METHOD_LABELS = {"exact": "every fold and the refit exactly (eigendecompositions)",
-                 "one-fold": f"{_FIRST_FOLD}, a direct refit",
-                 "lattice": "a search of λ on the glucose lattice, a lattice refit"}
+METHOD_LABELS = {
+    "exact": "every fold and the refit exactly (eigendecompositions)",
+    "one-fold": f"{_FIRST_FOLD}, a direct refit",
+    "lattice": "a search of λ on the glucose lattice, a lattice refit",
+}
 ROBUST_LATTICE_LABEL = f"{_FIRST_FOLD}, a lattice refit"
 MIN_RATINGS = 5  # fewer cannot fill five folds, let alone a grid: refused with a sentence
 # Memory budget of one fit and the sizes it allows (float64): a dense eigendecomposition of n
@@ -140,13 +143,18 @@ DIAGONAL_ANCHORS = 101
 APRIORI_SIZES = (20, 30, 40, 50)  # subset sizes for λ₊ (Kriukova et al. 2014, §4.4)
 
 
-def glucose_ranker(kernel: str, gamma: float | tuple[float, float],
-                   transform: GlucoseTransform | None, filter: str | Filter) -> SpectralRanker:
+def glucose_ranker(
+    kernel: str,
+    gamma: float | tuple[float, float],
+    transform: GlucoseTransform | None,
+    filter: str | Filter,
+) -> SpectralRanker:
     """A ranker on (reference, estimate) in mg/dL: ``kernel`` ("gaussian" or "laplacian") of
     width γ, after the per-coordinate glucose ``transform`` when given, with ``filter``."""
     base: Kernel = make_kernel(kernel, gamma=gamma)
-    return SpectralRanker(kernel=base if transform is None else TransformedKernel(base, transform),
-                          filter=filter)
+    return SpectralRanker(
+        kernel=base if transform is None else TransformedKernel(base, transform), filter=filter
+    )
 
 
 def with_diagonal_anchors(anchors: int, X: NDArray, y: NDArray) -> tuple[NDArray, NDArray]:
@@ -260,14 +268,20 @@ class LearnSettings:
         if self.rule != "manual":  # a λ by hand belongs to the manual rule only
             object.__setattr__(self, "lam", None)
         elif self.lam is None:
-            raise ValueError(f"{owner}: the manual rule needs λ (lam; --lambda on the command "
-                             "line)")
+            raise ValueError(
+                f"{owner}: the manual rule needs λ (lam; --lambda on the command line)"
+            )
         for name in ("gamma", "log_offset", "lam0", "q") + (("lam",) if self.lam else ()):
             positive_float(getattr(self, name), name, owner)
         if not self.q < 1:
             raise ValueError(f"{owner}: q must be below 1 (a decreasing λ grid); got {self.q!r}")
-        for name, low in (("order", 1), ("anchors", 0), ("n_splits", 2), ("apriori_draws", 1),
-                          ("n_lams", 2)):
+        for name, low in (
+            ("order", 1),
+            ("anchors", 0),
+            ("n_splits", 2),
+            ("apriori_draws", 1),
+            ("n_lams", 2),
+        ):
             value = getattr(self, name)
             if isinstance(value, bool) or int(value) != value or value < low:
                 raise ValueError(f"{owner}: {name} must be an integer ≥ {low}; got {value!r}")
@@ -279,8 +293,11 @@ class LearnSettings:
     def ranker(self) -> SpectralRanker | RobustRanker:
         """The unfitted ranker: kernel, width, coordinates and filter (inside a
         :class:`~ranking_core.panels.RobustRanker` with ``robust``)."""
-        spectral_filter = (IteratedLavrentiev(k=int(self.order))
-                           if self.filter == "iterated-lavrentiev" else self.filter)
+        spectral_filter = (
+            IteratedLavrentiev(k=int(self.order))
+            if self.filter == "iterated-lavrentiev"
+            else self.filter
+        )
         ranker = glucose_ranker(self.kernel, float(self.gamma), self.transform(), spectral_filter)
         if self.robust is None:
             return ranker
@@ -313,15 +330,19 @@ class LearnSettings:
 
 KERNEL_LABELS = {name: cls.label for name, cls in KERNELS.items()}
 FILTER_LABELS = {name: filter_class.label for name, filter_class in FILTERS.items()}
-ROBUST_LABELS = {None: "no (least squares)",
-                 "huber": "Huber weights, rater model, coarse answers as intervals",
-                 "tukey": "Tukey weights, rater model, coarse answers as intervals",
-                 "squared": "rater model and coarse answers as intervals, no weights"}
+ROBUST_LABELS = {
+    None: "no (least squares)",
+    "huber": "Huber weights, rater model, coarse answers as intervals",
+    "tukey": "Tukey weights, rater model, coarse answers as intervals",
+    "squared": "rater model and coarse answers as intervals, no weights",
+}
 RULE_LABELS = RULES
 
 
-CRITERION_LABELS = {"misranking": "validation misranking",
-                    "absolute-error": "mean absolute validation error"}
+CRITERION_LABELS = {
+    "misranking": "validation misranking",
+    "absolute-error": "mean absolute validation error",
+}
 
 
 def describe_settings(settings: LearnSettings) -> dict[str, str]:
@@ -344,15 +365,19 @@ def describe_settings(settings: LearnSettings) -> dict[str, str]:
     words = {
         "Kernel": KERNEL_LABELS[settings.kernel],
         "Kernel width γ": f"{settings.gamma:,.6g} {width_unit}",
-        "Glucose coordinates": (f"log scale (g₀ = {settings.log_offset:g} mg/dL)"
-                                if settings.scale == "log" else "mg/dL as measured"),
+        "Glucose coordinates": (
+            f"log scale (g₀ = {settings.log_offset:g} mg/dL)"
+            if settings.scale == "log"
+            else "mg/dL as measured"
+        ),
         "Spectral filter": filter_label,
-        "What is learned": ("signed risk, shown as its size" if settings.signed
-                            else "risk ratings as given"),
+        "What is learned": (
+            "signed risk, shown as its size" if settings.signed else "risk ratings as given"
+        ),
         "Zero-risk diagonal points": f"{settings.anchors}",
         "How λ is chosen": rule,
         "λ candidates": f"{settings.lam0:g} × {settings.q:g}^j, j < {settings.n_lams}"
-                        + (f", every {ROBUST_LAM_STRIDE}th" if settings.robust else ""),
+        + (f", every {ROBUST_LAM_STRIDE}th" if settings.robust else ""),
         "Robust learning": ROBUST_LABELS[settings.robust],
     }
     if settings.monotone:
@@ -455,7 +480,7 @@ class LearnedGrid:
         if not isinstance(self.model, RobustRanker):
             return None
         flagged = np.zeros(len(self.X), dtype=bool)
-        flagged[:self.model.outlier_.size] = self.model.outlier_
+        flagged[: self.model.outlier_.size] = self.model.outlier_
         return flagged
 
     @cached_property
@@ -481,10 +506,12 @@ class LearnedGrid:
         model solved at one λ (a direct solve, large rating sets), refitted at λ."""
         lam = positive_float(lam, "lam", "LearnedGrid.at")
         model = self.model
-        direct = isinstance(model, DirectRanker) or isinstance(getattr(model, "plain_", None),
-                                                               DirectRanker)
-        solved = (clone(model).set_params(lam=lam).fit(self.X, self.y) if direct
-                  else model.resolve(lam))
+        direct = isinstance(model, DirectRanker) or isinstance(
+            getattr(model, "plain_", None), DirectRanker
+        )
+        solved = (
+            clone(model).set_params(lam=lam).fit(self.X, self.y) if direct else model.resolve(lam)
+        )
         return dataclasses.replace(self, model=solved, lam=lam)
 
 
@@ -520,9 +547,10 @@ def fit_method(settings: LearnSettings, n_ratings: int) -> str:
     what that computation fits in the budget; nothing is computed then.
     """
     points = int(n_ratings) + int(settings.anchors)
-    lattice = (settings.filter == "lavrentiev"
-               and lattice_kernel_parts(make_kernel(settings.kernel, gamma=settings.gamma))
-               is not None)
+    lattice = (
+        settings.filter == "lavrentiev"
+        and lattice_kernel_parts(make_kernel(settings.kernel, gamma=settings.gamma)) is not None
+    )
     if settings.rule != "kfold" or settings.filter != "lavrentiev":
         method = "exact"
     elif settings.method != "auto":
@@ -534,19 +562,21 @@ def fit_method(settings: LearnSettings, n_ratings: int) -> str:
     else:
         method = "lattice"
     if method == "lattice" and not lattice:
-        raise ValueError("the lattice method needs the Laplacian kernel and the Lavrentiev "
-                         "filter")
+        raise ValueError("the lattice method needs the Laplacian kernel and the Lavrentiev filter")
     limit = {"exact": DENSE_UP_TO, "one-fold": CHOLESKY_UP_TO, "lattice": None}[method]
     if limit is not None and points > limit:
-        what = {"exact": "a dense eigendecomposition",
-                "one-fold": "a dense Cholesky refit"}[method]
-        hint = (" (the Laplacian kernel with the Lavrentiev filter and k-fold validation learns "
-                "any number on the glucose lattice)" if not lattice or settings.rule != "kfold"
-                else "")
+        what = {"exact": "a dense eigendecomposition", "one-fold": "a dense Cholesky refit"}[method]
+        hint = (
+            " (the Laplacian kernel with the Lavrentiev filter and k-fold validation learns "
+            "any number on the glucose lattice)"
+            if not lattice or settings.rule != "kfold"
+            else ""
+        )
         raise ValueError(
             f"{n_ratings:,} ratings and {settings.anchors} diagonal points are more than "
             f"{what} fits in {MEMORY_BUDGET / 1024**3:g} GB: at most {limit:,} points with these "
-            f"settings{hint}")
+            f"settings{hint}"
+        )
     return method
 
 
@@ -555,11 +585,15 @@ def check_rating_count(y: ArrayLike) -> None:
     :data:`MIN_RATINGS` ratings, or no two different ratings."""
     y = np.asarray(y, dtype=np.float64)
     if len(y) < MIN_RATINGS:
-        raise ValueError(f"{len(y)} rating{'s' if len(y) != 1 else ''} cannot make a grid: at "
-                         f"least {MIN_RATINGS} are needed")
+        raise ValueError(
+            f"{len(y)} rating{'s' if len(y) != 1 else ''} cannot make a grid: at "
+            f"least {MIN_RATINGS} are needed"
+        )
     if np.ptp(y) == 0:
-        raise ValueError(f"every rating is {y[0]:g}: a grid needs at least two different "
-                         "ratings to tell more risky pairs from less risky ones")
+        raise ValueError(
+            f"every rating is {y[0]:g}: a grid needs at least two different "
+            "ratings to tell more risky pairs from less risky ones"
+        )
 
 
 def learn_grid(
@@ -603,41 +637,81 @@ def learn_grid(
     if settings.rule == "apriori":
         steps = len(APRIORI_SIZES) * int(settings.apriori_draws) + 1
         apriori = fit_apriori_lambda(
-            settings.ranker(), X, y, sizes=APRIORI_SIZES, draws=int(settings.apriori_draws),
+            settings.ranker(),
+            X,
+            y,
+            sizes=APRIORI_SIZES,
+            draws=int(settings.apriori_draws),
             lams=lams,
-            progress=None if progress is None else lambda done, _total: progress(done, steps))
+            progress=None if progress is None else lambda done, _total: progress(done, steps),
+        )
         report = None if progress is None else (lambda _done, _total: progress(steps, steps))
     else:
         report = progress
     choice = _choose(settings, method, X, y, lams, apriori, report)
     lam = float(choice.value)
-    return LearnedGrid(settings, choice.model, lam, lam, lams, choice.curve, apriori, X, y,
-                       len(y_ratings), checksum, n_raters=int(np.unique(raters[raters >= 0]).size),
-                       answer_step=rating_step(y_ratings), method=method)
+    return LearnedGrid(
+        settings,
+        choice.model,
+        lam,
+        lam,
+        lams,
+        choice.curve,
+        apriori,
+        X,
+        y,
+        len(y_ratings),
+        checksum,
+        n_raters=int(np.unique(raters[raters >= 0]).size),
+        answer_step=rating_step(y_ratings),
+        method=method,
+    )
 
 
-def _choose(settings: LearnSettings, method: str, X: NDArray, y: NDArray, lams: NDArray,
-            apriori: AprioriRule | None, progress: Progress | None) -> Choice:
+def _choose(
+    settings: LearnSettings,
+    method: str,
+    X: NDArray,
+    y: NDArray,
+    lams: NDArray,
+    apriori: AprioriRule | None,
+    progress: Progress | None,
+) -> Choice:
     """The one dispatch from the settings and :func:`fit_method` to the computation of λ and
     the model."""
     ranker = settings.ranker()
-    common = {"n_splits": int(settings.n_splits), "random_state": 0, "progress": progress,
-              "criterion": settings.criterion}
+    common = {
+        "n_splits": int(settings.n_splits),
+        "random_state": 0,
+        "progress": progress,
+        "criterion": settings.criterion,
+    }
     if settings.robust is not None and settings.rule == "kfold":
         # robust fits against least-squares fits on the same folds; the lower curve wins
         if method == "exact":
             return kfold_robust(ranker, X, y, lams, **common)
         # beyond: the first fold on at most ONE_FOLD_TRAIN points, the refit by one direct
         # factorisation (Cholesky, or the sparse lattice for the largest sets)
-        direct = DirectRanker(make_kernel(ranker.ranker.kernel), solver="cholesky"
-                              if method == "one-fold" else "lattice")
-        return kfold_robust(ranker, X, y, lams, folds=1, max_train=ONE_FOLD_TRAIN,
-                            refit_with=direct, **common)
+        direct = DirectRanker(
+            make_kernel(ranker.ranker.kernel),
+            solver="cholesky" if method == "one-fold" else "lattice",
+        )
+        return kfold_robust(
+            ranker, X, y, lams, folds=1, max_train=ONE_FOLD_TRAIN, refit_with=direct, **common
+        )
     if settings.rule == "kfold" and method != "exact":
         return fast_kfold_lambda(ranker, X, y, lams, method=method, **common)
-    return choose(ranker, X, y, rule=settings.rule, grid=lams,
-                  refit=settings.refit_all or settings.rule != "holdout", apriori=apriori,
-                  value=settings.lam, **common)
+    return choose(
+        ranker,
+        X,
+        y,
+        rule=settings.rule,
+        grid=lams,
+        refit=settings.refit_all or settings.rule != "holdout",
+        apriori=apriori,
+        value=settings.lam,
+        **common,
+    )
 
 
 def robust_settings(settings: LearnSettings | None = None) -> LearnSettings:
@@ -645,9 +719,13 @@ def robust_settings(settings: LearnSettings | None = None) -> LearnSettings:
     weights with a rater model and coarse answers as intervals, λ by the mean absolute
     validation error, a grid rising away from the diagonal and :data:`DIAGONAL_ANCHORS`
     diagonal points."""
-    return dataclasses.replace(LearnSettings() if settings is None else settings,
-                               robust="huber", criterion="absolute-error", monotone=True,
-                               anchors=DIAGONAL_ANCHORS)
+    return dataclasses.replace(
+        LearnSettings() if settings is None else settings,
+        robust="huber",
+        criterion="absolute-error",
+        monotone=True,
+        anchors=DIAGONAL_ANCHORS,
+    )
 
 
 # The named recipes: presets of the one settings type (riskgrid learn --recipe, reproduce
@@ -662,12 +740,22 @@ PRESETS: dict[str, LearnSettings] = {
     "robust": robust_settings(),
     # Kriukova et al. 2014, §4.3: Gaussian γ = 10⁴ on mg/dL, Lavrentiev, the first m/2 ratings
     # fit and the last m/2 choose λ from 0.95^j (j < 200) by misranking, no refit
-    "paper": LearnSettings(kernel="gaussian", gamma=1e4, scale="linear", signed=False,
-                           anchors=0, rule="holdout", n_lams=200, criterion="misranking"),
+    "paper": LearnSettings(
+        kernel="gaussian",
+        gamma=1e4,
+        scale="linear",
+        signed=False,
+        anchors=0,
+        rule="holdout",
+        n_lams=200,
+        criterion="misranking",
+    ),
 }
-PRESET_LABELS = {"best": "the best recipe for clean ratings",
-                 "robust": "the robust recipe for rater panels",
-                 "paper": "the paper's recipe (Kriukova et al. 2014, §4.3)"}
+PRESET_LABELS = {
+    "best": "the best recipe for clean ratings",
+    "robust": "the robust recipe for rater panels",
+    "paper": "the paper's recipe (Kriukova et al. 2014, §4.3)",
+}
 
 
 def preset_name(settings: LearnSettings) -> str | None:
@@ -683,7 +771,8 @@ def panel_traits(ratings: RatingSet | tuple[ArrayLike, ArrayLike]) -> list[str]:
     n_raters = int(np.unique(raters[raters >= 0]).size)
     step = rating_step(y)
     return ([f"{n_raters} raters"] if n_raters > 1 else []) + (
-        [f"answers in steps of {step:g}"] if step else [])
+        [f"answers in steps of {step:g}"] if step else []
+    )
 
 
 def default_recipe(ratings: RatingSet | tuple[ArrayLike, ArrayLike]) -> tuple[str, str]:
@@ -704,36 +793,44 @@ def settings_advice(result: LearnedGrid) -> list[str]:
         advice.append(
             f"The kernel width {settings.gamma:,.0f} {unit} is outside the range that suits the "
             f"{KERNEL_LABELS[settings.kernel].split(',')[0]} kernel ({low:,.0f}–{high:,.0f} "
-            f"{unit}); the grid is likely too rough or too flat.")
+            f"{unit}); the grid is likely too rough or too flat."
+        )
     if result.apriori is not None:
         beta = result.apriori.beta
         if beta >= 1.0 - 1e-6 or beta <= 1e-6:
             advice.append(
                 f"The a-priori rule's exponent β = {beta:.3g} sits at the bound of its range "
                 "(0, 1]: the subsets did not determine it, so λ(m) is an extrapolation. Prefer "
-                "k-fold validation.")
+                "k-fold validation."
+            )
     if settings.rule == "holdout" and not settings.refit_all:
         advice.append(
             f"Hold-out fits the grid on half of the ratings ({result.points_fitted} of "
-            f"{len(result.y)} points); refitting on all of them at the chosen λ uses the rest.")
+            f"{len(result.y)} points); refitting on all of them at the chosen λ uses the rest."
+        )
     if settings.robust is None and result.from_a_panel:
         panel = " and ".join(
             ([f"{result.n_raters} raters"] if result.n_raters > 1 else [])
-            + ([f"answers in steps of {result.answer_step:g}"] if result.answer_step else []))
+            + ([f"answers in steps of {result.answer_step:g}"] if result.answer_step else [])
+        )
         advice.append(
             f"These ratings come from a panel ({panel}) and are fitted by plain least squares. "
             "Robust learning weighs outlying ratings down, models each rater's offset and scale "
             "and reads coarse answers as intervals: on simulated panels it misranks a fifth to a "
-            "third fewer pairs.")
+            "third fewer pairs."
+        )
     return advice
 
 
 def grid_metadata(result: LearnedGrid, source: str | None = None) -> dict:
     """``grid.json`` content: the file layout, the settings, λ, the data and riskgrid's version."""
     return {
-        "format": {"shape": [SIZE, SIZE], "rows": "reference glucose 0..600 mg/dL, step 1",
-                   "columns": "measured glucose 0..600 mg/dL, step 1",
-                   "values": f"risk 0..{RISK_MAX:g} (SEG scale), clipped to it"},
+        "format": {
+            "shape": [SIZE, SIZE],
+            "rows": "reference glucose 0..600 mg/dL, step 1",
+            "columns": "measured glucose 0..600 mg/dL, step 1",
+            "values": f"risk 0..{RISK_MAX:g} (SEG scale), clipped to it",
+        },
         "settings": result.settings.to_dict(),
         "lambda": result.lam,
         "lambda_chosen_by_rule": result.lam_chosen,
@@ -745,15 +842,20 @@ def grid_metadata(result: LearnedGrid, source: str | None = None) -> dict:
     }
 
 
-def write_grid_files(result: LearnedGrid, out_dir: str | os.PathLike,
-                     source: str | None = None) -> list[Path]:
+def write_grid_files(
+    result: LearnedGrid, out_dir: str | os.PathLike, source: str | None = None
+) -> list[Path]:
     """Write ``grid.npy``, ``grid.csv``, ``grid.png`` and ``grid.json``
     (:mod:`ranking_core.grids.files`) into ``out_dir`` (created if needed); returns the paths in
     that order."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    contents = (grid_npy(result.grid), grid_csv(result.grid), grid_png(result.grid),
-                json.dumps(grid_metadata(result, source), indent=2).encode())
+    contents = (
+        grid_npy(result.grid),
+        grid_csv(result.grid),
+        grid_png(result.grid),
+        json.dumps(grid_metadata(result, source), indent=2).encode(),
+    )
     paths = [out / name for name in GRID_FILES]
     for path, content in zip(paths, contents, strict=True):
         path.write_bytes(content)
@@ -767,12 +869,16 @@ def write_band_files(band: RiskBand, grid: ArrayLike, out_dir: str | os.PathLike
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     files = band_files(band, grid)
-    files["band.json"] = json.dumps({
-        "level": band.level, "uncertain_share": band.uncertain_share,
-        "method": "posterior sd of the equivalent Gaussian process (weighted Lavrentiev "
-                  f"ranker), interpolated from a {BAND_STEP} mg/dL lattice",
-        "layout": "as grid.npy / grid.csv: rows = reference, columns = measured, 0..600 mg/dL",
-    }, indent=2).encode()
+    files["band.json"] = json.dumps(
+        {
+            "level": band.level,
+            "uncertain_share": band.uncertain_share,
+            "method": "posterior sd of the equivalent Gaussian process (weighted Lavrentiev "
+            f"ranker), interpolated from a {BAND_STEP} mg/dL lattice",
+            "layout": "as grid.npy / grid.csv: rows = reference, columns = measured, 0..600 mg/dL",
+        },
+        indent=2,
+    ).encode()
     for name, content in files.items():
         (out / name).write_bytes(content)
     return [out / name for name in files]
@@ -809,12 +915,14 @@ class PanelFit:
     @property
     def step(self) -> float:
         """The answer scale's step (0 = continuous)."""
-        return self.robust.step_ if self.robust is not None else rating_step(
-            self.ratings["rating"])
+        return self.robust.step_ if self.robust is not None else rating_step(self.ratings["rating"])
 
 
-def learn_panel(ratings: RatingSet | pd.DataFrame, settings: LearnSettings | None = None,
-                progress: Callable[[int, int], None] | None = None) -> PanelFit:
+def learn_panel(
+    ratings: RatingSet | pd.DataFrame,
+    settings: LearnSettings | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> PanelFit:
     """Learn a grid from a rating set (columns reference, estimate in mg/dL, rating 0..4,
     optional rater) with ``settings`` (default: the best recipe with Huber weights, λ by the
     mean absolute validation error and a monotone grid, as
@@ -825,9 +933,15 @@ def learn_panel(ratings: RatingSet | pd.DataFrame, settings: LearnSettings | Non
     learned = learn_grid(data, settings, progress=progress)
     frame = data.frame
     X, y = data.X, data.y
-    out = pd.DataFrame({"reference": X[:, 0], "estimate": X[:, 1], "rating": y,
-                        "rater": frame["rater"].astype(str).to_numpy() if "rater" in frame
-                        else NO_RATER}, index=frame.index)
+    out = pd.DataFrame(
+        {
+            "reference": X[:, 0],
+            "estimate": X[:, 1],
+            "rating": y,
+            "rater": frame["rater"].astype(str).to_numpy() if "rater" in frame else NO_RATER,
+        },
+        index=frame.index,
+    )
     out["consensus"] = learned.risk_model.predict(X)
     model = learned.model
     if isinstance(model, RobustRanker):

@@ -138,8 +138,9 @@ def _gains(y: NDArray, gain: str) -> NDArray:
     raise ValueError(f"gain must be 'exponential' or 'linear', got {gain!r}")
 
 
-def dcg(y_true: ArrayLike, y_score: ArrayLike, k: int | None = None,
-        gain: str = "exponential") -> float:
+def dcg(
+    y_true: ArrayLike, y_score: ArrayLike, k: int | None = None, gain: str = "exponential"
+) -> float:
     """DCG@k, Le & Smola 2007, eq. (11): Σ_{i ≤ k} b_i / log₂(i + 1), b = 2^r − 1
     (``gain="exponential"``) or b = r (``"linear"``), documents ordered by decreasing score.
 
@@ -160,8 +161,9 @@ def dcg(y_true: ArrayLike, y_score: ArrayLike, k: int | None = None,
     return float(group_gain @ group_discount)
 
 
-def ndcg(y_true: ArrayLike, y_score: ArrayLike, k: int | None = None,
-         gain: str = "exponential") -> float:
+def ndcg(
+    y_true: ArrayLike, y_score: ArrayLike, k: int | None = None, gain: str = "exponential"
+) -> float:
     """NDCG@k = DCG@k(π, y) / DCG@k(ideal, y), Le & Smola 2007, eqs. (12)–(14); 0 if the ideal is
     0."""
     ideal = dcg(y_true, y_true, k, gain)
@@ -186,8 +188,9 @@ def wta(y_true: ArrayLike, y_score: ArrayLike) -> float:
     return float(y[_order(f)[0]] == y.max())
 
 
-def precision_at(y_true: ArrayLike, y_score: ArrayLike, n: int = 10,
-                 threshold: float | None = None) -> float:
+def precision_at(
+    y_true: ArrayLike, y_score: ArrayLike, n: int = 10, threshold: float | None = None
+) -> float:
     """Precision@n, Le & Smola 2007, eq. (15): share of the top n documents that are relevant
     (y ≥ ``threshold``; by default the most relevant grade present)."""
     y, f = _pair(y_true, y_score)
@@ -196,8 +199,13 @@ def precision_at(y_true: ArrayLike, y_score: ArrayLike, n: int = 10,
     return float(np.mean(top >= cut))
 
 
-def expected_rank_utility(y_true: ArrayLike, y_score: ArrayLike, neutral: float = 0.0,
-                          halflife: float = 5.0, normalize: bool = True) -> float:
+def expected_rank_utility(
+    y_true: ArrayLike,
+    y_score: ArrayLike,
+    neutral: float = 0.0,
+    halflife: float = 5.0,
+    normalize: bool = True,
+) -> float:
     """Expected rank utility, Le & Smola 2007, eq. (16): Σ_i max(r_i − d, 0)·2^((1 − i)/(α − 1)),
     d = ``neutral`` vote, α = ``halflife``; divided by its ideal value when ``normalize``."""
     if halflife <= 1:

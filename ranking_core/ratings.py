@@ -55,15 +55,35 @@ RATING_MAX = 4.0
 UNKNOWN_RATER = "unknown"  # the rater of rows whose rater cell is blank
 MAX_ROWS = 200_000  # a panel rates hundreds to thousands of scenarios; beyond this is a wrong file
 _GRID = f"outside 0..{GLUCOSE_MAX} mg/dL (the grid)"
-RATING_SCHEMA = Schema("rating set", (
-    Role("reference", glucose=True, low=0.0, high=float(GLUCOSE_MAX),
-         range_rule=f"reference glucose is {_GRID}", aliases=("ref", "reference glucose")),
-    Role("estimate", glucose=True, low=0.0, high=float(GLUCOSE_MAX),
-         range_rule=f"estimate glucose is {_GRID}", aliases=("estimated", "bgm", "meter")),
-    Role("rating", low=0.0, high=RATING_MAX, range_rule=f"rating is outside 0..{RATING_MAX:g}",
-         aliases=("risk",)),
-    Role("rater", kind="text", required=False, aliases=("rater id", "clinician")),
-))
+RATING_SCHEMA = Schema(
+    "rating set",
+    (
+        Role(
+            "reference",
+            glucose=True,
+            low=0.0,
+            high=float(GLUCOSE_MAX),
+            range_rule=f"reference glucose is {_GRID}",
+            aliases=("ref", "reference glucose"),
+        ),
+        Role(
+            "estimate",
+            glucose=True,
+            low=0.0,
+            high=float(GLUCOSE_MAX),
+            range_rule=f"estimate glucose is {_GRID}",
+            aliases=("estimated", "bgm", "meter"),
+        ),
+        Role(
+            "rating",
+            low=0.0,
+            high=RATING_MAX,
+            range_rule=f"rating is outside 0..{RATING_MAX:g}",
+            aliases=("risk",),
+        ),
+        Role("rater", kind="text", required=False, aliases=("rater id", "clinician")),
+    ),
+)
 
 
 class RatingSetError(InputError):
@@ -153,38 +173,56 @@ def read_rating_set(
     if isinstance(source, pd.DataFrame) and unit is None:
         unit = "mg/dL"
     try:
-        table = read_table(source, RATING_SCHEMA, unit=unit, name=name, sheet=sheet,
-                           limits=limits or Limits(max_rows=MAX_ROWS), unit_option="unit")
+        table = read_table(
+            source,
+            RATING_SCHEMA,
+            unit=unit,
+            name=name,
+            sheet=sheet,
+            limits=limits or Limits(max_rows=MAX_ROWS),
+            unit_option="unit",
+        )
     except InputError as exc:
         raise RatingSetError(str(exc)) from exc
     where = table.where
-    problems = [RowProblem(r.rule, tuple(int(n) for n in r.lines), where)
-                for r in table.refused]
+    problems = [RowProblem(r.rule, tuple(int(n) for n in r.lines), where) for r in table.refused]
     warnings_ = list(table.notes)
     out = table.frame
     if "rater" in out:
         blank = (out["rater"] == "").to_numpy()
         if blank.any() and (out["rater"] == UNKNOWN_RATER).any():
-            problems.append(RowProblem(
-                f"rater is blank (rule: name the rater; '{UNKNOWN_RATER}', the name blank "
-                "raters get, is already a rater's name)",
-                tuple(int(n) for n in out.index[blank]), where))
+            problems.append(
+                RowProblem(
+                    f"rater is blank (rule: name the rater; '{UNKNOWN_RATER}', the name blank "
+                    "raters get, is already a rater's name)",
+                    tuple(int(n) for n in out.index[blank]),
+                    where,
+                )
+            )
             out = out[~blank]
         elif blank.any():
             out = out.assign(rater=out["rater"].where(~blank, UNKNOWN_RATER))
-            warnings_.append(f"{table.source}: rater is blank in "
-                             f"{name_lines(out.index[blank], where)}; these ratings are taken as"
-                             f" one rater named '{UNKNOWN_RATER}'")
+            warnings_.append(
+                f"{table.source}: rater is blank in "
+                f"{name_lines(out.index[blank], where)}; these ratings are taken as"
+                f" one rater named '{UNKNOWN_RATER}'"
+            )
     repeats = out.duplicated(keep="first").to_numpy()
     if repeats.any() and "rater" in out:
-        problems.append(RowProblem(
-            "the row repeats an earlier row (same reference, estimate, rating and rater)",
-            tuple(int(n) for n in out.index[repeats]), where))
+        problems.append(
+            RowProblem(
+                "the row repeats an earlier row (same reference, estimate, rating and rater)",
+                tuple(int(n) for n in out.index[repeats]),
+                where,
+            )
+        )
         out = out[~repeats]
     elif repeats.any():
-        warnings_.append(f"{table.source}: {name_lines(out.index[repeats], where)} repeat an "
-                         "earlier row exactly; kept (add a rater column to tell raters apart)")
-    summary = (f"{table.source}: {table.n_read:,} rows read, "
-               f"{table.n_read - len(out):,} refused")
-    return RatingSet(out, tuple(problems), tuple(warnings_), table.source, summary,
-                     table.unit or "mg/dL")
+        warnings_.append(
+            f"{table.source}: {name_lines(out.index[repeats], where)} repeat an "
+            "earlier row exactly; kept (add a rater column to tell raters apart)"
+        )
+    summary = f"{table.source}: {table.n_read:,} rows read, {table.n_read - len(out):,} refused"
+    return RatingSet(
+        out, tuple(problems), tuple(warnings_), table.source, summary, table.unit or "mg/dL"
+    )

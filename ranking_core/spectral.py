@@ -105,8 +105,9 @@ def lavrentiev_steps(filter: Filter) -> int:
     return 1 if isinstance(filter, Lavrentiev) else 0
 
 
-def refined_lavrentiev(spectrum: Spectrum, operator: Callable[[NDArray], NDArray], lam: float,
-                       steps: int) -> NDArray[np.float64]:
+def refined_lavrentiev(
+    spectrum: Spectrum, operator: Callable[[NDArray], NDArray], lam: float, steps: int
+) -> NDArray[np.float64]:
     """c(λ) of ``steps``-times iterated Lavrentiev regularization to working precision.
 
     With A the operator that ``spectrum`` decomposes in a full basis (``"dense"``: K̃ = CKC/m or
@@ -145,14 +146,22 @@ def _center_columns(A: NDArray[np.float64]) -> NDArray[np.float64]:
     return A - A.mean(axis=0)
 
 
-def kernel_spectrum(vectors: NDArray, values: NDArray, b: NDArray, feature_mean: NDArray,
-                    method: str) -> Spectrum:
+def kernel_spectrum(
+    vectors: NDArray, values: NDArray, b: NDArray, feature_mean: NDArray, method: str
+) -> Spectrum:
     """The :class:`Spectrum` of a kernel-coefficient decomposition: b projected on the vectors,
     the part of b outside them, and the weights m·σ·projection² of the RKHS norm."""
     projection = vectors.T @ b
-    return Spectrum(vectors=vectors, values=values, rhs=b, projection=projection,
-                    residual=b - vectors @ projection, feature_mean=feature_mean,
-                    norm_weights=len(b) * values * projection**2, method=method)
+    return Spectrum(
+        vectors=vectors,
+        values=values,
+        rhs=b,
+        projection=projection,
+        residual=b - vectors @ projection,
+        feature_mean=feature_mean,
+        norm_weights=len(b) * values * projection**2,
+        method=method,
+    )
 
 
 def dense_spectrum(K: NDArray[np.float64], y: NDArray[np.float64], centered: bool) -> Spectrum:
@@ -197,9 +206,7 @@ def pivoted_cholesky(
     return None
 
 
-def lowrank_spectrum(
-    L: NDArray[np.float64], y: NDArray[np.float64], centered: bool
-) -> Spectrum:
+def lowrank_spectrum(L: NDArray[np.float64], y: NDArray[np.float64], centered: bool) -> Spectrum:
     """Spectrum of K̃ ≈ (CL)(CL)ᵀ/m from a factor K ≈ LLᵀ by a thin SVD; O(m r²)."""
     m = len(y)
     Z = (_center_columns(L) if centered else L) / np.sqrt(m)

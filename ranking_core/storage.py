@@ -119,15 +119,23 @@ GRID_SIZE = GLUCOSE_MAX + 1  # the 0..600 mg/dL lattice, step 1
 GRID_OVERSHOOT = 1.0
 # what a learned grid's metadata (its grid.json) must give, and the JSON type of each
 GRID_METADATA_KEYS: Mapping[str, type | tuple[type, ...]] = {
-    "settings": dict, "lambda": (int, float), "ratings_checksum": str, "riskgrid_version": str}
+    "settings": dict,
+    "lambda": (int, float),
+    "ratings_checksum": str,
+    "riskgrid_version": str,
+}
 # The official RiskPairData table is about 9 MB as CSV, 2 MB gzipped; an uploaded table, and what
 # its gzip or XLSX archive declares it expands to, may be at most this large.
 SEG_TABLE_MAX_BYTES = 64 * 2**20
 # the largest array a record may declare (a 601 × 601 grid is 361,201 values; a rating set of the
 # input layer's 2,000,000 rows is the largest frame column)
 ARRAY_MAX_VALUES = 4_000_000
-_BLOBS = {"rating_set": ("frame",), "meter_data": ("frame",), "learned_grid": ("grid",),
-          "seg_table": ("file",)}
+_BLOBS = {
+    "rating_set": ("frame",),
+    "meter_data": ("frame",),
+    "learned_grid": ("grid",),
+    "seg_table": ("file",),
+}
 
 
 class StorageError(ValueError):
@@ -156,8 +164,10 @@ def array_from_bytes(content: bytes) -> NDArray:
     stream = io.BytesIO(content)
     try:
         version = np.lib.format.read_magic(stream)
-        read_header = {(1, 0): np.lib.format.read_array_header_1_0,
-                       (2, 0): np.lib.format.read_array_header_2_0}.get(version)
+        read_header = {
+            (1, 0): np.lib.format.read_array_header_1_0,
+            (2, 0): np.lib.format.read_array_header_2_0,
+        }.get(version)
         if read_header is None:
             raise ValueError(f".npy format version {version} is not one riskgrid writes")
         shape, fortran, dtype = read_header(stream)
@@ -167,9 +177,11 @@ def array_from_bytes(content: bytes) -> NDArray:
         raise StorageError(f"stored array is not a plain numeric/text .npy (dtype {dtype})")
     count = math.prod(shape)
     if count > ARRAY_MAX_VALUES or count * dtype.itemsize != len(content) - stream.tell():
-        raise StorageError(f"stored array declares shape {shape} of {dtype} "
-                           f"({count * dtype.itemsize:,} bytes) but holds "
-                           f"{len(content) - stream.tell():,} bytes; it is damaged")
+        raise StorageError(
+            f"stored array declares shape {shape} of {dtype} "
+            f"({count * dtype.itemsize:,} bytes) but holds "
+            f"{len(content) - stream.tell():,} bytes; it is damaged"
+        )
     array = np.frombuffer(content, dtype=dtype, count=count, offset=stream.tell())
     return array.reshape(shape, order="F" if fortran else "C").copy()
 
@@ -202,9 +214,11 @@ def frame_from_bytes(content: bytes) -> pd.DataFrame:
             members = {}
             for info in archive.infolist():
                 if info.file_size > len(content):  # .npz archives are written uncompressed
-                    raise StorageError(f"stored frame member {info.filename!r} declares "
-                                       f"{info.file_size:,} bytes in a {len(content):,}-byte "
-                                       "archive; it is damaged")
+                    raise StorageError(
+                        f"stored frame member {info.filename!r} declares "
+                        f"{info.file_size:,} bytes in a {len(content):,}-byte "
+                        "archive; it is damaged"
+                    )
                 members[info.filename.removesuffix(".npy")] = archive.read(info)
         names = [str(n) for n in array_from_bytes(members["__columns__"])]
         return pd.DataFrame({n: array_from_bytes(members[f"c{i}"]) for i, n in enumerate(names)})
@@ -228,8 +242,9 @@ def check_record_name(name: str, kind: str = "record") -> str:
     bad = sorted({c for c in name if not c.isprintable()})
     if bad:
         shown = ", ".join(f"U+{ord(c):04X}" for c in bad)
-        raise StorageError(f"a {label} name must be one line of printable text; this one "
-                           f"contains {shown}")
+        raise StorageError(
+            f"a {label} name must be one line of printable text; this one contains {shown}"
+        )
     return name
 
 
@@ -255,12 +270,15 @@ def check_grid(grid: ArrayLike, signed: bool = False, label: str = "learned grid
     scale 0..4 by more than :data:`GRID_OVERSHOOT` (−4..4 for a signed grid)."""
     values = np.asarray(grid, dtype=np.float64)
     if values.shape != (GRID_SIZE, GRID_SIZE):
-        raise StorageError(f"{label}: a grid must be {GRID_SIZE} × {GRID_SIZE} (0..{GLUCOSE_MAX} "
-                           f"mg/dL); got shape {values.shape}")
+        raise StorageError(
+            f"{label}: a grid must be {GRID_SIZE} × {GRID_SIZE} (0..{GLUCOSE_MAX} "
+            f"mg/dL); got shape {values.shape}"
+        )
     finite = np.isfinite(values)
     if not finite.all():
-        raise StorageError(f"{label}: {int((~finite).sum()):,} grid values are not finite "
-                           "numbers; not stored")
+        raise StorageError(
+            f"{label}: {int((~finite).sum()):,} grid values are not finite numbers; not stored"
+        )
     low = (-RISK_MAX if signed else 0.0) - GRID_OVERSHOOT
     high = RISK_MAX + GRID_OVERSHOOT
     if values.min() < low or values.max() > high:
@@ -268,7 +286,8 @@ def check_grid(grid: ArrayLike, signed: bool = False, label: str = "learned grid
         raise StorageError(
             f"{label}: grid values run from {values.min():.3g} to {values.max():.3g}, far off the "
             f"risk scale {scale} (more than {GRID_OVERSHOOT:g} beyond it); the fit failed "
-            "(λ too small?) and was not stored")
+            "(λ too small?) and was not stored"
+        )
 
 
 def check_grid_metadata(metadata: Any, label: str = "learned grid") -> dict[str, Any]:
@@ -281,16 +300,22 @@ def check_grid_metadata(metadata: Any, label: str = "learned grid") -> dict[str,
     for key, kind in GRID_METADATA_KEYS.items():
         value = metadata.get(key)
         if not isinstance(value, kind) or isinstance(value, bool):
-            raise StorageError(f"{label}: the metadata must give {key!r} as "
-                               f"{_json_type(kind)}, not {value!r}")
+            raise StorageError(
+                f"{label}: the metadata must give {key!r} as {_json_type(kind)}, not {value!r}"
+            )
     if not (math.isfinite(metadata["lambda"]) and metadata["lambda"] > 0):
         raise StorageError(f"{label}: λ must be a finite number > 0, not {metadata['lambda']!r}")
     return metadata
 
 
 def _json_type(kind: type | tuple[type, ...]) -> str:
-    names = {dict: "an object", str: "text", bool: "true or false", int: "a number",
-             float: "a number"}
+    names = {
+        dict: "an object",
+        str: "text",
+        bool: "true or false",
+        int: "a number",
+        float: "a number",
+    }
     return names[kind[0] if isinstance(kind, tuple) else kind]
 
 
@@ -309,24 +334,30 @@ def seg_table_from_bytes(content: bytes, file_name: str) -> SEGTable:
     XLSX archive declares its parts expand to are checked before the table is parsed."""
     label = Path(str(file_name)).name or "uploaded SEG table"
     if not isinstance(content, bytes | bytearray) or len(content) > SEG_TABLE_MAX_BYTES:
-        raise StorageError(f"{label}: a SEG table file may be at most "
-                           f"{SEG_TABLE_MAX_BYTES:,} bytes")
+        raise StorageError(
+            f"{label}: a SEG table file may be at most {SEG_TABLE_MAX_BYTES:,} bytes"
+        )
     suffix = Path(label).suffix.lower()
     try:
         if suffix == ".gz":
             with gzip.GzipFile(fileobj=io.BytesIO(content)) as unpacked:
                 text_bytes = unpacked.read(SEG_TABLE_MAX_BYTES + 1)
             if len(text_bytes) > SEG_TABLE_MAX_BYTES:
-                raise StorageError(f"{label}: expands to more than {SEG_TABLE_MAX_BYTES:,} "
-                                   "bytes; a SEG table is about 9 MB")
-            return load_seg_table(io.BytesIO(text_bytes), name=label.removesuffix(".gz")
-                                  .removesuffix(".GZ"))
+                raise StorageError(
+                    f"{label}: expands to more than {SEG_TABLE_MAX_BYTES:,} "
+                    "bytes; a SEG table is about 9 MB"
+                )
+            return load_seg_table(
+                io.BytesIO(text_bytes), name=label.removesuffix(".gz").removesuffix(".GZ")
+            )
         if suffix == ".xlsx":
             with zipfile.ZipFile(io.BytesIO(content)) as archive:
                 declared = sum(info.file_size for info in archive.infolist())
             if declared > 4 * SEG_TABLE_MAX_BYTES:
-                raise StorageError(f"{label}: the workbook declares {declared:,} bytes "
-                                   "unpacked; a SEG table workbook is far smaller")
+                raise StorageError(
+                    f"{label}: the workbook declares {declared:,} bytes "
+                    "unpacked; a SEG table workbook is far smaller"
+                )
         return load_seg_table(io.BytesIO(bytes(content)), name=label)
     except (OSError, EOFError, zipfile.BadZipFile) as exc:
         raise StorageError(f"{label}: cannot be unpacked ({exc})") from exc
@@ -341,8 +372,10 @@ def _check_rating_frame(frame: pd.DataFrame, name: str) -> None:
         raise StorageError(f"rating set not stored: {exc}") from exc
     if checked.problems:
         rules = "; ".join(p.message for p in checked.problems)
-        raise StorageError(f"rating set {name!r} not stored: {rules}. Store the checked rows "
-                           "(read_rating_set keeps only the valid ones)")
+        raise StorageError(
+            f"rating set {name!r} not stored: {rules}. Store the checked rows "
+            "(read_rating_set keeps only the valid ones)"
+        )
 
 
 def _check_meter_frame(frame: pd.DataFrame, name: str) -> None:
@@ -353,8 +386,11 @@ def _check_meter_frame(frame: pd.DataFrame, name: str) -> None:
         values = pd.to_numeric(frame[by_lower[column]], errors="coerce").to_numpy(np.float64)
         bad = ~np.isfinite(values) | (values < 0)
         if bad.any():
-            raise StorageError(f"meter data {name!r} not stored: {column.upper()} is not a "
-                               f"number ≥ 0 mg/dL in {describe_rows(np.flatnonzero(bad))}")
+            raise StorageError(
+                f"meter data {name!r} not stored: {column.upper()} is not a "
+                f"number ≥ 0 mg/dL in {describe_rows(np.flatnonzero(bad))}"
+            )
+
 
 # -- schema (changes go through a new Alembic revision in ranking_core/migrations) --------------
 class _Base(DeclarativeBase):
@@ -506,11 +542,14 @@ def _storage_errors(action: str) -> Iterator[None]:
         yield
     except SQLAlchemyError as exc:
         detail = getattr(exc, "orig", None) or exc
-        raise StorageError(f"{action} failed in the database: "
-                           f"{str(detail).strip().splitlines()[0]}") from exc
+        raise StorageError(
+            f"{action} failed in the database: {str(detail).strip().splitlines()[0]}"
+        ) from exc
     except CommandError as exc:  # e.g. a database upgraded by a newer riskgrid
-        raise StorageError(f"{action} failed: {str(exc).strip().splitlines()[0]} (was the "
-                           "database made by a newer riskgrid?)") from exc
+        raise StorageError(
+            f"{action} failed: {str(exc).strip().splitlines()[0]} (was the "
+            "database made by a newer riskgrid?)"
+        ) from exc
     except OSError as exc:
         raise StorageError(f"{action} failed: {exc.strerror or exc}") from exc
 
@@ -536,13 +575,16 @@ class Store:
                     try:
                         folder.mkdir(parents=True, exist_ok=True)
                     except OSError as exc:
-                        raise StorageError(f"opening the database failed: cannot make its "
-                                           f"folder {folder} ({exc.strerror})") from exc
+                        raise StorageError(
+                            f"opening the database failed: cannot make its "
+                            f"folder {folder} ({exc.strerror})"
+                        ) from exc
                 self.engine = create_engine(url)
                 _sqlite_transactions(self.engine, timeout)
             elif self.dialect == "postgresql":  # a write waits at most `timeout` for a lock
                 self.engine = create_engine(
-                    url, connect_args={"options": f"-c lock_timeout={int(timeout * 1000)}"})
+                    url, connect_args={"options": f"-c lock_timeout={int(timeout * 1000)}"}
+                )
             else:
                 self.engine = create_engine(url)
         self._migrate()
@@ -580,8 +622,13 @@ class Store:
 
     # -- generic --------------------------------------------------------------------------------
     def _save(
-        self, kind: str, name: str, meta: Mapping[str, Any], blobs: Mapping[str, bytes],
-        replace: bool, saved_by: str | None,
+        self,
+        kind: str,
+        name: str,
+        meta: Mapping[str, Any],
+        blobs: Mapping[str, bytes],
+        replace: bool,
+        saved_by: str | None,
     ) -> RecordInfo:
         """Write one record and its blobs in one locked transaction; with ``replace`` an existing
         record of that name is removed in the same transaction (new id, new time). A signed-in
@@ -594,23 +641,40 @@ class Store:
         label = kind.replace("_", " ")
         try:
             with self._write(f"saving {label} {name!r}", kind, name) as conn:
-                old = conn.execute(select(RECORDS.c.id, RECORDS.c.saved_by).where(
-                    RECORDS.c.kind == kind, RECORDS.c.name == name)).first()
+                old = conn.execute(
+                    select(RECORDS.c.id, RECORDS.c.saved_by).where(
+                        RECORDS.c.kind == kind, RECORDS.c.name == name
+                    )
+                ).first()
                 if old is not None:
                     if not replace:
-                        raise StorageError(f"a {label} named {name!r} already exists; choose "
-                                           "another name or replace it")
+                        raise StorageError(
+                            f"a {label} named {name!r} already exists; choose "
+                            "another name or replace it"
+                        )
                     _check_owner(kind, name, old.saved_by, saved_by, "replace")
                     conn.execute(delete(BLOBS).where(BLOBS.c.record_id == old.id))
                     conn.execute(delete(RECORDS).where(RECORDS.c.id == old.id))
                 created = datetime.now(UTC)
-                record_id = conn.execute(insert(RECORDS).values(
-                    kind=kind, name=name, created_at=created, meta=meta, saved_by=saved_by,
-                ).returning(RECORDS.c.id)).scalar_one()
+                record_id = conn.execute(
+                    insert(RECORDS)
+                    .values(
+                        kind=kind,
+                        name=name,
+                        created_at=created,
+                        meta=meta,
+                        saved_by=saved_by,
+                    )
+                    .returning(RECORDS.c.id)
+                ).scalar_one()
                 if blobs:
-                    conn.execute(insert(BLOBS), [
-                        {"record_id": record_id, "key": key, "content": bytes(content)}
-                        for key, content in blobs.items()])
+                    conn.execute(
+                        insert(BLOBS),
+                        [
+                            {"record_id": record_id, "key": key, "content": bytes(content)}
+                            for key, content in blobs.items()
+                        ],
+                    )
         except IntegrityError as exc:  # only without a lock (another dialect)
             raise StorageError(f"a {label} named {name!r} already exists") from exc
         return RecordInfo(record_id, kind, name, created, dict(meta), saved_by)
@@ -619,8 +683,11 @@ class Store:
         """Saved records of one kind, newest first."""
         _check_kind(kind)
         with _storage_errors(f"listing {kind.replace('_', ' ')}s"), self.engine.connect() as conn:
-            rows = conn.execute(select(RECORDS).where(RECORDS.c.kind == kind)
-                                .order_by(RECORDS.c.created_at.desc(), RECORDS.c.id.desc()))
+            rows = conn.execute(
+                select(RECORDS)
+                .where(RECORDS.c.kind == kind)
+                .order_by(RECORDS.c.created_at.desc(), RECORDS.c.id.desc())
+            )
             return [_info(row) for row in rows]
 
     def delete(self, kind: str, name: str, *, by: str | None = None) -> None:
@@ -631,8 +698,11 @@ class Store:
         _check_kind(kind)
         name = _lookup_name(name, kind)
         with self._write(f"deleting {kind.replace('_', ' ')} {name!r}", kind, name) as conn:
-            row = conn.execute(select(RECORDS.c.id, RECORDS.c.saved_by).where(
-                RECORDS.c.kind == kind, RECORDS.c.name == name)).first()
+            row = conn.execute(
+                select(RECORDS.c.id, RECORDS.c.saved_by).where(
+                    RECORDS.c.kind == kind, RECORDS.c.name == name
+                )
+            ).first()
             if row is None:
                 raise _not_found(kind, name)
             _check_owner(kind, name, row.saved_by, by, "delete")
@@ -648,18 +718,21 @@ class Store:
         new_name = check_record_name(new_name, kind)
         label = kind.replace("_", " ")
         with self._write(f"renaming {label} {name!r}", kind, name, new_name) as conn:
-            row = conn.execute(select(RECORDS).where(
-                RECORDS.c.kind == kind, RECORDS.c.name == name)).first()
+            row = conn.execute(
+                select(RECORDS).where(RECORDS.c.kind == kind, RECORDS.c.name == name)
+            ).first()
             if row is None:
                 raise _not_found(kind, name)
             _check_owner(kind, name, row.saved_by, by, "rename")
             if new_name == name:
                 return _info(row)
-            taken = conn.scalar(select(RECORDS.c.id).where(
-                RECORDS.c.kind == kind, RECORDS.c.name == new_name))
+            taken = conn.scalar(
+                select(RECORDS.c.id).where(RECORDS.c.kind == kind, RECORDS.c.name == new_name)
+            )
             if taken is not None:
-                raise StorageError(f"a {label} named {new_name!r} already exists; choose "
-                                   "another name")
+                raise StorageError(
+                    f"a {label} named {new_name!r} already exists; choose another name"
+                )
             conn.execute(update(RECORDS).where(RECORDS.c.id == row.id).values(name=new_name))
         return dataclasses.replace(_info(row), name=new_name)
 
@@ -667,29 +740,41 @@ class Store:
         """The record and its blobs from one statement (one committed version)."""
         _check_kind(kind)
         name = _lookup_name(name, kind)
-        query = (select(RECORDS, BLOBS.c.key, BLOBS.c.content)
-                 .outerjoin(BLOBS, BLOBS.c.record_id == RECORDS.c.id)
-                 .where(RECORDS.c.kind == kind, RECORDS.c.name == name))
-        with _storage_errors(f"loading {kind.replace('_', ' ')} {name!r}"), \
-                self.engine.connect() as conn:
+        query = (
+            select(RECORDS, BLOBS.c.key, BLOBS.c.content)
+            .outerjoin(BLOBS, BLOBS.c.record_id == RECORDS.c.id)
+            .where(RECORDS.c.kind == kind, RECORDS.c.name == name)
+        )
+        with (
+            _storage_errors(f"loading {kind.replace('_', ' ')} {name!r}"),
+            self.engine.connect() as conn,
+        ):
             rows = conn.execute(query).all()
         if not rows:
             raise _not_found(kind, name)
         info = _info(rows[0])
         if "damaged" in info.meta:  # a record of an earlier version the upgrade could not convert
-            raise StorageError(f"{kind.replace('_', ' ')} {name!r} was saved by an earlier "
-                               f"version and cannot be read: {info.meta['damaged']}; delete it")
+            raise StorageError(
+                f"{kind.replace('_', ' ')} {name!r} was saved by an earlier "
+                f"version and cannot be read: {info.meta['damaged']}; delete it"
+            )
         blobs = {row.key: row.content for row in rows if row.key is not None}
         missing = [key for key in _BLOBS[kind] if key not in blobs]
         if missing:
-            raise StorageError(f"{kind.replace('_', ' ')} {name!r} is damaged: it has no "
-                               f"{', '.join(missing)}")
+            raise StorageError(
+                f"{kind.replace('_', ' ')} {name!r} is damaged: it has no {', '.join(missing)}"
+            )
         return info, blobs
 
     # -- rating sets and meter data -------------------------------------------------------------
     def save_rating_set(
-        self, name: str, frame: pd.DataFrame, meta: Mapping[str, Any] | None = None, *,
-        replace: bool = False, saved_by: str | None = None,
+        self,
+        name: str,
+        frame: pd.DataFrame,
+        meta: Mapping[str, Any] | None = None,
+        *,
+        replace: bool = False,
+        saved_by: str | None = None,
     ) -> RecordInfo:
         """Save a validated rating set (columns reference, estimate in mg/dL, rating 0..4
         [, rater]); refused unless every row passes the rating-set rules."""
@@ -700,8 +785,13 @@ class Store:
         return self._load_frame("rating_set", name)
 
     def save_meter_data(
-        self, name: str, frame: pd.DataFrame, meta: Mapping[str, Any] | None = None, *,
-        replace: bool = False, saved_by: str | None = None,
+        self,
+        name: str,
+        frame: pd.DataFrame,
+        meta: Mapping[str, Any] | None = None,
+        *,
+        replace: bool = False,
+        saved_by: str | None = None,
     ) -> RecordInfo:
         """Save checked meter data (BGM/REF pairs in mg/dL, finite, ≥ 0); refused otherwise."""
         _check_meter_frame(frame, check_record_name(name, "meter_data"))
@@ -710,12 +800,17 @@ class Store:
     def load_meter_data(self, name: str) -> StoredFrame:
         return self._load_frame("meter_data", name)
 
-    def _save_frame(self, kind: str, name: str, frame: pd.DataFrame,
-                    meta: Mapping[str, Any] | None, replace: bool,
-                    saved_by: str | None) -> RecordInfo:
+    def _save_frame(
+        self,
+        kind: str,
+        name: str,
+        frame: pd.DataFrame,
+        meta: Mapping[str, Any] | None,
+        replace: bool,
+        saved_by: str | None,
+    ) -> RecordInfo:
         summary = {"rows": len(frame), "columns": [str(c) for c in frame.columns], **(meta or {})}
-        return self._save(kind, name, summary, {"frame": frame_to_bytes(frame)}, replace,
-                          saved_by)
+        return self._save(kind, name, summary, {"frame": frame_to_bytes(frame)}, replace, saved_by)
 
     def _load_frame(self, kind: str, name: str) -> StoredFrame:
         info, blobs = self._load(kind, name)
@@ -741,10 +836,10 @@ class Store:
         values = np.asarray(grid, dtype=np.float64)
         check_grid(values, label=repr(name))
         metadata = check_grid_metadata(metadata, repr(name))
-        meta = {"metadata": metadata, "metrics": dict(metrics or {}),
-                "m": metadata.get("ratings")}
-        return self._save("learned_grid", name, meta, {"grid": array_to_bytes(values)},
-                          replace, saved_by)
+        meta = {"metadata": metadata, "metrics": dict(metrics or {}), "m": metadata.get("ratings")}
+        return self._save(
+            "learned_grid", name, meta, {"grid": array_to_bytes(values)}, replace, saved_by
+        )
 
     def load_learned_grid(self, name: str) -> StoredGrid:
         """A saved learned grid; :class:`StorageError` if the record is damaged (a grid that is
@@ -785,8 +880,9 @@ class Store:
         earlier version that named a file on the server instead is refused: such paths are never
         opened."""
         info, blobs = self._load("seg_table", name)
-        return StoredSEGTable(info, blobs["file"], str(info.meta.get("file_name") or
-                                                       "RiskPairData.csv"))
+        return StoredSEGTable(
+            info, blobs["file"], str(info.meta.get("file_name") or "RiskPairData.csv")
+        )
 
     def latest_seg_table(self) -> StoredSEGTable | None:
         """The most recently saved SEG table record, or None."""
@@ -798,8 +894,10 @@ def _check_owner(kind: str, name: str, owner: str | None, by: str | None, action
     """With a signed-in user ``by``, refuse to ``action`` a record someone else saved."""
     if by is not None and owner != by:
         whose = f"saved by {owner}" if owner else "saved without a login"
-        raise StorageError(f"cannot {action} {kind.replace('_', ' ')} {name!r}: it was {whose}; "
-                           "only the one who saved it may change it")
+        raise StorageError(
+            f"cannot {action} {kind.replace('_', ' ')} {name!r}: it was {whose}; "
+            "only the one who saved it may change it"
+        )
 
 
 def _sqlite_transactions(engine: Any, timeout: float) -> None:
@@ -836,6 +934,9 @@ def _info(row: Any) -> RecordInfo:
     created = row.created_at
     if created.tzinfo is None:  # SQLite returns naive datetimes
         created = created.replace(tzinfo=UTC)
-    meta = row.meta if isinstance(row.meta, Mapping) else {"damaged": "its summary is not a "
-                                                          "JSON object"}
+    meta = (
+        row.meta
+        if isinstance(row.meta, Mapping)
+        else {"damaged": "its summary is not a JSON object"}
+    )
     return RecordInfo(row.id, row.kind, row.name, created, dict(meta), row.saved_by)

@@ -5,8 +5,14 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["check_inputs", "check_training_data", "counted", "describe_rows", "one_of",
-           "positive_float"]
+__all__ = [
+    "check_inputs",
+    "check_training_data",
+    "counted",
+    "describe_rows",
+    "one_of",
+    "positive_float",
+]
 
 
 def describe_rows(rows: NDArray[np.intp], limit: int = 10) -> str:
@@ -27,8 +33,9 @@ def check_inputs(X: ArrayLike, owner: str, n_features: int | None = None) -> NDA
     """X as a finite 2-D float64 array; names the first non-finite rows."""
     from sklearn.utils.validation import check_array  # imported on use: the readers need none
 
-    X = check_array(X, dtype=np.float64, ensure_all_finite=False, ensure_2d=True,
-                    ensure_min_samples=1)
+    X = check_array(
+        X, dtype=np.float64, ensure_all_finite=False, ensure_2d=True, ensure_min_samples=1
+    )
     bad = np.flatnonzero(~np.isfinite(X).all(axis=1))
     if bad.size:
         raise ValueError(
@@ -55,10 +62,12 @@ def check_training_data(
         raise ValueError(f"{owner} requires y to be passed, but the target y is None")
     from sklearn.utils.validation import check_array, column_or_1d
 
-    X = check_array(X, dtype=np.float64, ensure_all_finite=False, ensure_2d=True,
-                    ensure_min_samples=1)
-    y_arr = column_or_1d(check_array(y, dtype=np.float64, ensure_2d=False,
-                                     ensure_all_finite=False), warn=True)
+    X = check_array(
+        X, dtype=np.float64, ensure_all_finite=False, ensure_2d=True, ensure_min_samples=1
+    )
+    y_arr = column_or_1d(
+        check_array(y, dtype=np.float64, ensure_2d=False, ensure_all_finite=False), warn=True
+    )
     if len(X) != len(y_arr):
         raise ValueError(f"{owner}: X has {len(X)} rows but y has {len(y_arr)} values")
     X = check_inputs(X, owner)
@@ -84,8 +93,9 @@ def positive_float(value: object, name: str, owner: str) -> float:
     except (TypeError, ValueError):
         number = float("nan")
     if not np.isfinite(number) or number <= 0:
-        raise ValueError(f"{owner}: parameter {name!r} must be a positive finite number; "
-                         f"got {value!r}")
+        raise ValueError(
+            f"{owner}: parameter {name!r} must be a positive finite number; got {value!r}"
+        )
     return number
 
 

@@ -46,10 +46,11 @@ def main() -> int:
         with open_browser(1280, 800) as page:
             page.goto(args.url)
             wait_until_rendered(page, timeout_ms=args.timeout * 1000)
-            figures = page.locator("[data-testid='stMain'] [data-testid='stImage'] img, "
-                                   "[data-testid='stPlotlyChart'] .js-plotly-plot").count()
-    result = {"health": health, "figures": figures,
-              "seconds": round(time.monotonic() - start, 1)}
+            figures = page.locator(
+                "[data-testid='stMain'] [data-testid='stImage'] img, "
+                "[data-testid='stPlotlyChart'] .js-plotly-plot"
+            ).count()
+    result = {"health": health, "figures": figures, "seconds": round(time.monotonic() - start, 1)}
     print(json.dumps(result))
     return 0 if health == "ok" and figures > 0 else 1
 

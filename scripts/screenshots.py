@@ -26,13 +26,26 @@ from collections.abc import Iterator
 from pathlib import Path
 
 CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 ROOT = Path(__file__).resolve().parents[1]
 # url path (the default page is "/", the others are named after their file) → screenshot name
-PAGES = {"": "learn", "meter": "meter", "compare": "compare", "plan": "plan", "cf": "cf",
-         "about": "about"}
+PAGES = {
+    "": "learn",
+    "meter": "meter",
+    "compare": "compare",
+    "plan": "plan",
+    "cf": "cf",
+    "about": "about",
+}
 
 
 def free_port() -> int:
@@ -41,16 +54,30 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def launch(port: int, env: dict[str, str], timeout: float = 90.0,
-           headless: bool = True) -> subprocess.Popen:
+def launch(
+    port: int, env: dict[str, str], timeout: float = 90.0, headless: bool = True
+) -> subprocess.Popen:
     """Start ``riskgrid dashboard [--headless] --port PORT`` in its own process group and return
     the process once ``/_stcore/health`` answers. Standard input is closed, so a prompt would
     fail, not wait."""
-    command = [sys.executable, "-m", "ranking_core.cli", "dashboard", "--port", str(port),
-               *(["--headless"] if headless else [])]
-    process = subprocess.Popen(command, cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               start_new_session=True)
+    command = [
+        sys.executable,
+        "-m",
+        "ranking_core.cli",
+        "dashboard",
+        "--port",
+        str(port),
+        *(["--headless"] if headless else []),
+    ]
+    process = subprocess.Popen(
+        command,
+        cwd=ROOT,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + timeout
@@ -80,8 +107,9 @@ def stop(process: subprocess.Popen, signal: int = 15) -> None:
 
 
 @contextlib.contextmanager
-def serve(port: int, env: dict[str, str], timeout: float = 90.0,
-          headless: bool = True) -> Iterator[str]:
+def serve(
+    port: int, env: dict[str, str], timeout: float = 90.0, headless: bool = True
+) -> Iterator[str]:
     """Run ``riskgrid dashboard [--headless] --port PORT`` (:func:`launch`) until the block
     ends; yield its URL once it answers."""
     process = launch(port, env, timeout, headless)
@@ -130,8 +158,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots")
     parser.add_argument("--seg-table", type=Path, default=None)
-    parser.add_argument("--width", type=int, default=1280, help="browser width in px (the pages "
-                        "are checked at 1280 × 800)")
+    parser.add_argument(
+        "--width",
+        type=int,
+        default=1280,
+        help="browser width in px (the pages are checked at 1280 × 800)",
+    )
     parser.add_argument("--height", type=int, default=1400, help="browser height in px")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)

@@ -60,10 +60,18 @@ async def _shown(page, timeout_ms: float) -> dict:
     return await handle.json_value()
 
 
-async def answer_survey(browser, rater: str, link: str, rating: Callable[[float, float], float],
-                        answers: list[Answer], server_up: asyncio.Event,
-                        timeout_ms: float = 60_000, double_click_at: int | None = None,
-                        finished: asyncio.Event | None = None, think: float = 0.0) -> None:
+async def answer_survey(
+    browser,
+    rater: str,
+    link: str,
+    rating: Callable[[float, float], float],
+    answers: list[Answer],
+    server_up: asyncio.Event,
+    timeout_ms: float = 60_000,
+    double_click_at: int | None = None,
+    finished: asyncio.Event | None = None,
+    think: float = 0.0,
+) -> None:
     """One rater answers every pair of their queue (see the module docstring); each press is
     appended to ``answers``. With ``double_click_at`` = i, the i-th press is a double click.
     With ``finished``, a rater who has rated all pairs opens the link again every 2 s (new
@@ -97,7 +105,8 @@ async def answer_survey(browser, rater: str, link: str, rating: Callable[[float,
             if think:
                 await asyncio.sleep(think * random.uniform(0.5, 1.5))
             option = page.get_by_role("radiogroup", name="Risk").get_by_role(
-                "radio", name=risk_label(value), exact=True)
+                "radio", name=risk_label(value), exact=True
+            )
             await option.focus()  # from the keyboard, as a rater may
             await page.keyboard.press("Space")
             save = page.get_by_role("button", name="Save and next")
@@ -108,13 +117,23 @@ async def answer_survey(browser, rater: str, link: str, rating: Callable[[float,
                     await save.dblclick()
                 else:
                     await save.click()
-                await page.wait_for_function(CHANGED_JS, arg=state["progress"],
-                                             timeout=timeout_ms, polling=20)
+                await page.wait_for_function(
+                    CHANGED_JS, arg=state["progress"], timeout=timeout_ms, polling=20
+                )
             except Exception:
                 acknowledged = False
             seconds = time.perf_counter() - start
-            answers.append(Answer(rater, state["progress"], reference, estimate, value,
-                                  acknowledged, seconds if acknowledged else None))
+            answers.append(
+                Answer(
+                    rater,
+                    state["progress"],
+                    reference,
+                    estimate,
+                    value,
+                    acknowledged,
+                    seconds if acknowledged else None,
+                )
+            )
             presses += 1
             if not acknowledged:
                 await server_up.wait()

@@ -29,8 +29,10 @@ def postgresql_server():
     """The URL of a PostgreSQL server started for this test session (skipped, with the reason,
     only where no server binaries are installed: `.ci/run` installs them)."""
     if server_binaries() is None:
-        pytest.skip("PostgreSQL server binaries (initdb, pg_ctl) are not installed; "
-                    "`apt-get install postgresql` (as .ci/run does) to run these tests")
+        pytest.skip(
+            "PostgreSQL server binaries (initdb, pg_ctl) are not installed; "
+            "`apt-get install postgresql` (as .ci/run does) to run these tests"
+        )
     with throwaway_postgresql() as url:
         yield url
 

@@ -66,8 +66,9 @@ def plotly_numbers(values) -> np.ndarray:
 
 def plotly_traces(at: AppTest) -> dict[str, dict]:
     """Every trace of the page's Plotly figures, by name."""
-    return {t.get("name"): t for c in at.get("plotly_chart")
-            for t in json.loads(c.proto.spec)["data"]}
+    return {
+        t.get("name"): t for c in at.get("plotly_chart") for t in json.loads(c.proto.spec)["data"]
+    }
 
 
 def download_content(at, made, label: str) -> bytes:

@@ -24,8 +24,9 @@ def refined_solve(A: np.ndarray, b: np.ndarray) -> np.ndarray:
     return x
 
 
-def refined_predictions(kernel, X: np.ndarray, y: np.ndarray, lam: float, X_new: np.ndarray,
-                        k: int = 1) -> np.ndarray:
+def refined_predictions(
+    kernel, X: np.ndarray, y: np.ndarray, lam: float, X_new: np.ndarray, k: int = 1
+) -> np.ndarray:
     """Predictions at ``X_new`` of the centred kernel ranker with k-times iterated Lavrentiev
     (Kriukova et al. 2014, eq. (13); k = 1 is eq. (4)), from the closed form
     g_λ(σ) = (1 − (λ/(σ + λ))^k)/σ = Σ_{j=1..k} λ^{j−1}/(σ + λ)^j, i.e.

@@ -27,8 +27,9 @@ def server_binaries() -> Path | None:
     """The folder with ``initdb`` and ``pg_ctl`` (``$PG_BINDIR``, the newest Debian version, or
     the PATH), or None."""
     candidates = [os.environ.get("PG_BINDIR", "")]
-    candidates += sorted(glob.glob(BINARY_GLOB), key=lambda p: int(Path(p).parent.name),
-                         reverse=True)
+    candidates += sorted(
+        glob.glob(BINARY_GLOB), key=lambda p: int(Path(p).parent.name), reverse=True
+    )
     on_path = shutil.which("initdb")
     candidates.append(str(Path(on_path).parent) if on_path else "")
     for folder in filter(None, candidates):
@@ -63,26 +64,71 @@ def throwaway_postgresql() -> Iterator[str]:
     data, log = folder / "data", folder / "server.log"
     port = free_port()
     env = {**os.environ, "LC_ALL": "C", "TZ": "UTC"}
-    run = {"check": True, "env": env, "cwd": folder, "stdin": subprocess.DEVNULL,
-           "capture_output": True}
+    run = {
+        "check": True,
+        "env": env,
+        "cwd": folder,
+        "stdin": subprocess.DEVNULL,
+        "capture_output": True,
+    }
     try:
-        subprocess.run([*prefix, str(binaries / "initdb"), "-D", str(data), "-U", "postgres",
-                        "-A", "trust", "-E", "UTF8", "--no-sync"], **run, timeout=120)
-        options = (f"-c listen_addresses=127.0.0.1 -p {port} -c unix_socket_directories='' "
-                   "-c fsync=off -c max_connections=60")
-        subprocess.run([*prefix, str(binaries / "pg_ctl"), "-D", str(data), "-l", str(log),
-                        "-o", options, "-w", "-t", "60", "start"], **run, timeout=120)
+        subprocess.run(
+            [
+                *prefix,
+                str(binaries / "initdb"),
+                "-D",
+                str(data),
+                "-U",
+                "postgres",
+                "-A",
+                "trust",
+                "-E",
+                "UTF8",
+                "--no-sync",
+            ],
+            **run,
+            timeout=120,
+        )
+        options = (
+            f"-c listen_addresses=127.0.0.1 -p {port} -c unix_socket_directories='' "
+            "-c fsync=off -c max_connections=60"
+        )
+        subprocess.run(
+            [
+                *prefix,
+                str(binaries / "pg_ctl"),
+                "-D",
+                str(data),
+                "-l",
+                str(log),
+                "-o",
+                options,
+                "-w",
+                "-t",
+                "60",
+                "start",
+            ],
+            **run,
+            timeout=120,
+        )
     except subprocess.CalledProcessError as exc:
         server_log = log.read_text(errors="replace") if log.exists() else ""
         shutil.rmtree(folder, ignore_errors=True)
-        raise RuntimeError(f"PostgreSQL did not start: {exc.stderr.decode(errors='replace')}"
-                           f"\n{server_log}") from exc
+        raise RuntimeError(
+            f"PostgreSQL did not start: {exc.stderr.decode(errors='replace')}\n{server_log}"
+        ) from exc
     try:
         yield f"postgresql+psycopg://postgres@127.0.0.1:{port}/postgres"
     finally:
-        subprocess.run([*prefix, str(binaries / "pg_ctl"), "-D", str(data), "-m", "immediate",
-                        "-w", "stop"], env=env, cwd=folder, stdin=subprocess.DEVNULL,
-                       capture_output=True, timeout=60, check=False)
+        subprocess.run(
+            [*prefix, str(binaries / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"],
+            env=env,
+            cwd=folder,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
         shutil.rmtree(folder, ignore_errors=True)
 
 

@@ -21,6 +21,13 @@ def write_synthetic_seg(path: Path) -> Path:
     ref, bgm = np.meshgrid(np.arange(601), np.arange(601), indexing="ij")
     ref, bgm = ref.ravel(), bgm.ravel()
     factor = synthetic_risk(ref, bgm)
-    pd.DataFrame({"RiskPairID": np.arange(1, ref.size + 1), "REF": ref, "BGM": bgm,
-                  "RiskFactor": factor, "abs_risk": np.abs(factor)}).to_csv(path, index=False)
+    pd.DataFrame(
+        {
+            "RiskPairID": np.arange(1, ref.size + 1),
+            "REF": ref,
+            "BGM": bgm,
+            "RiskFactor": factor,
+            "abs_risk": np.abs(factor),
+        }
+    ).to_csv(path, index=False)
     return path

@@ -22,19 +22,23 @@ def by_hand(m: int, repeats: int, seed: int, refit: bool) -> dict[str, list[floa
         while True:
             x = rng.choice(np.arange(1, 101), size=m, replace=False).astype(float)
             y = np.floor(x / 10)
-            if np.ptp(y[: m // 2]) > 0 and np.ptp(y[m // 2:]) > 0:
+            if np.ptp(y[: m // 2]) > 0 and np.ptp(y[m // 2 :]) > 0:
                 break
         X = x[:, None]
         x_test = rng.integers(0, 101, size=100).astype(float)[:, None]
         y_test = np.floor(x_test[:, 0] / 10)
         for name, cls in (("ranking", SpectralRanker), ("slr", SpectralRegressor)):
             half = m // 2
-            errors = [pairwise_misranking(
-                y[half:], cls(gamma=100.0, lam=lam).fit(X[:half], y[:half]).predict(X[half:]))
-                for lam in lams]
+            errors = [
+                pairwise_misranking(
+                    y[half:], cls(gamma=100.0, lam=lam).fit(X[:half], y[:half]).predict(X[half:])
+                )
+                for lam in lams
+            ]
             lam = lams[int(np.argmin(errors))]
-            model = cls(gamma=100.0, lam=lam).fit(X if refit else X[:half],
-                                                  y if refit else y[:half])
+            model = cls(gamma=100.0, lam=lam).fit(
+                X if refit else X[:half], y if refit else y[:half]
+            )
             out[name].append(pairwise_misranking(y_test, model.predict(x_test)))
     return out
 
@@ -49,13 +53,15 @@ def test_run_academic_matches_the_protocol_by_hand(protocol: str) -> None:
     gain = np.subtract(expected["slr"], expected["ranking"])
     assert got["slr_minus_ranking"]["mean"] == pytest.approx(gain.mean())
     assert got["slr_minus_ranking"]["standard_error"] == pytest.approx(
-        gain.std(ddof=1) / np.sqrt(3))
+        gain.std(ddof=1) / np.sqrt(3)
+    )
 
 
 def test_cli_writes_json(tmp_path) -> None:
     out = tmp_path / "academic.json"
-    result = CliRunner().invoke(app, ["reproduce", "academic", "--m", "12", "--reps", "2",
-                                      "--json", str(out)])
+    result = CliRunner().invoke(
+        app, ["reproduce", "academic", "--m", "12", "--reps", "2", "--json", str(out)]
+    )
     assert result.exit_code == 0, result.output
     data = json.loads(out.read_text())
     assert data["protocol"] == "refit" and set(data["sizes"]) == {"12"}
@@ -63,7 +69,8 @@ def test_cli_writes_json(tmp_path) -> None:
 
 
 def test_cli_refuses_an_unknown_protocol() -> None:
-    result = CliRunner().invoke(app, ["reproduce", "academic", "--m", "12", "--reps", "2",
-                                      "--protocol", "half"])
+    result = CliRunner().invoke(
+        app, ["reproduce", "academic", "--m", "12", "--reps", "2", "--protocol", "half"]
+    )
     text = " ".join(result.output.replace("│", " ").split())
     assert result.exit_code != 0 and "refit, split" in text

@@ -45,7 +45,8 @@ def test_the_module_table_lists_every_module_and_nothing_else() -> None:
     missing = sorted(in_tree() - set(rows))
     stale = sorted(set(rows) - in_tree())
     assert not missing and not stale, (
-        f"docs/ARCHITECTURE.md, table 'Modules': add {missing}; remove (no such module) {stale}")
+        f"docs/ARCHITECTURE.md, table 'Modules': add {missing}; remove (no such module) {stale}"
+    )
 
 
 def test_the_table_is_read_from_the_document_and_the_tree() -> None:

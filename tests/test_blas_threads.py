@@ -20,28 +20,36 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_the_server_runs_every_blas_on_one_thread():
     """In a fresh process (the limit is process-wide): after ``one_blas_thread`` each loaded BLAS
     (NumPy's and SciPy's) uses one thread, and a LAPACK call still works."""
-    script = ("import json; from ranking_core.blas_threads import one_blas_thread; "
-              "one_blas_thread(); import numpy, scipy.linalg; "
-              "from threadpoolctl import threadpool_info; "
-              "scipy.linalg.eigh(numpy.eye(3)); "
-              "print(json.dumps([p['num_threads'] for p in threadpool_info() "
-              "if p['user_api'] == 'blas']))")
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                         check=True, cwd=ROOT)
+    script = (
+        "import json; from ranking_core.blas_threads import one_blas_thread; "
+        "one_blas_thread(); import numpy, scipy.linalg; "
+        "from threadpoolctl import threadpool_info; "
+        "scipy.linalg.eigh(numpy.eye(3)); "
+        "print(json.dumps([p['num_threads'] for p in threadpool_info() "
+        "if p['user_api'] == 'blas']))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=ROOT
+    )
     threads = json.loads(out.stdout)
     assert threads and all(n == 1 for n in threads)
 
 
-@pytest.mark.parametrize(("n_ratings", "load", "expected"), [
-    (300, 0.0, 1),  # small fits: one thread is as fast
-    (PARALLEL_FIT_FROM, 0.0, "cores"),  # a large fit on a free machine: every core
-    (PARALLEL_FIT_FROM, 2.0, 1),  # … but not when the cores are busy
-])
+@pytest.mark.parametrize(
+    ("n_ratings", "load", "expected"),
+    [
+        (300, 0.0, 1),  # small fits: one thread is as fast
+        (PARALLEL_FIT_FROM, 0.0, "cores"),  # a large fit on a free machine: every core
+        (PARALLEL_FIT_FROM, 2.0, 1),  # … but not when the cores are busy
+    ],
+)
 def test_a_fit_uses_every_core_only_when_it_is_large_and_the_cores_are_free(
-        monkeypatch, n_ratings, load, expected):
+    monkeypatch, n_ratings, load, expected
+):
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
     monkeypatch.setattr(os, "getloadavg", lambda: (load, load, load))
     import numpy  # noqa: F401 - loads the BLAS whose threads are counted
+
     with fit_threads(n_ratings):
         threads = {p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"}
     assert threads == {2 if expected == "cores" else 1}

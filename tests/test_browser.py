@@ -12,8 +12,9 @@ from scripts.screenshots import CHROMIUM, free_port, open_browser, serve, wait_u
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not CHROMIUM.exists(),
-                    reason=f"{CHROMIUM} is absent (apt-get install chromium)")
+@pytest.mark.skipif(
+    not CHROMIUM.exists(), reason=f"{CHROMIUM} is absent (apt-get install chromium)"
+)
 def test_learn_page_renders_its_figure_in_chromium(tmp_path):
     pytest.importorskip("playwright.sync_api", reason="the playwright Python package is missing")
     env = {**os.environ, "RISKGRID_DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}"}
@@ -23,12 +24,14 @@ def test_learn_page_renders_its_figure_in_chromium(tmp_path):
         wait_until_rendered(page)
         # the λ curve and the learned grid open as pictures, the grid one pixel per mg/dL
         widths = page.locator("[data-testid='stMain'] [data-testid='stImage'] img").evaluate_all(
-            "(imgs) => imgs.map((img) => img.complete ? img.naturalWidth : 0)")
+            "(imgs) => imgs.map((img) => img.complete ? img.naturalWidth : 0)"
+        )
         assert len(widths) == 2 and min(widths) > 601
         assert page.locator("[data-testid='stPlotlyChart']").count() == 0
         assert page.get_by_text("Misranking vs reference").count() > 0
-        page.locator("[data-testid='stCheckbox']").filter(
-            has_text="Interactive figures").locator("label").first.click()
+        page.locator("[data-testid='stCheckbox']").filter(has_text="Interactive figures").locator(
+            "label"
+        ).first.click()
         page.wait_for_selector("[data-testid='stPlotlyChart'] .js-plotly-plot")
         wait_until_rendered(page)
         charts = page.locator("[data-testid='stPlotlyChart'] .js-plotly-plot")

@@ -14,8 +14,9 @@ from scripts.screenshots import CHROMIUM, PAGES, free_port, open_browser, serve,
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(not CHROMIUM.exists(), reason=f"{CHROMIUM} is absent (apt-get install "
-                                                     "chromium)"),
+    pytest.mark.skipif(
+        not CHROMIUM.exists(), reason=f"{CHROMIUM} is absent (apt-get install chromium)"
+    ),
 ]
 
 SNAKE_CASE = re.compile(r"[a-z0-9]+(?:_[a-z0-9]+)+")
@@ -65,6 +66,10 @@ def test_compare_offers_every_zone_grid_and_draws_them_wide(browser_page):
     assert len(widths) >= 3 and min(widths[:3]) >= 400, widths  # reference, other, difference
     page.locator("[data-testid='stSelectbox']").filter(has_text="other grid").click()
     options = page.locator("[role='option']").all_inner_texts()
-    for title in ("DTS Error Grid", "Clarke Error Grid", "Parkes Error Grid, type 1",
-                  "Parkes Error Grid, type 2"):
+    for title in (
+        "DTS Error Grid",
+        "Clarke Error Grid",
+        "Parkes Error Grid, type 1",
+        "Parkes Error Grid, type 2",
+    ):
         assert f"{title} zones (A–E = 0–4)" in options, options

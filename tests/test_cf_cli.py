@@ -11,14 +11,38 @@ from ranking_core.cf import synthetic_ratings
 from ranking_core.cli import app
 
 runner = CliRunner()
-SMALL = ["--test-users", "4", "--repeats", "2", "--reference", "60", "--test-range", "50-150",
-         "--scheduler", "synchronous"]
+SMALL = [
+    "--test-users",
+    "4",
+    "--repeats",
+    "2",
+    "--reference",
+    "60",
+    "--test-range",
+    "50-150",
+    "--scheduler",
+    "synchronous",
+]
 
 
 def test_per_user_synthetic_writes_the_four_metrics(tmp_path: Path) -> None:
     out = tmp_path / "result.json"
-    result = runner.invoke(app, ["cf", "per-user", "--format", "synthetic", "--group", "20-60",
-                                 "--learner", "lavrentiev", *SMALL, "--json", str(out)])
+    result = runner.invoke(
+        app,
+        [
+            "cf",
+            "per-user",
+            "--format",
+            "synthetic",
+            "--group",
+            "20-60",
+            "--learner",
+            "lavrentiev",
+            *SMALL,
+            "--json",
+            str(out),
+        ],
+    )
     assert result.exit_code == 0, result.output
     saved = json.loads(out.read_text())
     for metric in ("pairwise_misranking", "msd", "m1d", "ndcg10"):
@@ -34,13 +58,34 @@ def test_per_user_jester_long_is_shifted_by_ten(tmp_path: Path) -> None:
     data = synthetic_ratings(n_users=150, n_items=100, median_ratings=50, seed=2)
     coo = data.ratings.tocoo()
     path = tmp_path / "jester.csv"
-    path.write_text("user_id,joke_id,rating\n" + "".join(
-        f"{u + 1},{i + 1},{(r - 3) * 4.5:.2f}\n"
-        for u, i, r in zip(coo.row, coo.col, coo.data, strict=True)))
+    path.write_text(
+        "user_id,joke_id,rating\n"
+        + "".join(
+            f"{u + 1},{i + 1},{(r - 3) * 4.5:.2f}\n"
+            for u, i, r in zip(coo.row, coo.col, coo.data, strict=True)
+        )
+    )
     out = tmp_path / "jester.json"
-    result = runner.invoke(app, ["cf", "per-user", "--data", str(path), "--format", "jester-long",
-                                 "--group", "20-40", "--learner", "iterated-lavrentiev",
-                                 "--learner", "rankboost", *SMALL, "--json", str(out)])
+    result = runner.invoke(
+        app,
+        [
+            "cf",
+            "per-user",
+            "--data",
+            str(path),
+            "--format",
+            "jester-long",
+            "--group",
+            "20-40",
+            "--learner",
+            "iterated-lavrentiev",
+            "--learner",
+            "rankboost",
+            *SMALL,
+            "--json",
+            str(out),
+        ],
+    )
     assert result.exit_code == 0, result.output
     saved = json.loads(out.read_text())
     assert saved["config"]["shift"] == 10.0
@@ -52,8 +97,9 @@ def test_per_user_jester_long_is_shifted_by_ten(tmp_path: Path) -> None:
 def test_per_user_reports_a_malformed_file_by_line(tmp_path: Path) -> None:
     path = tmp_path / "u.data"
     path.write_text("1\t1\t5\t0\n1\t2\tfive\t0\n")
-    result = runner.invoke(app, ["cf", "per-user", "--data", str(path), "--format", "ml-100k",
-                                 *SMALL])
+    result = runner.invoke(
+        app, ["cf", "per-user", "--data", str(path), "--format", "ml-100k", *SMALL]
+    )
     assert result.exit_code != 0
     # the message sits in a box wrapped at the terminal width: compare it without box and breaks
     text = " ".join(result.output.replace("│", " ").split())
@@ -67,32 +113,69 @@ def test_per_user_offers_both_readings_of_the_protocol(tmp_path: Path) -> None:
     for protocol in ("split", "refit", None):
         out = tmp_path / f"{protocol}.json"
         chosen = [] if protocol is None else ["--protocol", protocol]
-        result = runner.invoke(app, ["cf", "per-user", "--format", "synthetic", "--group",
-                                     "20-60", "--learner", "lavrentiev", *SMALL, *chosen,
-                                     "--json", str(out)])
+        result = runner.invoke(
+            app,
+            [
+                "cf",
+                "per-user",
+                "--format",
+                "synthetic",
+                "--group",
+                "20-60",
+                "--learner",
+                "lavrentiev",
+                *SMALL,
+                *chosen,
+                "--json",
+                str(out),
+            ],
+        )
         assert result.exit_code == 0, result.output
         saved = json.loads(out.read_text())
         assert saved["config"]["protocol"] == (protocol or "refit")
         misranking[protocol] = saved["pairwise_misranking"]["per_repeat"]
     assert misranking["split"] != misranking["refit"] == misranking[None]
-    result = runner.invoke(app, ["cf", "per-user", "--format", "synthetic", "--protocol",
-                                 "half", *SMALL])
+    result = runner.invoke(
+        app, ["cf", "per-user", "--format", "synthetic", "--protocol", "half", *SMALL]
+    )
     text = " ".join(result.output.replace("│", " ").split())
     assert result.exit_code != 0 and "'protocol' must be one of" in text
 
 
 def test_per_user_rejects_a_bad_group() -> None:
-    result = runner.invoke(app, ["cf", "per-user", "--format", "synthetic", "--group", "forty",
-                                 *SMALL])
+    result = runner.invoke(
+        app, ["cf", "per-user", "--format", "synthetic", "--group", "forty", *SMALL]
+    )
     assert result.exit_code != 0 and "40-60" in result.output
 
 
 def test_pairs_synthetic(tmp_path: Path) -> None:
     out = tmp_path / "pairs.json"
-    result = runner.invoke(app, ["cf", "pairs", "--format", "synthetic", "--train-pairs", "400",
-                                 "--test-pairs", "1000", "--validation-pairs", "400",
-                                 "--experiments", "2", "--alpha", "0.01", "--loss", "hinge",
-                                 "--loss", "value-linear", "--json", str(out)])
+    result = runner.invoke(
+        app,
+        [
+            "cf",
+            "pairs",
+            "--format",
+            "synthetic",
+            "--train-pairs",
+            "400",
+            "--test-pairs",
+            "1000",
+            "--validation-pairs",
+            "400",
+            "--experiments",
+            "2",
+            "--alpha",
+            "0.01",
+            "--loss",
+            "hinge",
+            "--loss",
+            "value-linear",
+            "--json",
+            str(out),
+        ],
+    )
     assert result.exit_code == 0, result.output
     saved = json.loads(out.read_text())
     assert set(saved["test_loss"]) == {"hinge", "value-linear"}

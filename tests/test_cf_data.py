@@ -18,8 +18,10 @@ TRIPLES = [(1, 10, 5), (1, 20, 3), (2, 10, 1), (3, 30, 4), (2, 30, 2)]
 def dense(data: cf.RatingMatrix) -> dict[tuple[int, int], float]:
     """{(user id, item id): rating} straight from the CSR structure (explicit zeros kept)."""
     coo = data.ratings.tocoo()
-    return {(int(data.user_ids[r]), int(data.item_ids[c])): float(v)
-            for r, c, v in zip(coo.row, coo.col, coo.data, strict=True)}
+    return {
+        (int(data.user_ids[r]), int(data.item_ids[c])): float(v)
+        for r, c, v in zip(coo.row, coo.col, coo.data, strict=True)
+    }
 
 
 def expected() -> dict[tuple[int, int], float]:
@@ -28,8 +30,7 @@ def expected() -> dict[tuple[int, int], float]:
 
 def test_movielens_100k_reads_tab_separated_lines(tmp_path: Path) -> None:
     path = tmp_path / "u.data"
-    path.write_text("".join(f"{u}\t{i}\t{r}\t88125094{k}\n" for k, (u, i, r) in
-                            enumerate(TRIPLES)))
+    path.write_text("".join(f"{u}\t{i}\t{r}\t88125094{k}\n" for k, (u, i, r) in enumerate(TRIPLES)))
     data = cf.read_movielens_100k(tmp_path)  # a directory holding u.data works too
     assert dense(data) == expected()
     assert data.n_users == 3 and data.n_items == 3 and data.n_ratings == 5
@@ -78,17 +79,28 @@ def test_jester_wide_xlsx(tmp_path: Path) -> None:
     ("name", "text", "read", "error", "warning", "expected"),
     [
         pytest.param(
-            "u.data", "1\t10\t5\t0\n\n1\t20\n2\t10\tx\t0\n2\t20\t7\t0\n", cf.read_movielens_100k,
-            r"line 3 break the rule: 3 or 4 fields", r"line 3 .*line 4 .*numbers.*line 5 .*1\.\.5",
-            {(1, 10): 5.0}, id="movielens-100k"),
+            "u.data",
+            "1\t10\t5\t0\n\n1\t20\n2\t10\tx\t0\n2\t20\t7\t0\n",
+            cf.read_movielens_100k,
+            r"line 3 break the rule: 3 or 4 fields",
+            r"line 3 .*line 4 .*numbers.*line 5 .*1\.\.5",
+            {(1, 10): 5.0},
+            id="movielens-100k",
+        ),
         pytest.param(
-            "jester.csv", "2,1.0,99,3.0\n2,1.0,99,99\n1,11.0,99,99\n1,abc,99,99\n", cf.read_jester,
-            r"line 4 break the rule: 4 numeric cells", r"line 3 .*-10\.\.10.*line 2 .*column 1",
-            {(1, 1): 1.0, (1, 3): 3.0}, id="jester-wrong-count-and-out-of-scale"),
+            "jester.csv",
+            "2,1.0,99,3.0\n2,1.0,99,99\n1,11.0,99,99\n1,abc,99,99\n",
+            cf.read_jester,
+            r"line 4 break the rule: 4 numeric cells",
+            r"line 3 .*-10\.\.10.*line 2 .*column 1",
+            {(1, 1): 1.0, (1, 3): 3.0},
+            id="jester-wrong-count-and-out-of-scale",
+        ),
     ],
 )
-def test_malformed_lines_are_named(tmp_path: Path, name: str, text: str, read, error: str,
-                                   warning: str, expected: dict) -> None:
+def test_malformed_lines_are_named(
+    tmp_path: Path, name: str, text: str, read, error: str, warning: str, expected: dict
+) -> None:
     path = tmp_path / name
     path.write_text(text)
     with pytest.raises(ValueError, match=error):
@@ -158,7 +170,8 @@ def test_uploads_are_read_through_the_input_layer() -> None:
     long = io.BytesIO(b"user_id,joke_id,rating\n1,5,-2.5\n")
     assert dense(cf.read_ratings(long, "jester-long", name="j.csv")) == {(1, 5): -2.5}
     with pytest.raises(ValueError, match=r"Windows-1252.*accepted: UTF-8"):
-        cf.read_ratings("1::10::5\n2::10::4\n".encode("cp1252") + b"3::1\xe9::4\n", "ml-1m",
-                     name="ratings.dat")
+        cf.read_ratings(
+            "1::10::5\n2::10::4\n".encode("cp1252") + b"3::1\xe9::4\n", "ml-1m", name="ratings.dat"
+        )
     with pytest.raises(ValueError, match=r"legacy Excel \.xls format is not accepted"):
         cf.read_ratings(b"\xd0\xcf\x11\xe0", "jester", name="jester-data-1.xls")

@@ -36,10 +36,12 @@ def test_sample_pairs_same_user_preferred_first() -> None:
 
 def test_features_by_hand() -> None:
     # 3 users × 3 movies; movie 0 genre A, movie 1 genre B, movie 2 genres A and B
-    data = RatingMatrix.from_triples([0, 0, 1, 1, 2, 2], [0, 1, 0, 2, 1, 2],
-                                     [5.0, 1.0, 4.0, 2.0, 2.0, 4.0], (1.0, 5.0), "test")
-    info = MovieInfo(np.array([1990.0, np.nan, 1980.0]),
-                     np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]))
+    data = RatingMatrix.from_triples(
+        [0, 0, 1, 1, 2, 2], [0, 1, 0, 2, 1, 2], [5.0, 1.0, 4.0, 2.0, 2.0, 4.0], (1.0, 5.0), "test"
+    )
+    info = MovieInfo(
+        np.array([1990.0, np.nan, 1980.0]), np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    )
     X = movie_features(np.array([0, 2]), np.array([2, 0]), data, info)
     assert X.shape == (2, 1 + 2 + 4)
     # age (1998 − year), genres
@@ -67,8 +69,9 @@ def test_features_by_hand() -> None:
 def test_read_movie_info(tmp_path: Path) -> None:
     flags = "|".join(["0"] * 18)
     (tmp_path / "u.item").write_text(
-        f"1|Toy Story (1995)|01-Jan-1995||http://x|1|{flags}\n"
-        f"2|Unknown||||0|{flags}\n", encoding="latin-1")
+        f"1|Toy Story (1995)|01-Jan-1995||http://x|1|{flags}\n2|Unknown||||0|{flags}\n",
+        encoding="latin-1",
+    )
     info = read_movie_info(tmp_path, np.array([2, 1]))
     assert np.isnan(info.year[0]) and info.year[1] == 1995.0
     np.testing.assert_array_equal(info.genres[:, 0], [0.0, 1.0])
@@ -79,8 +82,13 @@ def test_read_movie_info(tmp_path: Path) -> None:
 def test_run_pairs_small_synthetic() -> None:
     data = synthetic_ratings(n_users=150, n_items=200, seed=5)
     info = synthetic_movie_info(200)
-    config = PairsConfig(train_pairs=(300, 1200), test_pairs=2000, validation_pairs=800,
-                         experiments=2, alphas=(1e-3, 1.0))
+    config = PairsConfig(
+        train_pairs=(300, 1200),
+        test_pairs=2000,
+        validation_pairs=800,
+        experiments=2,
+        alphas=(1e-3, 1.0),
+    )
     calls = []
     result = run_pairs(data, info, config, progress=lambda d, t: calls.append((d, t)))
     assert calls == [(1, 2), (2, 2)]

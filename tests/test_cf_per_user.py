@@ -36,16 +36,23 @@ def data() -> RatingMatrix:
 
 
 def small(**changes) -> PerUserConfig:
-    settings = dict(group=(20, 60), test_range=(50, 150), n_reference=100, n_test_users=6,
-                    repeats=2, max_rounds=40)
+    settings = dict(
+        group=(20, 60),
+        test_range=(50, 150),
+        n_reference=100,
+        n_test_users=6,
+        repeats=2,
+        max_rounds=40,
+    )
     settings.update(changes)
     return PerUserConfig(**settings)
 
 
 def test_reference_inputs_fill_and_shift() -> None:
     # users 1..3, items 1..3; user 2 rated item 2 with 0.0 (a Jester zero, kept as a rating)
-    data = RatingMatrix.from_triples([1, 1, 2, 2, 3], [1, 3, 2, 3, 1], [-4.0, 6.0, 0.0, 2.0, 9.0],
-                                     (-10.0, 10.0), "test")
+    data = RatingMatrix.from_triples(
+        [1, 1, 2, 2, 3], [1, 3, 2, 3, 1], [-4.0, 6.0, 0.0, 2.0, 9.0], (-10.0, 10.0), "test"
+    )
     X = reference_inputs(data, np.array([0, 1]), np.array([0, 1, 2]), "minus-one", 10.0)
     np.testing.assert_array_equal(X, [[6.0, -1.0], [-1.0, 10.0], [16.0, 12.0]])
     X = reference_inputs(data, np.array([1, 0]), np.array([0, 1]), "median", 0.0)
@@ -78,10 +85,13 @@ def test_lambda_choice_agrees_with_brute_force_refits(estimator: type, protocol:
     config = small(n_lams=60, protocol=protocol)
     spec = dataclasses.replace(
         learner_spec("lavrentiev"),
-        make=lambda gamma: estimator(gamma=gamma, filter="iterated-lavrentiev"))
+        make=lambda gamma: estimator(gamma=gamma, filter="iterated-lavrentiev"),
+    )
     ours = _chosen_prediction(spec, X, y, parts, config)
-    fits = [estimator(gamma=1e4, filter="iterated-lavrentiev", lam=lam).fit(X[:15], y[:15])
-            for lam in config.lams()]
+    fits = [
+        estimator(gamma=1e4, filter="iterated-lavrentiev", lam=lam).fit(X[:15], y[:15])
+        for lam in config.lams()
+    ]
     errors = [pairwise_misranking(y[15:30], model.predict(X[15:30])) for model in fits]
     best = fits[int(np.argmin(errors))]
     if protocol == "refit":
@@ -98,21 +108,29 @@ def test_refit_boosts_again_on_the_training_half_for_the_chosen_rounds() -> None
     y = np.clip(np.round(X[:, :4].mean(axis=1) + rng.normal(size=48)), 1, 5)
     parts = (np.arange(12), np.arange(12, 24), np.arange(24, 48))
     config = small(max_rounds=15, protocol="refit")
-    errors = [pairwise_misranking(y[12:24], RankBoost(n_rounds=t).fit(X[:12], y[:12])
-                                  .predict(X[12:24])) for t in range(1, 16)]
+    errors = [
+        pairwise_misranking(y[12:24], RankBoost(n_rounds=t).fit(X[:12], y[:12]).predict(X[12:24]))
+        for t in range(1, 16)
+    ]
     rounds = 1 + int(np.argmin(errors))
     expected = RankBoost(n_rounds=rounds).fit(X[:24], y[:24]).predict(X[24:])
     ours = _prediction(learner_spec("rankboost"), X, y, parts, config)
     np.testing.assert_allclose(ours, expected, rtol=1e-12, atol=1e-12)
-    split = _prediction(learner_spec("rankboost"), X, y, parts, small(max_rounds=15,
-                                                                      protocol="split"))
-    np.testing.assert_allclose(split, RankBoost(n_rounds=rounds).fit(X[:12], y[:12])
-                               .predict(X[24:]), rtol=1e-12, atol=1e-12)
+    split = _prediction(
+        learner_spec("rankboost"), X, y, parts, small(max_rounds=15, protocol="split")
+    )
+    np.testing.assert_allclose(
+        split,
+        RankBoost(n_rounds=rounds).fit(X[:12], y[:12]).predict(X[24:]),
+        rtol=1e-12,
+        atol=1e-12,
+    )
 
 
 def test_every_learner_ranks_better_than_chance(data: RatingMatrix) -> None:
-    result = run_per_user(data, small(learners=tuple(PROTOCOL_LEARNERS), n_test_users=20),
-                          scheduler=SYNCHRONOUS)
+    result = run_per_user(
+        data, small(learners=tuple(PROTOCOL_LEARNERS), n_test_users=20), scheduler=SYNCHRONOUS
+    )
     misranking = {name: v["pairwise_misranking"]["mean"] for name, v in result["learners"].items()}
     for name in PROTOCOL_LEARNERS:
         metrics = result["learners"][name]
@@ -135,8 +153,9 @@ def test_user_result_is_seeded_and_group_dependent(data: RatingMatrix) -> None:
     np.testing.assert_array_equal(first, evaluate_user(data, config, task))
     other = evaluate_user(data, small(learners=("lavrentiev", "rankboost"), group=(60, 100)), task)
     assert not np.array_equal(first, other)
-    median = evaluate_user(data, small(learners=("lavrentiev", "rankboost"), missing="median"),
-                           task)
+    median = evaluate_user(
+        data, small(learners=("lavrentiev", "rankboost"), missing="median"), task
+    )
     assert not np.array_equal(first, median)
 
 
@@ -158,11 +177,16 @@ def test_dask_gives_the_same_numbers_as_one_process(data: RatingMatrix) -> None:
     config = small(learners=("iterated-lavrentiev", "rankboost"), n_test_users=5)
     single = run_per_user(data, config, scheduler=SYNCHRONOUS)
     calls: list[tuple[int, int]] = []
-    with LocalCluster(processes=False, n_workers=2, threads_per_worker=1,
-                      dashboard_address=":0") as cluster:
-        parallel = run_per_user(data, config, scheduler=cluster.scheduler_address,
-                                batch_size=3,
-                                progress=lambda done, total: calls.append((done, total)))
+    with LocalCluster(
+        processes=False, n_workers=2, threads_per_worker=1, dashboard_address=":0"
+    ) as cluster:
+        parallel = run_per_user(
+            data,
+            config,
+            scheduler=cluster.scheduler_address,
+            batch_size=3,
+            progress=lambda done, total: calls.append((done, total)),
+        )
         # one client used for two runs in a row (the second scatter must not race the first's
         # release)
         with Client(cluster) as client:
@@ -185,8 +209,10 @@ def test_gamma_chosen_with_lambda_on_the_validation_part() -> None:
         config = small(gammas=(gamma,))
         model = SpectralRanker(gamma=gamma, filter="lavrentiev").fit(X[:15], y[:15])
         curve = pairwise_misranking_rows(y[15:30], model.path(config.lams()).predict(X[15:30]))
-        single[gamma] = (curve.min(), _chosen_prediction(learner_spec("lavrentiev"), X, y, parts,
-                                                       config))
+        single[gamma] = (
+            curve.min(),
+            _chosen_prediction(learner_spec("lavrentiev"), X, y, parts, config),
+        )
     assert single[30.0][0] != single[1e4][0]
     best = min(gammas, key=lambda g: single[g][0])
     both = _chosen_prediction(learner_spec("lavrentiev"), X, y, parts, small(gammas=gammas))
@@ -211,8 +237,9 @@ def test_real_movielens_groups() -> None:
     data = read_movielens_100k(root)
     sizes = [len(data.users_in(lo, hi)) for lo, hi in ((20, 40), (40, 60), (60, 80))]
     assert sizes == [305, 151, 90]
-    config = PerUserConfig(group=(40, 60), learners=("lavrentiev",), n_test_users=3, repeats=2,
-                           n_lams=50)
+    config = PerUserConfig(
+        group=(40, 60), learners=("lavrentiev",), n_test_users=3, repeats=2, n_lams=50
+    )
     result = run_per_user(data, config, scheduler=SYNCHRONOUS)
     assert 0.2 < result["learners"]["lavrentiev"]["pairwise_misranking"]["mean"] < 0.55
 
@@ -248,18 +275,25 @@ RECORDED_PER_USER_NUMBERS = [
 
 def test_per_user_learners_reproduce_the_numbers_recorded_before_the_shared_registry() -> None:
     data = synthetic_ratings(n_users=120, n_items=200, median_ratings=60, seed=11)
-    config = PerUserConfig(group=(20, 60), test_range=(50, 150), n_reference=60,
-                           n_test_users=3, repeats=1, max_rounds=30, protocol="split",
-                           learners=("iterated-lavrentiev", "lavrentiev", "spectral-cutoff",
-                                     "slr", "rankboost"))
+    config = PerUserConfig(
+        group=(20, 60),
+        test_range=(50, 150),
+        n_reference=60,
+        n_test_users=3,
+        repeats=1,
+        max_rounds=30,
+        protocol="split",
+        learners=("iterated-lavrentiev", "lavrentiev", "spectral-cutoff", "slr", "rankboost"),
+    )
     values = evaluate_tasks(data, config, plan_tasks(data, config))
     np.testing.assert_allclose(values, np.array(RECORDED_PER_USER_NUMBERS), rtol=1e-9, atol=0)
 
 
 def test_every_registry_learner_is_offered_once() -> None:
     """Every learner of the registry but those made for glucose pairs only, each once."""
-    assert sorted(learner_spec(name).description for name in LEARNERS) == \
-        sorted(spec.description for spec in REGISTRY.values() if not spec.glucose_pairs)
+    assert sorted(learner_spec(name).description for name in LEARNERS) == sorted(
+        spec.description for spec in REGISTRY.values() if not spec.glucose_pairs
+    )
     assert learner_spec("slr") is REGISTRY["regressor"]
     assert learner_spec("spectral-landweber") is REGISTRY["spectral-landweber"]
 
@@ -281,13 +315,15 @@ def test_grid_learner_picks_its_registry_value_on_the_validation_part() -> None:
     np.testing.assert_allclose(ours, predictions[int(np.argmin(errors))], rtol=1e-12, atol=1e-12)
 
 
-def test_learner_over_its_max_m_is_skipped_and_counted(data: RatingMatrix,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_learner_over_its_max_m_is_skipped_and_counted(
+    data: RatingMatrix, monkeypatch: pytest.MonkeyPatch
+) -> None:
     config = small(learners=("lavrentiev", "online-mprank"), n_test_users=8, repeats=1)
     tasks = plan_tasks(data, config)
     free = evaluate_tasks(data, config, tasks)
-    monkeypatch.setitem(REGISTRY, "online-mprank",
-                        dataclasses.replace(REGISTRY["online-mprank"], max_m=35))
+    monkeypatch.setitem(
+        REGISTRY, "online-mprank", dataclasses.replace(REGISTRY["online-mprank"], max_m=35)
+    )
     capped = evaluate_tasks(data, config, tasks)
     counts = data.counts()
     within = np.array([counts[user] // 2 <= 35 for _, _, user in tasks])  # training half

@@ -26,8 +26,12 @@ def test_a_reviewer_copied_by_a_reference_reviewer_is_ranked_almost_perfectly():
     other_items = rng.choice(200, size=30, replace=False) + 100
     users = np.r_[np.zeros(40), np.ones(40), np.full(30, 2)]
     data = RatingMatrix.from_triples(
-        users, np.r_[items, items, other_items],
-        np.r_[taste, taste, rng.integers(1, 6, size=30)], (1.0, 5.0), "hand-built")
+        users,
+        np.r_[items, items, other_items],
+        np.r_[taste, taste, rng.integers(1, 6, size=30)],
+        (1.0, 5.0),
+        "hand-built",
+    )
     config = PerUserConfig(group=(20, 40), test_range=(40, 300), gammas=(25.0,))
     result = user_ranking(data, 0, config, filter="lavrentiev")
     assert result.user == 0 and result.n_reference == 2 and result.true.size == 20
@@ -79,11 +83,13 @@ def test_the_two_readings_share_lambda_and_differ_in_the_tested_function():
     items, y = data.user_ratings(user)
     X = reference_inputs(data, reference, items, config.missing, config.shift)
     order = rng.permutation(y.size)
-    train, test = order[: y.size // 2], order[y.size // 2:]
-    ranker = SpectralRanker(kernel="gaussian", gamma=1e4, filter="iterated-lavrentiev",
-                            solver="dense", lam=refit.lam).fit(X[train], y[train])
+    train, test = order[: y.size // 2], order[y.size // 2 :]
+    ranker = SpectralRanker(
+        kernel="gaussian", gamma=1e4, filter="iterated-lavrentiev", solver="dense", lam=refit.lam
+    ).fit(X[train], y[train])
     np.testing.assert_allclose(refit.predicted, ranker.predict(X[test]), rtol=1e-8, atol=1e-10)
     half = train[: train.size // 2]
-    first = SpectralRanker(kernel="gaussian", gamma=1e4, filter="iterated-lavrentiev",
-                           solver="dense", lam=split.lam).fit(X[half], y[half])
+    first = SpectralRanker(
+        kernel="gaussian", gamma=1e4, filter="iterated-lavrentiev", solver="dense", lam=split.lam
+    ).fit(X[half], y[half])
     np.testing.assert_allclose(split.predicted, first.predict(X[test]), rtol=1e-8, atol=1e-10)

@@ -26,12 +26,31 @@ from scripts.screenshots import free_port, serve
 
 def test_command_runs_streamlit_on_the_app_with_safe_defaults():
     command = streamlit_command(APP_PATH, 8765, True)
-    assert command == [sys.executable, "-m", "dashboard.server", "run", str(APP_PATH),
-                       "--server.port", "8765", "--server.address", "127.0.0.1",
-                       "--server.headless", "true", "--client.showErrorDetails", "none"]
+    assert command == [
+        sys.executable,
+        "-m",
+        "dashboard.server",
+        "run",
+        str(APP_PATH),
+        "--server.port",
+        "8765",
+        "--server.address",
+        "127.0.0.1",
+        "--server.headless",
+        "true",
+        "--client.showErrorDetails",
+        "none",
+    ]
     assert streamlit_command(APP_PATH, 1, False, "0.0.0.0", development=True)[-8:] == [
-        "--server.address", "0.0.0.0", "--server.headless", "false",
-        "--client.showErrorDetails", "full", "--server.fileWatcherType", "auto"]
+        "--server.address",
+        "0.0.0.0",
+        "--server.headless",
+        "false",
+        "--client.showErrorDetails",
+        "full",
+        "--server.fileWatcherType",
+        "auto",
+    ]
     assert APP_PATH.is_file() and (APP_PATH.parent / ".streamlit" / "config.toml").is_file()
 
 
@@ -39,8 +58,12 @@ def test_command_runs_streamlit_on_the_app_with_safe_defaults():
 def test_readme_command_starts_on_a_fresh_machine_without_prompting(tmp_path):
     """`riskgrid dashboard` as the README gives it, a HOME with no Streamlit credentials and
     stdin closed (Streamlit's first-run e-mail question would otherwise stop the start)."""
-    env = {**os.environ, "HOME": str(tmp_path), "BROWSER": "true",
-           "RISKGRID_DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}"}
+    env = {
+        **os.environ,
+        "HOME": str(tmp_path),
+        "BROWSER": "true",
+        "RISKGRID_DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
+    }
     env.pop("SEG_TABLE", None)
     with serve(free_port(), env, headless=False) as url:
         with urllib.request.urlopen(f"{url}/_stcore/health", timeout=5) as answer:
@@ -87,15 +110,37 @@ def test_cli_replaces_itself_with_streamlit_with_the_chosen_options(tmp_path, mo
     seg.write_text("x")
     calls = []
     monkeypatch.setattr("ranking_core.cli.dashboard.os.chdir", lambda folder: calls.append(folder))
-    monkeypatch.setattr("ranking_core.cli.dashboard.os.execvpe",
-                        lambda file, args, env: calls.append((file, args, env)))
-    result = CliRunner().invoke(app, ["dashboard", "--port", "9123", "--headless", "--public",
-                                      "--seg-table", str(seg), "--data-dir", str(tmp_path)])
+    monkeypatch.setattr(
+        "ranking_core.cli.dashboard.os.execvpe",
+        lambda file, args, env: calls.append((file, args, env)),
+    )
+    result = CliRunner().invoke(
+        app,
+        [
+            "dashboard",
+            "--port",
+            "9123",
+            "--headless",
+            "--public",
+            "--seg-table",
+            str(seg),
+            "--data-dir",
+            str(tmp_path),
+        ],
+    )
     assert result.exit_code == 0, result.output
     cwd, (file, command, env) = calls
     assert cwd == APP_PATH.parent and file == sys.executable and command[0] == sys.executable
-    assert command[-8:] == ["--server.port", "9123", "--server.address", "127.0.0.1",
-                            "--server.headless", "true", "--client.showErrorDetails", "none"]
+    assert command[-8:] == [
+        "--server.port",
+        "9123",
+        "--server.address",
+        "127.0.0.1",
+        "--server.headless",
+        "true",
+        "--client.showErrorDetails",
+        "none",
+    ]
     assert env["SEG_TABLE"] == str(seg.resolve()) and env["RISKGRID_PUBLIC"] == "1"
     assert env["RISKGRID_DATA_DIR"] == str(tmp_path.resolve())
 
@@ -114,7 +159,7 @@ def _listening_addresses(port: int) -> set[str]:
                     if len(raw) == 4:
                         found.add(str(ipaddress.IPv4Address(raw[::-1])))
                     else:  # four little-endian 32-bit words
-                        words = [raw[i:i + 4][::-1] for i in range(0, 16, 4)]
+                        words = [raw[i : i + 4][::-1] for i in range(0, 16, 4)]
                         found.add(str(ipaddress.IPv6Address(b"".join(words))))
     return found
 
@@ -123,19 +168,31 @@ def _listening_addresses(port: int) -> set[str]:
 def test_the_server_listens_on_loopback_only_and_stops_cleanly_on_sigterm(tmp_path):
     """`riskgrid dashboard` is the server itself (no child): it listens on 127.0.0.1 only, and
     SIGTERM to that one process stops it, frees the port and leaves no process of its group."""
-    env = {**os.environ, "HOME": str(tmp_path), "BROWSER": "true",
-           "RISKGRID_DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}"}
+    env = {
+        **os.environ,
+        "HOME": str(tmp_path),
+        "BROWSER": "true",
+        "RISKGRID_DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
+    }
     port = free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "ranking_core.cli", "dashboard", "--headless", "--port", str(port)],
-        env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        start_new_session=True)
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + 120
         while True:
             assert process.poll() is None, "the dashboard exited"
-            with contextlib.suppress(OSError), urllib.request.urlopen(
-                    f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as answer:
+            with (
+                contextlib.suppress(OSError),
+                urllib.request.urlopen(
+                    f"http://127.0.0.1:{port}/_stcore/health", timeout=2
+                ) as answer,
+            ):
                 if answer.read() == b"ok":
                     break
             assert time.monotonic() < deadline, "the dashboard did not answer"

@@ -24,16 +24,23 @@ def _learn(tmp_path, frame: pd.DataFrame, *options: str):
 def _continuous(m: int, seed: int = 0) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     X = rng.uniform(20, 580, (m, 2))
-    return pd.DataFrame({"reference": X[:, 0], "estimate": X[:, 1],
-                         "rating": np.clip(np.abs(np.log(X[:, 0] / X[:, 1])) * 3, 0, 4)})
+    return pd.DataFrame(
+        {
+            "reference": X[:, 0],
+            "estimate": X[:, 1],
+            "rating": np.clip(np.abs(np.log(X[:, 0] / X[:, 1])) * 3, 0, 4),
+        }
+    )
 
 
 def test_a_panel_is_learned_with_the_robust_recipe_and_the_line_says_why(tmp_path):
     frame = simulate_panel(60, random_state=2, n_raters=4, step=0.5).drop(columns="outlier")
     result, out = _learn(tmp_path, frame, "--rule", "manual", "--lambda", "0.001")
     assert result.exit_code == 0, result.output
-    assert ("recipe: robust (changed by the options), the robust recipe for rater panels: the "
-            "ratings come from a panel (4 raters and answers in steps of 0.5)") in result.output
+    assert (
+        "recipe: robust (changed by the options), the robust recipe for rater panels: the "
+        "ratings come from a panel (4 raters and answers in steps of 0.5)"
+    ) in result.output
     settings = json.loads((out / "grid.json").read_text())["settings"]
     assert (settings["robust"], settings["monotone"], settings["lam"]) == ("huber", True, 0.001)
 
@@ -41,8 +48,10 @@ def test_a_panel_is_learned_with_the_robust_recipe_and_the_line_says_why(tmp_pat
 def test_continuous_ratings_keep_the_best_recipe_and_write_no_manual_lambda(tmp_path):
     result, out = _learn(tmp_path, _continuous(40))
     assert result.exit_code == 0, result.output
-    assert "recipe: best, the best recipe for clean ratings: continuous ratings without a " \
-           "rater column" in result.output
+    assert (
+        "recipe: best, the best recipe for clean ratings: continuous ratings without a "
+        "rater column" in result.output
+    )
     written = json.loads((out / "grid.json").read_text())
     assert "lam" not in written["settings"] and written["lambda"] > 0
     assert written["settings"]["robust"] is None
@@ -54,13 +63,22 @@ def test_another_kernel_takes_its_own_width(tmp_path):
     assert json.loads((out / "grid.json").read_text())["settings"]["gamma"] == 1e4
 
 
-@pytest.mark.parametrize("ratings,sentence", [
-    ([0.5, 1.0, 2.0], "3 ratings cannot make a grid: at least 5 are needed"),
-    ([2.0] * 8, "every rating is 2: a grid needs at least two different ratings")])
+@pytest.mark.parametrize(
+    "ratings,sentence",
+    [
+        ([0.5, 1.0, 2.0], "3 ratings cannot make a grid: at least 5 are needed"),
+        ([2.0] * 8, "every rating is 2: a grid needs at least two different ratings"),
+    ],
+)
 def test_degenerate_rating_sets_are_refused_with_a_sentence(tmp_path, ratings, sentence):
     n = len(ratings)
-    frame = pd.DataFrame({"reference": np.linspace(50, 400, n),
-                          "estimate": np.linspace(80, 300, n), "rating": ratings})
+    frame = pd.DataFrame(
+        {
+            "reference": np.linspace(50, 400, n),
+            "estimate": np.linspace(80, 300, n),
+            "rating": ratings,
+        }
+    )
     result, out = _learn(tmp_path, frame)
     assert result.exit_code == 1
     assert sentence in " ".join(result.output.split())

@@ -29,8 +29,9 @@ def test_report_with_seg_table_writes_every_count(pairs_file, tmp_path):
     if not seg:
         pytest.skip("SEG_TABLE is not set (point it at RiskPairData.csv.gz)")
     out = tmp_path / "report.json"
-    result = runner.invoke(app, ["meter-report", str(pairs_file), "--seg-table", seg,
-                                 "--json", str(out)])
+    result = runner.invoke(
+        app, ["meter-report", str(pairs_file), "--seg-table", seg, "--json", str(out)]
+    )
     assert result.exit_code == 0, result.output
     assert "SEG risk grades" in result.output and "line 7" in result.output
     data = json.loads(out.read_text())
@@ -43,17 +44,24 @@ def test_report_with_seg_table_writes_every_count(pairs_file, tmp_path):
     assert [r["count"] for r in data["clarke"]] == [3, 1, 0, 0, 0]  # (BGM 300, REF 200) is B
     assert sum(r["count"] for r in data["dts"]) == 4 and "DTS Error Grid: zones" in result.output
     binomial = {k: v for k, v in data["binomial"][0].items() if not k.startswith("ci_")}
-    assert binomial == {"n": 4, "compliant": 3, "compliant_percent": 75.0, "lower_bound": 3,
-                        "lower_bound_percent": 75.0, "meets": True}
+    assert binomial == {
+        "n": 4,
+        "compliant": 3,
+        "compliant_percent": 75.0,
+        "lower_bound": 3,
+        "lower_bound_percent": 75.0,
+        "meets": True,
+    }
     assert data["accuracy"][0]["ref_zero_left_out"] == 1
 
 
-def test_report_without_seg_table_explains_and_reports_the_rest(pairs_file, tmp_path,
-                                                                 monkeypatch):
+def test_report_without_seg_table_explains_and_reports_the_rest(pairs_file, tmp_path, monkeypatch):
     monkeypatch.delenv("SEG_TABLE", raising=False)
     out = tmp_path / "report.json"
-    result = runner.invoke(app, ["meter-report", str(pairs_file), "--json", str(out),
-                                 "--out-dir", str(tmp_path / "files")])
+    result = runner.invoke(
+        app,
+        ["meter-report", str(pairs_file), "--json", str(out), "--out-dir", str(tmp_path / "files")],
+    )
     assert result.exit_code == 0, result.output
     assert " ".join(MISSING_SEG_MESSAGE.split()[:6]) in " ".join(result.output.split())
     assert "ISO 15197 ranges" in result.output and "SEG risk grades" not in result.output
@@ -77,18 +85,23 @@ def test_pairs_out_has_every_valid_row_with_its_zones(tmp_path):
     # zones by the published definitions, read off the grids' papers by hand
     rows = [  # BGM, REF, Clarke zone (Clarke et al. 1987), hypoglycaemia missed
         (100, 100, "A", False),
-        (200, 50, "E", True),    # REF < 70, BGM > 180: Clarke E
-        (60, 250, "E", False),   # REF > 180, BGM < 70: Clarke E
-        (150, 60, "D", True),    # REF < 70, BGM 70–180: Clarke D (failure to detect)
-        (69, 60, "A", False),    # both below 70: Clarke A
+        (200, 50, "E", True),  # REF < 70, BGM > 180: Clarke E
+        (60, 250, "E", False),  # REF > 180, BGM < 70: Clarke E
+        (150, 60, "D", True),  # REF < 70, BGM 70–180: Clarke D (failure to detect)
+        (69, 60, "A", False),  # both below 70: Clarke A
     ]
-    text = "BGM,REF\n" + "".join(f"{b},{r}\n" for b, r, *_ in rows[:3]) + "oops,1\n" + "".join(
-        f"{b},{r}\n" for b, r, *_ in rows[3:])
+    text = (
+        "BGM,REF\n"
+        + "".join(f"{b},{r}\n" for b, r, *_ in rows[:3])
+        + "oops,1\n"
+        + "".join(f"{b},{r}\n" for b, r, *_ in rows[3:])
+    )
     source = tmp_path / "pairs.csv"
     source.write_text(text)
     out = tmp_path / "per-pair.csv"
-    result = runner.invoke(app, ["meter-report", str(source), "--pairs-out", str(out),
-                                 "--profile", "icgm"])
+    result = runner.invoke(
+        app, ["meter-report", str(source), "--pairs-out", str(out), "--profile", "icgm"]
+    )
     assert result.exit_code == 0, result.output
     table = pd.read_csv(out)
     assert table["line"].tolist() == [2, 3, 4, 6, 7]  # line 5 refused
@@ -100,8 +113,13 @@ def test_pairs_out_has_every_valid_row_with_its_zones(tmp_path):
     for name, column in (("parkes-type1", "parkes_zone"), ("dts", "dts_zone")):
         zones = get_grid(name).zone(table["REF"].to_numpy(), table["BGM"].to_numpy())
         assert table[column].tolist() == zones.tolist()
-    assert table["error_direction"].tolist() == ["BGM = REF", "BGM > REF", "BGM < REF",
-                                                 "BGM > REF", "BGM > REF"]
+    assert table["error_direction"].tolist() == [
+        "BGM = REF",
+        "BGM > REF",
+        "BGM < REF",
+        "BGM > REF",
+        "BGM > REF",
+    ]
     assert table["iso_within_15"].tolist() == [True, False, False, False, True]
 
 
@@ -122,8 +140,11 @@ def test_file_names_and_cells_with_controls_never_reach_the_terminal_raw(tmp_pat
     monkeypatch.delenv("SEG_TABLE", raising=False)
     name = "p\x1b[31mred\u202evsc[bold].csv"
     path = tmp_path / name
-    path.write_text("BGM,REF,subject\n120,110,a\n200,190,b\x1b[2JX\n90,95,\u202eexe\n"
-                    "1\x1b]8;;http://x.example\x1b\\,95,c\n300,310,d\n", encoding="utf-8")
+    path.write_text(
+        "BGM,REF,subject\n120,110,a\n200,190,b\x1b[2JX\n90,95,\u202eexe\n"
+        "1\x1b]8;;http://x.example\x1b\\,95,c\n300,310,d\n",
+        encoding="utf-8",
+    )
     out = tmp_path / "o\x1bk.json"
     result = runner.invoke(app, ["meter-report", str(path), "--json", str(out)])
     assert result.exit_code == 0, result.output
@@ -148,6 +169,7 @@ def test_reports_never_hold_the_file_names_controls_raw(tmp_path, monkeypatch, s
         text = report.read_text(encoding="utf-8")
     else:
         from pypdf import PdfReader
+
         text = "".join(page.extract_text() for page in PdfReader(report).pages)
     assert "\x1b" not in text and "\u202e" not in text
     assert "\\x1b" in text and "\\u202e" in text  # shown escaped, not dropped

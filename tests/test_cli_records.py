@@ -36,15 +36,23 @@ def invoke(*args: str):
 
 
 def test_learn_save_then_export_gives_the_files_learn_wrote(database, ratings_csv, tmp_path):
-    learned = invoke("learn", ratings_csv, "--robust", "huber", "--monotone", "--save",
-                     "robust monotone", "--out-dir", tmp_path / "A")
+    learned = invoke(
+        "learn",
+        ratings_csv,
+        "--robust",
+        "huber",
+        "--monotone",
+        "--save",
+        "robust monotone",
+        "--out-dir",
+        tmp_path / "A",
+    )
     assert learned.exit_code == 0, learned.output
     assert "saved learned grid 'robust monotone'" in learned.output
     exported = invoke("records", "export", "robust monotone", "--out-dir", tmp_path / "B")
     assert exported.exit_code == 0, exported.output
     a, b = tmp_path / "A", tmp_path / "B"
-    np.testing.assert_allclose(np.load(b / "grid.npy"), np.load(a / "grid.npy"), rtol=0,
-                               atol=1e-12)
+    np.testing.assert_allclose(np.load(b / "grid.npy"), np.load(a / "grid.npy"), rtol=0, atol=1e-12)
     assert (a / "grid.csv").read_bytes() == (b / "grid.csv").read_bytes()
     assert json.loads((b / "grid.json").read_text()) == json.loads((a / "grid.json").read_text())
     metadata = json.loads((b / "grid.json").read_text())
@@ -58,13 +66,12 @@ def test_learn_save_then_export_gives_the_files_learn_wrote(database, ratings_cs
     store.dispose()
 
 
-def test_learn_save_alone_stores_without_files_and_refuses_a_taken_name(database, ratings_csv,
-                                                                        tmp_path):
-    first = invoke("learn", ratings_csv, "--save", "plain", "--rule", "manual", "--lambda",
-                   "0.01")
+def test_learn_save_alone_stores_without_files_and_refuses_a_taken_name(
+    database, ratings_csv, tmp_path
+):
+    first = invoke("learn", ratings_csv, "--save", "plain", "--rule", "manual", "--lambda", "0.01")
     assert first.exit_code == 0, first.output
-    again = invoke("learn", ratings_csv, "--save", "plain", "--rule", "manual", "--lambda",
-                   "0.01")
+    again = invoke("learn", ratings_csv, "--save", "plain", "--rule", "manual", "--lambda", "0.01")
     assert again.exit_code == 1 and "already exists" in again.output
     neither = invoke("learn", ratings_csv)
     assert neither.exit_code == 1 and "--out-dir" in neither.output
@@ -79,8 +86,9 @@ def test_a_bad_name_is_refused_before_the_fit(database, ratings_csv, tmp_path):
 def test_records_list_and_delete(database, tmp_path, monkeypatch):
     monkeypatch.setattr(records, "console", Console(highlight=False, width=200))
     store = Store(database)
-    frame = pd.DataFrame({"reference": [100.0, 200.0], "estimate": [120.0, 90.0],
-                          "rating": [0.5, 2.0]})
+    frame = pd.DataFrame(
+        {"reference": [100.0, 200.0], "estimate": [120.0, 90.0], "rating": [0.5, 2.0]}
+    )
     store.save_rating_set("panel [red]x[/red]", frame, saved_by="ada@example.org")
     store.save_meter_data("panel [red]x[/red]", pd.DataFrame({"BGM": [100], "REF": [90]}))
     store.save_rating_set("other", frame)
@@ -94,8 +102,7 @@ def test_records_list_and_delete(database, tmp_path, monkeypatch):
     assert "ada@example.org" in listed.output
     several = invoke("records", "delete", "panel [red]x[/red]")
     assert several.exit_code == 1 and "choose one with --kind" in several.output
-    assert invoke("records", "delete", "panel [red]x[/red]", "--kind", "meter_data") \
-        .exit_code == 0
+    assert invoke("records", "delete", "panel [red]x[/red]", "--kind", "meter_data").exit_code == 0
     assert invoke("records", "delete", "esc\x1b[31m").exit_code == 0
     missing = invoke("records", "delete", "nothing")
     assert missing.exit_code == 1 and "no record named 'nothing'" in missing.output

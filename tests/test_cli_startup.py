@@ -13,17 +13,20 @@ from ranking_core.cli import COMMANDS, app
 
 
 def test_help_lists_every_command_without_importing_the_numerical_stack() -> None:
-    probe = ("import sys\n"
-             "from ranking_core.cli import app\n"
-             "from typer.testing import CliRunner\n"
-             "result = CliRunner().invoke(app, ['--help'])\n"
-             "assert result.exit_code == 0, result.output\n"
-             "print(result.output)\n"
-             "heavy = [m for m in ('numpy', 'scipy', 'sklearn', 'pandas', 'plotly', 'dask')\n"
-             "         if m in sys.modules]\n"
-             "print('HEAVY', heavy)\n")
-    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                         check=True).stdout
+    probe = (
+        "import sys\n"
+        "from ranking_core.cli import app\n"
+        "from typer.testing import CliRunner\n"
+        "result = CliRunner().invoke(app, ['--help'])\n"
+        "assert result.exit_code == 0, result.output\n"
+        "print(result.output)\n"
+        "heavy = [m for m in ('numpy', 'scipy', 'sklearn', 'pandas', 'plotly', 'dask')\n"
+        "         if m in sys.modules]\n"
+        "print('HEAVY', heavy)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout
     assert "HEAVY []" in out
     for name in COMMANDS:
         assert f"  {name} " in out

@@ -18,8 +18,11 @@ def _data(m: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
 
 @pytest.mark.parametrize(
     ("rank", "options"),
-    [(0, CGOptions()), (0, CGOptions(cache_bytes=0, block_entries=7 * 300)),
-     (40, CGOptions(cache_bytes=0))],
+    [
+        (0, CGOptions()),
+        (0, CGOptions(cache_bytes=0, block_entries=7 * 300)),
+        (40, CGOptions(cache_bytes=0)),
+    ],
 )
 def test_cg_equals_the_direct_solve(rank: int, options: CGOptions) -> None:
     X, y = _data(300)
@@ -28,8 +31,9 @@ def test_cg_equals_the_direct_solve(rank: int, options: CGOptions) -> None:
     m = len(y)
     C = np.eye(m) - 1.0 / m
     direct = np.linalg.solve(C @ kernel(X, X) @ C / m + lam * np.eye(m), C @ y / m)
-    solution = lavrentiev_cg(kernel, X, y, lam, tol=1e-12, preconditioner_rank=rank,
-                             options=options)
+    solution = lavrentiev_cg(
+        kernel, X, y, lam, tol=1e-12, preconditioner_rank=rank, options=options
+    )
     assert solution.converged
     np.testing.assert_allclose(solution.coef, direct, atol=1e-8 * np.abs(direct).max())
     exact = SpectralRanker(gamma=1e4, lam=lam, solver="dense").fit(X, y)
@@ -43,8 +47,9 @@ def test_nystrom_preconditioner_cuts_the_iterations() -> None:
     preconditioned = lavrentiev_cg(kernel, X, y, 1e-5, tol=1e-10, preconditioner_rank=100)
     assert plain.converged and preconditioned.converged
     assert preconditioned.iterations < plain.iterations / 3
-    np.testing.assert_allclose(preconditioned.coef, plain.coef,
-                               atol=1e-6 * np.abs(plain.coef).max())
+    np.testing.assert_allclose(
+        preconditioned.coef, plain.coef, atol=1e-6 * np.abs(plain.coef).max()
+    )
 
 
 def test_rejects_a_non_positive_lambda() -> None:

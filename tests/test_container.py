@@ -29,22 +29,36 @@ MISSING = [tool for tool in ("podman", "mmdebstrap") if shutil.which(tool) is No
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(bool(MISSING), reason=f"{' and '.join(MISSING)} missing (apt-get install "
-                                             "-y podman mmdebstrap runc)"),
+    pytest.mark.skipif(
+        bool(MISSING),
+        reason=f"{' and '.join(MISSING)} missing (apt-get install -y podman mmdebstrap runc)",
+    ),
 ]
 
 
 def podman(*args: str, timeout: float = 120, check: bool = True) -> subprocess.CompletedProcess:
-    return subprocess.run(["podman", *args], env=ENV, capture_output=True, text=True,
-                          timeout=timeout, check=check, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        ["podman", *args],
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=check,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 @pytest.fixture(scope="module")
 def image() -> str:
     """The image built by the script (its own check skipped: the tests below make it)."""
-    done = subprocess.run([str(ROOT / "scripts" / "build-image.sh"), "--no-check", "--tag", TAG],
-                          env=ENV, capture_output=True, text=True, timeout=1800,
-                          stdin=subprocess.DEVNULL)
+    done = subprocess.run(
+        [str(ROOT / "scripts" / "build-image.sh"), "--no-check", "--tag", TAG],
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        stdin=subprocess.DEVNULL,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert report["tag"] == TAG and report["size_bytes"] > 0
@@ -61,8 +75,9 @@ def wait_until_healthy(name: str, timeout: float = 240) -> None:
         time.sleep(1)
 
 
-@pytest.mark.skipif(not CHROMIUM.exists(),
-                    reason=f"{CHROMIUM} is absent (apt-get install chromium)")
+@pytest.mark.skipif(
+    not CHROMIUM.exists(), reason=f"{CHROMIUM} is absent (apt-get install chromium)"
+)
 def test_the_image_serves_the_learn_page_and_keeps_a_saved_grid_across_a_restart(image, tmp_path):
     pytest.importorskip("playwright.sync_api", reason="the playwright Python package is missing")
     data = tmp_path / "data"
@@ -70,8 +85,9 @@ def test_the_image_serves_the_learn_page_and_keeps_a_saved_grid_across_a_restart
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     name = f"riskgrid-test-{os.getpid()}"
-    podman("run", "-d", "--name", name, "-p", f"127.0.0.1:{port}:8501",
-           "-v", f"{data}:/data:U", image)
+    podman(
+        "run", "-d", "--name", name, "-p", f"127.0.0.1:{port}:8501", "-v", f"{data}:/data:U", image
+    )
     try:
         wait_until_healthy(name)
         with open_browser(1280, 900) as page:
@@ -103,8 +119,7 @@ def test_a_data_folder_the_container_cannot_write_is_refused_at_start(image, tmp
     data.mkdir(mode=0o755)  # this user's folder; the container's user (uid 10001) cannot write it
     name = f"riskgrid-test-refused-{os.getpid()}"
     try:  # a container that does start is removed (and the assertions below fail)
-        done = podman("run", "--name", name, "-v", f"{data}:/data", image, timeout=60,
-                      check=False)
+        done = podman("run", "--name", name, "-v", f"{data}:/data", image, timeout=60, check=False)
     finally:
         podman("rm", "-f", "-t", "0", name, check=False)
     assert done.returncode == 2
@@ -120,8 +135,27 @@ def test_the_build_time_ca_certificates_are_in_no_file_of_the_image(image):
     lines = [p.read_text().split("-----BEGIN CERTIFICATE-----")[1].split()[0] for p in extra]
     patterns = [arg for line in lines for arg in ("-e", line)]
     # the certificates themselves, mounted, show that the search finds them where they are
-    done = podman("run", "--rm", "--user", "0", "-v", f"{extra[0].parent}:/mnt/extra:ro",
-                  "--entrypoint", "grep", image, "-rlsF", *patterns, "/mnt/extra", "/etc",
-                  "/usr", "/opt", "/app", "/home", "/root", timeout=300, check=False)
+    done = podman(
+        "run",
+        "--rm",
+        "--user",
+        "0",
+        "-v",
+        f"{extra[0].parent}:/mnt/extra:ro",
+        "--entrypoint",
+        "grep",
+        image,
+        "-rlsF",
+        *patterns,
+        "/mnt/extra",
+        "/etc",
+        "/usr",
+        "/opt",
+        "/app",
+        "/home",
+        "/root",
+        timeout=300,
+        check=False,
+    )
     found = sorted(done.stdout.split())
     assert found == sorted(f"/mnt/extra/{p.relative_to(extra[0].parent)}" for p in extra)

@@ -44,6 +44,7 @@ except ModuleNotFoundError as exc:  # the pages need the grids branch's modules
 BEST = PRESETS["best"]
 ANCHORS = BEST.anchors  # zero-risk points the Learn page adds by default
 
+
 @pytest.fixture
 def fresh(tmp_path, monkeypatch) -> Store:
     return fresh_machine(tmp_path, monkeypatch)
@@ -78,7 +79,8 @@ def test_learn_page_on_a_fresh_machine_shows_what_ranking_core_computes(fresh):
     assert len(charts) == 2  # the λ curve and the heat map, now interactive
     heat = next(t["z"] for c in charts for t in c["data"] if t["type"] == "heatmap")
     z = np.frombuffer(base64.b64decode(heat["bdata"]), dtype=heat["dtype"]).reshape(
-        [int(n) for n in heat["shape"].split(",")])
+        [int(n) for n in heat["shape"].split(",")]
+    )
     assert metrics(at) == shown  # the same result, drawn the other way
     step = 601 // (len(z) - 1)  # [estimate, REF] on every step-th mg/dL
     np.testing.assert_allclose(z, result.grid[::step, ::step].T, atol=1e-5)
@@ -88,8 +90,9 @@ def test_lambda_slider_resolves_from_the_cached_decomposition(fresh, monkeypatch
     at = open_app()
     decompositions = []
     real = ranker_module.dense_spectrum
-    monkeypatch.setattr(ranker_module, "dense_spectrum",
-                        lambda *a, **k: decompositions.append(1) or real(*a, **k))
+    monkeypatch.setattr(
+        ranker_module, "dense_spectrum", lambda *a, **k: decompositions.append(1) or real(*a, **k)
+    )
     slider = next(s for s in at.select_slider if s.label.startswith("λ"))
     new_lam = float(PRESETS["robust"].lams()[10])  # a simulated panel: the robust recipe
     slider.set_value(new_lam)
@@ -103,13 +106,27 @@ def test_lambda_slider_resolves_from_the_cached_decomposition(fresh, monkeypatch
 
 
 def test_learn_page_paper_recipe_hold_out_fits_the_first_half(fresh):
-    paper = LearnSettings(rule="holdout", kernel="gaussian", scale="linear", gamma=1e4,
-                          signed=False, filter="iterated-lavrentiev", order=2, anchors=0,
-                          criterion="misranking")
+    paper = LearnSettings(
+        rule="holdout",
+        kernel="gaussian",
+        scale="linear",
+        gamma=1e4,
+        signed=False,
+        filter="iterated-lavrentiev",
+        order=2,
+        anchors=0,
+        criterion="misranking",
+    )
     at = open_app(learn_settings=paper, learn_own_settings=True)
     ratings = read_rating_set(simulate_panel(TEST_M, random_state=0))
-    choice = choose(SpectralRanker(gamma=1e4, filter=IteratedLavrentiev(2)),
-                    ratings.X, ratings.y, rule="holdout", grid=BEST.lams(), refit=False)
+    choice = choose(
+        SpectralRanker(gamma=1e4, filter=IteratedLavrentiev(2)),
+        ratings.X,
+        ratings.y,
+        rule="holdout",
+        grid=BEST.lams(),
+        refit=False,
+    )
     shown = metrics(at)
     assert shown["Points fitted"] == f"{TEST_M // 2} / {TEST_M}"
     assert shown["λ"] == f"{choice.value:.3g}"
@@ -143,8 +160,9 @@ def test_learn_page_apriori_rule_and_saving_a_grid(fresh):
     assert stored.lam == pytest.approx(alpha * (TEST_M + ANCHORS) ** (-beta / 2), rel=3e-3)
     assert stored.settings["signed"] == BEST.signed
     # the grid stored is the grid the page showed (learned again here, independently)
-    expected = learn_grid(read_rating_set(simulate_panel(TEST_M, random_state=0)),
-                          LearnSettings(rule="apriori"))
+    expected = learn_grid(
+        read_rating_set(simulate_panel(TEST_M, random_state=0)), LearnSettings(rule="apriori")
+    )
     np.testing.assert_allclose(stored.grid, expected.grid, rtol=0, atol=1e-9)
     assert stored.checksum == expected.checksum
 
@@ -152,8 +170,13 @@ def test_learn_page_apriori_rule_and_saving_a_grid(fresh):
 def _rating_csv(n: int = 80) -> bytes:
     rng = np.random.default_rng(3)
     ref, est = rng.uniform(30, 570, (2, n))
-    frame = pd.DataFrame({"reference": ref.round(1), "estimate": est.round(1),
-                          "rating": np.abs(synthetic_risk(ref, est)).round(2)})
+    frame = pd.DataFrame(
+        {
+            "reference": ref.round(1),
+            "estimate": est.round(1),
+            "rating": np.abs(synthetic_risk(ref, est)).round(2),
+        }
+    )
     text = frame.to_csv(index=False)
     lines = text.splitlines()
     lines[5] = "120,abc,1.0"  # line 6: text in a numeric column
@@ -191,7 +214,8 @@ def test_seg_table_uploaded_in_the_sidebar_is_stored_and_used(fresh, seg_csv):
     at = AppTest.from_function(sidebar_app, default_timeout=60).run()
     assert any("No SEG table" in w.value for w in at.sidebar.warning)
     at.sidebar.file_uploader(key="seg_upload").set_value(
-        ("RiskPairData.csv", seg_csv.read_bytes(), "text/csv"))
+        ("RiskPairData.csv", seg_csv.read_bytes(), "text/csv")
+    )
     at.run()
     at.button(key="seg_store").click()
     at.run()
@@ -221,7 +245,8 @@ def test_seg_table_uploaded_in_the_sidebar_is_stored_and_used(fresh, seg_csv):
 def test_a_bad_seg_upload_is_refused_and_nothing_is_stored(fresh):
     at = AppTest.from_function(sidebar_app, default_timeout=60).run()
     at.sidebar.file_uploader(key="seg_upload").set_value(
-        ("RiskPairData.csv", b"RiskPairID,REF,BGM\n1,0,0\n", "text/csv"))
+        ("RiskPairData.csv", b"RiskPairID,REF,BGM\n1,0,0\n", "text/csv")
+    )
     at.run()
     at.button(key="seg_store").click()
     at.run()
@@ -248,8 +273,9 @@ def test_meter_page_on_built_in_demo_and_on_an_upload(fresh):
     assert shown["MARD"] == "15.0 %" and shown["bias"] == "+10.0 %"
     pair_types = next(t.value for t in at.table if "Pair type" in t.value.columns)
     # st.table reads Markdown: the page escapes its cells (plain), the test reads them back
-    counts = dict(zip(pair_types["Pair type"].str.replace("\\", ""), pair_types["Pairs"],
-                      strict=True))
+    counts = dict(
+        zip(pair_types["Pair type"].str.replace("\\", ""), pair_types["Pairs"], strict=True)
+    )
     assert counts["Total"] == "5" and counts["BGM > 600: excluded"] == "1"
     at.text_input[0].set_value("meter A")
     next(b for b in at.button if b.label == "Save meter data").click()
@@ -276,24 +302,30 @@ def test_compare_page_runs_the_learners_of_the_source_papers(fresh):
     at = open_app("compare", learners_chosen=learners, learners_m=40, learners_reps=2)
     options = at.multiselect(key="learners_chosen").options
     assert [option.split(": ")[0] for option in options] == list(LEARNERS)  # every learner
-    assert all(LEARNERS[name].description in option
-               for name, option in zip(LEARNERS, options, strict=True))
+    assert all(
+        LEARNERS[name].description in option for name, option in zip(LEARNERS, options, strict=True)
+    )
     table = run_for_table(at, "learners_run", "misranking %")
     expected = compare_learners(parkes_surface(), learners, 40, 2)  # no SEG table: built-in
     assert list(table["learner"]) == learners
     assert list(table["m"]) == [40, 40]
-    np.testing.assert_allclose(table["misranking %"], [100 * r["misranking_mean"]
-                                                       for r in expected], rtol=1e-12)
-    np.testing.assert_allclose(table["sd %"], [100 * r["misranking_sd"] for r in expected],
-                               rtol=1e-12)
+    np.testing.assert_allclose(
+        table["misranking %"], [100 * r["misranking_mean"] for r in expected], rtol=1e-12
+    )
+    np.testing.assert_allclose(
+        table["sd %"], [100 * r["misranking_sd"] for r in expected], rtol=1e-12
+    )
     assert list(table["parameter"]) == [f"lam ≈ {np.median(r['values']):.3g}" for r in expected]
     assert len(at.get("plotly_chart")) == 5 + 1  # the grid comparison's five and the bars
 
 
 def test_about_page(fresh):
     at = open_app("about")
-    assert [h.value for h in at.header][:3] == ["Regularized ranking", "Spectral filters",
-                                                  "Choosing λ"]
+    assert [h.value for h in at.header][:3] == [
+        "Regularized ranking",
+        "Spectral filters",
+        "Choosing λ",
+    ]
 
 
 def test_pages_with_the_official_seg_table(tmp_path, monkeypatch):

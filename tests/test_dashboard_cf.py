@@ -25,17 +25,27 @@ def test_cf_page_on_built_in_synthetic_ratings_and_a_small_experiment(fresh):
     at = open_app("cf", cf_test_users=4, cf_repeats=2)
     data = synthetic_ratings(n_users=300, n_items=400, seed=0)
     shown = metrics(at)
-    assert (shown["users"], shown["items"], shown["ratings"]) == ("300", "400",
-                                                                  f"{data.n_ratings:,}")
+    assert (shown["users"], shown["items"], shown["ratings"]) == (
+        "300",
+        "400",
+        f"{data.n_ratings:,}",
+    )
     config = PerUserConfig(group=(40, 60))
     expected = user_ranking(data, int(data.users_in(*config.test_range)[0]), config)
     assert shown["user id"] == str(expected.user)
     assert shown["pairwise misranking"] == f"{100 * expected.misranking:.1f} %"
     table = run_for_table(at, "cf_run", "learner")
     assert list(table["learner"]) == ["iterated-lavrentiev", "lavrentiev"]
-    summary = run_per_user(data, PerUserConfig(group=(40, 60), n_test_users=4, repeats=2,
-                                               learners=("iterated-lavrentiev", "lavrentiev")),
-                           scheduler="synchronous")
+    summary = run_per_user(
+        data,
+        PerUserConfig(
+            group=(40, 60),
+            n_test_users=4,
+            repeats=2,
+            learners=("iterated-lavrentiev", "lavrentiev"),
+        ),
+        scheduler="synchronous",
+    )
     value = summary["learners"]["lavrentiev"]["pairwise_misranking"]
     assert table["pairwise_misranking"][1] == f"{100 * value['mean']:.2f} ± {100 * value['sd']:.2f}"
 
@@ -51,9 +61,13 @@ def test_cf_page_runs_the_protocol_reading_chosen(fresh):
     expected = user_ranking(data, int(data.users_in(*config.test_range)[0]), config)
     assert metrics(at)["pairwise misranking"] == f"{100 * expected.misranking:.1f} %"
     table = run_for_table(at, "cf_run", "learner")
-    summary = run_per_user(data, PerUserConfig(group=(40, 60), n_test_users=3, repeats=1,
-                                               learners=("lavrentiev",), protocol="split"),
-                           scheduler="synchronous")
+    summary = run_per_user(
+        data,
+        PerUserConfig(
+            group=(40, 60), n_test_users=3, repeats=1, learners=("lavrentiev",), protocol="split"
+        ),
+        scheduler="synchronous",
+    )
     value = summary["learners"]["lavrentiev"]["pairwise_misranking"]
     assert table["pairwise_misranking"][0] == f"{100 * value['mean']:.2f} ± {100 * value['sd']:.2f}"
     assert any("Protocol split" in c.value for c in at.caption)
@@ -67,8 +81,9 @@ def test_cf_page_with_an_uploaded_file_reports_skipped_lines(fresh):
             lines.append(f"{user},{joke + 1},{rng.uniform(-10, 10):.2f}")
     lines.insert(3, "7,3,42")  # line 4: rating outside −10..10
     at = open_app("cf", cf_source="Upload", cf_format="jester-long")
-    at.file_uploader(key="cf_upload").set_value(("jester.csv", "\n".join(lines).encode(),
-                                                 "text/csv"))
+    at.file_uploader(key="cf_upload").set_value(
+        ("jester.csv", "\n".join(lines).encode(), "text/csv")
+    )
     at.run()
     assert not at.exception
     assert any("line 4" in w.value for w in at.warning)

@@ -36,8 +36,10 @@ from ranking_core.ratings import read_rating_set
 
 SMALL_M = 30
 # two small rating files, different data
-FILES = {name: simulate_panel(SMALL_M, random_state=seed).to_csv(index=False).encode()
-         for name, seed in (("a.csv", 11), ("b.csv", 12))}
+FILES = {
+    name: simulate_panel(SMALL_M, random_state=seed).to_csv(index=False).encode()
+    for name, seed in (("a.csv", 11), ("b.csv", 12))
+}
 # widget key → (settings field, values to try); the Learn page's widgets write the field
 CHOICES = {
     "learn_kernel": ("kernel", ("laplacian", "gaussian")),
@@ -55,6 +57,8 @@ CHOICES = {
 def _widget_value(key, value):
     """What the widget ``key`` shows for a settings value (robust None is the option "none")."""
     return "none" if key == "learn_robust" and value is None else value
+
+
 ACTIONS = st.one_of(
     st.tuples(st.just("upload"), st.sampled_from(sorted(FILES))),
     st.tuples(st.just("setting"), st.sampled_from(sorted(CHOICES)), st.integers(0, 2)),
@@ -94,8 +98,12 @@ def _check(at, expected: LearnSettings, data: bytes | None) -> None:
     assert shown["Points fitted"] == f"{result.at(lam).points_fitted} / {len(result.y)}"
 
 
-@settings(max_examples=5, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=5,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(actions=st.lists(ACTIONS, min_size=1, max_size=4))
 def test_settings_shown_are_the_settings_of_the_result_shown(tmp_path, monkeypatch, actions):
     fresh_machine(tmp_path, monkeypatch)
@@ -119,8 +127,9 @@ def test_settings_shown_are_the_settings_of_the_result_shown(tmp_path, monkeypat
                 if field == "kernel":  # another kernel starts from its own width
                     changes["gamma"] = None
                 if field == "rule" and value == "manual":  # by hand, from the λ shown
-                    changes["lam"] = at.session_state["learn_lam"] if "learn_lam" in \
-                        at.session_state else 1e-3
+                    changes["lam"] = (
+                        at.session_state["learn_lam"] if "learn_lam" in at.session_state else 1e-3
+                    )
                 expected, own = dataclasses.replace(expected, **changes), True
         else:
             sliders = [s for s in at.select_slider if s.key == "learn_lam"]
@@ -164,15 +173,17 @@ def test_compare_page_reads_grid_files_back(tmp_path, monkeypatch):
     from ranking_core.panels import parkes_surface
 
     fresh_machine(tmp_path, monkeypatch)
-    result = learn_grid(read_rating_set(io.BytesIO(FILES["a.csv"]), name="a.csv"),
-                        LearnSettings(rule="manual", lam=0.01))
-    paths = dict(zip(("npy", "csv"), write_grid_files(result, tmp_path / "out")[:2],
-                     strict=True))
+    result = learn_grid(
+        read_rating_set(io.BytesIO(FILES["a.csv"]), name="a.csv"),
+        LearnSettings(rule="manual", lam=0.01),
+    )
+    paths = dict(zip(("npy", "csv"), write_grid_files(result, tmp_path / "out")[:2], strict=True))
     expected = compare_grids(parkes_surface(), np.clip(result.grid, 0, 4))
     at = open_app("compare")
     for kind, path in paths.items():
-        at.file_uploader(key="compare_upload").set_value((path.name, path.read_bytes(),
-                                                          "application/octet-stream"))
+        at.file_uploader(key="compare_upload").set_value(
+            (path.name, path.read_bytes(), "application/octet-stream")
+        )
         at.run()
         at.selectbox(key="compare_b").set_value(f"file: grid.{kind}")
         at.run()
@@ -196,8 +207,10 @@ def test_a_panels_ratings_are_learned_robustly_by_default(tmp_path, monkeypatch)
     at.file_uploader(key="learn_upload").set_value(("panel.csv", data, "text/csv"))
     at.run()
     assert not at.exception
-    assert ("Recipe: robust, the robust recipe for rater panels: the ratings come from a panel "
-            "(4 raters and answers in steps of 0.5)") in [c.value for c in at.caption]
+    assert (
+        "Recipe: robust, the robust recipe for rater panels: the ratings come from a panel "
+        "(4 raters and answers in steps of 0.5)"
+    ) in [c.value for c in at.caption]
     ratings = read_rating_set(io.BytesIO(data), name="panel.csv")
     expected = learn_grid(ratings, robust_settings())
     result = at.session_state["learn_result"]
@@ -231,7 +244,8 @@ def test_a_panels_ratings_are_learned_robustly_by_default(tmp_path, monkeypatch)
     assert any(f"open on {band.uncertain_share:.1%} of the grid" in c.value for c in at.caption)
     heatmap = plotly_traces(at)[None]
     assert np.nanmax(plotly_numbers(heatmap["z"])) == pytest.approx(
-        band.width[::DISPLAY_STEP, ::DISPLAY_STEP].max(), rel=1e-6)
+        band.width[::DISPLAY_STEP, ::DISPLAY_STEP].max(), rel=1e-6
+    )
     assert any(b.label == "band.csv" for b in at.get("download_button"))
     at.toggle(key="learn_interactive").set_value(False)  # the picture: pale where left open
     at.run()
@@ -244,8 +258,7 @@ def test_a_panels_ratings_are_learned_robustly_by_default(tmp_path, monkeypatch)
 
 
 @pytest.mark.slow
-def test_a_large_fit_runs_in_a_worker_process_and_gives_the_library_result(tmp_path,
-                                                                          monkeypatch):
+def test_a_large_fit_runs_in_a_worker_process_and_gives_the_library_result(tmp_path, monkeypatch):
     """More than BACKGROUND_FROM ratings: the fit runs in another process (the server's
     interpreter stays free), polled until done; its grid is the library's. The worker starts
     although ``__main__`` is a page script that is gone (as Streamlit leaves it after a run)."""
@@ -263,8 +276,13 @@ def test_a_large_fit_runs_in_a_worker_process_and_gives_the_library_result(tmp_p
 
     rng = np.random.default_rng(0)
     X = rng.uniform(20, 580, (BACKGROUND_FROM + 100, 2))
-    frame = pd.DataFrame({"reference": X[:, 0], "estimate": X[:, 1],
-                          "rating": np.clip(np.abs(np.log(X[:, 0] / X[:, 1])) * 3, 0, 4)})
+    frame = pd.DataFrame(
+        {
+            "reference": X[:, 0],
+            "estimate": X[:, 1],
+            "rating": np.clip(np.abs(np.log(X[:, 0] / X[:, 1])) * 3, 0, 4),
+        }
+    )
     ratings = read_rating_set(frame, name="large")
     settings = LearnSettings()
     state = background_fit("large", ratings, settings)

@@ -6,19 +6,25 @@ from __future__ import annotations
 import pytest
 from dashboard_support import fresh_machine, metrics, open_app, upload_meter_csv
 
-SENSOR = (b"timestamp,glucose\n2024-05-01T08:00:00,100\n2024-05-01T08:05:00,110\n"
-          b"2024-05-01T08:10:00,120\n2024-05-01T09:00:00,150\n")
-REFERENCE = (b"timestamp,glucose\n2024-05-01T08:01:00,100\n2024-05-01T08:06:00,100\n"
-             b"2024-05-01T08:30:00,130\n2024-05-01T09:02:00,125\n")
+SENSOR = (
+    b"timestamp,glucose\n2024-05-01T08:00:00,100\n2024-05-01T08:05:00,110\n"
+    b"2024-05-01T08:10:00,120\n2024-05-01T09:00:00,150\n"
+)
+REFERENCE = (
+    b"timestamp,glucose\n2024-05-01T08:01:00,100\n2024-05-01T08:06:00,100\n"
+    b"2024-05-01T08:30:00,130\n2024-05-01T09:02:00,125\n"
+)
 
 
 MGDL = b"BGM,REF\n120,110\n200,190\n90,95\n300,310\n"
 
 
-DEXCOM_HEADER = ("Index,Timestamp (YYYY-MM-DDThh:mm:ss),Event Type,Event Subtype,Patient Info,"
-                 "Device Info,Source Device ID,Glucose Value (mg/dL),Insulin Value (u),"
-                 "Carb Value (grams),Duration (hh:mm:ss),Glucose Rate of Change (mg/dL/min),"
-                 "Transmitter Time (Long Integer),Transmitter ID\n")
+DEXCOM_HEADER = (
+    "Index,Timestamp (YYYY-MM-DDThh:mm:ss),Event Type,Event Subtype,Patient Info,"
+    "Device Info,Source Device ID,Glucose Value (mg/dL),Insulin Value (u),"
+    "Carb Value (grams),Duration (hh:mm:ss),Glucose Rate of Change (mg/dL/min),"
+    "Transmitter Time (Long Integer),Transmitter ID\n"
+)
 
 
 def unit_choice(at):
@@ -99,10 +105,14 @@ def pair_files(at, sensor: bytes, reference: bytes) -> None:
 
 def test_ambiguous_dates_are_refused_naming_the_page_control_and_paired_once_chosen(fresh):
     # sensor dates written with the year last, no day above 12: 05-04 is 5 April or 4 May
-    sensor = (b"timestamp,glucose\n05-04-2024 08:00,100\n05-04-2024 08:05,110\n"
-              b"05-04-2024 08:10,120\n05-04-2024 09:00,150\n")
-    reference = (b"timestamp,glucose\n2024-04-05T08:01:00,100\n2024-04-05T08:06:00,100\n"
-                 b"2024-04-05T08:30:00,130\n2024-04-05T09:02:00,125\n")
+    sensor = (
+        b"timestamp,glucose\n05-04-2024 08:00,100\n05-04-2024 08:05,110\n"
+        b"05-04-2024 08:10,120\n05-04-2024 09:00,150\n"
+    )
+    reference = (
+        b"timestamp,glucose\n2024-04-05T08:01:00,100\n2024-04-05T08:06:00,100\n"
+        b"2024-04-05T08:30:00,130\n2024-04-05T09:02:00,125\n"
+    )
     at = open_app("meter")
     pair_files(at, sensor, reference)
     refusal = " ".join(t.value for t in at.text)
@@ -143,5 +153,6 @@ def test_overlapping_devices_are_refused_naming_the_page_control_and_paired_one_
         at.run()
         assert not at.exception
         assert metrics(at)["pairs analysed"] == "1" and metrics(at)["MARD"] == mard
-        assert any(f"only '{name}' paired (the \"sensor device\" choice)" in t.value
-                   for t in at.text)
+        assert any(
+            f"only '{name}' paired (the \"sensor device\" choice)" in t.value for t in at.text
+        )

@@ -17,7 +17,10 @@ def test_report_is_built_on_request_and_names_every_grid_shown(tmp_path, monkeyp
     assert list(criteria["Criterion"]) == [*"12ABCDEFGHI"]
     assert set(criteria["Verdict"]) <= {"passes", "fails", "no pairs in range"}
     assert at.radio(key="meter_grid").options == [
-        "DTS Error Grid", "Clarke Error Grid", "Parkes Error Grid, type 1"]
+        "DTS Error Grid",
+        "Clarke Error Grid",
+        "Parkes Error Grid, type 1",
+    ]
     meanings = [list(t.value["Meaning"]) for t in at.table if "Meaning" in t.value.columns]
     assert ["no risk", "mild risk", "moderate risk", "high risk", "extreme risk"] in meanings
     at.radio(key="meter_grid").set_value("clarke").run()
@@ -26,8 +29,13 @@ def test_report_is_built_on_request_and_names_every_grid_shown(tmp_path, monkeyp
     assert not at.exception
     _, pdf = at.session_state["meter_report_pdf"]
     text = " ".join(page.extract_text() for page in PdfReader(io.BytesIO(pdf)).pages)
-    for title in ("DTS Error Grid", "Clarke Error Grid", "Parkes Error Grid, type 1",
-                  "Surveillance Error Grid", "built-in demo (simulated)"):
+    for title in (
+        "DTS Error Grid",
+        "Clarke Error Grid",
+        "Parkes Error Grid, type 1",
+        "Surveillance Error Grid",
+        "built-in demo (simulated)",
+    ):
         assert title in text
     at.radio(key="meter_parkes").set_value(2).run()
     assert at.radio(key="meter_grid").options[-1] == "Parkes Error Grid, type 2"

@@ -23,8 +23,7 @@ def test_start_design_without_ratings(tmp_path, monkeypatch):
 @pytest.mark.slow
 def test_simulated_panel_shows_report_uncertainty_and_next_pairs(tmp_path, monkeypatch):
     fresh_machine(tmp_path, monkeypatch)
-    at = open_app("plan", plan_source="Simulated panel (demonstration)", plan_demo_m=120,
-                  plan_k=10)
+    at = open_app("plan", plan_source="Simulated panel (demonstration)", plan_demo_m=120, plan_k=10)
     assert not at.exception, at.exception
     share = metrics(at)["Share of the grid whose risk category is uncertain"]
     assert 0 <= float(share.rstrip("%")) <= 100
@@ -34,7 +33,8 @@ def test_simulated_panel_shows_report_uncertainty_and_next_pairs(tmp_path, monke
     assert raters[raters["Mean weight"] < 0.25]["Rater"].tolist() == ["R08"]
     assert [w.value for w in at.warning if "weigh less" in w.value] == [
         "Ratings of R08 weigh less than 0.25 on average: their answers lie far from the "
-        "consensus throughout. Check them before the next round."]
+        "consensus throughout. Check them before the next round."
+    ]
     assert raters["Share flagged"].between(0, 100).all()  # in per cent
     assert len(at.dataframe[-1].value) == 10
     assert "Panel report" in [h.value for h in at.subheader]

@@ -43,17 +43,19 @@ def fresh(tmp_path, monkeypatch):
 
 @pytest.fixture(scope="module")
 def robust_monotone():
-    result = learn_grid(read_rating_set(simulate_panel(80, random_state=2)),
-                        LearnSettings(robust="huber", monotone=True))
+    result = learn_grid(
+        read_rating_set(simulate_panel(80, random_state=2)),
+        LearnSettings(robust="huber", monotone=True),
+    )
     return result.grid, grid_metadata(result, "panel.csv")
 
 
-def test_the_records_page_downloads_a_saved_grid_as_its_files(fresh, robust_monotone,
-                                                              downloads):
+def test_the_records_page_downloads_a_saved_grid_as_its_files(fresh, robust_monotone, downloads):
     grid, metadata = robust_monotone
     fresh.save_learned_grid("robust monotone", grid, metadata)
-    fresh.save_rating_set("a panel", pd.DataFrame({"reference": [100.0], "estimate": [90.0],
-                                                   "rating": [1.0]}))
+    fresh.save_rating_set(
+        "a panel", pd.DataFrame({"reference": [100.0], "estimate": [90.0], "rating": [1.0]})
+    )
     at = open_app("records")
     at.radio(key="records_kind").set_value("learned_grid").run()
     assert not at.exception
@@ -76,10 +78,13 @@ def test_a_signed_in_viewer_cannot_rename_or_delete_another_users_record(fresh):
     fresh.save_rating_set("ada's panel", frame, saved_by="ada@example.org")
     fresh.save_rating_set("bo's panel", frame, saved_by="bo@example.org")
     at = AppTest.from_file(str(APP_PATH), default_timeout=180)
-    at.secrets["auth"] = {"redirect_uri": "http://localhost:8501/oauth2callback",
-                          "cookie_secret": "x" * 32, "client_id": "riskgrid",
-                          "client_secret": "secret",
-                          "server_metadata_url": "https://id.invalid/.well-known/openid"}
+    at.secrets["auth"] = {
+        "redirect_uri": "http://localhost:8501/oauth2callback",
+        "cookie_secret": "x" * 32,
+        "client_id": "riskgrid",
+        "client_secret": "secret",
+        "server_metadata_url": "https://id.invalid/.well-known/openid",
+    }
     at.user = {"is_logged_in": True, "email": "bo@example.org"}
     at.session_state["learn_m"] = TEST_M
     at.run()
@@ -98,8 +103,9 @@ def test_a_signed_in_viewer_cannot_rename_or_delete_another_users_record(fresh):
 
 
 def test_a_name_with_a_line_break_from_an_earlier_version_is_shown_escaped_and_deletable(fresh):
-    fresh.save_rating_set("x", pd.DataFrame({"reference": [100.0], "estimate": [90.0],
-                                             "rating": [1.0]}))
+    fresh.save_rating_set(
+        "x", pd.DataFrame({"reference": [100.0], "estimate": [90.0], "rating": [1.0]})
+    )
     with fresh.engine.begin() as conn:
         conn.execute(RECORDS.update().values(name="two\nlines\x1b[31m"))
     at = open_app("records")
@@ -112,14 +118,22 @@ def test_a_name_with_a_line_break_from_an_earlier_version_is_shown_escaped_and_d
 
 def test_an_earlier_seg_record_naming_a_server_file_is_never_opened(fresh):
     with fresh.engine.begin() as conn:  # as an earlier version stored it
-        conn.execute(RECORDS.insert().values(
-            kind="seg_table", name="environ", created_at=datetime.now(UTC),
-            meta={"damaged": "it names a file on the server instead of holding the uploaded "
-                             "table, and server paths are never opened; upload the table again",
-                  "path": "/proc/self/environ"}))
+        conn.execute(
+            RECORDS.insert().values(
+                kind="seg_table",
+                name="environ",
+                created_at=datetime.now(UTC),
+                meta={
+                    "damaged": "it names a file on the server instead of holding the uploaded "
+                    "table, and server paths are never opened; upload the table again",
+                    "path": "/proc/self/environ",
+                },
+            )
+        )
     at = open_app()
-    shown = " ".join(str(e.value) for e in (*at.sidebar.warning, *at.sidebar.text,
-                                            *at.sidebar.success))
+    shown = " ".join(
+        str(e.value) for e in (*at.sidebar.warning, *at.sidebar.text, *at.sidebar.success)
+    )
     assert "No SEG table" in shown and "never opened" in shown
     assert "PATH=" not in shown and os.environ.get("HOME", "HOME") not in shown
 
@@ -168,8 +182,14 @@ def test_the_server_refuses_to_start_without_its_database(tmp_path):
     blocker.write_text("")
     env = {**os.environ, "RISKGRID_DATABASE_URL": f"sqlite:///{blocker}/db.sqlite3"}
     env.pop("RISKGRID_PUBLIC", None)
-    done = subprocess.run([sys.executable, "-m", "dashboard.server", "run", "app.py"], env=env,
-                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    done = subprocess.run(
+        [sys.executable, "-m", "dashboard.server", "run", "app.py"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
     assert done.returncode == 2
     assert "not started: the database cannot be opened" in done.stderr
     assert "Traceback" not in done.stderr
@@ -177,23 +197,41 @@ def test_the_server_refuses_to_start_without_its_database(tmp_path):
 
 @pytest.mark.slow
 def test_the_metrics_endpoint_is_off_unless_asked_for(tmp_path):
-    env = {**os.environ, "HOME": str(tmp_path), "BROWSER": "true",
-           "RISKGRID_DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}"}
+    env = {
+        **os.environ,
+        "HOME": str(tmp_path),
+        "BROWSER": "true",
+        "RISKGRID_DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
+    }
     with serve(free_port(), env) as url:
         with pytest.raises(urllib.error.HTTPError) as answer:
             urllib.request.urlopen(f"{url}/_stcore/metrics", timeout=10)
         assert answer.value.code == 404 and b"metrics are off" in answer.value.read()
     port = free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "ranking_core.cli", "dashboard", "--headless", "--metrics",
-         "--port", str(port)], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL, start_new_session=True)
+        [
+            sys.executable,
+            "-m",
+            "ranking_core.cli",
+            "dashboard",
+            "--headless",
+            "--metrics",
+            "--port",
+            str(port),
+        ],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     body = b""
     try:
         for _ in range(240):
             try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/metrics",
-                                            timeout=2) as answer:
+                with urllib.request.urlopen(
+                    f"http://127.0.0.1:{port}/_stcore/metrics", timeout=2
+                ) as answer:
                     body = answer.read()
                     break
             except OSError:
@@ -230,8 +268,9 @@ def test_the_public_server_takes_no_upload_even_past_the_page(public, fresh, mon
 def test_a_robust_monotone_grid_saved_on_the_learn_page_is_the_one_compare_shows(fresh):
     """The Learn page's Save for robust learning with the monotone step (refused before: only
     spectral rankers could be stored; a monotone grid came back without its step)."""
-    at = open_app(learn_settings=LearnSettings(robust="huber", monotone=True),
-                  learn_own_settings=True)
+    at = open_app(
+        learn_settings=LearnSettings(robust="huber", monotone=True), learn_own_settings=True
+    )
     shown_grid = at.session_state["learn_result"].grid
     learn_misranking = next(m.value for m in at.metric if m.label == "Misranking vs reference")
     next(t for t in at.text_input if t.label == "Name").set_value("robust monotone")

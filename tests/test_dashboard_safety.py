@@ -17,8 +17,10 @@ from dashboard import APP_PATH
 from dashboard.common import ERROR_SENTENCE, plain
 from ranking_core.storage import StorageError, Store
 
-HOSTILE = ("![pixel](http://tracker.invalid/p.png) <img src=x onerror=alert(1)> "
-           "[click](javascript:alert(1)) **bold** :red[red] $x^2$ <script>alert(1)</script>")
+HOSTILE = (
+    "![pixel](http://tracker.invalid/p.png) <img src=x onerror=alert(1)> "
+    "[click](javascript:alert(1)) **bold** :red[red] $x^2$ <script>alert(1)</script>"
+)
 
 
 @pytest.fixture
@@ -30,16 +32,30 @@ def fresh(tmp_path, monkeypatch):
 
 def _ratings(n: int = 30, seed: int = 0) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
-    return pd.DataFrame({"reference": rng.uniform(40, 400, n), "estimate": rng.uniform(40, 400, n),
-                         "rating": rng.integers(0, 5, n).astype(float)})
+    return pd.DataFrame(
+        {
+            "reference": rng.uniform(40, 400, n),
+            "estimate": rng.uniform(40, 400, n),
+            "rating": rng.integers(0, 5, n).astype(float),
+        }
+    )
 
 
 def _rendered_html(at) -> str:
     """Every Markdown-rendering element of the page (and sidebar) as the HTML CommonMark makes of
     it (Streamlit renders these as Markdown)."""
     renderer = MarkdownIt("commonmark")
-    elements = [*at.markdown, *at.caption, *at.error, *at.warning, *at.info, *at.success,
-                *at.sidebar.markdown, *at.sidebar.warning, *at.sidebar.success]
+    elements = [
+        *at.markdown,
+        *at.caption,
+        *at.error,
+        *at.warning,
+        *at.info,
+        *at.success,
+        *at.sidebar.markdown,
+        *at.sidebar.warning,
+        *at.sidebar.success,
+    ]
     return "\n".join(renderer.render(str(e.value)) for e in elements)
 
 
@@ -60,7 +76,9 @@ def test_records_are_renamed_and_deleted_only_after_confirmation(fresh):
     table = at.dataframe[0].value
     assert set(table["name"]) == {"panel A", "panel B"}
     assert dict(zip(table["name"], table["saved by"], strict=True)) == {
-        "panel A": "ada@example.org", "panel B": "—"}
+        "panel A": "ada@example.org",
+        "panel B": "—",
+    }
     at.selectbox(key="records_chosen").set_value("panel A").run()
     at.text_input[0].set_value("panel C")
     next(b for b in at.button if b.label == "Rename").click()
@@ -120,14 +138,16 @@ def test_hostile_upload_text_is_shown_as_text(fresh):
     lines += [f"120,{HOSTILE.replace(',', ' ')},1,y", "130,140,9,z"]
     at = open_app(learn_source="Upload a file")
     at.file_uploader(key="learn_upload").set_value(
-        (f"{HOSTILE[:40]}.csv", "\n".join(lines).encode(), "text/csv"))
+        (f"{HOSTILE[:40]}.csv", "\n".join(lines).encode(), "text/csv")
+    )
     at.run()
     assert not at.exception
     html = _rendered_html(at)
     assert "<img" not in html and "<a " not in html and "<script" not in html
     missing = open_app(learn_source="Upload a file")
     missing.file_uploader(key="learn_upload").set_value(
-        ("bad.csv", f"{HOSTILE.replace(',', ' ')},b\n1,2\n".encode(), "text/csv"))
+        ("bad.csv", f"{HOSTILE.replace(',', ' ')},b\n1,2\n".encode(), "text/csv")
+    )
     missing.run()
     assert any("Not usable" in e.value for e in missing.error)
     assert "<img" not in _rendered_html(missing)
@@ -157,8 +177,9 @@ def test_an_error_is_one_plain_sentence_with_the_details_in_the_log(fresh, monke
 
 
 @pytest.mark.parametrize("content", [None, "REF,BGM\n1,2\n"])
-def test_the_sidebar_names_the_seg_file_not_its_server_folder(fresh, monkeypatch, tmp_path,
-                                                              content):
+def test_the_sidebar_names_the_seg_file_not_its_server_folder(
+    fresh, monkeypatch, tmp_path, content
+):
     path = tmp_path / "server" / "RiskPairData.csv"  # missing, then present but unreadable
     if content is not None:
         path.parent.mkdir()
@@ -166,8 +187,10 @@ def test_the_sidebar_names_the_seg_file_not_its_server_folder(fresh, monkeypatch
     monkeypatch.setenv("SEG_TABLE", str(path))
     at = open_app()
     assert not at.exception
-    shown = " ".join(e.value for e in (*at.sidebar.info, *at.sidebar.warning,
-                                       *at.sidebar.success, *at.sidebar.text))
+    shown = " ".join(
+        e.value
+        for e in (*at.sidebar.info, *at.sidebar.warning, *at.sidebar.success, *at.sidebar.text)
+    )
     assert "RiskPairData.csv" in shown
     assert str(tmp_path) not in shown and "server" not in shown
 
@@ -179,12 +202,15 @@ def test_public_demo_stores_nothing_and_offers_built_in_data_only(fresh, monkeyp
     monkeypatch.setenv("SEG_TABLE", str(tmp_path / "server" / "RiskPairData.csv"))
     at = open_app()
     assert not at.exception
-    shown = [e.value for e in (*at.sidebar.info, *at.sidebar.warning, *at.sidebar.success,
-                               *at.sidebar.text)]
+    shown = [
+        e.value
+        for e in (*at.sidebar.info, *at.sidebar.warning, *at.sidebar.success, *at.sidebar.text)
+    ]
     assert shown and "server" not in " ".join(shown)  # no server path
     assert at.radio(key="learn_source").options == ["Simulated panel"]
     assert len(at.sidebar.file_uploader) == 0 and not any(
-        b.key in ("seg_store", "seg_forget") for b in at.button)
+        b.key in ("seg_store", "seg_forget") for b in at.button
+    )
     with pytest.raises(ValueError, match="Could not find a navigation page"):
         at.switch_page("views/records.py")  # no Saved records page
     at = open_app("cf")
@@ -203,8 +229,10 @@ def test_cf_data_sets_come_from_the_data_folder_only(fresh, monkeypatch, tmp_pat
     folder.mkdir()
     rng = np.random.default_rng(1)
     lines = ["user_id,joke_id,rating"] + [
-        f"{u},{j + 1},{rng.uniform(-10, 10):.2f}" for u in range(1, 101)
-        for j in rng.choice(100, size=40, replace=False)]
+        f"{u},{j + 1},{rng.uniform(-10, 10):.2f}"
+        for u in range(1, 101)
+        for j in rng.choice(100, size=40, replace=False)
+    ]
     (folder / "jokes.csv").write_text("\n".join(lines))
     (folder / "outside").symlink_to("/etc/hostname")
     monkeypatch.setenv("RISKGRID_DATA_DIR", str(folder))
@@ -223,16 +251,20 @@ def test_cf_data_sets_come_from_the_data_folder_only(fresh, monkeypatch, tmp_pat
     at.selectbox(key="cf_data_set").set_value("ml-100k").run()
     assert not at.exception
     assert [e.value.replace("\\", "") for e in at.error] == [  # less the Markdown escapes
-        "Not usable: ml-100k/u.data: no such file"]
+        "Not usable: ml-100k/u.data: no such file"
+    ]
     assert str(tmp_path) not in _rendered_html(at)
 
 
 def test_with_a_login_configured_nothing_is_shown_before_signing_in(fresh):
     at = AppTest.from_file(str(APP_PATH), default_timeout=60)
-    at.secrets["auth"] = {"redirect_uri": "http://localhost:8501/oauth2callback",
-                          "cookie_secret": "x" * 32, "client_id": "riskgrid",
-                          "client_secret": "secret",
-                          "server_metadata_url": "https://id.invalid/.well-known/openid"}
+    at.secrets["auth"] = {
+        "redirect_uri": "http://localhost:8501/oauth2callback",
+        "cookie_secret": "x" * 32,
+        "client_id": "riskgrid",
+        "client_secret": "secret",
+        "server_metadata_url": "https://id.invalid/.well-known/openid",
+    }
     at.run()
     assert not at.exception
     assert [b.label for b in at.button] == ["Sign in"]

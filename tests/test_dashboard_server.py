@@ -15,15 +15,24 @@ from ranking_core.ratings import read_rating_set
 
 
 def test_a_fresh_session_shows_the_warmed_result_and_other_data_are_fitted_anew(
-        tmp_path, monkeypatch):
+    tmp_path, monkeypatch
+):
     fresh_machine(tmp_path, monkeypatch)
     warmed = warm_opening_result(seg_status())
     # the warm result is the default panel around the built-in surface, with the recipe its
     # ratings call for (a simulated panel names its raters: the robust recipe)
     choice = PanelChoice()
-    panel = read_rating_set(simulate_panel(
-        choice.m, design=choice.design, reference=None, n_raters=choice.raters,
-        noise=choice.noise, outlier_fraction=choice.outliers, random_state=choice.draw))
+    panel = read_rating_set(
+        simulate_panel(
+            choice.m,
+            design=choice.design,
+            reference=None,
+            n_raters=choice.raters,
+            noise=choice.noise,
+            outlier_fraction=choice.outliers,
+            random_state=choice.draw,
+        )
+    )
     assert warmed.settings == PRESETS["robust"]
     assert warmed.checksum == ratings_checksum(panel.X, panel.y)
     assert warmed.grid.shape == (601, 601)
@@ -39,4 +48,3 @@ def test_a_fresh_session_shows_the_warmed_result_and_other_data_are_fitted_anew(
     refitted = at.session_state["learn_result"]
     assert refitted is not warmed and refitted.n_ratings == choice.m - 50
     assert refitted.checksum != warmed.checksum
-

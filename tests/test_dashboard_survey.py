@@ -19,8 +19,9 @@ INSTRUCTIONS = "Rate **each** pair.\n<b>not HTML</b> [a link](http://x)"
 def _survey(store, **settings) -> tuple[SurveyStore, str, list[tuple[str, str]]]:
     surveys = SurveyStore(store)
     values = {"checks": 1, "repeats": 0.0, "batch": 0, **settings}
-    _, organiser = surveys.create("ward *7*", start_design(4, seed=2), SurveySettings(**values),
-                                  INSTRUCTIONS)
+    _, organiser = surveys.create(
+        "ward *7*", start_design(4, seed=2), SurveySettings(**values), INSTRUCTIONS
+    )
     return surveys, organiser, surveys.invite("ward *7*", ["Dr <i>A</i>", "Dr B"])
 
 
@@ -52,8 +53,10 @@ def test_a_rater_answers_goes_back_and_finishes(tmp_path, monkeypatch):
     n = len(queue)
     assert _progress_text(at) == f"1 of {n}"
     metrics = {m.label: m.value for m in at.metric}
-    assert metrics == {"Reference": f"{queue[0].reference / 18.016:.1f} mmol/L",
-                       "Meter": f"{queue[0].estimate / 18.016:.1f} mmol/L"}
+    assert metrics == {
+        "Reference": f"{queue[0].reference / 18.016:.1f} mmol/L",
+        "Meter": f"{queue[0].estimate / 18.016:.1f} mmol/L",
+    }
     risk = at.radio(key=f"survey_risk_{access.rater_id}_0")
     assert risk.label == "Risk" and risk.value is None
     assert risk.options[:3] == ["0 none", "0.5", "1 slight"] and risk.options[-1] == "4 extreme"
@@ -62,8 +65,9 @@ def test_a_rater_answers_goes_back_and_finishes(tmp_path, monkeypatch):
     answers = [0.5, 2.0, 3.5, 1.0, 4.0]
     for position in range(n):
         at.radio(key=f"survey_risk_{access.rater_id}_{position}").set_value(answers[position])
-        at.button(key=f"FormSubmitter:survey_form_{access.rater_id}_{position}-Save and next"
-                  ).click().run()
+        at.button(
+            key=f"FormSubmitter:survey_form_{access.rater_id}_{position}-Save and next"
+        ).click().run()
         assert not at.exception, at.exception
         if position == 1:  # back one pair, change it, on again
             assert _progress_text(at) == f"3 of {n}"
@@ -71,8 +75,9 @@ def test_a_rater_answers_goes_back_and_finishes(tmp_path, monkeypatch):
             assert _progress_text(at) == f"2 of {n}"
             assert at.radio(key=f"survey_risk_{access.rater_id}_1").value == 2.0
             at.radio(key=f"survey_risk_{access.rater_id}_1").set_value(2.5)
-            at.button(key=f"FormSubmitter:survey_form_{access.rater_id}_1-Save and next"
-                      ).click().run()
+            at.button(
+                key=f"FormSubmitter:survey_form_{access.rater_id}_1-Save and next"
+            ).click().run()
             answers[1] = 2.5
     assert any("All pairs rated" in s.value for s in at.success)
     frame = surveys.answers("ward *7*")
@@ -112,15 +117,17 @@ def test_the_public_demo_shows_no_survey(tmp_path, monkeypatch):
 @pytest.mark.slow
 def test_the_organiser_sees_progress_and_the_grid_so_far(tmp_path, monkeypatch):
     surveys = SurveyStore(fresh_machine(tmp_path, monkeypatch))
-    _, organiser = surveys.create("trial", start_design(14, seed=3),
-                                  SurveySettings(checks=2, repeats=0.2, batch=0), "")
+    _, organiser = surveys.create(
+        "trial", start_design(14, seed=3), SurveySettings(checks=2, repeats=0.2, batch=0), ""
+    )
     at = _open("trial", organiser=organiser)
     assert "No raters yet" in at.info[0].value
     for _, link in surveys.invite("trial", 3):
         access = surveys.rater("trial", _token(link))
         for item in surveys.queue(access.rater_id):
-            surveys.answer(access, item.position,
-                           min(4.0, round(abs(item.reference - item.estimate) / 60) / 2))
+            surveys.answer(
+                access, item.position, min(4.0, round(abs(item.reference - item.estimate) / 60) / 2)
+            )
     at = _open("trial", organiser=organiser)
     table = at.dataframe[0].value
     assert table["Rater"].tolist() == ["rater-1", "rater-2", "rater-3"]

@@ -59,8 +59,11 @@ def test_cholesky_solve_equals_the_eigendecomposition(lam):
 @pytest.mark.parametrize("transform", [None, GlucoseTransform("log", 50.0)])
 def test_lattice_solve_equals_the_dense_solution_on_lattice_inputs(transform):
     # a 10 mg/dL lattice keeps the sparse system small; the algebra is the one of 1 mg/dL
-    kernel = LaplacianKernel(800.0) if transform is None else TransformedKernel(
-        LaplacianKernel(800.0), transform)
+    kernel = (
+        LaplacianKernel(800.0)
+        if transform is None
+        else TransformedKernel(LaplacianKernel(800.0), transform)
+    )
     X, y = _ratings(120, 3, step=10.0)
     X[:5] = X[5:10]  # repeated inputs share a lattice node
     X_new = np.random.default_rng(4).uniform(0, 600, size=(100, 2))
@@ -73,8 +76,7 @@ def test_lattice_solve_equals_the_dense_solution_on_lattice_inputs(transform):
     axis = lattice.lattice_axis_
     ref, est = np.meshgrid(axis[::7], axis[::5], indexing="ij")
     points = np.column_stack([ref.ravel(), est.ravel()])
-    np.testing.assert_allclose(lattice.surface_[::7, ::5].ravel(), exact.predict(points),
-                               atol=1e-7)
+    np.testing.assert_allclose(lattice.surface_[::7, ::5].ravel(), exact.predict(points), atol=1e-7)
 
 
 def test_lattice_solver_names_rows_outside_the_glucose_range():
@@ -116,14 +118,22 @@ def test_one_fold_fits_a_capped_subset_of_its_training_part(monkeypatch):
     monkeypatch.setattr(direct, "ONE_FOLD_TRAIN", 90)
     X, y = _ratings(160, 9)
     lams = 0.9 ** np.arange(60)
-    one = fast_kfold_lambda(SpectralRanker(WARPED_L1), X, y, lams, method="one-fold",
-                            random_state=2)
+    one = fast_kfold_lambda(
+        SpectralRanker(WARPED_L1), X, y, lams, method="one-fold", random_state=2
+    )
     train, test = next(KFold(n_splits=5, shuffle=True, random_state=2).split(X))
     subset = np.sort(np.random.default_rng(2).choice(train, 90, replace=False))
     fold = SpectralRanker(WARPED_L1).fit(X[subset], y[subset])
     expected = [np.mean(np.abs(fold.resolve(lam).predict(X[test]) - y[test])) for lam in lams]
-    scores = fast_kfold_lambda(SpectralRanker(WARPED_L1), X, y, lams, method="one-fold",
-                               random_state=2, criterion="absolute-error").curve
+    scores = fast_kfold_lambda(
+        SpectralRanker(WARPED_L1),
+        X,
+        y,
+        lams,
+        method="one-fold",
+        random_state=2,
+        criterion="absolute-error",
+    ).curve
     np.testing.assert_allclose(scores, expected, rtol=1e-9)
     assert one.model.X_fit_.shape[0] == 160  # the refit uses every point
 
@@ -144,13 +154,16 @@ def test_golden_search_finds_the_minimum_of_a_unimodal_curve():
 def test_lattice_method_chooses_the_lambda_of_its_best_scored_solve():
     X, y = _ratings(300, 9, step=10.0)
     lams = 0.8 ** np.arange(40)
-    choice = fast_kfold_lambda(SpectralRanker(WARPED_L1), X, y, lams, method="lattice",
-                               lattice_step=10.0)
+    choice = fast_kfold_lambda(
+        SpectralRanker(WARPED_L1), X, y, lams, method="lattice", lattice_step=10.0
+    )
     scored = ~np.isnan(choice.curve)
     assert 5 < scored.sum() < 20
     values = choice.curve[scored]
-    assert choice.value == lams[np.flatnonzero(scored)[
-        np.flatnonzero(values <= values.min() + TIE_TOLERANCE)[0]]]
+    assert (
+        choice.value
+        == lams[np.flatnonzero(scored)[np.flatnonzero(values <= values.min() + TIE_TOLERANCE)[0]]]
+    )
     refit = SpectralRanker(WARPED_L1, lam=choice.value, solver="dense").fit(X, y)
     X_new = np.random.default_rng(10).uniform(0, 600, size=(50, 2))
     assert choice.model.solver_ == "lattice"
@@ -178,8 +191,14 @@ def _both_paths(m: int, seed: int) -> tuple:
     settings = LearnSettings(method="exact")
     exact = learn_grid((X, y), settings)
     X_fit, y_fit = with_diagonal_anchors(settings.anchors, X, y)
-    fast = fast_kfold_lambda(settings.ranker(), X_fit, signed_ratings(X_fit, y_fit),
-                             settings.lams(), method="exact", criterion=settings.criterion)
+    fast = fast_kfold_lambda(
+        settings.ranker(),
+        X_fit,
+        signed_ratings(X_fit, y_fit),
+        settings.lams(),
+        method="exact",
+        criterion=settings.criterion,
+    )
     return X_fit, y_fit, X_new, fast.model, fast.value, exact.model, exact.lam
 
 
@@ -203,8 +222,9 @@ def test_at_two_thousand_ratings_both_paths_pick_one_lambda_and_predict_alike():
     X_fit, y_fit, X_new, fast, fast_lam, exact, exact_lam = _both_paths(2000, 2000)
     assert fast_lam == exact_lam
     assert fast.solver_ == "cholesky"
-    reference = refined_predictions(fast.kernel_, X_fit, signed_ratings(X_fit, y_fit), fast_lam,
-                                    X_new)
+    reference = refined_predictions(
+        fast.kernel_, X_fit, signed_ratings(X_fit, y_fit), fast_lam, X_new
+    )
     assert _relative(fast.predict(X_new), reference) < 1e-8
     assert _relative(exact.predict(X_new), reference) < 1e-8
     assert _relative(fast.predict(X_new), exact.predict(X_new)) < 1e-8
@@ -242,10 +262,19 @@ def test_exact_method_reproduces_kfold_lambda_by_absolute_error():
     y = y + np.random.default_rng(12).normal(scale=0.1, size=len(y))
     lams = 0.9 ** np.arange(120)
     ranker = SpectralRanker(WARPED_L1)
-    exact = choose(ranker, X, y, rule="kfold", grid=lams, n_splits=4, random_state=3,
-                   criterion="absolute-error")
-    fast = fast_kfold_lambda(ranker, X, y, lams, n_splits=4, random_state=3, method="exact",
-                             criterion="absolute-error")
+    exact = choose(
+        ranker,
+        X,
+        y,
+        rule="kfold",
+        grid=lams,
+        n_splits=4,
+        random_state=3,
+        criterion="absolute-error",
+    )
+    fast = fast_kfold_lambda(
+        ranker, X, y, lams, n_splits=4, random_state=3, method="exact", criterion="absolute-error"
+    )
     assert fast.value == exact.value
     np.testing.assert_allclose(fast.curve, exact.curve, rtol=1e-10)
 
@@ -253,8 +282,15 @@ def test_exact_method_reproduces_kfold_lambda_by_absolute_error():
 def test_lattice_method_scores_the_absolute_error_of_its_solves():
     X, y = _ratings(300, 9, step=10.0)
     lams = 0.8 ** np.arange(40)
-    choice = fast_kfold_lambda(SpectralRanker(WARPED_L1), X, y, lams, method="lattice",
-                               lattice_step=10.0, criterion="absolute-error")
+    choice = fast_kfold_lambda(
+        SpectralRanker(WARPED_L1),
+        X,
+        y,
+        lams,
+        method="lattice",
+        lattice_step=10.0,
+        criterion="absolute-error",
+    )
     train, test = next(iter(KFold(5, shuffle=True, random_state=0).split(X)))
     for index in np.flatnonzero(~np.isnan(choice.curve))[:3]:
         dense = SpectralRanker(WARPED_L1, lam=lams[index], solver="dense").fit(X[train], y[train])

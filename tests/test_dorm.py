@@ -92,13 +92,20 @@ def _brute_force_optimum(X, y, groups, C, n):
         return 0.5 * z[:p] @ z[:p] + C * z[p:].sum()
 
     result = scipy.optimize.minimize(
-        objective, np.r_[np.zeros(p), np.ones(m)], method="SLSQP",
+        objective,
+        np.r_[np.zeros(p), np.ones(m)],
+        method="SLSQP",
         jac=lambda z: np.r_[z[:p], C * np.ones(m)],
         bounds=[(None, None)] * p + [(0, None)] * m,
-        constraints=[{"type": "ineq",
-                      "fun": lambda z: rows @ z[:p] - losses + z[p:][owners],
-                      "jac": lambda z: np.c_[rows, np.eye(m)[owners]]}],
-        options={"ftol": 1e-12, "maxiter": 500})
+        constraints=[
+            {
+                "type": "ineq",
+                "fun": lambda z: rows @ z[:p] - losses + z[p:][owners],
+                "jac": lambda z: np.c_[rows, np.eye(m)[owners]],
+            }
+        ],
+        options={"ftol": 1e-12, "maxiter": 500},
+    )
     return result.fun, result.x[:p]
 
 

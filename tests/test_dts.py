@@ -11,10 +11,18 @@ from ranking_core.grids import dts_zone, zone_grid, zone_polylines
 
 # Klonoff et al. 2024, Supplemental Table A1: (reference, measured) in mg/dL of each border; the
 # zone named is the one on the border's outer side
-UPPER = {"B": ((0, 60), (50, 60), (500, 600)), "C": ((0, 86.5), (50, 86.5), (347, 600)),
-         "D": ((0, 124), (50, 124), (241, 600)), "E": ((0, 179), (50, 179), (167, 600))}
-LOWER = {"B": ((62.5, 0), (62.5, 50), (600, 480)), "C": ((97.5, 0), (97.5, 50), (600, 307)),
-         "D": ((153, 0), (153, 50), (600, 197)), "E": ((238, 0), (238, 50), (600, 126))}
+UPPER = {
+    "B": ((0, 60), (50, 60), (500, 600)),
+    "C": ((0, 86.5), (50, 86.5), (347, 600)),
+    "D": ((0, 124), (50, 124), (241, 600)),
+    "E": ((0, 179), (50, 179), (167, 600)),
+}
+LOWER = {
+    "B": ((62.5, 0), (62.5, 50), (600, 480)),
+    "C": ((97.5, 0), (97.5, 50), (600, 307)),
+    "D": ((153, 0), (153, 50), (600, 197)),
+    "E": ((238, 0), (238, 50), (600, 126)),
+}
 INNER = {"B": "A", "C": "B", "D": "C", "E": "D"}
 EPS = 0.05  # mg/dL
 
@@ -80,8 +88,7 @@ def test_lattice_against_a_pair_by_pair_reading_of_the_table():
     expected = [_by_hand(r, b) for r, b in zip(ref, bgm, strict=True)]
     assert dts_zone(ref, bgm).tolist() == expected
     codes = zone_grid("dts")
-    assert codes[ref.astype(int), bgm.astype(int)].tolist() == [
-        "ABCDE".index(z) for z in expected]
+    assert codes[ref.astype(int), bgm.astype(int)].tolist() == ["ABCDE".index(z) for z in expected]
 
 
 def test_drawn_lines_lie_on_the_published_borders_and_separate_zones():

@@ -23,8 +23,10 @@ def _one_per_class() -> dict[str, object]:
         if name in LEFT_OUT:
             continue
         estimator = spec.make(1.0)
-        if all(type(other) is not type(estimator) or type(estimator).__name__ == "Pipeline"
-               for other in estimators.values()):
+        if all(
+            type(other) is not type(estimator) or type(estimator).__name__ == "Pipeline"
+            for other in estimators.values()
+        ):
             estimators[name] = estimator
     return estimators
 
@@ -35,20 +37,20 @@ ESTIMATORS = _one_per_class()
 EXPECTED_FAILURES: dict[str, dict[str, str]] = {
     "preference": {
         "check_supervised_y_2d": "a 2-D y is v scorings learnt at once from one decomposition "
-                                 "(Pahikkala et al. 2009, §3.2), not a column to flatten with a "
-                                 "DataConversionWarning",
+        "(Pahikkala et al. 2009, §3.2), not a column to flatten with a "
+        "DataConversionWarning",
     },
     # the registry's DORM is a Pipeline (Nyström features, then DORM): Pipeline's own behaviour
     "dorm": {
         "check_estimators_overwrite_params": "Pipeline fits its steps in place of 'steps' "
-                                             "(scikit-learn expects this failure for Pipeline)",
+        "(scikit-learn expects this failure for Pipeline)",
         "check_dont_overwrite_parameters": "Pipeline fits its steps in place of 'steps' "
-                                           "(scikit-learn expects this failure for Pipeline)",
+        "(scikit-learn expects this failure for Pipeline)",
         "check_estimator_sparse_tag": "the Nystroem step accepts sparse X, Pipeline's default "
-                                      "tag says it does not",
+        "tag says it does not",
         "check_supervised_y_no_nan": "DORM refuses NaN/inf y naming the rows and the rule "
-                                     "('y has NaN or infinite values in rows …'), not with "
-                                     "scikit-learn's wording",
+        "('y has NaN or infinite values in rows …'), not with "
+        "scikit-learn's wording",
     },
 }
 
@@ -58,18 +60,36 @@ EXPECTED_FAILURES: dict[str, dict[str, str]] = {
 # or a third column of non-integers. Its learning is checked on its own inputs in
 # tests/test_panels_robust.py (the weighted fit it solves, λ paths equal to refits, clone, the
 # k-fold choice against a hand-written loop).
-ROBUST_COLUMNS = ("RobustRanker takes (REF, estimate[, rater code]) columns and refuses other "
-                  "inputs with the rule named")
-EXPECTED_FAILURES["robust"] = {check: ROBUST_COLUMNS for check in (
-    "check_fit_score_takes_y", "check_dont_overwrite_parameters",
-    "check_n_features_in_after_fitting", "check_positive_only_tag_during_fit",
-    "check_estimators_dtypes", "check_dtype_object", "check_pipeline_consistency",
-    "check_estimators_nan_inf", "check_estimators_pickle", "check_f_contiguous_array_estimator",
-    "check_regressors_train", "check_regressor_data_not_an_array",
-    "check_regressors_no_decision_function", "check_supervised_y_2d", "check_regressors_int",
-    "check_non_transformer_estimators_n_iter", "check_methods_sample_order_invariance",
-    "check_methods_subset_invariance", "check_fit2d_1feature", "check_dict_unchanged",
-    "check_fit2d_predict1d")}
+ROBUST_COLUMNS = (
+    "RobustRanker takes (REF, estimate[, rater code]) columns and refuses other "
+    "inputs with the rule named"
+)
+EXPECTED_FAILURES["robust"] = {
+    check: ROBUST_COLUMNS
+    for check in (
+        "check_fit_score_takes_y",
+        "check_dont_overwrite_parameters",
+        "check_n_features_in_after_fitting",
+        "check_positive_only_tag_during_fit",
+        "check_estimators_dtypes",
+        "check_dtype_object",
+        "check_pipeline_consistency",
+        "check_estimators_nan_inf",
+        "check_estimators_pickle",
+        "check_f_contiguous_array_estimator",
+        "check_regressors_train",
+        "check_regressor_data_not_an_array",
+        "check_regressors_no_decision_function",
+        "check_supervised_y_2d",
+        "check_regressors_int",
+        "check_non_transformer_estimators_n_iter",
+        "check_methods_sample_order_invariance",
+        "check_methods_subset_invariance",
+        "check_fit2d_1feature",
+        "check_dict_unchanged",
+        "check_fit2d_predict1d",
+    )
+}
 
 
 def _expected_failures(estimator) -> dict[str, str]:

@@ -137,10 +137,15 @@ def _nu_method_by_iteration(A: np.ndarray, b: np.ndarray, steps: int, nu: float)
         if j == 1:
             mu, omega = 0.0, (4 * nu + 2) / (4 * nu + 1)
         else:
-            mu = (j - 1) * (2 * j - 3) * (2 * j + 2 * nu - 1) / (
-                (j + 2 * nu - 1) * (2 * j + 4 * nu - 1) * (2 * j + 2 * nu - 3))
-            omega = 4 * (2 * j + 2 * nu - 1) * (j + nu - 1) / (
-                (j + 2 * nu - 1) * (2 * j + 4 * nu - 1))
+            mu = (
+                (j - 1)
+                * (2 * j - 3)
+                * (2 * j + 2 * nu - 1)
+                / ((j + 2 * nu - 1) * (2 * j + 4 * nu - 1) * (2 * j + 2 * nu - 3))
+            )
+            omega = (
+                4 * (2 * j + 2 * nu - 1) * (j + nu - 1) / ((j + 2 * nu - 1) * (2 * j + 4 * nu - 1))
+            )
         previous, x = x, x + mu * (x - previous) + omega * (b - A @ x)
     return x
 
@@ -153,9 +158,10 @@ def test_nu_method_equals_the_iteration_it_stands_for(nu: float, lam: float) -> 
     sigma = np.r_[1.0, rng.uniform(0, 1, 29) ** 3]  # max σ = 1, so the default step is 1
     A, b = (V * sigma) @ V.T, rng.normal(size=30)
     via_filter = V @ (NuMethod(nu).factors(sigma, lam) * (V.T @ b))
-    steps = int(np.ceil(lam ** -0.5))
-    np.testing.assert_allclose(via_filter, _nu_method_by_iteration(A, b, steps, nu),
-                               rtol=1e-9, atol=1e-9)
+    steps = int(np.ceil(lam**-0.5))
+    np.testing.assert_allclose(
+        via_filter, _nu_method_by_iteration(A, b, steps, nu), rtol=1e-9, atol=1e-9
+    )
 
 
 def test_nu_method_residual_and_qualification() -> None:

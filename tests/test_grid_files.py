@@ -67,9 +67,10 @@ def test_written_files_read_back(learned, tmp_path):
         assert image.format == "PNG" and image.width > 601 and image.height > 601
 
 
-@pytest.mark.parametrize(("risk", "colour"), [(0.0, (0x00, 0xA5, 0x00)),
-                                               (4.0, (0x80, 0x00, 0x00)),
-                                               (1.0625, (0xFF, 0xFF, 0x00))])
+@pytest.mark.parametrize(
+    ("risk", "colour"),
+    [(0.0, (0x00, 0xA5, 0x00)), (4.0, (0x80, 0x00, 0x00)), (1.0625, (0xFF, 0xFF, 0x00))],
+)
 def test_png_uses_the_seg_colours(risk, colour):
     with Image.open(io.BytesIO(grid_png(np.full((601, 601), risk)))) as image:
         rgb = image.convert("RGB")
@@ -90,19 +91,22 @@ class _Explodes:
 GOOD = np.full((601, 601), 1.0)
 
 
-@pytest.mark.parametrize(("name", "content", "rule"), [
-    ("grid.npy", _npy(np.array([_Explodes()], dtype=object)), "holds object values"),
-    ("grid.npy", _npy(np.zeros((600, 601))), "shape (600, 601)"),
-    ("grid.npy", _npy(np.where(np.eye(601, dtype=bool), np.nan, GOOD)), "NaN or infinite"),
-    ("grid.npy", _npy(np.where(np.eye(601, dtype=bool), 4.5, GOOD)), "outside the risk scale"),
-    ("grid.npy", b"REF,BGM,risk\n0,0,0\n", "not a NumPy .npy file"),
-    ("grid.npy", _npy(GOOD)[:5000], "incomplete or damaged"),
-    ("grid.txt", _npy(GOOD), ".npy or .csv"),
-    ("grid.csv", b"REF,BGM\n0,0\n", "missing column(s) risk"),
-    ("grid.csv", b"REF,BGM,risk\n0,0,0\n0,0,1\n", "distinct (REF, BGM)"),
-    ("grid.csv", b"REF,BGM,risk\n0,0,x\n", "line 2 is not three finite numbers"),
-    ("grid.csv", b"REF,BGM,risk\n0.5,0,1\n", "off the lattice"),
-])
+@pytest.mark.parametrize(
+    ("name", "content", "rule"),
+    [
+        ("grid.npy", _npy(np.array([_Explodes()], dtype=object)), "holds object values"),
+        ("grid.npy", _npy(np.zeros((600, 601))), "shape (600, 601)"),
+        ("grid.npy", _npy(np.where(np.eye(601, dtype=bool), np.nan, GOOD)), "NaN or infinite"),
+        ("grid.npy", _npy(np.where(np.eye(601, dtype=bool), 4.5, GOOD)), "outside the risk scale"),
+        ("grid.npy", b"REF,BGM,risk\n0,0,0\n", "not a NumPy .npy file"),
+        ("grid.npy", _npy(GOOD)[:5000], "incomplete or damaged"),
+        ("grid.txt", _npy(GOOD), ".npy or .csv"),
+        ("grid.csv", b"REF,BGM\n0,0\n", "missing column(s) risk"),
+        ("grid.csv", b"REF,BGM,risk\n0,0,0\n0,0,1\n", "distinct (REF, BGM)"),
+        ("grid.csv", b"REF,BGM,risk\n0,0,x\n", "line 2 is not three finite numbers"),
+        ("grid.csv", b"REF,BGM,risk\n0.5,0,1\n", "off the lattice"),
+    ],
+)
 def test_broken_grid_files_are_refused_with_one_line(name, content, rule):
     with pytest.raises(GridFileError) as caught:
         read_grid_file(content, name)
@@ -122,25 +126,40 @@ def test_pickle_is_never_loaded_from_a_path(tmp_path):
 def _rating_file(tmp_path, m: int = 60, unit_factor: float = 1.0) -> tuple:
     frame = simulate_panel(m, random_state=5)
     path = tmp_path / "ratings.csv"
-    frame.assign(reference=frame["reference"] / unit_factor,
-                 estimate=frame["estimate"] / unit_factor).to_csv(path, index=False)
+    frame.assign(
+        reference=frame["reference"] / unit_factor, estimate=frame["estimate"] / unit_factor
+    ).to_csv(path, index=False)
     return path, frame
 
 
 def test_cli_learn_writes_what_the_library_learns(tmp_path):
     path, _ = _rating_file(tmp_path)
     out = tmp_path / "out"
-    result = runner.invoke(app, ["learn", str(path), "--out-dir", str(out), "--rule", "holdout",
-                                 "--kernel", "gaussian", "--gamma", "10000", "--unsigned",
-                                 "--recipe", "best"])
+    result = runner.invoke(
+        app,
+        [
+            "learn",
+            str(path),
+            "--out-dir",
+            str(out),
+            "--rule",
+            "holdout",
+            "--kernel",
+            "gaussian",
+            "--gamma",
+            "10000",
+            "--unsigned",
+            "--recipe",
+            "best",
+        ],
+    )
     assert result.exit_code == 0, result.output
     settings = LearnSettings(rule="holdout", kernel="gaussian", gamma=1e4, signed=False)
     expected = learn_grid(read_rating_set(path), settings)
     meta = json.loads((out / "grid.json").read_text())
     assert LearnSettings(**meta["settings"]) == settings
     assert meta["lambda"] == pytest.approx(expected.lam, rel=1e-12)
-    np.testing.assert_allclose(np.load(out / "grid.npy"), np.clip(expected.grid, 0, 4),
-                               atol=1e-9)
+    np.testing.assert_allclose(np.load(out / "grid.npy"), np.clip(expected.grid, 0, 4), atol=1e-9)
     assert "Points fitted" in result.output
     # a simulated panel names its raters: the best recipe, named, learns it by least squares
     # and the advice points to robust learning
@@ -151,22 +170,37 @@ def test_cli_learn_writes_what_the_library_learns(tmp_path):
 def test_cli_learn_reads_mmol_per_litre(tmp_path):
     path, frame = _rating_file(tmp_path, unit_factor=MGDL_PER_MMOLL)
     out = tmp_path / "out"
-    result = runner.invoke(app, ["learn", str(path), "--out-dir", str(out), "--unit", "mmol/L",
-                                 "--rule", "manual", "--lambda", "0.01"])
+    result = runner.invoke(
+        app,
+        [
+            "learn",
+            str(path),
+            "--out-dir",
+            str(out),
+            "--unit",
+            "mmol/L",
+            "--rule",
+            "manual",
+            "--lambda",
+            "0.01",
+        ],
+    )
     assert result.exit_code == 0, result.output
     ratings = read_rating_set(frame)
     meta = json.loads((out / "grid.json").read_text())
     # a simulated panel: the robust recipe by default (its rule set by hand)
     expected = learn_grid(ratings, dataclasses.replace(PRESETS["robust"], rule="manual", lam=0.01))
-    np.testing.assert_allclose(np.load(out / "grid.npy"), np.clip(expected.grid, 0, 4),
-                               atol=1e-6)
+    np.testing.assert_allclose(np.load(out / "grid.npy"), np.clip(expected.grid, 0, 4), atol=1e-6)
     assert meta["ratings"] == len(frame)
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["--kernel", "cosine"], "kernel"),
-    (["--rule", "best"], "rule"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--kernel", "cosine"], "kernel"),
+        (["--rule", "best"], "rule"),
+    ],
+)
 def test_cli_learn_refuses_bad_options_in_one_line(tmp_path, args, message):
     path, _ = _rating_file(tmp_path, m=20)
     result = runner.invoke(app, ["learn", str(path), "--out-dir", str(tmp_path / "o"), *args])
@@ -175,8 +209,9 @@ def test_cli_learn_refuses_bad_options_in_one_line(tmp_path, args, message):
 
 
 def test_cli_learn_refuses_a_missing_file(tmp_path):
-    result = runner.invoke(app, ["learn", str(tmp_path / "nope.csv"), "--out-dir",
-                                 str(tmp_path / "o")])
+    result = runner.invoke(
+        app, ["learn", str(tmp_path / "nope.csv"), "--out-dir", str(tmp_path / "o")]
+    )
     assert result.exit_code == 1 and "file not found" in result.output
     assert "Traceback" not in result.output
 
@@ -185,26 +220,42 @@ def test_meter_report_reads_the_learned_grid_files(tmp_path, monkeypatch):
     monkeypatch.delenv("SEG_TABLE", raising=False)
     path, _ = _rating_file(tmp_path)
     out = tmp_path / "out"
-    assert runner.invoke(app, ["learn", str(path), "--out-dir", str(out), "--rule", "manual",
-                               "--lambda", "0.01"]).exit_code == 0
+    assert (
+        runner.invoke(
+            app, ["learn", str(path), "--out-dir", str(out), "--rule", "manual", "--lambda", "0.01"]
+        ).exit_code
+        == 0
+    )
     pairs = tmp_path / "pairs.csv"
     pairs.write_text("BGM,REF\n110,100\n40,50\n300,200\n")
     reports = {}
     for name in ("grid.npy", "grid.csv"):
         json_out = tmp_path / f"{name}.json"
-        result = runner.invoke(app, ["meter-report", str(pairs), "--learned-grid",
-                                     str(out / name), "--json", str(json_out)])
+        result = runner.invoke(
+            app,
+            [
+                "meter-report",
+                str(pairs),
+                "--learned-grid",
+                str(out / name),
+                "--json",
+                str(json_out),
+            ],
+        )
         assert result.exit_code == 0, result.output
         reports[name] = json.loads(json_out.read_text())["learned_categories"]
     assert sum(r["count"] for r in reports["grid.npy"]) == 3
     assert reports["grid.npy"] == reports["grid.csv"]
 
 
-@pytest.mark.parametrize(("name", "content", "message"), [
-    ("missing.npy", None, "cannot open the grid file missing.npy"),
-    ("grid.txt", b"1,2,3\n", ".npy or .csv"),
-    ("grid.npy", b"not numpy", "not a NumPy .npy file"),
-])
+@pytest.mark.parametrize(
+    ("name", "content", "message"),
+    [
+        ("missing.npy", None, "cannot open the grid file missing.npy"),
+        ("grid.txt", b"1,2,3\n", ".npy or .csv"),
+        ("grid.npy", b"not numpy", "not a NumPy .npy file"),
+    ],
+)
 def test_meter_report_refuses_a_bad_grid_file_in_one_line(tmp_path, name, content, message):
     pairs = tmp_path / "pairs.csv"
     pairs.write_text("BGM,REF\n110,100\n")

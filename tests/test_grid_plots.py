@@ -18,8 +18,11 @@ BGM = np.rint(REF * RNG.lognormal(0, 0.2, 300))
 
 def _zone_lines(fig):
     ax = fig.axes[0]
-    return {line.get_gid().removeprefix("zone line "): line.get_xydata()
-            for line in ax.lines if (line.get_gid() or "").startswith("zone line ")}
+    return {
+        line.get_gid().removeprefix("zone line "): line.get_xydata()
+        for line in ax.lines
+        if (line.get_gid() or "").startswith("zone line ")
+    }
 
 
 @pytest.mark.parametrize("name", grid_names(ZoneGrid))
@@ -63,8 +66,10 @@ def test_axes_units_points_and_density():
     many = np.tile(REF, DENSITY_FROM // 300 + 1)
     dense = grid_plot("dts", many, many).axes[0]
     assert any(isinstance(c, PolyCollection) for c in dense.collections)  # hexagonal bins
-    assert sum(c.get_array().sum() for c in dense.collections
-               if isinstance(c, PolyCollection)) == many.size
+    assert (
+        sum(c.get_array().sum() for c in dense.collections if isinstance(c, PolyCollection))
+        == many.size
+    )
 
 
 def test_risk_grid_needs_its_surface_and_exports():

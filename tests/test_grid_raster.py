@@ -57,8 +57,9 @@ def test_grade_lines_are_drawn_at_the_closed_form_iso_risk_heights():
 
 
 def test_rating_points_are_dots_of_their_risk_at_their_place():
-    image = grid_image(np.zeros((601, 601)), "points", points=([100.0, 400.0], [500.0, 50.0],
-                                                               [4.0, 2.0]))
+    image = grid_image(
+        np.zeros((601, 601)), "points", points=([100.0, 400.0], [500.0, 50.0], [4.0, 2.0])
+    )
     assert pixel(image, 100, 500) == tuple(risk_rgb(4.0).tolist())
     assert pixel(image, 400, 50) == tuple(risk_rgb(2.0).tolist())
     assert pixel(image, 250, 250) == tuple(risk_rgb(0.0).tolist())

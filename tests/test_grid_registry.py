@@ -30,8 +30,13 @@ def test_every_grid_is_registered_once_with_its_paper():
     assert grid_names() == ("seg", "dts", "clarke", "parkes-type1", "parkes-type2", "learned")
     assert grid_names(ZoneGrid) == ("dts", "clarke", "parkes-type1", "parkes-type2")
     assert grid_names(RiskGrid) == ("seg", "learned")
-    years = {"seg": "2014", "dts": "2024", "clarke": "1987", "parkes-type1": "2000",
-             "learned": "2014"}
+    years = {
+        "seg": "2014",
+        "dts": "2024",
+        "clarke": "1987",
+        "parkes-type1": "2000",
+        "learned": "2014",
+    }
     for name, year in years.items():
         grid = get_grid(name)
         assert year in grid.citation and grid.purpose.endswith(".")
@@ -50,8 +55,11 @@ def test_unknown_names_are_refused_with_the_choices():
 def test_zone_lattices_follow_each_grid_rule():
     rng = np.random.default_rng(5)
     ref, bgm = rng.integers(0, 601, (2, 500))
-    for name, rule in (("clarke", clarke_zone), ("parkes-type1", lambda r, b: parkes_zone(r, b, 1)),
-                       ("parkes-type2", lambda r, b: parkes_zone(r, b, 2))):
+    for name, rule in (
+        ("clarke", clarke_zone),
+        ("parkes-type1", lambda r, b: parkes_zone(r, b, 1)),
+        ("parkes-type2", lambda r, b: parkes_zone(r, b, 2)),
+    ):
         codes = zone_grid(name)[ref, bgm]
         assert codes.tolist() == ["ABCDE".index(z) for z in rule(ref, bgm)]
         assert not zone_grid(name).flags.writeable
@@ -59,7 +67,10 @@ def test_zone_lattices_follow_each_grid_rule():
 
 def test_report_grids_pick_one_parkes_type():
     assert {f: g.name for f, g in report_grids(2).items()} == {
-        "dts": "dts", "clarke": "clarke", "parkes": "parkes-type2"}
+        "dts": "dts",
+        "clarke": "clarke",
+        "parkes": "parkes-type2",
+    }
 
 
 def test_risk_grids_grade_a_surface():

@@ -35,8 +35,9 @@ def _same(fast, slow) -> None:
     assert np.array_equal(fast.bgm, slow.bgm) and np.array_equal(fast.ref, slow.ref)
     assert np.array_equal(fast.rows, slow.rows)
     assert fast.messages == slow.messages
-    assert [(r.rule, r.lines.tolist(), r.example) for r in fast.table.refused] == \
-        [(r.rule, r.lines.tolist(), r.example) for r in slow.table.refused]
+    assert [(r.rule, r.lines.tolist(), r.example) for r in fast.table.refused] == [
+        (r.rule, r.lines.tolist(), r.example) for r in slow.table.refused
+    ]
 
 
 def _lines(n: int, delimiter: str = ",", seed: int = 0) -> list[str]:
@@ -95,9 +96,16 @@ def test_decimal_comma_and_semicolon(monkeypatch, small_chunks):
 
 
 def test_long_numbers_are_rounded_like_float(monkeypatch):
-    cells = ["1.00000000000000011102230246251565", "0.1000000000000000055511151231257827",
-             "123456789012345678901234567890", "5"]
+    cells = [
+        "1.00000000000000011102230246251565",
+        "0.1000000000000000055511151231257827",
+        "123456789012345678901234567890",
+        "5",
+    ]
     content = ("BGM,REF\n" + "\n".join(f"{c},100" for c in cells) + "\n").encode()
-    rows = table.read_table(io.BytesIO(content), table.Schema("pairs", (
-        table.Role("BGM"), table.Role("REF"))), name="p.csv")
+    rows = table.read_table(
+        io.BytesIO(content),
+        table.Schema("pairs", (table.Role("BGM"), table.Role("REF"))),
+        name="p.csv",
+    )
     assert rows.values["BGM"].tolist() == [float(c) for c in cells]

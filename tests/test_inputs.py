@@ -46,8 +46,9 @@ def test_ragged_rows_are_refused_not_shifted():
     assert pairs.rows.tolist() == [2, 5]
     assert _refused(pairs, "the row has the wrong number of fields") == [3, 4, 7]
     assert pairs.messages[0] == "pairs.csv: 5 rows read, 3 refused"
-    ratings = read_rating_set(io.BytesIO(b"reference,estimate,rating\n100,120,1\n90,2\n"
-                                         b"200,300,1,2\n"), name="r.csv")
+    ratings = read_rating_set(
+        io.BytesIO(b"reference,estimate,rating\n100,120,1\n90,2\n200,300,1,2\n"), name="r.csv"
+    )
     assert list(ratings.frame.index) == [2]
     assert ratings.problems[0].lines == (3, 4)
 
@@ -120,8 +121,10 @@ def test_values_above_the_physical_range_are_refused():
 def test_title_and_comment_lines_above_the_header_are_skipped_and_reported():
     pairs = _pairs(b"Meter study 12\n# exported 2024-05-01\n\nBGM,REF\n110,100\n")
     assert pairs.rows.tolist() == [5]
-    assert any("lines 1, 2 above the header skipped" in m and "'Meter study 12'" in m
-               for m in pairs.messages)
+    assert any(
+        "lines 1, 2 above the header skipped" in m and "'Meter study 12'" in m
+        for m in pairs.messages
+    )
 
 
 def test_aliases_are_matched_case_insensitively_with_a_unit_suffix():
@@ -141,8 +144,9 @@ def test_mmol_meter_file_is_refused_without_a_unit_and_converted_with_one():
     np.testing.assert_array_equal(pairs.ref, mg[:, 1])
     risk = np.random.default_rng(0).uniform(-4, 4, (GLUCOSE_MAX + 1, GLUCOSE_MAX + 1))
     table = SEGTable(risk, "synthetic")
-    as_mg = meter_report(_pairs(("BGM,REF\n" + "".join(f"{b},{r}\n" for b, r in mg)).encode()),
-                         table)
+    as_mg = meter_report(
+        _pairs(("BGM,REF\n" + "".join(f"{b},{r}\n" for b, r in mg)).encode()), table
+    )
     as_mmol = meter_report(pairs, table)
     pd.testing.assert_frame_equal(as_mg.risk_grades, as_mmol.risk_grades)
     pd.testing.assert_frame_equal(as_mg.risk_categories, as_mmol.risk_categories)
@@ -164,11 +168,14 @@ def test_meter_report_command_takes_a_unit(tmp_path):
     assert bad.exit_code == 1 and "must be one of mg/dL, mmol/L" in " ".join(bad.output.split())
 
 
-@pytest.mark.parametrize(("content", "rule"), [
-    ("BGM,REF\n110,100\n".encode("cp1252") + b"\xe9,1\n", "Windows-1252"),
-    ("BGM,REF\n110,100\n".encode("utf-16-le"), "UTF-16 without a byte-order mark"),
-    ("BGM,REF\n110,100\n".encode("utf-32"), "UTF-32"),
-])
+@pytest.mark.parametrize(
+    ("content", "rule"),
+    [
+        ("BGM,REF\n110,100\n".encode("cp1252") + b"\xe9,1\n", "Windows-1252"),
+        ("BGM,REF\n110,100\n".encode("utf-16-le"), "UTF-16 without a byte-order mark"),
+        ("BGM,REF\n110,100\n".encode("utf-32"), "UTF-32"),
+    ],
+)
 def test_other_encodings_are_refused_by_name(content, rule):
     with pytest.raises(PairsFileError, match=f"{rule}.*accepted: UTF-8 with or without BOM"):
         _pairs(content)
@@ -251,10 +258,12 @@ def test_large_or_slow_sheets_are_refused(tmp_path):
 def test_xlsx_reads_the_first_sheet_or_the_named_one(tmp_path):
     path = tmp_path / "book.xlsx"
     with pd.ExcelWriter(path) as writer:
-        pd.DataFrame([["Study 4"], ["BGM", "REF"]]).to_excel(writer, sheet_name="a",
-                                                            index=False, header=False)
-        pd.DataFrame({"BGM": [1.5, 200], "REF": [100, 210]}).to_excel(writer, sheet_name="b",
-                                                                      index=False)
+        pd.DataFrame([["Study 4"], ["BGM", "REF"]]).to_excel(
+            writer, sheet_name="a", index=False, header=False
+        )
+        pd.DataFrame({"BGM": [1.5, 200], "REF": [100, 210]}).to_excel(
+            writer, sheet_name="b", index=False
+        )
     with pytest.raises(PairsFileError, match="no data rows"):
         read_pairs(path)
     pairs = read_pairs(path, sheet="b")
@@ -269,13 +278,17 @@ _VALUES = st.floats(min_value=0, max_value=2999, allow_nan=False).map(lambda v: 
 
 
 @settings(max_examples=60, deadline=None)
-@given(rows=st.lists(st.tuples(_VALUES, _VALUES), min_size=1, max_size=30),
-       delimiter=st.sampled_from([",", ";", "\t"]),
-       encoding=st.sampled_from(["utf-8", "utf-8-sig", "utf-16"]),
-       comma=st.booleans(), newline=st.sampled_from(["\n", "\r\n", "\r"]),
-       title=st.booleans())
-def test_any_supported_writing_reads_back_the_same_numbers(rows, delimiter, encoding, comma,
-                                                           newline, title):
+@given(
+    rows=st.lists(st.tuples(_VALUES, _VALUES), min_size=1, max_size=30),
+    delimiter=st.sampled_from([",", ";", "\t"]),
+    encoding=st.sampled_from(["utf-8", "utf-8-sig", "utf-16"]),
+    comma=st.booleans(),
+    newline=st.sampled_from(["\n", "\r\n", "\r"]),
+    title=st.booleans(),
+)
+def test_any_supported_writing_reads_back_the_same_numbers(
+    rows, delimiter, encoding, comma, newline, title
+):
     comma = comma and delimiter != ","  # a comma-separated file keeps the decimal point
 
     def cell(v: float) -> str:

@@ -40,15 +40,21 @@ def test_anisotropic_gaussian() -> None:
 def test_other_kernels() -> None:
     np.testing.assert_allclose(
         LaplacianKernel(50.0)(X, Y),
-        pointwise(lambda a, b: np.exp(-np.sum(np.abs(a - b)) / 50.0), X, Y), rtol=1e-13)
+        pointwise(lambda a, b: np.exp(-np.sum(np.abs(a - b)) / 50.0), X, Y),
+        rtol=1e-13,
+    )
     np.testing.assert_allclose(LinearKernel()(X, Y), pointwise(np.dot, X, Y), rtol=1e-13)
     np.testing.assert_allclose(
         PolynomialKernel(1e4, 2, 1.0)(X, Y),
-        pointwise(lambda a, b: (a @ b / 1e4 + 1.0) ** 2, X, Y), rtol=1e-13)
+        pointwise(lambda a, b: (a @ b / 1e4 + 1.0) ** 2, X, Y),
+        rtol=1e-13,
+    )
 
 
-@pytest.mark.parametrize("kernel", [GaussianKernel(1e3), LaplacianKernel(9.0), LinearKernel(),
-                                    PolynomialKernel(7.0, 3, 0.5)])
+@pytest.mark.parametrize(
+    "kernel",
+    [GaussianKernel(1e3), LaplacianKernel(9.0), LinearKernel(), PolynomialKernel(7.0, 3, 0.5)],
+)
 def test_diagonal_matches_gram(kernel) -> None:
     np.testing.assert_allclose(kernel.diagonal(X), np.diag(kernel(X, X)), rtol=1e-12)
 
@@ -59,10 +65,12 @@ def test_gaussian_lattice_equals_direct_evaluation(gamma) -> None:
     coef = RNG.normal(size=40)
     axis_0, axis_1 = np.arange(0, 601, 25.0), np.arange(0, 601, 40.0)
     grid = np.array([[a, b] for a in axis_0 for b in axis_1])
-    direct = (GaussianKernel(gamma if np.ndim(gamma) == 0 else tuple(gamma))(grid, centers)
-              @ coef).reshape(len(axis_0), len(axis_1))
-    np.testing.assert_allclose(gaussian_lattice(axis_0, axis_1, centers, coef, gamma), direct,
-                               rtol=1e-11, atol=1e-12)
+    direct = (
+        GaussianKernel(gamma if np.ndim(gamma) == 0 else tuple(gamma))(grid, centers) @ coef
+    ).reshape(len(axis_0), len(axis_1))
+    np.testing.assert_allclose(
+        gaussian_lattice(axis_0, axis_1, centers, coef, gamma), direct, rtol=1e-11, atol=1e-12
+    )
     many = gaussian_lattice(axis_0, axis_1, centers, np.column_stack([coef, 2 * coef]), gamma)
     np.testing.assert_allclose(many[1], 2 * direct, rtol=1e-11, atol=1e-12)
 
@@ -73,11 +81,16 @@ def test_laplacian_lattice_equals_direct_evaluation() -> None:
     axis_0, axis_1 = np.arange(0, 601, 25.0), np.arange(0, 601, 40.0)
     grid = np.array([[a, b] for a in axis_0 for b in axis_1])
     direct = pointwise(lambda a, b: np.exp(-np.sum(np.abs(a - b)) / 70.0), grid, centers) @ coef
-    np.testing.assert_allclose(laplacian_lattice(axis_0, axis_1, centers, coef, 70.0),
-                               direct.reshape(len(axis_0), len(axis_1)), rtol=1e-11, atol=1e-12)
+    np.testing.assert_allclose(
+        laplacian_lattice(axis_0, axis_1, centers, coef, 70.0),
+        direct.reshape(len(axis_0), len(axis_1)),
+        rtol=1e-11,
+        atol=1e-12,
+    )
     many = laplacian_lattice(axis_0, axis_1, centers, np.column_stack([coef, -coef]), 70.0)
-    np.testing.assert_allclose(many[1], -direct.reshape(len(axis_0), len(axis_1)),
-                               rtol=1e-11, atol=1e-12)
+    np.testing.assert_allclose(
+        many[1], -direct.reshape(len(axis_0), len(axis_1)), rtol=1e-11, atol=1e-12
+    )
 
 
 def test_make_kernel_and_errors() -> None:
@@ -110,8 +123,14 @@ def test_every_estimator_takes_its_kernel_default_from_the_kernel_class(name: st
     expected = KERNELS[name]()
     rng = np.random.default_rng(0)
     X, y = rng.uniform(0, 2, (12, 2)), rng.uniform(0, 4, 12)
-    for estimator in (SpectralRanker, SpectralRegressor, NystromRanker, PreferenceRanker,
-                      OnlineMPRank, SVRank):
+    for estimator in (
+        SpectralRanker,
+        SpectralRegressor,
+        NystromRanker,
+        PreferenceRanker,
+        OnlineMPRank,
+        SVRank,
+    ):
         assert estimator(kernel=name).fit(X, y).kernel_ == expected, estimator.__name__
     assert make_kernel(name) == expected
     assert LaplacianKernel().gamma == 1e2 and GaussianKernel().gamma == 1e4
@@ -119,7 +138,8 @@ def test_every_estimator_takes_its_kernel_default_from_the_kernel_class(name: st
 
 def test_make_kernel_passes_only_the_parameters_a_kernel_has() -> None:
     assert make_kernel("laplacian", gamma=30.0, degree=5) == LaplacianKernel(30.0)
-    assert make_kernel("polynomial", gamma=2.0, degree=2, coef0=0.5) == PolynomialKernel(2.0, 2,
-                                                                                      0.5)
+    assert make_kernel("polynomial", gamma=2.0, degree=2, coef0=0.5) == PolynomialKernel(
+        2.0, 2, 0.5
+    )
     with pytest.raises(ValueError, match="one scalar gamma"):
         make_kernel("laplacian", gamma=[1.0, 2.0])

@@ -43,12 +43,30 @@ def test_presets_are_the_documented_recipes():
     robust = best with Huber weights, λ by absolute error, a monotone grid."""
     best, paper, robust = PRESETS["best"], PRESETS["paper"], PRESETS["robust"]
     assert best == LearnSettings()
-    assert (best.kernel, best.gamma, best.scale, best.log_offset, best.signed, best.anchors,
-            best.rule, best.n_splits, best.criterion, best.n_lams, best.robust) == (
-        "laplacian", 1e3, "log", 50.0, True, 101, "kfold", 5, "absolute-error", 400, None)
-    assert (paper.kernel, paper.gamma, paper.scale, paper.filter, paper.signed, paper.anchors,
-            paper.rule, paper.refit_all, paper.criterion) == (
-        "gaussian", 1e4, "linear", "lavrentiev", False, 0, "holdout", False, "misranking")
+    assert (
+        best.kernel,
+        best.gamma,
+        best.scale,
+        best.log_offset,
+        best.signed,
+        best.anchors,
+        best.rule,
+        best.n_splits,
+        best.criterion,
+        best.n_lams,
+        best.robust,
+    ) == ("laplacian", 1e3, "log", 50.0, True, 101, "kfold", 5, "absolute-error", 400, None)
+    assert (
+        paper.kernel,
+        paper.gamma,
+        paper.scale,
+        paper.filter,
+        paper.signed,
+        paper.anchors,
+        paper.rule,
+        paper.refit_all,
+        paper.criterion,
+    ) == ("gaussian", 1e4, "linear", "lavrentiev", False, 0, "holdout", False, "misranking")
     np.testing.assert_allclose(paper.lams(), 0.95 ** np.arange(200), rtol=1e-15)
     assert dataclasses.replace(robust, robust=None, monotone=False) == best
     assert (robust.robust, robust.monotone) == ("huber", True)
@@ -98,9 +116,13 @@ def test_the_dispatch_chooses_the_lambda_of_a_brute_force_kfold(method, n_folds)
     assert result.lam == pytest.approx(expected, rel=1e-12)
 
 
-@pytest.mark.parametrize("ratings,reason", [
-    ([1.0, 2.0, 3.0], "3 ratings cannot make a grid: at least 5"),
-    ([2.0] * 12, "every rating is 2: a grid needs at least two different ratings")])
+@pytest.mark.parametrize(
+    "ratings,reason",
+    [
+        ([1.0, 2.0, 3.0], "3 ratings cannot make a grid: at least 5"),
+        ([2.0] * 12, "every rating is 2: a grid needs at least two different ratings"),
+    ],
+)
 def test_degenerate_rating_sets_are_refused_with_a_sentence(ratings, reason):
     X = np.column_stack([np.linspace(40, 400, len(ratings)), np.linspace(60, 300, len(ratings))])
     with pytest.raises(ValueError, match=reason):
@@ -123,8 +145,10 @@ def test_panels_default_to_the_robust_recipe_and_clean_ratings_to_the_best(panel
     unrated = read_rating_set(panel.frame.drop(columns="rater"))
     assert default_recipe(unrated)[0] == "best"
     coarse = read_rating_set(unrated.frame.assign(rating=(unrated.frame["rating"] * 2).round() / 2))
-    assert default_recipe(coarse) == ("robust", "the ratings come from a panel (answers in "
-                                                "steps of 0.5)")
+    assert default_recipe(coarse) == (
+        "robust",
+        "the ratings come from a panel (answers in steps of 0.5)",
+    )
     assert learn_grid(panel, progress=None).settings == PRESETS["robust"]
 
 
@@ -144,7 +168,8 @@ def test_each_kernel_has_its_own_default_width():
 def test_absolute_error_criterion_is_described(panel):
     settings = LearnSettings(criterion="absolute-error")
     assert describe_settings(settings)["How λ is chosen"] == (
-        "5-fold cross-validation, by mean absolute validation error")
+        "5-fold cross-validation, by mean absolute validation error"
+    )
     with pytest.raises(ValueError, match="criterion"):
         LearnSettings(criterion="squared")
 
@@ -160,8 +185,9 @@ def test_monotone_setting_projects_the_grid_and_predicts_from_it(panel):
     assert "Shape" in describe_settings(result.settings)
     assert "Shape" not in describe_settings(plain.settings)
     stepped = result.at(result.lams[60])
-    np.testing.assert_allclose(stepped.grid, project_monotone(plain.at(plain.lams[60]).grid),
-                               atol=1e-9)
+    np.testing.assert_allclose(
+        stepped.grid, project_monotone(plain.at(plain.lams[60]).grid), atol=1e-9
+    )
 
 
 def test_a_lambda_step_equals_a_refit_at_that_lambda_and_keeps_the_settings(panel):
@@ -208,8 +234,7 @@ def test_manual_and_apriori_rules(panel):
     assert manual.lam == 0.02 and manual.curve is None
     apriori = learn_grid(panel, LearnSettings(rule="apriori", apriori_draws=2))
     rule = apriori.apriori
-    assert apriori.lam == pytest.approx(rule.alpha * len(apriori.y) ** (-rule.beta / 2),
-                                        rel=1e-12)
+    assert apriori.lam == pytest.approx(rule.alpha * len(apriori.y) ** (-rule.beta / 2), rel=1e-12)
     at_bound = rule.beta >= 1 - 1e-6 or rule.beta <= 1e-6
     assert at_bound == any("bound" in a for a in settings_advice(apriori))
 
@@ -232,14 +257,17 @@ def test_a_panel_learned_by_least_squares_is_pointed_to_robust_learning(panel):
     (advice,) = settings_advice(whole)
     assert (whole.n_raters, whole.answer_step) == (0, 1.0) and "steps of 1" in advice
     unrated = panel.frame.drop(columns="rater")
-    assert settings_advice(learn_grid(read_rating_set(unrated), MANUAL)) \
-        == []
+    assert settings_advice(learn_grid(read_rating_set(unrated), MANUAL)) == []
 
 
 @pytest.mark.parametrize("rule", ["kfold", "holdout", "quasi-optimality", "apriori", "manual"])
 def test_every_rule_learns_robustly(panel, rule):
-    result = learn_grid(panel, LearnSettings(rule=rule, robust="huber", monotone=True,
-                                                lam=1e-3 if rule == "manual" else None))
+    result = learn_grid(
+        panel,
+        LearnSettings(
+            rule=rule, robust="huber", monotone=True, lam=1e-3 if rule == "manual" else None
+        ),
+    )
     assert result.settings.rule == rule and np.isfinite(result.grid).all()
     fitted = result.points_fitted
     assert 0 <= result.n_flagged <= (fitted if rule == "holdout" else result.n_ratings)
@@ -259,8 +287,17 @@ def test_checksum_names_the_data_not_the_file(panel):
     assert ratings_checksum(X, y2) != ratings_checksum(X, y)
 
 
-@pytest.mark.parametrize("bad", [{"kernel": "cosine"}, {"gamma": -1.0}, {"rule": "best"},
-                                 {"anchors": 1.5}, {"filter": "tikhonov"}, {"q": 1.5}])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"kernel": "cosine"},
+        {"gamma": -1.0},
+        {"rule": "best"},
+        {"anchors": 1.5},
+        {"filter": "tikhonov"},
+        {"q": 1.5},
+    ],
+)
 def test_bad_settings_are_refused_with_the_field_named(bad):
     with pytest.raises(ValueError, match=next(iter(bad))):
         LearnSettings(**bad)
@@ -293,15 +330,25 @@ def test_four_hundred_clean_seg_ratings_give_a_grid_within_the_target():
 
 
 def test_settings_are_described_in_plain_words():
-    words = describe_settings(LearnSettings(kernel="gaussian", gamma=1e4, rule="holdout",
-                                            refit_all=True, filter="iterated-lavrentiev",
-                                            order=3, criterion="misranking"))
+    words = describe_settings(
+        LearnSettings(
+            kernel="gaussian",
+            gamma=1e4,
+            rule="holdout",
+            refit_all=True,
+            filter="iterated-lavrentiev",
+            order=3,
+            criterion="misranking",
+        )
+    )
     assert words["Kernel width γ"] == "10,000 (mg/dL)²"
-    assert words["How λ is chosen"] == ("hold-out (half fits, half chooses), by validation "
-                                        "misranking, then refitted on all ratings")
+    assert words["How λ is chosen"] == (
+        "hold-out (half fits, half chooses), by validation misranking, then refitted on all ratings"
+    )
     assert words["Spectral filter"] == "iterated Lavrentiev, order 3"
     assert describe_settings(LearnSettings())["How λ is chosen"] == (
-        "5-fold cross-validation, by mean absolute validation error")
+        "5-fold cross-validation, by mean absolute validation error"
+    )
 
 
 def test_robust_learning_beyond_one_fold_refits_the_first_folds_choice_on_the_lattice(panel):

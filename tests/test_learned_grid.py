@@ -27,14 +27,22 @@ AXIS = np.arange(0, 601, 13, dtype=np.float64)
         SpectralRanker(gamma=1e4, lam=1e-3),
         SpectralRanker(gamma=(5e3, 2e4), lam=1e-3, filter="iterated-lavrentiev"),
         SpectralRegressor(gamma=1e4, lam=1e-2),
-        SpectralRanker(kernel=TransformedKernel(GaussianKernel(8e3), GlucoseTransform("log", 30.0)),
-                       lam=1e-3),
+        SpectralRanker(
+            kernel=TransformedKernel(GaussianKernel(8e3), GlucoseTransform("log", 30.0)), lam=1e-3
+        ),
         SpectralRanker(kernel=LaplacianKernel(200.0), lam=1e-3),
-        SpectralRanker(kernel=TransformedKernel(LaplacianKernel(1e3), GlucoseTransform("log")),
-                       lam=1e-3),
+        SpectralRanker(
+            kernel=TransformedKernel(LaplacianKernel(1e3), GlucoseTransform("log")), lam=1e-3
+        ),
     ],
-    ids=["gaussian", "anisotropic-iterated", "regressor", "log-coordinates", "laplacian",
-         "log-laplacian"],
+    ids=[
+        "gaussian",
+        "anisotropic-iterated",
+        "regressor",
+        "log-coordinates",
+        "laplacian",
+        "log-laplacian",
+    ],
 )
 def test_grid_equals_predict_on_lattice(model):
     X, y = _data()

@@ -42,9 +42,25 @@ def test_compare_command_prints_every_row_and_writes_json(tmp_path):
     if not os.environ.get("SEG_TABLE"):
         pytest.skip("SEG_TABLE is unset (path to the SEG risk table RiskPairData.csv.gz)")
     out = tmp_path / "rows.json"
-    result = CliRunner().invoke(app, [
-        "learners", "compare", "--m", "40", "--reps", "2", "--test-size", "300",
-        "--learner", "spectral-lavrentiev", "--learner", "nystrom", "--json", str(out)])
+    result = CliRunner().invoke(
+        app,
+        [
+            "learners",
+            "compare",
+            "--m",
+            "40",
+            "--reps",
+            "2",
+            "--test-size",
+            "300",
+            "--learner",
+            "spectral-lavrentiev",
+            "--learner",
+            "nystrom",
+            "--json",
+            str(out),
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "spectral-lavrentiev" in result.output
     rows = json.loads(out.read_text())["rows"]
@@ -85,8 +101,15 @@ def test_compare_learners_matches_a_hand_written_loop(monkeypatch):
     spec = replace(LEARNERS["spectral-lavrentiev"], grid=lambda m: lams, max_m=24)
     monkeypatch.setitem(LEARNERS, "tiny-lavrentiev", spec)
     calls = []
-    (row,) = compare_learners(surface, ["tiny-lavrentiev"], 30, 3, test_size=200, seed=7,
-                              progress=lambda d, t: calls.append((d, t)))
+    (row,) = compare_learners(
+        surface,
+        ["tiny-lavrentiev"],
+        30,
+        3,
+        test_size=200,
+        seed=7,
+        progress=lambda d, t: calls.append((d, t)),
+    )
     errors, chosen = _by_hand(surface, 30, 24, 3, 200, 7, lams)  # capped: first 24 of 30
     assert row["m"] == 24 and row["capped"] and row["param"] == "lam"
     assert row["values"] == pytest.approx(chosen)

@@ -33,18 +33,21 @@ def _brute_force(ranker: SpectralRanker, X: np.ndarray, y: np.ndarray) -> np.nda
     return np.asarray(rows)
 
 
-@pytest.mark.parametrize(("m", "lam", "kernel"), [(12, 1e-2, "gaussian"), (17, 1e-3, "gaussian"),
-                                                  (14, 1e-1, "linear")])
+@pytest.mark.parametrize(
+    ("m", "lam", "kernel"), [(12, 1e-2, "gaussian"), (17, 1e-3, "gaussian"), (14, 1e-1, "linear")]
+)
 def test_held_out_predictions_equal_refits(m: int, lam: float, kernel: str) -> None:
     X, y = _data(m, seed=m)
     ranker = SpectralRanker(kernel=kernel, gamma=20.0, lam=lam)
     i, j, fast = leave_pair_out_differences(ranker, X, y)
     slow = _brute_force(ranker, X, y)
-    np.testing.assert_array_equal(np.column_stack([i, j]),
-                                  list(itertools.combinations(range(m), 2)))
+    np.testing.assert_array_equal(
+        np.column_stack([i, j]), list(itertools.combinations(range(m), 2))
+    )
     # the shortcut fixes no constant: compare differences f(x_i) − f(x_j)
-    np.testing.assert_allclose(fast[:, 0] - fast[:, 1], slow[:, 0] - slow[:, 1],
-                               rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(
+        fast[:, 0] - fast[:, 1], slow[:, 0] - slow[:, 1], rtol=1e-7, atol=1e-9
+    )
 
 
 def test_misranking_and_squared_match_refits() -> None:
@@ -61,8 +64,7 @@ def test_misranking_and_squared_match_refits() -> None:
             wrong += (fi - fj) * np.sign(y[i] - y[j]) <= 0
     assert leave_pair_out(ranker, X, y) == pytest.approx(wrong / total, abs=1e-12)
     m = len(y)
-    assert leave_pair_out_squared(ranker, X, y) == pytest.approx(squared / (m * (m - 1)),
-                                                                 rel=1e-8)
+    assert leave_pair_out_squared(ranker, X, y) == pytest.approx(squared / (m * (m - 1)), rel=1e-8)
 
 
 def test_rejects_filters_without_the_shortcut() -> None:

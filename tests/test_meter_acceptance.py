@@ -25,9 +25,15 @@ SAMPLE = "data/sample_meter_pairs.csv"
 def _icgm_by_loops(bgm, ref):
     """Criteria A–I written out pair by pair, from the text of 21 CFR 862.1355(b)(1)(ii)."""
     out = {}
-    specs = {"A": ("low", 15, False, 85), "B": ("mid", 15, True, 70),
-             "C": ("high", 15, True, 80), "D": ("low", 40, False, 98),
-             "E": ("mid", 40, True, 99), "F": ("high", 40, True, 99), "G": ("all", 20, True, 87)}
+    specs = {
+        "A": ("low", 15, False, 85),
+        "B": ("mid", 15, True, 70),
+        "C": ("high", 15, True, 80),
+        "D": ("low", 40, False, 98),
+        "E": ("mid", 40, True, 99),
+        "F": ("high", 40, True, 99),
+        "G": ("all", 20, True, 87),
+    }
     for key, (where, limit, relative, required) in specs.items():
         inside = hits = 0
         for b, r in zip(bgm, ref, strict=True):
@@ -90,8 +96,9 @@ def test_clustered_bound_is_wider_when_subjects_differ():
     bgm = np.where(within, 150.0, 250.0)
     subject = np.repeat(np.arange(10), 20)
     plain = acceptance_table(AcceptanceData(ref, bgm), ["icgm"])[0].set_index("id")
-    clustered, notes = acceptance_table(AcceptanceData(ref, bgm, cluster=subject,
-                                                       cluster_name="subject"), ["icgm"])
+    clustered, notes = acceptance_table(
+        AcceptanceData(ref, bgm, cluster=subject, cluster_name="subject"), ["icgm"]
+    )
     clustered = clustered.set_index("id")
     assert clustered.loc["G", "percent"] == plain.loc["G", "percent"] == 85.0
     # the design effect by hand: between-subject variance of the ratio estimator
@@ -112,8 +119,14 @@ def test_rate_of_change_criteria_from_paired_times(tmp_path):
     ref = 200.0 - 3 * minutes  # falling 3 mg/dL/min
     bgm = ref.copy()
     bgm[4] = bgm[3] + 10  # the sensor rises 2 mg/dL/min once while the reference falls
-    rows = pd.DataFrame({"BGM": bgm, "REF": ref, "reference_time": times.astype(str),
-                         "sensor_time": (times + np.timedelta64(1, "m")).astype(str)})
+    rows = pd.DataFrame(
+        {
+            "BGM": bgm,
+            "REF": ref,
+            "reference_time": times.astype(str),
+            "sensor_time": (times + np.timedelta64(1, "m")).astype(str),
+        }
+    )
     path = tmp_path / "paired.csv"
     rows.to_csv(path, index=False)
     report = meter_report(read_pairs(path), None, profiles=("icgm",))
@@ -149,6 +162,14 @@ def test_acceptance_in_the_json(tmp_path):
     report = meter_report(read_pairs(SAMPLE), None)
     records = json.loads(json.dumps(report.to_dict()))["acceptance"]
     assert {r["profile"] for r in records} == {"iso15197", "icgm"}
-    keys = {"profile", "criterion", "count", "n", "percent", "lower_bound_percent",
-            "required_percent", "passes"}
+    keys = {
+        "profile",
+        "criterion",
+        "count",
+        "n",
+        "percent",
+        "lower_bound_percent",
+        "required_percent",
+        "passes",
+    }
     assert all(keys <= set(r) for r in records)

@@ -33,8 +33,13 @@ INCLUDED = int((BGM <= 600).sum())
 def parts():
     seg = SEGTable(np.abs(np.subtract.outer(np.arange(601.0), np.arange(601.0))) / 150, "toy")
     report = meter_report(pd.DataFrame({"BGM": BGM, "REF": REF}), seg)
-    blocks = report_blocks(report, seg, np.zeros((601, 601)), name="study <A>.csv",
-                           created=datetime(2026, 1, 2, 3, 4, tzinfo=UTC))
+    blocks = report_blocks(
+        report,
+        seg,
+        np.zeros((601, 601)),
+        name="study <A>.csv",
+        created=datetime(2026, 1, 2, 3, 4, tzinfo=UTC),
+    )
     return report, blocks
 
 
@@ -45,11 +50,22 @@ def test_pdf_opens_and_names_every_grid_and_the_data(parts):
     text = " ".join(" ".join(page.extract_text().split()) for page in reader.pages)
     for grid in grids():
         assert grid.title in text, grid.title
-    for needle in ("study <A>.csv", f"pairs analysed {INCLUDED} of 400",
-                   f"(above 600 mg/dL or below 0) {400 - INCLUDED}", "mg/dL",
-                   "2026-01-02 03:04 UTC", riskgrid_version(), "ISO 15197:2013",
-                   "Pair types", "SEG risk grades", "SEG risk categories", "ISO 15197 ranges",
-                   "Binomial accuracy test", "by glucose range", "≥ 100 mg/dL"):
+    for needle in (
+        "study <A>.csv",
+        f"pairs analysed {INCLUDED} of 400",
+        f"(above 600 mg/dL or below 0) {400 - INCLUDED}",
+        "mg/dL",
+        "2026-01-02 03:04 UTC",
+        riskgrid_version(),
+        "ISO 15197:2013",
+        "Pair types",
+        "SEG risk grades",
+        "SEG risk categories",
+        "ISO 15197 ranges",
+        "Binomial accuracy test",
+        "by glucose range",
+        "≥ 100 mg/dL",
+    ):
         assert needle in text, needle
     counts = report.zones["dts"]["count"].tolist()
     assert f"A no risk {counts[0]}" in text
@@ -77,19 +93,30 @@ def test_small_samples_show_the_caution_in_the_document():
 def test_display_frame_reads_like_the_tables():
     frame = pd.DataFrame({"zone": ["A", "B"], "percent": [99.98, 0.02], "meets": [True, False]})
     shown = display_frame(frame)
-    assert shown.to_dict("list") == {"Zone": ["A", "B"], "Share (%)": ["99.98", "0.02"],
-                                     "Verdict": ["meets", "fails"]}
+    assert shown.to_dict("list") == {
+        "Zone": ["A", "B"],
+        "Share (%)": ["99.98", "0.02"],
+        "Verdict": ["meets", "fails"],
+    }
     wide = pd.DataFrame({"range": ["low", "high"], **{f"c{i}": [i, np.nan] for i in range(9)}})
     shown = display_frame(wide)
     assert list(shown.columns) == ["Measure", "low", "high"]
     assert shown.iloc[1].tolist() == ["c1", "1.0", "—"]
     # intervals in one column, glucose in mmol/L with mg/dL beside it
-    frame = pd.DataFrame({"range": ["< 70 mg/dL", "70–180 mg/dL"], "count": [3, 1234],
-                          "ci_lower_percent": [1.25, 2.0], "ci_upper_percent": [9.0, 30.0]})
+    frame = pd.DataFrame(
+        {
+            "range": ["< 70 mg/dL", "70–180 mg/dL"],
+            "count": [3, 1234],
+            "ci_lower_percent": [1.25, 2.0],
+            "ci_upper_percent": [9.0, 30.0],
+        }
+    )
     shown = display_frame(frame, unit="mmol/L")
     assert shown.to_dict("list") == {
         "Range": ["< 3.9 mmol/L (70 mg/dL)", "3.9–10.0 mmol/L (70–180 mg/dL)"],
-        "Pairs": ["3", "1,234"], "95 % CI (%)": ["1.2–9.0", "2.0–30.0"]}
+        "Pairs": ["3", "1,234"],
+        "95 % CI (%)": ["1.2–9.0", "2.0–30.0"],
+    }
 
 
 def test_write_report_chooses_the_format_by_suffix(tmp_path, parts):

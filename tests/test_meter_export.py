@@ -34,8 +34,12 @@ def test_heatmap_uses_official_colour_stops_and_draws_included_pairs(report):
     fig = risk_heatmap(surface, pairs=report, step=1)
     heat, points = fig.data
     assert [list(s) for s in heat.colorscale] == [
-        [0.0, "#00A500"], [0.4375 / 4, "#00FF00"], [1.0625 / 4, "#FFFF00"], [2.75 / 4, "#FF0000"],
-        [1.0, "#800000"]]
+        [0.0, "#00A500"],
+        [0.4375 / 4, "#00FF00"],
+        [1.0625 / 4, "#FFFF00"],
+        [2.75 / 4, "#FF0000"],
+        [1.0, "#800000"],
+    ]
     assert (heat.zmin, heat.zmax) == (0.0, 4.0)
     assert np.asarray(heat.z)[300, 200] == 2.5  # rows are BGM, columns REF
     assert list(points.x) == [100, 50, 200, 0] and list(points.y) == [110, 40, 300, 10]
@@ -57,12 +61,24 @@ def test_bland_altman_points_and_bounds(report):
 
 
 def test_safe_csv_neutralises_formulas():
-    frame = pd.DataFrame({"=name": ["=HYPERLINK(1)", "+1", "-2+3", "@SUM(A1)", "\tx", "\ry",
-                                    "plain", "a=b"], "n": [1, -2, 3, 4, 5, 6, 7, 8]})
+    frame = pd.DataFrame(
+        {
+            "=name": ["=HYPERLINK(1)", "+1", "-2+3", "@SUM(A1)", "\tx", "\ry", "plain", "a=b"],
+            "n": [1, -2, 3, 4, 5, 6, 7, 8],
+        }
+    )
     rows = list(csv.reader(io.StringIO(safe_csv(frame), newline="")))
     assert rows[0] == ["'=name", "n"]
-    assert [r[0] for r in rows[1:]] == ["'=HYPERLINK(1)", "'+1", "'-2+3", "'@SUM(A1)", "'\tx",
-                                        "'\ry", "plain", "a=b"]
+    assert [r[0] for r in rows[1:]] == [
+        "'=HYPERLINK(1)",
+        "'+1",
+        "'-2+3",
+        "'@SUM(A1)",
+        "'\tx",
+        "'\ry",
+        "plain",
+        "a=b",
+    ]
     assert [r[1] for r in rows[1:]][:2] == ["1", "-2"]  # numbers stay numbers
 
 
@@ -72,8 +88,13 @@ def test_write_report_files_and_html(report, tmp_path):
     assert html.lstrip().lower().startswith("<html") and "plotly" in html.lower()
     paths = write_report_files(report, tmp_path, {"bland_altman": fig})
     names = {p.name for p in paths}
-    assert {"pair_types.csv", "iso_ranges.csv", "binomial.csv", "pairs.csv",
-            "bland_altman.html"} <= names
+    assert {
+        "pair_types.csv",
+        "iso_ranges.csv",
+        "binomial.csv",
+        "pairs.csv",
+        "bland_altman.html",
+    } <= names
     table = pd.read_csv(tmp_path / "risk_categories.csv")
     assert table["count"].tolist() == report.risk_categories["count"].tolist()
 
@@ -109,8 +130,12 @@ def test_bland_altman_draws_many_pairs_as_density_counting_each_pair_once():
     i, j = np.unravel_index(counts.argmax(), counts.shape)  # rows: rel, columns: REF
     half_x, half_y = (x[1] - x[0]) / 2, (y[1] - y[0]) / 2
     rel = 100 * (bgm - ref) / ref
-    inside = ((ref >= x[j] - half_x) & (ref < x[j] + half_x)
-              & (rel >= y[i] - half_y) & (rel < y[i] + half_y))
+    inside = (
+        (ref >= x[j] - half_x)
+        & (ref < x[j] + half_x)
+        & (rel >= y[i] - half_y)
+        & (rel < y[i] + half_y)
+    )
     assert counts[i, j] == inside.sum() > 1
     assert list(upper.x) == list(lower.x)
 
@@ -123,8 +148,9 @@ def test_grade_lines_of_a_linear_grid_are_the_closed_form_iso_lines():
     x, y = grade_line_vertices(grid, step=3)
     gaps = np.flatnonzero(np.isnan(x))
     assert len(gaps) == 4 and np.array_equal(np.isnan(x), np.isnan(y))  # one line per grade
-    for line_x, line_y, level in zip(np.split(x, gaps + 1), np.split(y, gaps + 1),
-                                     (0.5, 1.5, 2.5, 3.5), strict=False):
+    for line_x, line_y, level in zip(
+        np.split(x, gaps + 1), np.split(y, gaps + 1), (0.5, 1.5, 2.5, 3.5), strict=False
+    ):
         line_x, line_y = line_x[~np.isnan(line_x)], line_y[~np.isnan(line_y)]
         np.testing.assert_allclose(line_y, 150.0 * level, atol=1e-3)  # risk = level there
         assert line_x.min() == 0 and line_x.max() == 600  # across every REF

@@ -37,7 +37,8 @@ def test_tsv_semicolon_and_header_case_and_extra_columns(tmp_path):
 def test_xlsx(tmp_path):
     path = tmp_path / "p.xlsx"
     pd.DataFrame({"BGM": [110, "high", 99.5, None], "Ref": [100, 90, 100, 80]}).to_excel(
-        path, index=False)
+        path, index=False
+    )
     pairs = read_pairs(path)
     assert pairs.bgm.tolist() == [110, 100] and pairs.ref.tolist() == [100, 100]
     assert pairs.rows.tolist() == [2, 4]  # spreadsheet rows, header is row 1
@@ -68,14 +69,17 @@ def test_bad_rows_named_and_valid_rows_kept():
     assert "line 8" not in text  # a blank line is skipped silently
 
 
-@pytest.mark.parametrize(("content", "rule"), [
-    (b"", "empty"),
-    (b"\xef\xbb\xbf\r\n", "empty"),
-    (b"BGM,REF\n", "no data rows"),
-    (b"glucose,lab value\n100,110\n", "missing column(s) BGM, REF"),
-    (b"BGM,glucose\n100,110\n", "missing column(s) REF"),
-    (b"BGM,REF\nx,y\n,\n1,\n", "no valid row"),
-])
+@pytest.mark.parametrize(
+    ("content", "rule"),
+    [
+        (b"", "empty"),
+        (b"\xef\xbb\xbf\r\n", "empty"),
+        (b"BGM,REF\n", "no data rows"),
+        (b"glucose,lab value\n100,110\n", "missing column(s) BGM, REF"),
+        (b"BGM,glucose\n100,110\n", "missing column(s) REF"),
+        (b"BGM,REF\nx,y\n,\n1,\n", "no valid row"),
+    ],
+)
 def test_files_without_pairs_raise_with_the_rule(content, rule):
     with pytest.raises(PairsFileError, match=rule.replace("(", r"\(").replace(")", r"\)")):
         _read(content)
@@ -100,5 +104,4 @@ def test_missing_file():
 def test_frame_input_numbers_rows_from_zero():
     pairs = pairs_from_frame(pd.DataFrame({"bgm": [1.0, np.nan], "ref": [2, 3]}), first_row=0)
     assert pairs.rows.tolist() == [0]
-    assert pairs.messages == ("pairs: 2 rows read, 1 refused",
-                              "BGM is empty in row 1; refused")
+    assert pairs.messages == ("pairs: 2 rows read, 1 refused", "BGM is empty in row 1; refused")

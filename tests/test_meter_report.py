@@ -37,8 +37,9 @@ def seg():
 
 def test_pair_types_and_exclusions():
     # (BGM, REF): <, =, >, REF > 600, BGM > 600, negative, REF and BGM > 600 (counted as REF)
-    report = meter_report(_pairs([90, 100, 110, 50, 700, -5, 700], [100, 100, 100, 700, 100, 50,
-                                                                      650]), _zero_table())
+    report = meter_report(
+        _pairs([90, 100, 110, 50, 700, -5, 700], [100, 100, 100, 700, 100, 50, 650]), _zero_table()
+    )
     table = report.pair_types.set_index("pair_type")["count"]
     assert table.tolist() == [7, 3, 1, 3, 2, 1, 1, 3]
     assert report.pair_types["percent"].iloc[-1] == pytest.approx(300 / 7)
@@ -65,18 +66,44 @@ def test_bias_mard_cv_and_limits_leave_out_ref_zero():
 
 
 def test_risk_grades_and_categories_at_exact_boundaries():
-    values = [0.5, 0.50001, 1.5, 1.50001, 2.5, 3.5, 3.50001, 0.49999, 1.0, 1.00001, 2.0, 3.0,
-              -1.0, 0.0]
+    values = [
+        0.5,
+        0.50001,
+        1.5,
+        1.50001,
+        2.5,
+        3.5,
+        3.50001,
+        0.49999,
+        1.0,
+        1.00001,
+        2.0,
+        3.0,
+        -1.0,
+        0.0,
+    ]
     signed = np.zeros((SIZE, SIZE))
     signed[300, : len(values)] = values
     report = meter_report(_pairs(np.arange(len(values)), 300), SEGTable(signed))
     grades = report.pairs["risk_grade"].tolist()
     assert "".join(grades) == "BBCCDEEABBCDBA"
     categories = report.pairs["risk_category"].tolist()
-    assert categories == ["None", "Slight, lower", "Slight, higher", "Moderate, lower",
-                          "Moderate, higher", "Severe, higher", "Extreme", "None",
-                          "Slight, lower", "Slight, higher", "Moderate, lower", "Severe, lower",
-                          "Slight, lower", "None"]
+    assert categories == [
+        "None",
+        "Slight, lower",
+        "Slight, higher",
+        "Moderate, lower",
+        "Moderate, higher",
+        "Severe, higher",
+        "Extreme",
+        "None",
+        "Slight, lower",
+        "Slight, higher",
+        "Moderate, lower",
+        "Severe, lower",
+        "Slight, lower",
+        "None",
+    ]
     assert report.risk_grades["count"].tolist() == [2, 5, 3, 2, 2]
     assert report.risk_categories["count"].tolist() == [3, 3, 2, 2, 1, 1, 1, 1]
     assert report.risk_categories["percent"].sum() == pytest.approx(100)
@@ -87,15 +114,31 @@ def test_real_seg_pairs_with_risk_exactly_1_2_3(seg):
     assert seg.risk(ref, bgm).tolist() == [1.0, 2.0, 3.0]
     report = meter_report(_pairs(bgm, ref), seg)
     assert report.pairs["risk_grade"].tolist() == ["B", "C", "D"]
-    assert report.pairs["risk_category"].tolist() == ["Slight, lower", "Moderate, lower",
-                                                      "Severe, lower"]
+    assert report.pairs["risk_category"].tolist() == [
+        "Slight, lower",
+        "Moderate, lower",
+        "Severe, lower",
+    ]
 
 
 def test_iso_ranges_at_ref_100_and_band_edges():
     # (REF, BGM) -> band id: mg/dL below REF 100, percent from REF 100 on
-    cases = [(100, 115, 3), (99, 114, 3), (99, 115, 4), (100, 105, 1), (200, 210, 1),
-             (200, 211, 2), (200, 240, 4), (200, 241, 5), (50, 71, 5), (100, 85, 3), (0, 5, 1),
-             (100, 121, 5), (99, 120, 5), (99, 119, 4)]
+    cases = [
+        (100, 115, 3),
+        (99, 114, 3),
+        (99, 115, 4),
+        (100, 105, 1),
+        (200, 210, 1),
+        (200, 211, 2),
+        (200, 240, 4),
+        (200, 241, 5),
+        (50, 71, 5),
+        (100, 85, 3),
+        (0, 5, 1),
+        (100, 121, 5),
+        (99, 120, 5),
+        (99, 119, 4),
+    ]
     ref, bgm, band = np.array(cases).T
     report = meter_report(_pairs(bgm, ref), None)
     assert report.iso_ranges["count"].tolist() == np.bincount(band, minlength=6)[1:].tolist()
@@ -116,8 +159,9 @@ def _qbinom_exact(n: int) -> int:
 @pytest.mark.parametrize("n", [1, 2, 10, 19, 20, 50, 100, 350, 1000])
 def test_binomial_bound_matches_scipy_and_exact_quantile(n):
     # R's qbinom, except that one pair needs one compliant pair (the quantile there is 0)
-    assert binomial_lower_bound(n) == max(1, int(binom.ppf(0.05, n, 0.95))) == max(
-        1, _qbinom_exact(n))
+    assert (
+        binomial_lower_bound(n) == max(1, int(binom.ppf(0.05, n, 0.95))) == max(1, _qbinom_exact(n))
+    )
 
 
 def test_binomial_meets_exactly_at_the_bound():
@@ -132,13 +176,23 @@ def test_binomial_meets_exactly_at_the_bound():
 
 
 def test_clarke_and_parkes_zone_counts():
-    clarke = [(100, 121), (50, 65), (50, 75), (60, 180), (100, 250), (150, 40), (300, 150),
-              (400, 100), (200, 60)]  # Clarke worked examples: B A D E C B D D E
+    clarke = [
+        (100, 121),
+        (50, 65),
+        (50, 75),
+        (60, 180),
+        (100, 250),
+        (150, 40),
+        (300, 150),
+        (400, 100),
+        (200, 60),
+    ]  # Clarke worked examples: B A D E C B D D E
     ref, bgm = np.array(clarke).T
     report = meter_report(_pairs(bgm, ref), None)
     assert report.zones["clarke"]["count"].tolist() == [1, 2, 1, 3, 2]
-    assert report.zones["clarke"]["percent"].tolist() == pytest.approx([100 * c / 9 for c in
-                                                               [1, 2, 1, 3, 2]])
+    assert report.zones["clarke"]["percent"].tolist() == pytest.approx(
+        [100 * c / 9 for c in [1, 2, 1, 3, 2]]
+    )
     # Parkes type 1: A; just above B, C, D upper lines; E corner
     ref, bgm = np.array([(100, 100), (15, 51), (40, 71), (65, 171), (0, 600)]).T
     report = meter_report(_pairs(bgm, ref), None, parkes_type=1)
@@ -169,13 +223,14 @@ def test_without_seg_table_reports_the_rest_and_says_how_to_provide_it():
 
 
 def test_to_dict_holds_every_table(seg):
-    report = meter_report(_pairs([110, 700, 40], [100, 100, 0]), seg,
-                          learned_risk=np.zeros((SIZE, SIZE)))
+    report = meter_report(
+        _pairs([110, 700, 40], [100, 100, 0]), seg, learned_risk=np.zeros((SIZE, SIZE))
+    )
     data = json.loads(json.dumps(report.to_dict()))
     for name, table in report.tables().items():
-        assert [r.get("count") for r in data[name]] == (table["count"].tolist()
-                                                        if "count" in table else
-                                                        [None] * len(table))
+        assert [r.get("count") for r in data[name]] == (
+            table["count"].tolist() if "count" in table else [None] * len(table)
+        )
     assert data["accuracy"][0]["ref_zero_left_out"] == 1
 
 
@@ -197,8 +252,9 @@ def test_random_pairs_against_a_plain_python_count():
         a = abs(risk[r, b])
         grade = "A" if a < 0.5 else "B" if a < 1.5 else "C" if a < 2.5 else "D" if a < 3.5 else "E"
         grades[grade] += 1
-        categories[next((i for i, top in enumerate([0.5, 1, 1.5, 2, 2.5, 3, 3.5]) if a <= top),
-                        7)] += 1
+        categories[
+            next((i for i, top in enumerate([0.5, 1, 1.5, 2, 2.5, 3, 3.5]) if a <= top), 7)
+        ] += 1
         d = abs(b - r) if r < 100 else 100 * abs(b - r) / r
         iso[next((i for i, top in enumerate([5, 10, 15, 20]) if d <= top), 4)] += 1
     assert report.pair_types["count"].iloc[-1] == included

@@ -36,8 +36,9 @@ def test_pairs_grouped_on_the_lattice_give_every_pair_back():
     assert points.count.sum() == ref.size and (points.count >= 1).all()
     assert len(set(zip(points.ref, points.bgm, strict=True))) == points.ref.size  # distinct
     for grid in report_grids(1).values():  # zones per point, spread to the pairs
-        assert np.array_equal(grid.zone_index(points.ref, points.bgm)[points.inverse],
-                              grid.zone_index(ref, bgm))
+        assert np.array_equal(
+            grid.zone_index(points.ref, points.bgm)[points.inverse], grid.zone_index(ref, bgm)
+        )
     fractional = pair_points(ref[:500] + 0.5, bgm[:500])  # off the lattice: np.unique
     assert np.array_equal(fractional.ref[fractional.inverse], ref[:500] + 0.5)
 
@@ -50,7 +51,8 @@ def test_statistics_of_grouped_pairs_equal_those_of_the_pairs():
     names = profile_names()
     pd.testing.assert_frame_equal(
         acceptance_table(AcceptanceData(points.ref, points.bgm, points.count), names)[0],
-        acceptance_table(AcceptanceData(ref, bgm), names)[0])
+        acceptance_table(AcceptanceData(ref, bgm), names)[0],
+    )
 
 
 def test_report_does_not_depend_on_the_order_of_the_pairs():
@@ -64,7 +66,8 @@ def test_report_does_not_depend_on_the_order_of_the_pairs():
     pd.testing.assert_frame_equal(per_pair, again.pairs.drop(columns="row"))
     ard = 100 * np.abs(bgm - ref)[ref > 0] / ref[ref > 0]
     assert first.ranges.set_index("range").loc["all", "mard_percent"] == pytest.approx(
-        ard.mean(), rel=1e-12)
+        ard.mean(), rel=1e-12
+    )
 
 
 def test_normal_mard_interval_matches_the_bootstrap_beyond_the_limit():
@@ -74,8 +77,14 @@ def test_normal_mard_interval_matches_the_bootstrap_beyond_the_limit():
     bgm = np.rint(ref * (1 + 0.1 * rng.standard_normal(n)))
     mard, low, high = mard_interval(ref, bgm)
     ard = 100 * np.abs(bgm - ref) / ref
-    boot = bootstrap((ard,), np.mean, n_resamples=2000, method="percentile", batch=100,
-                     rng=np.random.default_rng(0)).confidence_interval
+    boot = bootstrap(
+        (ard,),
+        np.mean,
+        n_resamples=2000,
+        method="percentile",
+        batch=100,
+        rng=np.random.default_rng(0),
+    ).confidence_interval
     assert mard == pytest.approx(ard.mean(), rel=1e-12)
     width = boot.high - boot.low
     # the bootstrap's own Monte Carlo error is a few % of the width
@@ -96,8 +105,15 @@ def test_normal_interval_only_beyond_the_limit(monkeypatch):
 
 
 def test_importing_the_meter_loads_no_plotting_pdf_or_learning_library():
-    code = ("import sys, ranking_core.meter; print(sorted(m for m in ('plotly', 'matplotlib', "
-            "'reportlab', 'sklearn', 'streamlit') if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, cwd=Path(__file__).resolve().parents[1])
+    code = (
+        "import sys, ranking_core.meter; print(sorted(m for m in ('plotly', 'matplotlib', "
+        "'reportlab', 'sklearn', 'streamlit') if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parents[1],
+    )
     assert out.stdout.strip() == "[]"

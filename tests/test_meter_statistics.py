@@ -32,8 +32,9 @@ def test_every_count_table_carries_its_interval():
     for name in ("dts", "clarke", "parkes", "iso_ranges", "binomial"):
         table = report.tables()[name]
         count_column = "compliant" if name == "binomial" else "count"
-        for count, low, high in zip(table[count_column], table["ci_lower_percent"],
-                                    table["ci_upper_percent"], strict=True):
+        for count, low, high in zip(
+            table[count_column], table["ci_lower_percent"], table["ci_upper_percent"], strict=True
+        ):
             ref_low, ref_high = proportion_confint(count, n, alpha=0.05, method="wilson")
             assert (low, high) == pytest.approx((100 * ref_low, 100 * ref_high), abs=1e-9)
 
@@ -51,8 +52,12 @@ def test_statistics_by_range_against_explicit_loops():
     ref[:3] = [69, 70, 180]  # edges: 70 and 180 belong to the middle range
     bgm = np.rint(ref * rng.lognormal(0.02, 0.12, 600))
     table = range_statistics(ref, bgm).set_index("range")
-    for label, low, high in (("< 70 mg/dL", 0, 69), ("70–180 mg/dL", 70, 180),
-                             ("> 180 mg/dL", 181, 600), ("all", 0, 600)):
+    for label, low, high in (
+        ("< 70 mg/dL", 0, 69),
+        ("70–180 mg/dL", 70, 180),
+        ("> 180 mg/dL", 181, 600),
+        ("all", 0, 600),
+    ):
         pairs = [(r, b) for r, b in zip(ref, bgm, strict=True) if low <= r <= high]
         row = table.loc[label]
         assert row["n"] == len(pairs)
@@ -60,17 +65,22 @@ def test_statistics_by_range_against_explicit_loops():
         assert row["mard_percent"] == pytest.approx(sum(ard) / len(ard))
         assert row["bias_mg_dl"] == pytest.approx(sum(b - r for r, b in pairs) / len(pairs))
         assert row["bias_percent"] == pytest.approx(
-            sum((b - r) / r * 100 for r, b in pairs) / len(pairs))
+            sum((b - r) / r * 100 for r, b in pairs) / len(pairs)
+        )
         for limit in (15, 20):
-            inside = sum((abs(b - r) <= limit) if r < 100 else (abs(b - r) / r * 100 <= limit)
-                         for r, b in pairs)
+            inside = sum(
+                (abs(b - r) <= limit) if r < 100 else (abs(b - r) / r * 100 <= limit)
+                for r, b in pairs
+            )
             assert row[f"within_{limit}_count"] == inside
         # the bootstrap interval of a mean is close to mean ± 1.96 standard errors
         se = np.std(ard, ddof=1) / np.sqrt(len(ard))
-        assert row["mard_ci_lower_percent"] == pytest.approx(row["mard_percent"] - 1.96 * se,
-                                                             abs=0.35 * se + 1e-9)
-        assert row["mard_ci_upper_percent"] == pytest.approx(row["mard_percent"] + 1.96 * se,
-                                                             abs=0.35 * se + 1e-9)
+        assert row["mard_ci_lower_percent"] == pytest.approx(
+            row["mard_percent"] - 1.96 * se, abs=0.35 * se + 1e-9
+        )
+        assert row["mard_ci_upper_percent"] == pytest.approx(
+            row["mard_percent"] + 1.96 * se, abs=0.35 * se + 1e-9
+        )
 
 
 def test_mard_interval_is_reproducible_and_degenerate_cases():

@@ -51,10 +51,14 @@ def _constraints(n: int, rows: bool = True, columns: bool = True) -> list[Linear
 
 def _brute_projection(grid: np.ndarray, **kind) -> np.ndarray:
     n = len(grid)
-    result = minimize(lambda x: 0.5 * np.sum((x - grid.ravel()) ** 2),
-                      np.zeros(n * n), jac=lambda x: x - grid.ravel(),
-                      constraints=_constraints(n, **kind), method="trust-constr",
-                      options={"gtol": 1e-10, "xtol": 1e-12, "maxiter": 5000})
+    result = minimize(
+        lambda x: 0.5 * np.sum((x - grid.ravel()) ** 2),
+        np.zeros(n * n),
+        jac=lambda x: x - grid.ravel(),
+        constraints=_constraints(n, **kind),
+        method="trust-constr",
+        options={"gtol": 1e-10, "xtol": 1e-12, "maxiter": 5000},
+    )
     return result.x.reshape(n, n)
 
 
@@ -62,8 +66,9 @@ def _brute_projection(grid: np.ndarray, **kind) -> np.ndarray:
 def test_row_projection_is_the_nearest_grid_with_monotone_rows(seed):
     rng = np.random.default_rng(seed)
     grid = _monotone(6, seed) + rng.normal(scale=0.8, size=(6, 6))
-    np.testing.assert_allclose(project_rows(grid), _brute_projection(grid, columns=False),
-                               atol=1e-5)
+    np.testing.assert_allclose(
+        project_rows(grid), _brute_projection(grid, columns=False), atol=1e-5
+    )
 
 
 @pytest.mark.parametrize("seed", [2, 3])
@@ -90,9 +95,13 @@ def test_projection_brings_a_noisy_grid_closer_to_a_monotone_truth():
 
 
 def test_violations_by_hand():
-    grid = np.array([[0.0, 1.0, 0.5],    # row 0: falls by 0.5 from (0, 1) to (0, 2)
-                     [2.0, 0.1, 3.0],    # diagonal 0.1
-                     [1.0, 4.0, 0.0]])   # row 2: (2, 1) → (2, 0) moves away and falls by 3
+    grid = np.array(
+        [
+            [0.0, 1.0, 0.5],  # row 0: falls by 0.5 from (0, 1) to (0, 2)
+            [2.0, 0.1, 3.0],  # diagonal 0.1
+            [1.0, 4.0, 0.0],
+        ]
+    )  # row 2: (2, 1) → (2, 0) moves away and falls by 3
     # steps: 12 in all; falls: row 0 (0.5), row 2 (3.0), column 0: (1,0) → (2,0) falls by 1,
     # column 2: (1, 2) → (0, 2) falls by 2.5
     result = monotone_violations(grid)

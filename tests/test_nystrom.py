@@ -24,14 +24,17 @@ def test_all_points_as_centres_equals_the_exact_ranker(filter_name: str) -> None
     lams = np.array([1e-1, 1e-2, 1e-3])
     # γ small enough that the 60 × 60 Gram matrix is well conditioned
     exact = SpectralRanker(gamma=2e3, filter=filter_name, solver="dense").fit(X, y)
-    nystrom = NystromRanker(gamma=2e3, filter=filter_name, n_centers=60,
-                            centers="uniform").fit(X, y)
+    nystrom = NystromRanker(gamma=2e3, filter=filter_name, n_centers=60, centers="uniform").fit(
+        X, y
+    )
     assert nystrom.spectrum_.rank == 60
-    np.testing.assert_allclose(nystrom.path(lams).predict(Xt), exact.path(lams).predict(Xt),
-                               atol=1e-8)
+    np.testing.assert_allclose(
+        nystrom.path(lams).predict(Xt), exact.path(lams).predict(Xt), atol=1e-8
+    )
     np.testing.assert_allclose(nystrom.predict(Xt), exact.predict(Xt), atol=1e-8)
-    np.testing.assert_allclose(nystrom.resolve(1e-2).predict(Xt), exact.resolve(1e-2).predict(Xt),
-                               atol=1e-8)
+    np.testing.assert_allclose(
+        nystrom.resolve(1e-2).predict(Xt), exact.resolve(1e-2).predict(Xt), atol=1e-8
+    )
 
 
 def test_coefficients_solve_the_subset_of_regressors_equations() -> None:
@@ -62,8 +65,10 @@ def test_greedy_centres_are_the_pivoted_cholesky_pivots_and_approach_the_exact_r
         errors.append(np.abs(model.predict(Xt) - exact.predict(Xt)).max())
     assert errors[2] < errors[1] < errors[0]
     assert errors[2] < 1e-2  # ratings 0..4
-    assert abs(pairwise_misranking(yt, model.predict(Xt))
-               - pairwise_misranking(yt, exact.predict(Xt))) < 1e-3
+    assert (
+        abs(pairwise_misranking(yt, model.predict(Xt)) - pairwise_misranking(yt, exact.predict(Xt)))
+        < 1e-3
+    )
 
 
 def test_bad_parameters_are_named() -> None:

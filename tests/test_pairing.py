@@ -48,24 +48,34 @@ def test_nearest_in_window_matches_brute_force_with_gaps_jitter_and_ties(seed):
     reference = rng.integers(-600, 300 * max(n, 1) + 600, int(rng.integers(0, 60)))
     reference = np.concatenate([reference, (sensor[:5] + np.roll(sensor, 1)[:5]) // 2])
     window = int(rng.choice([60, 150, 300, 450]))
-    np.testing.assert_array_equal(nearest_in_window(sensor, reference, window),
-                                  brute_force(sensor, reference, window))
+    np.testing.assert_array_equal(
+        nearest_in_window(sensor, reference, window), brute_force(sensor, reference, window)
+    )
 
 
 def test_tie_goes_to_the_earlier_sensor_reading_and_window_is_inclusive():
     sensor = np.array([100, 0, 200, 200])
     assert nearest_in_window(sensor, np.array([50, 150, 260, 301, 200]), 100).tolist() == [
-        1, 0, 2, -1, 2]
+        1,
+        0,
+        2,
+        -1,
+        2,
+    ]
 
 
 def _series(text: str, **kw):
     return read_series(io.BytesIO(text.encode()), name="s.csv", **kw)
 
 
-SENSOR = ("timestamp,glucose\n2024-05-01T08:00:00,100\n2024-05-01T08:05:00,110\n"
-          "2024-05-01T08:10:00,120\nnot a time,130\n2024-05-01T09:00:00,150\n")
-REFERENCE = ("time;glucose\n2024-05-01T08:02:30;98\n2024-05-01T08:07:00;105\n"
-             "2024-05-01T08:30:00;130\n2024-05-01 09:04;140\n")
+SENSOR = (
+    "timestamp,glucose\n2024-05-01T08:00:00,100\n2024-05-01T08:05:00,110\n"
+    "2024-05-01T08:10:00,120\nnot a time,130\n2024-05-01T09:00:00,150\n"
+)
+REFERENCE = (
+    "time;glucose\n2024-05-01T08:02:30;98\n2024-05-01T08:07:00;105\n"
+    "2024-05-01T08:30:00;130\n2024-05-01 09:04;140\n"
+)
 
 
 def test_pair_series_writes_the_documented_columns():
@@ -76,9 +86,11 @@ def test_pair_series_writes_the_documented_columns():
     assert tuple(result.pairs.columns) == PAIRED_COLUMNS
     assert result.pairs["BGM"].tolist() == [100, 110, 150]  # 08:02:30 is a tie: the earlier
     assert result.pairs["REF"].tolist() == [98, 105, 140]
-    assert result.pairs["sensor_time"].tolist() == ["2024-05-01T08:00:00",
-                                                    "2024-05-01T08:05:00",
-                                                    "2024-05-01T09:00:00"]
+    assert result.pairs["sensor_time"].tolist() == [
+        "2024-05-01T08:00:00",
+        "2024-05-01T08:05:00",
+        "2024-05-01T09:00:00",
+    ]
     assert result.pairs["delta_seconds"].tolist() == [-150, -120, -240]
     assert result.n_unpaired == 1 and "1 left out" in result.messages[0]
     lagged = pair_series(sensor, _series(REFERENCE), window=5, lag=2.5)  # sensor + 2.5 min
@@ -102,8 +114,9 @@ def test_offsets_are_compared_in_utc_and_never_mixed():
     assert result.pairs["BGM"].tolist() == [120]
     assert result.pairs["reference_time"].tolist() == ["2024-05-01T08:09:00+00:00"]
     # each time with its own offset: 07:00 and 06:10 UTC
-    two = _series("timestamp,glucose\n2024-05-01T08:00:00+01:00,100\n"
-                  "2024-05-01T08:10:00+02:00,120\n")
+    two = _series(
+        "timestamp,glucose\n2024-05-01T08:00:00+01:00,100\n2024-05-01T08:10:00+02:00,120\n"
+    )
     assert [str(t)[11:16] for t in two.times] == ["07:00", "06:10"]
     with pytest.raises(InputError, match=r"offset in line 2 and none in line 3"):
         _series("timestamp,glucose\n2024-05-01T08:00:00+01:00,100\n2024-05-01T08:10:00,120\n")
@@ -166,18 +179,25 @@ def test_libreview_export_keeps_historic_and_scan_records():
     assert str(day_first.times[1]) == "2024-01-05T08:07:00.000000000"
     with pytest.raises(InputError, match=r"ambiguous.*--dayfirst or --monthfirst"):
         _series(LIBRE.replace("05-13-2024", "05-12-2024"))
-    given = read_series(io.BytesIO(LIBRE.replace("05-13-2024", "05-12-2024").encode()),
-                        name="s.csv", dayfirst=False)
+    given = read_series(
+        io.BytesIO(LIBRE.replace("05-13-2024", "05-12-2024").encode()), name="s.csv", dayfirst=False
+    )
     assert str(given.times[1]) == "2024-05-01T08:07:00.000000000"
 
 
 def test_series_from_a_workbook_keeps_its_date_cells(tmp_path):
     path = tmp_path / "sensor.xlsx"
-    pd.DataFrame({"timestamp": pd.to_datetime(["2024-05-01 08:00", "2024-05-01 08:05"]),
-                  "glucose": [100, 110]}).to_excel(path, index=False)
+    pd.DataFrame(
+        {
+            "timestamp": pd.to_datetime(["2024-05-01 08:00", "2024-05-01 08:05"]),
+            "glucose": [100, 110],
+        }
+    ).to_excel(path, index=False)
     series = read_series(path)
-    assert [str(t) for t in series.times] == ["2024-05-01T08:00:00.000000000",
-                                              "2024-05-01T08:05:00.000000000"]
+    assert [str(t) for t in series.times] == [
+        "2024-05-01T08:00:00.000000000",
+        "2024-05-01T08:05:00.000000000",
+    ]
     assert series.glucose.tolist() == [100, 110] and series.lines.tolist() == [2, 3]
 
 
@@ -185,8 +205,10 @@ def test_pair_command_writes_a_file_the_meter_report_reads(tmp_path):
     (tmp_path / "s.csv").write_text(SENSOR)
     (tmp_path / "r.csv").write_text(REFERENCE)
     out = tmp_path / "pairs.csv"
-    result = runner.invoke(app, ["pair", str(tmp_path / "s.csv"), str(tmp_path / "r.csv"),
-                                 "-o", str(out), "--window", "5"])
+    result = runner.invoke(
+        app,
+        ["pair", str(tmp_path / "s.csv"), str(tmp_path / "r.csv"), "-o", str(out), "--window", "5"],
+    )
     assert result.exit_code == 0, result.output
     written = pd.read_csv(out)
     assert tuple(written.columns) == PAIRED_COLUMNS and len(written) == 3
@@ -194,8 +216,10 @@ def test_pair_command_writes_a_file_the_meter_report_reads(tmp_path):
     assert pairs.bgm.tolist() == [100, 110, 150] and pairs.ref.tolist() == [98, 105, 140]
     report = runner.invoke(app, ["meter-report", str(out)])
     assert report.exit_code == 0, report.output
-    bad = runner.invoke(app, ["pair", str(tmp_path / "s.csv"), str(tmp_path / "r.csv"),
-                              "-o", str(out), "--window", "0"])
+    bad = runner.invoke(
+        app,
+        ["pair", str(tmp_path / "s.csv"), str(tmp_path / "r.csv"), "-o", str(out), "--window", "0"],
+    )
     assert bad.exit_code == 1 and "window" in bad.output and "Traceback" not in bad.output
 
 
@@ -209,7 +233,8 @@ def test_paired_series_carry_their_times_to_the_rate_of_change_criteria(tmp_path
 
     def text(at: np.ndarray, values: np.ndarray) -> str:
         return "timestamp,glucose\n" + "".join(
-            f"2024-05-01T08:{m:02d}:00{offset},{v}\n" for m, v in zip(at, values, strict=True))
+            f"2024-05-01T08:{m:02d}:00{offset},{v}\n" for m, v in zip(at, values, strict=True)
+        )
 
     (tmp_path / "s.csv").write_text(text(minutes + 1, bgm))
     (tmp_path / "r.csv").write_text(text(minutes, ref))
@@ -222,8 +247,12 @@ def test_paired_series_carry_their_times_to_the_rate_of_change_criteria(tmp_path
     assert table.loc["K", "n"] == 0
     # the same criteria as for the file `riskgrid pair` writes
     out = tmp_path / "pairs.csv"
-    assert runner.invoke(app, ["pair", str(tmp_path / "s.csv"), str(tmp_path / "r.csv"),
-                               "-o", str(out)]).exit_code == 0
+    assert (
+        runner.invoke(
+            app, ["pair", str(tmp_path / "s.csv"), str(tmp_path / "r.csv"), "-o", str(out)]
+        ).exit_code
+        == 0
+    )
     written = meter_report(read_pairs(out), None, profiles=("icgm",)).acceptance
     pd.testing.assert_frame_equal(written.set_index("id"), table)
 
@@ -233,8 +262,10 @@ def test_counts_agree_with_their_nouns():
     assert counted(0, "reference reading") == "0 reference readings"
     assert counted(2500, "time holds", "times hold") == "2,500 times hold"
     # one sensor time repeated with its value, one holding two values; one reference each way
-    sensor = _series("timestamp,glucose\n2024-05-01T08:00:00,100\n2024-05-01T08:00:00,100\n"
-                     "2024-05-01T09:00:00,150\n2024-05-01T09:00:00,160\n")
+    sensor = _series(
+        "timestamp,glucose\n2024-05-01T08:00:00,100\n2024-05-01T08:00:00,100\n"
+        "2024-05-01T09:00:00,150\n2024-05-01T09:00:00,160\n"
+    )
     reference = _series("timestamp,glucose\n2024-05-01T09:01:00,140\n")
     text = "\n".join(pair_series(sensor, reference).messages)
     assert "0 of 1 reference reading paired" in text

@@ -39,8 +39,12 @@ def test_smooth_losses_match_direct_minimisation(loss: str) -> None:
     X, pairs, a, _ = problem()
     alpha = 0.01
     model = PairwiseLinearRanker(loss, alpha, max_iter=10_000).fit(X, pairs, a)
-    direct = minimize(lambda w: objective(loss, w, X, pairs, a, alpha), np.zeros(X.shape[1]),
-                      method="BFGS", options={"gtol": 1e-10})
+    direct = minimize(
+        lambda w: objective(loss, w, X, pairs, a, alpha),
+        np.zeros(X.shape[1]),
+        method="BFGS",
+        options={"gtol": 1e-10},
+    )
     np.testing.assert_allclose(model.coef_, direct.x, rtol=1e-3, atol=1e-5)
 
 
@@ -52,9 +56,12 @@ def test_hinge_is_a_minimum_of_its_objective() -> None:
     rng = np.random.default_rng(0)
     for step in rng.normal(scale=1e-2, size=(200, X.shape[1])):
         assert best <= objective("hinge", model.coef_ + step, X, pairs, a, alpha) + 1e-6
-    direct = minimize(lambda w: objective("hinge", w, X, pairs, a, alpha),
-                      np.zeros(X.shape[1]), method="Powell", options={"xtol": 1e-8,
-                                                                     "ftol": 1e-12})
+    direct = minimize(
+        lambda w: objective("hinge", w, X, pairs, a, alpha),
+        np.zeros(X.shape[1]),
+        method="Powell",
+        options={"xtol": 1e-8, "ftol": 1e-12},
+    )
     assert best <= direct.fun + 1e-5
 
 

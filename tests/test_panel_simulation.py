@@ -113,8 +113,9 @@ def test_default_panel_uses_the_builtin_surface():
 def test_hard_panel_rounds_answers_and_has_a_careless_rater():
     from ranking_core.panels import PANEL_MODELS
 
-    frame = simulate_panel(2000, reference=np.abs(SYNTHETIC), n_raters=10, random_state=5,
-                           **PANEL_MODELS["hard"])
+    frame = simulate_panel(
+        2000, reference=np.abs(SYNTHETIC), n_raters=10, random_state=5, **PANEL_MODELS["hard"]
+    )
     np.testing.assert_allclose(frame["rating"] * 2, np.round(frame["rating"] * 2))
     careless = frame["rater"] == "R10"
     assert frame.loc[careless, "outlier"].all()
@@ -126,8 +127,12 @@ def test_hard_panel_rounds_answers_and_has_a_careless_rater():
     others = ~frame["outlier"]
     assert np.corrcoef(frame.loc[others, "rating"], truth[others])[0, 1] > 0.9
     # rater scales 0.8..1.2: per-rater slopes of rating on the reference risk differ
-    slopes = [np.polyfit(truth[(frame["rater"] == r) & others & (truth < 3)],
-                         frame.loc[(frame["rater"] == r) & others & (truth < 3), "rating"], 1)[0]
-              for r in sorted(set(frame["rater"]) - {"R10"})]
+    slopes = [
+        np.polyfit(
+            truth[(frame["rater"] == r) & others & (truth < 3)],
+            frame.loc[(frame["rater"] == r) & others & (truth < 3), "rating"],
+            1,
+        )[0]
+        for r in sorted(set(frame["rater"]) - {"R10"})
+    ]
     assert 0.7 < min(slopes) < max(slopes) < 1.3 and max(slopes) - min(slopes) > 0.1
-

@@ -44,8 +44,7 @@ def test_greedy_variance_picks_match_brute_force_refits():
     assert picks[0] == int(np.argmax(sd))
     # after "rating" the first pick (weight 1, same mλ), the second is the new variance maximum
     X2 = np.vstack([X, candidates[picks[0]]])
-    refit = SpectralRanker(kernel="gaussian", gamma=2e4, lam=lam * 40 / 41).fit(
-        X2, _risk(*X2.T))
+    refit = SpectralRanker(kernel="gaussian", gamma=2e4, lam=lam * 40 / 41).fit(X2, _risk(*X2.T))
     sd2 = posterior_sd(refit, np.ones(41), 1.0, candidates)
     sd2[picks[0]] = -np.inf
     assert picks[1] == int(np.argmax(sd2))
@@ -100,14 +99,16 @@ def test_planning_loop_through_the_command_line(tmp_path):
     ratings = tmp_path / "ratings.csv"
     _fill(start, "D1").to_csv(ratings, index=False)
     following = tmp_path / "next.csv"
-    result = runner.invoke(app, ["plan-panel", str(ratings), "--next", "8", "-o", str(following),
-                                 "--seed", "2"])
+    result = runner.invoke(
+        app, ["plan-panel", str(ratings), "--next", "8", "-o", str(following), "--seed", "2"]
+    )
     assert result.exit_code == 0, result.output
     new = pd.read_csv(following)
     assert len(new) == 8
     old = pd.read_csv(ratings)
     assert not set(zip(new["reference"], new["estimate"], strict=True)) & set(
-        zip(old["reference"], old["estimate"], strict=True))
+        zip(old["reference"], old["estimate"], strict=True)
+    )
     pd.concat([old, _fill(following, "D2")]).to_csv(ratings, index=False)
     result = runner.invoke(app, ["learn", str(ratings), "--out-dir", str(tmp_path / "grid")])
     assert result.exit_code == 0, result.output

@@ -62,8 +62,11 @@ def _shared_design(noise, seed=0, raters=4, scenarios=40):
     rows = []
     for r in range(raters):
         answer = np.clip(truth + noise * rng.standard_normal(scenarios), 0, 4)
-        rows.append(pd.DataFrame({"reference": X[:, 0], "estimate": X[:, 1],
-                                  "rating": answer, "rater": f"D{r}"}))
+        rows.append(
+            pd.DataFrame(
+                {"reference": X[:, 0], "estimate": X[:, 1], "rating": answer, "rater": f"D{r}"}
+            )
+        )
     return pd.concat(rows, ignore_index=True)
 
 
@@ -104,15 +107,20 @@ def test_learn_command_writes_the_panel_report(tmp_path):
     source = tmp_path / "panel ratings.csv"
     frame.drop(columns="outlier").to_csv(source, index=False)
     report = tmp_path / "report" / "panel.csv"
-    result = CliRunner().invoke(app, ["learn", str(source), "--out-dir", str(tmp_path / "grid"),
-                                      "--panel-report", str(report)])
+    result = CliRunner().invoke(
+        app,
+        ["learn", str(source), "--out-dir", str(tmp_path / "grid"), "--panel-report", str(report)],
+    )
     assert result.exit_code == 0, result.output
     assert "Krippendorff" in result.output and "Raters" in result.output
     assert "Ratings of R05 weigh less than 0.25" in result.output  # the careless rater
     settings = json.loads((tmp_path / "grid" / "grid.json").read_text())["settings"]
-    assert (settings["robust"], settings["criterion"], settings["monotone"],
-            settings["anchors"]) == ("huber", "absolute-error", True,
-                                     PRESETS["robust"].anchors)  # the robust recipe's
+    assert (
+        settings["robust"],
+        settings["criterion"],
+        settings["monotone"],
+        settings["anchors"],
+    ) == ("huber", "absolute-error", True, PRESETS["robust"].anchors)  # the robust recipe's
     rows = pd.read_csv(report)
     assert len(rows) == 150 and {"weight", "residual", "flagged", "consensus"} <= set(rows)
     raters = pd.read_csv(tmp_path / "report" / "panel-raters.csv")
@@ -128,21 +136,27 @@ def test_learn_command_writes_the_band_of_the_robust_fit(tmp_path):
     frame = simulate(120, n_raters=4, random_state=7, **PANEL_MODELS["noise-outliers"])
     source = tmp_path / "ratings.csv"
     frame.drop(columns="outlier").to_csv(source, index=False)
-    result = CliRunner().invoke(app, ["learn", str(source), "--out-dir", str(tmp_path / "grid"),
-                                      "--band"])
+    result = CliRunner().invoke(
+        app, ["learn", str(source), "--out-dir", str(tmp_path / "grid"), "--band"]
+    )
     assert result.exit_code == 0, result.output
     expected = risk_band(learn_grid(read_rating_set(source), robust_settings()).risk_model)
     summary = json.loads((tmp_path / "grid" / "band.json").read_text())
     assert summary["uncertain_share"] == pytest.approx(expected.uncertain_share, abs=1e-9)
     assert f"leaves open: {expected.uncertain_share:.1%}" in result.output
-    np.testing.assert_allclose(np.load(tmp_path / "grid" / "band_upper.npy"),
-                               np.clip(expected.upper, 0, 4), atol=1e-9)
-    assert json.loads((tmp_path / "grid" / "grid.json").read_text())["settings"]["robust"] == \
-        "huber"
-    assert {"band.csv", "band.png", "band_lower.npy"} <= {p.name for p in
-                                                           (tmp_path / "grid").iterdir()}
-    refused = CliRunner().invoke(app, ["learn", str(source), "--out-dir", str(tmp_path / "b"),
-                                       "--band", "--filter", "landweber"])
+    np.testing.assert_allclose(
+        np.load(tmp_path / "grid" / "band_upper.npy"), np.clip(expected.upper, 0, 4), atol=1e-9
+    )
+    assert (
+        json.loads((tmp_path / "grid" / "grid.json").read_text())["settings"]["robust"] == "huber"
+    )
+    assert {"band.csv", "band.png", "band_lower.npy"} <= {
+        p.name for p in (tmp_path / "grid").iterdir()
+    }
+    refused = CliRunner().invoke(
+        app,
+        ["learn", str(source), "--out-dir", str(tmp_path / "b"), "--band", "--filter", "landweber"],
+    )
     assert refused.exit_code == 1 and isinstance(refused.exception, SystemExit)  # no traceback
     assert "--band needs the Lavrentiev filter" in refused.output
     assert not (tmp_path / "b").exists()  # refused before anything is written

@@ -60,8 +60,9 @@ def test_the_fit_solves_the_weighted_least_squares_problem_it_reports():
     # direct solve of the weighted problem: (K + mλW⁻¹)c + b1 = ã, 1ᵀc = 0
     m, lam = len(y), model.lam_
     K = model.kernel_(X, X)
-    system = np.block([[K + m * lam * np.diag(1 / w), np.ones((m, 1))],
-                       [np.ones((1, m)), np.zeros((1, 1))]])
+    system = np.block(
+        [[K + m * lam * np.diag(1 / w), np.ones((m, 1))], [np.ones((1, m)), np.zeros((1, 1))]]
+    )
     solution = np.linalg.solve(system, np.r_[target, 0.0])
     direct = K @ solution[:m] + solution[m]
     np.testing.assert_allclose(model.predict(X), direct, atol=1e-6)
@@ -86,7 +87,8 @@ def test_huber_weights_resist_outliers_and_flag_them():
 def test_rater_offsets_and_scales_are_recovered():
     X, y, rater, _, _, bias, scale = _panel(600, noise=0.1, seed=2)
     model = RobustRanker(_ranker(3e-3), loss="squared", rater_prior=5.0).fit(
-        np.column_stack([X, rater]), y)
+        np.column_stack([X, rater]), y
+    )
     share = np.bincount(rater) / len(rater)
     true_scale = scale / (share @ scale)  # the learner's convention: mean scale 1, mean offset 0
     true_bias = bias - share @ bias
@@ -109,8 +111,10 @@ def test_a_careless_rater_gets_the_smallest_weight():
     assert model.rater_sd_.argmax() == 5
 
 
-@pytest.mark.parametrize(("values", "step"), [([0, 1, 4, 2], 1.0), ([0, 0.5, 3.5, 4], 0.5),
-                                              ([0.3, 1.0, 2.0], 0.0), ([], 0.0)])
+@pytest.mark.parametrize(
+    ("values", "step"),
+    [([0, 1, 4, 2], 1.0), ([0, 0.5, 3.5, 4], 0.5), ([0.3, 1.0, 2.0], 0.0), ([], 0.0)],
+)
 def test_rating_step_detects_the_answer_scale(values, step):
     assert rating_step(values) == step
 
@@ -198,8 +202,16 @@ def test_path_and_resolve_reuse_the_decomposition():
 
 
 def _ratings(X, y, rater):
-    return read_rating_set(pd.DataFrame({"reference": X[:, 0], "estimate": X[:, 1], "rating": y,
-                                         "rater": [f"r{k}" for k in rater]}))
+    return read_rating_set(
+        pd.DataFrame(
+            {
+                "reference": X[:, 0],
+                "estimate": X[:, 1],
+                "rating": y,
+                "rater": [f"r{k}" for k in rater],
+            }
+        )
+    )
 
 
 def test_recipe_with_raters_and_anchor_positions():
@@ -222,8 +234,10 @@ def test_kfold_robust_keeps_the_lower_absolute_error_of_both_paths():
     robust = RobustRanker(_ranker())
     chosen = kfold_robust(robust, inputs, y, lams, n_splits=3, criterion="absolute-error")
     by_hand = []
-    for model in (robust, clone(robust).set_params(loss="squared", raters=False,
-                                                   coarse="midpoint", path_iter=0)):
+    for model in (
+        robust,
+        clone(robust).set_params(loss="squared", raters=False, coarse="midpoint", path_iter=0),
+    ):
         curve = np.zeros(len(lams))
         for train, test in KFold(3, shuffle=True, random_state=0).split(inputs):
             fitted = clone(model).fit(inputs[train], y[train])
@@ -240,12 +254,13 @@ def test_kfold_robust_on_the_first_fold_only_beyond_two_thousand_ratings():
     inputs = np.column_stack([X, rater])
     lams = 0.5 ** np.arange(8)
     robust = RobustRanker(_ranker())
-    chosen = kfold_robust(robust, inputs, y, lams, n_splits=3, criterion="absolute-error",
-                          folds=1)
+    chosen = kfold_robust(robust, inputs, y, lams, n_splits=3, criterion="absolute-error", folds=1)
     train, test = next(KFold(3, shuffle=True, random_state=0).split(inputs))
     by_hand = []
-    for model in (robust, clone(robust).set_params(loss="squared", raters=False,
-                                                   coarse="midpoint", path_iter=0)):
+    for model in (
+        robust,
+        clone(robust).set_params(loss="squared", raters=False, coarse="midpoint", path_iter=0),
+    ):
         fitted = clone(model).fit(inputs[train], y[train])
         by_hand.append(np.mean(np.abs(fitted.path(lams).predict(inputs[test]) - y[test]), axis=1))
     np.testing.assert_allclose(chosen.curve, min(by_hand, key=np.min), rtol=1e-8)
@@ -263,8 +278,9 @@ def test_robust_learning_pins_the_diagonal_every_six_mg_dl():
     np.testing.assert_allclose(recipe_X[extra, 1], recipe_X[extra, 0], atol=1e-9)
     assert np.all(recipe_X[extra, 2] == -1) and np.all(recipe_y[extra] == 0)
     assert ROBUST.anchors == expected.size
-    frame = pd.DataFrame({"reference": X[:, 0], "estimate": X[:, 1], "rating": y,
-                          "rater": [f"r{k}" for k in rater]})
+    frame = pd.DataFrame(
+        {"reference": X[:, 0], "estimate": X[:, 1], "rating": y, "rater": [f"r{k}" for k in rater]}
+    )
     assert learn_panel(frame).learned.settings.anchors == expected.size  # as the recipe
     # the fit sees every anchor, and its signed surface stays near zero along the whole diagonal
     # (within 0.1; with the best recipe's 41 anchors it reaches 0.18 on this panel)

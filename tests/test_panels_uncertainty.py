@@ -33,8 +33,9 @@ def _data(m, seed):
 def _gpr(X, y, noise_var):
     """scikit-learn's GP: prior a²K plus a wide constant (≈ the flat prior on the intercept)."""
     amplitude = NOISE**2 / (len(X) * LAM)
-    kernel = (ConstantKernel(amplitude, "fixed") * RBF(np.sqrt(GAMMA / 2), "fixed")
-              + ConstantKernel(1e5 * amplitude, "fixed"))
+    kernel = ConstantKernel(amplitude, "fixed") * RBF(np.sqrt(GAMMA / 2), "fixed") + ConstantKernel(
+        1e5 * amplitude, "fixed"
+    )
     return GaussianProcessRegressor(kernel, alpha=noise_var, optimizer=None).fit(X, y)
 
 
@@ -54,8 +55,9 @@ def test_band_holds_the_risk_and_narrows_with_more_ratings():
     widths = []
     for m in (60, 240):
         X, y = _data(m, 3)
-        model = RobustRanker(SpectralRanker(kernel="gaussian", gamma=GAMMA, lam=LAM),
-                             signed=True).fit(X, signed_ratings(X, np.clip(y, 0, 4)))
+        model = RobustRanker(
+            SpectralRanker(kernel="gaussian", gamma=GAMMA, lam=LAM), signed=True
+        ).fit(X, signed_ratings(X, np.clip(y, 0, 4)))
         band = risk_band(AbsoluteRisk(model))
         assert band.risk.shape == band.lower.shape == (601, 601)
         assert np.all(band.lower <= band.risk + 1e-12) and np.all(band.risk <= band.upper + 1e-12)
@@ -75,8 +77,9 @@ def test_band_needs_a_noise_level_for_a_plain_ranker():
 
 def test_band_files_hold_the_band_as_grid_files_do(tmp_path):
     X, y = _data(80, 5)
-    model = RobustRanker(SpectralRanker(kernel="gaussian", gamma=GAMMA, lam=LAM),
-                         signed=True).fit(X, signed_ratings(X, np.clip(y, 0, 4)))
+    model = RobustRanker(SpectralRanker(kernel="gaussian", gamma=GAMMA, lam=LAM), signed=True).fit(
+        X, signed_ratings(X, np.clip(y, 0, 4))
+    )
     band = risk_band(AbsoluteRisk(model))
     grid = np.clip(band.risk, 0, 4)
     paths = write_band_files(band, grid, tmp_path / "out")
@@ -97,8 +100,11 @@ def test_band_files_hold_the_band_as_grid_files_do(tmp_path):
     pale = np.asarray(Image.open(tmp_path / "out" / "band.png").convert("RGB"))
     for ref, measured in ((250, 40), (40, 250), (300, 300), (590, 10)):
         x, y_px = LEFT + ref, TOP + 600 - measured
-        expected = (plain[y_px, x].astype(int) + 255) // 2 if band.uncertain[ref, measured] \
+        expected = (
+            (plain[y_px, x].astype(int) + 255) // 2
+            if band.uncertain[ref, measured]
             else plain[y_px, x]
+        )
         np.testing.assert_array_equal(pale[y_px, x], expected)
     assert band.uncertain.any() and not band.uncertain.all()
 
@@ -108,8 +114,9 @@ def test_band_csv_clips_the_ends_to_the_risk_scale():
     upper[10, 20] = 4.7
     lower = np.zeros((601, 601))
     lower[10, 20] = -0.2
-    band = RiskBand(np.ones((601, 601)), lower, upper, np.ones((601, 601)),
-                    np.zeros((601, 601), bool))
+    band = RiskBand(
+        np.ones((601, 601)), lower, upper, np.ones((601, 601)), np.zeros((601, 601), bool)
+    )
     table = pd.read_csv(io.BytesIO(band_csv(band)))
     row = table.iloc[10 * 601 + 20]
     assert (row["REF"], row["BGM"], row["lower"], row["upper"]) == (10, 20, 0.0, 4.0)

@@ -16,33 +16,55 @@ PREVIOUS = {"B": "A", "C": "B", "D": "C", "E": "D"}
 
 # (diabetes type, zone, side, midpoint (REF, BGM) in mg/dL)
 MIDPOINTS = [
-    (1, "B", "upper", (15, 50)), (1, "B", "upper", (85, 110)), (1, "B", "upper", (210, 275)),
+    (1, "B", "upper", (15, 50)),
+    (1, "B", "upper", (85, 110)),
+    (1, "B", "upper", (210, 275)),
     (1, "B", "upper", (355, 465)),
-    (1, "B", "lower", (50, 15)), (1, "B", "lower", (110, 87.5)), (1, "B", "lower", (277.5, 222.5)),
+    (1, "B", "lower", (50, 15)),
+    (1, "B", "lower", (110, 87.5)),
+    (1, "B", "lower", (277.5, 222.5)),
     (1, "B", "lower", (467.5, 375)),
-    (1, "C", "upper", (15, 60)), (1, "C", "upper", (40, 70)), (1, "C", "upper", (60, 95)),
+    (1, "C", "upper", (15, 60)),
+    (1, "C", "upper", (40, 70)),
+    (1, "C", "upper", (60, 95)),
     (1, "C", "upper", (165, 330)),
-    (1, "C", "lower", (120, 15)), (1, "C", "lower", (190, 80)), (1, "C", "lower", (405, 190)),
-    (1, "D", "upper", (12.5, 100)), (1, "D", "upper", (37.5, 112.5)), (1, "D", "upper", (65, 170)),
+    (1, "C", "lower", (120, 15)),
+    (1, "C", "lower", (190, 80)),
+    (1, "C", "lower", (405, 190)),
+    (1, "D", "upper", (12.5, 100)),
+    (1, "D", "upper", (37.5, 112.5)),
+    (1, "D", "upper", (65, 170)),
     (1, "D", "upper", (102.5, 382.5)),
-    (1, "D", "lower", (250, 20)), (1, "D", "lower", (400, 95)),
-    (1, "E", "upper", (17.5, 152.5)), (1, "E", "upper", (42.5, 352.5)),
-    (2, "B", "upper", (15, 50)), (2, "B", "upper", (130, 190)), (2, "B", "upper", (335, 440)),
-    (2, "B", "lower", (50, 15)), (2, "B", "lower", (70, 55)), (2, "B", "lower", (210, 155)),
+    (1, "D", "lower", (250, 20)),
+    (1, "D", "lower", (400, 95)),
+    (1, "E", "upper", (17.5, 152.5)),
+    (1, "E", "upper", (42.5, 352.5)),
+    (2, "B", "upper", (15, 50)),
+    (2, "B", "upper", (130, 190)),
+    (2, "B", "upper", (335, 440)),
+    (2, "B", "lower", (50, 15)),
+    (2, "B", "lower", (70, 55)),
+    (2, "B", "lower", (210, 155)),
     (2, "B", "lower", (440, 340)),
-    (2, "C", "upper", (15, 60)), (2, "C", "upper", (155, 305)),
-    (2, "C", "lower", (175, 65)), (2, "C", "lower", (405, 190)),
-    (2, "D", "upper", (12.5, 80)), (2, "D", "upper", (30, 85)), (2, "D", "upper", (80, 320)),
-    (2, "D", "lower", (250, 20)), (2, "D", "lower", (330, 75)), (2, "D", "lower", (480, 135)),
-    (2, "E", "upper", (17.5, 200)), (2, "E", "upper", (42.5, 375)),
+    (2, "C", "upper", (15, 60)),
+    (2, "C", "upper", (155, 305)),
+    (2, "C", "lower", (175, 65)),
+    (2, "C", "lower", (405, 190)),
+    (2, "D", "upper", (12.5, 80)),
+    (2, "D", "upper", (30, 85)),
+    (2, "D", "upper", (80, 320)),
+    (2, "D", "lower", (250, 20)),
+    (2, "D", "lower", (330, 75)),
+    (2, "D", "lower", (480, 135)),
+    (2, "E", "upper", (17.5, 200)),
+    (2, "E", "upper", (42.5, 375)),
 ]
 
 
 @pytest.mark.parametrize(("dtype", "zone", "side", "mid"), MIDPOINTS)
 def test_both_sides_of_every_segment(dtype, zone, side, mid):
     x, y = mid
-    out, inside = ((x, y + 0.5), (x, y - 0.5)) if side == "upper" else ((x + 0.5, y),
-                                                                         (x - 0.5, y))
+    out, inside = ((x, y + 0.5), (x, y - 0.5)) if side == "upper" else ((x + 0.5, y), (x - 0.5, y))
     assert parkes_zone(*out, diabetes_type=dtype) == zone
     assert parkes_zone(*inside, diabetes_type=dtype) == PREVIOUS[zone]
     # a point exactly on a line belongs to the inner (less severe) zone
@@ -52,17 +74,23 @@ def test_both_sides_of_every_segment(dtype, zone, side, mid):
 # last segments continued along their slope to the lattice edge (hand-computed crossings)
 EXTENSIONS = [
     # type 1 B upper (280,380)-(430,550): at REF 470, BGM = 550 + 40·170/150 = 595.33
-    (1, (470, 595), "A"), (1, (470, 596), "B"),
+    (1, (470, 595), "A"),
+    (1, (470, 596), "B"),
     # type 1 B lower (385,300)-(550,450): at BGM 480, REF = 550 + 30·165/150 = 583
-    (1, (582.5, 480), "A"), (1, (583.5, 480), "B"),
+    (1, (582.5, 480), "A"),
+    (1, (583.5, 480), "B"),
     # type 1 D lower (250,40)-(550,150): at BGM 160, REF = 550 + 10·300/110 = 577.27
-    (1, (577, 160), "C"), (1, (577.5, 160), "D"),
+    (1, (577, 160), "C"),
+    (1, (577.5, 160), "D"),
     # type 1 E upper (35,155)-(50,550): at REF 51, BGM = 550 + 395/15 = 576.33
-    (1, (51, 576), "D"), (1, (51, 577), "E"),
+    (1, (51, 576), "D"),
+    (1, (51, 577), "E"),
     # type 2 B upper (230,330)-(440,550): at REF 480, BGM = 550 + 40·220/210 = 591.90
-    (2, (480, 591.5), "A"), (2, (480, 592.5), "B"),
+    (2, (480, 591.5), "A"),
+    (2, (480, 592.5), "B"),
     # type 2 D lower (410,110)-(550,160): at BGM 175, REF = 550 + 15·140/50 = 592
-    (2, (591.5, 175), "C"), (2, (592.5, 175), "D"),
+    (2, (591.5, 175), "C"),
+    (2, (592.5, 175), "D"),
 ]
 
 

@@ -36,8 +36,9 @@ def test_all_pairs_with_cost_21_is_the_lavrentiev_ranker() -> None:
     rankrls = PreferenceRanker(gamma=20.0, lam=len(y) ** 2 * lam).fit(X, y)
     np.testing.assert_allclose(rankrls.predict(Xt), exact.predict(Xt), atol=1e-7)
     lams = np.array([1e-1, 1e-2, 1e-4])
-    np.testing.assert_allclose(rankrls.path(len(y) ** 2 * lams).predict(Xt),
-                               exact.path(lams).predict(Xt), atol=1e-6)
+    np.testing.assert_allclose(
+        rankrls.path(len(y) ** 2 * lams).predict(Xt), exact.path(lams).predict(Xt), atol=1e-6
+    )
 
 
 @pytest.mark.parametrize("cost", ["unit", "magnitude", "relative"])
@@ -49,7 +50,8 @@ def test_dual_coefficients_solve_eq_17(cost: str) -> None:
     np.testing.assert_allclose(model.coef_, expected, rtol=1e-6, atol=1e-8)
     # the same graph given as an edge list
     from_edges = PreferenceRanker(gamma=5.0, lam=0.5, cost=cost).fit(
-        X, edges=(head, tail, magnitude))
+        X, edges=(head, tail, magnitude)
+    )
     np.testing.assert_allclose(from_edges.coef_, expected, rtol=1e-6, atol=1e-8)
 
 

@@ -135,8 +135,9 @@ def test_iterated_lavrentiev_at_tiny_lambda_matches_its_closed_form(k: int) -> N
     X, y = glucose_data(300, seed=22)
     X_new = glucose_data(400, seed=23)[0]
     reference = refined_predictions(WARPED_L1, X, y, TINY_LAM, X_new, k=k)
-    model = SpectralRanker(WARPED_L1, filter=IteratedLavrentiev(k), lam=TINY_LAM,
-                           solver="dense").fit(X, y)
+    model = SpectralRanker(
+        WARPED_L1, filter=IteratedLavrentiev(k), lam=TINY_LAM, solver="dense"
+    ).fit(X, y)
     assert relative(model.predict(X_new), reference) < 1e-10
     assert relative(model.path([TINY_LAM]).predict(X_new)[0], reference) > 1e-9
 
@@ -196,8 +197,7 @@ def test_primal_equals_dual_for_linear_kernel(estimator: type) -> None:
         dual = estimator(kernel="linear", filter=filt, lam=0.05, solver="dense").fit(X, y)
         assert primal.spectrum_.method == "primal" and dual.spectrum_.method == "dense"
         expected = dual.predict(Xt)
-        np.testing.assert_allclose(primal.predict(Xt), expected,
-                                   atol=RTOL * np.abs(expected).max())
+        np.testing.assert_allclose(primal.predict(Xt), expected, atol=RTOL * np.abs(expected).max())
     assert estimator(kernel="linear").fit(X, y).spectrum_.method == "primal"  # auto
 
 

@@ -28,15 +28,15 @@ def test_clean_csv_is_read_in_mgdl():
 def test_each_rule_names_its_file_lines_and_keeps_valid_rows():
     text = (
         "Reference , ESTIMATE,rating,rater\n"
-        "100,120,0.5,a\n"      # line 2 ok
-        "abc,120,1,a\n"        # line 3 reference text
-        "100,,1,a\n"           # line 4 estimate empty
-        "100,120,4.5,a\n"      # line 5 rating > 4
-        "-5,120,1,a\n"         # line 6 negative
-        "100,700,1,a\n"        # line 7 above 600
-        "100,120,0.5,a\n"      # line 8 repeat of line 2
-        "100,120,0.5,b\n"      # line 9 ok (other rater)
-        "80,90,inf,b\n"        # line 10 rating inf
+        "100,120,0.5,a\n"  # line 2 ok
+        "abc,120,1,a\n"  # line 3 reference text
+        "100,,1,a\n"  # line 4 estimate empty
+        "100,120,4.5,a\n"  # line 5 rating > 4
+        "-5,120,1,a\n"  # line 6 negative
+        "100,700,1,a\n"  # line 7 above 600
+        "100,120,0.5,a\n"  # line 8 repeat of line 2
+        "100,120,0.5,b\n"  # line 9 ok (other rater)
+        "80,90,inf,b\n"  # line 10 rating inf
     )
     ratings = read_rating_set(_csv(text), name="panel.csv")
     assert list(ratings.frame.index) == [2, 9]  # file lines
@@ -68,29 +68,33 @@ def test_mmol_per_litre_is_converted_with_the_stated_factor():
     np.testing.assert_allclose(ratings.X, np.array([[5.5, 6.0], [3.0, 12.0]]) * 18.016)
     assert MGDL_PER_MMOLL == pytest.approx(180.16 / 10)
     assert ratings.unit == "mmol/L"
-    headed = read_rating_set(_csv("Reference (mmol/L),Estimate (mmol/L),rating\n5.5,6,0\n"),
-                             name="p.csv")
+    headed = read_rating_set(
+        _csv("Reference (mmol/L),Estimate (mmol/L),rating\n5.5,6,0\n"), name="p.csv"
+    )
     np.testing.assert_allclose(headed.X, [[5.5 * 18.016, 6 * 18.016]])
 
 
 def test_mmol_values_without_a_unit_are_refused_naming_the_option():
     with pytest.raises(RatingSetError, match=r"look like mmol/L.*unit mmol/L"):
-        read_rating_set(_csv("reference,estimate,rating\n5.5,6.0,0\n3.0,12.0,3\n"),
-                        name="p.csv")
-    stated = read_rating_set(_csv("reference,estimate,rating\n5.5,6.0,0\n3.0,12.0,3\n"),
-                             unit="mg/dL", name="p.csv")  # stated: read as it is
+        read_rating_set(_csv("reference,estimate,rating\n5.5,6.0,0\n3.0,12.0,3\n"), name="p.csv")
+    stated = read_rating_set(
+        _csv("reference,estimate,rating\n5.5,6.0,0\n3.0,12.0,3\n"), unit="mg/dL", name="p.csv"
+    )  # stated: read as it is
     np.testing.assert_array_equal(stated.X, [[5.5, 6.0], [3.0, 12.0]])
     with pytest.raises(RatingSetError, match="look like mg/dL"):  # mg/dL stated as mmol/L
         read_rating_set(_csv(GOOD), unit="mmol/L", name="p.csv")
-    partly = read_rating_set(_csv("reference,estimate,rating\n100,120,0\n5,6,1\n5,7,0\n"),
-                             unit="mmol/L", name="p.csv")
+    partly = read_rating_set(
+        _csv("reference,estimate,rating\n100,120,0\n5,6,1\n5,7,0\n"), unit="mmol/L", name="p.csv"
+    )
     assert list(partly.frame.index) == [3, 4]
     assert "outside 0..600 mg/dL" in partly.problems[0].message
 
 
 def test_tsv_semicolon_and_bom_are_read():
-    for text in ("\ufeffreference\testimate\trating\n100\t120\t1\n10\t200\t3\n",
-                 "reference;estimate;rating\n100;120;1\n10;200;3\n"):
+    for text in (
+        "\ufeffreference\testimate\trating\n100\t120\t1\n10\t200\t3\n",
+        "reference;estimate;rating\n100;120;1\n10;200;3\n",
+    ):
         ratings = read_rating_set(_csv(text), name="p.txt")
         np.testing.assert_array_equal(ratings.y, [1, 3])
 
@@ -98,8 +102,9 @@ def test_tsv_semicolon_and_bom_are_read():
 def test_xlsx_first_sheet_with_a_note_about_others(tmp_path):
     path = tmp_path / "panel.xlsx"
     with pd.ExcelWriter(path) as writer:
-        pd.DataFrame({"reference": [100, 50], "estimate": [130, 300],
-                      "rating": [0, 4]}).to_excel(writer, sheet_name="ratings", index=False)
+        pd.DataFrame({"reference": [100, 50], "estimate": [130, 300], "rating": [0, 4]}).to_excel(
+            writer, sheet_name="ratings", index=False
+        )
         pd.DataFrame({"x": [1]}).to_excel(writer, sheet_name="notes", index=False)
     ratings = read_rating_set(path)
     np.testing.assert_array_equal(ratings.y, [0, 4])
@@ -141,8 +146,9 @@ def test_missing_file_and_bad_unit():
 
 
 def test_dataframe_source():
-    frame = pd.DataFrame({"REFERENCE": [100.0, 90.0], "Estimate": [100.0, 400.0],
-                          "rating": [0.0, np.nan]})
+    frame = pd.DataFrame(
+        {"REFERENCE": [100.0, 90.0], "Estimate": [100.0, 400.0], "rating": [0.0, np.nan]}
+    )
     ratings = read_rating_set(frame)
     assert len(ratings.frame) == 1
     assert ratings.problems[0].lines == (1,)  # frame rows are numbered from 0

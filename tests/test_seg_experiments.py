@@ -30,15 +30,17 @@ def seg():
 
 
 def test_table3_protocol_equals_a_hand_written_repetition(seg):
-    result = run_seg_table3(seg, sizes=(60,), repeats=2, recipe=PRESETS["paper"], n_test=300,
-                            seed=5)
+    result = run_seg_table3(
+        seg, sizes=(60,), repeats=2, recipe=PRESETS["paper"], n_test=300, seed=5
+    )
     rng = np.random.default_rng(5)
     expected = []
     for _ in range(2):
         X = rng.uniform(0, 600, size=(60, 2))
         y = np.abs(seg.signed[np.rint(X[:, 0]).astype(int), np.rint(X[:, 1]).astype(int)])
-        choice = choose(SpectralRanker(gamma=1e4), X, y, rule="holdout", grid=paper_lambda_grid(),
-                        refit=False)
+        choice = choose(
+            SpectralRanker(gamma=1e4), X, y, rule="holdout", grid=paper_lambda_grid(), refit=False
+        )
         X_test = rng.uniform(0, 600, size=(300, 2))
         y_test = seg.risk(X_test[:, 0], X_test[:, 1])
         expected.append(pairwise_misranking(y_test, choice.model.predict(X_test)))
@@ -103,8 +105,21 @@ def test_cli_without_table_explains_and_exits_2(monkeypatch):
 
 def test_cli_seg_table3_writes_json(seg, tmp_path):
     out = tmp_path / "t3.json"
-    outcome = CliRunner().invoke(app, ["reproduce", "seg-table3", "--seg-table",
-                                       seg.source, "--m", "100", "--reps", "2", "--json", str(out)])
+    outcome = CliRunner().invoke(
+        app,
+        [
+            "reproduce",
+            "seg-table3",
+            "--seg-table",
+            seg.source,
+            "--m",
+            "100",
+            "--reps",
+            "2",
+            "--json",
+            str(out),
+        ],
+    )
     assert outcome.exit_code == 0, outcome.output
     assert "6.74" in outcome.output  # the paper's figure is printed beside ours
     data = json.loads(out.read_text())
@@ -116,8 +131,21 @@ def test_cli_seg_table3_writes_json(seg, tmp_path):
 def test_cli_apriori_and_unknown_recipe(seg, tmp_path):
     runner = CliRunner()
     out = tmp_path / "a.json"
-    outcome = runner.invoke(app, ["reproduce", "apriori", "--m", "100", "--reps", "2",
-                                  "--beta-max", "3", "--json", str(out)])
+    outcome = runner.invoke(
+        app,
+        [
+            "reproduce",
+            "apriori",
+            "--m",
+            "100",
+            "--reps",
+            "2",
+            "--beta-max",
+            "3",
+            "--json",
+            str(out),
+        ],
+    )
     assert outcome.exit_code == 0, outcome.output
     data = json.loads(out.read_text())
     assert "misranking_mean" in data["sizes"]["100"]
@@ -145,15 +173,23 @@ def test_learning_curves_are_the_table3_protocol_per_filter_and_the_apriori_rule
     from ranking_core.experiments.seg import learning_curves
 
     seen: list[tuple[int, int]] = []
-    result = learning_curves(seg, ("lavrentiev", "landweber"), (30, 60), 1, n_test=200,
-                             progress=lambda done, total: seen.append((done, total)))
+    result = learning_curves(
+        seg,
+        ("lavrentiev", "landweber"),
+        (30, 60),
+        1,
+        n_test=200,
+        progress=lambda done, total: seen.append((done, total)),
+    )
     for name in ("lavrentiev", "landweber"):
         settings = dataclasses.replace(PRESETS["paper"], filter=name)
         direct = run_seg_table3(seg, (30, 60), 1, settings, n_test=200)
         for m in ("30", "60"):
-            assert result["curves"][name]["sizes"][m]["misranking"] == \
-                pytest.approx(direct["sizes"][m]["misranking"], rel=1e-9)
+            assert result["curves"][name]["sizes"][m]["misranking"] == pytest.approx(
+                direct["sizes"][m]["misranking"], rel=1e-9
+            )
     direct = run_apriori(seg, (60,), 1, PRESETS["paper"], draws=3, n_test=200)
-    assert result["apriori_applied"]["sizes"]["60"]["misranking"] == \
-        pytest.approx(direct["sizes"]["60"]["misranking"], rel=1e-9)
+    assert result["apriori_applied"]["sizes"]["60"]["misranking"] == pytest.approx(
+        direct["sizes"]["60"]["misranking"], rel=1e-9
+    )
     assert seen[-1] == (5, 5)  # 2 filters × 2 sizes × 1 repetition, then 1 a-priori repetition

@@ -22,18 +22,27 @@ def frame() -> pd.DataFrame:
     ref, bgm = np.meshgrid(np.arange(601), np.arange(601), indexing="ij")
     ref, bgm = ref.ravel(), bgm.ravel()
     factor = synthetic_risk(ref, bgm)
-    return pd.DataFrame({"RiskPairID": np.arange(1, ref.size + 1), "REF": ref, "BGM": bgm,
-                         "RiskFactor": factor, "abs_risk": np.abs(factor)})
+    return pd.DataFrame(
+        {
+            "RiskPairID": np.arange(1, ref.size + 1),
+            "REF": ref,
+            "BGM": bgm,
+            "RiskFactor": factor,
+            "abs_risk": np.abs(factor),
+        }
+    )
 
 
 def test_loads_csv_gz_and_looks_up(tmp_path) -> None:
     table = load_seg_table(write_synthetic_seg(tmp_path / "RiskPairData.csv.gz"))
     ref = np.array([100, 300, 0, 599.6])
     bgm = np.array([300, 100, 0, 12.2])
-    np.testing.assert_allclose(table.risk(ref, bgm, signed=True),
-                               synthetic_risk(np.rint(ref), np.rint(bgm)))
-    np.testing.assert_allclose(table.risk(ref, bgm), np.abs(synthetic_risk(np.rint(ref),
-                                                                           np.rint(bgm))))
+    np.testing.assert_allclose(
+        table.risk(ref, bgm, signed=True), synthetic_risk(np.rint(ref), np.rint(bgm))
+    )
+    np.testing.assert_allclose(
+        table.risk(ref, bgm), np.abs(synthetic_risk(np.rint(ref), np.rint(bgm)))
+    )
     assert table.absolute.shape == (601, 601)
 
 
@@ -51,15 +60,23 @@ def test_rows_in_any_order_and_xlsx(tmp_path, frame) -> None:
     ("change", "message"),
     [
         (lambda f: f.drop(columns=["abs_risk"]), "missing column.*abs_risk"),
-        (lambda f: f.assign(REF=f["REF"].astype(object).where(f.index != 5, "high")),
-         "REF is not a finite number in line 7"),
-        (lambda f: f.assign(BGM=f["BGM"].where(f.index != 3, 601)),
-         "BGM is not an integer in 0..600 mg/dL in line 5"),
+        (
+            lambda f: f.assign(REF=f["REF"].astype(object).where(f.index != 5, "high")),
+            "REF is not a finite number in line 7",
+        ),
+        (
+            lambda f: f.assign(BGM=f["BGM"].where(f.index != 3, 601)),
+            "BGM is not an integer in 0..600 mg/dL in line 5",
+        ),
         (lambda f: f.assign(REF=f["REF"].where(f.index != 0, 0.5)), "REF is not an integer"),
-        (lambda f: f.assign(abs_risk=f["abs_risk"].where(f.index != 10, 3.0)),
-         r"abs_risk differs from \|RiskFactor\| in line 12"),
-        (lambda f: pd.concat([f, f.iloc[[42]]], ignore_index=True),
-         "repeats an earlier line in line 361203"),
+        (
+            lambda f: f.assign(abs_risk=f["abs_risk"].where(f.index != 10, 3.0)),
+            r"abs_risk differs from \|RiskFactor\| in line 12",
+        ),
+        (
+            lambda f: pd.concat([f, f.iloc[[42]]], ignore_index=True),
+            "repeats an earlier line in line 361203",
+        ),
         (lambda f: f.drop(index=[601]), r"1 of the 361201 .* missing, for example \(1, 0\)"),
     ],
 )
@@ -89,8 +106,9 @@ def test_lookup_refuses_points_off_the_grid(frame) -> None:
 
 def test_fingerprint_tells_tables_apart(frame) -> None:
     a = seg_table_from_frame(frame)
-    b = seg_table_from_frame(frame.assign(RiskFactor=frame["RiskFactor"] * 0.5,
-                                          abs_risk=frame["abs_risk"] * 0.5))
+    b = seg_table_from_frame(
+        frame.assign(RiskFactor=frame["RiskFactor"] * 0.5, abs_risk=frame["abs_risk"] * 0.5)
+    )
     assert a.fingerprint == seg_table_from_frame(frame).fingerprint
     assert a.fingerprint != b.fingerprint
 

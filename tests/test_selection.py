@@ -51,8 +51,9 @@ def test_holdout_without_refit_matches_brute_force_refits() -> None:
     ranker = SpectralRanker(gamma=1e4)
     choice = choose(ranker, X, y, rule="holdout", grid=lams, refit=False)
     brute = [
-        pairwise_misranking(y[40:], SpectralRanker(gamma=1e4, lam=lam).fit(X[:40], y[:40])
-                            .predict(X[40:]))
+        pairwise_misranking(
+            y[40:], SpectralRanker(gamma=1e4, lam=lam).fit(X[:40], y[:40]).predict(X[40:])
+        )
         for lam in lams
     ]
     np.testing.assert_allclose(choice.curve, brute, atol=1e-12)
@@ -73,7 +74,9 @@ def test_refit_on_all_data_is_the_default_and_recorded() -> None:
     np.testing.assert_allclose(choice.curve, split.curve, atol=1e-15)
     np.testing.assert_allclose(
         choice.model.predict(X),
-        SpectralRanker(gamma=1e4, lam=choice.value).fit(X, y).predict(X), atol=1e-9)
+        SpectralRanker(gamma=1e4, lam=choice.value).fit(X, y).predict(X),
+        atol=1e-9,
+    )
 
 
 @pytest.mark.filterwarnings("ignore:OnlineMPRank. not converged")
@@ -81,15 +84,17 @@ def test_grid_learner_is_fitted_once_per_value() -> None:
     """A learner without a λ path: one fit per value of ``param`` on the first half."""
     X, y = data(40, seed=5)
     rounds = np.array([1, 3, 10])
-    choice = choose(RankBoost(), X, y, rule="holdout", grid=rounds, param="n_rounds",
-                    refit=False)
-    brute = [pairwise_misranking(y[20:], RankBoost(n_rounds=int(n)).fit(X[:20], y[:20])
-                                 .predict(X[20:])) for n in rounds]
+    choice = choose(RankBoost(), X, y, rule="holdout", grid=rounds, param="n_rounds", refit=False)
+    brute = [
+        pairwise_misranking(y[20:], RankBoost(n_rounds=int(n)).fit(X[:20], y[:20]).predict(X[20:]))
+        for n in rounds
+    ]
     np.testing.assert_allclose(choice.curve, brute, atol=1e-15)
     assert choice.value == rounds[int(np.argmin(brute))] and choice.param == "n_rounds"
     lams = np.array([1e-1, 1e-3])
-    online = choose(OnlineMPRank(gamma=1e4, max_passes=50, tol=1e-6), X, y, rule="holdout",
-                    grid=lams)
+    online = choose(
+        OnlineMPRank(gamma=1e4, max_passes=50, tol=1e-6), X, y, rule="holdout", grid=lams
+    )
     assert online.refit and online.model.lam == online.value
     assert online.model.n_features_in_ == 2 and len(online.model.coef_) == len(y)
 
@@ -98,16 +103,30 @@ def test_gamma_and_lambda_chosen_together_by_the_lowest_validation_misranking() 
     X, y = data(60, seed=6)
     lams = paper_lambda_grid(1.0, 0.5, 8)
     gammas = (3e3, 1e4, 5e4)
-    choice = choose(SpectralRanker(), X, y, rule="holdout", grid=lams, gammas=gammas,
-                    refit=False)
-    brute = np.array([[pairwise_misranking(y[30:], SpectralRanker(gamma=g, lam=lam)
-                                           .fit(X[:30], y[:30]).predict(X[30:]))
-                       for lam in lams] for g in gammas])
+    choice = choose(SpectralRanker(), X, y, rule="holdout", grid=lams, gammas=gammas, refit=False)
+    brute = np.array(
+        [
+            [
+                pairwise_misranking(
+                    y[30:], SpectralRanker(gamma=g, lam=lam).fit(X[:30], y[:30]).predict(X[30:])
+                )
+                for lam in lams
+            ]
+            for g in gammas
+        ]
+    )
     np.testing.assert_allclose(choice.curve, brute, atol=1e-12)
     g, j = np.unravel_index(np.argmin(brute), brute.shape)
     assert (choice.gamma, choice.value) == (gammas[g], lams[j])
-    factory = choose(lambda gamma: SpectralRanker(gamma=gamma), X, y, rule="holdout", grid=lams,
-                     gammas=gammas, refit=False)
+    factory = choose(
+        lambda gamma: SpectralRanker(gamma=gamma),
+        X,
+        y,
+        rule="holdout",
+        grid=lams,
+        gammas=gammas,
+        refit=False,
+    )
     assert (factory.gamma, factory.value) == (choice.gamma, choice.value)
 
 
@@ -116,19 +135,27 @@ def test_kfold_matches_brute_force_refits() -> None:
 
     X, y = data(60, seed=1)
     lams = paper_lambda_grid(1.0, 0.6, 8)
-    choice = choose(SpectralRanker(gamma=1e4), X, y, rule="kfold", grid=lams, n_splits=3,
-                    random_state=4)
+    choice = choose(
+        SpectralRanker(gamma=1e4), X, y, rule="kfold", grid=lams, n_splits=3, random_state=4
+    )
     folds = list(KFold(3, shuffle=True, random_state=4).split(X))
-    brute = np.mean([
-        [pairwise_misranking(y[te], SpectralRanker(gamma=1e4, lam=lam).fit(X[tr], y[tr])
-                             .predict(X[te])) for lam in lams]
-        for tr, te in folds
-    ], axis=0)
+    brute = np.mean(
+        [
+            [
+                pairwise_misranking(
+                    y[te], SpectralRanker(gamma=1e4, lam=lam).fit(X[tr], y[tr]).predict(X[te])
+                )
+                for lam in lams
+            ]
+            for tr, te in folds
+        ],
+        axis=0,
+    )
     np.testing.assert_allclose(choice.curve, brute, atol=1e-12)
     assert choice.value == lams[int(np.argmin(brute))] and choice.refit
-    np.testing.assert_allclose(choice.model.coef_,
-                               SpectralRanker(gamma=1e4, lam=choice.value).fit(X, y).coef_,
-                               atol=1e-9)
+    np.testing.assert_allclose(
+        choice.model.coef_, SpectralRanker(gamma=1e4, lam=choice.value).fit(X, y).coef_, atol=1e-9
+    )
 
 
 def test_quasi_optimality_uses_rkhs_norm_of_differences() -> None:
@@ -154,8 +181,15 @@ def test_power_law_fit_recovers_exact_rule_and_respects_beta_bound() -> None:
 
 def test_apriori_rule_end_to_end() -> None:
     X, y = data(300, seed=3)
-    rule = fit_apriori_lambda(SpectralRanker(gamma=1e4), X, y, sizes=(20, 30, 40), draws=4,
-                              lams=paper_lambda_grid(1.0, 0.8, 30), random_state=0)
+    rule = fit_apriori_lambda(
+        SpectralRanker(gamma=1e4),
+        X,
+        y,
+        sizes=(20, 30, 40),
+        draws=4,
+        lams=paper_lambda_grid(1.0, 0.8, 30),
+        random_state=0,
+    )
     assert rule.lam_plus.shape == (3, 4)
     assert 0 < rule.beta <= 1
     assert rule(400) == pytest.approx(rule.alpha * 400 ** (-rule.beta / 2))
@@ -165,27 +199,31 @@ def test_apriori_rule_end_to_end() -> None:
     assert (alpha, beta) == pytest.approx((rule.alpha, rule.beta))
     choice = choose(SpectralRanker(gamma=1e4), X, y, rule="apriori", apriori=rule)
     assert choice.value == pytest.approx(rule(len(y))) and choice.curve is None
-    np.testing.assert_allclose(choice.model.coef_,
-                               SpectralRanker(gamma=1e4, lam=rule(len(y))).fit(X, y).coef_,
-                               atol=1e-12)
+    np.testing.assert_allclose(
+        choice.model.coef_, SpectralRanker(gamma=1e4, lam=rule(len(y))).fit(X, y).coef_, atol=1e-12
+    )
 
 
 def test_manual_value_is_fitted_on_all_data() -> None:
     X, y = data(30, seed=7)
     choice = choose(SpectralRanker(gamma=1e4), X, y, rule="manual", value=0.02)
     assert choice.value == 0.02 and choice.model.lam == 0.02 and choice.refit
-    np.testing.assert_allclose(choice.model.predict(X),
-                               SpectralRanker(gamma=1e4, lam=0.02).fit(X, y).predict(X))
+    np.testing.assert_allclose(
+        choice.model.predict(X), SpectralRanker(gamma=1e4, lam=0.02).fit(X, y).predict(X)
+    )
 
 
-@pytest.mark.parametrize(("kwargs", "message"), [
-    ({"rule": "best"}, "must be one of"),
-    ({"rule": "kfold", "refit": False}, "refit=False applies to rule='holdout' only"),
-    ({"rule": "manual"}, "needs value"),
-    ({"rule": "apriori"}, "needs apriori"),
-    ({"rule": "quasi-optimality", "gammas": (1.0, 2.0)}, "gammas are chosen by"),
-    ({"rule": "holdout", "param": "n_rounds"}, "grid of 'n_rounds' values"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"rule": "best"}, "must be one of"),
+        ({"rule": "kfold", "refit": False}, "refit=False applies to rule='holdout' only"),
+        ({"rule": "manual"}, "needs value"),
+        ({"rule": "apriori"}, "needs apriori"),
+        ({"rule": "quasi-optimality", "gammas": (1.0, 2.0)}, "gammas are chosen by"),
+        ({"rule": "holdout", "param": "n_rounds"}, "grid of 'n_rounds' values"),
+    ],
+)
 def test_choose_refuses_inconsistent_requests(kwargs: dict, message: str) -> None:
     X, y = data(20, seed=8)
     with pytest.raises(ValueError, match=message):
@@ -204,14 +242,31 @@ def test_absolute_error_criterion_matches_brute_force_refits() -> None:
 
     X, y = data(60, seed=2)
     lams = paper_lambda_grid(1.0, 0.6, 8)
-    choice = choose(SpectralRanker(gamma=1e4), X, y, rule="kfold", grid=lams, n_splits=3,
-                    random_state=4, criterion="absolute-error")
+    choice = choose(
+        SpectralRanker(gamma=1e4),
+        X,
+        y,
+        rule="kfold",
+        grid=lams,
+        n_splits=3,
+        random_state=4,
+        criterion="absolute-error",
+    )
     folds = list(KFold(3, shuffle=True, random_state=4).split(X))
-    brute = np.mean([
-        [np.mean(np.abs(SpectralRanker(gamma=1e4, lam=lam).fit(X[tr], y[tr]).predict(X[te])
-                        - y[te])) for lam in lams]
-        for tr, te in folds
-    ], axis=0)
+    brute = np.mean(
+        [
+            [
+                np.mean(
+                    np.abs(
+                        SpectralRanker(gamma=1e4, lam=lam).fit(X[tr], y[tr]).predict(X[te]) - y[te]
+                    )
+                )
+                for lam in lams
+            ]
+            for tr, te in folds
+        ],
+        axis=0,
+    )
     np.testing.assert_allclose(choice.curve, brute, rtol=1e-10)
     assert choice.value == lams[int(np.argmin(brute))]
 
@@ -219,10 +274,20 @@ def test_absolute_error_criterion_matches_brute_force_refits() -> None:
 def test_absolute_error_criterion_for_learners_without_a_path() -> None:
     X, y = data(50, seed=3)
     rounds = np.array([2, 5, 10])
-    choice = choose(RankBoost(), X, y, rule="holdout", grid=rounds, param="n_rounds",
-                    refit=False, criterion="absolute-error")
-    brute = [np.mean(np.abs(RankBoost(n_rounds=int(n)).fit(X[:25], y[:25]).predict(X[25:])
-                            - y[25:])) for n in rounds]
+    choice = choose(
+        RankBoost(),
+        X,
+        y,
+        rule="holdout",
+        grid=rounds,
+        param="n_rounds",
+        refit=False,
+        criterion="absolute-error",
+    )
+    brute = [
+        np.mean(np.abs(RankBoost(n_rounds=int(n)).fit(X[:25], y[:25]).predict(X[25:]) - y[25:]))
+        for n in rounds
+    ]
     np.testing.assert_allclose(choice.curve, brute, rtol=1e-10)
 
 
@@ -231,8 +296,9 @@ def test_validation_scores_by_hand() -> None:
     predictions = np.array([[0.0, 1.0, 2.0], [2.0, 1.0, 0.0], [0.5, 1.5, 3.0]])
     # misranking: 3 ordered pairs; reversed scores misrank all, a tie counts as an error
     np.testing.assert_allclose(validation_scores(y, predictions), [0.0, 1.0, 0.0])
-    np.testing.assert_allclose(validation_scores(y, predictions, "absolute-error"),
-                               [0.0, 4 / 3, 2 / 3])
+    np.testing.assert_allclose(
+        validation_scores(y, predictions, "absolute-error"), [0.0, 4 / 3, 2 / 3]
+    )
     with pytest.raises(ValueError, match="criterion"):
         validation_scores(y, predictions, "squared")
     with pytest.raises(ValueError, match="criterion"):

@@ -67,9 +67,14 @@ def seg_csv(tmp_path_factory):
 def _ratings(n: int = 60, seed: int = 0) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     ref, est = rng.uniform(20, 580, (2, n))
-    return pd.DataFrame({"reference": ref, "estimate": est,
-                         "rating": np.round(np.abs(synthetic_risk(ref, est))),
-                         "rater": [f"r{i % 3}" for i in range(n)]})
+    return pd.DataFrame(
+        {
+            "reference": ref,
+            "estimate": est,
+            "rating": np.round(np.abs(synthetic_risk(ref, est))),
+            "rater": [f"r{i % 3}" for i in range(n)],
+        }
+    )
 
 
 def _xy(m: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -114,8 +119,12 @@ def test_rating_set_save_list_reload_delete(store):
     store.save_rating_set("panel B", second)
     listed = store.list_records("rating_set")
     assert [r.name for r in listed] == ["panel B", "panel A"]  # newest first
-    assert listed[1].meta == {"rows": 50, "columns": ["reference", "estimate", "rating", "rater"],
-                              "unit": "mg/dL", "problems": []}
+    assert listed[1].meta == {
+        "rows": 50,
+        "columns": ["reference", "estimate", "rating", "rater"],
+        "unit": "mg/dL",
+        "problems": [],
+    }
     assert_frame_equal_loose(store.load_rating_set("panel A").frame, first)
     store.delete("rating_set", "panel A")
     assert [r.name for r in store.list_records("rating_set")] == ["panel B"]
@@ -153,8 +162,10 @@ def test_duplicate_name_is_refused_and_changes_nothing(store):
 def robust_monotone():
     """A grid made by robust learning and the monotone step (neither can be rebuilt from a
     ranker), with its grid.json metadata."""
-    result = learn_grid(read_rating_set(simulate_panel(80, random_state=0)),
-                        LearnSettings(robust="huber", monotone=True))
+    result = learn_grid(
+        read_rating_set(simulate_panel(80, random_state=0)),
+        LearnSettings(robust="huber", monotone=True),
+    )
     return result.grid, grid_metadata(result, "panel.csv")
 
 
@@ -188,8 +199,9 @@ def test_failure_mid_transaction_leaves_no_half_record(store, robust_monotone):
 def test_a_robust_monotone_grid_loads_back_as_it_was_shown(store, robust_monotone):
     grid, metadata = robust_monotone
     assert metadata["settings"]["robust"] == "huber" and metadata["settings"]["monotone"]
-    store.save_learned_grid("robust monotone", grid, metadata, {"misranking": 0.04},
-                            saved_by="ada@example.org")
+    store.save_learned_grid(
+        "robust monotone", grid, metadata, {"misranking": 0.04}, saved_by="ada@example.org"
+    )
     stored = store.load_learned_grid("robust monotone")
     assert stored.grid.shape == (601, 601) and stored.grid.dtype == np.float64
     np.testing.assert_allclose(stored.grid, grid, rtol=0, atol=1e-12)
@@ -202,16 +214,20 @@ def test_a_robust_monotone_grid_loads_back_as_it_was_shown(store, robust_monoton
     assert info.meta["m"] == metadata["ratings"] and info.saved_by == "ada@example.org"
 
 
-@pytest.mark.parametrize(("change", "rule"), [
-    ({"settings": None}, "'settings' as an object"),
-    ({"lambda": True}, "'lambda' as a number"),
-    ({"lambda": "0.1"}, "'lambda' as a number"),
-    ({"lambda": float("nan")}, "finite number > 0"),
-    ({"ratings_checksum": 5}, "'ratings_checksum' as text"),
-    ({"riskgrid_version": None}, "'riskgrid_version' as text"),
-])
-def test_a_grid_without_its_settings_lambda_checksum_or_version_is_refused(store, robust_monotone,
-                                                                           change, rule):
+@pytest.mark.parametrize(
+    ("change", "rule"),
+    [
+        ({"settings": None}, "'settings' as an object"),
+        ({"lambda": True}, "'lambda' as a number"),
+        ({"lambda": "0.1"}, "'lambda' as a number"),
+        ({"lambda": float("nan")}, "finite number > 0"),
+        ({"ratings_checksum": 5}, "'ratings_checksum' as text"),
+        ({"riskgrid_version": None}, "'riskgrid_version' as text"),
+    ],
+)
+def test_a_grid_without_its_settings_lambda_checksum_or_version_is_refused(
+    store, robust_monotone, change, rule
+):
     grid, metadata = robust_monotone
     with pytest.raises(StorageError, match=rule):
         store.save_learned_grid("g", grid, {**metadata, **change})
@@ -259,8 +275,18 @@ def test_a_tampered_seg_table_record_is_a_storage_error(store, seg_csv):
 
 
 # -- checks before anything is stored -----------------------------------------------------------
-@pytest.mark.parametrize("name", ["a\x00b", "line\nbreak", "tab\there", "bell\x07",
-                                  "right-to-left \u202e override", "zero\u200bwidth", "x" * 201])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "a\x00b",
+        "line\nbreak",
+        "tab\there",
+        "bell\x07",
+        "right-to-left \u202e override",
+        "zero\u200bwidth",
+        "x" * 201,
+    ],
+)
 def test_names_must_be_printable_text_and_are_refused_with_a_message(store, name):
     frame = _ratings(10)
     with pytest.raises(StorageError, match=r"printable text|1\.\.200 characters"):
@@ -285,8 +311,9 @@ def test_ratings_are_checked_before_they_are_stored(store):
     bad = _ratings(10)
     bad.loc[3, "rating"] = 7.0
     bad.loc[5, "reference"] = np.inf
-    with pytest.raises(StorageError,
-                       match=r"not finite .* in row 5; rating is outside 0\.\.4 in row 3"):
+    with pytest.raises(
+        StorageError, match=r"not finite .* in row 5; rating is outside 0\.\.4 in row 3"
+    ):
         store.save_rating_set("bad", bad)
     with pytest.raises(StorageError, match="missing column"):
         store.save_rating_set("bad", bad.drop(columns="rating"))
@@ -323,21 +350,25 @@ def test_check_grid_rules():
 def _set_blob(store, name: str, key: str, content: bytes) -> None:
     with store.engine.begin() as conn:
         record = conn.execute(text("select id from records where name = :n"), {"n": name}).scalar()
-        conn.execute(text("update blobs set content = :c where record_id = :r and key = :k"),
-                     {"c": content, "r": record, "k": key})
+        conn.execute(
+            text("update blobs set content = :c where record_id = :r and key = :k"),
+            {"c": content, "r": record, "k": key},
+        )
 
 
 def _npy_declaring(shape: tuple[int, ...], payload: bytes = b"\0" * 64) -> bytes:
     """A .npy header declaring ``shape`` of float64, followed by ``payload`` only."""
     header = io.BytesIO()
     np.lib.format.write_array_header_1_0(
-        header, {"descr": "<f8", "fortran_order": False, "shape": shape})
+        header, {"descr": "<f8", "fortran_order": False, "shape": shape}
+    )
     return header.getvalue() + payload
 
 
 @pytest.mark.parametrize("shape", [(10**12,), (601, 601), (10**6, 10**6), (2**62, 2**62)])
-def test_an_absurd_declared_shape_is_a_storage_error_not_a_memory_error(store, robust_monotone,
-                                                                       shape):
+def test_an_absurd_declared_shape_is_a_storage_error_not_a_memory_error(
+    store, robust_monotone, shape
+):
     grid, metadata = robust_monotone
     store.save_learned_grid("g", grid, metadata)
     _set_blob(store, "g", "grid", _npy_declaring(shape))
@@ -367,8 +398,10 @@ def test_a_tampered_grid_or_summary_is_a_storage_error(store, robust_monotone):
         store.load_learned_grid("g")
     _set_blob(store, "g", "grid", array_to_bytes(grid))
     with store.engine.begin() as conn:
-        conn.execute(text("update records set meta = :m"),
-                     {"m": json.dumps({"metadata": {**metadata, "lambda": "false"}})})
+        conn.execute(
+            text("update records set meta = :m"),
+            {"m": json.dumps({"metadata": {**metadata, "lambda": "false"}})},
+        )
     with pytest.raises(StorageError, match="'lambda' as a number"):
         store.load_learned_grid("g")
 
@@ -418,17 +451,25 @@ def _earlier_records(url: str, tmp_path, signed_as: object = True) -> None:
     copy = tmp_path / "earlier.sqlite3"
     shutil.copy(EARLIER, copy)
     with sqlite3.connect(copy) as old:
-        records = old.execute("select id, kind, name, created_at, meta, saved_by from records "
-                              "order by id").fetchall()
+        records = old.execute(
+            "select id, kind, name, created_at, meta, saved_by from records order by id"
+        ).fetchall()
         blobs = old.execute("select record_id, key, content from blobs order by id").fetchall()
     with _database_at_revision(url, "saved_by") as conn:
         for id_, kind, name, created, meta, saved_by in records:
             meta = json.loads(meta)
             if meta.get("signed") is True:
                 meta["signed"] = signed_as
-            conn.execute(RECORDS.insert().values(
-                id=id_, kind=kind, name=name, saved_by=saved_by, meta=meta,
-                created_at=datetime.fromisoformat(created).replace(tzinfo=UTC)))
+            conn.execute(
+                RECORDS.insert().values(
+                    id=id_,
+                    kind=kind,
+                    name=name,
+                    saved_by=saved_by,
+                    meta=meta,
+                    created_at=datetime.fromisoformat(created).replace(tzinfo=UTC),
+                )
+            )
         for record_id, key, content in blobs:
             conn.execute(BLOBS.insert().values(record_id=record_id, key=key, content=content))
 
@@ -452,34 +493,46 @@ def test_records_saved_by_the_previous_version_load_as_grids(database_url, tmp_p
     assert names["plain ranker"].saved_by == "ada@example.org"
     expected = {
         "plain ranker": _grid_as_shown_by_the_earlier_version(
-            60, 1, SpectralRanker(gamma=2e4, filter=IteratedLavrentiev(k=3), lam=0.02)),
+            60, 1, SpectralRanker(gamma=2e4, filter=IteratedLavrentiev(k=3), lam=0.02)
+        ),
         "signed gaussian": _grid_as_shown_by_the_earlier_version(
-            50, 2, SpectralRanker(kernel=GaussianKernel((8e3, 2e4)), filter="showalter",
-                                  lam=0.02), signed=True),
+            50,
+            2,
+            SpectralRanker(kernel=GaussianKernel((8e3, 2e4)), filter="showalter", lam=0.02),
+            signed=True,
+        ),
         "regressor": _grid_as_shown_by_the_earlier_version(
-            40, 3, SpectralRegressor(gamma=1e4, lam=0.05)),
+            40, 3, SpectralRegressor(gamma=1e4, lam=0.05)
+        ),
     }
     for name, grid in expected.items():
         stored = store.load_learned_grid(name)
         np.testing.assert_allclose(stored.grid, grid, rtol=0, atol=1e-9)
-        assert stored.checksum.startswith("sha256:") and "earlier version" in \
-            stored.riskgrid_version
+        assert (
+            stored.checksum.startswith("sha256:") and "earlier version" in stored.riskgrid_version
+        )
     assert store.load_learned_grid("plain ranker").lam == 0.02
     assert store.load_learned_grid("regressor").metadata["ratings"] == 40
-    with pytest.raises(StorageError, match=r"saved by an earlier version and cannot be read: .*"
-                                           r"'os:system' is not one of riskgrid's own classes"):
+    with pytest.raises(
+        StorageError,
+        match=r"saved by an earlier version and cannot be read: .*"
+        r"'os:system' is not one of riskgrid's own classes",
+    ):
         store.load_learned_grid("tampered")
     store.delete("learned_grid", "tampered")  # and it can be deleted
     assert len(store.load_rating_set("ratings").frame) == 30
     with store.engine.connect() as conn:
-        assert conn.execute(text("select version_num from alembic_version")).scalar() == \
-            _head_revision()
+        assert (
+            conn.execute(text("select version_num from alembic_version")).scalar()
+            == _head_revision()
+        )
     store.dispose()
     Store(database_url).dispose()  # opening it again changes nothing
 
 
-def test_an_earlier_record_whose_signed_flag_is_text_is_damaged_not_read_as_true(database_url,
-                                                                                tmp_path):
+def test_an_earlier_record_whose_signed_flag_is_text_is_damaged_not_read_as_true(
+    database_url, tmp_path
+):
     _earlier_records(database_url, tmp_path, signed_as="false")
     store = Store(database_url)
     with pytest.raises(StorageError, match="'signed' must be true or false, not 'false'"):
@@ -487,16 +540,24 @@ def test_an_earlier_record_whose_signed_flag_is_text_is_damaged_not_read_as_true
     assert store.load_learned_grid("plain ranker").grid.shape == (601, 601)
 
 
-def test_an_earlier_seg_table_record_naming_a_server_path_is_never_opened(database_url, tmp_path,
-                                                                         monkeypatch):
+def test_an_earlier_seg_table_record_naming_a_server_path_is_never_opened(
+    database_url, tmp_path, monkeypatch
+):
     with _database_at_revision(database_url, "saved_by") as conn:
-        conn.execute(RECORDS.insert().values(
-            id=1, kind="seg_table", name="environ", created_at=datetime.now(UTC),
-            meta={"path": "/proc/self/environ", "file_name": "environ", "bytes": None}))
+        conn.execute(
+            RECORDS.insert().values(
+                id=1,
+                kind="seg_table",
+                name="environ",
+                created_at=datetime.now(UTC),
+                meta={"path": "/proc/self/environ", "file_name": "environ", "bytes": None},
+            )
+        )
     opened = []
     real_open = Path.open
-    monkeypatch.setattr(Path, "open", lambda self, *a, **k: opened.append(self) or
-                        real_open(self, *a, **k))
+    monkeypatch.setattr(
+        Path, "open", lambda self, *a, **k: opened.append(self) or real_open(self, *a, **k)
+    )
     store = Store(database_url)
     with pytest.raises(StorageError, match=r"names a file on the server .* never opened"):
         store.latest_seg_table()
@@ -520,7 +581,9 @@ def test_rename_keeps_the_content_and_refuses_a_taken_name(store):
     assert_frame_equal_loose(store.load_rating_set("two").frame, second)
     assert sorted(r.name for r in store.list_records("rating_set")) == ["three", "two"]
     assert {r.name: r.saved_by for r in store.list_records("rating_set")} == {
-        "three": "ada@example.org", "two": None}
+        "three": "ada@example.org",
+        "two": None,
+    }
 
 
 def test_database_failures_are_storage_errors_with_a_message(tmp_path):
@@ -554,8 +617,10 @@ def test_a_database_from_before_migrations_is_upgraded_and_keeps_its_records(tmp
     with sqlite3.connect(path) as conn:
         for statement in FIRST_RELEASE_SCHEMA:
             conn.execute(statement)
-        conn.execute("insert into records values (1, 'rating_set', 'kept', "
-                     "'2025-01-02 03:04:05', ?)", (json.dumps({"rows": 12}),))
+        conn.execute(
+            "insert into records values (1, 'rating_set', 'kept', '2025-01-02 03:04:05', ?)",
+            (json.dumps({"rows": 12}),),
+        )
         conn.execute("insert into blobs values (1, 1, 'frame', ?)", (frame_to_bytes(frame),))
     store = Store(f"sqlite:///{path}")
     (info,) = store.list_records("rating_set")
@@ -564,8 +629,10 @@ def test_a_database_from_before_migrations_is_upgraded_and_keeps_its_records(tmp
     store.save_rating_set("new", frame, saved_by="bo")
     assert store.list_records("rating_set")[0].saved_by == "bo"
     with store.engine.connect() as conn:
-        assert conn.execute(text("select version_num from alembic_version")).scalar() == \
-            _head_revision()
+        assert (
+            conn.execute(text("select version_num from alembic_version")).scalar()
+            == _head_revision()
+        )
 
 
 def test_the_migrations_build_exactly_the_schema_the_code_uses(store):
@@ -596,8 +663,9 @@ def test_a_signed_in_user_changes_only_their_own_records(store):
             store.rename("rating_set", name, "taken over", by="bo@example.org")
         with pytest.raises(StorageError, match=r"cannot replace .* only the one who saved it"):
             store.save_rating_set(name, _ratings(5, 3), replace=True, saved_by="bo@example.org")
-    assert {r.name: len(store.load_rating_set(r.name).frame)
-            for r in store.list_records("rating_set")} == {"ada's": 10, "unowned": 10}
+    assert {
+        r.name: len(store.load_rating_set(r.name).frame) for r in store.list_records("rating_set")
+    } == {"ada's": 10, "unowned": 10}
     store.rename("rating_set", "ada's", "ada's panel", by="ada@example.org")
     store.save_rating_set("ada's panel", _ratings(7, 4), replace=True, saved_by="ada@example.org")
     store.delete("rating_set", "ada's panel", by="ada@example.org")
@@ -605,8 +673,9 @@ def test_a_signed_in_user_changes_only_their_own_records(store):
     assert store.list_records("rating_set") == []
 
 
-@pytest.mark.parametrize("bad", ["two\nlines", "esc \x1b[31m red", "bidi \u202e", "tab\there ",
-                                 " padded "])
+@pytest.mark.parametrize(
+    "bad", ["two\nlines", "esc \x1b[31m red", "bidi \u202e", "tab\there ", " padded "]
+)
 def test_a_name_saved_by_an_earlier_version_can_still_be_renamed_and_deleted(store, bad):
     store.save_rating_set("ok", _ratings(10, 5))
     with store.engine.begin() as conn:

@@ -31,10 +31,14 @@ def version_frame(token: str) -> pd.DataFrame:
     """The rating set a token stands for (its length and values depend on the token)."""
     rng = np.random.default_rng(zlib.crc32(token.encode()))
     n = 20 + int(rng.integers(0, 30))
-    return pd.DataFrame({"reference": rng.integers(20, 580, n).astype(float),
-                         "estimate": rng.integers(20, 580, n).astype(float),
-                         "rating": rng.integers(0, 5, n).astype(float),
-                         "rater": [f"{token}#{i}" for i in range(n)]})
+    return pd.DataFrame(
+        {
+            "reference": rng.integers(20, 580, n).astype(float),
+            "estimate": rng.integers(20, 580, n).astype(float),
+            "rating": rng.integers(0, 5, n).astype(float),
+            "rater": [f"{token}#{i}" for i in range(n)],
+        }
+    )
 
 
 def check_version(stored) -> str | None:
@@ -48,8 +52,10 @@ def check_version(stored) -> str | None:
         return f"{token}: {len(frame)} rows, expected {len(want)}"
     if frame["rater"].tolist() != want["rater"].tolist():
         return f"{token}: rows of another version"
-    if not np.allclose(frame[["reference", "estimate", "rating"]].to_numpy(),
-                       want[["reference", "estimate", "rating"]].to_numpy()):
+    if not np.allclose(
+        frame[["reference", "estimate", "rating"]].to_numpy(),
+        want[["reference", "estimate", "rating"]].to_numpy(),
+    ):
         return f"{token}: values of another version"
     return None
 
@@ -68,8 +74,9 @@ def hammer(url: str, worker: int, start, queue) -> None:
         try:
             if action == "save":
                 token = f"w{worker}-{n}"
-                store.save_rating_set(SHARED_NAME, version_frame(token), {"token": token},
-                                      replace=True)
+                store.save_rating_set(
+                    SHARED_NAME, version_frame(token), {"token": token}, replace=True
+                )
             elif action == "load":
                 problem = check_version(store.load_rating_set(SHARED_NAME))
                 if problem:
@@ -95,8 +102,9 @@ def test_eight_processes_hammering_one_name_see_no_error_and_no_mixed_version(da
     Store(database_url).dispose()  # schema made once, before the workers start
     ctx = _fork()
     queue, start = ctx.Queue(), ctx.Barrier(WORKERS)
-    workers = [ctx.Process(target=hammer, args=(database_url, w, start, queue))
-               for w in range(WORKERS)]
+    workers = [
+        ctx.Process(target=hammer, args=(database_url, w, start, queue)) for w in range(WORKERS)
+    ]
     for process in workers:
         process.start()
     results = [queue.get(timeout=300) for _ in workers]
@@ -132,8 +140,7 @@ def writer(url: str, worker: int, pipe) -> None:
         store.save_rating_set(own, version_frame(own), {"token": own})
         pipe.send(own)
         shared = f"s{worker}-{n}"
-        store.save_rating_set(SHARED_NAME, version_frame(shared), {"token": shared},
-                              replace=True)
+        store.save_rating_set(SHARED_NAME, version_frame(shared), {"token": shared}, replace=True)
         n += 1
 
 
@@ -177,8 +184,7 @@ def test_writers_killed_mid_way_lose_nothing_committed_and_leave_no_half_record(
             if store.dialect == "sqlite":
                 assert conn.execute(text("pragma integrity_check")).scalar() == "ok"
         # the store is usable after the kills (no lock left behind)
-        store.save_rating_set(SHARED_NAME, version_frame("after"), {"token": "after"},
-                              replace=True)
+        store.save_rating_set(SHARED_NAME, version_frame("after"), {"token": "after"}, replace=True)
         assert store.load_rating_set(SHARED_NAME).info.meta["token"] == "after"
     finally:
         store.dispose()
@@ -192,8 +198,10 @@ def test_rename_and_replace_race_keeps_one_record_per_name(database_url):
     store.dispose()
     ctx = _fork()
     queue = ctx.Queue()
-    processes = [ctx.Process(target=_rename_or_replace, args=(database_url, w, queue))
-                 for w in range(WORKERS)]
+    processes = [
+        ctx.Process(target=_rename_or_replace, args=(database_url, w, queue))
+        for w in range(WORKERS)
+    ]
     for process in processes:
         process.start()
     errors = [e for _ in processes for e in queue.get(timeout=120)]
@@ -220,8 +228,7 @@ def _rename_or_replace(url: str, worker: int, queue) -> None:
                 store.rename("rating_set", source, target)
             else:
                 token = f"r{worker}-{n}"
-                store.save_rating_set("a", version_frame(token), {"token": token},
-                                      replace=True)
+                store.save_rating_set("a", version_frame(token), {"token": token}, replace=True)
         except RecordNotFound:
             pass  # the record was under the other name
         except Exception as exc:

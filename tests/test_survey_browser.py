@@ -35,9 +35,21 @@ async def _run(links: list[tuple[str, str]], port: int, env: dict, kill_after: i
     try:
         async with async_playwright() as playwright:
             browser = await open_chromium(playwright)
-            raters = [asyncio.create_task(answer_survey(
-                browser, rater, link, _rating, answers, server_up, timeout_ms=20_000,
-                double_click_at=2 if i == 0 else None)) for i, (rater, link) in enumerate(links)]
+            raters = [
+                asyncio.create_task(
+                    answer_survey(
+                        browser,
+                        rater,
+                        link,
+                        _rating,
+                        answers,
+                        server_up,
+                        timeout_ms=20_000,
+                        double_click_at=2 if i == 0 else None,
+                    )
+                )
+                for i, (rater, link) in enumerate(links)
+            ]
             while sum(a.acknowledged for a in answers) < kill_after:
                 if any(task.done() for task in raters):
                     await asyncio.gather(*raters)  # a rater failed: its error, at once
@@ -55,24 +67,31 @@ async def _run(links: list[tuple[str, str]], port: int, env: dict, kill_after: i
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not CHROMIUM.exists(),
-                    reason=f"{CHROMIUM} is absent (apt-get install chromium)")
+@pytest.mark.skipif(
+    not CHROMIUM.exists(), reason=f"{CHROMIUM} is absent (apt-get install chromium)"
+)
 def test_answers_survive_a_server_killed_mid_survey(database_url, tmp_path):
     pytest.importorskip("playwright.async_api", reason="the playwright Python package is missing")
     port = free_port()
     env = {**os.environ, "RISKGRID_DATABASE_URL": database_url}
     env.pop("SEG_TABLE", None)
     surveys = SurveyStore(database_url)
-    settings = SurveySettings(per_rater=6, overlap=2, repeats=0.34, checks=1, batch=0,
-                              base_url=f"http://127.0.0.1:{port}")
+    settings = SurveySettings(
+        per_rater=6, overlap=2, repeats=0.34, checks=1, batch=0, base_url=f"http://127.0.0.1:{port}"
+    )
     surveys.create("ward", start_design(9, seed=4), settings, "Rate each pair.")
     links = surveys.invite("ward", 3)
     queued = len(surveys.answers("ward"))
     answers = asyncio.run(_run(links, port, env, kill_after=6))
 
     out = tmp_path / "ratings.csv"
-    subprocess.run([sys.executable, "-m", "ranking_core.cli", "survey", "export", "ward", "-o",
-                    str(out)], check=True, cwd=ROOT, env=env, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "ranking_core.cli", "survey", "export", "ward", "-o", str(out)],
+        check=True,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+    )
     export = pd.read_csv(out)
     assert len(export) == queued  # everyone finished: every place answered, none twice
     acknowledged = [a for a in answers if a.acknowledged]

@@ -38,9 +38,19 @@ from ranking_core.surveys.storage import SurveyError
 
 def test_answer_scale_has_halves_and_the_seg_words_at_whole_numbers():
     labels = [risk_label(v) for v in RISK_OPTIONS]
-    assert labels == ["0 none", "0.5", "1 slight", "1.5", "2 moderate", "2.5", "3 great", "3.5",
-                      "4 extreme"]
+    assert labels == [
+        "0 none",
+        "0.5",
+        "1 slight",
+        "1.5",
+        "2 moderate",
+        "2.5",
+        "3 great",
+        "3.5",
+        "4 extreme",
+    ]
     assert risk_label(-0.0) == "0 none"  # a clipped negative answer is 0
+
 
 @pytest.mark.parametrize(("n", "k", "overlap"), [(30, 15, 2), (24, 10, 3), (7, 7, 2)])
 def test_start_chunks_give_every_pair_its_overlap_and_no_rater_a_pair_twice(n, k, overlap):
@@ -90,14 +100,20 @@ def test_tokens_have_256_bits_and_are_compared_by_their_hash():
     tokens = {new_token() for _ in range(200)}
     assert len(tokens) == 200 and all(len(t) >= 43 for t in tokens)  # 32 bytes, base64
     token = tokens.pop()
-    assert tokens_match(token, token_hash(token)) and not tokens_match(token + "x",
-                                                                        token_hash(token))
+    assert tokens_match(token, token_hash(token)) and not tokens_match(
+        token + "x", token_hash(token)
+    )
     assert len(token_hash(token)) == 64 and token not in token_hash(token)
 
 
 def test_settings_refuse_bad_values():
-    for bad in ({"unit": "g/L"}, {"glucose_range": (500, 100)}, {"overlap": 0},
-                {"repeats": 1.5}, {"base_url": "ftp://x"}):
+    for bad in (
+        {"unit": "g/L"},
+        {"glucose_range": (500, 100)},
+        {"overlap": 0},
+        {"repeats": 1.5},
+        {"base_url": "ftp://x"},
+    ):
         with pytest.raises(ValueError):
             SurveySettings(**bad)
 
@@ -107,8 +123,12 @@ def _survey(database_url, **settings) -> tuple[SurveyStore, str]:
     surveys = SurveyStore(database_url)
     values = {"per_rater": 6, "overlap": 2, "repeats": 0.34, "checks": 2, "batch": 4, **settings}
     chosen = SurveySettings(**values)
-    surveys.create("study", start_design(12, seed=1, glucose_range=chosen.glucose_range), chosen,
-                   "Rate each pair.")
+    surveys.create(
+        "study",
+        start_design(12, seed=1, glucose_range=chosen.glucose_range),
+        chosen,
+        "Rate each pair.",
+    )
     return surveys, "study"
 
 
@@ -124,9 +144,13 @@ def test_links_answers_revoke_and_close(database_url):
     assert [r for r, _ in links] == ["Dr A", "Dr B", "Dr C"]
     # no token is stored, only its hash
     with surveys.engine.connect() as conn:
-        dump = json.dumps([list(map(str, row)) for table in
-                           ("surveys", "survey_raters") for row in
-                           conn.execute(text(f"SELECT * FROM {table}"))])
+        dump = json.dumps(
+            [
+                list(map(str, row))
+                for table in ("surveys", "survey_raters")
+                for row in conn.execute(text(f"SELECT * FROM {table}"))
+            ]
+        )
     assert not any(_token(link) in dump for _, link in links)
     a = surveys.rater(name, _token(links[0][1]))
     assert a is not None and a.rater == "Dr A"
@@ -142,8 +166,10 @@ def test_links_answers_revoke_and_close(database_url):
     surveys.answer(a, 1, 0.0)
     frame = surveys.answers(name)
     done = frame[frame["rating"].notna()]
-    assert done[["rater", "position", "rating"]].values.tolist() == [["Dr A", 0, 2.0],
-                                                                     ["Dr A", 1, 0.0]]
+    assert done[["rater", "position", "rating"]].values.tolist() == [
+        ["Dr A", 0, 2.0],
+        ["Dr A", 1, 0.0],
+    ]
     with pytest.raises(SurveyError, match="not in this rater's queue"):
         surveys.answer(a, 99, 1.0)
     with pytest.raises(SurveyError, match=r"one of 0, 0\.5"):
@@ -162,7 +188,7 @@ def test_links_answers_revoke_and_close(database_url):
 
 def test_export_reads_back_as_a_rating_set_and_progress_counts_retests(database_url, tmp_path):
     surveys, name = _survey(database_url)
-    (_, link), = surveys.invite(name, 1)
+    ((_, link),) = surveys.invite(name, 1)
     access = surveys.rater(name, _token(link))
     queue = surveys.queue(access.rater_id)
     first: dict[int, float] = {}
@@ -176,8 +202,9 @@ def test_export_reads_back_as_a_rating_set_and_progress_counts_retests(database_
     progress = rater_progress(frame).iloc[0]
     repeats = sum(q.role == "repeat" for q in queue)
     assert progress["answered"] == len(queue) and progress["repeats"] == repeats
-    expected_agreement = np.mean([first[(q.reference, q.estimate)] == 4.0
-                                  for q in queue if q.role == "repeat"])
+    expected_agreement = np.mean(
+        [first[(q.reference, q.estimate)] == 4.0 for q in queue if q.role == "repeat"]
+    )
     assert progress["retest_agreement"] == pytest.approx(expected_agreement)
     assert batch_answered(frame, 0) and not batch_answered(frame, 1)
     out = export_frame(frame)
@@ -199,15 +226,17 @@ def test_a_batch_is_added_once_and_shared_with_the_overlap(database_url):
     batch = frame[frame["batch"] == 1]
     assert batch.groupby("pair_id")["rater"].nunique().min() >= 2
     assert set(map(tuple, batch[["reference", "estimate"]].to_numpy().tolist())) == set(
-        map(tuple, pairs.to_numpy().tolist()))
+        map(tuple, pairs.to_numpy().tolist())
+    )
     with pytest.raises(SurveyError, match="inside the survey's range"):
         surveys.append_batch(name, pd.DataFrame({"reference": [5], "estimate": [100]}), 2)
 
 
 @pytest.mark.slow
 def test_next_batch_is_planned_inside_the_range_from_the_answers(tmp_path):
-    surveys, name = _survey(f"sqlite:///{tmp_path / 'db.sqlite3'}", glucose_range=(40, 400),
-                            per_rater=None, batch=6)
+    surveys, name = _survey(
+        f"sqlite:///{tmp_path / 'db.sqlite3'}", glucose_range=(40, 400), per_rater=None, batch=6
+    )
     links = surveys.invite(name, 3)
     assert next_batch(surveys, name) is None  # nothing answered yet
     for _, link in links:
@@ -220,8 +249,9 @@ def test_next_batch_is_planned_inside_the_range_from_the_answers(tmp_path):
     new = frame[frame["batch"] == 1]
     assert new["pair_id"].nunique() == 6
     assert new[["reference", "estimate"]].stack().between(40, 400).all()
-    old = set(map(tuple, frame.loc[frame["batch"] == 0, ["reference", "estimate"]]
-                  .to_numpy().tolist()))
+    old = set(
+        map(tuple, frame.loc[frame["batch"] == 0, ["reference", "estimate"]].to_numpy().tolist())
+    )
     assert not old & set(map(tuple, new[["reference", "estimate"]].to_numpy().tolist()))
     assert new.groupby("pair_id")["rater"].nunique().min() >= 2
 
@@ -229,15 +259,31 @@ def test_next_batch_is_planned_inside_the_range_from_the_answers(tmp_path):
 def test_cli_contract(tmp_path, monkeypatch):
     monkeypatch.setenv("RISKGRID_DATABASE_URL", f"sqlite:///{tmp_path / 'db.sqlite3'}")
     runner = CliRunner()
-    result = runner.invoke(app, ["survey", "create", "trial", "--design", "10", "--range", "40",
-                                 "300", "--unit", "mmol/L", "--base-url", "https://x.org/rg"])
+    result = runner.invoke(
+        app,
+        [
+            "survey",
+            "create",
+            "trial",
+            "--design",
+            "10",
+            "--range",
+            "40",
+            "300",
+            "--unit",
+            "mmol/L",
+            "--base-url",
+            "https://x.org/rg",
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "https://x.org/rg/?survey=trial&organiser=" in result.output
     names = tmp_path / "names.txt"
     names.write_text("Dr Ann\n=cmd()\n", encoding="utf-8")
     links = tmp_path / "links.csv"
-    result = runner.invoke(app, ["survey", "invite", "trial", "--names", str(names), "-o",
-                                 str(links)])
+    result = runner.invoke(
+        app, ["survey", "invite", "trial", "--names", str(names), "-o", str(links)]
+    )
     assert result.exit_code == 0, result.output
     table = pd.read_csv(links)
     assert table.columns.tolist() == ["rater", "link"]

@@ -25,9 +25,16 @@ def test_matches_brute_force_minimisation(eps: float) -> None:
     model = SVRank(kernel="linear", lam=lam, epsilon=eps).fit(X, y)
     w = X.T @ model.coef_
     best = min(
-        (scipy.optimize.minimize(_primal, start, args=(X, y, lam, eps), method="Nelder-Mead",
-                                 options={"xatol": 1e-10, "fatol": 1e-13, "maxiter": 20000})
-         for start in (np.zeros(2), np.ones(2), -np.ones(2))),
+        (
+            scipy.optimize.minimize(
+                _primal,
+                start,
+                args=(X, y, lam, eps),
+                method="Nelder-Mead",
+                options={"xatol": 1e-10, "fatol": 1e-13, "maxiter": 20000},
+            )
+            for start in (np.zeros(2), np.ones(2), -np.ones(2))
+        ),
         key=lambda r: r.fun,
     )
     assert model.objective_ == pytest.approx(_primal(w, X, y, lam, eps), rel=1e-9)
@@ -45,7 +52,8 @@ def test_ranks_like_the_least_squares_ranker_on_clean_data() -> None:
     lsq = SpectralRanker(gamma=10.0, lam=1e-3).fit(X, y)
     assert svrank.score(Xt, np.floor(Xt[:, 0])) > 0.95
     assert svrank.score(Xt, np.floor(Xt[:, 0])) == pytest.approx(
-        lsq.score(Xt, np.floor(Xt[:, 0])), abs=0.05)
+        lsq.score(Xt, np.floor(Xt[:, 0])), abs=0.05
+    )
 
 
 def test_refuses_too_many_pairs() -> None:

@@ -31,8 +31,10 @@ st.markdown(
     "With the Gram matrix $K_{ij} = K(x_i, x_j)$ and the centring matrix "
     "$C = I - \\mathbf{1}\\mathbf{1}^\\top/m$, the kernel coefficients are"
 )
-st.latex(r"c(\lambda) = g_\lambda(\tilde K)\, C y / m, \qquad \tilde K = C K C / m "
-         r"= U \operatorname{diag}(\sigma) U^\top ,")
+st.latex(
+    r"c(\lambda) = g_\lambda(\tilde K)\, C y / m, \qquad \tilde K = C K C / m "
+    r"= U \operatorname{diag}(\sigma) U^\top ,"
+)
 st.markdown(
     "so one eigendecomposition ($O(m^3)$) serves every $\\lambda$ and every filter at $O(m^2)$ "
     "each. This is why the λ slider on *Learn a grid* answers at once: it re-solves from the "
@@ -48,18 +50,37 @@ st.markdown(
 
 st.header("Spectral filters")
 FILTER_ROWS = (
-    ("Lavrentiev", r"$1/(\sigma + \lambda)$", "1",
-     "Kriukova et al. eq. (4); = MPRank (Cortes et al. eq. 13), RankRLS (Pahikkala et al. eq. 21)"),
-    ("iterated Lavrentiev, order k", r"$(1 - (\lambda/(\sigma+\lambda))^k)/\sigma$", "k",
-     "Kriukova et al. eq. (13) for k = 2"),
-    ("spectral cut-off", r"$1/\sigma$ if $\sigma \ge \lambda$, else 0", "∞",
-     "Kriukova et al. ref. [7]"),
-    ("Landweber", r"$(1 - (1 - \mu\sigma)^n)/\sigma$, $n = \lceil 1/\lambda \rceil$", "∞",
-     "Kriukova et al. §3"),
+    (
+        "Lavrentiev",
+        r"$1/(\sigma + \lambda)$",
+        "1",
+        "Kriukova et al. eq. (4); = MPRank (Cortes et al. eq. 13), "
+        "RankRLS (Pahikkala et al. eq. 21)",
+    ),
+    (
+        "iterated Lavrentiev, order k",
+        r"$(1 - (\lambda/(\sigma+\lambda))^k)/\sigma$",
+        "k",
+        "Kriukova et al. eq. (13) for k = 2",
+    ),
+    (
+        "spectral cut-off",
+        r"$1/\sigma$ if $\sigma \ge \lambda$, else 0",
+        "∞",
+        "Kriukova et al. ref. [7]",
+    ),
+    (
+        "Landweber",
+        r"$(1 - (1 - \mu\sigma)^n)/\sigma$, $n = \lceil 1/\lambda \rceil$",
+        "∞",
+        "Kriukova et al. §3",
+    ),
     ("Showalter", r"$(1 - e^{-\sigma/\lambda})/\sigma$", "∞", "Kriukova et al. §3"),
 )
-st.markdown("| filter | $g_\\lambda(\\sigma)$ | qualification | source |\n|---|---|---|---|\n"
-            + "\n".join(f"| {' | '.join(row)} |" for row in FILTER_ROWS))
+st.markdown(
+    "| filter | $g_\\lambda(\\sigma)$ | qualification | source |\n|---|---|---|---|\n"
+    + "\n".join(f"| {' | '.join(row)} |" for row in FILTER_ROWS)
+)
 
 st.header("Choosing λ")
 st.markdown(
@@ -85,8 +106,10 @@ st.markdown(
     "a rating set with raters or coarse answers), rater $k$ is modelled as answering scenario "
     "$x_i$ with a rounded, clipped reading of the consensus risk $f$:"
 )
-st.latex(r"a_i = \operatorname{round}_h\!\big(\operatorname{clip}_{[0,4]}"
-         r"(b_k + s_k f(x_i) + \varepsilon_i)\big), \qquad \varepsilon_i \sim N(0, \sigma_k^2).")
+st.latex(
+    r"a_i = \operatorname{round}_h\!\big(\operatorname{clip}_{[0,4]}"
+    r"(b_k + s_k f(x_i) + \varepsilon_i)\big), \qquad \varepsilon_i \sim N(0, \sigma_k^2)."
+)
 st.markdown(
     r"""
 - The fit minimises $\sum_i w_i (\tilde a_i - f(x_i) - b)^2 + m\lambda \lVert f\rVert^2_H$
@@ -111,8 +134,10 @@ st.markdown(
 
 st.header("Measures")
 st.markdown("Pairwise misranking (Kriukova et al. eq. 1), the share of pairs in the wrong order:")
-st.latex(r"\mathrm{mis}(f) = \frac{\#\{(i,j) : y_i > y_j,\ f(x_i) \le f(x_j)\}}"
-         r"{\#\{(i,j) : y_i > y_j\}}")
+st.latex(
+    r"\mathrm{mis}(f) = \frac{\#\{(i,j) : y_i > y_j,\ f(x_i) \le f(x_j)\}}"
+    r"{\#\{(i,j) : y_i > y_j\}}"
+)
 st.markdown(
     "Grids are also compared by the distribution of $|\\Delta y|$ in bins of 0.5 (Kriukova et al. "
     "Table 3) and by agreement of the SEG's 8 risk categories. The collaborative-filtering page "

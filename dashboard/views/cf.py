@@ -29,14 +29,26 @@ from ranking_core.selection import PROTOCOLS
 GROUPS = {"20-40": (20, 40), "40-60": (40, 60), "60-80": (60, 80)}
 
 st.title("Collaborative filtering")
-st.caption("The same spectral ranking learners on movie and joke ratings, as in the papers' "
-           "per-user experiment (Kriukova et al. 2014, §4.2, Cortes et al. 2007, §4.1): a "
-           "reviewer's items are described "
-           "by how 300 reference reviewers rated them.")
-init_state(cf_protocol="refit", cf_source="Synthetic (built-in)", cf_users=300, cf_items=400,
-           cf_seed=0, cf_format=FORMATS[0], cf_group="40-60", cf_filter="iterated-lavrentiev",
-           cf_user_index=0,
-           cf_test_users=10, cf_repeats=2, cf_learners=["iterated-lavrentiev", "lavrentiev"])
+st.caption(
+    "The same spectral ranking learners on movie and joke ratings, as in the papers' "
+    "per-user experiment (Kriukova et al. 2014, §4.2, Cortes et al. 2007, §4.1): a "
+    "reviewer's items are described "
+    "by how 300 reference reviewers rated them."
+)
+init_state(
+    cf_protocol="refit",
+    cf_source="Synthetic (built-in)",
+    cf_users=300,
+    cf_items=400,
+    cf_seed=0,
+    cf_format=FORMATS[0],
+    cf_group="40-60",
+    cf_filter="iterated-lavrentiev",
+    cf_user_index=0,
+    cf_test_users=10,
+    cf_repeats=2,
+    cf_learners=["iterated-lavrentiev", "lavrentiev"],
+)
 
 
 @st.cache_data(show_spinner="Generating ratings…", max_entries=4)
@@ -44,8 +56,9 @@ def synthetic(n_users: int, n_items: int, seed: int) -> RatingMatrix:
     return synthetic_ratings(n_users=n_users, n_items=n_items, seed=seed)
 
 
-def read_valid_lines(source: str | bytes, format: str, name: str | None = None
-                     ) -> tuple[RatingMatrix, list[str]]:
+def read_valid_lines(
+    source: str | bytes, format: str, name: str | None = None
+) -> tuple[RatingMatrix, list[str]]:
     """The valid lines of a ratings file or upload, and the reader's report of the skipped ones."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -66,29 +79,42 @@ def from_upload(content: bytes, name: str, format: str) -> tuple[RatingMatrix, l
 
 
 folder = data_dir()
-sources = ("Synthetic (built-in)",) if public_mode() else (
-    "Synthetic (built-in)", *(("Data folder",) if folder else ()), "Upload")
+sources = (
+    ("Synthetic (built-in)",)
+    if public_mode()
+    else ("Synthetic (built-in)", *(("Data folder",) if folder else ()), "Upload")
+)
 source = st.radio("Ratings", sources, horizontal=True, key="cf_source")
 data: RatingMatrix | None = None
 notes: list[str] = []
 try:
     if source == "Synthetic (built-in)":
         c = st.columns(3)
-        n_users = c[0].number_input("users", 100, size_limit("cf_users", 2000), step=50,
-                                    key="cf_users")
-        n_items = c[1].number_input("items", 200, size_limit("cf_items", 2000), step=50,
-                                    key="cf_items")
+        n_users = c[0].number_input(
+            "users", 100, size_limit("cf_users", 2000), step=50, key="cf_users"
+        )
+        n_items = c[1].number_input(
+            "items", 200, size_limit("cf_items", 2000), step=50, key="cf_items"
+        )
         seed = c[2].number_input("seed", 0, 10_000, key="cf_seed")
         data = synthetic(int(n_users), int(n_items), int(seed))
     else:
-        fmt = st.selectbox("format", FORMATS, key="cf_format",
-                           help="ml-100k: u.data; ml-1m: ratings.dat; jester: jester-data-N "
-                                "(CSV/XLS); jester-long: user_id,joke_id,rating")
+        fmt = st.selectbox(
+            "format",
+            FORMATS,
+            key="cf_format",
+            help="ml-100k: u.data; ml-1m: ratings.dat; jester: jester-data-N "
+            "(CSV/XLS); jester-long: user_id,joke_id,rating",
+        )
         if source == "Data folder":  # a data set the operator put there, never a typed path
             entries = sorted(p.name for p in folder.iterdir() if not p.name.startswith("."))
-            chosen = st.selectbox("data set", entries, key="cf_data_set",
-                                  help="files and folders in the server's data folder "
-                                       "(riskgrid dashboard --data-dir)")
+            chosen = st.selectbox(
+                "data set",
+                entries,
+                key="cf_data_set",
+                help="files and folders in the server's data folder "
+                "(riskgrid dashboard --data-dir)",
+            )
             path = (folder / chosen).resolve() if chosen else None
             if path is not None and path.is_relative_to(folder) and path.exists():
                 data, notes = from_path(str(path), fmt, path.stat().st_mtime, chosen)
@@ -104,32 +130,49 @@ if data is None:
     st.stop()
 
 jester = data.scale[0] < 0
-protocol = st.radio("protocol", tuple(PROTOCOLS), key="cf_protocol", horizontal=True,
-                    format_func=lambda name: f"{name}: {PROTOCOLS[name]}",
-                    help="Half of a reviewer's rated items train: a quarter fits, a quarter "
-                         "chooses λ. The papers do not say which function is then tested.")
+protocol = st.radio(
+    "protocol",
+    tuple(PROTOCOLS),
+    key="cf_protocol",
+    horizontal=True,
+    format_func=lambda name: f"{name}: {PROTOCOLS[name]}",
+    help="Half of a reviewer's rated items train: a quarter fits, a quarter "
+    "chooses λ. The papers do not say which function is then tested.",
+)
 config_base = {"shift": JESTER_SHIFT if jester else 0.0, "protocol": protocol}
 c = st.columns(3)
 c[0].metric("users", f"{data.n_users:,}")
 c[1].metric("items", f"{data.n_items:,}")
 c[2].metric("ratings", f"{data.n_ratings:,}")
-st.caption(f"{plain(data.source)}; ratings {data.scale[0]:g}..{data.scale[1]:g}"
-           + (f", shifted by +{JESTER_SHIFT:g} as in Kriukova et al. 2014" if jester else ""))
+st.caption(
+    f"{plain(data.source)}; ratings {data.scale[0]:g}..{data.scale[1]:g}"
+    + (f", shifted by +{JESTER_SHIFT:g} as in Kriukova et al. 2014" if jester else "")
+)
 
 # -- one reviewer ---------------------------------------------------------------------------------
 st.header("One reviewer's learned ranking")
 c = st.columns(3)
-group = c[0].selectbox("reference reviewers: users who rated", list(GROUPS), key="cf_group",
-                       format_func=lambda g: f"{g} items")
+group = c[0].selectbox(
+    "reference reviewers: users who rated",
+    list(GROUPS),
+    key="cf_group",
+    format_func=lambda g: f"{g} items",
+)
 chosen_filter = c[1].selectbox("learner", sorted(FILTERS), key="cf_filter")
 config = PerUserConfig(group=GROUPS[group], **config_base)
 candidates = data.users_in(*config.test_range)
 if candidates.size == 0:
     st.warning(f"No user has {config.test_range[0]}–{config.test_range[1]} ratings.")
     st.stop()
-index = int(c[2].number_input(f"test reviewer (0..{candidates.size - 1} of the users with "
-                              f"{config.test_range[0]}–{config.test_range[1]} ratings)", 0,
-                              int(candidates.size - 1), key="cf_user_index"))
+index = int(
+    c[2].number_input(
+        f"test reviewer (0..{candidates.size - 1} of the users with "
+        f"{config.test_range[0]}–{config.test_range[1]} ratings)",
+        0,
+        int(candidates.size - 1),
+        key="cf_user_index",
+    )
+)
 try:
     result = user_ranking(data, int(candidates[index]), config, filter=chosen_filter)
 except ValueError as exc:
@@ -140,35 +183,58 @@ else:
     c[1].metric("held-out items", str(result.true.size))
     c[2].metric("pairwise misranking", f"{100 * result.misranking:.1f} %")
     c[3].metric("NDCG@10", f"{result.ndcg10:.3f}")
-    fig = go.Figure(go.Box(x=result.true, y=result.predicted, boxpoints="all", jitter=0.4,
-                           name="held-out items"))
-    fig.update_layout(title=f"learned score by the reviewer's rating (λ = {result.lam:.3g}, "
-                            f"{result.n_reference} reference reviewers)",
-                      xaxis_title="reviewer's rating", yaxis_title="learned score", height=380)
+    fig = go.Figure(
+        go.Box(
+            x=result.true, y=result.predicted, boxpoints="all", jitter=0.4, name="held-out items"
+        )
+    )
+    fig.update_layout(
+        title=f"learned score by the reviewer's rating (λ = {result.lam:.3g}, "
+        f"{result.n_reference} reference reviewers)",
+        xaxis_title="reviewer's rating",
+        yaxis_title="learned score",
+        height=380,
+    )
     st.plotly_chart(fig, key="cf_fig_user")
     top = pd.DataFrame({"item": result.items, "rating": result.true, "score": result.predicted})
-    st.dataframe(top.sort_values("score", ascending=False).head(10), hide_index=True,
-                 key="cf_top10")
+    st.dataframe(
+        top.sort_values("score", ascending=False).head(10), hide_index=True, key="cf_top10"
+    )
 
 # -- small per-user experiment ------------------------------------------------------------------
 st.header("Per-user experiment (small)")
-st.caption("The protocol of Kriukova et al. 2014, §4.2 on a few test reviewers (the papers use "
-           "300 reviewers "
-           "and 10 repetitions: `riskgrid cf per-user`). Runs in this process.")
+st.caption(
+    "The protocol of Kriukova et al. 2014, §4.2 on a few test reviewers (the papers use "
+    "300 reviewers "
+    "and 10 repetitions: `riskgrid cf per-user`). Runs in this process."
+)
 c = st.columns(3)
-test_users = c[0].number_input("test reviewers", 2, size_limit("cf_test_users", 100),
-                               key="cf_test_users")
+test_users = c[0].number_input(
+    "test reviewers", 2, size_limit("cf_test_users", 100), key="cf_test_users"
+)
 repeats = c[1].number_input("repetitions", 1, size_limit("cf_repeats", 10), key="cf_repeats")
 learners = c[2].multiselect("learners", LEARNERS, key="cf_learners")
 if st.button("Run the experiment", key="cf_run", disabled=not learners):
-    experiment = PerUserConfig(group=GROUPS[group], n_test_users=int(test_users),
-                               repeats=int(repeats), learners=tuple(learners), **config_base)
+    experiment = PerUserConfig(
+        group=GROUPS[group],
+        n_test_users=int(test_users),
+        repeats=int(repeats),
+        learners=tuple(learners),
+        **config_base,
+    )
     bar = st.progress(0.0, text="test reviewers")
     key = (data.source, data.n_ratings, repr(experiment))
     try:
-        st.session_state["cf_results"] = shared_result("cf-experiment", key, lambda: run_per_user(
-            data, experiment, scheduler=SYNCHRONOUS,
-            progress=lambda d, t: bar.progress(d / t, text=f"test reviewers: {d}/{t}")))
+        st.session_state["cf_results"] = shared_result(
+            "cf-experiment",
+            key,
+            lambda: run_per_user(
+                data,
+                experiment,
+                scheduler=SYNCHRONOUS,
+                progress=lambda d, t: bar.progress(d / t, text=f"test reviewers: {d}/{t}"),
+            ),
+        )
     except ValueError as exc:
         st.error(plain(exc))
     bar.empty()
@@ -185,12 +251,15 @@ if summary:
             row[metric] = f"{mean:.2f} ± {sd:.2f}"
         paper = published.get(name)
         synthetic = "synthetic" in data.source
-        row["Kriukova et al. 2014, Table 2 misranking"] = ("—" if paper is None or synthetic
-                                             else f"{100 * paper[0]:.2f} ± {100 * paper[1]:.2f}")
+        row["Kriukova et al. 2014, Table 2 misranking"] = (
+            "—" if paper is None or synthetic else f"{100 * paper[0]:.2f} ± {100 * paper[1]:.2f}"
+        )
         rows.append(row)
     st.dataframe(pd.DataFrame(rows), hide_index=True, key="cf_results_table")
-    st.caption(f"Protocol {summary['config']['protocol']}: "
-               f"{summary['test_users_per_repeat']} test reviewers × "
-               f"{summary['config']['repeats']} repetitions; pairwise misranking in %, MSD and "
-               "M1D in squared / absolute rating units, NDCG@10 in 0..1 "
-               f"({summary['skipped_test_users']} reviewers skipped).")
+    st.caption(
+        f"Protocol {summary['config']['protocol']}: "
+        f"{summary['test_users_per_repeat']} test reviewers × "
+        f"{summary['config']['repeats']} repetitions; pairwise misranking in %, MSD and "
+        "M1D in squared / absolute rating units, NDCG@10 in 0..1 "
+        f"({summary['skipped_test_users']} reviewers skipped)."
+    )

@@ -46,6 +46,8 @@ def title_lines(text: str) -> str:
     """A figure title that fits its figure: escaped (Plotly titles read HTML), wrapped at 60
     characters."""
     return "<br>".join(html.escape(line) for line in textwrap.wrap(text, 60))
+
+
 LEARNER_DEFAULTS = ["spectral-lavrentiev", "spectral-iterated-lavrentiev", "regressor", "nystrom"]
 
 st.title("Compare grids")
@@ -60,11 +62,14 @@ def grid_file(content: bytes, name: str) -> NDArray:
 
 upload = None
 if not public_mode():  # the public demo takes no uploads
-    with st.expander("Add a grid file (grid.npy or grid.csv, as written by the Learn page or "
-                     "riskgrid learn)"):
-        upload = st.file_uploader("Grid file: 601 × 601 risks, rows = reference, columns = "
-                                  "measured 0–600 mg/dL", type=["npy", "csv"],
-                                  key="compare_upload")
+    with st.expander(
+        "Add a grid file (grid.npy or grid.csv, as written by the Learn page or riskgrid learn)"
+    ):
+        upload = st.file_uploader(
+            "Grid file: 601 × 601 risks, rows = reference, columns = measured 0–600 mg/dL",
+            type=["npy", "csv"],
+            key="compare_upload",
+        )
 uploaded_grids: dict[str, NDArray] = {}
 if upload is not None:
     try:
@@ -85,11 +90,17 @@ def grid_by_name(name: str) -> NDArray:
     return saved_grid_surface(name.removeprefix("learned: "))
 
 
-names = (["SEG"] if seg.available else []) + [BUILT_IN, *ZONE_GRIDS] + [
-    f"learned: {r.name}" for r in store.list_records("learned_grid")] + list(uploaded_grids)
+names = (
+    (["SEG"] if seg.available else [])
+    + [BUILT_IN, *ZONE_GRIDS]
+    + [f"learned: {r.name}" for r in store.list_records("learned_grid")]
+    + list(uploaded_grids)
+)
 # by default the built-in surface (or SEG) against the zones it was smoothed from
-init_state(compare_a=names[0], compare_b=next(
-    label for label, grid in ZONE_GRIDS.items() if grid == "parkes-type1"))
+init_state(
+    compare_a=names[0],
+    compare_b=next(label for label, grid in ZONE_GRIDS.items() if grid == "parkes-type1"),
+)
 for key in ("compare_a", "compare_b"):  # a deleted grid or a removed SEG table
     if st.session_state[key] not in names:
         st.session_state[key] = names[0]
@@ -102,126 +113,214 @@ title_a, title_b = title_lines(f"reference: {name_a}"), title_lines(f"other: {na
 comparison = compare_grids(grid_a, grid_b)
 
 c = st.columns(4)
-c[0].metric("misranking", f"{100 * comparison.misranking:.2f} %",
-            help=f"pairwise misranking of the other grid against the reference on "
-                 f"{comparison.n_points:,} random lattice points (Kriukova et al. 2014, eq. 1)")
+c[0].metric(
+    "misranking",
+    f"{100 * comparison.misranking:.2f} %",
+    help=f"pairwise misranking of the other grid against the reference on "
+    f"{comparison.n_points:,} random lattice points (Kriukova et al. 2014, eq. 1)",
+)
 c[1].metric("risk category agreement", f"{100 * comparison.category_agreement:.1f} %")
 c[2].metric("mean |Δ|", f"{comparison.mean_abs_difference:.3f}")
 c[3].metric("max |Δ|", f"{comparison.max_abs_difference:.3f}")
 
 # one grid per row, the width of the page: each plot at least 400 px wide at 1280 px
-st.plotly_chart(figures.risk_heatmap(grid_a, GLUCOSE_AXIS, title_a, height=HEATMAP_HEIGHT),
-                key="compare_fig_a")
-st.plotly_chart(figures.risk_heatmap(grid_b, GLUCOSE_AXIS, title_b, contours=grid_a,
-                                     height=HEATMAP_HEIGHT), key="compare_fig_b")
-st.caption("Black lines on the other grid: the reference grid's risk grade borders (risk 0.5, "
-           "1.5, 2.5 and 3.5).")
-st.plotly_chart(figures.difference_heatmap(grid_b - grid_a, GLUCOSE_AXIS, "other − reference",
-                                           height=HEATMAP_HEIGHT),
-                key="compare_fig_difference")
+st.plotly_chart(
+    figures.risk_heatmap(grid_a, GLUCOSE_AXIS, title_a, height=HEATMAP_HEIGHT), key="compare_fig_a"
+)
+st.plotly_chart(
+    figures.risk_heatmap(grid_b, GLUCOSE_AXIS, title_b, contours=grid_a, height=HEATMAP_HEIGHT),
+    key="compare_fig_b",
+)
+st.caption(
+    "Black lines on the other grid: the reference grid's risk grade borders (risk 0.5, "
+    "1.5, 2.5 and 3.5)."
+)
+st.plotly_chart(
+    figures.difference_heatmap(
+        grid_b - grid_a, GLUCOSE_AXIS, "other − reference", height=HEATMAP_HEIGHT
+    ),
+    key="compare_fig_difference",
+)
 c = st.columns(2)
-c[0].plotly_chart(figures.shares_bar(DIFFERENCE_BINS, comparison.difference_shares,
-                                     "|other − reference| (Kriukova et al. 2014, Table 3 bins)",
-                                     "|Δ risk|"),
-                  key="compare_fig_shares")
-c[1].plotly_chart(figures.confusion_heatmap(comparison.category_confusion, RISK_CATEGORIES,
-                                            "risk categories", title_a, title_b),
-                  key="compare_fig_confusion")
-st.dataframe(pd.DataFrame({"|Δ| bin": DIFFERENCE_BINS,
-                           "% of lattice points": 100 * comparison.difference_shares}),
-             hide_index=True, key="compare_shares_table")
+c[0].plotly_chart(
+    figures.shares_bar(
+        DIFFERENCE_BINS,
+        comparison.difference_shares,
+        "|other − reference| (Kriukova et al. 2014, Table 3 bins)",
+        "|Δ risk|",
+    ),
+    key="compare_fig_shares",
+)
+c[1].plotly_chart(
+    figures.confusion_heatmap(
+        comparison.category_confusion, RISK_CATEGORIES, "risk categories", title_a, title_b
+    ),
+    key="compare_fig_confusion",
+)
+st.dataframe(
+    pd.DataFrame(
+        {"|Δ| bin": DIFFERENCE_BINS, "% of lattice points": 100 * comparison.difference_shares}
+    ),
+    hide_index=True,
+    key="compare_shares_table",
+)
 
 # -- learning curves ------------------------------------------------------------------------------
 st.header("Learning curves")
 curve_reference = "SEG" if seg.available else BUILT_IN
-st.caption(f"Ratings drawn uniformly on [0, 600]² with their {curve_reference} risk; half fit, "
-           "half choose λ (Kriukova et al. 2014, §4.3); misranking measured on new points. "
-           "The a-priori rule "
-           "λ(m) = α·m^(−β/2) is fitted on subsets of m = 20..50 (Kriukova et al. 2014, §4.4).")
-init_state(curve_filters=["lavrentiev", "iterated-lavrentiev"], curve_sizes=[50, 100, 200],
-           curve_repeats=3)
+st.caption(
+    f"Ratings drawn uniformly on [0, 600]² with their {curve_reference} risk; half fit, "
+    "half choose λ (Kriukova et al. 2014, §4.3); misranking measured on new points. "
+    "The a-priori rule "
+    "λ(m) = α·m^(−β/2) is fitted on subsets of m = 20..50 (Kriukova et al. 2014, §4.4)."
+)
+init_state(
+    curve_filters=["lavrentiev", "iterated-lavrentiev"], curve_sizes=[50, 100, 200], curve_repeats=3
+)
 c = st.columns(3)
 chosen_filters = c[0].multiselect("filters", sorted(FILTERS), key="curve_filters")
 sizes = c[1].multiselect("m", [50, 100, 200, 300, 400], key="curve_sizes")
-repeats = c[2].number_input("repetitions", 1, size_limit("curve_repeats", 20),
-                            key="curve_repeats")
+repeats = c[2].number_input("repetitions", 1, size_limit("curve_repeats", 20), key="curve_repeats")
 
 
 if st.button("Run learning curves", key="curve_run", disabled=not (chosen_filters and sizes)):
     table = seg.table if seg.available else SEGTable(np.asarray(parkes_surface()), BUILT_IN)
     bar = st.progress(0.0, text="learning curves")
     key = (curve_reference, tuple(chosen_filters), tuple(sorted(sizes)), int(repeats))
-    st.session_state["curve_results"] = shared_result("learning-curves", key, lambda: (
-        learning_curves(table, *key[1:], progress=lambda d, t: bar.progress(
-            min(d / t, 1.0), text=f"fits: {d}/{t}"))))
+    st.session_state["curve_results"] = shared_result(
+        "learning-curves",
+        key,
+        lambda: learning_curves(
+            table,
+            *key[1:],
+            progress=lambda d, t: bar.progress(min(d / t, 1.0), text=f"fits: {d}/{t}"),
+        ),
+    )
     bar.empty()
 
 results = st.session_state.get("curve_results")
 if results:
     curves = results["curves"]
     m_values = sorted({int(m) for v in curves.values() for m in v["sizes"]})
-    series = {k: [100 * v["sizes"][str(m)]["misranking_mean"] for m in m_values]
-              for k, v in curves.items()}
-    errors = {k: [100 * v["sizes"][str(m)]["misranking_sd"] for m in m_values]
-              for k, v in curves.items()}
+    series = {
+        k: [100 * v["sizes"][str(m)]["misranking_mean"] for m in m_values]
+        for k, v in curves.items()
+    }
+    errors = {
+        k: [100 * v["sizes"][str(m)]["misranking_sd"] for m in m_values] for k, v in curves.items()
+    }
     c = st.columns(2)
-    c[0].plotly_chart(figures.line_chart(m_values, series, "misranking vs m (mean ± sd)", "m",
-                                         "misranking (%)", errors=errors), key="curve_fig")
+    c[0].plotly_chart(
+        figures.line_chart(
+            m_values, series, "misranking vs m (mean ± sd)", "m", "misranking (%)", errors=errors
+        ),
+        key="curve_fig",
+    )
     rule, m_max = results["apriori"], max(m_values)
-    c[1].plotly_chart(figures.apriori_plot(rule.sizes, rule.lam_plus, rule.alpha, rule.beta,
-                                           m_max), key="curve_fig_apriori")
+    c[1].plotly_chart(
+        figures.apriori_plot(rule.sizes, rule.lam_plus, rule.alpha, rule.beta, m_max),
+        key="curve_fig_apriori",
+    )
     applied = results["apriori_applied"]["sizes"][str(m_max)]
-    rows = [{"learner": k, **{f"m = {m}": f"{s[i]:.2f} ± {errors[k][i]:.2f} %"
-                              for i, m in enumerate(m_values)}} for k, s in series.items()]
-    rows.append({"learner": f"a-priori λ(m), lavrentiev, at m = {m_max}",
-                 f"m = {m_max}": f"{100 * applied['misranking_mean']:.2f} ± "
-                                 f"{100 * applied['misranking_sd']:.2f} %"})
+    rows = [
+        {
+            "learner": k,
+            **{f"m = {m}": f"{s[i]:.2f} ± {errors[k][i]:.2f} %" for i, m in enumerate(m_values)},
+        }
+        for k, s in series.items()
+    ]
+    rows.append(
+        {
+            "learner": f"a-priori λ(m), lavrentiev, at m = {m_max}",
+            f"m = {m_max}": f"{100 * applied['misranking_mean']:.2f} ± "
+            f"{100 * applied['misranking_sd']:.2f} %",
+        }
+    )
     st.dataframe(pd.DataFrame(rows), hide_index=True, key="curve_table")
-    st.caption(f"A-priori rule on one draw of m = {m_max}: α = {rule.alpha:.4g} ± "
-               f"{rule.alpha_sd:.2g}, β = {rule.beta:.3f} ± {rule.beta_sd:.2g}.")
+    st.caption(
+        f"A-priori rule on one draw of m = {m_max}: α = {rule.alpha:.4g} ± "
+        f"{rule.alpha_sd:.2g}, β = {rule.beta:.3f} ± {rule.beta_sd:.2g}."
+    )
 
 # -- learners of the source papers ----------------------------------------------------------------
 st.header("Learners of the source papers")
-st.caption(f"Every learner of the shared registry on the same draws of m ratings with their "
-           f"{curve_reference} risk: half fit, half choose the learner's parameter by misranking "
-           "(Kriukova et al. 2014, §4.3); misranking measured on 1,000 new points. "
-           "Learners with a memory "
-           "limit use at most their largest m. The CLI runs the same: "
-           "`riskgrid learners compare`.")
+st.caption(
+    f"Every learner of the shared registry on the same draws of m ratings with their "
+    f"{curve_reference} risk: half fit, half choose the learner's parameter by misranking "
+    "(Kriukova et al. 2014, §4.3); misranking measured on 1,000 new points. "
+    "Learners with a memory "
+    "limit use at most their largest m. The CLI runs the same: "
+    "`riskgrid learners compare`."
+)
 init_state(learners_chosen=LEARNER_DEFAULTS, learners_m=100, learners_reps=1)
 c = st.columns([3, 1, 1])
-chosen_learners = c[0].multiselect("learners", list(LEARNERS), key="learners_chosen",
-                                   format_func=lambda name: f"{name}: {LEARNERS[name].description}")
-learners_m = c[1].number_input("ratings m", 20, size_limit("learners_m", 2000), step=20,
-                               key="learners_m")
-learners_reps = c[2].number_input("repetitions", 1, size_limit("learners_reps", 20),
-                                  key="learners_reps")
+chosen_learners = c[0].multiselect(
+    "learners",
+    list(LEARNERS),
+    key="learners_chosen",
+    format_func=lambda name: f"{name}: {LEARNERS[name].description}",
+)
+learners_m = c[1].number_input(
+    "ratings m", 20, size_limit("learners_m", 2000), step=20, key="learners_m"
+)
+learners_reps = c[2].number_input(
+    "repetitions", 1, size_limit("learners_reps", 20), key="learners_reps"
+)
 
 if st.button("Run learners", key="learners_run", disabled=not chosen_learners):
     reference = seg.table if seg.available else parkes_surface()
     bar = st.progress(0.0, text="learners")
-    key = (curve_reference, seg.table.fingerprint if seg.available else "",
-           tuple(chosen_learners), int(learners_m), int(learners_reps))
-    st.session_state["learner_results"] = shared_result("learners", key, lambda: compare_learners(
-        reference, key[2], key[3], key[4],
-        progress=lambda d, t: bar.progress(min(d / t, 1.0), text=f"fits: {d}/{t}")))
+    key = (
+        curve_reference,
+        seg.table.fingerprint if seg.available else "",
+        tuple(chosen_learners),
+        int(learners_m),
+        int(learners_reps),
+    )
+    st.session_state["learner_results"] = shared_result(
+        "learners",
+        key,
+        lambda: compare_learners(
+            reference,
+            key[2],
+            key[3],
+            key[4],
+            progress=lambda d, t: bar.progress(min(d / t, 1.0), text=f"fits: {d}/{t}"),
+        ),
+    )
     bar.empty()
 
 learner_rows = st.session_state.get("learner_results")
 if learner_rows:
-    frame = pd.DataFrame({
-        "learner": [r["learner"] for r in learner_rows],
-        "m": [r["m"] for r in learner_rows],
-        "misranking %": [100 * r["misranking_mean"] for r in learner_rows],
-        "sd %": [100 * r["misranking_sd"] for r in learner_rows],
-        "parameter": [f"{r['param']} ≈ {r['value_median']:.3g}" for r in learner_rows],
-        "fit s": [r["seconds_per_fit"] for r in learner_rows],
-        "note": [f"capped at m = {r['m']}" if r["capped"] else "" for r in learner_rows]})
+    frame = pd.DataFrame(
+        {
+            "learner": [r["learner"] for r in learner_rows],
+            "m": [r["m"] for r in learner_rows],
+            "misranking %": [100 * r["misranking_mean"] for r in learner_rows],
+            "sd %": [100 * r["misranking_sd"] for r in learner_rows],
+            "parameter": [f"{r['param']} ≈ {r['value_median']:.3g}" for r in learner_rows],
+            "fit s": [r["seconds_per_fit"] for r in learner_rows],
+            "note": [f"capped at m = {r['m']}" if r["capped"] else "" for r in learner_rows],
+        }
+    )
     c = st.columns(2)
-    c[0].plotly_chart(figures.error_bars(frame["learner"], frame["misranking %"], frame["sd %"],
-                                         "misranking per learner (mean ± sd)", "misranking (%)"),
-                      key="learners_fig")
-    c[1].dataframe(frame, hide_index=True, key="learners_table",
-                   column_config={"misranking %": st.column_config.NumberColumn(format="%.2f"),
-                                  "sd %": st.column_config.NumberColumn(format="%.2f"),
-                                  "fit s": st.column_config.NumberColumn(format="%.2f")})
+    c[0].plotly_chart(
+        figures.error_bars(
+            frame["learner"],
+            frame["misranking %"],
+            frame["sd %"],
+            "misranking per learner (mean ± sd)",
+            "misranking (%)",
+        ),
+        key="learners_fig",
+    )
+    c[1].dataframe(
+        frame,
+        hide_index=True,
+        key="learners_table",
+        column_config={
+            "misranking %": st.column_config.NumberColumn(format="%.2f"),
+            "sd %": st.column_config.NumberColumn(format="%.2f"),
+            "fit s": st.column_config.NumberColumn(format="%.2f"),
+        },
+    )

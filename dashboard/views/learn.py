@@ -71,27 +71,47 @@ from ranking_core.storage import StorageError
 SOURCES = ("Simulated panel", "Upload a file", "Saved rating set")
 GAMMAS = (30.0, 100.0, 200.0, 500.0, 1e3, 2e3, 4e3, 1e4, 1.6e4, 4e4, 1e5, 4e5)
 SCALE_LABELS = {"log": "log scale (finer at low glucose)", "linear": "mg/dL as measured"}
-DESIGN_LABELS = {"uniform": "spread evenly", "log-uniform": "more at low glucose",
-                 "near-diagonal": "near the diagonal"}
+DESIGN_LABELS = {
+    "uniform": "spread evenly",
+    "log-uniform": "more at low glucose",
+    "near-diagonal": "near the diagonal",
+}
 VIEWS = ("Learned", "Difference", "Reference", "Uncertainty")  # the last with robust learning
 FIGURE_HEIGHT = 620  # px of the heat map
 # widget key → LearnSettings field
-FIELDS = {"learn_kernel": "kernel", "learn_gamma": "gamma", "learn_scale": "scale",
-          "learn_filter": "filter", "learn_order": "order", "learn_signed": "signed",
-          "learn_anchors": "anchors", "learn_rule": "rule", "learn_refit_all": "refit_all",
-          "learn_criterion": "criterion", "learn_robust": "robust", "learn_monotone": "monotone"}
+FIELDS = {
+    "learn_kernel": "kernel",
+    "learn_gamma": "gamma",
+    "learn_scale": "scale",
+    "learn_filter": "filter",
+    "learn_order": "order",
+    "learn_signed": "signed",
+    "learn_anchors": "anchors",
+    "learn_rule": "rule",
+    "learn_refit_all": "refit_all",
+    "learn_criterion": "criterion",
+    "learn_robust": "robust",
+    "learn_monotone": "monotone",
+}
 NO_ROBUST = "none"  # the robust-learning widget's option for robust=None (a widget value of None
 # would read as "nothing chosen")
 
 st.title("Learn a risk grid")
-st.caption("Clinicians rate the risk (0 none … 4 extreme) of (reference, measured) glucose pairs; "
-           "regularized ranking turns a few hundred ratings into a full risk grid.")
+st.caption(
+    "Clinicians rate the risk (0 none … 4 extreme) of (reference, measured) glucose pairs; "
+    "regularized ranking turns a few hundred ratings into a full risk grid."
+)
 seg = seg_status()
 store = get_store()
-init_state(learn_source=SOURCES[0], learn_settings=LearnSettings(), learn_own_settings=False,
-           learn_view=VIEWS[0],
-           learn_points=False, learn_interactive=False,
-           **{f"learn_{name}": value for name, value in dataclasses.asdict(PanelChoice()).items()})
+init_state(
+    learn_source=SOURCES[0],
+    learn_settings=LearnSettings(),
+    learn_own_settings=False,
+    learn_view=VIEWS[0],
+    learn_points=False,
+    learn_interactive=False,
+    **{f"learn_{name}": value for name, value in dataclasses.asdict(PanelChoice()).items()},
+)
 settings: LearnSettings = st.session_state["learn_settings"]
 
 
@@ -123,7 +143,8 @@ def apply_setting(widget: str) -> None:
         changes["lam"] = st.session_state.get("learn_lam", 1e-3)
     try:
         st.session_state["learn_settings"] = dataclasses.replace(
-            st.session_state["learn_settings"], **changes)
+            st.session_state["learn_settings"], **changes
+        )
         st.session_state["learn_own_settings"] = True
         if widget == "learn_kernel":
             fill_widgets(st.session_state["learn_settings"], ["learn_gamma"])
@@ -159,47 +180,80 @@ def saved(url: str, name: str, version: str) -> RatingSet:
 learn_ref = learn_reference(seg)
 reference_name, reference = learn_ref.name, learn_ref.surface
 
-source = st.radio("Rating set", SOURCES[:1] if public_mode() else SOURCES, horizontal=True,
-                  key="learn_source")
+source = st.radio(
+    "Rating set", SOURCES[:1] if public_mode() else SOURCES, horizontal=True, key="learn_source"
+)
 ratings: RatingSet | None = None
 data_key: object = ""
 if source == SOURCES[0]:
     c = st.columns([1, 1.7, 1, 1, 1, 1])  # room for the longest "where" option at 1280 px
-    m = c[0].number_input("Number of ratings", 20, size_limit("learn_m", 2000), step=50,
-                          key="learn_m")
-    design = c[1].selectbox("Where the rated pairs lie", DESIGNS, key="learn_design",
-                            format_func=DESIGN_LABELS.get)
+    m = c[0].number_input(
+        "Number of ratings", 20, size_limit("learn_m", 2000), step=50, key="learn_m"
+    )
+    design = c[1].selectbox(
+        "Where the rated pairs lie", DESIGNS, key="learn_design", format_func=DESIGN_LABELS.get
+    )
     noise = c[2].slider("Rater noise (risk units)", 0.0, 1.0, step=0.05, key="learn_noise")
-    outliers = c[3].slider("Share of outlier ratings", 0.0, 0.3, step=0.002, format="%.3f",
-                           key="learn_outliers")
+    outliers = c[3].slider(
+        "Share of outlier ratings", 0.0, 0.3, step=0.002, format="%.3f", key="learn_outliers"
+    )
     raters = c[4].number_input("Raters", 1, 50, key="learn_raters")
-    draw = c[5].number_input("Simulation draw", 0, 10_000, key="learn_draw",
-                             help="another number draws another panel")
-    st.caption(f"Ratings are simulated around the {reference_name}; {outliers:.1%} of them are "
-               "replaced by random ratings, as outliers.")
-    data_key, ratings = simulated_panel(PanelChoice(int(m), design, float(noise), float(outliers),
-                                                    int(raters), int(draw)), learn_ref)
+    draw = c[5].number_input(
+        "Simulation draw", 0, 10_000, key="learn_draw", help="another number draws another panel"
+    )
+    st.caption(
+        f"Ratings are simulated around the {reference_name}; {outliers:.1%} of them are "
+        "replaced by random ratings, as outliers."
+    )
+    data_key, ratings = simulated_panel(
+        PanelChoice(int(m), design, float(noise), float(outliers), int(raters), int(draw)),
+        learn_ref,
+    )
 elif source == SOURCES[1]:
     c = st.columns([4, 1])
-    upload = c[0].file_uploader("Rating set: columns reference, estimate, rating (0–4), "
-                                "optionally rater; CSV, TSV or XLSX",
-                                type=["csv", "tsv", "txt", "xlsx"], key="learn_upload")
-    unit = c[1].radio("Glucose unit", UNITS, index=None, key="learn_unit",
-                      help="Not chosen: named in the headers, else mg/dL; values that look "
-                      "like mmol/L are refused until it is chosen.")
+    upload = c[0].file_uploader(
+        "Rating set: columns reference, estimate, rating (0–4), optionally rater; CSV, TSV or XLSX",
+        type=["csv", "tsv", "txt", "xlsx"],
+        key="learn_upload",
+    )
+    unit = c[1].radio(
+        "Glucose unit",
+        UNITS,
+        index=None,
+        key="learn_unit",
+        help="Not chosen: named in the headers, else mg/dL; values that look "
+        "like mmol/L are refused until it is chosen.",
+    )
     if upload is not None:
         ratings = read_upload(lambda: uploaded(upload.getvalue(), upload.name, unit))
         if ratings is not None:
             data_key = f"upload:{upload.file_id}:{unit}"
             with st.expander("Save this rating set"):
-                save_form("save_rating_set", "Name", upload.name, "Save rating set", "rating set",
-                          lambda name: store.save_rating_set(name, ratings.frame, {
-                              "unit": ratings.unit, "source": upload.name,
-                              "problems": [p.message for p in ratings.problems]},
-                              saved_by=current_user()))
+                save_form(
+                    "save_rating_set",
+                    "Name",
+                    upload.name,
+                    "Save rating set",
+                    "rating set",
+                    lambda name: store.save_rating_set(
+                        name,
+                        ratings.frame,
+                        {
+                            "unit": ratings.unit,
+                            "source": upload.name,
+                            "problems": [p.message for p in ratings.problems],
+                        },
+                        saved_by=current_user(),
+                    ),
+                )
 else:
-    info = saved_record_picker(store, "rating_set", "Saved rating set", "learn_saved",
-                               "No saved rating set yet: upload one and save it.")
+    info = saved_record_picker(
+        store,
+        "rating_set",
+        "Saved rating set",
+        "learn_saved",
+        "No saved rating set yet: upload one and save it.",
+    )
     if info is not None:
         ratings = saved(store.url, info.name, info.version)
         data_key = f"saved:{store.url}:{info.version}"
@@ -217,46 +271,110 @@ if ratings is not None and not st.session_state["learn_own_settings"]:
 left, right = st.columns([1, 2.6], gap="large")
 with left:
     st.subheader("Settings")
-    st.radio("Kernel", list(KERNEL_LABELS), format_func=KERNEL_LABELS.get, key="learn_kernel",
-             on_change=apply_setting, args=("learn_kernel",))
-    st.select_slider("Kernel width γ", GAMMAS, key="learn_gamma", format_func=lambda g: f"{g:,.0f}",
-                     on_change=apply_setting, args=("learn_gamma",),
-                     help="Laplacian: mg/dL of the glucose coordinates; Gaussian: (mg/dL)²")
-    st.radio("Glucose coordinates", list(SCALE_LABELS), format_func=SCALE_LABELS.get,
-             key="learn_scale", on_change=apply_setting, args=("learn_scale",))
-    st.selectbox("Spectral filter", sorted(FILTERS), format_func=FILTER_LABELS.get,
-                 key="learn_filter", on_change=apply_setting, args=("learn_filter",))
+    st.radio(
+        "Kernel",
+        list(KERNEL_LABELS),
+        format_func=KERNEL_LABELS.get,
+        key="learn_kernel",
+        on_change=apply_setting,
+        args=("learn_kernel",),
+    )
+    st.select_slider(
+        "Kernel width γ",
+        GAMMAS,
+        key="learn_gamma",
+        format_func=lambda g: f"{g:,.0f}",
+        on_change=apply_setting,
+        args=("learn_gamma",),
+        help="Laplacian: mg/dL of the glucose coordinates; Gaussian: (mg/dL)²",
+    )
+    st.radio(
+        "Glucose coordinates",
+        list(SCALE_LABELS),
+        format_func=SCALE_LABELS.get,
+        key="learn_scale",
+        on_change=apply_setting,
+        args=("learn_scale",),
+    )
+    st.selectbox(
+        "Spectral filter",
+        sorted(FILTERS),
+        format_func=FILTER_LABELS.get,
+        key="learn_filter",
+        on_change=apply_setting,
+        args=("learn_filter",),
+    )
     if settings.filter == "iterated-lavrentiev":
-        st.number_input("Order of the iteration", 1, 6, key="learn_order",
-                        on_change=apply_setting, args=("learn_order",))
-    st.toggle("Learn the signed risk", key="learn_signed", on_change=apply_setting,
-              args=("learn_signed",),
-              help="learn the risk with the sign of (reference − measured) and show its size: "
-                   "a surface without a crease along the diagonal")
-    st.number_input("Zero-risk points on the diagonal", 0, 200, key="learn_anchors",
-                    on_change=apply_setting, args=("learn_anchors",),
-                    help="an exact reading carries no risk: points (g, g) rated 0, spread "
-                         "evenly over 0–600 mg/dL, are added to the ratings")
-    st.selectbox("How λ is chosen", list(RULES), format_func=RULE_LABELS.get, key="learn_rule",
-                 on_change=apply_setting, args=("learn_rule",))
+        st.number_input(
+            "Order of the iteration",
+            1,
+            6,
+            key="learn_order",
+            on_change=apply_setting,
+            args=("learn_order",),
+        )
+    st.toggle(
+        "Learn the signed risk",
+        key="learn_signed",
+        on_change=apply_setting,
+        args=("learn_signed",),
+        help="learn the risk with the sign of (reference − measured) and show its size: "
+        "a surface without a crease along the diagonal",
+    )
+    st.number_input(
+        "Zero-risk points on the diagonal",
+        0,
+        200,
+        key="learn_anchors",
+        on_change=apply_setting,
+        args=("learn_anchors",),
+        help="an exact reading carries no risk: points (g, g) rated 0, spread "
+        "evenly over 0–600 mg/dL, are added to the ratings",
+    )
+    st.selectbox(
+        "How λ is chosen",
+        list(RULES),
+        format_func=RULE_LABELS.get,
+        key="learn_rule",
+        on_change=apply_setting,
+        args=("learn_rule",),
+    )
     if settings.rule == "holdout":
-        st.checkbox("Refit on all ratings at the chosen λ", key="learn_refit_all",
-                    on_change=apply_setting, args=("learn_refit_all",))
+        st.checkbox(
+            "Refit on all ratings at the chosen λ",
+            key="learn_refit_all",
+            on_change=apply_setting,
+            args=("learn_refit_all",),
+        )
     if settings.rule in VALIDATED_RULES:
-        st.radio("Validation score (lowest wins)", CRITERIA, key="learn_criterion",
-                 format_func=CRITERION_LABELS.get, on_change=apply_setting,
-                 args=("learn_criterion",),
-                 help="the mean absolute error is steadier on noisy panels")
-    st.selectbox("Robust learning", [NO_ROBUST, *(k for k in ROBUST_LABELS if k)],
-                 key="learn_robust", on_change=apply_setting, args=("learn_robust",),
-                 format_func=lambda v: ROBUST_LABELS[None if v == NO_ROBUST else v].capitalize(),
-                 help="for real panels: outlying ratings weigh less, each rater's offset and "
-                      "scale are estimated (with a rater column), answers on a scale of 0.5 or 1 "
-                      "stand for their rounding interval")
-    st.toggle("Monotone grid", key="learn_monotone",
-              on_change=apply_setting, args=("learn_monotone",),
-              help="the nearest grid that is 0 on the diagonal and rises away from it along "
-                   "every row and column, as the SEG does")
+        st.radio(
+            "Validation score (lowest wins)",
+            CRITERIA,
+            key="learn_criterion",
+            format_func=CRITERION_LABELS.get,
+            on_change=apply_setting,
+            args=("learn_criterion",),
+            help="the mean absolute error is steadier on noisy panels",
+        )
+    st.selectbox(
+        "Robust learning",
+        [NO_ROBUST, *(k for k in ROBUST_LABELS if k)],
+        key="learn_robust",
+        on_change=apply_setting,
+        args=("learn_robust",),
+        format_func=lambda v: ROBUST_LABELS[None if v == NO_ROBUST else v].capitalize(),
+        help="for real panels: outlying ratings weigh less, each rater's offset and "
+        "scale are estimated (with a rater column), answers on a scale of 0.5 or 1 "
+        "stand for their rounding interval",
+    )
+    st.toggle(
+        "Monotone grid",
+        key="learn_monotone",
+        on_change=apply_setting,
+        args=("learn_monotone",),
+        help="the nearest grid that is 0 on the diagonal and rises away from it along "
+        "every row and column, as the SEG does",
+    )
     problem = st.session_state.pop("learn_setting_error", None)
     if problem:
         st.error(f"Setting not applied: {plain(problem)}")
@@ -279,8 +397,11 @@ def wait_for_background_fit() -> None:
     if isinstance(state, LearnedGrid):
         st.rerun()
     done, total = state
-    st.progress(min(done / total, 1.0), text=f"Fitting {len(ratings.frame):,} ratings in a "
-                f"background process: step {done} of {total}")
+    st.progress(
+        min(done / total, 1.0),
+        text=f"Fitting {len(ratings.frame):,} ratings in a "
+        f"background process: step {done} of {total}",
+    )
 
 
 def show_fit_error(exc: ValueError) -> None:
@@ -304,10 +425,14 @@ if st.session_state.get("learn_result_key") != key:
         else:
             bar = st.progress(0.0, text="Fitting the ranker…")
             try:
-                result = fitted(data_key, ratings, settings,
-                                progress=lambda done, total: bar.progress(
-                                    min(done / total, 1.0),
-                                    text=f"Fitting the ranker: step {done} of {total}"))
+                result = fitted(
+                    data_key,
+                    ratings,
+                    settings,
+                    progress=lambda done, total: bar.progress(
+                        min(done / total, 1.0), text=f"Fitting the ranker: step {done} of {total}"
+                    ),
+                )
             except ValueError as exc:
                 bar.empty()
                 show_fit_error(exc)
@@ -342,36 +467,59 @@ def band_at(key: tuple, lam: float, _shown: LearnedGrid):
 def grid_figure(shown: LearnedGrid, view: str, points: bool, reference_id: str) -> object:
     """The interactive (Plotly) heat map of ``view``."""
     if view == VIEWS[0]:
-        return figures.risk_heatmap(shown.grid, GLUCOSE_AXIS, "Learned grid", contours=reference,
-                                    points=shown.rating_points if points else None,
-                                    flagged=shown.flagged_points, height=FIGURE_HEIGHT)
+        return figures.risk_heatmap(
+            shown.grid,
+            GLUCOSE_AXIS,
+            "Learned grid",
+            contours=reference,
+            points=shown.rating_points if points else None,
+            flagged=shown.flagged_points,
+            height=FIGURE_HEIGHT,
+        )
     if view == VIEWS[1]:
-        return figures.difference_heatmap(shown.grid - reference, GLUCOSE_AXIS,
-                                          f"Learned − {reference_name}", height=FIGURE_HEIGHT)
+        return figures.difference_heatmap(
+            shown.grid - reference,
+            GLUCOSE_AXIS,
+            f"Learned − {reference_name}",
+            height=FIGURE_HEIGHT,
+        )
     if view == VIEWS[3]:
         band = band_at(st.session_state["learn_result_key"], shown.lam, shown)
-        return figures.band_width_heatmap(band.width, GLUCOSE_AXIS,
-                                          f"Width of the {band.level:.0%} band (risk units)")
-    return figures.risk_heatmap(reference, GLUCOSE_AXIS, f"Reference: {reference_name}",
-                                contours=reference, height=FIGURE_HEIGHT)
+        return figures.band_width_heatmap(
+            band.width, GLUCOSE_AXIS, f"Width of the {band.level:.0%} band (risk units)"
+        )
+    return figures.risk_heatmap(
+        reference,
+        GLUCOSE_AXIS,
+        f"Reference: {reference_name}",
+        contours=reference,
+        height=FIGURE_HEIGHT,
+    )
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def grid_picture(key: tuple, lam: float, view: str, points: bool, reference_id: str,
-                 _shown: LearnedGrid) -> bytes:
+def grid_picture(
+    key: tuple, lam: float, view: str, points: bool, reference_id: str, _shown: LearnedGrid
+) -> bytes:
     """The heat map of ``view`` as a PNG, one pixel per mg/dL (cached per fit, λ and view)."""
     lines = reference_lines(reference_id, reference)
     if view == VIEWS[0]:
-        image = grid_image(_shown.grid, "Learned grid", lines=lines,
-                           points=_shown.rating_points if points else None,
-                           flagged=_shown.flagged_points)
+        image = grid_image(
+            _shown.grid,
+            "Learned grid",
+            lines=lines,
+            points=_shown.rating_points if points else None,
+            flagged=_shown.flagged_points,
+        )
     elif view == VIEWS[1]:
-        image = grid_image(_shown.grid - reference, f"Learned − {reference_name}",
-                           difference=True)
+        image = grid_image(_shown.grid - reference, f"Learned − {reference_name}", difference=True)
     elif view == VIEWS[3]:
         band = band_at(key, lam, _shown)
-        image = grid_image(_shown.grid, f"Pale: risk category left open by the {band.level:.0%} "
-                           "band", pale=band.uncertain)
+        image = grid_image(
+            _shown.grid,
+            f"Pale: risk category left open by the {band.level:.0%} band",
+            pale=band.uncertain,
+        )
     else:
         image = grid_image(reference, f"Reference: {reference_name}", lines=lines)
     return png_bytes(image, small=False)
@@ -400,63 +548,109 @@ def result_view(reference_id: str) -> None:
     options = sorted({*map(float, result.lams), float(result.lam_chosen)})
     if st.session_state.get("learn_lam") not in options:
         st.session_state["learn_lam"] = result.lam_chosen
-    lam = st.select_slider("λ: left follows the ratings closely, right smooths more",
-                           options=options, key="learn_lam", format_func=lambda v: f"{v:.3g}")
+    lam = st.select_slider(
+        "λ: left follows the ratings closely, right smooths more",
+        options=options,
+        key="learn_lam",
+        format_func=lambda v: f"{v:.3g}",
+    )
     shown = at_lambda(st.session_state["learn_result_key"], result, lam)
-    comparison = comparison_at(st.session_state["learn_result_key"], lam, shown.grid, reference,
-                               reference_id)
+    comparison = comparison_at(
+        st.session_state["learn_result_key"], lam, shown.grid, reference, reference_id
+    )
     c = st.columns(3)
     c[0].metric("λ", f"{lam:.3g}", help=f"the rule chose {result.lam_chosen:.3g}")
-    c[1].metric("Points fitted", f"{shown.points_fitted} / {len(result.y)}",
-                help=f"{result.n_ratings} ratings and {result.settings.anchors} zero-risk "
-                     "diagonal points")
-    c[2].metric("Misranking vs reference", f"{100 * comparison.misranking:.2f} %",
-                help=f"share of {comparison.n_points:,} random pairs of grid points that the "
-                     f"learned grid orders differently from the {reference_name}")
+    c[1].metric(
+        "Points fitted",
+        f"{shown.points_fitted} / {len(result.y)}",
+        help=f"{result.n_ratings} ratings and {result.settings.anchors} zero-risk diagonal points",
+    )
+    c[2].metric(
+        "Misranking vs reference",
+        f"{100 * comparison.misranking:.2f} %",
+        help=f"share of {comparison.n_points:,} random pairs of grid points that the "
+        f"learned grid orders differently from the {reference_name}",
+    )
     c = st.columns(3)
-    c[0].metric("Within 0.5 of reference", f"{100 * comparison.difference_shares[0]:.1f} %",
-                help="share of the grid where learned and reference risk differ by 0.5 or less")
-    c[1].metric("Same risk category", f"{100 * comparison.category_agreement:.1f} %",
-                help="share of the grid in the same of the 8 SEG risk categories")
+    c[0].metric(
+        "Within 0.5 of reference",
+        f"{100 * comparison.difference_shares[0]:.1f} %",
+        help="share of the grid where learned and reference risk differ by 0.5 or less",
+    )
+    c[1].metric(
+        "Same risk category",
+        f"{100 * comparison.category_agreement:.1f} %",
+        help="share of the grid in the same of the 8 SEG risk categories",
+    )
     if shown.n_flagged is not None:
-        c[2].metric("Ratings flagged as outlying", f"{shown.n_flagged} / {shown.n_ratings}",
-                    help="ratings more than 3 noise sd from the consensus, after the rater "
-                         "correction; the Plan a survey page lists them with every rater")
+        c[2].metric(
+            "Ratings flagged as outlying",
+            f"{shown.n_flagged} / {shown.n_ratings}",
+            help="ratings more than 3 noise sd from the consensus, after the rater "
+            "correction; the Plan a survey page lists them with every rater",
+        )
     views = VIEWS if shown.settings.has_band else VIEWS[:3]
     if st.session_state.get("learn_view") not in views:
         st.session_state["learn_view"] = VIEWS[0]
     # the views on a row of their own: every label whole at 1280 px
-    view = st.segmented_control("Show", views, key="learn_view", help=(
-        "Uncertainty: where the 95 % band of the learned risk leaves the risk category open "
-        "(with robust learning, which measures the ratings' noise)")) or VIEWS[0]
+    view = (
+        st.segmented_control(
+            "Show",
+            views,
+            key="learn_view",
+            help=(
+                "Uncertainty: where the 95 % band of the learned risk leaves the risk category "
+                "open "
+                "(with robust learning, which measures the ratings' noise)"
+            ),
+        )
+        or VIEWS[0]
+    )
     points = st.toggle("Show the rating points", key="learn_points")
     if st.session_state["learn_interactive"]:
-        st.plotly_chart(grid_figure(shown, view, points, reference_id), key="learn_fig_grid",
-                        width="stretch")
+        st.plotly_chart(
+            grid_figure(shown, view, points, reference_id), key="learn_fig_grid", width="stretch"
+        )
     else:
-        st.image(grid_picture(st.session_state["learn_result_key"], lam, view, points,
-                              reference_id, shown), output_format="PNG")
+        st.image(
+            grid_picture(
+                st.session_state["learn_result_key"], lam, view, points, reference_id, shown
+            ),
+            output_format="PNG",
+        )
     if view in (VIEWS[0], VIEWS[2]):
-        st.caption(f"Black step lines: the borders of the {reference_name}'s risk grades (risk "
-                   "0.5, 1.5, 2.5 and 3.5), drawn cell by cell on the lattice.")
+        st.caption(
+            f"Black step lines: the borders of the {reference_name}'s risk grades (risk "
+            "0.5, 1.5, 2.5 and 3.5), drawn cell by cell on the lattice."
+        )
     if points and view == VIEWS[0] and shown.n_flagged:
         st.caption("× marks a rating flagged as outlying.")
     if view == VIEWS[3]:
         band = band_at(st.session_state["learn_result_key"], lam, shown)
-        st.caption(f"The {band.level:.0%} band leaves the risk category open on "
-                   f"{band.uncertain_share:.1%} of the grid: there the ratings do not settle "
-                   "which of two or more neighbouring risk categories a reading falls in, so "
-                   "the learned category is a best guess, not a finding to act on. More "
-                   "ratings there narrow it (Plan a survey proposes where).")
+        st.caption(
+            f"The {band.level:.0%} band leaves the risk category open on "
+            f"{band.uncertain_share:.1%} of the grid: there the ratings do not settle "
+            "which of two or more neighbouring risk categories a reading falls in, so "
+            "the learned category is a best guess, not a finding to act on. More "
+            "ratings there narrow it (Plan a survey proposes where)."
+        )
     categories = st.expander(  # filled only while open: a λ step redraws no table
         "Risk categories: reference (rows) against learned (columns), grid points",
-        key="learn_categories_open", on_change="rerun")
+        key="learn_categories_open",
+        on_change="rerun",
+    )
     if categories.open:
         categories.dataframe(
-            pd.DataFrame(comparison.category_confusion, index=list(RISK_CATEGORIES),
-                         columns=list(RISK_CATEGORIES)),
-            column_config={c: st.column_config.NumberColumn(format="localized")
-                           for c in RISK_CATEGORIES}, key="learn_confusion")
+            pd.DataFrame(
+                comparison.category_confusion,
+                index=list(RISK_CATEGORIES),
+                columns=list(RISK_CATEGORIES),
+            ),
+            column_config={
+                c: st.column_config.NumberColumn(format="localized") for c in RISK_CATEGORIES
+            },
+            key="learn_confusion",
+        )
     downloads(shown)
     if not public_mode():  # the public demo keeps no records
         save_form(shown, comparison)
@@ -465,89 +659,162 @@ def result_view(reference_id: str) -> None:
 def downloads(shown: LearnedGrid) -> None:
     """The grid as files: built when clicked, from the grid on screen (never a previous one)."""
     name = ratings.name
-    st.caption("Download the grid shown (rows: reference 0–600 mg/dL, columns: measured "
-               "0–600 mg/dL, risk 0–4):")
+    st.caption(
+        "Download the grid shown (rows: reference 0–600 mg/dL, columns: measured "
+        "0–600 mg/dL, risk 0–4):"
+    )
     c = st.columns(5)
-    c[0].download_button("grid.npy", lambda: grid_npy(shown.grid), "grid.npy",
-                         "application/octet-stream", key="learn_dl_npy", on_click="ignore")
-    c[1].download_button("grid.csv", lambda: grid_csv(shown.grid), "grid.csv", "text/csv",
-                         key="learn_dl_csv", on_click="ignore")
-    c[2].download_button("grid.png", lambda: grid_png(shown.grid), "grid.png", "image/png",
-                         key="learn_dl_png", on_click="ignore")
-    c[3].download_button("grid.json", lambda: json.dumps(grid_metadata(shown, name), indent=2),
-                         "grid.json", "application/json", key="learn_dl_json", on_click="ignore")
+    c[0].download_button(
+        "grid.npy",
+        lambda: grid_npy(shown.grid),
+        "grid.npy",
+        "application/octet-stream",
+        key="learn_dl_npy",
+        on_click="ignore",
+    )
+    c[1].download_button(
+        "grid.csv",
+        lambda: grid_csv(shown.grid),
+        "grid.csv",
+        "text/csv",
+        key="learn_dl_csv",
+        on_click="ignore",
+    )
+    c[2].download_button(
+        "grid.png",
+        lambda: grid_png(shown.grid),
+        "grid.png",
+        "image/png",
+        key="learn_dl_png",
+        on_click="ignore",
+    )
+    c[3].download_button(
+        "grid.json",
+        lambda: json.dumps(grid_metadata(shown, name), indent=2),
+        "grid.json",
+        "application/json",
+        key="learn_dl_json",
+        on_click="ignore",
+    )
     c[4].download_button(
-        "figure.html", lambda: figures.risk_heatmap(
-            shown.grid, GLUCOSE_AXIS, "Learned grid", contours=reference).to_html(),
-        "learned_grid.html", "text/html", key="learn_dl_html", on_click="ignore")
+        "figure.html",
+        lambda: figures.risk_heatmap(
+            shown.grid, GLUCOSE_AXIS, "Learned grid", contours=reference
+        ).to_html(),
+        "learned_grid.html",
+        "text/html",
+        key="learn_dl_html",
+        on_click="ignore",
+    )
     if shown.settings.has_band:
         key = st.session_state["learn_result_key"]
         c = st.columns(5)
-        c[0].download_button("band.csv", lambda: band_csv(band_at(key, shown.lam, shown)),
-                             "band.csv", "text/csv", key="learn_dl_band", on_click="ignore",
-                             help="the 95 % band: REF, BGM, lower, upper, uncertain (1 where "
-                                  "the risk category is left open)")
+        c[0].download_button(
+            "band.csv",
+            lambda: band_csv(band_at(key, shown.lam, shown)),
+            "band.csv",
+            "text/csv",
+            key="learn_dl_band",
+            on_click="ignore",
+            help="the 95 % band: REF, BGM, lower, upper, uncertain (1 where "
+            "the risk category is left open)",
+        )
 
 
 def save_form(shown: LearnedGrid, comparison) -> None:
     with st.expander("Save this grid for the Compare page"), st.form("save_grid"):
-        name = st.text_input("Name", value=f"{shown.settings.kernel} λ={shown.lam:.3g} "
-                                            f"m={shown.n_ratings}")
+        name = st.text_input(
+            "Name", value=f"{shown.settings.kernel} λ={shown.lam:.3g} m={shown.n_ratings}"
+        )
         if st.form_submit_button("Save learned grid"):
             metrics = {"reference": reference_name, **comparison.to_dict()}
             try:
-                store.save_learned_grid(name, shown.grid, grid_metadata(shown, ratings.name),
-                                        metrics, saved_by=current_user())
+                store.save_learned_grid(
+                    name,
+                    shown.grid,
+                    grid_metadata(shown, ratings.name),
+                    metrics,
+                    saved_by=current_user(),
+                )
             except StorageError as exc:
                 st.error(f"Not saved: {plain(exc)}")
             else:
-                st.success(f"Saved learned grid “{plain(name)}”; compare it on the Compare "
-                           "grids page.")
+                st.success(
+                    f"Saved learned grid “{plain(name)}”; compare it on the Compare grids page."
+                )
 
 
 with right:
     st.subheader("Result")
     st.caption(recipe_line)
-    st.caption("Computed with: " + " · ".join(
-        f"{label.lower()} {value}" for label, value in describe_settings(result.settings).items())
-        + f" · λ chosen {result.lam_chosen:.3g} · {result.n_ratings:,} ratings")
+    st.caption(
+        "Computed with: "
+        + " · ".join(
+            f"{label.lower()} {value}"
+            for label, value in describe_settings(result.settings).items()
+        )
+        + f" · λ chosen {result.lam_chosen:.3g} · {result.n_ratings:,} ratings"
+    )
     for advice in settings_advice(result):
         st.warning(advice)
     if result.settings.rule == "holdout" and not result.settings.refit_all:
-        st.button("Refit on all ratings at the chosen λ", on_click=refit_on_all,
-                  key="learn_refit_button")
+        st.button(
+            "Refit on all ratings at the chosen λ", on_click=refit_on_all, key="learn_refit_button"
+        )
     if result.settings.robust is None and result.from_a_panel:
-        st.button("Learn robustly (the robust recipe)", on_click=use_robust_recipe,
-                  key="learn_robust_button")
-    interactive = st.toggle("Interactive figures: zoom, and values under the pointer",
-                            key="learn_interactive",
-                            help="slower to open and to redraw than the pictures shown otherwise")
+        st.button(
+            "Learn robustly (the robust recipe)",
+            on_click=use_robust_recipe,
+            key="learn_robust_button",
+        )
+    interactive = st.toggle(
+        "Interactive figures: zoom, and values under the pointer",
+        key="learn_interactive",
+        help="slower to open and to redraw than the pictures shown otherwise",
+    )
     if result.curve is not None:
         if interactive:
             ylabel, values = result.curve_in_words
-            st.plotly_chart(figures.lambda_curve(result.lams, values, result.lam_chosen, ylabel),
-                            key="learn_fig_curve", width="stretch")
+            st.plotly_chart(
+                figures.lambda_curve(result.lams, values, result.lam_chosen, ylabel),
+                key="learn_fig_curve",
+                width="stretch",
+            )
         else:
-            st.image(curve_picture(st.session_state["learn_result_key"], result),
-                     output_format="PNG")
+            st.image(
+                curve_picture(st.session_state["learn_result_key"], result), output_format="PNG"
+            )
     elif result.apriori is not None:
         a = result.apriori
         if interactive:
-            st.plotly_chart(figures.apriori_plot(a.sizes, a.lam_plus, a.alpha, a.beta,
-                                                 len(result.y)), key="learn_fig_apriori",
-                            width="stretch")
+            st.plotly_chart(
+                figures.apriori_plot(a.sizes, a.lam_plus, a.alpha, a.beta, len(result.y)),
+                key="learn_fig_apriori",
+                width="stretch",
+            )
         else:
-            st.image(apriori_picture(st.session_state["learn_result_key"], result),
-                     output_format="PNG")
-        st.caption(f"λ(m) = α·m^(−β/2) with α = {a.alpha:.4g} ± {a.alpha_sd:.2g}, "
-                   f"β = {a.beta:.3f} ± {a.beta_sd:.2g}; λ({len(result.y)}) = "
-                   f"{result.lam_chosen:.4g}")
+            st.image(
+                apriori_picture(st.session_state["learn_result_key"], result), output_format="PNG"
+            )
+        st.caption(
+            f"λ(m) = α·m^(−β/2) with α = {a.alpha:.4g} ± {a.alpha_sd:.2g}, "
+            f"β = {a.beta:.3f} ± {a.beta_sd:.2g}; λ({len(result.y)}) = "
+            f"{result.lam_chosen:.4g}"
+        )
     else:
         st.info("λ set by hand: move the slider; no validation curve is drawn.")
     result_view(learn_ref.key)
     with st.expander("All settings and data of this result"):
         words = describe_settings(result.settings)
-        words |= {"λ chosen": f"{result.lam_chosen:.4g}", "Ratings": f"{result.n_ratings:,}",
-                  "Rating set": ratings.name, "Data checksum": result.checksum}
-        st.dataframe(pd.DataFrame({"setting": list(words), "value": list(words.values())}),
-                     hide_index=True, key="learn_settings_table", width="stretch")
+        words |= {
+            "λ chosen": f"{result.lam_chosen:.4g}",
+            "Ratings": f"{result.n_ratings:,}",
+            "Rating set": ratings.name,
+            "Data checksum": result.checksum,
+        }
+        st.dataframe(
+            pd.DataFrame({"setting": list(words), "value": list(words.values())}),
+            hide_index=True,
+            key="learn_settings_table",
+            width="stretch",
+        )

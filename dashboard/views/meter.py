@@ -49,8 +49,14 @@ SCREEN_DPI = 120  # the error-grid plot on the page: 768 px, half the time of th
 st.title("Meter accuracy report")
 seg = seg_status()
 store = get_store()
-init_state(meter_source="Built-in demo", meter_parkes=1, meter_learned="(none)",
-           meter_window=5.0, meter_lag=0.0, meter_format="auto")
+init_state(
+    meter_source="Built-in demo",
+    meter_parkes=1,
+    meter_learned="(none)",
+    meter_window=5.0,
+    meter_lag=0.0,
+    meter_format="auto",
+)
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
@@ -75,19 +81,39 @@ def uploaded(content: bytes, name: str, unit: str | None) -> MeterPairs:
 
 
 @st.cache_data(show_spinner="Reading the series…", max_entries=8)
-def series(content: bytes, name: str, format: str, unit: str | None,
-           dayfirst: bool | None) -> GlucoseSeries:
-    return read_series(content, format, unit=unit, name=name, unit_option=UNIT_CONTROL,
-                       dayfirst=dayfirst, order_option=ORDER_CONTROL)
+def series(
+    content: bytes, name: str, format: str, unit: str | None, dayfirst: bool | None
+) -> GlucoseSeries:
+    return read_series(
+        content,
+        format,
+        unit=unit,
+        name=name,
+        unit_option=UNIT_CONTROL,
+        dayfirst=dayfirst,
+        order_option=ORDER_CONTROL,
+    )
 
 
 @st.cache_data(show_spinner="Pairing the series…", max_entries=4)
-def paired(sensor: tuple[bytes, str], reference: tuple[bytes, str], format: str,
-           unit: str | None, dayfirst: bool | None, window: float, lag: float,
-           device: str | None) -> tuple[Pairing, MeterPairs]:
+def paired(
+    sensor: tuple[bytes, str],
+    reference: tuple[bytes, str],
+    format: str,
+    unit: str | None,
+    dayfirst: bool | None,
+    window: float,
+    lag: float,
+    device: str | None,
+) -> tuple[Pairing, MeterPairs]:
     """The pairing and its pairs for the report (with their times: iCGM J/K)."""
-    pairing = pair_series(*(series(*file, format, unit, dayfirst) for file in (sensor, reference)),
-                          window=window, lag=lag, device=device, device_option=DEVICE_CONTROL)
+    pairing = pair_series(
+        *(series(*file, format, unit, dayfirst) for file in (sensor, reference)),
+        window=window,
+        lag=lag,
+        device=device,
+        device_option=DEVICE_CONTROL,
+    )
     return pairing, pairing.meter_pairs()
 
 
@@ -102,31 +128,57 @@ def show_reading(messages: list[str] | tuple[str, ...]) -> None:
 def pair_columns(report: MeterReport) -> dict:
     """Human headers (with units) and widths in px of the per-pair results table: every column
     within the page's width at 1280 px (the caption above spells out the short names)."""
-    names = {"line": ("Line", 50), "BGM": ("BGM mg/dL", 80), "REF": ("REF mg/dL", 80),
-             "BGM_mmol_L": ("BGM mmol/L", 85), "REF_mmol_L": ("REF mmol/L", 85),
-             "included": ("Analysed", 70), "seg_risk": ("SEG risk", 65),
-             "seg_risk_category": ("SEG category", 110), "learned_risk": ("Learned risk", 90),
-             "iso_within_15": ("ISO ±15", 65), "error_direction": ("Direction", 85),
-             "hypoglycaemia_missed": ("Hypo missed", 90)}
-    names.update({f"{family}_zone": (f"{get_grid(grid).title.split(' ')[0]} zone", 60)
-                  for family, grid in report.zone_grids.items()})
-    return {column: st.column_config.Column(label, width=width)
-            for column, (label, width) in names.items()}
+    names = {
+        "line": ("Line", 50),
+        "BGM": ("BGM mg/dL", 80),
+        "REF": ("REF mg/dL", 80),
+        "BGM_mmol_L": ("BGM mmol/L", 85),
+        "REF_mmol_L": ("REF mmol/L", 85),
+        "included": ("Analysed", 70),
+        "seg_risk": ("SEG risk", 65),
+        "seg_risk_category": ("SEG category", 110),
+        "learned_risk": ("Learned risk", 90),
+        "iso_within_15": ("ISO ±15", 65),
+        "error_direction": ("Direction", 85),
+        "hypoglycaemia_missed": ("Hypo missed", 90),
+    }
+    names.update(
+        {
+            f"{family}_zone": (f"{get_grid(grid).title.split(' ')[0]} zone", 60)
+            for family, grid in report.zone_grids.items()
+        }
+    )
+    return {
+        column: st.column_config.Column(label, width=width)
+        for column, (label, width) in names.items()
+    }
 
 
 TEXT_TYPES = ["csv", "tsv", "txt", "xlsx"]
-source = st.radio("Pairs", ("Built-in demo",) if public_mode() else (
-    "Built-in demo", "Upload", "Sensor + reference", "Saved"), horizontal=True, key="meter_source")
+source = st.radio(
+    "Pairs",
+    ("Built-in demo",)
+    if public_mode()
+    else ("Built-in demo", "Upload", "Sensor + reference", "Saved"),
+    horizontal=True,
+    key="meter_source",
+)
 
 
 def unit_choice(files: str) -> str | None:
     """The glucose unit chosen for these files (``files`` names them: a new file starts with no
     choice, so that a unit never carries over to the next upload)."""
-    return st.radio("glucose unit of this file", UNITS, index=None, horizontal=True,
-                    key=f"meter_unit {files}", help="Not chosen: the unit named in the column "
-                    "headers, else mg/dL; values that look like mmol/L are refused until it is "
-                    "chosen, and mmol/L chosen for values that look like mg/dL is refused. "
-                    f"mmol/L is converted with {MGDL_PER_MMOLL} mg/dL per mmol/L.")
+    return st.radio(
+        "glucose unit of this file",
+        UNITS,
+        index=None,
+        horizontal=True,
+        key=f"meter_unit {files}",
+        help="Not chosen: the unit named in the column "
+        "headers, else mg/dL; values that look like mmol/L are refused until it is "
+        "chosen, and mmol/L chosen for values that look like mg/dL is refused. "
+        f"mmol/L is converted with {MGDL_PER_MMOLL} mg/dL per mmol/L.",
+    )
 
 
 pairs: MeterPairs | pd.DataFrame | None = None
@@ -136,75 +188,131 @@ if source == "Built-in demo":
     pairs, dataset = demo_pairs(DEMO_PAIRS), "built-in demo (simulated)"
     pairs_key = ("demo", DEMO_PAIRS)
     given = {"input": f"built-in demonstration set ({DEMO_PAIRS} simulated pairs)"}
-    st.caption(f"{DEMO_PAIRS} simulated meter readings (not real data): REF log-uniform on "
-               "20..600 mg/dL, BGM = REF·exp(N(0, 0.25²)).")
+    st.caption(
+        f"{DEMO_PAIRS} simulated meter readings (not real data): REF log-uniform on "
+        "20..600 mg/dL, BGM = REF·exp(N(0, 0.25²))."
+    )
 elif source == "Sensor + reference":
     c = st.columns(2)
-    sensor = c[0].file_uploader("Sensor series (timestamp, glucose; or a Dexcom Clarity / "
-                                "LibreView export)", type=TEXT_TYPES, key="meter_sensor")
-    reference = c[1].file_uploader("Reference series (finger-stick or lab: timestamp, "
-                                   "glucose)", type=TEXT_TYPES, key="meter_reference")
+    sensor = c[0].file_uploader(
+        "Sensor series (timestamp, glucose; or a Dexcom Clarity / LibreView export)",
+        type=TEXT_TYPES,
+        key="meter_sensor",
+    )
+    reference = c[1].file_uploader(
+        "Reference series (finger-stick or lab: timestamp, glucose)",
+        type=TEXT_TYPES,
+        key="meter_reference",
+    )
     c = st.columns(3)
     window = c[0].number_input("window ± minutes", 0.5, 60.0, step=0.5, key="meter_window")
-    lag = c[1].number_input("sensor lag (minutes added to sensor times)", -60.0, 60.0,
-                            step=0.5, key="meter_lag")
+    lag = c[1].number_input(
+        "sensor lag (minutes added to sensor times)", -60.0, 60.0, step=0.5, key="meter_lag"
+    )
     series_format = c[2].selectbox("format", SERIES_FORMATS, key="meter_format")
     if sensor is not None and reference is not None:
         files = f"{sensor.file_id} {reference.file_id}"
         unit = unit_choice(files)
-        order = st.radio("day/month order of the dates", list(ORDERS), horizontal=True,
-                         key=f"meter_order {files}", help="For dates written with the year "
-                         "last (05-04-2024). Automatic: decided from the whole file (a number "
-                         "above 12 can only be a day); refused when nothing decides it.")
+        order = st.radio(
+            "day/month order of the dates",
+            list(ORDERS),
+            horizontal=True,
+            key=f"meter_order {files}",
+            help="For dates written with the year "
+            "last (05-04-2024). Automatic: decided from the whole file (a number "
+            "above 12 can only be a day); refused when nothing decides it.",
+        )
         try:
-            files_read = ((sensor.getvalue(), sensor.name),
-                          (reference.getvalue(), reference.name))
+            files_read = ((sensor.getvalue(), sensor.name), (reference.getvalue(), reference.name))
             devices = series(*files_read[0], series_format, unit, ORDERS[order]).devices
             names = [] if devices is None else list(np.unique(devices.astype(str)))
             device = None
             if len(names) > 1:  # a Dexcom export from several sensors (Source Device ID)
-                chosen = st.selectbox("sensor device", [ALL_DEVICES, *names],
-                                      key=f"meter_device {sensor.file_id}", help="The sensor "
-                                      "file's Source Device IDs: readings of devices that "
-                                      "overlap in time are paired one device at a time.")
+                chosen = st.selectbox(
+                    "sensor device",
+                    [ALL_DEVICES, *names],
+                    key=f"meter_device {sensor.file_id}",
+                    help="The sensor "
+                    "file's Source Device IDs: readings of devices that "
+                    "overlap in time are paired one device at a time.",
+                )
                 device = None if chosen == ALL_DEVICES else str(chosen)
-            pairing, pairs = paired(*files_read, series_format, unit, ORDERS[order],
-                                    float(window), float(lag), device)
+            pairing, pairs = paired(
+                *files_read, series_format, unit, ORDERS[order], float(window), float(lag), device
+            )
             dataset = f"{sensor.name} + {reference.name}"
-            pairs_key = ("paired", sensor.file_id, reference.file_id, series_format, unit,
-                         order, float(window), float(lag), device)
-            given = {"sensor file": sensor.name, "sensor file sha256": sha256(
-                sensor.getvalue()).hexdigest(), "reference file": reference.name,
-                     "reference file sha256": sha256(reference.getvalue()).hexdigest()}
+            pairs_key = (
+                "paired",
+                sensor.file_id,
+                reference.file_id,
+                series_format,
+                unit,
+                order,
+                float(window),
+                float(lag),
+                device,
+            )
+            given = {
+                "sensor file": sensor.name,
+                "sensor file sha256": sha256(sensor.getvalue()).hexdigest(),
+                "reference file": reference.name,
+                "reference file sha256": sha256(reference.getvalue()).hexdigest(),
+            }
         except (InputError, ValueError) as exc:
             st.error("Not usable:")
             st.text(str(exc))
         else:
             show_reading(pairing.messages)
-            st.download_button("Paired readings as CSV", safe_csv(pairing.pairs),
-                               "pairs.csv", "text/csv", key="meter_download_paired")
+            st.download_button(
+                "Paired readings as CSV",
+                safe_csv(pairing.pairs),
+                "pairs.csv",
+                "text/csv",
+                key="meter_download_paired",
+            )
 elif source == "Upload":
-    upload = st.file_uploader("BGM and REF columns (CSV, TSV or XLSX)", type=TEXT_TYPES,
-                              key="meter_upload")
+    upload = st.file_uploader(
+        "BGM and REF columns (CSV, TSV or XLSX)", type=TEXT_TYPES, key="meter_upload"
+    )
     if upload is not None:
         unit = unit_choice(upload.file_id)
         try:
             pairs, dataset = uploaded(upload.getvalue(), upload.name, unit), upload.name
             pairs_key = ("upload", upload.file_id, unit)
-            given = {"input file": upload.name,
-                     "input file sha256": sha256(upload.getvalue()).hexdigest()}
+            given = {
+                "input file": upload.name,
+                "input file sha256": sha256(upload.getvalue()).hexdigest(),
+            }
         except PairsFileError as exc:
             st.error("Not usable:")
             st.text(str(exc))
         else:
             show_reading(pairs.messages)
-            save_form("save_meter", "Save these pairs as", upload.name, "Save meter data",
-                      "meter data", lambda name: store.save_meter_data(name, pairs.frame, {
-                          "source": upload.name, "unit": pairs.glucose_unit,
-                          "messages": list(pairs.messages)}, saved_by=current_user()))
+            save_form(
+                "save_meter",
+                "Save these pairs as",
+                upload.name,
+                "Save meter data",
+                "meter data",
+                lambda name: store.save_meter_data(
+                    name,
+                    pairs.frame,
+                    {
+                        "source": upload.name,
+                        "unit": pairs.glucose_unit,
+                        "messages": list(pairs.messages),
+                    },
+                    saved_by=current_user(),
+                ),
+            )
 else:
-    info = saved_record_picker(store, "meter_data", "Saved meter data", "meter_saved",
-                               "No saved meter data yet: upload a file and save it.")
+    info = saved_record_picker(
+        store,
+        "meter_data",
+        "Saved meter data",
+        "meter_saved",
+        "No saved meter data yet: upload a file and save it.",
+    )
     if info is not None:
         pairs, dataset = store.load_meter_data(info.name).frame[["BGM", "REF"]], info.name
         pairs_key = ("saved", store.url, info.version)
@@ -214,22 +322,34 @@ if pairs is None:
     st.stop()
 
 c = st.columns(2)
-parkes_type = c[0].radio("Parkes grid", (1, 2), format_func=lambda t: f"type {t} diabetes",
-                         horizontal=True, key="meter_parkes")
+parkes_type = c[0].radio(
+    "Parkes grid",
+    (1, 2),
+    format_func=lambda t: f"type {t} diabetes",
+    horizontal=True,
+    key="meter_parkes",
+)
 learned_versions = {r.name: r.version for r in store.list_records("learned_grid")}
 learned_names = ["(none)", *learned_versions]
-learned_choice = c[1].selectbox("Also place the pairs on a saved learned grid", learned_names,
-                                key="meter_learned")
+learned_choice = c[1].selectbox(
+    "Also place the pairs on a saved learned grid", learned_names, key="meter_learned"
+)
 learned = None if learned_choice == "(none)" else saved_grid_surface(learned_choice)
 if learned is not None:
-    given["learned grid"] = (f"saved learned grid {learned_choice} (version "
-                             f"{learned_versions[learned_choice]})")
-
+    given["learned grid"] = (
+        f"saved learned grid {learned_choice} (version {learned_versions[learned_choice]})"
+    )
 
 
 @st.cache_data(show_spinner="Computing the report…", max_entries=8)
-def cached_report(key: tuple, _pairs: MeterPairs | pd.DataFrame, _seg: object,
-                  _learned: object, parkes_type: int, given: dict[str, str]) -> MeterReport:
+def cached_report(
+    key: tuple,
+    _pairs: MeterPairs | pd.DataFrame,
+    _seg: object,
+    _learned: object,
+    parkes_type: int,
+    given: dict[str, str],
+) -> MeterReport:
     """The report, computed once per (pairs, SEG table, learned grid, Parkes type)."""
     del key  # cache key only
     return meter_report(_pairs, _seg, _learned, parkes_type=parkes_type, provenance=given)
@@ -237,22 +357,42 @@ def cached_report(key: tuple, _pairs: MeterPairs | pd.DataFrame, _seg: object,
 
 try:
     report = cached_report(
-        (pairs_key, seg.table.fingerprint if seg.available else "",
-         learned_choice, learned_versions.get(learned_choice, "")),
-        pairs, seg.table, learned, parkes_type, given)
+        (
+            pairs_key,
+            seg.table.fingerprint if seg.available else "",
+            learned_choice,
+            learned_versions.get(learned_choice, ""),
+        ),
+        pairs,
+        seg.table,
+        learned,
+        parkes_type,
+        given,
+    )
 except (PairsFileError, ValueError) as exc:
     st.error(f"No report: {plain(exc)}")
     st.stop()
 if not seg.available:
-    st.info("The SEG tables need the SEG risk table (see the sidebar); Clarke, Parkes, ISO and "
-            "accuracy tables are shown without it.")
+    st.info(
+        "The SEG tables need the SEG risk table (see the sidebar); Clarke, Parkes, ISO and "
+        "accuracy tables are shown without it."
+    )
 
 unit = report.glucose_unit
 accuracy = report.accuracy.iloc[0]
 binomial = report.binomial.iloc[0]
-st.caption(plain(f"{dataset}: glucose read in {unit}" + (
-    "" if unit == "mg/dL" else " (converted to mg/dL for the SEG tool's tables; values shown in "
-    "mmol/L with mg/dL beside them)") + "."))
+st.caption(
+    plain(
+        f"{dataset}: glucose read in {unit}"
+        + (
+            ""
+            if unit == "mg/dL"
+            else " (converted to mg/dL for the SEG tool's tables; values shown in "
+            "mmol/L with mg/dL beside them)"
+        )
+        + "."
+    )
+)
 
 
 def verdict(passes: object, met: str = PASSES) -> str:
@@ -272,11 +412,13 @@ for caveat in report.caveats:
     st.warning(plain(caveat))
 
 st.subheader("Acceptance criteria")
-st.caption("ISO 15197:2013 (blood glucose meters): a criterion passes when its observed share "
-           "reaches the required share. FDA iCGM special controls (21 CFR 862.1355; ranges by "
-           "the sensor's reading): A–G pass when the one-sided 95 % lower confidence bound "
-           "exceeds the required share; H and I allow no pair. "
-           + " ".join(plain(n) for n in report.acceptance_notes))
+st.caption(
+    "ISO 15197:2013 (blood glucose meters): a criterion passes when its observed share "
+    "reaches the required share. FDA iCGM special controls (21 CFR 862.1355; ranges by "
+    "the sensor's reading): A–G pass when the one-sided 95 % lower confidence bound "
+    "exceeds the required share; H and I allow no pair. "
+    + " ".join(plain(n) for n in report.acceptance_notes)
+)
 
 
 def show_table(name: str, frame: pd.DataFrame, where=st) -> None:
@@ -284,14 +426,19 @@ def show_table(name: str, frame: pd.DataFrame, where=st) -> None:
     static table: every column shown, long texts wrapped. st.table reads Markdown: every cell
     and header is escaped, so that "> 180 mg/dL" stays text."""
     text = display_frame(frame, name, unit)
-    colours = ({i: VERDICT_COLOURS.get(v, "inherit") for i, v in enumerate(text[VERDICT])}
-               if VERDICT in text.columns else {})
+    colours = (
+        {i: VERDICT_COLOURS.get(v, "inherit") for i, v in enumerate(text[VERDICT])}
+        if VERDICT in text.columns
+        else {}
+    )
     text = text.map(plain)
     text.columns = [plain(c) for c in text.columns]
     styled = text.style.hide(axis="index")
     if colours:
-        styled = styled.apply(lambda column: [f"color: {colours[i]}; font-weight: bold"
-                                              for i in range(len(column))], subset=[VERDICT])
+        styled = styled.apply(
+            lambda column: [f"color: {colours[i]}; font-weight: bold" for i in range(len(column))],
+            subset=[VERDICT],
+        )
     where.table(styled)
 
 
@@ -313,21 +460,45 @@ if learned is not None:
 
 
 @st.cache_data(show_spinner="Drawing the error grid…", max_entries=16)
-def grid_png(name: str, ref: np.ndarray, bgm: np.ndarray, surface_key: str,
-             _surface: object, dpi: int = PNG_DPI, unit: str = "mg/dL") -> bytes:
+def grid_png(
+    name: str,
+    ref: np.ndarray,
+    bgm: np.ndarray,
+    surface_key: str,
+    _surface: object,
+    dpi: int = PNG_DPI,
+    unit: str = "mg/dL",
+) -> bytes:
     """The report's plot of one grid (the same figure as in the PDF and HTML report)."""
     return figure_png(grid_plot(name, ref, bgm, surface=_surface, unit=unit), dpi=dpi)
 
 
-surface_keys = {"seg": seg.table.fingerprint if seg.available else "",
-                "learned": f"{learned_choice} {learned_versions.get(learned_choice, '')}"}
+surface_keys = {
+    "seg": seg.table.fingerprint if seg.available else "",
+    "learned": f"{learned_choice} {learned_versions.get(learned_choice, '')}",
+}
 c = st.columns(2)
-shown_grid = c[0].radio("error grid", list(surfaces), format_func=lambda n: get_grid(n).title,
-                        horizontal=True, key="meter_grid")
+shown_grid = c[0].radio(
+    "error grid",
+    list(surfaces),
+    format_func=lambda n: get_grid(n).title,
+    horizontal=True,
+    key="meter_grid",
+)
 c[0].caption(plain(get_grid(shown_grid).purpose))
-c[0].image(grid_png(shown_grid, ref, bgm, surface_keys.get(shown_grid, ""),
-                    surfaces[shown_grid], SCREEN_DPI, unit), width="stretch",
-           caption=figure_caption(shown_grid, len(ref), unit))
+c[0].image(
+    grid_png(
+        shown_grid,
+        ref,
+        bgm,
+        surface_keys.get(shown_grid, ""),
+        surfaces[shown_grid],
+        SCREEN_DPI,
+        unit,
+    ),
+    width="stretch",
+    caption=figure_caption(shown_grid, len(ref), unit),
+)
 bland_altman = bland_altman_figure(report)
 c[1].plotly_chart(bland_altman, key="meter_fig_bland_altman")
 
@@ -351,14 +522,24 @@ st.subheader("Every pair")
 results = pair_results(report)
 if results["included"].all():
     results = results.drop(columns="included")
-st.caption(f"One row per valid pair of the input. SEG risk: 0 none … 4 extreme. ISO ±15: within "
-           "±15 mg/dL below 100 mg/dL, ±15 % from 100 mg/dL on. Direction: of the meter's error. "
-           f"Hypo missed (hypoglycaemia missed): {HYPO_MISSED_RULE}.")
+st.caption(
+    f"One row per valid pair of the input. SEG risk: 0 none … 4 extreme. ISO ±15: within "
+    "±15 mg/dL below 100 mg/dL, ±15 % from 100 mg/dL on. Direction: of the meter's error. "
+    f"Hypo missed (hypoglycaemia missed): {HYPO_MISSED_RULE}."
+)
 c = st.columns(4)
-zone_family = c[0].selectbox("filter by zone of", list(report.zone_grids), key="meter_filter_grid",
-                             format_func=lambda f: get_grid(report.zone_grids[f]).title)
-zones = c[1].multiselect("zones", list(get_grid(report.zone_grids[zone_family]).zones),
-                         key="meter_filter_zones", placeholder="every zone")
+zone_family = c[0].selectbox(
+    "filter by zone of",
+    list(report.zone_grids),
+    key="meter_filter_grid",
+    format_func=lambda f: get_grid(report.zone_grids[f]).title,
+)
+zones = c[1].multiselect(
+    "zones",
+    list(get_grid(report.zone_grids[zone_family]).zones),
+    key="meter_filter_zones",
+    placeholder="every zone",
+)
 outside = c[2].checkbox("only outside ISO ±15", key="meter_filter_outside")
 missed = c[3].checkbox("only hypoglycaemia missed", key="meter_filter_missed")
 shown = results
@@ -369,17 +550,32 @@ if outside:
 if missed:
     shown = shown[shown["hypoglycaemia_missed"]]
 st.caption(f"{len(shown):,} of {len(results):,} pairs shown")
-st.dataframe(shown.head(PAIRS_SHOWN), hide_index=True, key="meter_pairs", width="stretch",
-             column_config=pair_columns(report))
+st.dataframe(
+    shown.head(PAIRS_SHOWN),
+    hide_index=True,
+    key="meter_pairs",
+    width="stretch",
+    column_config=pair_columns(report),
+)
 if len(shown) > PAIRS_SHOWN:
     st.caption(f"The first {PAIRS_SHOWN:,} shown; the download has every one.")
-st.download_button("These pairs as CSV", lambda: safe_csv(shown), "pairs.csv", "text/csv",
-                   key="meter_download_pairs")
+st.download_button(
+    "These pairs as CSV",
+    lambda: safe_csv(shown),
+    "pairs.csv",
+    "text/csv",
+    key="meter_download_pairs",
+)
 
 st.subheader("Report and downloads")
 # the report and every download are built when asked for, never on a rerun
-report_key = (dataset, parkes_type, learned_choice, surface_keys["seg"],
-              hash(report.pairs[["REF", "BGM"]].to_numpy().tobytes()))
+report_key = (
+    dataset,
+    parkes_type,
+    learned_choice,
+    surface_keys["seg"],
+    hash(report.pairs[["REF", "BGM"]].to_numpy().tobytes()),
+)
 c = st.columns(3)
 if c[0].button("Build the report (PDF)", type="primary", key="meter_build_report"):
     with st.spinner("Building the report: tables, error-grid plots, PDF…"):
@@ -387,21 +583,50 @@ if c[0].button("Build the report (PDF)", type="primary", key="meter_build_report
         st.session_state["meter_report_pdf"] = (report_key, report_pdf(document))
 built = st.session_state.get("meter_report_pdf")
 if built is not None and built[0] == report_key:
-    c[0].download_button("Download the report (PDF)", built[1], "meter-report.pdf",
-                         "application/pdf", key="meter_download_report")
+    c[0].download_button(
+        "Download the report (PDF)",
+        built[1],
+        "meter-report.pdf",
+        "application/pdf",
+        key="meter_download_report",
+    )
 c[0].download_button(
-    "Report as HTML", lambda: report_html(report_blocks(report, seg.table, learned,
-                                                        name=dataset)),
-    "meter-report.html", "text/html", key="meter_download_report_html")
-table_name = c[1].selectbox("table", list(tables), format_func=titles.get,
-                            key="meter_download_table")
-c[1].download_button("Table as CSV", lambda: safe_csv(tables[table_name]), f"{table_name}.csv",
-                     "text/csv", key="meter_download_csv")
-c[1].download_button("All as JSON", lambda: json.dumps(report.to_dict(), indent=2),
-                     "meter-report.json", "application/json", key="meter_download_json")
-c[2].download_button(f"{get_grid(shown_grid).title} plot as PNG",
-                     lambda: grid_png(shown_grid, ref, bgm, surface_keys.get(shown_grid, ""),
-                                      surfaces[shown_grid], unit=unit),
-                     f"{shown_grid}.png", "image/png", key="meter_download_grid_png")
-c[2].download_button("Bland–Altman plot as HTML", lambda: figure_html(bland_altman, "cdn"),
-                     "bland_altman.html", "text/html", key="meter_download_bland_altman_html")
+    "Report as HTML",
+    lambda: report_html(report_blocks(report, seg.table, learned, name=dataset)),
+    "meter-report.html",
+    "text/html",
+    key="meter_download_report_html",
+)
+table_name = c[1].selectbox(
+    "table", list(tables), format_func=titles.get, key="meter_download_table"
+)
+c[1].download_button(
+    "Table as CSV",
+    lambda: safe_csv(tables[table_name]),
+    f"{table_name}.csv",
+    "text/csv",
+    key="meter_download_csv",
+)
+c[1].download_button(
+    "All as JSON",
+    lambda: json.dumps(report.to_dict(), indent=2),
+    "meter-report.json",
+    "application/json",
+    key="meter_download_json",
+)
+c[2].download_button(
+    f"{get_grid(shown_grid).title} plot as PNG",
+    lambda: grid_png(
+        shown_grid, ref, bgm, surface_keys.get(shown_grid, ""), surfaces[shown_grid], unit=unit
+    ),
+    f"{shown_grid}.png",
+    "image/png",
+    key="meter_download_grid_png",
+)
+c[2].download_button(
+    "Bland–Altman plot as HTML",
+    lambda: figure_html(bland_altman, "cdn"),
+    "bland_altman.html",
+    "text/html",
+    key="meter_download_bland_altman_html",
+)

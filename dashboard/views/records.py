@@ -15,31 +15,50 @@ from dashboard.common import auth_configured, current_user, get_store, public_mo
 from ranking_core.grids.files import GRID_FILES, grid_file_contents
 from ranking_core.storage import StorageError, StoredGrid, display_name
 
-KINDS = {"rating_set": "Rating sets", "meter_data": "Meter data", "learned_grid": "Learned grids",
-         "seg_table": "SEG tables"}
-MIME = {"grid.npy": "application/octet-stream", "grid.csv": "text/csv",
-        "grid.png": "image/png", "grid.json": "application/json"}
+KINDS = {
+    "rating_set": "Rating sets",
+    "meter_data": "Meter data",
+    "learned_grid": "Learned grids",
+    "seg_table": "SEG tables",
+}
+MIME = {
+    "grid.npy": "application/octet-stream",
+    "grid.csv": "text/csv",
+    "grid.png": "image/png",
+    "grid.json": "application/json",
+}
 
 st.title("Saved records")
 if public_mode():
     st.info("The public demo keeps no records.")
     st.stop()
 user = current_user()
-st.caption("Records are shared by everyone who uses this server" + (
-    ": everyone sees them, only the one who saved a record may rename or delete it."
-    if auth_configured() else ": renaming or deleting one changes it for all of them."))
+st.caption(
+    "Records are shared by everyone who uses this server"
+    + (
+        ": everyone sees them, only the one who saved a record may rename or delete it."
+        if auth_configured()
+        else ": renaming or deleting one changes it for all of them."
+    )
+)
 store = get_store()
 kind = st.radio("Kind", list(KINDS), format_func=KINDS.get, horizontal=True, key="records_kind")
 saved = store.list_records(kind)
 if not saved:
     st.info(f"No {KINDS[kind].lower()} saved yet.")
     st.stop()
-st.dataframe(pd.DataFrame({
-    "name": [display_name(r.name) for r in saved],
-    "saved (UTC)": [r.created_at.strftime("%Y-%m-%d %H:%M") for r in saved],
-    "saved by": [display_name(r.saved_by or "—") for r in saved],
-    "ratings / rows": [r.meta.get("rows", r.meta.get("m", "")) for r in saved],
-}), hide_index=True, key="records_table")
+st.dataframe(
+    pd.DataFrame(
+        {
+            "name": [display_name(r.name) for r in saved],
+            "saved (UTC)": [r.created_at.strftime("%Y-%m-%d %H:%M") for r in saved],
+            "saved by": [display_name(r.saved_by or "—") for r in saved],
+            "ratings / rows": [r.meta.get("rows", r.meta.get("m", "")) for r in saved],
+        }
+    ),
+    hide_index=True,
+    key="records_table",
+)
 
 # chosen by name (unique per kind), never by position: a record saved meanwhile by someone else
 # must not move the choice onto another record
@@ -77,17 +96,32 @@ def grid_downloads(key: tuple[str, str, str]) -> None:
     except StorageError as exc:
         st.error(f"Cannot be read: {shown(exc)}")
         return
-    st.caption(f"λ {stored.lam:.4g} · {stored.metadata.get('ratings', '?')} ratings · ratings "
-               f"checksum {shown(stored.checksum)} · riskgrid {shown(stored.riskgrid_version)}")
-    st.caption("Download the grid as saved (rows: reference 0–600 mg/dL, columns: measured "
-               "0–600 mg/dL, risk 0–4), the files `riskgrid learn --out-dir` writes:")
+    st.caption(
+        f"λ {stored.lam:.4g} · {stored.metadata.get('ratings', '?')} ratings · ratings "
+        f"checksum {shown(stored.checksum)} · riskgrid {shown(stored.riskgrid_version)}"
+    )
+    st.caption(
+        "Download the grid as saved (rows: reference 0–600 mg/dL, columns: measured "
+        "0–600 mg/dL, risk 0–4), the files `riskgrid learn --out-dir` writes:"
+    )
     c = st.columns(len(GRID_FILES) + 1)
     for column, file_name in zip(c, GRID_FILES, strict=False):
-        column.download_button(file_name, lambda name=file_name: grid_files(*key)[name],
-                               file_name, MIME[file_name], key=f"records_dl_{file_name}",
-                               on_click="ignore")
-    c[-1].download_button("all (zip)", lambda: zipped(grid_files(*key)), "grid.zip",
-                          "application/zip", key="records_dl_zip", on_click="ignore")
+        column.download_button(
+            file_name,
+            lambda name=file_name: grid_files(*key)[name],
+            file_name,
+            MIME[file_name],
+            key=f"records_dl_{file_name}",
+            on_click="ignore",
+        )
+    c[-1].download_button(
+        "all (zip)",
+        lambda: zipped(grid_files(*key)),
+        "grid.zip",
+        "application/zip",
+        key="records_dl_zip",
+        on_click="ignore",
+    )
 
 
 if kind == "learned_grid":
@@ -114,8 +148,9 @@ with rename_column.form("records_rename"):
                 st.rerun()
 with delete_column.form("records_delete"):
     st.text(f"Delete “{display_name(info.name)}”")
-    confirm_delete = st.checkbox("Yes, delete it for everyone; this cannot be undone",
-                                 key="records_delete_confirm")
+    confirm_delete = st.checkbox(
+        "Yes, delete it for everyone; this cannot be undone", key="records_delete_confirm"
+    )
     if st.form_submit_button("Delete"):
         if not confirm_delete:
             st.warning("Tick the confirmation first.")

@@ -21,26 +21,37 @@ with st.expander("Create a survey", expanded=not surveys.list_surveys()):
         high = c[2].number_input("Range to (mg/dL)", 1, 600, 600, key="survey_new_high")
         unit = c[3].selectbox("Unit shown", UNITS, key="survey_new_unit")
         c = st.columns(5)
-        per_rater = c[0].number_input("Pairs per rater (0: all)", 0, 2000, 0,
-                                      key="survey_new_per_rater")
+        per_rater = c[0].number_input(
+            "Pairs per rater (0: all)", 0, 2000, 0, key="survey_new_per_rater"
+        )
         overlap = c[1].number_input("Raters per pair", 1, 50, 2, key="survey_new_overlap")
-        repeats = c[2].number_input("Share repeated", 0.0, 1.0, 0.1, 0.05,
-                                    key="survey_new_repeats")
+        repeats = c[2].number_input("Share repeated", 0.0, 1.0, 0.1, 0.05, key="survey_new_repeats")
         checks = c[3].number_input("Check pairs", 0, 20, 2, key="survey_new_checks")
         batch = c[4].number_input("Adaptive batch (0: off)", 0, 500, 20, key="survey_new_batch")
-        base_url = st.text_input("Address of this dashboard (for the links)",
-                                 "http://127.0.0.1:8501", key="survey_new_url")
-        instructions = st.text_area("Instructions for raters (plain text; empty: the default)",
-                                    key="survey_new_text")
+        base_url = st.text_input(
+            "Address of this dashboard (for the links)",
+            "http://127.0.0.1:8501",
+            key="survey_new_url",
+        )
+        instructions = st.text_area(
+            "Instructions for raters (plain text; empty: the default)", key="survey_new_text"
+        )
         if st.form_submit_button("Create"):
             try:
-                settings = SurveySettings(unit=unit, glucose_range=(low, high),
-                                          per_rater=per_rater or None, overlap=int(overlap),
-                                          repeats=float(repeats), checks=int(checks),
-                                          batch=int(batch), base_url=base_url.strip())
+                settings = SurveySettings(
+                    unit=unit,
+                    glucose_range=(low, high),
+                    per_rater=per_rater or None,
+                    overlap=int(overlap),
+                    repeats=float(repeats),
+                    checks=int(checks),
+                    batch=int(batch),
+                    base_url=base_url.strip(),
+                )
                 design = start_design(int(n), glucose_range=settings.glucose_range)
                 survey, token = surveys.create(
-                    name, design, settings, instructions or default_instructions(settings))
+                    name, design, settings, instructions or default_instructions(settings)
+                )
             except (StorageError, ValueError) as exc:
                 st.error(f"Not created: {plain(exc)}")
             else:

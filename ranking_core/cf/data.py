@@ -120,9 +120,7 @@ class RatingMatrix:
         rows, cols, values, lines = rows[order], cols[order], values[order], lines[order]
         repeated = np.flatnonzero((np.diff(rows) == 0) & (np.diff(cols) == 0))
         if repeated.size:
-            pairs = ", ".join(
-                f"lines {lines[i]} and {lines[i + 1]}" for i in repeated[:5]
-            )
+            pairs = ", ".join(f"lines {lines[i]} and {lines[i + 1]}" for i in repeated[:5])
             raise ValueError(
                 f"{source}: {repeated.size} repeated (user, item) rating(s): {pairs} "
                 "(rule: each user rates each item at most once)"
@@ -227,11 +225,17 @@ def _read_triples(
     check.rule(~np.isin(width, n_fields), numbers, f"{expected} fields separated by {sep}")
     padded = [f[:3] if len(f) >= 3 else ["", "", ""] for f in fields]
     user, item, rating = (_numeric([f[k] for f in padded]) for k in range(3))
-    check.rule(~np.isfinite(user) | ~np.isfinite(item) | ~np.isfinite(rating), numbers,
-               "user id, item id and rating are numbers")
+    check.rule(
+        ~np.isfinite(user) | ~np.isfinite(item) | ~np.isfinite(rating),
+        numbers,
+        "user id, item id and rating are numbers",
+    )
     with np.errstate(invalid="ignore"):
-        check.rule((user != np.round(user)) | (item != np.round(item)) | (user < 0) | (item < 0),
-                   numbers, "user and item ids are non-negative integers")
+        check.rule(
+            (user != np.round(user)) | (item != np.round(item)) | (user < 0) | (item < 0),
+            numbers,
+            "user and item ids are non-negative integers",
+        )
         low, high = scale
         out_of_scale = (rating < low) | (rating > high)
         if integer_ratings:
@@ -239,30 +243,28 @@ def _read_triples(
         kind = "an integer" if integer_ratings else "a number"
         check.rule(out_of_scale, numbers, f"the rating is {kind} in {low:g}..{high:g}")
     keep = check.finish()
-    return RatingMatrix.from_triples(user[keep], item[keep], rating[keep], scale, source,
-                                     numbers[keep])
+    return RatingMatrix.from_triples(
+        user[keep], item[keep], rating[keep], scale, source, numbers[keep]
+    )
 
 
-def read_movielens_100k(path: Source, errors: str = "raise", name: str | None = None
-                        ) -> RatingMatrix:
+def read_movielens_100k(
+    path: Source, errors: str = "raise", name: str | None = None
+) -> RatingMatrix:
     """MovieLens 100K ``u.data`` (or a directory holding it): ``user item rating timestamp``.
     ``path`` may be an upload (bytes or a binary file object) named by ``name``."""
     source, label = _open(path, "u.data", name)
-    return _read_triples(source, label, None, (3, 4), MOVIELENS_SCALE, errors,
-                         integer_ratings=True)
+    return _read_triples(source, label, None, (3, 4), MOVIELENS_SCALE, errors, integer_ratings=True)
 
 
-def read_movielens_1m(path: Source, errors: str = "raise", name: str | None = None
-                      ) -> RatingMatrix:
+def read_movielens_1m(path: Source, errors: str = "raise", name: str | None = None) -> RatingMatrix:
     """MovieLens 1M ``ratings.dat`` (or a directory holding it):
     ``UserID::MovieID::Rating::Timestamp``, the timestamp field optional."""
     source, label = _open(path, "ratings.dat", name)
-    return _read_triples(source, label, "::", (3, 4), MOVIELENS_SCALE, errors,
-                         integer_ratings=True)
+    return _read_triples(source, label, "::", (3, 4), MOVIELENS_SCALE, errors, integer_ratings=True)
 
 
-def read_jester_long(path: Source, errors: str = "raise", name: str | None = None
-                     ) -> RatingMatrix:
+def read_jester_long(path: Source, errors: str = "raise", name: str | None = None) -> RatingMatrix:
     """Jester ``user_id,joke_id,rating`` CSV; a first line that is not numeric is a header."""
     source, label = _open(path, "", name)
     if not isinstance(source, Path):  # an upload is read once, then handed on as bytes
@@ -270,8 +272,9 @@ def read_jester_long(path: Source, errors: str = "raise", name: str | None = Non
     lines, _ = _lines_with_numbers(source, label)
     first = lines[0].split(",")[0].strip()
     header = not np.isfinite(_numeric([first])[0])
-    return _read_triples(source, label, ",", (3,), JESTER_SCALE, errors, integer_ratings=False,
-                         header=header)
+    return _read_triples(
+        source, label, ",", (3,), JESTER_SCALE, errors, integer_ratings=False, header=header
+    )
 
 
 def _jester_table(source: Source, label: str) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
@@ -279,13 +282,13 @@ def _jester_table(source: Source, label: str) -> tuple[NDArray[np.float64], NDAr
     1-based line or spreadsheet row numbers."""
     suffix = Path(label).suffix.lower()
     if suffix == ".xls":
-        raise ValueError(f"{label}: the legacy Excel .xls format is not accepted; save the "
-                         "sheet as .xlsx or CSV")
+        raise ValueError(
+            f"{label}: the legacy Excel .xls format is not accepted; save the sheet as .xlsx or CSV"
+        )
     if suffix in (".xlsx", ".xlsm"):
         from ranking_core.inputs.xlsx import xlsx_rows
 
-        with open_binary(source, label) as binary, xlsx_rows(binary, label, Limits()) as (
-                rows, _):
+        with open_binary(source, label) as binary, xlsx_rows(binary, label, Limits()) as (rows, _):
             cells = [(n, c) for n, c in rows if any(v.strip() for v in c)]
         numbers = np.asarray([n for n, _ in cells], dtype=np.int64)
         width = max((len(c) for _, c in cells), default=0)
@@ -311,23 +314,35 @@ def read_jester(path: Source, errors: str = "raise", name: str | None = None) ->
     if table.shape[0] == 0:
         raise ValueError(f"{source}: the file is empty")
     if table.shape[1] < 2:
-        raise ValueError(f"{source}: need a count column and at least one joke column; "
-                         f"found {table.shape[1]} column(s)")
+        raise ValueError(
+            f"{source}: need a count column and at least one joke column; "
+            f"found {table.shape[1]} column(s)"
+        )
     check = _Checker(source, len(table), errors)
-    check.rule(~np.isfinite(table).all(axis=1), numbers,
-               f"{table.shape[1]} numeric cells (count, then {table.shape[1] - 1} jokes)")
+    check.rule(
+        ~np.isfinite(table).all(axis=1),
+        numbers,
+        f"{table.shape[1]} numeric cells (count, then {table.shape[1] - 1} jokes)",
+    )
     jokes = table[:, 1:]
     rated = jokes != JESTER_NOT_RATED
     low, high = JESTER_SCALE
     with np.errstate(invalid="ignore"):
-        check.rule((rated & ((jokes < low) | (jokes > high))).any(axis=1), numbers,
-                   f"each rating is in {low:g}..{high:g} or {JESTER_NOT_RATED:g} (not rated)")
-    check.rule(table[:, 0] != rated.sum(axis=1), numbers,
-               "column 1 equals the number of rated jokes in the row")
+        check.rule(
+            (rated & ((jokes < low) | (jokes > high))).any(axis=1),
+            numbers,
+            f"each rating is in {low:g}..{high:g} or {JESTER_NOT_RATED:g} (not rated)",
+        )
+    check.rule(
+        table[:, 0] != rated.sum(axis=1),
+        numbers,
+        "column 1 equals the number of rated jokes in the row",
+    )
     keep = check.finish()
     rows, cols = np.nonzero(rated & keep[:, None])
-    return RatingMatrix.from_triples(numbers[rows], cols + 1, jokes[rows, cols], JESTER_SCALE,
-                                     source, numbers[rows])
+    return RatingMatrix.from_triples(
+        numbers[rows], cols + 1, jokes[rows, cols], JESTER_SCALE, source, numbers[rows]
+    )
 
 
 READERS = {
@@ -338,8 +353,9 @@ READERS = {
 }
 
 
-def read_ratings(path: Source, format: str, errors: str = "raise", name: str | None = None
-                 ) -> RatingMatrix:
+def read_ratings(
+    path: Source, format: str, errors: str = "raise", name: str | None = None
+) -> RatingMatrix:
     """Read ``path`` (a file, a folder, or an upload as bytes / a binary file object named by
     ``name``) in one of :data:`FORMATS`."""
     if format not in READERS:

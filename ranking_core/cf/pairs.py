@@ -52,12 +52,27 @@ DATA_YEAR = 1998  # MovieLens 100K was collected September 1997 – April 1998
 # Duchi et al. 2010, Table 1: test loss, mean (standard error) over 15 runs, by number of training
 # pairs
 DUCHI_2010_TABLE1 = {
-    "hinge": {20000: (0.478, 0.008), 40000: (0.477, 0.008), 80000: (0.480, 0.007),
-              120000: (0.477, 0.008), 160000: (0.474, 0.007)},
-    "logistic": {20000: (0.479, 0.010), 40000: (0.478, 0.010), 80000: (0.478, 0.009),
-                 120000: (0.477, 0.009), 160000: (0.474, 0.007)},
-    "value-linear": {20000: (0.465, 0.006), 40000: (0.464, 0.006), 80000: (0.462, 0.005),
-                     120000: (0.463, 0.006), 160000: (0.461, 0.004)},
+    "hinge": {
+        20000: (0.478, 0.008),
+        40000: (0.477, 0.008),
+        80000: (0.480, 0.007),
+        120000: (0.477, 0.008),
+        160000: (0.474, 0.007),
+    },
+    "logistic": {
+        20000: (0.479, 0.010),
+        40000: (0.478, 0.010),
+        80000: (0.478, 0.009),
+        120000: (0.477, 0.009),
+        160000: (0.474, 0.007),
+    },
+    "value-linear": {
+        20000: (0.465, 0.006),
+        40000: (0.464, 0.006),
+        80000: (0.462, 0.005),
+        120000: (0.463, 0.006),
+        160000: (0.461, 0.004),
+    },
 }
 
 
@@ -78,11 +93,13 @@ def read_movie_info(path: str | Path, item_ids: NDArray[np.int64]) -> MovieInfo:
         path = path / "u.item"
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such file (the pairs experiment needs u.item)")
-    frame = pd.read_csv(path, sep="|", header=None, encoding="latin-1", dtype=str,
-                        keep_default_na=False)
+    frame = pd.read_csv(
+        path, sep="|", header=None, encoding="latin-1", dtype=str, keep_default_na=False
+    )
     if frame.shape[1] != 5 + GENRES:
-        raise ValueError(f"{path}: expected {5 + GENRES} '|'-separated fields per line; found "
-                         f"{frame.shape[1]}")
+        raise ValueError(
+            f"{path}: expected {5 + GENRES} '|'-separated fields per line; found {frame.shape[1]}"
+        )
     ids = pd.to_numeric(frame[0], errors="coerce").to_numpy()
     bad = np.flatnonzero(~np.isfinite(ids))
     if bad.size:
@@ -100,12 +117,15 @@ def read_movie_info(path: str | Path, item_ids: NDArray[np.int64]) -> MovieInfo:
 def synthetic_movie_info(n_items: int, seed: int = 0) -> MovieInfo:
     """Release years 1930–1997 and independent genre flags (15 % each) for synthetic data."""
     rng = np.random.default_rng(seed)
-    return MovieInfo(rng.integers(1930, DATA_YEAR, size=n_items).astype(np.float64),
-                     (rng.random((n_items, GENRES)) < 0.15).astype(np.float64))
+    return MovieInfo(
+        rng.integers(1930, DATA_YEAR, size=n_items).astype(np.float64),
+        (rng.random((n_items, GENRES)) < 0.15).astype(np.float64),
+    )
 
 
-def movie_features(users: NDArray, items: NDArray, train: RatingMatrix,
-                   info: MovieInfo) -> NDArray[np.float64]:
+def movie_features(
+    users: NDArray, items: NDArray, train: RatingMatrix, info: MovieInfo
+) -> NDArray[np.float64]:
     """Raw features (len(users), 24) of (user, item) row pairs from the training ratings
     ``train`` (same shape and ids as the full data, only training entries stored)."""
     R = train.ratings.toarray()
@@ -119,12 +139,16 @@ def movie_features(users: NDArray, items: NDArray, train: RatingMatrix,
     item_mean = np.where(item_count > 0, R.sum(axis=0) / np.maximum(item_count, 1), global_mean)
     # user × genre mean ratings, falling back to the user's mean
     genre_sum, genre_count = R @ info.genres, rated.astype(float) @ info.genres
-    user_genre = np.where(genre_count > 0, genre_sum / np.maximum(genre_count, 1),
-                          user_mean[:, None])
+    user_genre = np.where(
+        genre_count > 0, genre_sum / np.maximum(genre_count, 1), user_mean[:, None]
+    )
     g = info.genres[items]
     n_genres = g.sum(axis=1)
-    in_genres = np.where(n_genres > 0, (user_genre[users] * g).sum(axis=1) / np.maximum(n_genres,
-                         1), user_mean[users])
+    in_genres = np.where(
+        n_genres > 0,
+        (user_genre[users] * g).sum(axis=1) / np.maximum(n_genres, 1),
+        user_mean[users],
+    )
     # similar / dissimilar users: cosine of mean-centred training ratings
     centred = np.where(rated, R - user_mean[:, None], 0.0)
     norms = np.linalg.norm(centred, axis=1)
@@ -139,8 +163,9 @@ def movie_features(users: NDArray, items: NDArray, train: RatingMatrix,
     return np.column_stack([DATA_YEAR - year[items], g, in_genres, item_mean[items], *columns])
 
 
-def sample_pairs(users: NDArray, ratings: NDArray, n: int, rng: np.random.Generator
-                 ) -> tuple[NDArray[np.intp], NDArray[np.float64]]:
+def sample_pairs(
+    users: NDArray, ratings: NDArray, n: int, rng: np.random.Generator
+) -> tuple[NDArray[np.intp], NDArray[np.float64]]:
     """``n`` pairs of rows (preferred, other) rated by the same user with different ratings,
     drawn uniformly (first row uniform, second uniform among the user's other rows), and their
     weights r_preferred − r_other."""
@@ -183,8 +208,10 @@ class PairsConfig:
 
     def __post_init__(self) -> None:
         if not 1 <= self.experiments <= 20:
-            raise ValueError(f"PairsConfig: experiments must be 1..20 (five parts give 20 "
-                             f"(validation, test) assignments); got {self.experiments!r}")
+            raise ValueError(
+                f"PairsConfig: experiments must be 1..20 (five parts give 20 "
+                f"(validation, test) assignments); got {self.experiments!r}"
+            )
         unknown = [loss for loss in self.losses if loss not in LOSSES]
         if unknown or not self.losses:
             raise ValueError(f"PairsConfig: losses must be among {LOSSES}; got {self.losses!r}")
@@ -199,13 +226,18 @@ def _compact(pairs: NDArray[np.intp]) -> tuple[NDArray[np.intp], NDArray[np.intp
 def _subset(data: RatingMatrix, keep: NDArray[np.bool_]) -> RatingMatrix:
     """The same users and items with only the stored entries where ``keep`` (CSR order)."""
     coo = data.ratings.tocoo()
-    matrix = sp.csr_matrix((coo.data[keep], (coo.row[keep], coo.col[keep])),
-                           shape=data.ratings.shape)
+    matrix = sp.csr_matrix(
+        (coo.data[keep], (coo.row[keep], coo.col[keep])), shape=data.ratings.shape
+    )
     return RatingMatrix(matrix, data.user_ids, data.item_ids, data.scale, data.source)
 
 
-def run_pairs(data: RatingMatrix, info: MovieInfo, config: PairsConfig,
-              progress: Callable[[int, int], None] | None = None) -> dict:
+def run_pairs(
+    data: RatingMatrix,
+    info: MovieInfo,
+    config: PairsConfig,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict:
     """Run the experiment; returns test losses per loss and training size (mean, sd, standard
     error over the runs, and every run's value) and the α chosen in each run."""
     rng = np.random.default_rng(config.seed)
@@ -216,9 +248,11 @@ def run_pairs(data: RatingMatrix, info: MovieInfo, config: PairsConfig,
     chosen = [assignments[i] for i in rng.permutation(len(assignments))[: config.experiments]]
     largest = max(config.train_pairs)
     losses: dict[str, dict[int, list[float]]] = {
-        loss: {n: [] for n in config.train_pairs} for loss in config.losses}
+        loss: {n: [] for n in config.train_pairs} for loss in config.losses
+    }
     alphas: dict[str, dict[int, list[float]]] = {
-        loss: {n: [] for n in config.train_pairs} for loss in config.losses}
+        loss: {n: [] for n in config.train_pairs} for loss in config.losses
+    }
     for run, (val_part, test_part) in enumerate(chosen):
         run_rng = np.random.default_rng(np.random.SeedSequence((config.seed, run)))
         train_mask = (part != val_part) & (part != test_part)
@@ -226,9 +260,11 @@ def run_pairs(data: RatingMatrix, info: MovieInfo, config: PairsConfig,
         mean, sd = features[train_mask].mean(axis=0), features[train_mask].std(axis=0)
         features = (features - mean) / np.where(sd > 0, sd, 1.0)
         split = {}
-        for name, mask, n in (("train", train_mask, largest),
-                              ("validation", part == val_part, config.validation_pairs),
-                              ("test", part == test_part, config.test_pairs)):
+        for name, mask, n in (
+            ("train", train_mask, largest),
+            ("validation", part == val_part, config.validation_pairs),
+            ("test", part == test_part, config.test_pairs),
+        ):
             rows = np.flatnonzero(mask)
             pairs, weights = sample_pairs(users[rows], ratings[rows], n, run_rng)
             split[name] = (features[rows], pairs, weights)
@@ -239,14 +275,16 @@ def run_pairs(data: RatingMatrix, info: MovieInfo, config: PairsConfig,
                 best = (np.inf, None, 0.0)
                 for alpha in config.alphas:
                     model = PairwiseLinearRanker(loss, alpha, epsilon=config.epsilon).fit(
-                        X_train[used], local, weights[:n])
+                        X_train[used], local, weights[:n]
+                    )
                     X_val, val_pairs, val_weights = split["validation"]
                     value = weighted_disagreement(model.predict(X_val), val_pairs, val_weights)
                     if value < best[0]:
                         best = (value, model, alpha)
                 X_test, test_pairs, test_weights = split["test"]
                 losses[loss][n].append(
-                    weighted_disagreement(best[1].predict(X_test), test_pairs, test_weights))
+                    weighted_disagreement(best[1].predict(X_test), test_pairs, test_weights)
+                )
                 alphas[loss][n].append(best[2])
         if progress is not None:
             progress(run + 1, len(chosen))
@@ -258,13 +296,18 @@ def run_pairs(data: RatingMatrix, info: MovieInfo, config: PairsConfig,
             loss: {str(n): _stats(values) for n, values in by_size.items()}
             for loss, by_size in losses.items()
         },
-        "alpha": {loss: {str(n): v for n, v in by_size.items()}
-                  for loss, by_size in alphas.items()},
+        "alpha": {
+            loss: {str(n): v for n, v in by_size.items()} for loss, by_size in alphas.items()
+        },
     }
 
 
 def _stats(values: Sequence[float]) -> dict:
     v = np.asarray(values)
     sd = float(np.std(v, ddof=1)) if len(v) > 1 else 0.0
-    return {"mean": float(v.mean()), "sd": sd, "se": sd / np.sqrt(len(v)),
-            "per_run": [float(x) for x in v]}
+    return {
+        "mean": float(v.mean()),
+        "sd": sd,
+        "se": sd / np.sqrt(len(v)),
+        "per_run": [float(x) for x in v],
+    }

@@ -36,8 +36,12 @@ def dask_client(scheduler: Any = None, n_workers: int | None = None) -> Iterator
         return
     if scheduler is None:
         workers = n_workers or os.cpu_count() or 1
-        with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                          dashboard_address=":0") as cluster, Client(cluster) as client:
+        with (
+            LocalCluster(
+                n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0"
+            ) as cluster,
+            Client(cluster) as client,
+        ):
             yield client
         return
     with Client(scheduler) as client:
@@ -45,7 +49,7 @@ def dask_client(scheduler: Any = None, n_workers: int | None = None) -> Iterator
 
 
 def _batches(tasks: Sequence[Task], size: int) -> list[list[Task]]:
-    return [list(tasks[i:i + size]) for i in range(0, len(tasks), size)]
+    return [list(tasks[i : i + size]) for i in range(0, len(tasks), size)]
 
 
 def run_per_user(
@@ -83,8 +87,14 @@ def run_per_user(
     return summarize(config, tasks, values)
 
 
-def _run_on_dask(data: RatingMatrix, config: PerUserConfig, batches: list[list[Task]],
-                 scheduler: Any, n_workers: int | None, progress: Progress | None) -> list:
+def _run_on_dask(
+    data: RatingMatrix,
+    config: PerUserConfig,
+    batches: list[list[Task]],
+    scheduler: Any,
+    n_workers: int | None,
+    progress: Progress | None,
+) -> list:
     from distributed import as_completed
 
     total = sum(len(b) for b in batches)
@@ -92,8 +102,9 @@ def _run_on_dask(data: RatingMatrix, config: PerUserConfig, batches: list[list[T
         # hash=False: a fresh key per run, so that a second run on the same client does not race
         # the release of the first run's copy
         shared = client.scatter(data, broadcast=True, hash=False)
-        futures = client.map(evaluate_tasks, [shared] * len(batches), [config] * len(batches),
-                             batches, pure=False)
+        futures = client.map(
+            evaluate_tasks, [shared] * len(batches), [config] * len(batches), batches, pure=False
+        )
         size = {future.key: len(batch) for future, batch in zip(futures, batches, strict=True)}
         done = 0
         for future in as_completed(futures):

@@ -80,9 +80,14 @@ PROTOCOL_LEARNERS = {
 # Kriukova et al. 2014, §4.2: Jester ratings (−10..10) are shifted by +10, so that −1 can mean
 # "not rated".
 JESTER_SHIFT = 10.0
-LEARNERS = (*PROTOCOL_LEARNERS,
-            *(name for name, spec in REGISTRY.items()
-              if name not in PROTOCOL_LEARNERS.values() and not spec.glucose_pairs))
+LEARNERS = (
+    *PROTOCOL_LEARNERS,
+    *(
+        name
+        for name, spec in REGISTRY.items()
+        if name not in PROTOCOL_LEARNERS.values() and not spec.glucose_pairs
+    ),
+)
 METRICS = ("pairwise_misranking", "msd", "m1d", "ndcg10")
 MISSING = ("minus-one", "median")
 SPLIT_ATTEMPTS = 100
@@ -136,22 +141,27 @@ class PerUserConfig:
     def __post_init__(self) -> None:
         unknown = [name for name in self.learners if name not in LEARNERS + tuple(REGISTRY)]
         if unknown or not self.learners:
-            raise ValueError(f"PerUserConfig: learners must be among {LEARNERS}; got "
-                             f"{list(self.learners)!r}")
+            raise ValueError(
+                f"PerUserConfig: learners must be among {LEARNERS}; got {list(self.learners)!r}"
+            )
         one_of(self.missing, "missing", MISSING, "PerUserConfig")
         protocol_refits(self.protocol, "PerUserConfig")
         for name in ("group", "test_range"):
             low, high = getattr(self, name)
             if not 0 < low <= high:
-                raise ValueError(f"PerUserConfig: {name} must satisfy 0 < low <= high; "
-                                 f"got {(low, high)!r}")
+                raise ValueError(
+                    f"PerUserConfig: {name} must satisfy 0 < low <= high; got {(low, high)!r}"
+                )
         if self.test_range[0] < 8:
-            raise ValueError("PerUserConfig: test reviewers need at least 8 ratings to split "
-                             f"into fit, validation and test parts; got {self.test_range!r}")
+            raise ValueError(
+                "PerUserConfig: test reviewers need at least 8 ratings to split "
+                f"into fit, validation and test parts; got {self.test_range!r}"
+            )
         for name in ("n_reference", "n_test_users", "repeats", "n_lams", "max_rounds", "ndcg_k"):
             if int(getattr(self, name)) < 1:
-                raise ValueError(f"PerUserConfig: {name} must be a positive integer; "
-                                 f"got {getattr(self, name)!r}")
+                raise ValueError(
+                    f"PerUserConfig: {name} must be a positive integer; got {getattr(self, name)!r}"
+                )
 
     def lams(self) -> NDArray[np.float64]:
         return paper_lambda_grid(self.lam0, self.q, self.n_lams)
@@ -169,11 +179,14 @@ def plan_tasks(data: RatingMatrix, config: PerUserConfig) -> list[Task]:
     test reviewers drawn without replacement."""
     eligible = _rankable_users(data, *config.test_range)
     if eligible.size == 0:
-        raise ValueError(f"no test reviewer: no user has {config.test_range[0]}–"
-                         f"{config.test_range[1]} ratings with at least two different values")
+        raise ValueError(
+            f"no test reviewer: no user has {config.test_range[0]}–"
+            f"{config.test_range[1]} ratings with at least two different values"
+        )
     if data.users_in(*config.group).size < 2:
-        raise ValueError(f"the reference group {config.group[0]}–{config.group[1]} holds fewer "
-                         "than two users")
+        raise ValueError(
+            f"the reference group {config.group[0]}–{config.group[1]} holds fewer than two users"
+        )
     tasks = []
     n = min(config.n_test_users, eligible.size)
     for rep in range(config.repeats):
@@ -184,15 +197,18 @@ def plan_tasks(data: RatingMatrix, config: PerUserConfig) -> list[Task]:
 
 
 def reference_inputs(
-    data: RatingMatrix, reference: NDArray[np.intp], items: NDArray[np.intp],
-    missing: str, shift: float,
+    data: RatingMatrix,
+    reference: NDArray[np.intp],
+    items: NDArray[np.intp],
+    missing: str,
+    shift: float,
 ) -> NDArray[np.float64]:
     """X (len(items), len(reference)): reference reviewer j's (shifted) rating of item i, or the
     missing code (−1, or reviewer j's median rating)."""
     block = data.ratings[reference][:, items].tocoo()
     if missing == "median":
         indptr, values = data.ratings.indptr, data.ratings.data
-        fill = np.array([np.median(values[indptr[u]:indptr[u + 1]]) for u in reference]) + shift
+        fill = np.array([np.median(values[indptr[u] : indptr[u + 1]]) for u in reference]) + shift
     else:
         fill = np.full(len(reference), -1.0)
     X = np.repeat(fill[None, :], len(items), axis=0)
@@ -206,8 +222,8 @@ def _split(rng: np.random.Generator, y: NDArray) -> tuple[NDArray, NDArray, NDAr
     m = y.size
     for _ in range(SPLIT_ATTEMPTS):
         order = rng.permutation(m)
-        train, test = order[: m // 2], order[m // 2:]
-        fit, val = train[: train.size // 2], train[train.size // 2:]
+        train, test = order[: m // 2], order[m // 2 :]
+        fit, val = train[: train.size // 2], train[train.size // 2 :]
         if all(np.ptp(y[part]) > 0 for part in (fit, val, test)):
             return fit, val, test
     return None
@@ -218,8 +234,9 @@ def learner_spec(name: str) -> LearnerSpec:
     return REGISTRY[PROTOCOL_LEARNERS.get(name, name)]
 
 
-def _chosen_prediction(spec: LearnerSpec, X: NDArray, y: NDArray, parts: tuple,
-                       config: PerUserConfig) -> NDArray[np.float64]:
+def _chosen_prediction(
+    spec: LearnerSpec, X: NDArray, y: NDArray, parts: tuple, config: PerUserConfig
+) -> NDArray[np.float64]:
     """Test-part predictions after choosing (γ, parameter) by hold-out: the fit part fits (one
     decomposition per γ for a path learner, whose λ grid is ``lam_scale(m)``·λ_j; one fit per
     registry grid value otherwise), the validation part scores, the lowest misranking is kept.
@@ -229,13 +246,22 @@ def _chosen_prediction(spec: LearnerSpec, X: NDArray, y: NDArray, parts: tuple,
     fit, val, test = parts
     grid = spec.lam_scale(fit.size) * config.lams() if spec.has_path else spec.grid(fit.size)
     train = np.concatenate([fit, val])  # the hold-out rule: first part fits, second chooses
-    choice = choose(spec.make, X[train], y[train], rule="holdout", grid=grid, param=spec.param,
-                    gammas=config.gammas, refit=protocol_refits(config.protocol))
+    choice = choose(
+        spec.make,
+        X[train],
+        y[train],
+        rule="holdout",
+        grid=grid,
+        param=spec.param,
+        gammas=config.gammas,
+        refit=protocol_refits(config.protocol),
+    )
     return choice.model.predict(X[test])
 
 
-def _staged_prediction(spec: LearnerSpec, X: NDArray, y: NDArray, parts: tuple,
-                       config: PerUserConfig) -> NDArray[np.float64]:
+def _staged_prediction(
+    spec: LearnerSpec, X: NDArray, y: NDArray, parts: tuple, config: PerUserConfig
+) -> NDArray[np.float64]:
     """Test-part predictions of a boosting learner after the number of rounds (≤ max_rounds)
     with the lowest validation misranking (γ plays no part); under ``protocol="refit"`` the
     learner is boosted again on fit + validation parts for that number of rounds."""
@@ -248,13 +274,13 @@ def _staged_prediction(spec: LearnerSpec, X: NDArray, y: NDArray, parts: tuple,
     rounds = int(np.argmin(curve))
     if protocol_refits(config.protocol):
         train = np.concatenate([fit, val])
-        return model.set_params(**{spec.param: rounds + 1}).fit(X[train], y[train]).predict(
-            X[test])
+        return model.set_params(**{spec.param: rounds + 1}).fit(X[train], y[train]).predict(X[test])
     return model.staged_predict(X[test])[rounds]
 
 
-def _prediction(spec: LearnerSpec, X: NDArray, y: NDArray, parts: tuple,
-                config: PerUserConfig) -> NDArray[np.float64]:
+def _prediction(
+    spec: LearnerSpec, X: NDArray, y: NDArray, parts: tuple, config: PerUserConfig
+) -> NDArray[np.float64]:
     if not spec.has_path and hasattr(spec.make(config.gammas[0]), "staged_predict"):
         return _staged_prediction(spec, X, y, parts, config)
     return _chosen_prediction(spec, X, y, parts, config)
@@ -282,15 +308,18 @@ def evaluate_user(data: RatingMatrix, config: PerUserConfig, task: Task) -> NDAr
         if spec.max_m is not None and parts[0].size + parts[1].size > spec.max_m:
             continue
         prediction = _prediction(spec, X, y, parts, config)
-        out[row] = (pairwise_misranking(y_test, prediction),
-                    mean_squared_difference(y_test, prediction),
-                    mean_1norm_difference(y_test, prediction),
-                    ndcg(y_test, prediction, k=config.ndcg_k))
+        out[row] = (
+            pairwise_misranking(y_test, prediction),
+            mean_squared_difference(y_test, prediction),
+            mean_1norm_difference(y_test, prediction),
+            ndcg(y_test, prediction, k=config.ndcg_k),
+        )
     return out
 
 
-def evaluate_tasks(data: RatingMatrix, config: PerUserConfig,
-                   tasks: Sequence[Task]) -> NDArray[np.float64]:
+def evaluate_tasks(
+    data: RatingMatrix, config: PerUserConfig, tasks: Sequence[Task]
+) -> NDArray[np.float64]:
     """:func:`evaluate_user` for a batch of tasks, shape (len(tasks), learners, metrics).
 
     BLAS runs single-threaded here: the per-user matrices are small, and a multi-threaded BLAS
@@ -300,8 +329,7 @@ def evaluate_tasks(data: RatingMatrix, config: PerUserConfig,
         return np.stack([evaluate_user(data, config, task) for task in tasks])
 
 
-def summarize(config: PerUserConfig, tasks: Sequence[Task],
-              values: NDArray[np.float64]) -> dict:
+def summarize(config: PerUserConfig, tasks: Sequence[Task], values: NDArray[np.float64]) -> dict:
     """Per repetition: mean over test reviewers; then mean and sd (ddof = 1) over repetitions.
 
     ``values`` is (len(tasks), learners, metrics) in task order. ``skipped_test_users`` counts
@@ -316,12 +344,14 @@ def summarize(config: PerUserConfig, tasks: Sequence[Task],
         learners[name] = {
             "test_users_run": int((~np.isnan(values[:, i, 0])).sum()),
             "max_m": learner_spec(name).max_m,
-            **{metric: {
-                "mean": float(np.mean(per_rep[:, i, k])),
-                "sd": float(np.std(per_rep[:, i, k], ddof=1)) if config.repeats > 1 else 0.0,
-                "per_repeat": [float(v) for v in per_rep[:, i, k]],
-            }
-            for k, metric in enumerate(METRICS)},
+            **{
+                metric: {
+                    "mean": float(np.mean(per_rep[:, i, k])),
+                    "sd": float(np.std(per_rep[:, i, k], ddof=1)) if config.repeats > 1 else 0.0,
+                    "per_repeat": [float(v) for v in per_rep[:, i, k]],
+                }
+                for k, metric in enumerate(METRICS)
+            },
         }
     return {
         "protocol": "per-user ranking, Cortes et al. 2007, §4.1 / Kriukova et al. 2014, §4.2",
@@ -331,4 +361,3 @@ def summarize(config: PerUserConfig, tasks: Sequence[Task],
         "skipped_test_users": skipped,
         "learners": learners,
     }
-

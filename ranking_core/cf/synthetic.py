@@ -51,8 +51,12 @@ def synthetic_ratings(
     cols = np.concatenate(
         [rng.choice(n_items, size=c, replace=False, p=popularity) for c in counts]
     )
-    latent = (np.einsum("ij,ij->i", users[rows], items[cols]) + user_bias[rows]
-              + item_bias[cols] + noise * rng.normal(size=rows.size))
+    latent = (
+        np.einsum("ij,ij->i", users[rows], items[cols])
+        + user_bias[rows]
+        + item_bias[cols]
+        + noise * rng.normal(size=rows.size)
+    )
     cuts = np.quantile(latent, STAR_QUANTILES)
     stars = 1.0 + np.searchsorted(cuts, latent)
     return RatingMatrix.from_triples(rows + 1, cols + 1, stars, MOVIELENS_SCALE, "synthetic")

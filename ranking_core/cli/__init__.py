@@ -15,24 +15,51 @@ from typer.core import TyperGroup
 
 # name → (module, attribute: a Typer app or a command function, one line of help)
 COMMANDS: dict[str, tuple[str, str, str]] = {
-    "reproduce": ("ranking_core.cli.reproduce", "app",
-                  "Reproduce the experiments of the source papers."),
-    "learners": ("ranking_core.cli.learners", "app",
-                 "Compare the ranking learners of the source papers."),
-    "meter-report": ("ranking_core.cli.meter", "meter_report",
-                     "Meter accuracy report of BGM/REF pairs: SEG tables, Clarke, Parkes, DTS."),
-    "pair": ("ranking_core.cli.pair", "pair",
-             "Pair sensor readings with reference readings nearest in time."),
-    "learn": ("ranking_core.cli.learn", "learn",
-              "Learn a risk grid from a rating set and write it as files."),
-    "plan-panel": ("ranking_core.cli.panels", "plan_panel",
-                   "Propose the next pairs a rating panel should rate, as a rating form."),
-    "survey": ("ranking_core.cli.survey", "app",
-               "Run a rating survey in the browser: create, invite, status, next, export."),
-    "cf": ("ranking_core.cli.cf", "app",
-           "Collaborative-filtering experiments of the papers (MovieLens, Jester)."),
-    "records": ("ranking_core.cli.records", "app",
-                "List, export and delete saved records (the dashboard's database)."),
+    "reproduce": (
+        "ranking_core.cli.reproduce",
+        "app",
+        "Reproduce the experiments of the source papers.",
+    ),
+    "learners": (
+        "ranking_core.cli.learners",
+        "app",
+        "Compare the ranking learners of the source papers.",
+    ),
+    "meter-report": (
+        "ranking_core.cli.meter",
+        "meter_report",
+        "Meter accuracy report of BGM/REF pairs: SEG tables, Clarke, Parkes, DTS.",
+    ),
+    "pair": (
+        "ranking_core.cli.pair",
+        "pair",
+        "Pair sensor readings with reference readings nearest in time.",
+    ),
+    "learn": (
+        "ranking_core.cli.learn",
+        "learn",
+        "Learn a risk grid from a rating set and write it as files.",
+    ),
+    "plan-panel": (
+        "ranking_core.cli.panels",
+        "plan_panel",
+        "Propose the next pairs a rating panel should rate, as a rating form.",
+    ),
+    "survey": (
+        "ranking_core.cli.survey",
+        "app",
+        "Run a rating survey in the browser: create, invite, status, next, export.",
+    ),
+    "cf": (
+        "ranking_core.cli.cf",
+        "app",
+        "Collaborative-filtering experiments of the papers (MovieLens, Jester).",
+    ),
+    "records": (
+        "ranking_core.cli.records",
+        "app",
+        "List, export and delete saved records (the dashboard's database).",
+    ),
     "dashboard": ("ranking_core.cli.dashboard", "app", "Start the web dashboard."),
 }
 
@@ -67,12 +94,17 @@ def _readable_help(command: click.Command) -> None:
             param.metavar = param.name.upper()
             # Typer's usage line wraps a required argument in braces: name it plainly
             param._usage_display_name = (  # type: ignore[attr-defined]
-                lambda p=param: p.metavar if p.required else f"[{p.metavar}]")
-        elif len(choices := getattr(getattr(param, "type_descriptor", None), "choices", None)
-                 or ()) > 6:  # a long list of choices: one word, the choices in the help
+                lambda p=param: p.metavar if p.required else f"[{p.metavar}]"
+            )
+        elif (
+            len(choices := getattr(getattr(param, "type_descriptor", None), "choices", None) or ())
+            > 6
+        ):  # a long list of choices: one word, the choices in the help
             param.metavar = param.name.upper()
-            param.help = (f"{param.help or ''} Choices: "
-                          f"{', '.join(str(getattr(c, 'value', c)) for c in choices)}.").strip()
+            param.help = (
+                f"{param.help or ''} Choices: "
+                f"{', '.join(str(getattr(c, 'value', c)) for c in choices)}."
+            ).strip()
     for sub in getattr(command, "commands", {}).values():
         if sub.help and not sub.short_help:
             sub.short_help = " ".join(sub.help.split("\n\n")[0].split())

@@ -28,8 +28,11 @@ from ranking_core.cli.progress import progress_bar
 from ranking_core.learners.pairwise_linear import LOSSES
 from ranking_core.selection import PROTOCOLS
 
-app = typer.Typer(help="Collaborative-filtering experiments of the papers (MovieLens, Jester).",
-                  no_args_is_help=True, add_completion=False)
+app = typer.Typer(
+    help="Collaborative-filtering experiments of the papers (MovieLens, Jester).",
+    no_args_is_help=True,
+    add_completion=False,
+)
 console = Console(stderr=True)
 
 
@@ -66,10 +69,20 @@ def load(data: Path | None, format: DataFormat, seed: int) -> RatingMatrix:
 
 
 def _print_table(result: dict, dataset: str, group: str) -> None:
-    table = Table(title=f"per-user ranking, {dataset} {group}, protocol "
-                        f"{result['config']['protocol']}: mean ± sd over repetitions")
-    for column in ("learner", "users run", "misranking (ours)", "misranking (paper)",
-                   "MSD (ours)", "MSD (paper)", "M1D (ours)", "NDCG@10 (ours)"):
+    table = Table(
+        title=f"per-user ranking, {dataset} {group}, protocol "
+        f"{result['config']['protocol']}: mean ± sd over repetitions"
+    )
+    for column in (
+        "learner",
+        "users run",
+        "misranking (ours)",
+        "misranking (paper)",
+        "MSD (ours)",
+        "MSD (paper)",
+        "M1D (ours)",
+        "NDCG@10 (ours)",
+    ):
         table.add_column(column, justify="right")
     published = KRIUKOVA_2014_TABLE2.get((dataset, group), {})
     msd_published = CORTES_2007_TABLE1.get((dataset, group), {}).get("msd", {})
@@ -79,48 +92,82 @@ def _print_table(result: dict, dataset: str, group: str) -> None:
 
     for name, metrics in result["learners"].items():
         ours = {k: (metrics[k]["mean"], metrics[k]["sd"]) for k in METRICS}
-        table.add_row(name, str(metrics["test_users_run"]),
-                      cell(ours["pairwise_misranking"], 100, " %"),
-                      cell(published.get(name), 100, " %"), cell(ours["msd"]),
-                      cell(msd_published.get(name)), cell(ours["m1d"]), cell(ours["ndcg10"]))
+        table.add_row(
+            name,
+            str(metrics["test_users_run"]),
+            cell(ours["pairwise_misranking"], 100, " %"),
+            cell(published.get(name), 100, " %"),
+            cell(ours["msd"]),
+            cell(msd_published.get(name)),
+            cell(ours["m1d"]),
+            cell(ours["ndcg10"]),
+        )
     console.print(table)
 
 
 @app.command("per-user")
 def per_user(
-    data: Annotated[Path | None, typer.Option(help="Rating file (or ml-100k / ml-1m folder).")]
-    = None,
-    format: Annotated[DataFormat, typer.Option("--format", help="Data format.")]
-    = DataFormat.ml_100k,
-    group: Annotated[str, typer.Option(help="Reference reviewers' number of ratings, low-high.")]
-    = "40-60",
-    learner: Annotated[list[Learner] | None, typer.Option(
-        help="Learner (repeat the option for several; they share every draw).")] = None,
-    test_users: Annotated[int, typer.Option(help="Test reviewers per repetition.", min=1,
-                                            max=MAX_USERS)] = 300,
-    repeats: Annotated[int, typer.Option(help="Repetitions with new reviewer draws.", min=1,
-                                         max=MAX_REPS)] = 10,
-    reference: Annotated[int, typer.Option(help="Reference reviewers per test reviewer.", min=1,
-                                           max=MAX_USERS)] = 300,
-    test_range: Annotated[str, typer.Option(help="Test reviewers' number of ratings.")]
-    = "50-300",
-    gamma: Annotated[list[float] | None, typer.Option(
-        help="Gaussian γ; several values are chosen from on the validation part.")] = None,
-    missing: Annotated[str, typer.Option(
-        help="'minus-one' (Kriukova et al. 2014) or 'median' (Cortes et al. 2007) for unrated "
-        "items.")] = "minus-one",
-    shift: Annotated[float | None, typer.Option(
-        help="Added to every rating; default +10 for Jester, 0 otherwise.")] = None,
-    max_rounds: Annotated[int, typer.Option(help="RankBoost's largest number of rounds.", min=1,
-                                            max=MAX_ROUNDS)] = 200,
-    protocol: Annotated[str, typer.Option(help="Which function is tested: " + "; ".join(
-        f"{name}: {text}" for name, text in PROTOCOLS.items()) + ".")] = "refit",
+    data: Annotated[
+        Path | None, typer.Option(help="Rating file (or ml-100k / ml-1m folder).")
+    ] = None,
+    format: Annotated[
+        DataFormat, typer.Option("--format", help="Data format.")
+    ] = DataFormat.ml_100k,
+    group: Annotated[
+        str, typer.Option(help="Reference reviewers' number of ratings, low-high.")
+    ] = "40-60",
+    learner: Annotated[
+        list[Learner] | None,
+        typer.Option(help="Learner (repeat the option for several; they share every draw)."),
+    ] = None,
+    test_users: Annotated[
+        int, typer.Option(help="Test reviewers per repetition.", min=1, max=MAX_USERS)
+    ] = 300,
+    repeats: Annotated[
+        int, typer.Option(help="Repetitions with new reviewer draws.", min=1, max=MAX_REPS)
+    ] = 10,
+    reference: Annotated[
+        int, typer.Option(help="Reference reviewers per test reviewer.", min=1, max=MAX_USERS)
+    ] = 300,
+    test_range: Annotated[str, typer.Option(help="Test reviewers' number of ratings.")] = "50-300",
+    gamma: Annotated[
+        list[float] | None,
+        typer.Option(help="Gaussian γ; several values are chosen from on the validation part."),
+    ] = None,
+    missing: Annotated[
+        str,
+        typer.Option(
+            help="'minus-one' (Kriukova et al. 2014) or 'median' (Cortes et al. 2007) for unrated "
+            "items."
+        ),
+    ] = "minus-one",
+    shift: Annotated[
+        float | None,
+        typer.Option(help="Added to every rating; default +10 for Jester, 0 otherwise."),
+    ] = None,
+    max_rounds: Annotated[
+        int, typer.Option(help="RankBoost's largest number of rounds.", min=1, max=MAX_ROUNDS)
+    ] = 200,
+    protocol: Annotated[
+        str,
+        typer.Option(
+            help="Which function is tested: "
+            + "; ".join(f"{name}: {text}" for name, text in PROTOCOLS.items())
+            + "."
+        ),
+    ] = "refit",
     seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
-    scheduler: Annotated[str | None, typer.Option(
-        help="'synchronous' (no Dask), a Dask scheduler address tcp://host:port, or unset for "
-             "a local Dask cluster on all cores.")] = None,
-    workers: Annotated[int | None, typer.Option(help="Local cluster size (default: all cores).",
-                                                min=1, max=MAX_WORKERS)] = None,
+    scheduler: Annotated[
+        str | None,
+        typer.Option(
+            help="'synchronous' (no Dask), a Dask scheduler address tcp://host:port, or unset for "
+            "a local Dask cluster on all cores."
+        ),
+    ] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(help="Local cluster size (default: all cores).", min=1, max=MAX_WORKERS),
+    ] = None,
     out: Annotated[Path | None, typer.Option("--json", help="Write the results here.")] = None,
 ) -> None:
     """Per-user ranking on MovieLens / Jester (Cortes et al. 2007, §4.1, Kriukova et al. 2014, §4.2,
@@ -128,10 +175,16 @@ def per_user(
     jester = format in (DataFormat.jester, DataFormat.jester_long)
     try:
         config = PerUserConfig(
-            group=_range(group, "--group"), test_range=_range(test_range, "--test-range"),
-            n_reference=reference, n_test_users=test_users, repeats=repeats,
+            group=_range(group, "--group"),
+            test_range=_range(test_range, "--test-range"),
+            n_reference=reference,
+            n_test_users=test_users,
+            repeats=repeats,
             learners=tuple(item.value for item in learner or [Learner.iterated_lavrentiev]),
-            gammas=tuple(gamma or [1e4]), missing=missing, max_rounds=max_rounds, seed=seed,
+            gammas=tuple(gamma or [1e4]),
+            missing=missing,
+            max_rounds=max_rounds,
+            seed=seed,
             protocol=protocol,
             shift=(JESTER_SHIFT if jester else 0.0) if shift is None else shift,
         )
@@ -139,15 +192,23 @@ def per_user(
         raise typer.BadParameter(str(error)) from None
     ratings = load(data, format, seed)
     group_size = len(ratings.users_in(*config.group))
-    console.print(f"{ratings.source}: {ratings.n_users} users, {ratings.n_items} items, "
-                  f"{ratings.n_ratings} ratings; group {group}: {group_size} users"
-                  + (f" (fewer than {reference}: all are used)" if group_size <= reference else ""))
+    console.print(
+        f"{ratings.source}: {ratings.n_users} users, {ratings.n_items} items, "
+        f"{ratings.n_ratings} ratings; group {group}: {group_size} users"
+        + (f" (fewer than {reference}: all are used)" if group_size <= reference else "")
+    )
     with progress_bar(f"per-user {group}") as update:
-        result = run_per_user(ratings, config, scheduler=scheduler, n_workers=workers,
-                              progress=update)
-    result["data"] = {"source": ratings.source, "format": format.value,
-                      "users": ratings.n_users, "items": ratings.n_items,
-                      "ratings": ratings.n_ratings, "group_size": group_size}
+        result = run_per_user(
+            ratings, config, scheduler=scheduler, n_workers=workers, progress=update
+        )
+    result["data"] = {
+        "source": ratings.source,
+        "format": format.value,
+        "users": ratings.n_users,
+        "items": ratings.n_items,
+        "ratings": ratings.n_ratings,
+        "group_size": group_size,
+    }
     result["scheduler"] = scheduler or "local Dask cluster"
     if len(config.learners) == 1:
         result.update(result["learners"][config.learners[0]])
@@ -168,24 +229,34 @@ def _write(result: dict, out: Path | None) -> None:
 
 @app.command("pairs")
 def pairs(
-    data: Annotated[Path | None, typer.Option(
-        help="MovieLens 100K folder (u.data and u.item) or u.data path.")] = None,
-    format: Annotated[DataFormat, typer.Option("--format", help="ml-100k or synthetic.")]
-    = DataFormat.ml_100k,
+    data: Annotated[
+        Path | None, typer.Option(help="MovieLens 100K folder (u.data and u.item) or u.data path.")
+    ] = None,
+    format: Annotated[
+        DataFormat, typer.Option("--format", help="ml-100k or synthetic.")
+    ] = DataFormat.ml_100k,
     items: Annotated[Path | None, typer.Option(help="u.item (default: beside u.data).")] = None,
-    train_pairs: Annotated[list[int] | None, typer.Option(
-        help="Training pairs (repeat; default 20000 40000 80000 120000 160000).", min=1,
-        max=MAX_CF_PAIRS)] = None,
-    test_pairs: Annotated[int, typer.Option(help="Test pairs per run.", min=1,
-                                            max=MAX_CF_PAIRS)] = 40000,
-    validation_pairs: Annotated[int, typer.Option(help="Validation pairs per run.", min=1,
-                                                  max=MAX_CF_PAIRS)] = 20000,
-    experiments: Annotated[int, typer.Option(help="Runs (distinct validation/test parts).",
-                                             min=1, max=MAX_REPS)] = 15,
-    alpha: Annotated[list[float] | None, typer.Option(
-        help="ℓ2 regularization candidates (repeat).")] = None,
-    loss: Annotated[list[Loss] | None, typer.Option(help="Losses (repeat; default all).")]
-    = None,
+    train_pairs: Annotated[
+        list[int] | None,
+        typer.Option(
+            help="Training pairs (repeat; default 20000 40000 80000 120000 160000).",
+            min=1,
+            max=MAX_CF_PAIRS,
+        ),
+    ] = None,
+    test_pairs: Annotated[
+        int, typer.Option(help="Test pairs per run.", min=1, max=MAX_CF_PAIRS)
+    ] = 40000,
+    validation_pairs: Annotated[
+        int, typer.Option(help="Validation pairs per run.", min=1, max=MAX_CF_PAIRS)
+    ] = 20000,
+    experiments: Annotated[
+        int, typer.Option(help="Runs (distinct validation/test parts).", min=1, max=MAX_REPS)
+    ] = 15,
+    alpha: Annotated[
+        list[float] | None, typer.Option(help="ℓ2 regularization candidates (repeat).")
+    ] = None,
+    loss: Annotated[list[Loss] | None, typer.Option(help="Losses (repeat; default all).")] = None,
     seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
     out: Annotated[Path | None, typer.Option("--json", help="Write the results here.")] = None,
 ) -> None:
@@ -194,15 +265,20 @@ def pairs(
     defaults = PairsConfig()
     try:
         config = PairsConfig(
-            train_pairs=tuple(train_pairs or defaults.train_pairs), test_pairs=test_pairs,
-            validation_pairs=validation_pairs, experiments=experiments,
+            train_pairs=tuple(train_pairs or defaults.train_pairs),
+            test_pairs=test_pairs,
+            validation_pairs=validation_pairs,
+            experiments=experiments,
             alphas=tuple(alpha or defaults.alphas),
-            losses=tuple(item.value for item in loss) if loss else defaults.losses, seed=seed)
+            losses=tuple(item.value for item in loss) if loss else defaults.losses,
+            seed=seed,
+        )
     except ValueError as error:
         raise typer.BadParameter(str(error)) from None
     if format not in (DataFormat.ml_100k, DataFormat.synthetic):
-        raise typer.BadParameter("the pairs experiment needs movie metadata: --format ml-100k "
-                                 "or synthetic")
+        raise typer.BadParameter(
+            "the pairs experiment needs movie metadata: --format ml-100k or synthetic"
+        )
     ratings = load(data, format, seed)
     if format is DataFormat.synthetic:
         info = synthetic_movie_info(ratings.n_items, seed)
@@ -232,4 +308,3 @@ def pairs(
         table.add_row(*row)
     console.print(table)
     _write(result, out)
-

@@ -25,21 +25,37 @@ from ranking_core.grids.seg import MISSING_SEG_MESSAGE, SEG_TABLE_ENV
 app = typer.Typer(help="Start the web dashboard.", add_completion=False)
 
 
-
-def streamlit_command(app_path: Path, port: int, headless: bool, address: str = "127.0.0.1",
-                      development: bool = False) -> list[str]:
+def streamlit_command(
+    app_path: Path, port: int, headless: bool, address: str = "127.0.0.1", development: bool = False
+) -> list[str]:
     """The ``streamlit run`` command line for the app, run through :mod:`dashboard.server`
     (which prepares the pages before Streamlit starts serving)."""
-    return [sys.executable, "-m", "dashboard.server", "run", str(app_path),
-            "--server.port", str(port), "--server.address", address,
-            "--server.headless", str(headless).lower(),
-            "--client.showErrorDetails", "full" if development else "none",
-            *(["--server.fileWatcherType", "auto"] if development else [])]
+    return [
+        sys.executable,
+        "-m",
+        "dashboard.server",
+        "run",
+        str(app_path),
+        "--server.port",
+        str(port),
+        "--server.address",
+        address,
+        "--server.headless",
+        str(headless).lower(),
+        "--client.showErrorDetails",
+        "full" if development else "none",
+        *(["--server.fileWatcherType", "auto"] if development else []),
+    ]
 
 
-def streamlit_environment(seg_table: Path | None, environ: dict[str, str], *,
-                          public: bool = False, data_dir: Path | None = None,
-                          metrics: bool = False) -> dict[str, str]:
+def streamlit_environment(
+    seg_table: Path | None,
+    environ: dict[str, str],
+    *,
+    public: bool = False,
+    data_dir: Path | None = None,
+    metrics: bool = False,
+) -> dict[str, str]:
     """The app's environment: ``SEG_TABLE`` from ``--seg-table`` and ``RISKGRID_DATA_DIR`` from
     ``--data-dir`` (absolute paths), ``RISKGRID_PUBLIC=1`` for ``--public``,
     ``RISKGRID_METRICS=1`` for ``--metrics`` (else unset), and this checkout of ``ranking_core``
@@ -62,36 +78,59 @@ def streamlit_environment(seg_table: Path | None, environ: dict[str, str], *,
 @app.callback(invoke_without_command=True)
 def dashboard(
     port: Annotated[int, typer.Option(help="Port to serve on.", min=1, max=65535)] = 8501,
-    address: Annotated[str, typer.Option(
-        help="Address to listen on; 127.0.0.1 serves this machine only. Use 0.0.0.0 to serve "
-             "other machines (then consider --public, or a login in .streamlit/secrets.toml)."),
+    address: Annotated[
+        str,
+        typer.Option(
+            help="Address to listen on; 127.0.0.1 serves this machine only. Use 0.0.0.0 to serve "
+            "other machines (then consider --public, or a login in .streamlit/secrets.toml)."
+        ),
     ] = "127.0.0.1",
     seg_table: Annotated[
         Path | None,
-        typer.Option("--seg-table", help=f"SEG RiskPairData file (else ${SEG_TABLE_ENV}, "
-                     "else a table uploaded and stored earlier)."),
+        typer.Option(
+            "--seg-table",
+            help=f"SEG RiskPairData file (else ${SEG_TABLE_ENV}, "
+            "else a table uploaded and stored earlier).",
+        ),
     ] = None,
     data_dir: Annotated[
         Path | None,
-        typer.Option("--data-dir", help=f"Folder whose rating files the collaborative-filtering "
-                     f"page may open (else ${DATA_DIR_ENV}); no other server path is read."),
+        typer.Option(
+            "--data-dir",
+            help=f"Folder whose rating files the collaborative-filtering "
+            f"page may open (else ${DATA_DIR_ENV}); no other server path is read.",
+        ),
     ] = None,
-    public: Annotated[bool, typer.Option(
-        help="Public demo: built-in data only (no uploads, no server files), no records, and "
-             "every job capped to a few seconds.",
-    )] = False,
-    metrics: Annotated[bool, typer.Option(
-        help="Serve Streamlit's /_stcore/metrics endpoint (sessions, caches; unauthenticated). "
-             "Off by default.",
-    )] = False,
-    development: Annotated[bool, typer.Option(
-        help="Show full error details (tracebacks) in the browser and rerun pages when their "
-             "files change; for development only.",
-    )] = False,
-    browser: Annotated[bool, typer.Option(
-        "--browser/--headless", help="Open a web browser on this machine once the dashboard "
-                                     "is up. Default: none (as on a server); --headless is "
-                                     "the default, kept for scripts.")] = False,
+    public: Annotated[
+        bool,
+        typer.Option(
+            help="Public demo: built-in data only (no uploads, no server files), no records, and "
+            "every job capped to a few seconds.",
+        ),
+    ] = False,
+    metrics: Annotated[
+        bool,
+        typer.Option(
+            help="Serve Streamlit's /_stcore/metrics endpoint (sessions, caches; unauthenticated). "
+            "Off by default.",
+        ),
+    ] = False,
+    development: Annotated[
+        bool,
+        typer.Option(
+            help="Show full error details (tracebacks) in the browser and rerun pages when their "
+            "files change; for development only.",
+        ),
+    ] = False,
+    browser: Annotated[
+        bool,
+        typer.Option(
+            "--browser/--headless",
+            help="Open a web browser on this machine once the dashboard "
+            "is up. Default: none (as on a server); --headless is "
+            "the default, kept for scripts.",
+        ),
+    ] = False,
 ) -> None:
     """Serve the dashboard at http://ADDRESS:PORT (Ctrl+C stops it)."""
     if seg_table is not None and not seg_table.expanduser().is_file():
@@ -101,8 +140,9 @@ def dashboard(
         typer.echo(f"Data folder not found: {data_dir}", err=True)
         raise typer.Exit(2)
     command = streamlit_command(APP_PATH, port, not browser, address, development)
-    env = streamlit_environment(seg_table, dict(os.environ), public=public, data_dir=data_dir,
-                                metrics=metrics)
+    env = streamlit_environment(
+        seg_table, dict(os.environ), public=public, data_dir=data_dir, metrics=metrics
+    )
     sys.stdout.flush()
     sys.stderr.flush()
     # the app folder is the working directory so that its .streamlit/config.toml applies

@@ -60,69 +60,134 @@ def _show(result, paths: list[Path]) -> None:
 
 
 def learn(
-    ratings: Annotated[Path, typer.Argument(help="Rating set: CSV, TSV or XLSX with columns "
-                                                 "reference, estimate, rating (0..4).")],
-    out_dir: Annotated[Path | None, typer.Option("--out-dir", help="Folder for grid.npy, "
-                       "grid.csv, grid.png and grid.json (created if needed).")] = None,
-    unit: Annotated[str | None, typer.Option(
-        help="Glucose unit of the file: mg/dL or mmol/L (default: as named in the header, "
-             "else mg/dL; values that look like mmol/L are refused without it).")] = None,
-    recipe: Annotated[str | None, typer.Option(
-        help=f"Named recipe the options below change: {_names(PRESETS)} (default: robust when "
-             "the ratings come from a panel, i.e. a rater column or answers in steps of 1 or "
-             "0.5; best otherwise).")] = None,
-    kernel: Annotated[str | None, typer.Option(
-        help=f"Kernel: {_names(KERNELS)} (default: laplacian).")] = None,
-    gamma: Annotated[float | None, typer.Option(
-        help="Kernel width γ of the glucose coordinates (default: the kernel's own, "
-             + ", ".join(f"{cls.glucose_width:g} {cls.width_unit} for the {name}"
-                         for name, cls in KERNELS.items()) + ").")] = None,
-    scale: Annotated[str | None, typer.Option(
-        help="Glucose coordinates: log or linear (default: log).")] = None,
-    filter: Annotated[str | None, typer.Option(
-        "--filter", help=f"Spectral filter: {_names(FILTERS)} (default: lavrentiev).")
+    ratings: Annotated[
+        Path,
+        typer.Argument(
+            help="Rating set: CSV, TSV or XLSX with columns reference, estimate, rating (0..4)."
+        ),
+    ],
+    out_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--out-dir",
+            help="Folder for grid.npy, grid.csv, grid.png and grid.json (created if needed).",
+        ),
+    ] = None,
+    unit: Annotated[
+        str | None,
+        typer.Option(
+            help="Glucose unit of the file: mg/dL or mmol/L (default: as named in the header, "
+            "else mg/dL; values that look like mmol/L are refused without it)."
+        ),
+    ] = None,
+    recipe: Annotated[
+        str | None,
+        typer.Option(
+            help=f"Named recipe the options below change: {_names(PRESETS)} (default: robust when "
+            "the ratings come from a panel, i.e. a rater column or answers in steps of 1 or "
+            "0.5; best otherwise)."
+        ),
+    ] = None,
+    kernel: Annotated[
+        str | None, typer.Option(help=f"Kernel: {_names(KERNELS)} (default: laplacian).")
+    ] = None,
+    gamma: Annotated[
+        float | None,
+        typer.Option(
+            help="Kernel width γ of the glucose coordinates (default: the kernel's own, "
+            + ", ".join(
+                f"{cls.glucose_width:g} {cls.width_unit} for the {name}"
+                for name, cls in KERNELS.items()
+            )
+            + ")."
+        ),
+    ] = None,
+    scale: Annotated[
+        str | None, typer.Option(help="Glucose coordinates: log or linear (default: log).")
+    ] = None,
+    filter: Annotated[
+        str | None,
+        typer.Option("--filter", help=f"Spectral filter: {_names(FILTERS)} (default: lavrentiev)."),
     ] = None,
     order: Annotated[int | None, typer.Option(help="Order k of iterated Lavrentiev.")] = None,
-    rule: Annotated[str | None, typer.Option(
-        help=f"How λ is chosen: {_names(RULES)} (default: kfold).")] = None,
-    lam: Annotated[float | None, typer.Option(
-        "--lambda", help="λ for --rule manual.")] = None,
-    signed: Annotated[bool | None, typer.Option(
-        "--signed/--unsigned", help="Learn sign(REF − estimate)·rating and take |f| "
-                                    "(default: signed).")] = None,
-    anchors: Annotated[int | None, typer.Option(
-        help="Zero-risk points on the diagonal added to the ratings (default: 101, one "
-             "every 6 mg/dL).")] = None,
-    refit_all: Annotated[bool, typer.Option(
-        "--refit-all", help="With --rule holdout: refit on all ratings at the chosen λ.")
-    ] = False,
-    robust: Annotated[str | None, typer.Option(
-        help="Robust learning for real panels: huber or tukey (weights for outlying ratings, "
-             "a rater model when the file has a rater column, coarse answers as intervals), "
-             "squared (rater model only) or none. Default: the recipe's (huber for the robust "
-             "recipe), huber with --panel-report or --band.")
+    rule: Annotated[
+        str | None, typer.Option(help=f"How λ is chosen: {_names(RULES)} (default: kfold).")
     ] = None,
-    criterion: Annotated[str | None, typer.Option(
-        help="What cross-validation or hold-out minimises: misranking or absolute-error "
-             "(mean absolute error of the validation ratings, steadier; the default).")] = None,
-    monotone: Annotated[bool | None, typer.Option(
-        "--monotone/--as-learned",
-        help="Make the grid rise away from the diagonal along every row and column (the nearest "
-             "such grid, as the SEG is). Default: monotone with robust learning, else as "
-             "learned.")] = None,
-    panel_report: Annotated[Path | None, typer.Option(
-        "--panel-report", help="Write every rating with its consensus risk, weight and outlier "
-                               "flag to this CSV, the per-rater table beside it "
-                               "(…-raters.csv), and print the panel report.")] = None,
-    band: Annotated[bool, typer.Option(
-        "--band", help="Also write the 95 % uncertainty band of the learned risk into the "
-                       "folder (band.csv, band_lower.npy, band_upper.npy, band.png) and print "
-                       "the share of the grid whose risk category it leaves open. The noise "
-                       "level comes from robust learning (huber unless --robust names "
-                       "another).")] = False,
-    save: Annotated[str | None, typer.Option(
-        "--save", help="Also save the grid under this name in the dashboard's database "
-                       "(riskgrid records list / export / delete).")] = None,
+    lam: Annotated[float | None, typer.Option("--lambda", help="λ for --rule manual.")] = None,
+    signed: Annotated[
+        bool | None,
+        typer.Option(
+            "--signed/--unsigned",
+            help="Learn sign(REF − estimate)·rating and take |f| (default: signed).",
+        ),
+    ] = None,
+    anchors: Annotated[
+        int | None,
+        typer.Option(
+            help="Zero-risk points on the diagonal added to the ratings (default: 101, one "
+            "every 6 mg/dL)."
+        ),
+    ] = None,
+    refit_all: Annotated[
+        bool,
+        typer.Option(
+            "--refit-all", help="With --rule holdout: refit on all ratings at the chosen λ."
+        ),
+    ] = False,
+    robust: Annotated[
+        str | None,
+        typer.Option(
+            help="Robust learning for real panels: huber or tukey (weights for outlying ratings, "
+            "a rater model when the file has a rater column, coarse answers as intervals), "
+            "squared (rater model only) or none. Default: the recipe's (huber for the robust "
+            "recipe), huber with --panel-report or --band."
+        ),
+    ] = None,
+    criterion: Annotated[
+        str | None,
+        typer.Option(
+            help="What cross-validation or hold-out minimises: misranking or absolute-error "
+            "(mean absolute error of the validation ratings, steadier; the default)."
+        ),
+    ] = None,
+    monotone: Annotated[
+        bool | None,
+        typer.Option(
+            "--monotone/--as-learned",
+            help="Make the grid rise away from the diagonal along every row and column (the "
+            "nearest "
+            "such grid, as the SEG is). Default: monotone with robust learning, else as "
+            "learned.",
+        ),
+    ] = None,
+    panel_report: Annotated[
+        Path | None,
+        typer.Option(
+            "--panel-report",
+            help="Write every rating with its consensus risk, weight and outlier "
+            "flag to this CSV, the per-rater table beside it "
+            "(…-raters.csv), and print the panel report.",
+        ),
+    ] = None,
+    band: Annotated[
+        bool,
+        typer.Option(
+            "--band",
+            help="Also write the 95 % uncertainty band of the learned risk into the "
+            "folder (band.csv, band_lower.npy, band_upper.npy, band.png) and print "
+            "the share of the grid whose risk category it leaves open. The noise "
+            "level comes from robust learning (huber unless --robust names "
+            "another).",
+        ),
+    ] = False,
+    save: Annotated[
+        str | None,
+        typer.Option(
+            "--save",
+            help="Also save the grid under this name in the dashboard's database "
+            "(riskgrid records list / export / delete).",
+        ),
+    ] = None,
 ) -> None:
     """Learn a risk grid from a rating set and write it as files (NumPy, CSV, PNG, JSON)."""
     from ranking_core.blas_threads import fit_threads
@@ -148,8 +213,10 @@ def learn(
         console.print(f"[red]{exc}[/red]", soft_wrap=True)
         raise typer.Exit(1) from None
     if data.report():
-        console.print(f"[yellow]{len(data.frame)} ratings kept; refused or noted:[/yellow]\n"
-                      f"{data.report()}", highlight=False)
+        console.print(
+            f"[yellow]{len(data.frame)} ratings kept; refused or noted:[/yellow]\n{data.report()}",
+            highlight=False,
+        )
     try:
         if recipe is None:
             recipe, why = default_recipe(data)
@@ -157,8 +224,7 @@ def learn(
             raise ValueError(f"--recipe must be one of {_names(PRESETS)}; got {recipe!r}")
         else:
             why = "named by --recipe"
-        if robust is None and (panel_report is not None or band) \
-                and PRESETS[recipe].robust is None:
+        if robust is None and (panel_report is not None or band) and PRESETS[recipe].robust is None:
             robust = "huber"
         changes = {}
         if robust is not None:
@@ -166,23 +232,40 @@ def learn(
             if monotone is None:
                 changes["monotone"] = changes["robust"] is not None
         settings = settings_from_options(
-            recipe, kernel=kernel, gamma=gamma, scale=scale, filter=filter, order=order,
-            rule=rule, lam=lam, signed=signed, refit_all=refit_all or None, anchors=anchors,
-            criterion=criterion, monotone=monotone)
+            recipe,
+            kernel=kernel,
+            gamma=gamma,
+            scale=scale,
+            filter=filter,
+            order=order,
+            rule=rule,
+            lam=lam,
+            signed=signed,
+            refit_all=refit_all or None,
+            anchors=anchors,
+            criterion=criterion,
+            monotone=monotone,
+        )
         settings = dataclasses.replace(settings, **changes)
         if band and not settings.has_band:
-            raise ValueError("--band needs the Lavrentiev filter and robust learning (the band "
-                             "is the posterior of the Gaussian process that filter's fit is "
-                             "the mean of, with the noise robust learning measures); got "
-                             f"--filter {settings.filter}, --robust {settings.robust or 'none'}")
+            raise ValueError(
+                "--band needs the Lavrentiev filter and robust learning (the band "
+                "is the posterior of the Gaussian process that filter's fit is "
+                "the mean of, with the noise robust learning measures); got "
+                f"--filter {settings.filter}, --robust {settings.robust or 'none'}"
+            )
         fit_method(settings, len(data.frame))  # refuse a size beyond the budget at once
         check_rating_count(data.y)
     except ValueError as exc:
         console.print(f"[red]cannot learn from {ratings.name}: {exc}[/red]", soft_wrap=True)
         raise typer.Exit(1) from None
     changed = settings != PRESETS[recipe]
-    console.print(f"recipe: {recipe}{' (changed by the options)' if changed else ''}, "
-                  f"{PRESET_LABELS[recipe]}: {why}", soft_wrap=True, highlight=False)
+    console.print(
+        f"recipe: {recipe}{' (changed by the options)' if changed else ''}, "
+        f"{PRESET_LABELS[recipe]}: {why}",
+        soft_wrap=True,
+        highlight=False,
+    )
     try:
         with progress_bar("fitting") as update, fit_threads(len(data.frame)):
             if panel_report is None:
@@ -207,8 +290,10 @@ def learn(
         with console.status("computing the uncertainty band…"):
             learned_band = risk_band(result.risk_model)
             paths = write_band_files(learned_band, result.grid, out_dir)
-        console.print(f"share of the grid whose risk category the {learned_band.level:.0%} band "
-                      f"leaves open: {learned_band.uncertain_share:.1%}")
+        console.print(
+            f"share of the grid whose risk category the {learned_band.level:.0%} band "
+            f"leaves open: {learned_band.uncertain_share:.1%}"
+        )
         for path in paths:
             console.print(f"wrote {path}", highlight=False, soft_wrap=True)
     if panel_report is not None:

@@ -16,23 +16,33 @@ from ranking_core.experiments.learners import check_learner_names, compare_learn
 from ranking_core.grids import find_seg_table
 from ranking_core.learners import LEARNERS
 
-app = typer.Typer(help="Compare the ranking learners of the source papers.", no_args_is_help=True,
-                  add_completion=False)
+app = typer.Typer(
+    help="Compare the ranking learners of the source papers.",
+    no_args_is_help=True,
+    add_completion=False,
+)
 console = Console()
 
 
 @app.command()
 def compare(
-    seg_table: Annotated[Path | None, typer.Option(
-        "--seg-table", help="SEG risk table (default: $SEG_TABLE).")] = None,
-    m: Annotated[int, typer.Option(help="Ratings per repetition (half fit, half pick λ).",
-                                   min=4, max=MAX_SIZE)] = 400,
-    reps: Annotated[int, typer.Option(help="Repetitions (new draws).", min=1, max=MAX_REPS)
-                    ] = 3,
-    learner: Annotated[list[str] | None, typer.Option(
-        "--learner", help=f"Learners to run (default: all). One of {', '.join(LEARNERS)}.")] = None,
-    test_size: Annotated[int, typer.Option(help="Unseen test inputs per repetition.", min=1,
-                                           max=MAX_TEST_SIZE)] = 1000,
+    seg_table: Annotated[
+        Path | None, typer.Option("--seg-table", help="SEG risk table (default: $SEG_TABLE).")
+    ] = None,
+    m: Annotated[
+        int,
+        typer.Option(help="Ratings per repetition (half fit, half pick λ).", min=4, max=MAX_SIZE),
+    ] = 400,
+    reps: Annotated[int, typer.Option(help="Repetitions (new draws).", min=1, max=MAX_REPS)] = 3,
+    learner: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--learner", help=f"Learners to run (default: all). One of {', '.join(LEARNERS)}."
+        ),
+    ] = None,
+    test_size: Annotated[
+        int, typer.Option(help="Unseen test inputs per repetition.", min=1, max=MAX_TEST_SIZE)
+    ] = 1000,
     gamma: Annotated[float, typer.Option(help="Gaussian kernel width γ (mg/dL²).")] = 1e4,
     seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
     out: Annotated[Path | None, typer.Option("--json", help="Write JSON here.")] = None,
@@ -45,28 +55,51 @@ def compare(
         raise typer.BadParameter(str(exc), param_hint="--learner") from exc
     seg = find_seg_table(seg_table)
     with progress_bar("learners on the SEG reconstruction") as update:
-        results = compare_learners(seg, names, m, reps, gamma=gamma, test_size=test_size,
-                                   seed=seed, progress=update)
+        results = compare_learners(
+            seg, names, m, reps, gamma=gamma, test_size=test_size, seed=seed, progress=update
+        )
     rows = []
     table = Table("learner", "m", "misranking %", "parameter", "fit s", "note")
     for result in results:
         note = f"capped at m = {result['m']}" if result["capped"] else ""
-        row = {"learner": result["learner"], "m": result["m"],
-               "misranking_mean": 100 * result["misranking_mean"],
-               "misranking_sd": 100 * result["misranking_sd"], "param": result["param"],
-               "values": result["values"], "seconds_per_fit": result["seconds_per_fit"],
-               "note": note}
+        row = {
+            "learner": result["learner"],
+            "m": result["m"],
+            "misranking_mean": 100 * result["misranking_mean"],
+            "misranking_sd": 100 * result["misranking_sd"],
+            "param": result["param"],
+            "values": result["values"],
+            "seconds_per_fit": result["seconds_per_fit"],
+            "note": note,
+        }
         rows.append(row)
-        table.add_row(row["learner"], str(row["m"]),
-                      f"{row['misranking_mean']:.2f} ± {row['misranking_sd']:.2f}",
-                      f"{row['param']} ≈ {result['value_median']:.3g}",
-                      f"{row['seconds_per_fit']:.2f}", note)
-        console.print(f"{row['learner']}: {row['misranking_mean']:.2f} ± "
-                      f"{row['misranking_sd']:.2f} % ({row['seconds_per_fit']:.2f} s per fit) "
-                      f"{note}")
+        table.add_row(
+            row["learner"],
+            str(row["m"]),
+            f"{row['misranking_mean']:.2f} ± {row['misranking_sd']:.2f}",
+            f"{row['param']} ≈ {result['value_median']:.3g}",
+            f"{row['seconds_per_fit']:.2f}",
+            note,
+        )
+        console.print(
+            f"{row['learner']}: {row['misranking_mean']:.2f} ± "
+            f"{row['misranking_sd']:.2f} % ({row['seconds_per_fit']:.2f} s per fit) "
+            f"{note}"
+        )
     console.print(table)
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps({"m": m, "reps": reps, "gamma": gamma, "seed": seed,
-                                   "test_size": test_size, "rows": rows}, indent=2))
+        out.write_text(
+            json.dumps(
+                {
+                    "m": m,
+                    "reps": reps,
+                    "gamma": gamma,
+                    "seed": seed,
+                    "test_size": test_size,
+                    "rows": rows,
+                },
+                indent=2,
+            )
+        )
         console.print(f"wrote {out}")

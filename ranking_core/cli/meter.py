@@ -38,8 +38,9 @@ def _print_table(title: str, text: pd.DataFrame, caption: str | None = None) -> 
     for i, column in enumerate(text.columns):
         short = max((len(cell) for cell in text[column]), default=0) <= 12
         # short cells (numbers, verdicts) never wrap: long texts take the remaining width
-        table.add_column(str(column), justify="left" if i == 0 or not short else "right",
-                         no_wrap=short)
+        table.add_column(
+            str(column), justify="left" if i == 0 or not short else "right", no_wrap=short
+        )
     for row in text.itertuples(index=False):
         table.add_row(*(Text(cell, style=styles.get(cell, "")) for cell in row))
     console.print(table)
@@ -54,14 +55,25 @@ def _print_tables(report: MeterReport) -> None:
         if name == "acceptance":  # one table per profile, narrow enough for 80 columns
             for profile, rows in frame.groupby("profile", sort=False):
                 text = display_frame(rows, name, report.glucose_unit)
-                text = text.drop(columns=["Profile", "Rule"]).rename(columns={
-                    "Criterion": "", "Pairs counted / in range": "Pairs",
-                    "95 % lower bound (%)": "Bound %", "Share (%)": "%",
-                    "Required (%)": "Needs %"})
-                _print_table(f"{get_profile(str(profile)).title} acceptance criteria", text,
-                             f"Verdict: {rows['rule'].iloc[0]}"
-                             + ("" if rows["rule"].nunique() == 1 else " (A–G); H, I: no pair "
-                                "allowed; J, K: observed share < required"))
+                text = text.drop(columns=["Profile", "Rule"]).rename(
+                    columns={
+                        "Criterion": "",
+                        "Pairs counted / in range": "Pairs",
+                        "95 % lower bound (%)": "Bound %",
+                        "Share (%)": "%",
+                        "Required (%)": "Needs %",
+                    }
+                )
+                _print_table(
+                    f"{get_profile(str(profile)).title} acceptance criteria",
+                    text,
+                    f"Verdict: {rows['rule'].iloc[0]}"
+                    + (
+                        ""
+                        if rows["rule"].nunique() == 1
+                        else " (A–G); H, I: no pair allowed; J, K: observed share < required"
+                    ),
+                )
             continue
         purpose = get_grid(report.zone_grids[name]).purpose if name in report.zone_grids else None
         _print_table(titles[name], display_frame(frame, name, report.glucose_unit), purpose)
@@ -89,67 +101,120 @@ def _learned_provenance(path: Path) -> dict[str, str]:
 
 
 def meter_report(
-    pairs: Annotated[Path, typer.Argument(help="CSV, TSV or XLSX with BGM and REF columns "
-                                                "(see README, Input files).")],
-    unit: Annotated[str | None, typer.Option(
-        "--unit", help="Glucose unit of the file: mg/dL or mmol/L (× 18.016 to mg/dL). Default: "
-                       "the unit named in the headers, else mg/dL; values that look like mmol/L "
-                       "are refused until the unit is given.")] = None,
-    sheet: Annotated[str | None, typer.Option(
-        "--sheet", help="XLSX sheet to read (default the first).")] = None,
-    max_rows: Annotated[int | None, typer.Option(
-        "--max-rows", min=1, help="Refuse files with more data rows (default 2,000,000).")
+    pairs: Annotated[
+        Path,
+        typer.Argument(help="CSV, TSV or XLSX with BGM and REF columns (see README, Input files)."),
+    ],
+    unit: Annotated[
+        str | None,
+        typer.Option(
+            "--unit",
+            help="Glucose unit of the file: mg/dL or mmol/L (× 18.016 to mg/dL). Default: "
+            "the unit named in the headers, else mg/dL; values that look like mmol/L "
+            "are refused until the unit is given.",
+        ),
     ] = None,
-    max_mb: Annotated[float | None, typer.Option(
-        "--max-mb", min=0.001, help="Refuse files larger than this many MiB (default 256).")
+    sheet: Annotated[
+        str | None, typer.Option("--sheet", help="XLSX sheet to read (default the first).")
     ] = None,
-    seg_table: Annotated[Path | None, typer.Option(
-        "--seg-table", help="SEG RiskPairData table (CSV, CSV.gz, XLSX); default $SEG_TABLE.")
+    max_rows: Annotated[
+        int | None,
+        typer.Option(
+            "--max-rows", min=1, help="Refuse files with more data rows (default 2,000,000)."
+        ),
     ] = None,
-    json_out: Annotated[Path | None, typer.Option("--json", help="Write every count and "
-                                                  "percentage as JSON here.")] = None,
-    parkes_type: Annotated[int, typer.Option(help="Diabetes type of the Parkes grid (1 or 2).",
-                                             min=1, max=2)] = 1,
-    learned_grid: Annotated[Path | None, typer.Option(
-        help="A learned risk grid file (grid.npy or grid.csv as written by riskgrid learn).")
+    max_mb: Annotated[
+        float | None,
+        typer.Option(
+            "--max-mb", min=0.001, help="Refuse files larger than this many MiB (default 256)."
+        ),
     ] = None,
-    out_dir: Annotated[Path | None, typer.Option(
-        help="Also write the tables (formula-safe CSV), figures (HTML) and the report's "
-             "error-grid plots (PNG) here.")] = None,
-    png: Annotated[bool, typer.Option(help="With --out-dir, also write the figures as PNG "
-                                           "(needs Chrome/Chromium for kaleido).")] = False,
-    report_file: Annotated[Path | None, typer.Option(
-        "--report", help="Write the whole report as one document: report.pdf or report.html "
-                         "(tables, error-grid plots, ISO criteria, statistics by range).")
+    seg_table: Annotated[
+        Path | None,
+        typer.Option(
+            "--seg-table", help="SEG RiskPairData table (CSV, CSV.gz, XLSX); default $SEG_TABLE."
+        ),
     ] = None,
-    profile: Annotated[str, typer.Option(
-        "--profile", help="Acceptance criteria to judge the pairs by: iso15197 (ISO "
-                          "15197:2013), icgm (FDA iCGM special controls, 21 CFR 862.1355) "
-                          "or all.")] = "all",
-    pairs_out: Annotated[Path | None, typer.Option(
-        "--pairs-out", help="Write every valid pair with its line, SEG risk and category, "
-                            "DTS, Clarke and Parkes zones, learned-grid risk, ISO within-15 "
-                            "flag, error direction and hypoglycaemia missed (REF < 70 mg/dL, "
-                            "BGM >= 70 mg/dL) as CSV here.")] = None,
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Write every count and percentage as JSON here.")
+    ] = None,
+    parkes_type: Annotated[
+        int, typer.Option(help="Diabetes type of the Parkes grid (1 or 2).", min=1, max=2)
+    ] = 1,
+    learned_grid: Annotated[
+        Path | None,
+        typer.Option(
+            help="A learned risk grid file (grid.npy or grid.csv as written by riskgrid learn)."
+        ),
+    ] = None,
+    out_dir: Annotated[
+        Path | None,
+        typer.Option(
+            help="Also write the tables (formula-safe CSV), figures (HTML) and the report's "
+            "error-grid plots (PNG) here."
+        ),
+    ] = None,
+    png: Annotated[
+        bool,
+        typer.Option(
+            help="With --out-dir, also write the figures as PNG "
+            "(needs Chrome/Chromium for kaleido)."
+        ),
+    ] = False,
+    report_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--report",
+            help="Write the whole report as one document: report.pdf or report.html "
+            "(tables, error-grid plots, ISO criteria, statistics by range).",
+        ),
+    ] = None,
+    profile: Annotated[
+        str,
+        typer.Option(
+            "--profile",
+            help="Acceptance criteria to judge the pairs by: iso15197 (ISO "
+            "15197:2013), icgm (FDA iCGM special controls, 21 CFR 862.1355) "
+            "or all.",
+        ),
+    ] = "all",
+    pairs_out: Annotated[
+        Path | None,
+        typer.Option(
+            "--pairs-out",
+            help="Write every valid pair with its line, SEG risk and category, "
+            "DTS, Clarke and Parkes zones, learned-grid risk, ISO within-15 "
+            "flag, error direction and hypoglycaemia missed (REF < 70 mg/dL, "
+            "BGM >= 70 mg/dL) as CSV here.",
+        ),
+    ] = None,
 ) -> None:
     """Meter accuracy report of BGM/REF pairs: the official SEG tool's tables, DTS, Clarke and
     Parkes zones, ISO 15197:2013 criteria, statistics by glucose range."""
     from ranking_core.meter.acceptance import profile_names
 
     if profile not in (*profile_names(), "all"):
-        console.print(f"--profile: choose one of {', '.join(profile_names())} or all; got "
-                      f"{shown(profile)}", style="red", highlight=False)
+        console.print(
+            f"--profile: choose one of {', '.join(profile_names())} or all; got {shown(profile)}",
+            style="red",
+            highlight=False,
+        )
         raise typer.Exit(1)
     profiles = profile_names() if profile == "all" else (profile,)
     if report_file is not None:
         from ranking_core.meter.document import REPORT_FORMATS
 
         if report_file.suffix.lower() not in REPORT_FORMATS:
-            console.print(f"--report: the file must end in {' or '.join(REPORT_FORMATS)}; got "
-                          f"{shown(report_file.name)}", style="red", highlight=False)
+            console.print(
+                f"--report: the file must end in {' or '.join(REPORT_FORMATS)}; got "
+                f"{shown(report_file.name)}",
+                style="red",
+                highlight=False,
+            )
             raise typer.Exit(1)
-    limits = with_limits(None, max_rows=max_rows,
-                         max_bytes=None if max_mb is None else int(max_mb * 2**20))
+    limits = with_limits(
+        None, max_rows=max_rows, max_bytes=None if max_mb is None else int(max_mb * 2**20)
+    )
     try:
         data = read_pairs(pairs, unit=unit, sheet=sheet, limits=limits)
     except PairsFileError as exc:
@@ -157,14 +222,18 @@ def meter_report(
         raise typer.Exit(1) from exc
     console.print(shown(data.messages[0]), highlight=False)
     if data.glucose_unit != "mg/dL":
-        console.print(f"glucose read in {data.glucose_unit}, converted to mg/dL "
-                      f"(× {MGDL_PER_MMOLL}) for the SEG tool's tables; glucose below is in "
-                      f"{data.glucose_unit} with mg/dL beside it")
+        console.print(
+            f"glucose read in {data.glucose_unit}, converted to mg/dL "
+            f"(× {MGDL_PER_MMOLL}) for the SEG tool's tables; glucose below is in "
+            f"{data.glucose_unit} with mg/dL beside it"
+        )
     try:
         table = find_seg_table(seg_table)
     except SEGTableMissing as exc:
-        console.print(f"[yellow]{shown(exc)}[/yellow]\nThe SEG risk tables are left out; the other "
-                      "tables follow.")
+        console.print(
+            f"[yellow]{shown(exc)}[/yellow]\nThe SEG risk tables are left out; the other "
+            "tables follow."
+        )
         table = None
     except SEGTableError as exc:
         console.print(shown(exc), style="red", highlight=False)
@@ -181,8 +250,9 @@ def meter_report(
             raise typer.Exit(1) from None
         given.update(_learned_provenance(learned_grid))
     try:
-        report = build_report(data, table, learned, parkes_type=parkes_type, profiles=profiles,
-                              provenance=given)
+        report = build_report(
+            data, table, learned, parkes_type=parkes_type, profiles=profiles, provenance=given
+        )
     except ValueError as exc:
         console.print(shown(exc), style="red", highlight=False)
         raise typer.Exit(1) from exc

@@ -15,25 +15,45 @@ console = Console()
 
 
 def plan_panel(
-    ratings: Annotated[Path | None, typer.Argument(
-        help="Ratings so far (CSV, TSV or XLSX with columns reference, estimate, rating and "
-             "optionally rater). Leave out to get a space-filling start design.")] = None,
-    next_: Annotated[int, typer.Option("--next", "-n", help="How many pairs to propose "
-                                       "(1 to 200,000).")] = 20,
-    out: Annotated[Path, typer.Option("--out", "-o", help="Rating form to write (CSV).")
-                   ] = Path("next.csv"),
-    html: Annotated[Path | None, typer.Option(
-        "--html", help="Printable sheet (default: the form's name with .html).")] = None,
+    ratings: Annotated[
+        Path | None,
+        typer.Argument(
+            help="Ratings so far (CSV, TSV or XLSX with columns reference, estimate, rating and "
+            "optionally rater). Leave out to get a space-filling start design."
+        ),
+    ] = None,
+    next_: Annotated[
+        int, typer.Option("--next", "-n", help="How many pairs to propose (1 to 200,000).")
+    ] = 20,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Rating form to write (CSV).")] = Path(
+        "next.csv"
+    ),
+    html: Annotated[
+        Path | None,
+        typer.Option("--html", help="Printable sheet (default: the form's name with .html)."),
+    ] = None,
     seed: Annotated[int, typer.Option(help="Seed of the candidate pairs.")] = 0,
-    method: Annotated[str, typer.Option(
-        help="imse (largest reduction of the grid's summed variance; measured best), "
-             "variance (largest variance first) or random.")] = "imse",
-    unit: Annotated[str | None, typer.Option(
-        help="Glucose unit of the ratings file: mg/dL or mmol/L (default: named in the "
-             "headers, else mg/dL).")] = None,
-    glucose_range: Annotated[tuple[float, float], typer.Option(
-        "--range", metavar="LO HI",
-        help="Glucose range of the proposed pairs, mg/dL (references and meter readings).")
+    method: Annotated[
+        str,
+        typer.Option(
+            help="imse (largest reduction of the grid's summed variance; measured best), "
+            "variance (largest variance first) or random."
+        ),
+    ] = "imse",
+    unit: Annotated[
+        str | None,
+        typer.Option(
+            help="Glucose unit of the ratings file: mg/dL or mmol/L (default: named in the "
+            "headers, else mg/dL)."
+        ),
+    ] = None,
+    glucose_range: Annotated[
+        tuple[float, float],
+        typer.Option(
+            "--range",
+            metavar="LO HI",
+            help="Glucose range of the proposed pairs, mg/dL (references and meter readings).",
+        ),
     ] = (20.0, 600.0),
 ) -> None:
     """Propose the next pairs to rate and write them as a rating form."""
@@ -55,15 +75,18 @@ def plan_panel(
         if ratings is not None:
             data = read_rating_set(ratings, unit=unit)
             if data.report():
-                console.print(f"[yellow]{len(data.frame)} ratings kept; refused or noted:"
-                              f"[/yellow]\n{shown(data.report())}", highlight=False)
+                console.print(
+                    f"[yellow]{len(data.frame)} ratings kept; refused or noted:"
+                    f"[/yellow]\n{shown(data.report())}",
+                    highlight=False,
+                )
         model = None
         if data is not None and len(data.frame) >= MIN_RATINGS and method != "random":
-            with progress_bar("learning the grid so far") as update, \
-                    fit_threads(len(data.frame)):
+            with progress_bar("learning the grid so far") as update, fit_threads(len(data.frame)):
                 model = learn_panel(data, progress=update).model
-        pairs = plan_pairs(data, next_, seed=seed, method=method, model=model,
-                           glucose_range=glucose_range)
+        pairs = plan_pairs(
+            data, next_, seed=seed, method=method, model=model, glucose_range=glucose_range
+        )
     except (RatingSetError, ValueError) as exc:
         console.print(f"[red]{shown(exc)}[/red]", soft_wrap=True, highlight=False)
         raise typer.Exit(1) from None
@@ -75,8 +98,12 @@ def plan_panel(
         console.print(f"start design: {len(pairs)} space-filling pairs")
     else:
         console.print(f"{len(pairs)} pairs chosen by '{method}' after {len(data.frame)} ratings")
-    console.print(f"wrote {out} and {sheet}; fill in the rating column (0..4) and the rater, "
-                  "then add the rows to the ratings", soft_wrap=True, highlight=False)
+    console.print(
+        f"wrote {out} and {sheet}; fill in the rating column (0..4) and the rater, "
+        "then add the rows to the ratings",
+        soft_wrap=True,
+        highlight=False,
+    )
 
 
 def show_panel_report(fit, path: Path) -> None:
@@ -95,32 +122,71 @@ def show_panel_report(fit, path: Path) -> None:
     path.write_text(safe_csv(fit.ratings.rename_axis("line").reset_index()), encoding="utf-8")
     raters_path.write_text(safe_csv(report.raters), encoding="utf-8")
     table = Table(title="Raters", title_justify="left")
-    for column in ("Rater", "Ratings", "Offset", "Scale", "Noise sd", "Agreement",
-                   "Flagged", "Mean weight"):
+    for column in (
+        "Rater",
+        "Ratings",
+        "Offset",
+        "Scale",
+        "Noise sd",
+        "Agreement",
+        "Flagged",
+        "Mean weight",
+    ):
         table.add_column(column, justify="left" if column == "Rater" else "right")
     for row in report.raters.itertuples(index=False):
-        table.add_row(shown(row.rater), f"{row.ratings:,}", f"{row.bias:+.2f}",
-                      f"{row.scale:.2f}", f"{row.noise_sd:.2f}", f"{row.agreement:.2f}",
-                      f"{100 * row.flagged_share:.1f} %", f"{row.mean_weight:.2f}")
+        table.add_row(
+            shown(row.rater),
+            f"{row.ratings:,}",
+            f"{row.bias:+.2f}",
+            f"{row.scale:.2f}",
+            f"{row.noise_sd:.2f}",
+            f"{row.agreement:.2f}",
+            f"{100 * row.flagged_share:.1f} %",
+            f"{row.mean_weight:.2f}",
+        )
     console.print(table)
-    alpha = ("not measurable (no scenario was rated by two raters)" if report.alpha is None
-             else f"{report.alpha:.3f} over {report.shared_scenarios} shared scenarios")
+    alpha = (
+        "not measurable (no scenario was rated by two raters)"
+        if report.alpha is None
+        else f"{report.alpha:.3f} over {report.shared_scenarios} shared scenarios"
+    )
     console.print(f"Krippendorff's α (interval): {alpha}", highlight=False)
-    console.print(f"Consensus explains {100 * report.consensus_r2:.1f} % of the ratings' "
-                  f"variance; answer step {report.step:g}; {len(report.flagged)} of "
-                  f"{report.n_ratings} ratings flagged as outlying", highlight=False)
+    console.print(
+        f"Consensus explains {100 * report.consensus_r2:.1f} % of the ratings' "
+        f"variance; answer step {report.step:g}; {len(report.flagged)} of "
+        f"{report.n_ratings} ratings flagged as outlying",
+        highlight=False,
+    )
     if report.low_weight_raters:
-        console.print(f"[yellow]Ratings of {shown(', '.join(report.low_weight_raters))} "
-                      f"weigh less than {LOW_WEIGHT:g} on average: their answers lie far from "
-                      "the consensus throughout.[/yellow]", highlight=False)
+        console.print(
+            f"[yellow]Ratings of {shown(', '.join(report.low_weight_raters))} "
+            f"weigh less than {LOW_WEIGHT:g} on average: their answers lie far from "
+            "the consensus throughout.[/yellow]",
+            highlight=False,
+        )
     if len(report.flagged):
         flagged = Table(title="Flagged ratings (largest residual first)", title_justify="left")
-        for column in ("Line", "Reference mg/dL", "Estimate mg/dL", "Rating", "Rater",
-                       "Consensus", "Residual", "Weight"):
+        for column in (
+            "Line",
+            "Reference mg/dL",
+            "Estimate mg/dL",
+            "Rating",
+            "Rater",
+            "Consensus",
+            "Residual",
+            "Weight",
+        ):
             flagged.add_column(column, justify="right")
         for line, row in report.flagged.head(20).iterrows():
-            flagged.add_row(str(line), f"{row.reference:.0f}", f"{row.estimate:.0f}",
-                            f"{row.rating:g}", shown(row.rater), f"{row.consensus:.2f}",
-                            f"{row.residual:+.1f}", f"{row.weight:.2f}")
+            flagged.add_row(
+                str(line),
+                f"{row.reference:.0f}",
+                f"{row.estimate:.0f}",
+                f"{row.rating:g}",
+                shown(row.rater),
+                f"{row.consensus:.2f}",
+                f"{row.residual:+.1f}",
+                f"{row.weight:.2f}",
+            )
         console.print(flagged)
     console.print(f"wrote {path} and {raters_path}", soft_wrap=True, highlight=False)

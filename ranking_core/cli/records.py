@@ -17,11 +17,18 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-app = typer.Typer(help="List, export and delete saved records (the dashboard's database).",
-                  no_args_is_help=True, add_completion=False)
+app = typer.Typer(
+    help="List, export and delete saved records (the dashboard's database).",
+    no_args_is_help=True,
+    add_completion=False,
+)
 console = Console(highlight=False)
-KIND_LABELS = {"rating_set": "rating set", "meter_data": "meter data",
-               "learned_grid": "learned grid", "seg_table": "SEG table"}
+KIND_LABELS = {
+    "rating_set": "rating set",
+    "meter_data": "meter data",
+    "learned_grid": "learned grid",
+    "seg_table": "SEG table",
+}
 
 
 def _fail(message: object) -> typer.Exit:
@@ -48,8 +55,13 @@ def save_learned(result, name: str, source: str | None) -> None:
         _store().save_learned_grid(name, result.grid, grid_metadata(result, source))
     except StorageError as exc:
         raise _fail(f"not saved: {exc}") from None
-    console.print(Text(f"saved learned grid {name.strip()!r} (riskgrid records export NAME "
-                       "--out-dir DIR writes its files)"), soft_wrap=True)
+    console.print(
+        Text(
+            f"saved learned grid {name.strip()!r} (riskgrid records export NAME "
+            "--out-dir DIR writes its files)"
+        ),
+        soft_wrap=True,
+    )
 
 
 def _kind_of(store, name: str, kind: str | None) -> str:
@@ -62,15 +74,18 @@ def _kind_of(store, name: str, kind: str | None) -> str:
     if not kinds:
         raise _fail(f"no record named {name!r} is stored")
     if len(kinds) > 1:
-        raise _fail(f"records of several kinds are named {name!r} ({', '.join(kinds)}); "
-                    "choose one with --kind")
+        raise _fail(
+            f"records of several kinds are named {name!r} ({', '.join(kinds)}); "
+            "choose one with --kind"
+        )
     return kinds[0]
 
 
 @app.command("list")
 def list_records(
-    kind: Annotated[str | None, typer.Option(
-        help=f"Only this kind: {', '.join(KIND_LABELS)} (default: all).")] = None,
+    kind: Annotated[
+        str | None, typer.Option(help=f"Only this kind: {', '.join(KIND_LABELS)} (default: all).")
+    ] = None,
 ) -> None:
     """The saved records, newest first per kind: name, when and by whom they were saved, size."""
     from ranking_core.storage import StorageError, display_name
@@ -87,11 +102,14 @@ def list_records(
                 metadata = info.meta.get("metadata") or {}
                 lam = metadata.get("lambda") if isinstance(metadata, dict) else None
                 size = info.meta.get("rows", info.meta.get("m"))
-                table.add_row(KIND_LABELS[k], Text(display_name(info.name)),
-                              info.created_at.strftime("%Y-%m-%d %H:%M"),
-                              Text(display_name(info.saved_by or "—")),
-                              f"{size:,}" if isinstance(size, int) else "",
-                              f"{lam:.4g}" if isinstance(lam, float) else "")
+                table.add_row(
+                    KIND_LABELS[k],
+                    Text(display_name(info.name)),
+                    info.created_at.strftime("%Y-%m-%d %H:%M"),
+                    Text(display_name(info.saved_by or "—")),
+                    f"{size:,}" if isinstance(size, int) else "",
+                    f"{lam:.4g}" if isinstance(lam, float) else "",
+                )
     except StorageError as exc:
         raise _fail(exc) from None
     if not table.rows:
@@ -103,8 +121,13 @@ def list_records(
 @app.command()
 def export(
     name: Annotated[str, typer.Argument(help="Name of a saved learned grid.")],
-    out_dir: Annotated[Path, typer.Option("--out-dir", help="Folder for grid.npy, grid.csv, "
-                                          "grid.png and grid.json (created if needed).")],
+    out_dir: Annotated[
+        Path,
+        typer.Option(
+            "--out-dir",
+            help="Folder for grid.npy, grid.csv, grid.png and grid.json (created if needed).",
+        ),
+    ],
 ) -> None:
     """Write a saved learned grid as the files of ``riskgrid learn --out-dir``."""
     from ranking_core.grids.files import grid_file_contents
@@ -127,9 +150,13 @@ def export(
 @app.command()
 def delete(
     name: Annotated[str, typer.Argument(help="Name of the record, exactly as listed.")],
-    kind: Annotated[str | None, typer.Option(
-        help=f"Kind of the record: {', '.join(KIND_LABELS)} (needed only when records of "
-             "several kinds have that name).")] = None,
+    kind: Annotated[
+        str | None,
+        typer.Option(
+            help=f"Kind of the record: {', '.join(KIND_LABELS)} (needed only when records of "
+            "several kinds have that name)."
+        ),
+    ] = None,
 ) -> None:
     """Delete a saved record."""
     from ranking_core.storage import StorageError, display_name

@@ -19,8 +19,11 @@ from ranking_core.grids.compare import DIFFERENCE_BINS
 from ranking_core.grids.seg import SEGTable, SEGTableError, SEGTableMissing, find_seg_table
 from ranking_core.selection import PROTOCOLS
 
-app = typer.Typer(help="Reproduce the experiments of the source papers.", no_args_is_help=True,
-                  add_completion=False)
+app = typer.Typer(
+    help="Reproduce the experiments of the source papers.",
+    no_args_is_help=True,
+    add_completion=False,
+)
 console = Console()
 
 
@@ -33,26 +36,41 @@ def _write_json(result: dict, out: Path | None) -> None:
 
 @app.command()
 def academic(
-    m: Annotated[list[int] | None, typer.Option("--m", help="Training-set sizes.", min=4,
-                                                max=MAX_SIZE)] = None,
+    m: Annotated[
+        list[int] | None, typer.Option("--m", help="Training-set sizes.", min=4, max=MAX_SIZE)
+    ] = None,
     reps: Annotated[int, typer.Option(help="Repetitions per size.", min=1, max=MAX_REPS)] = 10,
     seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
-    protocol: Annotated[str, typer.Option(help="Which function is tested: " + "; ".join(
-        f"{name}: {text}" for name, text in PROTOCOLS.items()) + ".")] = "refit",
+    protocol: Annotated[
+        str,
+        typer.Option(
+            help="Which function is tested: "
+            + "; ".join(f"{name}: {text}" for name, text in PROTOCOLS.items())
+            + "."
+        ),
+    ] = "refit",
     out: Annotated[Path | None, typer.Option("--out", "--json", help="Write JSON here.")] = None,
 ) -> None:
     """Kriukova et al. 2014, §4.1 (Table 1): ranking vs regression on x ∈ {0..100}, y = ⌊x/10⌋, γ =
     100."""
     sizes = m or [12, 20, 28]
     if protocol not in PROTOCOLS:
-        raise typer.BadParameter(f"--protocol must be one of {', '.join(PROTOCOLS)}; "
-                                 f"got {protocol!r}")
+        raise typer.BadParameter(
+            f"--protocol must be one of {', '.join(PROTOCOLS)}; got {protocol!r}"
+        )
     with progress_bar(f"academic example ({protocol})") as update:
         result = run_academic(sizes, reps, seed=seed, protocol=protocol, progress=update)
     table = _right_aligned_table(
         "Pairwise misranking, mean ± sd over repetitions (paper: Kriukova et al. 2014, Table 1)",
-        ("m", "ranking (ours)", "ranking (paper)", "SLR (ours)", "SLR (paper)",
-         "SLR − ranking, paired ± se"))
+        (
+            "m",
+            "ranking (ours)",
+            "ranking (paper)",
+            "SLR (ours)",
+            "SLR (paper)",
+            "SLR − ranking, paired ± se",
+        ),
+    )
     for size in sizes:
         ours = result["sizes"][str(size)]
         paper = PAPER_TABLE1.get(size)
@@ -65,9 +83,14 @@ def academic(
             return pct((100 * v["misranking_mean"], 100 * v["misranking_sd"]))
 
         gain = ours["slr_minus_ranking"]
-        table.add_row(str(size), mine("ranking"), pct(paper and paper["ranking"]),
-                      mine("slr"), pct(paper and paper["slr"]),
-                      f"{100 * gain['mean']:+.2f} ± {100 * gain['standard_error']:.2f} pts")
+        table.add_row(
+            str(size),
+            mine("ranking"),
+            pct(paper and paper["ranking"]),
+            mine("slr"),
+            pct(paper and paper["slr"]),
+            f"{100 * gain['mean']:+.2f} ± {100 * gain['standard_error']:.2f} pts",
+        )
     console.print(table)
     _write_json(result, out)
 
@@ -104,11 +127,18 @@ def _pct(value: float | None) -> str:
     return "—" if value is None else f"{value:.1f} %"
 
 
-SegTableOption = Annotated[Path | None, typer.Option(
-    "--seg-table", help="SEG RiskPairData CSV/CSV.gz/XLSX (default: $SEG_TABLE).")]
-RecipeOption = Annotated[str, typer.Option(
-    "--recipe", help="paper (Kriukova et al.'s exact recipe), best (the project's best) or "
-                     "robust (the best, learning robustly).")]
+SegTableOption = Annotated[
+    Path | None,
+    typer.Option("--seg-table", help="SEG RiskPairData CSV/CSV.gz/XLSX (default: $SEG_TABLE)."),
+]
+RecipeOption = Annotated[
+    str,
+    typer.Option(
+        "--recipe",
+        help="paper (Kriukova et al.'s exact recipe), best (the project's best) or "
+        "robust (the best, learning robustly).",
+    ),
+]
 RepsOption = Annotated[int, typer.Option(help="Repetitions per size.", min=1, max=MAX_REPS)]
 SeedOption = Annotated[int, typer.Option(help="Random seed.")]
 JsonOutOption = Annotated[Path | None, typer.Option("--json", "--out", help="Write JSON here.")]
@@ -117,8 +147,9 @@ JsonOutOption = Annotated[Path | None, typer.Option("--json", "--out", help="Wri
 @app.command("seg-table3")
 def seg_table3(
     seg_table: SegTableOption = None,
-    m: Annotated[list[int] | None, typer.Option("--m", help="Training-set sizes.", min=4,
-                                                max=MAX_SIZE)] = None,
+    m: Annotated[
+        list[int] | None, typer.Option("--m", help="Training-set sizes.", min=4, max=MAX_SIZE)
+    ] = None,
     reps: RepsOption = 20,
     recipe: RecipeOption = "paper",
     seed: SeedOption = 0,
@@ -131,9 +162,11 @@ def seg_table3(
     sizes = m or [100, 200, 300, 400]
     with progress_bar(f"SEG reconstruction ({recipe})") as update:
         result = run_seg_table3(table, sizes, reps, chosen, seed=seed, progress=update)
-    grid = Table(title=f"SEG reconstruction, recipe {recipe!r}: % of 1,000 test points per "
-                       "|Δy| bin and pairwise misranking (mean ± sd), ours | paper "
-                       "(Kriukova et al. 2014, Table 3)")
+    grid = Table(
+        title=f"SEG reconstruction, recipe {recipe!r}: % of 1,000 test points per "
+        "|Δy| bin and pairwise misranking (mean ± sd), ours | paper "
+        "(Kriukova et al. 2014, Table 3)"
+    )
     grid.add_column("Δy")
     for size in sizes:
         grid.add_column(f"m={size} ours", justify="right")
@@ -158,12 +191,15 @@ def seg_table3(
 @app.command()
 def apriori(
     seg_table: SegTableOption = None,
-    m: Annotated[list[int] | None, typer.Option("--m", help="Sizes to apply the rule at.",
-                                                min=4, max=MAX_SIZE)] = None,
+    m: Annotated[
+        list[int] | None,
+        typer.Option("--m", help="Sizes to apply the rule at.", min=4, max=MAX_SIZE),
+    ] = None,
     reps: RepsOption = 20,
     recipe: RecipeOption = "paper",
-    draws: Annotated[int, typer.Option(help="Subsets per small size for λ₊ (paper: 1).", min=1,
-                                       max=MAX_REPS)] = 1,
+    draws: Annotated[
+        int, typer.Option(help="Subsets per small size for λ₊ (paper: 1).", min=1, max=MAX_REPS)
+    ] = 1,
     beta_max: Annotated[float, typer.Option(help="Upper bound of β (theory: 1).")] = 1.0,
     seed: SeedOption = 0,
     out: JsonOutOption = None,
@@ -174,12 +210,14 @@ def apriori(
     chosen = _recipe_or_exit(recipe)
     sizes = m or [PAPER_APRIORI["m"]]
     with progress_bar(f"a-priori λ ({recipe})") as update:
-        result = run_apriori(table, sizes, reps, chosen, draws=draws, beta_max=beta_max,
-                             seed=seed, progress=update)
+        result = run_apriori(
+            table, sizes, reps, chosen, draws=draws, beta_max=beta_max, seed=seed, progress=update
+        )
     grid = _right_aligned_table(
         f"A-priori λ̃(m) from λ₊ on m = 20, 30, 40, 50, recipe {recipe!r}: "
         "pairwise misranking on 1,000 unseen points (paper: Kriukova et al. 2014, §4.4)",
-        ("m", "misranking (ours)", "paper", "α (median)", "β (median)", "λ̃(m) (median)"))
+        ("m", "misranking (ours)", "paper", "α (median)", "β (median)", "λ̃(m) (median)"),
+    )
     for size in sizes:
         ours = result["sizes"][str(size)]
         rules = ours["rules"]

@@ -58,8 +58,14 @@ def run_academic(
         "ranking": SpectralRanker(kernel="gaussian", gamma=gamma, filter="lavrentiev"),
         "slr": SpectralRegressor(kernel="gaussian", gamma=gamma, filter="lavrentiev"),
     }
-    results: dict = {"experiment": "Kriukova et al. 2014, §4.1 (Table 1)", "protocol": protocol,
-                     "gamma": gamma, "repeats": repeats, "seed": seed, "sizes": {}}
+    results: dict = {
+        "experiment": "Kriukova et al. 2014, §4.1 (Table 1)",
+        "protocol": protocol,
+        "gamma": gamma,
+        "repeats": repeats,
+        "seed": seed,
+        "sizes": {},
+    }
     done, total = 0, len(sizes) * repeats
     for m in sizes:
         scores: dict[str, list[float]] = {name: [] for name in learners}
@@ -68,15 +74,17 @@ def run_academic(
             x_test = rng.integers(0, 101, size=100).astype(np.float64)[:, None]
             y_test = np.floor(x_test[:, 0] / 10.0)
             for name, learner in learners.items():
-                model = choose(learner, X, y, rule="holdout", grid=lams,
-                               refit=refit).model
+                model = choose(learner, X, y, rule="holdout", grid=lams, refit=refit).model
                 scores[name].append(pairwise_misranking(y_test, model.predict(x_test)))
             done += 1
             if progress is not None:
                 progress(done, total)
         results["sizes"][str(m)] = {
-            name: {"misranking_mean": float(np.mean(v)), "misranking_sd": float(np.std(v, ddof=1)),
-                   "misranking": [float(s) for s in v]}
+            name: {
+                "misranking_mean": float(np.mean(v)),
+                "misranking_sd": float(np.std(v, ddof=1)),
+                "misranking": [float(s) for s in v],
+            }
             for name, v in scores.items()
         }
         gain = np.asarray(scores["slr"]) - np.asarray(scores["ranking"])  # paired: same draws

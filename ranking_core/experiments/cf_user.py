@@ -23,6 +23,7 @@ from ranking_core.validation import one_of
 
 __all__ = ["UserRanking", "user_ranking"]
 
+
 @dataclass(frozen=True)
 class UserRanking:
     """A test reviewer's held-out items with true ratings and predicted scores.
@@ -47,8 +48,13 @@ class UserRanking:
     n_reference: int
 
 
-def user_ranking(data: RatingMatrix, user: int, config: PerUserConfig,
-                 filter: str = "iterated-lavrentiev", repetition: int = 0) -> UserRanking:
+def user_ranking(
+    data: RatingMatrix,
+    user: int,
+    config: PerUserConfig,
+    filter: str = "iterated-lavrentiev",
+    repetition: int = 0,
+) -> UserRanking:
     """Learn one reviewer's ranking as the per-user protocol does and keep the predictions.
 
     ``user`` is a row of ``data`` (0..n_users−1). Reference reviewers are drawn from
@@ -63,26 +69,40 @@ def user_ranking(data: RatingMatrix, user: int, config: PerUserConfig,
     group = data.users_in(*config.group)
     group = group[group != user]
     if group.size < 2:
-        raise ValueError(f"user_ranking: the reference group {config.group} holds fewer than two "
-                         "other users")
+        raise ValueError(
+            f"user_ranking: the reference group {config.group} holds fewer than two other users"
+        )
     reference = rng.choice(group, size=min(config.n_reference, group.size), replace=False)
     items, y = data.user_ratings(int(user))
     y = y + config.shift
     if y.size < 8 or np.ptp(y) == 0:
-        raise ValueError(f"user_ranking: user row {user} has {y.size} ratings "
-                         f"({'all equal' if y.size and np.ptp(y) == 0 else 'too few'}); "
-                         "need at least 8 with two different values")
+        raise ValueError(
+            f"user_ranking: user row {user} has {y.size} ratings "
+            f"({'all equal' if y.size and np.ptp(y) == 0 else 'too few'}); "
+            "need at least 8 with two different values"
+        )
     X = reference_inputs(data, reference, items, config.missing, config.shift)
     order = rng.permutation(y.size)
-    train, test = order[: y.size // 2], order[y.size // 2:]
-    ranker = SpectralRanker(kernel="gaussian", gamma=config.gammas[0], filter=filter,
-                            solver="dense")
-    choice = choose(ranker, X[train], y[train], rule="holdout", grid=config.lams(),
-                    refit=protocol_refits(config.protocol))
+    train, test = order[: y.size // 2], order[y.size // 2 :]
+    ranker = SpectralRanker(
+        kernel="gaussian", gamma=config.gammas[0], filter=filter, solver="dense"
+    )
+    choice = choose(
+        ranker,
+        X[train],
+        y[train],
+        rule="holdout",
+        grid=config.lams(),
+        refit=protocol_refits(config.protocol),
+    )
     predicted = choice.model.predict(X[test])
     return UserRanking(
-        user=int(data.user_ids[user]), items=data.item_ids[items[test]], true=y[test],
-        predicted=predicted, lam=choice.value,
+        user=int(data.user_ids[user]),
+        items=data.item_ids[items[test]],
+        true=y[test],
+        predicted=predicted,
+        lam=choice.value,
         misranking=float(pairwise_misranking(y[test], predicted)),
-        ndcg10=float(ndcg(y[test], predicted, k=config.ndcg_k)), n_reference=len(reference),
+        ndcg10=float(ndcg(y[test], predicted, k=config.ndcg_k)),
+        n_reference=len(reference),
     )

@@ -72,8 +72,10 @@ def compare_learners(
     names = check_learner_names(names)
     table = risk if isinstance(risk, SEGTable) else SEGTable(np.asarray(risk, dtype=np.float64))
     rng = np.random.default_rng(seed)
-    draws = [(draw_seg_ratings(table, m, rng), draw_seg_ratings(table, test_size, rng))
-             for _ in range(reps)]
+    draws = [
+        (draw_seg_ratings(table, m, rng), draw_seg_ratings(table, test_size, rng))
+        for _ in range(reps)
+    ]
     rows, done, total = [], 0, len(names) * reps
     for name in names:
         spec = LEARNERS[name]
@@ -83,8 +85,15 @@ def compare_learners(
             start = time.perf_counter()
             # Kriukova et al. 2014, §4.3: the first half fits, the second chooses the parameter;
             # the model keeps the first half (refit=False), as every recorded number did
-            choice = choose(spec.make(gamma), X[:size], y[:size], rule="holdout",
-                            grid=spec.grid(size // 2), param=spec.param, refit=False)
+            choice = choose(
+                spec.make(gamma),
+                X[:size],
+                y[:size],
+                rule="holdout",
+                grid=spec.grid(size // 2),
+                param=spec.param,
+                refit=False,
+            )
             model, value = choice.model, float(choice.value)
             seconds += time.perf_counter() - start
             errors.append(pairwise_misranking(y_test, model.predict(X_test)))
@@ -92,10 +101,18 @@ def compare_learners(
             done += 1
             if progress is not None:
                 progress(done, total)
-        rows.append({
-            "learner": name, "description": spec.description, "m": size, "capped": size < m,
-            "misranking_mean": float(np.mean(errors)),
-            "misranking_sd": float(np.std(errors, ddof=1)) if reps > 1 else 0.0,
-            "param": spec.param, "values": values, "value_median": float(np.median(values)),
-            "seconds_per_fit": seconds / reps})
+        rows.append(
+            {
+                "learner": name,
+                "description": spec.description,
+                "m": size,
+                "capped": size < m,
+                "misranking_mean": float(np.mean(errors)),
+                "misranking_sd": float(np.std(errors, ddof=1)) if reps > 1 else 0.0,
+                "param": spec.param,
+                "values": values,
+                "value_median": float(np.median(values)),
+                "seconds_per_fit": seconds / reps,
+            }
+        )
     return rows

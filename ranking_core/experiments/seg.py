@@ -68,8 +68,9 @@ def draw_seg_ratings(
     return X, table.risk(X[:, 0], X[:, 1])
 
 
-def _evaluate(model: object, table: SEGTable, rng: np.random.Generator,
-              n_test: int) -> tuple[float, NDArray]:
+def _evaluate(
+    model: object, table: SEGTable, rng: np.random.Generator, n_test: int
+) -> tuple[float, NDArray]:
     X_test, y_test = draw_seg_ratings(table, n_test, rng)
     predicted = model.predict(X_test)
     return pairwise_misranking(y_test, predicted), difference_shares(y_test, predicted)
@@ -100,9 +101,14 @@ def run_seg_table3(
     with ddof = 1); every repetition draws fresh training and test sets.
     """
     rng = np.random.default_rng(seed)
-    result: dict = {"protocol": "Kriukova et al. 2014, §4.3 (Table 3)",
-                    "recipe": {"name": preset_name(recipe), **recipe.to_dict()},
-                    "repeats": repeats, "n_test": n_test, "seed": seed, "sizes": {}}
+    result: dict = {
+        "protocol": "Kriukova et al. 2014, §4.3 (Table 3)",
+        "recipe": {"name": preset_name(recipe), **recipe.to_dict()},
+        "repeats": repeats,
+        "n_test": n_test,
+        "seed": seed,
+        "sizes": {},
+    }
     done, total = 0, len(sizes) * repeats
     for m in sizes:
         misranking, shares, lams = [], [], []
@@ -140,21 +146,35 @@ def run_apriori(
     """
     rng = np.random.default_rng(seed)
     ranker = recipe.least_squares().ranker()
-    result: dict = {"protocol": "Kriukova et al. 2014, §4.4 (a-priori λ)",
-                    "recipe": {"name": preset_name(recipe), **recipe.to_dict()},
-                    "gamma": recipe.gamma,
-                    "small_sizes": list(small_sizes), "draws": draws, "beta_max": beta_max,
-                    "repeats": repeats,
-                    "n_test": n_test, "seed": seed, "sizes": {}}
+    result: dict = {
+        "protocol": "Kriukova et al. 2014, §4.4 (a-priori λ)",
+        "recipe": {"name": preset_name(recipe), **recipe.to_dict()},
+        "gamma": recipe.gamma,
+        "small_sizes": list(small_sizes),
+        "draws": draws,
+        "beta_max": beta_max,
+        "repeats": repeats,
+        "n_test": n_test,
+        "seed": seed,
+        "sizes": {},
+    }
     done, total = 0, len(sizes) * repeats
     for m in sizes:
         misranking, shares, rules = [], [], []
         for _ in range(repeats):
             X, y = with_diagonal_anchors(recipe.anchors, *draw_seg_ratings(table, int(m), rng))
             targets = signed_ratings(X, y) if recipe.signed else y
-            rule = fit_apriori_lambda(ranker, X, targets, sizes=small_sizes, draws=draws,
-                                      lams=recipe.lams(), beta_max=beta_max, n_bootstrap=0,
-                                      random_state=int(rng.integers(2**31)))
+            rule = fit_apriori_lambda(
+                ranker,
+                X,
+                targets,
+                sizes=small_sizes,
+                draws=draws,
+                lams=recipe.lams(),
+                beta_max=beta_max,
+                n_bootstrap=0,
+                random_state=int(rng.integers(2**31)),
+            )
             lam = float(rule(int(m)))
             model = clone(ranker).set_params(lam=lam).fit(X, targets)
             if recipe.signed:
@@ -199,12 +219,14 @@ def learning_curves(
     curves, done = {}, 0
     for name in filters:
         settings = dataclasses.replace(PRESETS["paper"], filter=name)
-        curves[name] = run_seg_table3(table, sizes, repeats, settings, n_test=n_test,
-                                      progress=from_(done))
+        curves[name] = run_seg_table3(
+            table, sizes, repeats, settings, n_test=n_test, progress=from_(done)
+        )
         done += len(sizes) * repeats
     X, y = draw_seg_ratings(table, max(sizes), np.random.default_rng(0))
     paper = PRESETS["paper"]
     rule = fit_apriori_lambda(paper.ranker(), X, y, draws=5, lams=paper.lams())
-    applied = run_apriori(table, (max(sizes),), repeats, paper, draws=3, n_test=n_test,
-                          progress=from_(done))
+    applied = run_apriori(
+        table, (max(sizes),), repeats, paper, draws=3, n_test=n_test, progress=from_(done)
+    )
     return {"curves": curves, "apriori": rule, "apriori_applied": applied}

@@ -19,17 +19,20 @@ Polyline = tuple[tuple[float, float], ...]
 NestedLines = dict[str, tuple[Polyline, Polyline | None]]
 
 
-def _extended_interp(t: NDArray[np.float64], knots_t: NDArray[np.float64],
-                     knots_v: NDArray[np.float64]) -> NDArray[np.float64]:
+def _extended_interp(
+    t: NDArray[np.float64], knots_t: NDArray[np.float64], knots_v: NDArray[np.float64]
+) -> NDArray[np.float64]:
     """Piecewise-linear v(t) through the knots; beyond the last knot the last segment continues
     along its slope (before the first knot the first value holds)."""
     slope = (knots_v[-1] - knots_v[-2]) / (knots_t[-1] - knots_t[-2])
-    return np.where(t > knots_t[-1], knots_v[-1] + slope * (t - knots_t[-1]),
-                    np.interp(t, knots_t, knots_v))
+    return np.where(
+        t > knots_t[-1], knots_v[-1] + slope * (t - knots_t[-1]), np.interp(t, knots_t, knots_v)
+    )
 
 
-def _outside(ref: NDArray[np.float64], bgm: NDArray[np.float64], upper: Polyline,
-             lower: Polyline | None) -> NDArray[np.bool_]:
+def _outside(
+    ref: NDArray[np.float64], bgm: NDArray[np.float64], upper: Polyline, lower: Polyline | None
+) -> NDArray[np.bool_]:
     """Pairs strictly above the upper boundary or strictly right of the lower boundary."""
     up = np.asarray(upper, dtype=np.float64)
     outside = bgm > _extended_interp(ref, up[:, 0], up[:, 1])
@@ -39,8 +42,9 @@ def _outside(ref: NDArray[np.float64], bgm: NDArray[np.float64], upper: Polyline
     return outside
 
 
-def nested_zones(ref: NDArray[np.float64], bgm: NDArray[np.float64],
-                 lines: NestedLines) -> NDArray[np.str_]:
+def nested_zones(
+    ref: NDArray[np.float64], bgm: NDArray[np.float64], lines: NestedLines
+) -> NDArray[np.str_]:
     """Zone letter of each (REF, BGM) pair (mg/dL, checked arrays) for nested boundary lines;
     O(n·k) for k vertices, no loop over pairs."""
     zone = np.full(ref.shape, "A", dtype="<U1")

@@ -48,8 +48,10 @@ def clarke_zone(ref: ArrayLike, bgm: ArrayLike) -> NDArray[np.str_]:
     zone = np.full(ref.shape, "B", dtype="<U1")
     zone[((ref <= 70) & (bgm >= 180)) | ((ref >= 180) & (bgm <= 70))] = "E"
     zone[(bgm >= 70) & (bgm < 180) & ((ref < 70) | (ref > 240))] = "D"
-    zone[((ref >= 130) & (ref <= 180) & (bgm < 1.4 * (ref - 130)))
-         | ((ref > 70) & (bgm > 180) & (bgm > ref + 110))] = "C"
+    zone[
+        ((ref >= 130) & (ref <= 180) & (bgm < 1.4 * (ref - 130)))
+        | ((ref > 70) & (bgm > 180) & (bgm > ref + 110))
+    ] = "C"
     zone[(np.abs(bgm - ref) <= 0.2 * ref) | ((ref < 70) & (bgm < 70))] = "A"
     return zone
 
@@ -58,15 +60,27 @@ def _lines() -> dict[str, NDArray[np.float64]]:
     return {name: np.asarray(points, dtype=np.float64) for name, points in CLARKE_LINES.items()}
 
 
-GRIDS = (ZoneGrid(
-    name="clarke", title="Clarke Error Grid",
-    citation="Clarke WL, Cox D, Gonder-Frederick LA, Carter W, Pohl SL. Evaluating clinical "
-             "accuracy of systems for self-monitoring of blood glucose. Diabetes Care "
-             "1987;10(5):622-628.",
-    purpose="The first error grid (1987): five zones by the treatment a patient would choose on "
-            "the meter's reading; still quoted for comparison with older studies.",
-    zones=CLARKE_ZONES,
-    meanings=("clinically accurate", "benign error", "overcorrection",
-              "failure to detect", "erroneous treatment"),
-    colours=ZONE_COLOURS, order=2, rule=clarke_zone, boundaries=_lines,
-),)
+GRIDS = (
+    ZoneGrid(
+        name="clarke",
+        title="Clarke Error Grid",
+        citation="Clarke WL, Cox D, Gonder-Frederick LA, Carter W, Pohl SL. Evaluating clinical "
+        "accuracy of systems for self-monitoring of blood glucose. Diabetes Care "
+        "1987;10(5):622-628.",
+        purpose="The first error grid (1987): five zones by the treatment a patient would "
+        "choose on "
+        "the meter's reading; still quoted for comparison with older studies.",
+        zones=CLARKE_ZONES,
+        meanings=(
+            "clinically accurate",
+            "benign error",
+            "overcorrection",
+            "failure to detect",
+            "erroneous treatment",
+        ),
+        colours=ZONE_COLOURS,
+        order=2,
+        rule=clarke_zone,
+        boundaries=_lines,
+    ),
+)

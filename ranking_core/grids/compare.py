@@ -71,8 +71,9 @@ class GridComparison:
     def to_dict(self) -> dict:
         """JSON-ready: arrays as lists, bins and categories named."""
         out = asdict(self)
-        out["difference_shares"] = dict(zip(DIFFERENCE_BINS,
-                                            self.difference_shares.tolist(), strict=True))
+        out["difference_shares"] = dict(
+            zip(DIFFERENCE_BINS, self.difference_shares.tolist(), strict=True)
+        )
         out["category_confusion"] = self.category_confusion.tolist()
         out["categories"] = list(RISK_CATEGORIES)
         return out
@@ -111,8 +112,9 @@ def compare_grids(
     rng = np.random.default_rng(random_state)
     picks = rng.integers(0, ref.size, size=int(n_points))
     misranking = pairwise_misranking(ref.ravel()[picks], oth.ravel()[picks])
-    confusion = np.bincount(risk_category(ref).ravel() * 8 + risk_category(oth).ravel(),
-                            minlength=64).reshape(8, 8)
+    confusion = np.bincount(
+        risk_category(ref).ravel() * 8 + risk_category(oth).ravel(), minlength=64
+    ).reshape(8, 8)
     delta = np.abs(oth - ref)
     return GridComparison(
         misranking=float(misranking),

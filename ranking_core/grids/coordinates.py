@@ -46,8 +46,9 @@ class GlucoseTransform:
     def __post_init__(self) -> None:
         one_of(self.scale, "scale", SCALES, "GlucoseTransform")
         if not np.isfinite(self.offset) or self.offset <= 0:
-            raise ValueError(f"GlucoseTransform: offset must be a positive number of mg/dL; "
-                             f"got {self.offset!r}")
+            raise ValueError(
+                f"GlucoseTransform: offset must be a positive number of mg/dL; got {self.offset!r}"
+            )
 
     def __call__(self, values: ArrayLike) -> NDArray[np.float64]:
         """t(g) elementwise, same shape as ``values`` (mg/dL ≥ 0 → warped units)."""

@@ -59,15 +59,23 @@ def dts_zone(ref: ArrayLike, bgm: ArrayLike) -> NDArray[np.str_]:
     return nested_zones(ref, bgm, DTS_LINES)
 
 
-GRIDS = (ZoneGrid(
-    name="dts", title="DTS Error Grid",
-    citation="Klonoff DC, Freckmann G, Pleus S, et al. The Diabetes Technology Society Error Grid "
-             "and Trend Accuracy Matrix for Glucose Monitors. J Diabetes Sci Technol "
-             "2024;18(6):1346-1361.",
-    purpose="The 2024 consensus grid of 89 experts with straight-line borders smoothed from the "
-            "Surveillance Error Grid, one grid for both BGMs and CGMs; it replaces Clarke and "
-            "Parkes in new accuracy studies.",
-    zones=DTS_ZONES,
-    meanings=("no risk", "mild risk", "moderate risk", "high risk", "extreme risk"),
-    colours=ZONE_COLOURS, order=1, rule=dts_zone, boundaries=lambda: nested_polylines(DTS_LINES),
-),)
+GRIDS = (
+    ZoneGrid(
+        name="dts",
+        title="DTS Error Grid",
+        citation="Klonoff DC, Freckmann G, Pleus S, et al. The Diabetes Technology Society "
+        "Error Grid "
+        "and Trend Accuracy Matrix for Glucose Monitors. J Diabetes Sci Technol "
+        "2024;18(6):1346-1361.",
+        purpose="The 2024 consensus grid of 89 experts with straight-line borders smoothed "
+        "from the "
+        "Surveillance Error Grid, one grid for both BGMs and CGMs; it replaces Clarke and "
+        "Parkes in new accuracy studies.",
+        zones=DTS_ZONES,
+        meanings=("no risk", "mild risk", "moderate risk", "high risk", "extreme risk"),
+        colours=ZONE_COLOURS,
+        order=1,
+        rule=dts_zone,
+        boundaries=lambda: nested_polylines(DTS_LINES),
+    ),
+)

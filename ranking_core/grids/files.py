@@ -71,8 +71,9 @@ def grid_csv(grid: ArrayLike) -> bytes:
     """``grid.csv`` bytes: columns REF, BGM (mg/dL) and risk (4 decimals), REF varying slowest."""
     values = _on_scale(grid)
     axis = np.arange(SIZE)
-    frame = pd.DataFrame({"REF": np.repeat(axis, SIZE), "BGM": np.tile(axis, SIZE),
-                          "risk": values.ravel()})
+    frame = pd.DataFrame(
+        {"REF": np.repeat(axis, SIZE), "BGM": np.tile(axis, SIZE), "risk": values.ravel()}
+    )
     return frame.to_csv(index=False, float_format="%.4f", lineterminator="\n").encode()
 
 
@@ -86,24 +87,33 @@ def grid_png(grid: ArrayLike, title: str = "Learned risk grid") -> bytes:
 def grid_file_contents(grid: ArrayLike, metadata: dict) -> dict[str, bytes]:
     """The files of a learned grid by name, in :data:`GRID_FILES` order: ``grid.npy``,
     ``grid.csv``, ``grid.png`` and ``grid.json`` (``metadata`` as indented JSON)."""
-    contents = (grid_npy(grid), grid_csv(grid), grid_png(grid),
-                json.dumps(metadata, indent=2).encode())
+    contents = (
+        grid_npy(grid),
+        grid_csv(grid),
+        grid_png(grid),
+        json.dumps(metadata, indent=2).encode(),
+    )
     return dict(zip(GRID_FILES, contents, strict=True))
 
 
 def _read_npy(stream: IO[bytes], name: str) -> NDArray:
     try:
         major, _ = np.lib.format.read_magic(stream)
-        header = (np.lib.format.read_array_header_1_0 if major == 1
-                  else np.lib.format.read_array_header_2_0)(stream)
+        header = (
+            np.lib.format.read_array_header_1_0
+            if major == 1
+            else np.lib.format.read_array_header_2_0
+        )(stream)
     except ValueError as exc:
         raise GridFileError(f"{name}: not a NumPy .npy file ({exc})") from None
     shape, _, dtype = header
     if dtype.hasobject or dtype.kind not in "fiu":
         raise GridFileError(f"{name}: holds {dtype} values; a grid holds numbers (float)")
     if tuple(shape) != (SIZE, SIZE):
-        raise GridFileError(f"{name}: shape {tuple(shape)}; a grid has shape ({SIZE}, {SIZE}) "
-                            "(rows = reference, columns = measured, 0..600 mg/dL)")
+        raise GridFileError(
+            f"{name}: shape {tuple(shape)}; a grid has shape ({SIZE}, {SIZE}) "
+            "(rows = reference, columns = measured, 0..600 mg/dL)"
+        )
     stream.seek(0)
     try:
         return np.load(stream, allow_pickle=False)
@@ -114,8 +124,10 @@ def _read_npy(stream: IO[bytes], name: str) -> NDArray:
 def _read_csv(stream: IO[bytes], name: str) -> NDArray:
     head = stream.read(MAX_CSV_BYTES + 1)
     if len(head) > MAX_CSV_BYTES:
-        raise GridFileError(f"{name}: larger than {MAX_CSV_BYTES // 2**20} MB; a grid CSV has "
-                            f"{SIZE * SIZE:,} rows of REF, BGM, risk (about 5 MB)")
+        raise GridFileError(
+            f"{name}: larger than {MAX_CSV_BYTES // 2**20} MB; a grid CSV has "
+            f"{SIZE * SIZE:,} rows of REF, BGM, risk (about 5 MB)"
+        )
     try:
         frame = pd.read_csv(io.BytesIO(head), dtype=str, nrows=SIZE * SIZE + 1)
     except (ValueError, pd.errors.ParserError, UnicodeDecodeError) as exc:
@@ -124,32 +136,45 @@ def _read_csv(stream: IO[bytes], name: str) -> NDArray:
     columns = {str(c).strip().lower(): c for c in frame.columns}
     missing = [c for c in CSV_COLUMNS if c.lower() not in columns]
     if missing:
-        raise GridFileError(f"{name}: missing column(s) {', '.join(missing)}; a grid CSV has the "
-                            f"columns {', '.join(CSV_COLUMNS)}")
-    values = frame[[columns[c.lower()] for c in CSV_COLUMNS]].apply(pd.to_numeric,
-                                                                   errors="coerce")
+        raise GridFileError(
+            f"{name}: missing column(s) {', '.join(missing)}; a grid CSV has the "
+            f"columns {', '.join(CSV_COLUMNS)}"
+        )
+    values = frame[[columns[c.lower()] for c in CSV_COLUMNS]].apply(pd.to_numeric, errors="coerce")
     bad = np.flatnonzero(~np.isfinite(values.to_numpy(dtype=np.float64)).all(axis=1))
     if bad.size:
-        raise GridFileError(f"{name}: line {bad[0] + 2} is not three finite numbers "
-                            f"({bad.size} such line(s))")
+        raise GridFileError(
+            f"{name}: line {bad[0] + 2} is not three finite numbers ({bad.size} such line(s))"
+        )
     ref, bgm, risk = (values[columns[c.lower()]].to_numpy(dtype=np.float64) for c in CSV_COLUMNS)
-    on_lattice = (ref == np.rint(ref)) & (bgm == np.rint(bgm)) & (ref >= 0) & (bgm >= 0) & (
-        ref <= GLUCOSE_MAX) & (bgm <= GLUCOSE_MAX)
+    on_lattice = (
+        (ref == np.rint(ref))
+        & (bgm == np.rint(bgm))
+        & (ref >= 0)
+        & (bgm >= 0)
+        & (ref <= GLUCOSE_MAX)
+        & (bgm <= GLUCOSE_MAX)
+    )
     if not on_lattice.all():
         line = int(np.flatnonzero(~on_lattice)[0]) + 2
-        raise GridFileError(f"{name}: line {line} has REF or BGM off the lattice (whole mg/dL "
-                            f"in 0..{GLUCOSE_MAX})")
+        raise GridFileError(
+            f"{name}: line {line} has REF or BGM off the lattice (whole mg/dL in 0..{GLUCOSE_MAX})"
+        )
     cells = ref.astype(np.intp) * SIZE + bgm.astype(np.intp)
     if len(cells) != SIZE * SIZE or np.unique(cells).size != SIZE * SIZE:
-        raise GridFileError(f"{name}: {len(cells):,} rows, {np.unique(cells).size:,} distinct "
-                            f"(REF, BGM) pairs; a grid has each of the {SIZE * SIZE:,} once")
+        raise GridFileError(
+            f"{name}: {len(cells):,} rows, {np.unique(cells).size:,} distinct "
+            f"(REF, BGM) pairs; a grid has each of the {SIZE * SIZE:,} once"
+        )
     grid = np.empty(SIZE * SIZE)
     grid[cells] = risk
     return grid.reshape(SIZE, SIZE)
 
 
-def read_grid_file(source: str | os.PathLike | bytes, name: str | None = None,
-                   ) -> NDArray[np.float64]:
+def read_grid_file(
+    source: str | os.PathLike | bytes,
+    name: str | None = None,
+) -> NDArray[np.float64]:
     """A (601, 601) risk grid [reference, measured] from a ``.npy`` or ``.csv`` grid file.
 
     ``source`` is a path, or the file's bytes with ``name`` (its file name, which gives the
@@ -165,8 +190,9 @@ def read_grid_file(source: str | os.PathLike | bytes, name: str | None = None,
         try:
             opened = open(source, "rb")
         except OSError as exc:
-            raise GridFileError(f"cannot open the grid file {label}: "
-                                f"{exc.strerror or exc}") from None
+            raise GridFileError(
+                f"cannot open the grid file {label}: {exc.strerror or exc}"
+            ) from None
     suffix = Path(label).suffix.lower()
     with opened as stream:
         if suffix == ".npy":
@@ -174,16 +200,21 @@ def read_grid_file(source: str | os.PathLike | bytes, name: str | None = None,
         elif suffix == ".csv":
             grid = _read_csv(stream, label)
         else:
-            raise GridFileError(f"{label}: a grid file is .npy or .csv (as written by "
-                                "riskgrid learn)")
+            raise GridFileError(
+                f"{label}: a grid file is .npy or .csv (as written by riskgrid learn)"
+            )
     grid = np.asarray(grid, dtype=np.float64)
     if not np.isfinite(grid).all():
-        raise GridFileError(f"{label}: {int((~np.isfinite(grid)).sum())} value(s) are NaN or "
-                            "infinite; a grid holds finite risks")
+        raise GridFileError(
+            f"{label}: {int((~np.isfinite(grid)).sum())} value(s) are NaN or "
+            "infinite; a grid holds finite risks"
+        )
     outside = (grid < 0) | (grid > RISK_MAX)
     if outside.any():
         ref, bgm = np.argwhere(outside)[0]
-        raise GridFileError(f"{label}: {int(outside.sum())} value(s) outside the risk scale "
-                            f"0..{RISK_MAX:g}, first at REF {ref}, BGM {bgm} mg/dL "
-                            f"({grid[ref, bgm]:.4g})")
+        raise GridFileError(
+            f"{label}: {int(outside.sum())} value(s) outside the risk scale "
+            f"0..{RISK_MAX:g}, first at REF {ref}, BGM {bgm} mg/dL "
+            f"({grid[ref, bgm]:.4g})"
+        )
     return grid

@@ -27,13 +27,19 @@ from ranking_core.kernels import (
 __all__ = ["GLUCOSE_AXIS", "GRIDS", "lattice_points", "learned_grid"]
 
 GLUCOSE_AXIS = np.arange(GLUCOSE_MAX + 1, dtype=np.float64)  # 0..600 mg/dL, step 1
-GRIDS = (risk_grid(
-    "learned", "Learned error grid",
-    "Kriukova G, Pereverzyev S, Tkachenko P. On the convergence rate and some applications of "
-    "regularized ranking algorithms. RICAM-Report 2014-21, 2014.",
-    "A risk surface on the SEG's 0 to 4 scale learned by regularized ranking from a panel's "
-    "ratings; placing the pairs on it shows how a smaller or newer panel would grade the meter.",
-    order=5, needs="a learned risk surface (a saved learned grid)"),)
+GRIDS = (
+    risk_grid(
+        "learned",
+        "Learned error grid",
+        "Kriukova G, Pereverzyev S, Tkachenko P. On the convergence rate and some applications of "
+        "regularized ranking algorithms. RICAM-Report 2014-21, 2014.",
+        "A risk surface on the SEG's 0 to 4 scale learned by regularized ranking from a panel's "
+        "ratings; placing the pairs on it shows how a smaller or newer panel would grade the "
+        "meter.",
+        order=5,
+        needs="a learned risk surface (a saved learned grid)",
+    ),
+)
 
 
 def lattice_points(axis_0: ArrayLike, axis_1: ArrayLike | None = None) -> NDArray[np.float64]:
@@ -75,15 +81,18 @@ def learned_grid(model, axis: ArrayLike = GLUCOSE_AXIS) -> NDArray[np.float64]:
     if isinstance(kernel, TransformedKernel):
         transform, kernel = kernel.transform, kernel.base
     lattice = {GaussianKernel: gaussian_lattice, LaplacianKernel: laplacian_lattice}.get(
-        type(kernel))
+        type(kernel)
+    )
     if lattice is not None and getattr(model, "X_fit_", None) is not None:
         from sklearn.utils.validation import check_is_fitted  # on use: the meter report needs none
 
         check_is_fitted(model, "coef_")
         centers = model.X_fit_
         if centers.shape[1] != 2:
-            raise ValueError(f"learned_grid: the model was fitted on {centers.shape[1]} "
-                             "features; a glucose grid needs 2 (REF, estimate)")
+            raise ValueError(
+                f"learned_grid: the model was fitted on {centers.shape[1]} "
+                "features; a glucose grid needs 2 (REF, estimate)"
+            )
         if transform is not None:
             axis, centers = transform(axis), transform(centers)
         surface = lattice(axis, axis, centers, model.coef_, kernel.gamma)

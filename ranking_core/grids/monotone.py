@@ -43,9 +43,11 @@ MONOTONE_MAX_ITER = 200
 def _square(grid: ArrayLike, owner: str) -> NDArray[np.float64]:
     grid = np.asarray(grid, dtype=np.float64)
     if grid.ndim != 2 or grid.shape[0] != grid.shape[1] or not np.all(np.isfinite(grid)):
-        raise ValueError(f"{owner}: needs a square grid of finite values indexed [reference, "
-                         f"estimate] on one axis (the diagonal is an exact reading); got shape "
-                         f"{grid.shape}")
+        raise ValueError(
+            f"{owner}: needs a square grid of finite values indexed [reference, "
+            f"estimate] on one axis (the diagonal is an exact reading); got shape "
+            f"{grid.shape}"
+        )
     return grid
 
 
@@ -58,14 +60,15 @@ def project_rows(grid: ArrayLike) -> NDArray[np.float64]:
     n = len(grid)
     for i in range(n):
         if i > 0:  # left of the diagonal, read outwards: non-decreasing
-            out[i, i - 1::-1] = isotonic_regression(grid[i, i - 1::-1]).x
+            out[i, i - 1 :: -1] = isotonic_regression(grid[i, i - 1 :: -1]).x
         if i < n - 1:
-            out[i, i + 1:] = isotonic_regression(grid[i, i + 1:]).x
+            out[i, i + 1 :] = isotonic_regression(grid[i, i + 1 :]).x
     return np.maximum(out, 0.0)
 
 
-def project_monotone(grid: ArrayLike, *, tol: float = MONOTONE_TOL,
-                     max_iter: int = MONOTONE_MAX_ITER) -> NDArray[np.float64]:
+def project_monotone(
+    grid: ArrayLike, *, tol: float = MONOTONE_TOL, max_iter: int = MONOTONE_MAX_ITER
+) -> NDArray[np.float64]:
     """The L2 projection of an (n, n) risk grid (indexed [reference, estimate] on one axis) onto
     the grids that are 0 on the diagonal and rise away from it along every row and column
     (module docstring), by Dykstra's alternating projections (Boyle & Dykstra 1986).
@@ -77,8 +80,7 @@ def project_monotone(grid: ArrayLike, *, tol: float = MONOTONE_TOL,
     grid = _square(grid, "project_monotone")
     positive_float(tol, "tol", "project_monotone")
     if int(max_iter) != max_iter or max_iter < 1:
-        raise ValueError(f"project_monotone: max_iter must be a positive integer; "
-                         f"got {max_iter!r}")
+        raise ValueError(f"project_monotone: max_iter must be a positive integer; got {max_iter!r}")
     x = grid.copy()
     row_correction = np.zeros_like(grid)
     column_correction = np.zeros_like(grid)
@@ -109,8 +111,11 @@ def monotone_violations(grid: ArrayLike) -> dict[str, float]:
         step = surface[1:, :] - surface[:-1, :]
         falls.append(np.where(i >= j, -step, step))
     falls = np.concatenate([f.ravel() for f in falls])
-    return {"share": float(np.mean(falls > 0)), "largest": float(max(falls.max(), 0.0)),
-            "diagonal": float(np.abs(np.diag(grid)).max())}
+    return {
+        "share": float(np.mean(falls > 0)),
+        "largest": float(max(falls.max(), 0.0)),
+        "diagonal": float(np.abs(np.diag(grid)).max()),
+    }
 
 
 @dataclass(frozen=True)
@@ -132,8 +137,9 @@ class MonotoneRisk:
     lattice_axis_: NDArray[np.float64] = field(default_factory=lambda: GLUCOSE_AXIS, repr=False)
 
     @classmethod
-    def fit(cls, model: Any, *, tol: float = MONOTONE_TOL,
-            max_iter: int = MONOTONE_MAX_ITER) -> MonotoneRisk:
+    def fit(
+        cls, model: Any, *, tol: float = MONOTONE_TOL, max_iter: int = MONOTONE_MAX_ITER
+    ) -> MonotoneRisk:
         """Project the fitted ``model``'s 601 × 601 grid (:func:`learned_grid`)."""
         return cls(model, project_monotone(learned_grid(model), tol=tol, max_iter=max_iter))
 
@@ -144,7 +150,9 @@ class MonotoneRisk:
         index = np.rint(X)
         outside = np.any((index < 0) | (index > GLUCOSE_MAX), axis=1)
         if outside.any():
-            raise ValueError(f"MonotoneRisk: {describe_rows(np.flatnonzero(outside))} lie outside "
-                             f"the grid (rule: reference and estimate in 0..{GLUCOSE_MAX} mg/dL)")
+            raise ValueError(
+                f"MonotoneRisk: {describe_rows(np.flatnonzero(outside))} lie outside "
+                f"the grid (rule: reference and estimate in 0..{GLUCOSE_MAX} mg/dL)"
+            )
         index = index.astype(np.intp)
         return self.surface_[index[:, 0], index[:, 1]]

@@ -21,21 +21,30 @@ PARKES_ZONES = ("A", "B", "C", "D", "E")
 # PARKES_LINES[diabetes_type][zone] = (upper polyline, lower polyline or None), (REF, BGM) mg/dL
 PARKES_LINES: dict[int, NestedLines] = {
     1: {
-        "B": (((0, 50), (30, 50), (140, 170), (280, 380), (430, 550)),
-              ((50, 0), (50, 30), (170, 145), (385, 300), (550, 450))),
-        "C": (((0, 60), (30, 60), (50, 80), (70, 110), (260, 550)),
-              ((120, 0), (120, 30), (260, 130), (550, 250))),
-        "D": (((0, 100), (25, 100), (50, 125), (80, 215), (125, 550)),
-              ((250, 0), (250, 40), (550, 150))),
+        "B": (
+            ((0, 50), (30, 50), (140, 170), (280, 380), (430, 550)),
+            ((50, 0), (50, 30), (170, 145), (385, 300), (550, 450)),
+        ),
+        "C": (
+            ((0, 60), (30, 60), (50, 80), (70, 110), (260, 550)),
+            ((120, 0), (120, 30), (260, 130), (550, 250)),
+        ),
+        "D": (
+            ((0, 100), (25, 100), (50, 125), (80, 215), (125, 550)),
+            ((250, 0), (250, 40), (550, 150)),
+        ),
         "E": (((0, 150), (35, 155), (50, 550)), None),
     },
     2: {
-        "B": (((0, 50), (30, 50), (230, 330), (440, 550)),
-              ((50, 0), (50, 30), (90, 80), (330, 230), (550, 450))),
-        "C": (((0, 60), (30, 60), (280, 550)),
-              ((90, 0), (260, 130), (550, 250))),
-        "D": (((0, 80), (25, 80), (35, 90), (125, 550)),
-              ((250, 0), (250, 40), (410, 110), (550, 160))),
+        "B": (
+            ((0, 50), (30, 50), (230, 330), (440, 550)),
+            ((50, 0), (50, 30), (90, 80), (330, 230), (550, 450)),
+        ),
+        "C": (((0, 60), (30, 60), (280, 550)), ((90, 0), (260, 130), (550, 250))),
+        "D": (
+            ((0, 80), (25, 80), (35, 90), (125, 550)),
+            ((250, 0), (250, 40), (410, 110), (550, 160)),
+        ),
         "E": (((0, 200), (35, 200), (50, 550)), None),
     },
 }
@@ -62,18 +71,24 @@ def parkes_zone(ref: ArrayLike, bgm: ArrayLike, diabetes_type: int = 1) -> NDArr
 
 def _grid(diabetes_type: int) -> ZoneGrid:
     return ZoneGrid(
-        name=f"parkes-type{diabetes_type}", title=f"Parkes Error Grid, type {diabetes_type}",
+        name=f"parkes-type{diabetes_type}",
+        title=f"Parkes Error Grid, type {diabetes_type}",
         citation="Parkes JL, Slatin SL, Pardo S, Ginsberg BH. A new consensus error grid to "
-                 "evaluate the clinical significance of inaccuracies in the measurement of blood "
-                 "glucose. Diabetes Care 2000;23(8):1143-1148.",
+        "evaluate the clinical significance of inaccuracies in the measurement of blood "
+        "glucose. Diabetes Care 2000;23(8):1143-1148.",
         purpose=f"The consensus grid of 100 clinicians for type {diabetes_type} diabetes; ISO "
-                "15197:2013 asks for 99 % of the pairs in its zones A and B.",
+        "15197:2013 asks for 99 % of the pairs in its zones A and B.",
         zones=PARKES_ZONES,
-        meanings=("no effect on clinical action", "altered action, little or no effect on "
-                  "outcome", "altered action, likely to affect outcome", "altered action, "
-                  "significant medical risk", "altered action, could have dangerous "
-                  "consequences"),
-        colours=ZONE_COLOURS, order=2 + diabetes_type, family="parkes",
+        meanings=(
+            "no effect on clinical action",
+            "altered action, little or no effect on outcome",
+            "altered action, likely to affect outcome",
+            "altered action, significant medical risk",
+            "altered action, could have dangerous consequences",
+        ),
+        colours=ZONE_COLOURS,
+        order=2 + diabetes_type,
+        family="parkes",
         diabetes_type=diabetes_type,
         rule=lambda ref, bgm: parkes_zone(ref, bgm, diabetes_type),
         boundaries=lambda: nested_polylines(PARKES_LINES[diabetes_type]),

@@ -43,8 +43,9 @@ def _font() -> ImageFont.FreeTypeFont:
     return ImageFont.truetype(str(path), size=FONT_SIZE)
 
 
-def grade_lines(grid: ArrayLike, step: int = 1,
-                levels: tuple[float, ...] = GRADE_LEVELS) -> list[NDArray[np.float64]]:
+def grade_lines(
+    grid: ArrayLike, step: int = 1, levels: tuple[float, ...] = GRADE_LEVELS
+) -> list[NDArray[np.float64]]:
     """The iso-risk lines of |grid| (indexed [REF, measured], 0..600 mg/dL in steps of 1) at
     ``levels``, on every ``step``-th lattice point: a list of (k, 2) vertex arrays of
     (REF, measured) in mg/dL."""
@@ -63,8 +64,9 @@ def _difference_rgb(values: NDArray[np.float64], bound: float) -> NDArray[np.uin
 
 def _pixel(ref: ArrayLike, measured: ArrayLike) -> tuple[NDArray, NDArray]:
     """Image coordinates of (REF, measured) in mg/dL: REF across, measured up."""
-    return LEFT + np.asarray(ref, dtype=np.float64), TOP + GLUCOSE_MAX - np.asarray(measured,
-                                                                                     dtype=np.float64)
+    return LEFT + np.asarray(ref, dtype=np.float64), TOP + GLUCOSE_MAX - np.asarray(
+        measured, dtype=np.float64
+    )
 
 
 def grid_image(
@@ -94,21 +96,27 @@ def grid_image(
     scale = np.linspace(1.0, 0.0, SIZE)[:, None].repeat(BAR_WIDTH, axis=1)  # top = high
     if difference:
         bound = max(float(np.max(np.abs(values))), 0.5)
-        surface, bar = _difference_rgb(values, bound), _difference_rgb(bound * (2 * scale - 1),
-                                                                       bound)
-        labels = [(f"{v:+.2g}".replace("-", "−") if v else "0", 1 - (v + bound) / (2 * bound))
-                  for v in (bound, bound / 2, 0.0, -bound / 2, -bound)]
+        surface, bar = (
+            _difference_rgb(values, bound),
+            _difference_rgb(bound * (2 * scale - 1), bound),
+        )
+        labels = [
+            (f"{v:+.2g}".replace("-", "−") if v else "0", 1 - (v + bound) / (2 * bound))
+            for v in (bound, bound / 2, 0.0, -bound / 2, -bound)
+        ]
         bar_title = "Δ risk"
     else:
         surface, bar = risk_rgb(values), risk_rgb(RISK_MAX * scale)
         labels = [(str(risk), 1 - risk / RISK_MAX) for risk in range(int(RISK_MAX) + 1)]
         bar_title = "risk"
     if pale is not None:
-        surface = np.where(np.asarray(pale, dtype=bool)[..., None],
-                           (surface.astype(np.uint16) + 255) // 2, surface).astype(np.uint8)
+        surface = np.where(
+            np.asarray(pale, dtype=bool)[..., None], (surface.astype(np.uint16) + 255) // 2, surface
+        ).astype(np.uint8)
     image = Image.new("RGB", (LEFT + SIZE + RIGHT, TOP + SIZE + BOTTOM), "white")
-    image.paste(Image.fromarray(np.ascontiguousarray(surface.transpose(1, 0, 2)[::-1]), "RGB"),
-                (LEFT, TOP))  # row 0 = measured 600 mg/dL
+    image.paste(
+        Image.fromarray(np.ascontiguousarray(surface.transpose(1, 0, 2)[::-1]), "RGB"), (LEFT, TOP)
+    )  # row 0 = measured 600 mg/dL
     image.paste(Image.fromarray(bar, "RGB"), (LEFT + SIZE + 20, TOP))
     draw = ImageDraw.Draw(image)
     for line in lines or ():
@@ -118,10 +126,14 @@ def grid_image(
         ref, measured, risk = (np.asarray(p, dtype=np.float64) for p in points)
         x, y = _pixel(ref, measured)
         marked = np.zeros(x.size, bool) if flagged is None else np.asarray(flagged, bool)
-        for px, py, colour, cross in zip(x.tolist(), y.tolist(), risk_rgb(risk).tolist(),
-                                         marked.tolist(), strict=True):
-            draw.ellipse((px - POINT_RADIUS, py - POINT_RADIUS, px + POINT_RADIUS,
-                          py + POINT_RADIUS), fill=tuple(colour), outline="black")
+        for px, py, colour, cross in zip(
+            x.tolist(), y.tolist(), risk_rgb(risk).tolist(), marked.tolist(), strict=True
+        ):
+            draw.ellipse(
+                (px - POINT_RADIUS, py - POINT_RADIUS, px + POINT_RADIUS, py + POINT_RADIUS),
+                fill=tuple(colour),
+                outline="black",
+            )
             if cross:
                 arm = POINT_RADIUS + 2
                 draw.line((px - arm, py - arm, px + arm, py + arm), fill="black", width=2)
@@ -136,14 +148,25 @@ def grid_image(
         draw.line((LEFT - 6, y, LEFT, y), fill="black")
         draw.text((LEFT - 9, y), str(tick), fill="black", font=font, anchor="rm")
     for label, height in labels:
-        draw.text((LEFT + SIZE + 52, TOP + round(height * GLUCOSE_MAX)), label, fill="black",
-                  font=font, anchor="lm")
+        draw.text(
+            (LEFT + SIZE + 52, TOP + round(height * GLUCOSE_MAX)),
+            label,
+            fill="black",
+            font=font,
+            anchor="lm",
+        )
     draw.text((LEFT + SIZE + 20, TOP + SIZE + 8), bar_title, fill="black", font=font)
-    draw.text((LEFT + SIZE // 2, TOP + SIZE + 40), "reference glucose (mg/dL)", fill="black",
-              font=font, anchor="mt")
+    draw.text(
+        (LEFT + SIZE // 2, TOP + SIZE + 40),
+        "reference glucose (mg/dL)",
+        fill="black",
+        font=font,
+        anchor="mt",
+    )
     label = Image.new("RGB", (SIZE, 28), "white")
-    ImageDraw.Draw(label).text((SIZE // 2, 14), "measured glucose (mg/dL)", fill="black",
-                               font=font, anchor="mm")
+    ImageDraw.Draw(label).text(
+        (SIZE // 2, 14), "measured glucose (mg/dL)", fill="black", font=font, anchor="mm"
+    )
     image.paste(label.rotate(90, expand=True), (8, TOP))
     return image
 

@@ -125,26 +125,36 @@ class RiskGrid(ErrorGrid):
         values = np.asarray(getattr(surface, "absolute", surface), dtype=np.float64)
         size = GLUCOSE_MAX + 1
         if values.shape != (size, size):
-            raise ValueError(f"{self.title}: the risk surface must have shape ({size}, {size}) "
-                             f"indexed [REF, BGM] in mg/dL; got {values.shape}")
+            raise ValueError(
+                f"{self.title}: the risk surface must have shape ({size}, {size}) "
+                f"indexed [REF, BGM] in mg/dL; got {values.shape}"
+            )
         r = np.rint(np.asarray(ref, dtype=np.float64))
         b = np.rint(np.asarray(bgm, dtype=np.float64))
         if np.any((r < 0) | (r > GLUCOSE_MAX) | (b < 0) | (b > GLUCOSE_MAX)):
             raise ValueError(f"{self.title}: REF and BGM must lie in 0..{GLUCOSE_MAX} mg/dL")
         return np.abs(values[r.astype(np.intp), b.astype(np.intp)])
 
-    def zone_index(self, surface: ArrayLike, ref: ArrayLike, bgm: ArrayLike
-                   ) -> NDArray[np.intp]:
+    def zone_index(self, surface: ArrayLike, ref: ArrayLike, bgm: ArrayLike) -> NDArray[np.intp]:
         """Risk grade index 0..4 (A..E) of each pair on ``surface``."""
         return risk_grade(self.risk(surface, ref, bgm))
 
 
-def risk_grid(name: str, title: str, citation: str, purpose: str, order: int, needs: str
-              ) -> RiskGrid:
+def risk_grid(
+    name: str, title: str, citation: str, purpose: str, order: int, needs: str
+) -> RiskGrid:
     """A :class:`RiskGrid` whose zones are the five grades of the one risk scale."""
-    return RiskGrid(name=name, title=title, citation=citation, purpose=purpose,
-                    zones=RISK_GRADES, meanings=tuple(f"risk {r}" for r in RISK_GRADE_RANGES),
-                    colours=tuple(risk_colour(k) for k in range(5)), order=order, needs=needs)
+    return RiskGrid(
+        name=name,
+        title=title,
+        citation=citation,
+        purpose=purpose,
+        zones=RISK_GRADES,
+        meanings=tuple(f"risk {r}" for r in RISK_GRADE_RANGES),
+        colours=tuple(risk_colour(k) for k in range(5)),
+        order=order,
+        needs=needs,
+    )
 
 
 @lru_cache(maxsize=1)
@@ -172,12 +182,14 @@ def grid_names(kind: type[ErrorGrid] = ErrorGrid) -> tuple[str, ...]:
     return tuple(g.name for g in grids(kind))
 
 
-def report_grids(diabetes_type: int = 1, kind: type[ErrorGrid] = ZoneGrid
-                 ) -> dict[str, ErrorGrid]:
+def report_grids(diabetes_type: int = 1, kind: type[ErrorGrid] = ZoneGrid) -> dict[str, ErrorGrid]:
     """One grid per family, by family ("dts", "clarke", "parkes"), in order: where a family has
     one grid per diabetes type (Parkes), the grid for ``diabetes_type``."""
-    return {g.family: g for g in grids(kind)
-            if g.diabetes_type is None or g.diabetes_type == diabetes_type}
+    return {
+        g.family: g
+        for g in grids(kind)
+        if g.diabetes_type is None or g.diabetes_type == diabetes_type
+    }
 
 
 def get_grid(name: str, kind: type[ErrorGrid] = ErrorGrid) -> ErrorGrid:
@@ -186,6 +198,7 @@ def get_grid(name: str, kind: type[ErrorGrid] = ErrorGrid) -> ErrorGrid:
     grid = _registry().get(name)
     if not isinstance(grid, kind):
         what = "zone grid" if kind is ZoneGrid else "risk grid" if kind is RiskGrid else "grid"
-        raise UnknownGridError(f"unknown {what} {name!r}; choose one of "
-                               f"{', '.join(grid_names(kind))}")
+        raise UnknownGridError(
+            f"unknown {what} {name!r}; choose one of {', '.join(grid_names(kind))}"
+        )
     return grid

@@ -37,14 +37,35 @@ RISK_MAX = 4.0
 RISK_GRADES = ("A", "B", "C", "D", "E")
 RISK_GRADE_RANGES = ("[0, 0.5)", "[0.5, 1.5)", "[1.5, 2.5)", "[2.5, 3.5)", ">= 3.5")
 RISK_GRADE_EDGES = np.array([0.5, 1.5, 2.5, 3.5])
-RISK_CATEGORIES = ("None", "Slight, lower", "Slight, higher", "Moderate, lower",
-                   "Moderate, higher", "Severe, lower", "Severe, higher", "Extreme")
-RISK_CATEGORY_RANGES = ("[0, 0.5]", "(0.5, 1.0]", "(1.0, 1.5]", "(1.5, 2.0]", "(2.0, 2.5]",
-                        "(2.5, 3.0]", "(3.0, 3.5]", "> 3.5")
+RISK_CATEGORIES = (
+    "None",
+    "Slight, lower",
+    "Slight, higher",
+    "Moderate, lower",
+    "Moderate, higher",
+    "Severe, lower",
+    "Severe, higher",
+    "Extreme",
+)
+RISK_CATEGORY_RANGES = (
+    "[0, 0.5]",
+    "(0.5, 1.0]",
+    "(1.0, 1.5]",
+    "(1.5, 2.0]",
+    "(2.0, 2.5]",
+    "(2.5, 3.0]",
+    "(3.0, 3.5]",
+    "> 3.5",
+)
 RISK_CATEGORY_EDGES = 0.5 * np.arange(1, 8)  # inner upper bounds 0.5, 1.0, …, 3.5
 # official SEG heat-map colours: risk -> colour
-RISK_COLOR_STOPS = ((0.0, "#00A500"), (0.4375, "#00FF00"), (1.0625, "#FFFF00"),
-                    (2.75, "#FF0000"), (4.0, "#800000"))
+RISK_COLOR_STOPS = (
+    (0.0, "#00A500"),
+    (0.4375, "#00FF00"),
+    (1.0625, "#FFFF00"),
+    (2.75, "#FF0000"),
+    (4.0, "#800000"),
+)
 RISK_COLORSCALE = [[risk / RISK_MAX, colour] for risk, colour in RISK_COLOR_STOPS]
 
 
@@ -62,8 +83,9 @@ def risk_category(risk: ArrayLike) -> NDArray[np.intp]:
 def risk_rgb(risk: ArrayLike) -> NDArray[np.uint8]:
     """RGB (…, 3) uint8 of risk values on the SEG colour scale (clipped to 0..4), vectorised."""
     stops = np.array([s for s, _ in RISK_COLOR_STOPS])
-    rgb = np.array([[int(c[i:i + 2], 16) for i in (1, 3, 5)] for _, c in RISK_COLOR_STOPS],
-                   dtype=np.float64)
+    rgb = np.array(
+        [[int(c[i : i + 2], 16) for i in (1, 3, 5)] for _, c in RISK_COLOR_STOPS], dtype=np.float64
+    )
     values = np.clip(np.asarray(risk, dtype=np.float64), 0.0, RISK_MAX)
     channels = [np.interp(values, stops, rgb[:, k]) for k in range(3)]
     return np.rint(np.stack(channels, axis=-1)).astype(np.uint8)

@@ -50,12 +50,17 @@ MISSING_SEG_MESSAGE = (
     f"variable {SEG_TABLE_ENV}=/path/to/RiskPairData.csv.gz, pass --seg-table PATH on the command "
     "line, or upload the file on the dashboard's settings panel."
 )
-GRIDS = (risk_grid(
-    "seg", "Surveillance Error Grid",
-    "Klonoff DC et al. The Surveillance Error Grid. J Diabetes Sci Technol 2014;8(4):658-672.",
-    "A continuous risk (0 none to 4 extreme) for every (reference, meter) pair, rated by 234 "
-    "clinicians; used for post-market surveillance of blood glucose monitors.",
-    order=0, needs="the SEG risk table (RiskPairData)"),)
+GRIDS = (
+    risk_grid(
+        "seg",
+        "Surveillance Error Grid",
+        "Klonoff DC et al. The Surveillance Error Grid. J Diabetes Sci Technol 2014;8(4):658-672.",
+        "A continuous risk (0 none to 4 extreme) for every (reference, meter) pair, rated by 234 "
+        "clinicians; used for post-market surveillance of blood glucose monitors.",
+        order=0,
+        needs="the SEG risk table (RiskPairData)",
+    ),
+)
 # abs_risk and RiskFactor are each rounded to 5 significant digits in the distributed file
 _ABS_TOLERANCE = 1e-4
 
@@ -88,8 +93,9 @@ class SEGTable:
     def fingerprint(self) -> str:
         """A short hash of the risk values: two tables with the same values share it (a cache
         key that tells apart tables of different content under the same name)."""
-        return hashlib.blake2b(np.ascontiguousarray(self.signed).tobytes(),
-                               digest_size=8).hexdigest()
+        return hashlib.blake2b(
+            np.ascontiguousarray(self.signed).tobytes(), digest_size=8
+        ).hexdigest()
 
     @property
     def absolute(self) -> NDArray[np.float64]:
@@ -144,8 +150,10 @@ def seg_table_from_frame(frame: pd.DataFrame, source: str = "") -> SEGTable:
     ref = cols["REF"].to_numpy(dtype=np.float64)
     bgm = cols["BGM"].to_numpy(dtype=np.float64)
     for name, values in (("REF", ref), ("BGM", bgm)):
-        off = np.flatnonzero(np.isfinite(values) & ((values != np.rint(values)) | (values < 0)
-                                                    | (values > GLUCOSE_MAX)))
+        off = np.flatnonzero(
+            np.isfinite(values)
+            & ((values != np.rint(values)) | (values < 0) | (values > GLUCOSE_MAX))
+        )
         if off.size:
             problems.append(_problem(f"{name} is not an integer in 0..{GLUCOSE_MAX} mg/dL", off))
     factor = cols["RiskFactor"].to_numpy(dtype=np.float64)
@@ -160,16 +168,17 @@ def seg_table_from_frame(frame: pd.DataFrame, source: str = "") -> SEGTable:
     duplicated = order[1:][np.diff(key[order]) == 0]
     if duplicated.size:
         raise SEGTableError(
-            f"{source or 'SEG table'}: " + _problem("the (REF, BGM) pair repeats an earlier line",
-                                                    np.sort(duplicated))
+            f"{source or 'SEG table'}: "
+            + _problem("the (REF, BGM) pair repeats an earlier line", np.sort(duplicated))
         )
     size = (GLUCOSE_MAX + 1) ** 2
     if key.size != size:
         have = np.zeros(size, dtype=bool)
         have[key] = True
         absent = np.flatnonzero(~have)
-        example = ", ".join(f"({k // (GLUCOSE_MAX + 1)}, {k % (GLUCOSE_MAX + 1)})"
-                            for k in absent[:5])
+        example = ", ".join(
+            f"({k // (GLUCOSE_MAX + 1)}, {k % (GLUCOSE_MAX + 1)})" for k in absent[:5]
+        )
         raise SEGTableError(
             f"{source or 'SEG table'}: {absent.size} of the {size} (REF, BGM) pairs are missing, "
             f"for example {example} (rule: every integer pair in 0..{GLUCOSE_MAX} mg/dL once)"
@@ -188,8 +197,9 @@ def load_seg_table(path: str | os.PathLike | IO[bytes], name: str | None = None)
     label = name or (str(path) if isinstance(path, str | os.PathLike) else "uploaded SEG table")
     suffixes = Path(label).suffixes
     if suffixes and suffixes[-1].lower() == ".xls":
-        raise SEGTableError(f"{label}: the legacy Excel .xls format is not accepted; "
-                            "accepted: CSV, CSV.gz or XLSX")
+        raise SEGTableError(
+            f"{label}: the legacy Excel .xls format is not accepted; accepted: CSV, CSV.gz or XLSX"
+        )
     try:
         if suffixes and suffixes[-1].lower() == ".xlsx":
             frame = pd.read_excel(path, engine="openpyxl")
@@ -198,8 +208,13 @@ def load_seg_table(path: str | os.PathLike | IO[bytes], name: str | None = None)
             frame = pd.read_csv(path, compression=compression, encoding_errors="strict")
     except FileNotFoundError as exc:
         raise SEGTableMissing(f"SEG table file not found: {label}. {MISSING_SEG_MESSAGE}") from exc
-    except (UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError, OSError,
-            ValueError) as exc:
+    except (
+        UnicodeDecodeError,
+        pd.errors.ParserError,
+        pd.errors.EmptyDataError,
+        OSError,
+        ValueError,
+    ) as exc:
         raise SEGTableError(f"{label}: cannot be read as a CSV/CSV.gz/XLSX table ({exc})") from exc
     return seg_table_from_frame(frame, label)
 

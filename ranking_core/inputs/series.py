@@ -56,42 +56,78 @@ _ANY_ORDER = ("ymd", "mdy", "dmy")
 
 def _dexcom(cells: dict) -> tuple[NDArray[np.bool_], dict]:
     egv = np.array([str(e).strip().upper() == "EGV" for e in cells["event type"]], dtype=bool)
-    return egv, {"timestamp": cells["timestamp"], "glucose": cells["glucose value"],
-                 "device": cells["source device id"]}
+    return egv, {
+        "timestamp": cells["timestamp"],
+        "glucose": cells["glucose value"],
+        "device": cells["source device id"],
+    }
 
 
 def _libre(cells: dict) -> tuple[NDArray[np.bool_], dict]:
     kind = np.array([str(k).strip() for k in cells["record type"]], dtype=object)
     glucose = np.where(kind == "0", cells["historic glucose"], cells["scan glucose"])
-    return np.isin(kind, ["0", "1"]), {"timestamp": cells["device timestamp"],
-                                       "glucose": glucose}
+    return np.isin(kind, ["0", "1"]), {"timestamp": cells["device timestamp"], "glucose": glucose}
 
 
 SCHEMAS = {
     "dexcom": Schema(
         "Dexcom Clarity export",
-        (Role("timestamp", kind="text", aliases=("timestamp (yyyy-mm-ddthh:mm:ss)",)),
-         Role("event type", kind="text"),
-         Role("glucose value", kind="text", glucose=True),
-         Role("source device id", kind="text", required=False)),
+        (
+            Role("timestamp", kind="text", aliases=("timestamp (yyyy-mm-ddthh:mm:ss)",)),
+            Role("event type", kind="text"),
+            Role("glucose value", kind="text", glucose=True),
+            Role("source device id", kind="text", required=False),
+        ),
         fields=(Field("timestamp", kind="time"), _GLUCOSE, Field("device", kind="text")),
-        prepare=_dexcom, skip_note="not glucose readings (Event Type other than EGV)"),
+        prepare=_dexcom,
+        skip_note="not glucose readings (Event Type other than EGV)",
+    ),
     "libre": Schema(
         "LibreView export",
-        (Role("device timestamp", kind="text"), Role("record type", kind="text"),
-         Role("historic glucose", kind="text", glucose=True),
-         Role("scan glucose", kind="text", glucose=True, required=False)),
+        (
+            Role("device timestamp", kind="text"),
+            Role("record type", kind="text"),
+            Role("historic glucose", kind="text", glucose=True),
+            Role("scan glucose", kind="text", glucose=True, required=False),
+        ),
         fields=(Field("timestamp", kind="time", date_orders=_ANY_ORDER), _GLUCOSE),
         prepare=_libre,
-        skip_note="not glucose readings (Record Type other than 0 historic, 1 scan)"),
+        skip_note="not glucose readings (Record Type other than 0 historic, 1 scan)",
+    ),
     "generic": Schema(
         "glucose series",
-        (Role("timestamp", kind="time", date_orders=_ANY_ORDER,
-              aliases=("time", "datetime", "date time", "date/time", "sensor time",
-                       "reference time")),
-         Role("glucose", glucose=True, low=0.0, high=PHYSICAL_MAX_MGDL, range_rule=_RANGE,
-              aliases=("value", "glucose value", "sensor glucose", "reference glucose",
-                       "sensor", "reference", "cgm", "bg"))),
+        (
+            Role(
+                "timestamp",
+                kind="time",
+                date_orders=_ANY_ORDER,
+                aliases=(
+                    "time",
+                    "datetime",
+                    "date time",
+                    "date/time",
+                    "sensor time",
+                    "reference time",
+                ),
+            ),
+            Role(
+                "glucose",
+                glucose=True,
+                low=0.0,
+                high=PHYSICAL_MAX_MGDL,
+                range_rule=_RANGE,
+                aliases=(
+                    "value",
+                    "glucose value",
+                    "sensor glucose",
+                    "reference glucose",
+                    "sensor",
+                    "reference",
+                    "cgm",
+                    "bg",
+                ),
+            ),
+        ),
     ),
 }
 
@@ -154,9 +190,17 @@ def read_series(
     tried = ("dexcom", "libre", "generic") if format == "auto" else (format,)
     for kind in tried:
         try:
-            table = read_table(source, SCHEMAS[kind], unit=unit, name=name, sheet=sheet,
-                               limits=limits, unit_option=unit_option, dayfirst=dayfirst,
-                               order_option=order_option)
+            table = read_table(
+                source,
+                SCHEMAS[kind],
+                unit=unit,
+                name=name,
+                sheet=sheet,
+                limits=limits,
+                unit_option=unit_option,
+                dayfirst=dayfirst,
+                order_option=order_option,
+            )
         except HeaderNotFound as exc:
             if kind != tried[-1]:
                 continue
@@ -166,5 +210,6 @@ def read_series(
     devices = table.values.get("device")
     if devices is not None and not any(devices):
         devices = None
-    return GlucoseSeries(table.values["timestamp"], table.values["glucose"], table.lines,
-                         devices, kind, table)
+    return GlucoseSeries(
+        table.values["timestamp"], table.values["glucose"], table.lines, devices, kind, table
+    )

@@ -78,8 +78,10 @@ __all__ = [
 CHUNK_ROWS = 100_000
 CHUNK_CHARS = 1 << 22  # text is read in chunks of about 4 million characters
 QUOTE_CHARS = 80  # at most this many characters of a bad cell are shown in a message
-ACCEPTED_FORMATS = ("CSV, TSV or TXT text (UTF-8 with or without BOM, or UTF-16 with BOM; "
-                    "delimiter comma, semicolon or tab) and XLSX workbooks (.xlsx, .xlsm)")
+ACCEPTED_FORMATS = (
+    "CSV, TSV or TXT text (UTF-8 with or without BOM, or UTF-16 with BOM; "
+    "delimiter comma, semicolon or tab) and XLSX workbooks (.xlsx, .xlsm)"
+)
 TEXT_SUFFIXES = frozenset({".csv", ".tsv", ".txt", ".tab", ""})
 XLSX_SUFFIXES = frozenset({".xlsx", ".xlsm"})
 DELIMITERS = (",", ";", "\t")
@@ -87,9 +89,27 @@ DELIMITERS = (",", ";", "\t")
 _OTHER_BREAKS = re.compile("[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:[.,]\d*)?|[.,]\d+)(?:[eE][+-]?\d+)?")
 _GROUPED = r"[+-]?\d{1,3}[.,]\d{3}"  # one mark, exactly three digits after: 1.021 or 1,021
-_NOT_FINITE = frozenset({"nan", "-nan", "+nan", "na", "n/a", "#n/a", "null", "none", "inf",
-                         "-inf", "+inf", "infinity", "-infinity", "+infinity", "#num!", "#div/0!",
-                         "#value!"})
+_NOT_FINITE = frozenset(
+    {
+        "nan",
+        "-nan",
+        "+nan",
+        "na",
+        "n/a",
+        "#n/a",
+        "null",
+        "none",
+        "inf",
+        "-inf",
+        "+inf",
+        "infinity",
+        "-infinity",
+        "+infinity",
+        "#num!",
+        "#div/0!",
+        "#value!",
+    }
+)
 _UNIT_IN_NAME = re.compile(r"^(.*?)[\s_]*[(\[]?\s*(mg/dl|mmol/l)\s*[)\]]?$")
 
 
@@ -170,8 +190,13 @@ class Schema:
     name: str
     roles: tuple[Role, ...]
     fields: tuple[Field, ...] | None = None
-    prepare: Callable[[dict[str, NDArray[np.object_]]],
-                      tuple[NDArray[np.bool_], dict[str, NDArray[np.object_]]]] | None = None
+    prepare: (
+        Callable[
+            [dict[str, NDArray[np.object_]]],
+            tuple[NDArray[np.bool_], dict[str, NDArray[np.object_]]],
+        ]
+        | None
+    ) = None
     skip_note: str = ""
 
     @property
@@ -248,8 +273,7 @@ class TableRead:
 
     def messages(self) -> list[str]:
         """The summary, each group of refused rows, then the notes."""
-        return ([self.summary()] + [r.message(self.where) for r in self.refused]
-                + list(self.notes))
+        return [self.summary()] + [r.message(self.where) for r in self.refused] + list(self.notes)
 
 
 def quote(cell: str, limit: int = QUOTE_CHARS) -> str:
@@ -262,6 +286,7 @@ def quote(cell: str, limit: int = QUOTE_CHARS) -> str:
 
 # -- opening --------------------------------------------------------------------------------------
 
+
 def _label(source: object, name: str | None) -> str:
     if name:
         return str(name)
@@ -272,13 +297,16 @@ def _label(source: object, name: str | None) -> str:
     return str(getattr(source, "name", "") or "upload")
 
 
-def open_binary(source: str | os.PathLike | IO[bytes] | bytes, label: str,
-                limits: Limits | None = None) -> IO[bytes]:
+def open_binary(
+    source: str | os.PathLike | IO[bytes] | bytes, label: str, limits: Limits | None = None
+) -> IO[bytes]:
     """A seekable binary stream of at most ``limits.max_bytes`` bytes (checked before reading
     a path; an upload is read up to one byte past the limit)."""
     limits = limits or Limits()
-    too_big = (f"{label}: larger than the {limits.max_bytes:,}-byte limit (split the file or "
-               "raise the limit)")
+    too_big = (
+        f"{label}: larger than the {limits.max_bytes:,}-byte limit (split the file or "
+        "raise the limit)"
+    )
     if isinstance(source, bytes | bytearray | memoryview):
         if len(source) > limits.max_bytes:
             raise InputError(too_big)
@@ -318,8 +346,11 @@ def _guess_encoding(sample: bytes) -> str:
     return "UTF-8"
 
 
-def read_text(source: str | os.PathLike | IO[bytes] | bytes, name: str | None = None,
-              limits: Limits | None = None) -> str:
+def read_text(
+    source: str | os.PathLike | IO[bytes] | bytes,
+    name: str | None = None,
+    limits: Limits | None = None,
+) -> str:
     """The whole input as text (UTF-8 ± BOM or UTF-16 with BOM, at most ``limits.max_bytes``;
     a run of CRs before LF read as LF, so that lines count as editors count them);
     :class:`InputError` otherwise, naming the encoding."""
@@ -335,10 +366,12 @@ def read_text(source: str | os.PathLike | IO[bytes] | bytes, name: str | None = 
 
 
 def _decode_error(label: str, encoding: str, exc: UnicodeDecodeError) -> InputError:
-    bad = exc.object[exc.start:exc.start + 1].hex().upper()
-    return InputError(f"{label}: not valid {encoding} text (byte 0x{bad}; it looks like "
-                      f"{_guess_encoding(bytes(exc.object))}); accepted: UTF-8 with or "
-                      "without BOM, UTF-16 with BOM (save the file as UTF-8)")
+    bad = exc.object[exc.start : exc.start + 1].hex().upper()
+    return InputError(
+        f"{label}: not valid {encoding} text (byte 0x{bad}; it looks like "
+        f"{_guess_encoding(bytes(exc.object))}); accepted: UTF-8 with or "
+        "without BOM, UTF-16 with BOM (save the file as UTF-8)"
+    )
 
 
 class _LineEnds:
@@ -369,8 +402,11 @@ class _LineEnds:
 
     def readline(self, limit: int = -1) -> str:
         found = None
-        while (found := _ANY_END.search(self.buf)) is None and not (
-                0 <= limit <= len(self.buf)) and self._more():
+        while (
+            (found := _ANY_END.search(self.buf)) is None
+            and not (0 <= limit <= len(self.buf))
+            and self._more()
+        ):
             pass
         if found is None or 0 <= limit <= found.start():
             end = len(self.buf) if limit < 0 else min(limit, len(self.buf))
@@ -385,7 +421,7 @@ class _LineEnds:
                 if j < len(self.buf) or not self._more():
                     break
             if j < len(self.buf) and self.buf[j] == "\n":
-                line, self.buf = self.buf[:i] + "\n", self.buf[j + 1:]
+                line, self.buf = self.buf[:i] + "\n", self.buf[j + 1 :]
                 return line
             j = i + 1
         line, self.buf = self.buf[:j], self.buf[j:]
@@ -413,17 +449,22 @@ def _text(binary: IO[bytes], label: str) -> tuple[IO[str], str]:
         return io.TextIOWrapper(binary, "utf-8-sig", newline=""), "UTF-8"
     guess = _guess_encoding(head)
     if guess == "UTF-32":
-        raise InputError(f"{label}: the text is UTF-32; accepted: UTF-8 with or without BOM, "
-                         "UTF-16 with BOM (save the file as UTF-8)")
+        raise InputError(
+            f"{label}: the text is UTF-32; accepted: UTF-8 with or without BOM, "
+            "UTF-16 with BOM (save the file as UTF-8)"
+        )
     if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         return io.TextIOWrapper(binary, "utf-16", newline=""), "UTF-16"
     if guess != "UTF-8":
-        raise InputError(f"{label}: the text looks like {guess}; accepted: UTF-8 with or "
-                         "without BOM, UTF-16 with BOM (save the file as UTF-8)")
+        raise InputError(
+            f"{label}: the text looks like {guess}; accepted: UTF-8 with or "
+            "without BOM, UTF-16 with BOM (save the file as UTF-8)"
+        )
     return io.TextIOWrapper(binary, "utf-8", newline=""), "UTF-8"
 
 
 # -- header ---------------------------------------------------------------------------------------
+
 
 def _normalise(name: object) -> tuple[str, str | None]:
     """A header cell → (lower-case name without unit suffix, unit named or None)."""
@@ -459,27 +500,39 @@ def _match_header(cells: Sequence[object], schema: Schema, label: str) -> _Heade
     for role, hits in found.items():
         if len(hits) > 1:
             both = " and ".join(quote(cells[i]) for i in hits)
-            raise InputError(f"{label}: columns {both} both name {role} (rule: one column per "
-                             "role); rename or remove one")
+            raise InputError(
+                f"{label}: columns {both} both name {role} (rule: one column per "
+                "role); rename or remove one"
+            )
     if len(set(units.values())) > 1:
-        raise InputError(f"{label}: the glucose columns name different units "
-                         f"({', '.join(f'{k} in {v}' for k, v in units.items())})")
-    return _Header({k: v[0] for k, v in found.items()}, len(cells),
-                   next(iter(units.values()), None))
+        raise InputError(
+            f"{label}: the glucose columns name different units "
+            f"({', '.join(f'{k} in {v}' for k, v in units.items())})"
+        )
+    return _Header(
+        {k: v[0] for k, v in found.items()}, len(cells), next(iter(units.values()), None)
+    )
 
 
 def _missing(cells: Sequence[object], schema: Schema, label: str, first: str) -> HeaderNotFound:
     names = {_normalise(c)[0] for c in cells}
-    missing = [r.name for r in schema.roles if r.required
-               and not names & {a.lower() for a in (r.name, *r.aliases)}]
-    aliases = "; ".join(f"{r.name}: {', '.join((r.name, *r.aliases))}" for r in schema.roles
-                        if r.required)
-    return HeaderNotFound(f"{label}: missing column(s) {', '.join(missing)}; no header line names "
-                      f"them (accepted names, any case — {aliases}). The first line reads "
-                      f"{quote(first)}")
+    missing = [
+        r.name
+        for r in schema.roles
+        if r.required and not names & {a.lower() for a in (r.name, *r.aliases)}
+    ]
+    aliases = "; ".join(
+        f"{r.name}: {', '.join((r.name, *r.aliases))}" for r in schema.roles if r.required
+    )
+    return HeaderNotFound(
+        f"{label}: missing column(s) {', '.join(missing)}; no header line names "
+        f"them (accepted names, any case — {aliases}). The first line reads "
+        f"{quote(first)}"
+    )
 
 
 # -- rows -----------------------------------------------------------------------------------------
+
 
 @dataclass
 class _Chunk:
@@ -503,8 +556,9 @@ class _Rows:
     point_is_decimal: bool  # the delimiter or the cell types fix the decimal mark as '.'
 
 
-def _text_rows(text: IO[str], schema: Schema, label: str, limits: Limits,
-               refuse: _Refusals) -> _Rows:
+def _text_rows(
+    text: IO[str], schema: Schema, label: str, limits: Limits, refuse: _Refusals
+) -> _Rows:
     lines: list[str] = []
     header = None
     delimiter = ","
@@ -513,8 +567,10 @@ def _text_rows(text: IO[str], schema: Schema, label: str, limits: Limits,
         if not line:
             break
         if len(line) >= 1 << 20 and not line.endswith(("\n", "\r")):
-            raise InputError(f"{label}: line {len(lines) + 1} is longer than 1 MiB before any "
-                             "header line was found")
+            raise InputError(
+                f"{label}: line {len(lines) + 1} is longer than 1 MiB before any "
+                "header line was found"
+            )
         lines.append(line)
         if not line.strip():
             continue
@@ -535,8 +591,10 @@ def _text_rows(text: IO[str], schema: Schema, label: str, limits: Limits,
     notes = []
     above = [i + 1 for i, line in enumerate(lines[:-1]) if line.strip()]
     if above:
-        notes.append(f"{label}: {name_lines(np.asarray(above))} above the header skipped "
-                     f"(title or comment; the first reads {quote(lines[above[0] - 1].strip())})")
+        notes.append(
+            f"{label}: {name_lines(np.asarray(above))} above the header skipped "
+            f"(title or comment; the first reads {quote(lines[above[0] - 1].strip())})"
+        )
     if delimiter != ",":
         notes.append(f"{label}: delimiter {'semicolon' if delimiter == ';' else 'tab'}")
     width = header.width
@@ -547,14 +605,16 @@ def _text_rows(text: IO[str], schema: Schema, label: str, limits: Limits,
     def too_long(line: str, number: int) -> bool:
         if len(line) <= max_line:
             return False
-        refuse.add(f"the line is longer than {max_line:,} characters", [number], quote(line),
-                   unsplit=True)
+        refuse.add(
+            f"the line is longer than {max_line:,} characters", [number], quote(line), unsplit=True
+        )
         return True
 
     def quoted(lines: Iterable[str], first: int) -> Iterator[_Chunk]:
         """The csv module's reading (quoted fields may hold delimiters and line breaks)."""
-        guarded = ("\n" if too_long(line, number) else line
-                   for number, line in enumerate(lines, first))
+        guarded = (
+            "\n" if too_long(line, number) else line for number, line in enumerate(lines, first)
+        )
         reader = csv.reader(guarded, delimiter=delimiter)
         rows: list[list[str]] = []
         numbers: list[int] = []
@@ -566,8 +626,12 @@ def _text_rows(text: IO[str], schema: Schema, label: str, limits: Limits,
             except StopIteration:
                 break
             except csv.Error as exc:
-                refuse.add(f"the line cannot be split into fields ({exc})",
-                           [reader.line_num + first - 1], "", unsplit=True)
+                refuse.add(
+                    f"the line cannot be split into fields ({exc})",
+                    [reader.line_num + first - 1],
+                    "",
+                    unsplit=True,
+                )
                 continue
             if not any(row) or "".join(row).isspace():  # a blank row
                 continue
@@ -584,8 +648,11 @@ def _text_rows(text: IO[str], schema: Schema, label: str, limits: Limits,
         if rows:
             yield _Chunk(numbers, rows=rows)
 
-    numeric = (schema.prepare is None and schema.fields is None  # optional roles absent: no bar
-               and all(r.kind == "number" for r in schema.roles if r.name in header.index))
+    numeric = (
+        schema.prepare is None
+        and schema.fields is None  # optional roles absent: no bar
+        and all(r.kind == "number" for r in schema.roles if r.name in header.index)
+    )
 
     def chunks() -> Iterator[_Chunk]:
         first = header_line + 1  # the file line of the next line read
@@ -603,14 +670,19 @@ def _text_rows(text: IO[str], schema: Schema, label: str, limits: Limits,
             lines = io.StringIO(block, newline="").readlines()  # as the file's readlines()
             del block
             if max(map(len, lines)) > max_line:  # refuse over-long lines before any copy
-                lines = ["\n" if too_long(line, number) else line
-                         for number, line in enumerate(lines, first)]
+                lines = [
+                    "\n" if too_long(line, number) else line
+                    for number, line in enumerate(lines, first)
+                ]
             block = "".join(lines)
             if '"' in block:  # from here on, the csv module reads
                 yield from quoted(itertools.chain(lines, text), first)
                 return
-            bare = (block.splitlines() if _OTHER_BREAKS.search(block) is None
-                    else [line.rstrip("\r\n") for line in lines])
+            bare = (
+                block.splitlines()
+                if _OTHER_BREAKS.search(block) is None
+                else [line.rstrip("\r\n") for line in lines]
+            )
             del block
             numbers = range(first, first + len(bare))
             first += len(bare)
@@ -633,11 +705,15 @@ def _text_rows(text: IO[str], schema: Schema, label: str, limits: Limits,
                 elif line.replace(delimiter, "").strip():  # not a blank row
                     wrong.append(i)
             if wrong:
-                refuse.add(wrong_fields, [numbers[i] for i in wrong], quote(bare[wrong[0]]),
-                           unsplit=True)
+                refuse.add(
+                    wrong_fields, [numbers[i] for i in wrong], quote(bare[wrong[0]]), unsplit=True
+                )
             rows = [bare[i].split(delimiter) for i in kept]
-            rows_kept = [(i, r) for i, r in zip(kept, rows, strict=True)
-                         if any(r) and not "".join(r).isspace()]
+            rows_kept = [
+                (i, r)
+                for i, r in zip(kept, rows, strict=True)
+                if any(r) and not "".join(r).isspace()
+            ]
             if rows_kept:
                 yield _Chunk([numbers[i] for i, _ in rows_kept], rows=[r for _, r in rows_kept])
 
@@ -647,12 +723,17 @@ def _text_rows(text: IO[str], schema: Schema, label: str, limits: Limits,
 def _frame_rows(frame: pd.DataFrame, schema: Schema, label: str, first_row: int) -> _Rows:
     header = _match_header(list(frame.columns), schema, label)
     if header is None:
-        raise _missing(list(frame.columns), schema, label,
-                       ", ".join(map(str, frame.columns)) or "(no columns)")
+        raise _missing(
+            list(frame.columns), schema, label, ", ".join(map(str, frame.columns)) or "(no columns)"
+        )
 
     def cell(value: object) -> str:
-        if value is None or value is pd.NA or value is pd.NaT or (
-                isinstance(value, float) and np.isnan(value)):
+        if (
+            value is None
+            or value is pd.NA
+            or value is pd.NaT
+            or (isinstance(value, float) and np.isnan(value))
+        ):
             return ""
         if isinstance(value, float | np.floating):
             return repr(float(value))
@@ -662,7 +743,7 @@ def _frame_rows(frame: pd.DataFrame, schema: Schema, label: str, first_row: int)
 
     def chunks() -> Iterator[_Chunk]:
         for start in range(0, len(frame), CHUNK_ROWS):
-            part = frame.iloc[start:start + CHUNK_ROWS]
+            part = frame.iloc[start : start + CHUNK_ROWS]
             rows = [[cell(v) for v in row] for row in part.itertuples(index=False)]
             yield _Chunk(range(start + first_row, start + first_row + len(part)), rows=rows)
 
@@ -671,6 +752,7 @@ def _frame_rows(frame: pd.DataFrame, schema: Schema, label: str, first_row: int)
 
 # -- refusals and parsing -------------------------------------------------------------------------
 
+
 class _Refusals:
     """Refused lines grouped by rule, in the order the rules were first met."""
 
@@ -678,8 +760,9 @@ class _Refusals:
         self.groups: dict[str, tuple[list[NDArray[np.int64]], str]] = {}
         self.unsplit = 0  # rows refused by the reader before they reach a chunk
 
-    def add(self, rule: str, lines: Sequence[int] | NDArray, example: str,
-            unsplit: bool = False) -> None:
+    def add(
+        self, rule: str, lines: Sequence[int] | NDArray, example: str, unsplit: bool = False
+    ) -> None:
         lines = np.asarray(lines, dtype=np.int64)
         if lines.size == 0:
             return
@@ -690,8 +773,10 @@ class _Refusals:
             self.groups[rule] = ([lines], example)
 
     def result(self) -> tuple[RefusedRows, ...]:
-        return tuple(RefusedRows(rule, np.sort(np.concatenate(parts)), example)
-                     for rule, (parts, example) in self.groups.items())
+        return tuple(
+            RefusedRows(rule, np.sort(np.concatenate(parts)), example)
+            for rule, (parts, example) in self.groups.items()
+        )
 
 
 @dataclass
@@ -725,8 +810,9 @@ def _plain_numbers(cells: NDArray[np.object_], decimal: _Decimal) -> NDArray[np.
     return values if np.isfinite(values).all() else None
 
 
-def _plain_block(block: str, delimiter: str, width: int, max_cell: int
-                 ) -> NDArray[np.float64] | None:
+def _plain_block(
+    block: str, delimiter: str, width: int, max_cell: int
+) -> NDArray[np.float64] | None:
     """The fast path of text files: a block of whole lines of plain numbers, parsed by pandas' C
     reader (correctly rounded, like ``float``), as a (width, lines) array; None unless every line
     has ``width`` cells and every cell is a finite number of at most ``max_cell`` characters
@@ -742,14 +828,17 @@ def _plain_block(block: str, delimiter: str, width: int, max_cell: int
         return None
     raw = block.encode("ascii")
     crlf = b"\r" in raw and raw.count(b"\r") == raw.count(b"\r\n")  # Windows ends, no bare CR
-    if raw.translate(None, b"0123456789-\n" + delimiter.encode() + b"\r" * crlf
-                     + (b"." if delimiter == "," else b"")):
+    if raw.translate(
+        None,
+        b"0123456789-\n" + delimiter.encode() + b"\r" * crlf + (b"." if delimiter == "," else b""),
+    ):
         return None
     rows = raw.count(b"\n") + (not raw.endswith(b"\n"))
     codes = np.frombuffer(raw, np.uint8)
     # the longest cell: bounded by the longest line, exact (cells between delimiters) when needed
-    longest = int(np.diff(np.flatnonzero(codes == ord("\n")), prepend=-1,
-                          append=len(raw)).max()) - 1
+    longest = (
+        int(np.diff(np.flatnonzero(codes == ord("\n")), prepend=-1, append=len(raw)).max()) - 1
+    )
     if longest > 15:
         cuts = np.flatnonzero((codes == ord("\n")) | (codes == ord(delimiter)))
         longest = int(np.diff(cuts, prepend=-1, append=len(raw)).max()) - 1
@@ -762,10 +851,15 @@ def _plain_block(block: str, delimiter: str, width: int, max_cell: int
         # Python's strtod
         # low_memory=False: one pass over the block, so no warning of types mixed between
         # pandas' internal chunks (such a block goes to the full rules anyway)
-        frame = pd.read_csv(io.BytesIO(raw), sep=delimiter, header=None, engine="c",
-                            na_filter=False, low_memory=False, **({} if longest <= 15 else
-                                                {"dtype": np.float64,
-                                                 "float_precision": "round_trip"}))
+        frame = pd.read_csv(
+            io.BytesIO(raw),
+            sep=delimiter,
+            header=None,
+            engine="c",
+            na_filter=False,
+            low_memory=False,
+            **({} if longest <= 15 else {"dtype": np.float64, "float_precision": "round_trip"}),
+        )
     except (ValueError, pd.errors.ParserError):
         return None
     if frame.shape != (rows, width) or not all(d.kind in "if" for d in frame.dtypes):
@@ -778,8 +872,9 @@ def _plain_block(block: str, delimiter: str, width: int, max_cell: int
     return values
 
 
-def _numbers(cells: pd.Series, name: str, decimal: _Decimal
-             ) -> tuple[NDArray[np.float64], list[tuple[str, NDArray[np.bool_]]]]:
+def _numbers(
+    cells: pd.Series, name: str, decimal: _Decimal
+) -> tuple[NDArray[np.float64], list[tuple[str, NDArray[np.bool_]]]]:
     """Cells (stripped str) → float64 and the broken rules with their masks (NaN where broken)."""
     empty = (cells == "").to_numpy()
     lower = cells.str.lower()
@@ -801,8 +896,11 @@ def _numbers(cells: pd.Series, name: str, decimal: _Decimal
     rules = [
         (f"{name} is empty", empty),
         (f"{name} is not finite (NaN, NA or infinite)", not_finite | overflow),
-        (f"{name} is ambiguous: one mark then three digits could be a thousands separator "
-         "(rule: write the decimal mark the rest of the file uses, without grouping)", ambiguous),
+        (
+            f"{name} is ambiguous: one mark then three digits could be a thousands separator "
+            "(rule: write the decimal mark the rest of the file uses, without grouping)",
+            ambiguous,
+        ),
         (f"{name} is not a number", ~empty & ~not_finite & ~numeric),
     ]
     return values, rules
@@ -815,10 +913,14 @@ _TIME = re.compile(
     r"|(?P<a2>\d{1,2})(?P<s2>[-/.])(?P<b2>\d{1,2})(?P=s2)(?P<y2>\d{4}))"
     r"(?:[Tt]|\s+)(?P<h>\d{1,2}):(?P<mi>\d{2})(?::(?P<s>\d{2})(?:[.,](?P<f>\d{1,9}))?)?"
     r"\s*(?P<ampm>[AaPp]\.?[Mm]\.?)?"
-    r"\s*(?P<off>[Zz]|[+-]\d{2}(?::?\d{2})?)?$")
+    r"\s*(?P<off>[Zz]|[+-]\d{2}(?::?\d{2})?)?$"
+)
 _DATE_ONLY = re.compile(r"^\d{4}(?:[-/.]\d{1,2}){0,2}$|^\d{1,2}[-/.]\d{1,2}[-/.]\d{4}$")
-_ORDER_NAMES = {"ymd": "YYYY-MM-DD", "dmy": "DD-MM-YYYY (day first)",
-                "mdy": "MM-DD-YYYY (month first)"}
+_ORDER_NAMES = {
+    "ymd": "YYYY-MM-DD",
+    "dmy": "DD-MM-YYYY (day first)",
+    "mdy": "MM-DD-YYYY (month first)",
+}
 YEARS = (1900, 2200)  # years accepted: far from the limits of nanosecond times (1677..2262)
 OFFSETS = (-12 * 60, 14 * 60)  # UTC offsets in use, in minutes (−12:00..+14:00)
 _NO_OFFSET = np.iinfo(np.int64).min
@@ -827,8 +929,21 @@ _NO_OFFSET = np.iinfo(np.int64).min
 _Y, _A, _B, _LAST, _H, _MI, _S, _NS, _OFF = range(9)
 
 
-_GROUP_NAMES = ("last", "y", "a", "b", "h", "mi", "s", "ns", "ampm", "aware", "sign", "off_h",
-                "off_m")
+_GROUP_NAMES = (
+    "last",
+    "y",
+    "a",
+    "b",
+    "h",
+    "mi",
+    "s",
+    "ns",
+    "ampm",
+    "aware",
+    "sign",
+    "off_h",
+    "off_m",
+)
 
 
 def _time_groups(cells: NDArray[np.object_]) -> tuple[NDArray[np.bool_], dict[str, NDArray]]:
@@ -869,7 +984,9 @@ def _time_groups(cells: NDArray[np.object_]) -> tuple[NDArray[np.bool_], dict[st
             "y": np.where(last, number("y2"), number("y1")),
             "a": np.where(last, number("a2"), number("a1")),
             "b": np.where(last, number("b2"), number("b1")),
-            "h": number("h"), "mi": number("mi"), "s": number("s"),
+            "h": number("h"),
+            "mi": number("mi"),
+            "s": number("s"),
             "ns": parts["f"].fillna("").str.ljust(9, "0").to_numpy(dtype=str).astype(np.int64),
             "ampm": (ampm == "A") + 2 * (ampm == "P"),
             "aware": (offset != "").to_numpy(),
@@ -882,8 +999,9 @@ def _time_groups(cells: NDArray[np.object_]) -> tuple[NDArray[np.bool_], dict[st
     return matched, groups
 
 
-def _fixed_layout(cells: NDArray[np.object_], first: re.Match[str]
-                  ) -> tuple[NDArray[np.bool_], dict[str, NDArray[np.int64]]] | None:
+def _fixed_layout(
+    cells: NDArray[np.object_], first: re.Match[str]
+) -> tuple[NDArray[np.bool_], dict[str, NDArray[np.int64]]] | None:
     """The rows laid out like ``first`` (see :func:`_time_groups`), with their parts."""
     width = len(first.string)
     lengths = np.fromiter(map(len, cells), np.int64, len(cells))
@@ -935,8 +1053,11 @@ def _fixed_layout(cells: NDArray[np.object_], first: re.Match[str]
         return (codes[:, start:end].astype(np.int64) - 48) @ powers
 
     last = "y2" in spans
-    for key, (name_first, name_last) in {"y": ("y1", "y2"), "a": ("a1", "a2"),
-                                         "b": ("b1", "b2")}.items():
+    for key, (name_first, name_last) in {
+        "y": ("y1", "y2"),
+        "a": ("a1", "a2"),
+        "b": ("b1", "b2"),
+    }.items():
         values[key] = number(*spans[name_last if last else name_first])
     for key in ("h", "mi", "s", "off_h", "off_m"):
         if key in spans:
@@ -955,8 +1076,9 @@ def _fixed_layout(cells: NDArray[np.object_], first: re.Match[str]
     return np.flatnonzero(same)[ok], values
 
 
-def _clock_parts(cells: pd.Series, field_: Field
-                 ) -> tuple[NDArray[np.int64], list[tuple[str, NDArray[np.bool_]]]]:
+def _clock_parts(
+    cells: pd.Series, field_: Field
+) -> tuple[NDArray[np.int64], list[tuple[str, NDArray[np.bool_]]]]:
     """Stripped time cells → (n, 9) integer parts (see the column names above) and the broken
     rules. The date's day/month order is decided later, from the whole file (:class:`_Clock`)."""
     n = len(cells)
@@ -988,15 +1110,25 @@ def _clock_parts(cells: pd.Series, field_: Field
     name = field_.name
     return out, [
         (f"{name} is empty", empty),
-        (f"{name} is a date without a time of day, or a partial date (rule: a date and a time, "
-         "at least to the minute)", partial),
-        (f"{name} is not a time (date {orders}, then hh:mm[:ss], optional AM/PM and UTC "
-         "offset)", not_time),
-        (f"{name} has no valid time of day (hours 0..23, or 1..12 with AM/PM; minutes and "
-         "seconds 0..59)", ok & bad_clock),
+        (
+            f"{name} is a date without a time of day, or a partial date (rule: a date and a time, "
+            "at least to the minute)",
+            partial,
+        ),
+        (
+            f"{name} is not a time (date {orders}, then hh:mm[:ss], optional AM/PM and UTC offset)",
+            not_time,
+        ),
+        (
+            f"{name} has no valid time of day (hours 0..23, or 1..12 with AM/PM; minutes and "
+            "seconds 0..59)",
+            ok & bad_clock,
+        ),
         (f"{name} has a UTC offset outside -12:00..+14:00", ok & ~bad_clock & bad_offset),
-        (f"{name} is outside the years {YEARS[0]}..{YEARS[1]}",
-         ok & ~bad_clock & ~bad_offset & bad_year),
+        (
+            f"{name} is outside the years {YEARS[0]}..{YEARS[1]}",
+            ok & ~bad_clock & ~bad_offset & bad_year,
+        ),
     ]
 
 
@@ -1008,9 +1140,9 @@ class _Clock:
     dayfirst: bool | None = None
     option: str = "--dayfirst or --monthfirst"
 
-    def finish(self, parts: NDArray[np.int64], lines: NDArray[np.int64], field_: Field,
-               label: str) -> tuple[NDArray[np.datetime64], list[tuple[str, NDArray[np.bool_]]],
-                                    str, list[str]]:
+    def finish(
+        self, parts: NDArray[np.int64], lines: NDArray[np.int64], field_: Field, label: str
+    ) -> tuple[NDArray[np.datetime64], list[tuple[str, NDArray[np.bool_]]], str, list[str]]:
         """The instants (UTC when the file gives offsets), the rules broken, the offsets seen
         ("" for none) and notes. InputError when the order cannot be decided or when the file
         mixes times with and without offsets."""
@@ -1028,43 +1160,60 @@ class _Clock:
                     f"{lines[day_first][0]} ({a[day_first][0]} > 12) and the month first in "
                     f"line {lines[month_first][0]} ({b[month_first][0]} > 12) (rule: one "
                     f"day/month order per file); give the order with {self.option} to refuse "
-                    "the lines that do not fit it")
+                    "the lines that do not fit it"
+                )
             if day_first.any() or month_first.any():
                 dayfirst = bool(day_first.any())
                 decides = day_first if dayfirst else month_first
-                notes.append(f"{label}: {name} read {_ORDER_NAMES['dmy' if dayfirst else 'mdy']}"
-                             f", as line {lines[decides][0]} shows (a day "
-                             f"{(a if dayfirst else b)[decides][0]} > 12)")
+                notes.append(
+                    f"{label}: {name} read {_ORDER_NAMES['dmy' if dayfirst else 'mdy']}"
+                    f", as line {lines[decides][0]} shows (a day "
+                    f"{(a if dayfirst else b)[decides][0]} > 12)"
+                )
             elif (last & (a != b)).any():
                 shown = lines[last & (a != b)][0]
                 raise InputError(
                     f"{label}: {name} is ambiguous: every date fits both day-first and "
                     f"month-first order (no number above 12 decides it; e.g. line {shown}); "
-                    f"give the order with {self.option}")
+                    f"give the order with {self.option}"
+                )
         elif dayfirst is not None and last.any():
-            notes.append(f"{label}: {name} read {'day' if dayfirst else 'month'} first "
-                         f"(as given)")
+            notes.append(f"{label}: {name} read {'day' if dayfirst else 'month'} first (as given)")
         month = np.where(last & bool(dayfirst), b, a)
         day = np.where(last & bool(dayfirst), a, b)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            dates = pd.to_datetime(pd.DataFrame({
-                "year": parts[:, _Y], "month": month, "day": day, "hour": parts[:, _H],
-                "minute": parts[:, _MI], "second": parts[:, _S]}), errors="coerce")
+            dates = pd.to_datetime(
+                pd.DataFrame(
+                    {
+                        "year": parts[:, _Y],
+                        "month": month,
+                        "day": day,
+                        "hour": parts[:, _H],
+                        "minute": parts[:, _MI],
+                        "second": parts[:, _S],
+                    }
+                ),
+                errors="coerce",
+            )
         values = dates.to_numpy(dtype="datetime64[ns]") + parts[:, _NS].astype("timedelta64[ns]")
         wrong_order = last & (month > 12)
         invalid = np.isnat(values) & ~wrong_order
         order = "day first" if dayfirst else "month first"
         offset = parts[:, _OFF]
         aware = offset != _NO_OFFSET
-        rules = [(f"{name} does not fit the file's day/month order ({order})", wrong_order),
-                 (f"{name} is not a valid date", invalid)]
+        rules = [
+            (f"{name} does not fit the file's day/month order ({order})", wrong_order),
+            (f"{name} is not a valid date", invalid),
+        ]
         kept = ~wrong_order & ~invalid
         if (aware & kept).any() and (~aware & kept).any():
             first_with = lines[aware & kept][0]
             first_without = lines[~aware & kept][0]
-            raise InputError(f"{label}: {name} has a UTC offset in line {first_with} and none "
-                             f"in line {first_without} (rule: offsets on every time, or on none)")
+            raise InputError(
+                f"{label}: {name} has a UTC offset in line {first_with} and none "
+                f"in line {first_without} (rule: offsets on every time, or on none)"
+            )
         seen = ""
         if (aware & kept).any():
             values = values - np.where(aware, offset, 0).astype("timedelta64[m]")
@@ -1080,6 +1229,7 @@ def _offset_text(minutes: int) -> str:
 
 
 # -- reading --------------------------------------------------------------------------------------
+
 
 def read_table(
     source: str | os.PathLike | IO[bytes] | bytes | pd.DataFrame,
@@ -1128,15 +1278,17 @@ def read_table(
     suffix = Path(label).suffix.lower()
     if suffix not in TEXT_SUFFIXES | XLSX_SUFFIXES:
         old = " (the legacy Excel format; save it as .xlsx or CSV)" if suffix == ".xls" else ""
-        raise InputError(f"{label}: {suffix} files are not accepted{old}; accepted: "
-                         f"{ACCEPTED_FORMATS}")
+        raise InputError(
+            f"{label}: {suffix} files are not accepted{old}; accepted: {ACCEPTED_FORMATS}"
+        )
     binary = open_binary(source, label, limits)
     try:
         head = binary.read(8)
         binary.seek(0)
         if head.startswith(b"\xd0\xcf\x11\xe0"):
-            raise InputError(f"{label}: a legacy Excel (.xls) or other OLE file; accepted: "
-                             f"{ACCEPTED_FORMATS}")
+            raise InputError(
+                f"{label}: a legacy Excel (.xls) or other OLE file; accepted: {ACCEPTED_FORMATS}"
+            )
         if suffix in XLSX_SUFFIXES or head.startswith(b"PK\x03\x04"):
             from ranking_core.inputs.xlsx import xlsx_rows
 
@@ -1157,8 +1309,13 @@ def read_table(
         binary.close()
 
 
-def _sheet_header(sheet_rows: Iterator[tuple[int, list[str]]], schema: Schema, label: str,
-                  limits: Limits, sheet_note: str) -> _Rows:
+def _sheet_header(
+    sheet_rows: Iterator[tuple[int, list[str]]],
+    schema: Schema,
+    label: str,
+    limits: Limits,
+    sheet_note: str,
+) -> _Rows:
     above: list[int] = []
     header = None
     first_cells: list[str] = []
@@ -1178,8 +1335,10 @@ def _sheet_header(sheet_rows: Iterator[tuple[int, list[str]]], schema: Schema, l
         raise _missing(first_cells, schema, label, ", ".join(c for c in first_cells if c))
     notes = [sheet_note] if sheet_note else []
     if above:
-        notes.append(f"{label}: {name_lines(np.asarray(above), 'row')} above the header skipped "
-                     "(title or comment)")
+        notes.append(
+            f"{label}: {name_lines(np.asarray(above), 'row')} above the header skipped "
+            "(title or comment)"
+        )
     width = header.width
 
     def chunks() -> Iterator[_Chunk]:
@@ -1190,8 +1349,11 @@ def _sheet_header(sheet_rows: Iterator[tuple[int, list[str]]], schema: Schema, l
                 continue
             # a sheet pads rows to its widest one: trailing empty cells are not fields
             last = max(i for i, c in enumerate(cells) if c.strip()) + 1
-            rows.append(cells[:max(last, width)] if last > width else
-                        cells[:width] + [""] * (width - len(cells)))
+            rows.append(
+                cells[: max(last, width)]
+                if last > width
+                else cells[:width] + [""] * (width - len(cells))
+            )
             numbers.append(number)
             if len(rows) == CHUNK_ROWS:
                 yield _Chunk(numbers, rows=rows)
@@ -1202,11 +1364,22 @@ def _sheet_header(sheet_rows: Iterator[tuple[int, list[str]]], schema: Schema, l
     return _Rows(header, chunks(), "row", notes, True)
 
 
-def _collect(rows: _Rows, schema: Schema, label: str, unit: str | None, limits: Limits,
-             refuse: _Refusals, unit_option: str, clock: _Clock) -> TableRead:
+def _collect(
+    rows: _Rows,
+    schema: Schema,
+    label: str,
+    unit: str | None,
+    limits: Limits,
+    refuse: _Refusals,
+    unit_option: str,
+    clock: _Clock,
+) -> TableRead:
     header, where = rows.header, rows.where
-    typed = tuple(f for f in schema.typed  # an optional role absent from the header is left out
-                  if not (isinstance(f, Role) and f in schema.roles and f.name not in header.index))
+    typed = tuple(
+        f
+        for f in schema.typed  # an optional role absent from the header is left out
+        if not (isinstance(f, Role) and f in schema.roles and f.name not in header.index)
+    )
     decimal = _Decimal(point=rows.point_is_decimal)
     parts: dict[str, list[NDArray[Any]]] = {f.name: [] for f in typed}
     kept_lines: list[NDArray[np.int64]] = []
@@ -1215,10 +1388,15 @@ def _collect(rows: _Rows, schema: Schema, label: str, unit: str | None, limits: 
         n = len(chunk.lines)
         n_read += n
         if n_read + refuse.unsplit > limits.max_rows:
-            raise InputError(f"{label}: more than {limits.max_rows:,} data rows (the limit; "
-                             "split the file or raise the limit)")
-        lines = (np.arange(chunk.lines.start, chunk.lines.stop, dtype=np.int64)
-                 if isinstance(chunk.lines, range) else np.asarray(chunk.lines, dtype=np.int64))
+            raise InputError(
+                f"{label}: more than {limits.max_rows:,} data rows (the limit; "
+                "split the file or raise the limit)"
+            )
+        lines = (
+            np.arange(chunk.lines.start, chunk.lines.stop, dtype=np.int64)
+            if isinstance(chunk.lines, range)
+            else np.asarray(chunk.lines, dtype=np.int64)
+        )
         if chunk.numbers is not None:  # plain numbers, already checked
             for f in typed:
                 parts[f.name].append(chunk.numbers[header.index[f.name]])
@@ -1230,8 +1408,11 @@ def _collect(rows: _Rows, schema: Schema, label: str, unit: str | None, limits: 
             bad = width != header.width
             if bad.any():
                 first = int(np.flatnonzero(bad)[0])
-                refuse.add(f"the row has the wrong number of fields (the header has "
-                           f"{header.width})", lines[bad], quote(",".join(chunk.rows[first])))
+                refuse.add(
+                    f"the row has the wrong number of fields (the header has {header.width})",
+                    lines[bad],
+                    quote(",".join(chunk.rows[first])),
+                )
         cells: dict[str, NDArray[np.object_]] = {}
         for role in schema.roles:
             if role.name not in header.index:
@@ -1239,21 +1420,30 @@ def _collect(rows: _Rows, schema: Schema, label: str, unit: str | None, limits: 
                 continue
             k = header.index[role.name]
             column = np.empty(n, dtype=object)
-            column[:] = (chunk.columns[k] if chunk.columns is not None else
-                         [row[k] if len(row) > k else "" for row in chunk.rows])
+            column[:] = (
+                chunk.columns[k]
+                if chunk.columns is not None
+                else [row[k] if len(row) > k else "" for row in chunk.rows]
+            )
             joined = "".join(column)
             if "\x00" in joined:
                 nul = np.fromiter(("\x00" in c for c in column), bool, len(column)) & ~bad
                 if nul.any():
-                    refuse.add(f"{role.name} contains a NUL byte", lines[nul],
-                               quote(column[nul][0]))
+                    refuse.add(
+                        f"{role.name} contains a NUL byte", lines[nul], quote(column[nul][0])
+                    )
                     bad |= nul
             if max(map(len, column), default=0) > limits.max_cell:
-                long = np.fromiter((len(c) > limits.max_cell for c in column), bool,
-                                   len(column)) & ~bad
+                long = (
+                    np.fromiter((len(c) > limits.max_cell for c in column), bool, len(column))
+                    & ~bad
+                )
                 if long.any():
-                    refuse.add(f"{role.name} is longer than {limits.max_cell:,} characters",
-                               lines[long], quote(column[long][0]))
+                    refuse.add(
+                        f"{role.name} is longer than {limits.max_cell:,} characters",
+                        lines[long],
+                        quote(column[long][0]),
+                    )
                     bad |= long
             cells[role.name] = column
         keep = ~bad
@@ -1265,10 +1455,12 @@ def _collect(rows: _Rows, schema: Schema, label: str, unit: str | None, limits: 
         chunk_values: dict[str, NDArray[Any]] = {}
         bad = np.zeros(len(lines), dtype=bool)
         raw = {f.name: cells[f.name][keep] for f in typed}
-        fast = {f.name: _plain_numbers(raw[f.name], decimal) for f in typed
-                if f.kind == "number"}
-        series = {f.name: pd.Series(raw[f.name], dtype=object).str.strip() for f in typed
-                  if fast.get(f.name) is None}
+        fast = {f.name: _plain_numbers(raw[f.name], decimal) for f in typed if f.kind == "number"}
+        series = {
+            f.name: pd.Series(raw[f.name], dtype=object).str.strip()
+            for f in typed
+            if fast.get(f.name) is None
+        }
         for f in typed:
             if f.kind == "number" and fast[f.name] is None:
                 decimal.see(series[f.name])
@@ -1281,8 +1473,12 @@ def _collect(rows: _Rows, schema: Schema, label: str, unit: str | None, limits: 
                 values, rules = _clock_parts(series[f.name], f)
             else:
                 values = series[f.name].to_numpy(dtype=object)
-                rules = [(f"{f.name} {UNSAFE_RULE}", series[f.name].str.contains(
-                    UNSAFE).to_numpy(dtype=bool, na_value=False))]
+                rules = [
+                    (
+                        f"{f.name} {UNSAFE_RULE}",
+                        series[f.name].str.contains(UNSAFE).to_numpy(dtype=bool, na_value=False),
+                    )
+                ]
             for rule, mask in rules:
                 mask = mask & ~bad
                 if mask.any():
@@ -1297,8 +1493,9 @@ def _collect(rows: _Rows, schema: Schema, label: str, unit: str | None, limits: 
     if n_read == 0:
         raise InputError(f"{label}: the table has a header but no data rows")
     if not kept_lines:  # every row was refused by the reader
-        raise InputError(f"{label}: no valid row. "
-                         + " ".join(r.message(where) for r in refuse.result()))
+        raise InputError(
+            f"{label}: no valid row. " + " ".join(r.message(where) for r in refuse.result())
+        )
     values = {f.name: np.concatenate(parts.pop(f.name)) for f in typed}
     lines = np.concatenate(kept_lines)
     del kept_lines
@@ -1311,8 +1508,9 @@ def _collect(rows: _Rows, schema: Schema, label: str, unit: str | None, limits: 
     glucose = [f for f in typed if f.glucose]
     if glucose:
         try:
-            file_unit = resolve_unit([values[f.name] for f in glucose], unit, header.unit,
-                                     label, unit_option)
+            file_unit = resolve_unit(
+                [values[f.name] for f in glucose], unit, header.unit, label, unit_option
+            )
         except UnitError as exc:
             raise InputError(str(exc)) from exc
         for f in glucose:
@@ -1324,15 +1522,18 @@ def _collect(rows: _Rows, schema: Schema, label: str, unit: str | None, limits: 
         if f.kind != "number" or (f.low is None and f.high is None):
             continue
         v = values[f.name]
-        if v.size == 0 or ((f.low is None or v.min() >= f.low)
-                           and (f.high is None or v.max() <= f.high)):
+        if v.size == 0 or (
+            (f.low is None or v.min() >= f.low) and (f.high is None or v.max() <= f.high)
+        ):
             continue  # every value in range: no mask needed
         out = ((v < f.low) if f.low is not None else False) | (
-            (v > f.high) if f.high is not None else False)
+            (v > f.high) if f.high is not None else False
+        )
         out = np.asarray(out) & ~bad
         if out.any():
-            rule = f.range_rule or (f"{f.name} is outside {f.low:g}..{f.high:g}"
-                                    + (" mg/dL" if f.glucose else ""))
+            rule = f.range_rule or (
+                f"{f.name} is outside {f.low:g}..{f.high:g}" + (" mg/dL" if f.glucose else "")
+            )
             refuse.add(rule, lines[out], quote(f"{v[out][0]:g}"))
             bad |= out
     if bad.any():
@@ -1342,8 +1543,7 @@ def _collect(rows: _Rows, schema: Schema, label: str, unit: str | None, limits: 
     for f in typed:
         if f.kind != "time":
             continue
-        values[f.name], rules, offset, clock_notes = clock.finish(values[f.name], lines, f,
-                                                                  label)
+        values[f.name], rules, offset, clock_notes = clock.finish(values[f.name], lines, f, label)
         notes.extend(clock_notes)
         bad = np.zeros(len(lines), dtype=bool)
         for rule, mask in rules:
@@ -1354,8 +1554,9 @@ def _collect(rows: _Rows, schema: Schema, label: str, unit: str | None, limits: 
         if bad.any():
             values = {k: v[~bad] for k, v in values.items()}
             lines = lines[~bad]
-    result = TableRead(values, lines, refuse.result(), tuple(notes), label, where, file_unit,
-                       n_read, offset)
+    result = TableRead(
+        values, lines, refuse.result(), tuple(notes), label, where, file_unit, n_read, offset
+    )
     if len(lines) == 0:
         raise InputError(f"{label}: no valid row. " + " ".join(result.messages()[1:]))
     return result

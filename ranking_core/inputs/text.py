@@ -26,17 +26,23 @@ UNSAFE = re.compile(
     "[\x00-\x1f\x7f-\x9f\xad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e"
     "\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\ud800-\udfff"
     "\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
-    "\U000e0001\U000e0020-\U000e007f]")
-UNSAFE_RULE = ("contains a control character, an invisible format character or a bidi override "
-               "(rule: text cells hold printable text only)")
+    "\U000e0001\U000e0020-\U000e007f]"
+)
+UNSAFE_RULE = (
+    "contains a control character, an invisible format character or a bidi override "
+    "(rule: text cells hold printable text only)"
+)
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 _LOOK_ALIKES = "\u2212\u2796\u2795\u2797\ufe62\ufe63\ufe66\uff0b\uff0d\uff1d\uff20\u207a\u207b"
 
 
 def _escape(match: re.Match[str]) -> str:
     code = ord(match.group())
-    return f"\\x{code:02x}" if code < 0x100 else (f"\\u{code:04x}" if code < 0x10000
-                                                  else f"\\U{code:08x}")
+    return (
+        f"\\x{code:02x}"
+        if code < 0x100
+        else (f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
+    )
 
 
 def printable(text: object, keep: str = "") -> str:
@@ -50,9 +56,12 @@ def printable(text: object, keep: str = "") -> str:
 
 def _starts_formula(text: str) -> bool:
     head = text.lstrip(" \u00a0\u3000")[:1] or text[:1]
-    return bool(head) and (text.startswith(FORMULA_PREFIXES) or head in FORMULA_PREFIXES
-                           or head in _LOOK_ALIKES
-                           or unicodedata.normalize("NFKC", head)[:1] in FORMULA_PREFIXES)
+    return bool(head) and (
+        text.startswith(FORMULA_PREFIXES)
+        or head in FORMULA_PREFIXES
+        or head in _LOOK_ALIKES
+        or unicodedata.normalize("NFKC", head)[:1] in FORMULA_PREFIXES
+    )
 
 
 def neutralise(value: object) -> object:

@@ -12,8 +12,17 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["LOOKS_LIKE_MMOLL", "MGDL_PER_MMOLL", "PHYSICAL_MAX_MGDL", "UNITS", "UnitError",
-           "check_unit", "from_mgdl", "resolve_unit", "to_mgdl"]
+__all__ = [
+    "LOOKS_LIKE_MMOLL",
+    "MGDL_PER_MMOLL",
+    "PHYSICAL_MAX_MGDL",
+    "UNITS",
+    "UnitError",
+    "check_unit",
+    "from_mgdl",
+    "resolve_unit",
+    "to_mgdl",
+]
 
 MGDL_PER_MMOLL = 18.016
 UNITS = ("mg/dL", "mmol/L")
@@ -48,9 +57,13 @@ def from_mgdl(values: NDArray[np.float64], unit: str) -> NDArray[np.float64]:
     return values / MGDL_PER_MMOLL if check_unit(unit) == "mmol/L" else values
 
 
-def resolve_unit(values: NDArray[np.float64] | Sequence[NDArray[np.float64]],
-                 stated: str | None, in_header: str | None, label: str,
-                 option: str = "--unit") -> str:
+def resolve_unit(
+    values: NDArray[np.float64] | Sequence[NDArray[np.float64]],
+    stated: str | None,
+    in_header: str | None,
+    label: str,
+    option: str = "--unit",
+) -> str:
     """The unit to read ``values`` (the file's glucose numbers: one array, or one per column) in.
 
     ``stated`` is the user's unit (``None``: not given), ``in_header`` a unit named in the column
@@ -62,8 +75,10 @@ def resolve_unit(values: NDArray[np.float64] | Sequence[NDArray[np.float64]],
     stated = check_unit(stated)
     if in_header is not None:
         if stated is not None and stated != in_header:
-            raise UnitError(f"{label}: the column headers say {in_header} but {option} "
-                            f"{stated} was given; give {option} {in_header} or leave it out")
+            raise UnitError(
+                f"{label}: the column headers say {in_header} but {option} "
+                f"{stated} was given; give {option} {in_header} or leave it out"
+            )
         return in_header
     columns = [values] if isinstance(values, np.ndarray) else list(values)
     finite = [c if np.isfinite(c).all() else c[np.isfinite(c)] for c in columns]
@@ -75,7 +90,8 @@ def resolve_unit(values: NDArray[np.float64] | Sequence[NDArray[np.float64]],
                 f"{label}: {option} mmol/L was given but the glucose values look like mg/dL "
                 f"(median {median:.3g}, above {LOOKS_LIKE_MMOLL:g}, i.e. above "
                 f"{LOOKS_LIKE_MMOLL * MGDL_PER_MMOLL:.0f} mg/dL once converted); "
-                f"{option} mg/dL reads them as they are")
+                f"{option} mg/dL reads them as they are"
+            )
     if stated is not None:
         return stated
     # fewer than half the values below the limit: the median is not below it (no joined copy)
@@ -87,5 +103,6 @@ def resolve_unit(values: NDArray[np.float64] | Sequence[NDArray[np.float64]],
         raise UnitError(
             f"{label}: the glucose values look like mmol/L (median {median:.3g}, "
             f"below {LOOKS_LIKE_MMOLL:g}); state the unit: {option} mmol/L converts them with "
-            f"{MGDL_PER_MMOLL} mg/dL per mmol/L, {option} mg/dL reads them as they are")
+            f"{MGDL_PER_MMOLL} mg/dL per mmol/L, {option} mg/dL reads them as they are"
+        )
     return "mg/dL"

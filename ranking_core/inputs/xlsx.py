@@ -39,22 +39,28 @@ def _cell_text(value: object) -> str:
 
 
 def _damaged(label: str, exc: Exception) -> InputError:
-    return InputError(f"{label}: cannot be read as an XLSX workbook "
-                      f"({type(exc).__name__}: {quote(str(exc))})")
+    return InputError(
+        f"{label}: cannot be read as an XLSX workbook ({type(exc).__name__}: {quote(str(exc))})"
+    )
 
 
 def _check_sizes(archive: zipfile.ZipFile, label: str, limits: Limits) -> None:
     infos = archive.infolist()
     total = sum(i.file_size for i in infos)
     if total > limits.max_xlsx_total:
-        raise InputError(f"{label}: the workbook unpacks to {total:,} bytes, over the "
-                         f"{limits.max_xlsx_total:,}-byte limit (a zip bomb or a very large "
-                         "workbook; save the sheet needed as CSV)")
+        raise InputError(
+            f"{label}: the workbook unpacks to {total:,} bytes, over the "
+            f"{limits.max_xlsx_total:,}-byte limit (a zip bomb or a very large "
+            "workbook; save the sheet needed as CSV)"
+        )
     for info in infos:
         if info.filename.lower().endswith("sharedstrings.xml") and (
-                info.file_size > limits.max_xlsx_part):
-            raise InputError(f"{label}: the shared-string table unpacks to {info.file_size:,} "
-                             f"bytes, over the {limits.max_xlsx_part:,}-byte limit")
+            info.file_size > limits.max_xlsx_part
+        ):
+            raise InputError(
+                f"{label}: the shared-string table unpacks to {info.file_size:,} "
+                f"bytes, over the {limits.max_xlsx_part:,}-byte limit"
+            )
 
 
 def _open_book(binary: IO[bytes]) -> tuple[Workbook, list, list[str]]:
@@ -65,14 +71,16 @@ def _open_book(binary: IO[bytes]) -> tuple[Workbook, list, list[str]]:
     reader.read_strings()
     reader.read_workbook()
     apply_stylesheet(reader.archive, reader.wb)  # number formats tell dates from numbers
-    sheets = [(entry, rel) for entry, rel in reader.parser.find_sheets()
-              if "chartsheet" not in rel.Type]
+    sheets = [
+        (entry, rel) for entry, rel in reader.parser.find_sheets() if "chartsheet" not in rel.Type
+    ]
     return reader.wb, sheets, reader.shared_strings
 
 
 @contextmanager
-def xlsx_rows(binary: IO[bytes], label: str, limits: Limits, sheet: str | None = None
-              ) -> Iterator[tuple[Iterator[tuple[int, list[str]]], str]]:
+def xlsx_rows(
+    binary: IO[bytes], label: str, limits: Limits, sheet: str | None = None
+) -> Iterator[tuple[Iterator[tuple[int, list[str]]], str]]:
     """(rows, note): an iterator of (sheet row number, cells as text) and a note on the sheets.
 
     Raises :class:`InputError` for a damaged archive, sizes over ``limits`` or an unknown sheet.
@@ -80,8 +88,9 @@ def xlsx_rows(binary: IO[bytes], label: str, limits: Limits, sheet: str | None =
     try:
         archive = zipfile.ZipFile(binary)
     except Exception as exc:  # zipfile raises several types for damaged archives
-        raise InputError(f"{label}: cannot be read as an XLSX workbook (not a ZIP archive)"
-                         ) from exc
+        raise InputError(
+            f"{label}: cannot be read as an XLSX workbook (not a ZIP archive)"
+        ) from exc
     try:
         _check_sizes(archive, label, limits)
         try:
@@ -96,18 +105,23 @@ def xlsx_rows(binary: IO[bytes], label: str, limits: Limits, sheet: str | None =
                 raise InputError(f"{label}: the workbook has no sheet")
             chosen = names[0] if sheet is None else sheet
             if chosen not in names:
-                raise InputError(f"{label}: no sheet named {quote(chosen)}; the sheets are "
-                                 + ", ".join(quote(n) for n in names))
+                raise InputError(
+                    f"{label}: no sheet named {quote(chosen)}; the sheets are "
+                    + ", ".join(quote(n) for n in names)
+                )
             part = sheets[names.index(chosen)][1].target
             try:
                 size = archive.getinfo(part).file_size
             except KeyError as exc:
-                raise InputError(f"{label}: sheet {quote(chosen)} is missing from the archive"
-                                 ) from exc
+                raise InputError(
+                    f"{label}: sheet {quote(chosen)} is missing from the archive"
+                ) from exc
             if size > limits.max_xlsx_part:
-                raise InputError(f"{label}: sheet {quote(chosen)} unpacks to {size:,} bytes, "
-                                 f"over the {limits.max_xlsx_part:,}-byte limit (save it as "
-                                 "CSV, or raise the limit)")
+                raise InputError(
+                    f"{label}: sheet {quote(chosen)} unpacks to {size:,} bytes, "
+                    f"over the {limits.max_xlsx_part:,}-byte limit (save it as "
+                    "CSV, or raise the limit)"
+                )
             try:
                 worksheet = ReadOnlyWorksheet(book, chosen, part, strings)
                 worksheet.reset_dimensions()  # never trust the declared size
@@ -115,8 +129,10 @@ def xlsx_rows(binary: IO[bytes], label: str, limits: Limits, sheet: str | None =
                 raise _damaged(label, exc) from exc
             note = ""
             if len(names) > 1:
-                note = (f"{label}: read sheet {quote(chosen)} of {len(names)} "
-                        "(name another with --sheet)")
+                note = (
+                    f"{label}: read sheet {quote(chosen)} of {len(names)} "
+                    "(name another with --sheet)"
+                )
 
             def rows() -> Iterator[tuple[int, list[str]]]:
                 deadline = time.monotonic() + limits.max_xlsx_seconds
@@ -126,7 +142,8 @@ def xlsx_rows(binary: IO[bytes], label: str, limits: Limits, sheet: str | None =
                             raise InputError(
                                 f"{label}: reading sheet {quote(chosen)} took more than "
                                 f"{limits.max_xlsx_seconds:g} s (stopped at row {number:,}); "
-                                "save it as CSV, which reads far faster")
+                                "save it as CSV, which reads far faster"
+                            )
                         yield number, [_cell_text(v) for v in values]
                 except InputError:
                     raise

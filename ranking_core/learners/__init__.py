@@ -80,7 +80,10 @@ def _spectral(name: str) -> LearnerSpec:
         lambda gamma: SpectralRanker(gamma=gamma, filter=name),
         f"SpectralRanker, {name} filter (Kriukova et al. 2014, eqs. (3)–(4)); exact O(m³) "
         "decomposition",
-        True, "lam", _paper_grid)
+        True,
+        "lam",
+        _paper_grid,
+    )
 
 
 LEARNERS: dict[str, LearnerSpec] = {
@@ -89,44 +92,77 @@ LEARNERS: dict[str, LearnerSpec] = {
         lambda gamma: SpectralRegressor(gamma=gamma),
         "SpectralRegressor: kernel ridge regression, the supervised baseline of Kriukova et al. "
         "2014",
-        True, "lam", _paper_grid),
+        True,
+        "lam",
+        _paper_grid,
+    ),
     "nystrom": LearnerSpec(
         lambda gamma: NystromRanker(gamma=gamma, n_centers=200),
         "NystromRanker: Lavrentiev on 200 greedy pivoted-Cholesky centres (Pahikkala et al. "
         "2009, §3.5)",
-        True, "lam", _paper_grid),
+        True,
+        "lam",
+        _paper_grid,
+    ),
     "preference": LearnerSpec(
         lambda gamma: PreferenceRanker(gamma=gamma),
         "PreferenceRanker: RankRLS on the full preference graph, magnitude cost (Pahikkala et "
         "al. 2009, eq. (21)); λ = m²·λ of Kriukova et al. 2014",
-        True, "lam", lambda m: _m_squared(m) * paper_lambda_grid(), lam_scale=_m_squared),
+        True,
+        "lam",
+        lambda m: _m_squared(m) * paper_lambda_grid(),
+        lam_scale=_m_squared,
+    ),
     "online-mprank": LearnerSpec(
         lambda gamma: OnlineMPRank(gamma=gamma, max_passes=300, tol=1e-6),
         "OnlineMPRank: MPRank by coordinate sweeps (Cortes et al. 2007, §2.5), ≤ 300 passes",
-        False, "lam", _fixed(1e-2, 1e-3, 1e-4)),
+        False,
+        "lam",
+        _fixed(1e-2, 1e-3, 1e-4),
+    ),
     "svrank": LearnerSpec(
         lambda gamma: SVRank(gamma=gamma, epsilon=0.05, tol=1e-6),
         "SVRank: ε-insensitive pairwise loss via the pair kernel (Cortes et al. 2007, §2.4), "
         "ε = 0.05; O(m⁴) memory, so m ≤ 80",
-        False, "lam", _fixed(1e-2, 1e-3, 1e-4), max_m=80),
+        False,
+        "lam",
+        _fixed(1e-2, 1e-3, 1e-4),
+        max_m=80,
+    ),
     "dorm": LearnerSpec(
         lambda gamma: make_pipeline(
             Nystroem(gamma=1.0 / gamma, n_components=40, random_state=0),
-            DORM(measure="ndcg", n=None, tol=1e-3, max_iter=100)),
+            DORM(measure="ndcg", n=None, tol=1e-3, max_iter=100),
+        ),
         "DORM (Le & Smola 2007): max-margin full-list NDCG, linear on 40 Nyström Gaussian "
         "features; all points form one query",
-        False, "dorm__C", _fixed(0.1, 1.0, 10.0), max_m=1000),
+        False,
+        "dorm__C",
+        _fixed(0.1, 1.0, 10.0),
+        max_m=1000,
+    ),
     "robust": LearnerSpec(
         lambda gamma: RobustRanker(SpectralRanker(gamma=gamma)),
         "RobustRanker: Lavrentiev with Huber weights, a rater model and coarse answers as "
         "intervals (the robust recipe's learner)",
-        True, "lam", _paper_grid, glucose_pairs=True),
+        True,
+        "lam",
+        _paper_grid,
+        glucose_pairs=True,
+    ),
     "direct": LearnerSpec(
         lambda gamma: DirectRanker("gaussian", gamma=gamma),
         "DirectRanker: Lavrentiev at one λ by one Cholesky solve (the fast path's refit)",
-        False, "lam", _fixed(1e-2, 1e-3, 1e-4)),
+        False,
+        "lam",
+        _fixed(1e-2, 1e-3, 1e-4),
+    ),
     "rankboost": LearnerSpec(
         lambda gamma: RankBoost(),
         "RankBoost with threshold weak rankers (Freund et al. 2003), a baseline",
-        False, "n_rounds", lambda m: np.array([50, 100]), max_m=400),
+        False,
+        "n_rounds",
+        lambda m: np.array([50, 100]),
+        max_m=400,
+    ),
 }

@@ -93,8 +93,9 @@ class KernelMixin:
 
     def _resolve_kernel(self) -> Kernel:
         """The kernel object; parameters left at ``None`` take the kernel class's defaults."""
-        self.kernel_ = make_kernel(self.kernel, gamma=self.gamma, degree=self.degree,
-                                   coef0=self.coef0)
+        self.kernel_ = make_kernel(
+            self.kernel, gamma=self.gamma, degree=self.degree, coef0=self.coef0
+        )
         return self.kernel_
 
     def _check_positive_params(self, *names: str) -> list[float]:
@@ -171,8 +172,9 @@ class LambdaPathMixin:
         check_is_fitted(self, "spectrum_")
         owner = type(self).__name__
         if np.ndim(self.coef_) != 1:
-            raise ValueError(f"{owner}.path supports one output; "
-                             f"this model has {np.shape(self.coef_)[1]}")
+            raise ValueError(
+                f"{owner}.path supports one output; this model has {np.shape(self.coef_)[1]}"
+            )
         lams = np.atleast_1d(np.asarray(lams, dtype=np.float64))
         for lam in lams:
             positive_float(lam, "lams", owner)

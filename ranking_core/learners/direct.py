@@ -96,9 +96,18 @@ from ranking_core.validation import (
     positive_float,
 )
 
-__all__ = ["EXACT_UP_TO", "LATTICE_FROM", "METHODS", "ONE_FOLD_TRAIN", "ONE_FOLD_UP_TO",
-           "DirectRanker", "choose_method", "fast_kfold_lambda", "lattice_kernel_parts",
-           "ou_precision"]
+__all__ = [
+    "EXACT_UP_TO",
+    "LATTICE_FROM",
+    "METHODS",
+    "ONE_FOLD_TRAIN",
+    "ONE_FOLD_UP_TO",
+    "DirectRanker",
+    "choose_method",
+    "fast_kfold_lambda",
+    "lattice_kernel_parts",
+    "ou_precision",
+]
 
 SOLVERS = ("auto", "cholesky", "lattice")
 METHODS = ("auto", "exact", "one-fold", "lattice")
@@ -152,8 +161,9 @@ def _centered_gram(K: NDArray[np.float64]) -> NDArray[np.float64]:
     return K
 
 
-class DirectRanker(KernelMixin, RankingScoreMixin, CheckedInputsMixin, RegressorMixin,
-                   BaseEstimator):
+class DirectRanker(
+    KernelMixin, RankingScoreMixin, CheckedInputsMixin, RegressorMixin, BaseEstimator
+):
     """The Lavrentiev ranker (Kriukova et al. 2014, eq. (4)) at one λ, without a spectrum.
 
     Same model as ``SpectralRanker(filter="lavrentiev", lam=lam)``; use it once λ is chosen
@@ -217,9 +227,11 @@ class DirectRanker(KernelMixin, RankingScoreMixin, CheckedInputsMixin, Regressor
             solver = "lattice" if parts is not None and len(y) >= LATTICE_FROM else "cholesky"
         if solver == "lattice":
             if parts is None:
-                raise ValueError(f"{owner}: solver='lattice' needs the Laplacian (L1) kernel on "
-                                 f"2 inputs (REF, estimate); got {self.kernel_!r} on "
-                                 f"{X.shape[1]} inputs")
+                raise ValueError(
+                    f"{owner}: solver='lattice' needs the Laplacian (L1) kernel on "
+                    f"2 inputs (REF, estimate); got {self.kernel_!r} on "
+                    f"{X.shape[1]} inputs"
+                )
             self._fit_lattice(X, y, lam, *parts)
         else:
             self._fit_cholesky(X, y, lam)
@@ -281,8 +293,9 @@ class DirectRanker(KernelMixin, RankingScoreMixin, CheckedInputsMixin, Regressor
         F = z + w * (u @ z) / (1.0 - u @ w)
         self._set_lattice(F, flat, y, float(self.lam))
 
-    def _fit_lattice(self, X: NDArray, y: NDArray, lam: float, gamma: float,
-                     transform: GlucoseTransform | None) -> None:
+    def _fit_lattice(
+        self, X: NDArray, y: NDArray, lam: float, gamma: float, transform: GlucoseTransform | None
+    ) -> None:
         owner = type(self).__name__
         step = positive_float(self.lattice_step, "lattice_step", owner)
         n = round(GLUCOSE_MAX / step) + 1
@@ -290,8 +303,10 @@ class DirectRanker(KernelMixin, RankingScoreMixin, CheckedInputsMixin, Regressor
             raise ValueError(f"{owner}: lattice_step must divide {GLUCOSE_MAX} mg/dL; got {step!r}")
         outside = np.flatnonzero(np.any((X < -step / 2) | (X > GLUCOSE_MAX + step / 2), axis=1))
         if outside.size:
-            raise ValueError(f"{owner}: solver='lattice' needs glucose values in 0..{GLUCOSE_MAX} "
-                             f"mg/dL; {describe_rows(outside)} lie outside")
+            raise ValueError(
+                f"{owner}: solver='lattice' needs glucose values in 0..{GLUCOSE_MAX} "
+                f"mg/dL; {describe_rows(outside)} lie outside"
+            )
         index = np.clip(np.rint(X / step).astype(np.intp), 0, n - 1)
         axis = np.arange(n) * step
         coords = axis if transform is None else transform(axis)
@@ -410,8 +425,10 @@ def fast_kfold_lambda(
     one_of(criterion, "criterion", CRITERIA, owner)
     params = ranker.get_params()
     if not isinstance(make_filter(params.get("filter", "lavrentiev")), Lavrentiev):
-        raise ValueError(f"{owner}: the direct refit solves the Lavrentiev ranker only; got "
-                         f"filter={params.get('filter')!r}")
+        raise ValueError(
+            f"{owner}: the direct refit solves the Lavrentiev ranker only; got "
+            f"filter={params.get('filter')!r}"
+        )
     lams = paper_lambda_grid() if lams is None else np.asarray(lams, dtype=np.float64)
     if method == "auto":
         method = choose_method(len(y), ranker, X.shape[1])
@@ -421,27 +438,51 @@ def fast_kfold_lambda(
         train, test = kfold_splits(X, n_splits, random_state)[0]
         if np.ptp(y[train]) == 0:
             raise ValueError(f"{owner}: the training fold has constant ratings")
-        curve = _lattice_curve(DirectRanker(kernel, solver="lattice", lattice_step=lattice_step),
-                               lams, X, y, train, test, progress, criterion)
+        curve = _lattice_curve(
+            DirectRanker(kernel, solver="lattice", lattice_step=lattice_step),
+            lams,
+            X,
+            y,
+            train,
+            test,
+            progress,
+            criterion,
+        )
         solver = "lattice"
     else:
         n_folds = n_splits if method == "exact" else 1
         steps = iter(range(1, n_folds + 1))
-        curve = kfold_curves(ranker, X, y, lams, n_splits=n_splits, random_state=random_state,
-                             n_folds=n_folds, criterion=criterion,
-                             max_train=None if method == "exact" else ONE_FOLD_TRAIN,
-                             step=None if progress is None else
-                             (lambda: progress(next(steps), n_folds)))[0]
+        curve = kfold_curves(
+            ranker,
+            X,
+            y,
+            lams,
+            n_splits=n_splits,
+            random_state=random_state,
+            n_folds=n_folds,
+            criterion=criterion,
+            max_train=None if method == "exact" else ONE_FOLD_TRAIN,
+            step=None if progress is None else (lambda: progress(next(steps), n_folds)),
+        )[0]
     best = near_minimum(curve, owner=owner)
-    model = DirectRanker(kernel, lam=float(lams[best]), solver=solver,
-                         lattice_step=lattice_step).fit(X, y)
-    return Choice(float(lams[best]), "lam", None, lams, None, curve, model, f"kfold-{method}",
-                  refit=True)
+    model = DirectRanker(
+        kernel, lam=float(lams[best]), solver=solver, lattice_step=lattice_step
+    ).fit(X, y)
+    return Choice(
+        float(lams[best]), "lam", None, lams, None, curve, model, f"kfold-{method}", refit=True
+    )
 
 
-def _lattice_curve(lattice: DirectRanker, lams: NDArray, X: NDArray, y: NDArray,
-                   train: NDArray, test: NDArray, progress: Progress | None,
-                   criterion: str) -> NDArray:
+def _lattice_curve(
+    lattice: DirectRanker,
+    lams: NDArray,
+    X: NDArray,
+    y: NDArray,
+    train: NDArray,
+    test: NDArray,
+    progress: Progress | None,
+    criterion: str,
+) -> NDArray:
     """The validation criterion of one fold at the λ a golden-section search visits (NaN elsewhere);
     validation inputs are read off the fitted lattice surface."""
     curve = np.full(len(lams), np.nan)
@@ -450,8 +491,7 @@ def _lattice_curve(lattice: DirectRanker, lams: NDArray, X: NDArray, y: NDArray,
     def score(index: int) -> float:
         if np.isnan(curve[index]):
             model = clone(lattice).set_params(lam=float(lams[index])).fit(X[train], y[train])
-            curve[index] = validation_scores(y[test], model.lattice_values(X[test]),
-                                             criterion)[0]
+            curve[index] = validation_scores(y[test], model.lattice_values(X[test]), criterion)[0]
             if progress is not None:
                 done = int(np.sum(~np.isnan(curve)))
                 progress(done, max(expected, done))

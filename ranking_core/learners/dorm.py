@@ -100,7 +100,9 @@ def measure_weights(
 
 
 def loss_augmented_positions(
-    g: NDArray[np.float64], a: NDArray[np.float64], b: NDArray[np.float64],
+    g: NDArray[np.float64],
+    a: NDArray[np.float64],
+    b: NDArray[np.float64],
     c: NDArray[np.float64],
 ) -> NDArray[np.intp]:
     """The permutation maximising ⟨c(π), g⟩ − ⟨a(π), b⟩ (Le & Smola 2007, eqs. (23)–(24)).
@@ -132,8 +134,13 @@ def _slsqp(scaled: NDArray, delta: NDArray, start: NDArray) -> scipy.optimize.Op
         start,
         jac=lambda beta: scaled @ beta - delta,
         bounds=[(0.0, 1.0)] * delta.size,
-        constraints=[{"type": "ineq", "fun": lambda beta: 1.0 - beta.sum(),
-                      "jac": lambda beta: -np.ones_like(beta)}],
+        constraints=[
+            {
+                "type": "ineq",
+                "fun": lambda beta: 1.0 - beta.sum(),
+                "jac": lambda beta: -np.ones_like(beta),
+            }
+        ],
         method="SLSQP",
         options={"ftol": 1e-12, "maxiter": 500},
     )
@@ -204,18 +211,22 @@ class DORM(CheckedInputsMixin, RegressorMixin, BaseEstimator):
         owner = type(self).__name__
         one_of(self.measure, "measure", MEASURES, owner)
         if self.n is not None and (int(self.n) != self.n or self.n < 1):
-            raise ValueError(f"{owner}: parameter 'n' must be a positive integer or None; "
-                             f"got {self.n!r}")
+            raise ValueError(
+                f"{owner}: parameter 'n' must be a positive integer or None; got {self.n!r}"
+            )
         if self.n is None and self.measure == "precision":
-            raise ValueError(f"{owner}: parameter 'n' must be a positive integer for "
-                             "measure='precision'; got None")
+            raise ValueError(
+                f"{owner}: parameter 'n' must be a positive integer for "
+                "measure='precision'; got None"
+            )
         if self.measure == "eru" and not float(self.halflife) > 1:
             raise ValueError(f"{owner}: parameter 'halflife' must be > 1; got {self.halflife!r}")
         if not float(self.decay) > 0:
             raise ValueError(f"{owner}: parameter 'decay' must be > 0; got {self.decay!r}")
         if int(self.max_iter) != self.max_iter or self.max_iter < 1:
-            raise ValueError(f"{owner}: parameter 'max_iter' must be a positive integer; "
-                             f"got {self.max_iter!r}")
+            raise ValueError(
+                f"{owner}: parameter 'max_iter' must be a positive integer; got {self.max_iter!r}"
+            )
         positive_float(self.C, "C", owner)
         positive_float(self.tol, "tol", owner)
 
@@ -229,20 +240,29 @@ class DORM(CheckedInputsMixin, RegressorMixin, BaseEstimator):
                 raise ValueError(f"{owner}: groups has {groups.size} values but y has {len(y)}")
             _, labels = np.unique(groups, return_inverse=True)
         queries = []
-        for rows in np.split(np.argsort(labels, kind="stable"),
-                             np.flatnonzero(np.diff(np.sort(labels))) + 1):
+        for rows in np.split(
+            np.argsort(labels, kind="stable"), np.flatnonzero(np.diff(np.sort(labels))) + 1
+        ):
             r = y[rows]
             if rows.size < 2 or np.ptp(r) == 0:
                 continue
-            a, b = measure_weights(self.measure, r, self.n, threshold=self.threshold,
-                                   neutral=self.neutral, halflife=self.halflife)
+            a, b = measure_weights(
+                self.measure,
+                r,
+                self.n,
+                threshold=self.threshold,
+                neutral=self.neutral,
+                halflife=self.halflife,
+            )
             if not b.any():
                 continue
             c = np.arange(2.0, rows.size + 2.0) ** -float(self.decay)
             queries.append(_Query(X[rows], r, a, b, c))
         if not queries:
-            raise ValueError(f"{owner}: no query has two different grades and a relevant "
-                             "document, so there is nothing to rank")
+            raise ValueError(
+                f"{owner}: no query has two different grades and a relevant "
+                "document, so there is nothing to rank"
+            )
         return queries
 
     def fit(self, X: ArrayLike, y: ArrayLike, groups: ArrayLike | None = None) -> DORM:
@@ -262,8 +282,9 @@ class DORM(CheckedInputsMixin, RegressorMixin, BaseEstimator):
             found = [query.most_violated(w) for query in queries]
             psi = np.mean([p for p, _ in found], axis=0)
             loss = float(np.mean([d for _, d in found]))
-            slack = max(0.0, max((d - w @ p for p, d in zip(planes, losses, strict=True)),
-                                 default=0.0))
+            slack = max(
+                0.0, max((d - w @ p for p, d in zip(planes, losses, strict=True)), default=0.0)
+            )
             if loss - w @ psi <= slack + float(self.tol):
                 self.converged_ = True
                 break
@@ -273,9 +294,12 @@ class DORM(CheckedInputsMixin, RegressorMixin, BaseEstimator):
             alpha = _solve_dual(P @ P.T, np.array(losses), budget, np.r_[alpha, 0.0])
             w = alpha @ P
         if not self.converged_:
-            warnings.warn(f"DORM: column generation stopped after {self.max_iter} rounds with "
-                          f"constraints still violated by more than tol={self.tol}",
-                          RuntimeWarning, stacklevel=2)
+            warnings.warn(
+                f"DORM: column generation stopped after {self.max_iter} rounds with "
+                f"constraints still violated by more than tol={self.tol}",
+                RuntimeWarning,
+                stacklevel=2,
+            )
         self.coef_ = w
         self.intercept_ = 0.0
         self.dual_coef_ = alpha
@@ -294,4 +318,3 @@ class DORM(CheckedInputsMixin, RegressorMixin, BaseEstimator):
     def score(self, X: ArrayLike, y: ArrayLike, sample_weight: object = None) -> float:
         """NDCG@n of the predicted order over all rows (one query), Le & Smola 2007, eq. (14)."""
         return ndcg(y, self.predict(X), k=self.n)
-

@@ -60,8 +60,14 @@ def nystrom_features(
     return features, transform
 
 
-class NystromRanker(KernelMixin, LambdaPathMixin, RankingScoreMixin, CheckedInputsMixin,
-                    RegressorMixin, BaseEstimator):
+class NystromRanker(
+    KernelMixin,
+    LambdaPathMixin,
+    RankingScoreMixin,
+    CheckedInputsMixin,
+    RegressorMixin,
+    BaseEstimator,
+):
     """Regularized ranking with the subset-of-regressors (Nyström) approximation.
 
     .. math:: f(x) = \\sum_{r \\in R} a_r K(x, x_r), \\quad

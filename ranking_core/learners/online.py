@@ -34,8 +34,9 @@ from ranking_core.validation import positive_float
 __all__ = ["OnlineMPRank"]
 
 
-class OnlineMPRank(KernelMixin, RankingScoreMixin, CheckedInputsMixin, RegressorMixin,
-                   BaseEstimator):
+class OnlineMPRank(
+    KernelMixin, RankingScoreMixin, CheckedInputsMixin, RegressorMixin, BaseEstimator
+):
     """MPRank trained by the coordinate-wise gradient sweeps of Cortes et al. 2007, §2.5.
 
     Parameters
@@ -75,8 +76,10 @@ class OnlineMPRank(KernelMixin, RankingScoreMixin, CheckedInputsMixin, Regressor
         if self.step is not None:
             positive_float(self.step, "step", owner)
         if int(self.max_passes) != self.max_passes or self.max_passes < 1:
-            raise ValueError(f"{owner}: parameter 'max_passes' must be a positive integer; "
-                             f"got {self.max_passes!r}")
+            raise ValueError(
+                f"{owner}: parameter 'max_passes' must be a positive integer; "
+                f"got {self.max_passes!r}"
+            )
         self._resolve_kernel()
         X, y = self._check_training_data(X, y)
         m = len(y)
@@ -85,8 +88,11 @@ class OnlineMPRank(KernelMixin, RankingScoreMixin, CheckedInputsMixin, Regressor
         centred = K - row_mean[:, None] - row_mean[None, :] + row_mean.mean()  # K̃ = CKC
         target = y - y.mean()
         ridge = m * lam  # m/(2C)
-        steps = (np.full(m, self.step) if self.step is not None
-                 else 1.0 / (2.0 * np.diag(centred) + 2.0 * ridge))
+        steps = (
+            np.full(m, self.step)
+            if self.step is not None
+            else 1.0 / (2.0 * np.diag(centred) + 2.0 * ridge)
+        )
         alpha = np.zeros(m)
         product = np.zeros(m)  # K̃α
         self.converged_ = False
@@ -100,14 +106,15 @@ class OnlineMPRank(KernelMixin, RankingScoreMixin, CheckedInputsMixin, Regressor
                     largest = max(largest, abs(change))
             self.n_passes_ = sweep
             if not np.all(np.isfinite(alpha)):
-                raise ValueError(f"{owner}: the sweeps diverged; use a smaller 'step' "
-                                 f"(got {self.step!r}) or step=None")
+                raise ValueError(
+                    f"{owner}: the sweeps diverged; use a smaller 'step' "
+                    f"(got {self.step!r}) or step=None"
+                )
             if largest <= self.tol * max(np.abs(alpha).max(), 1e-300):
                 self.converged_ = True
                 break
         if not self.converged_:
-            warnings.warn(f"{owner}: not converged after {self.max_passes} passes",
-                          stacklevel=2)
+            warnings.warn(f"{owner}: not converged after {self.max_passes} passes", stacklevel=2)
         self.coef_ = alpha - alpha.mean()
         self.X_fit_ = X
         self.intercept_ = float(y.mean() - K.mean(axis=0) @ self.coef_)

@@ -65,12 +65,19 @@ class PairwiseLinearRanker(CheckedInputsMixin, BaseEstimator):
     objective.
     """
 
-    def __init__(self, loss: str = "value-linear", alpha: float = 1e-3, *,
-                 epsilon: float = 1e-4, max_iter: int = 20_000) -> None:
+    def __init__(
+        self,
+        loss: str = "value-linear",
+        alpha: float = 1e-3,
+        *,
+        epsilon: float = 1e-4,
+        max_iter: int = 20_000,
+    ) -> None:
         store_params(self, locals())
 
-    def _check(self, X: ArrayLike, pairs: ArrayLike, weights: ArrayLike | None
-               ) -> tuple[NDArray, NDArray, NDArray]:
+    def _check(
+        self, X: ArrayLike, pairs: ArrayLike, weights: ArrayLike | None
+    ) -> tuple[NDArray, NDArray, NDArray]:
         owner = type(self).__name__
         one_of(self.loss, "loss", LOSSES, owner)
         positive_float(self.alpha, "alpha", owner)
@@ -78,23 +85,29 @@ class PairwiseLinearRanker(CheckedInputsMixin, BaseEstimator):
         X = check_inputs(X, owner)
         pairs = np.asarray(pairs)
         if pairs.ndim != 2 or pairs.shape[1] != 2 or pairs.shape[0] == 0:
-            raise ValueError(f"{owner}: pairs must have shape (n_pairs, 2) with n_pairs ≥ 1; "
-                             f"got {pairs.shape}")
+            raise ValueError(
+                f"{owner}: pairs must have shape (n_pairs, 2) with n_pairs ≥ 1; got {pairs.shape}"
+            )
         bad = np.flatnonzero(((pairs < 0) | (pairs >= len(X))).any(axis=1))
         if bad.size:
-            raise ValueError(f"{owner}: pairs {describe_rows(bad)} refer to rows outside "
-                             f"0..{len(X) - 1} (rule: a pair holds two row indices of X)")
+            raise ValueError(
+                f"{owner}: pairs {describe_rows(bad)} refer to rows outside "
+                f"0..{len(X) - 1} (rule: a pair holds two row indices of X)"
+            )
         a = np.ones(len(pairs)) if weights is None else np.asarray(weights, dtype=np.float64)
         if a.shape != (len(pairs),):
             raise ValueError(f"{owner}: {len(pairs)} pairs but {a.size} weights")
         bad = np.flatnonzero(~(np.isfinite(a) & (a > 0)))
         if bad.size:
-            raise ValueError(f"{owner}: weights in {describe_rows(bad)} are not positive "
-                             "finite numbers (rule: a pair's weight a_ij > 0)")
+            raise ValueError(
+                f"{owner}: weights in {describe_rows(bad)} are not positive "
+                "finite numbers (rule: a pair's weight a_ij > 0)"
+            )
         return X, pairs.astype(np.intp), a
 
-    def fit(self, X: ArrayLike, pairs: ArrayLike, weights: ArrayLike | None = None
-            ) -> PairwiseLinearRanker:
+    def fit(
+        self, X: ArrayLike, pairs: ArrayLike, weights: ArrayLike | None = None
+    ) -> PairwiseLinearRanker:
         """Learn w from rows X (N, d) and weighted edges ``pairs`` (n, 2) = (preferred, other)."""
         X, pairs, a = self._check(X, pairs, weights)
         self.n_features_in_ = X.shape[1]
@@ -109,8 +122,9 @@ class PairwiseLinearRanker(CheckedInputsMixin, BaseEstimator):
         labels = np.where(np.arange(len(diff)) % 2 == 0, 1.0, -1.0)
         c = 1.0 / (2.0 * self.alpha)
         if self.loss == "hinge":
-            model = LinearSVC(loss="hinge", C=c, fit_intercept=False, dual=True,
-                              max_iter=self.max_iter)
+            model = LinearSVC(
+                loss="hinge", C=c, fit_intercept=False, dual=True, max_iter=self.max_iter
+            )
         else:
             model = LogisticRegression(C=c, fit_intercept=False, max_iter=self.max_iter)
         model.fit(diff * labels[:, None], labels, sample_weight=a / a.sum())
@@ -122,8 +136,13 @@ class PairwiseLinearRanker(CheckedInputsMixin, BaseEstimator):
         check_is_fitted(self, "coef_")
         return self._check_prediction_inputs(X) @ self.coef_
 
-    def score(self, X: ArrayLike, pairs: ArrayLike, weights: ArrayLike | None = None,
-              sample_weight: Any = None) -> float:
+    def score(
+        self,
+        X: ArrayLike,
+        pairs: ArrayLike,
+        weights: ArrayLike | None = None,
+        sample_weight: Any = None,
+    ) -> float:
         """1 − weighted disagreement (Duchi et al. 2010, eq. (7)) on the pairs: higher is better."""
         X, pairs, a = self._check(X, pairs, weights)
         return 1.0 - weighted_disagreement(self.predict(X), pairs, a)

@@ -88,8 +88,14 @@ def preference_laplacian(
     return laplacian, mn
 
 
-class PreferenceRanker(KernelMixin, LambdaPathMixin, RankingScoreMixin, CheckedInputsMixin,
-                       RegressorMixin, BaseEstimator):
+class PreferenceRanker(
+    KernelMixin,
+    LambdaPathMixin,
+    RankingScoreMixin,
+    CheckedInputsMixin,
+    RegressorMixin,
+    BaseEstimator,
+):
     """RankRLS (Pahikkala et al. 2009, eqs. (16)–(17), (20)–(22), (28), (31)) on a preference graph.
 
     Parameters
@@ -134,45 +140,69 @@ class PreferenceRanker(KernelMixin, LambdaPathMixin, RankingScoreMixin, CheckedI
         one_of(self.solver, "solver", SOLVERS, owner)
         self._resolve_kernel()
 
-    def _graph(self, X: NDArray, y: ArrayLike | None, groups: ArrayLike | None,
-               edges: tuple | None) -> tuple[scipy.sparse.csr_array, NDArray, NDArray | None]:
+    def _graph(
+        self, X: NDArray, y: ArrayLike | None, groups: ArrayLike | None, edges: tuple | None
+    ) -> tuple[scipy.sparse.csr_array, NDArray, NDArray | None]:
         owner, m = type(self).__name__, len(X)
         if y is None and edges is None:
-            raise ValueError(f"{owner} requires y to be passed, but the target y is None "
-                             "(or pass edges=(head, tail, magnitude))")
+            raise ValueError(
+                f"{owner} requires y to be passed, but the target y is None "
+                "(or pass edges=(head, tail, magnitude))"
+            )
         if y is not None and edges is not None:
             raise ValueError(f"{owner}.fit needs exactly one of y (a scoring) and edges")
         if edges is not None:
             head, tail, magnitude = (np.asarray(a) for a in edges)
-            bad = np.flatnonzero((head < 0) | (head >= m) | (tail < 0) | (tail >= m)
-                                 | (head == tail) | ~np.isfinite(magnitude))
+            bad = np.flatnonzero(
+                (head < 0)
+                | (head >= m)
+                | (tail < 0)
+                | (tail >= m)
+                | (head == tail)
+                | ~np.isfinite(magnitude)
+            )
             if bad.size:
-                raise ValueError(f"{owner}: edge list {describe_rows(bad)} invalid (rule: "
-                                 f"head ≠ tail, both in 0..{m - 1}, finite magnitude)")
+                raise ValueError(
+                    f"{owner}: edge list {describe_rows(bad)} invalid (rule: "
+                    f"head ≠ tail, both in 0..{m - 1}, finite magnitude)"
+                )
             if self.cost == "relative" and np.any(magnitude <= 0):
                 bad = np.flatnonzero(magnitude <= 0)
-                raise ValueError(f"{owner}: edge list {describe_rows(bad)}: magnitude ≤ 0 "
-                                 "(rule: cost='relative' uses widths 1/magnitude)")
-            laplacian, mn = preference_laplacian(head.astype(np.intp), tail.astype(np.intp),
-                                                 magnitude.astype(np.float64), m, self.cost)
+                raise ValueError(
+                    f"{owner}: edge list {describe_rows(bad)}: magnitude ≤ 0 "
+                    "(rule: cost='relative' uses widths 1/magnitude)"
+                )
+            laplacian, mn = preference_laplacian(
+                head.astype(np.intp),
+                tail.astype(np.intp),
+                magnitude.astype(np.float64),
+                m,
+                self.cost,
+            )
             return laplacian, mn, None
         Y = np.asarray(y, dtype=np.float64)
         if Y.shape[0] != m or Y.ndim > 2:
-            raise ValueError(f"{owner}: y must have {m} rows (one score per input); "
-                             f"got shape {Y.shape}")
+            raise ValueError(
+                f"{owner}: y must have {m} rows (one score per input); got shape {Y.shape}"
+            )
         bad = np.flatnonzero(~np.isfinite(Y.reshape(m, -1)).all(axis=1))
         if bad.size:
-            raise ValueError(f"{owner}: y has NaN or infinite values in {describe_rows(bad)} "
-                             "(rule: every score must be a finite number)")
+            raise ValueError(
+                f"{owner}: y has NaN or infinite values in {describe_rows(bad)} "
+                "(rule: every score must be a finite number)"
+            )
         if Y.ndim == 2 and self.cost != "magnitude":
-            raise ValueError(f"{owner}: several outputs share one preference graph only with "
-                             f"cost='magnitude'; got cost={self.cost!r}")
+            raise ValueError(
+                f"{owner}: several outputs share one preference graph only with "
+                f"cost='magnitude'; got cost={self.cost!r}"
+            )
         groups = None if groups is None else np.asarray(groups).ravel()
         if groups is not None and len(groups) != m:
             raise ValueError(f"{owner}: groups has {len(groups)} values for {m} inputs")
         first = Y if Y.ndim == 1 else Y[:, 0]
-        head, tail, magnitude = preference_edges(first, groups,
-                                                 include_ties=self.cost == "magnitude")
+        head, tail, magnitude = preference_edges(
+            first, groups, include_ties=self.cost == "magnitude"
+        )
         if head.size == 0:
             raise ValueError(f"{owner}: y gives no preference (every pair is tied)")
         laplacian, mn = preference_laplacian(head, tail, magnitude, m, self.cost)
@@ -180,8 +210,14 @@ class PreferenceRanker(KernelMixin, LambdaPathMixin, RankingScoreMixin, CheckedI
             mn = laplacian @ Y
         return laplacian, mn, Y
 
-    def fit(self, X: ArrayLike, y: ArrayLike | None = None, *, groups: ArrayLike | None = None,
-            edges: tuple[ArrayLike, ArrayLike, ArrayLike] | None = None) -> PreferenceRanker:
+    def fit(
+        self,
+        X: ArrayLike,
+        y: ArrayLike | None = None,
+        *,
+        groups: ArrayLike | None = None,
+        edges: tuple[ArrayLike, ArrayLike, ArrayLike] | None = None,
+    ) -> PreferenceRanker:
         """Decompose once (Pahikkala et al. 2009, §3.2) and solve at ``lam``.
 
         Parameters
@@ -202,8 +238,9 @@ class PreferenceRanker(KernelMixin, LambdaPathMixin, RankingScoreMixin, CheckedI
         if solver == "auto":
             solver = "primal" if linear and X.shape[1] < len(X) else "dual"
         if solver == "primal" and not linear:
-            raise ValueError(f"{owner}: solver='primal' needs kernel='linear'; "
-                             f"got kernel={self.kernel!r}")
+            raise ValueError(
+                f"{owner}: solver='primal' needs kernel='linear'; got kernel={self.kernel!r}"
+            )
         self._laplacian, self._mn = laplacian, mn
         if solver == "primal":
             self.X_fit_ = None
@@ -220,7 +257,10 @@ class PreferenceRanker(KernelMixin, LambdaPathMixin, RankingScoreMixin, CheckedI
         values = np.maximum(values, 0.0)
         projection = vectors.T @ rhs
         self.spectrum_ = Spectrum(
-            vectors=vectors, values=values, rhs=rhs, projection=projection,
+            vectors=vectors,
+            values=values,
+            rhs=rhs,
+            projection=projection,
             residual=np.zeros(len(vectors)),
             feature_mean=X.mean(axis=0) if solver == "primal" else np.zeros(len(X)),
             norm_weights=projection**2 if projection.ndim == 1 else np.sum(projection**2, 1),

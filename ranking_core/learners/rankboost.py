@@ -22,8 +22,9 @@ PERFECT_R = 1.0 - 1e-10
 NULL_R = 1e-12
 
 
-def _best_threshold(order: NDArray[np.intp], values: NDArray[np.float64],
-                    potential: NDArray[np.float64]) -> tuple[int, float, float]:
+def _best_threshold(
+    order: NDArray[np.intp], values: NDArray[np.float64], potential: NDArray[np.float64]
+) -> tuple[int, float, float]:
     """The threshold ranker h(x) = 1{x_f > θ} maximising |r|, r = Σ_x h(x)·π(x).
 
     All features and all thresholds at once: with each column sorted in decreasing order
@@ -72,10 +73,14 @@ class RankBoost(RankingScoreMixin, CheckedInputsMixin, RegressorMixin, BaseEstim
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> RankBoost:
         """Boost on the pairs y_i > y_j of (X, y); X (m, d), y (m,)."""
-        if isinstance(self.n_rounds, bool) or not isinstance(self.n_rounds, int | np.integer) \
-                or self.n_rounds < 1:
-            raise ValueError(f"RankBoost: parameter 'n_rounds' must be a positive integer; "
-                             f"got {self.n_rounds!r}")
+        if (
+            isinstance(self.n_rounds, bool)
+            or not isinstance(self.n_rounds, int | np.integer)
+            or self.n_rounds < 1
+        ):
+            raise ValueError(
+                f"RankBoost: parameter 'n_rounds' must be a positive integer; got {self.n_rounds!r}"
+            )
         X, y = self._check_training_data(X, y)
         above = y[:, None] > y[None, :]  # above[i, j]: i must rank above j
         weights = above / above.sum()

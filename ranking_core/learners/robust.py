@@ -83,14 +83,18 @@ def split_rater_column(X: ArrayLike, owner: str) -> tuple[NDArray[np.float64], N
     """(REF, estimate) in mg/dL and the rater codes (−1 = unknown) of (n, 2) or (n, 3) inputs."""
     X = check_inputs(X, owner)
     if X.shape[1] not in (2, 3):
-        raise ValueError(f"{owner}: X must have the columns reference, estimate and optionally a "
-                         f"rater code; got {X.shape[1]} columns")
+        raise ValueError(
+            f"{owner}: X must have the columns reference, estimate and optionally a "
+            f"rater code; got {X.shape[1]} columns"
+        )
     if X.shape[1] == 2:
         return X, np.full(len(X), -1, dtype=np.intp)
     codes = X[:, 2]
     if np.any(codes != np.round(codes)) or np.any(codes < -1):
-        raise ValueError(f"{owner}: the rater codes (third column) must be whole numbers ≥ 0, or "
-                         "−1 for an unknown rater")
+        raise ValueError(
+            f"{owner}: the rater codes (third column) must be whole numbers ≥ 0, or "
+            "−1 for an unknown rater"
+        )
     return X[:, :2], codes.astype(np.intp)
 
 
@@ -108,8 +112,15 @@ class _Panel:
     n_raters: int
 
     @classmethod
-    def build(cls, X: NDArray, y: NDArray, codes: NDArray[np.intp], signed: bool, coarse: str,
-              step: float | None) -> _Panel:
+    def build(
+        cls,
+        X: NDArray,
+        y: NDArray,
+        codes: NDArray[np.intp],
+        signed: bool,
+        coarse: str,
+        step: float | None,
+    ) -> _Panel:
         on_diagonal = X[:, 0] == X[:, 1]
         side = np.sign(X[:, 0] - X[:, 1]) if signed else np.ones(len(y))
         fixed = on_diagonal & (y == 0)
@@ -178,7 +189,7 @@ def _truncated_mean(low: NDArray, high: NDArray, mean: NDArray, sd: NDArray) -> 
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         log_pa, log_pb = log_ndtr(a), log_ndtr(b)
         log_z = log_pb + np.log(-np.expm1(log_pa - log_pb))
-        shift = (np.exp(-a**2 / 2 - log_z) - np.exp(-b**2 / 2 - log_z)) / np.sqrt(2 * np.pi)
+        shift = (np.exp(-(a**2) / 2 - log_z) - np.exp(-(b**2) / 2 - log_z)) / np.sqrt(2 * np.pi)
     out = mean + sd * np.where(flip, -shift, shift)
     out = np.where(np.isfinite(out) & (high > low), out, mean)
     return np.clip(out, low, high)
@@ -294,8 +305,11 @@ class RobustRanker(RegressorMixin, BaseEstimator):
             raise ValueError(f"{owner}: needs a kernel solver (dense or low-rank), not 'primal'")
         self.n_features_in_ = X.shape[1]
         self.panel_ = _Panel.build(points, y, codes, self.signed, self.coarse, self.step)
-        self.step_ = rating_step(self.panel_.answer[~self.panel_.fixed]) if self.step is None \
+        self.step_ = (
+            rating_step(self.panel_.answer[~self.panel_.fixed])
+            if self.step is None
             else float(self.step)
+        )
         self._codes = np.unique(codes[codes >= 0])
         self._settle(float(self.plain_.lam))
         if self._direct:  # solved at its one λ: the factorisation's memory is no longer needed
@@ -312,14 +326,17 @@ class RobustRanker(RegressorMixin, BaseEstimator):
     def _fitted(self, lams: NDArray, targets: NDArray) -> NDArray:
         """Training predictions of the base's unweighted fit to each row of ``targets``."""
         if self._direct:
-            return np.vstack([self.plain_.solve_targets(row).training_predictions(row)
-                              for row in targets])
+            return np.vstack(
+                [self.plain_.solve_targets(row).training_predictions(row) for row in targets]
+            )
         return _fitted_values(self.plain_, lams, targets)
 
     def _needs_path(self) -> None:
         if self._direct:
-            raise ValueError(f"{type(self).__name__}: a DirectRanker base solves at one λ; a λ "
-                             "path needs a SpectralRanker base")
+            raise ValueError(
+                f"{type(self).__name__}: a DirectRanker base solves at one λ; a λ "
+                "path needs a SpectralRanker base"
+            )
 
     def _iterate(self, lams: NDArray[np.float64], max_iter: int) -> _State:
         """The alternating fit at every λ of ``lams`` at once."""
@@ -342,8 +359,9 @@ class RobustRanker(RegressorMixin, BaseEstimator):
         for n_iter in range(1, max_iter + 1):
             consensus = fitted * panel.side  # the absolute scale
             if self.raters and R:
-                bias[:, :R], scale[:, :R] = self._rater_fit(latent, consensus, robust, onehot,
-                                                            counts, rated)
+                bias[:, :R], scale[:, :R] = self._rater_fit(
+                    latent, consensus, robust, onehot, counts, rated
+                )
             b, s = bias[:, panel.codes], scale[:, panel.codes]
             # the noise is measured on the answers as given where they stand for a rounding
             # interval (Sheppard's correction removes the rounding's variance h²/12), on the
@@ -367,8 +385,19 @@ class RobustRanker(RegressorMixin, BaseEstimator):
             if change < self.tol:
                 break
         corrected = np.where(free, corrected * panel.side, panel.y)
-        return _State(targets, corrected, fitted, weights, z, bias[:, :R], scale[:, :R], sd[:, :R],
-                      sd[:, R], sd.min(axis=1), n_iter)
+        return _State(
+            targets,
+            corrected,
+            fitted,
+            weights,
+            z,
+            bias[:, :R],
+            scale[:, :R],
+            sd[:, :R],
+            sd[:, R],
+            sd.min(axis=1),
+            n_iter,
+        )
 
     def _rater_fit(self, answers, consensus, weights, onehot, counts, rated):
         """Per rater and λ: weighted least squares a ≈ b_k + s_k·f with a ridge prior towards
@@ -388,25 +417,30 @@ class RobustRanker(RegressorMixin, BaseEstimator):
         scale /= scale @ share[:, None]
         return bias, scale
 
-    def _noise_sd(self, residual: NDArray, rounding: NDArray, panel: _Panel, free: NDArray
-                  ) -> NDArray:
+    def _noise_sd(
+        self, residual: NDArray, rounding: NDArray, panel: _Panel, free: NDArray
+    ) -> NDArray:
         """(L, R + 1) robust noise sd per rater on the consensus scale: the MAD of the residuals
         less the mean rounding variance ``rounding`` of the group's answers (Sheppard's
         correction, Sheppard 1898), shrunk to the pooled value by ``rater_prior`` ratings,
         floored at ``min_scale``; the last column is the pooled value (raterless rows)."""
+
         def corrected(mad: NDArray, rounding_mean: NDArray) -> NDArray:
             return np.sqrt(np.maximum((MAD_TO_SD * mad) ** 2 - rounding_mean, self.min_scale**2))
 
-        pooled = corrected(np.median(np.abs(residual[:, free]), axis=1),
-                           rounding[:, free].mean(axis=1))
+        pooled = corrected(
+            np.median(np.abs(residual[:, free]), axis=1), rounding[:, free].mean(axis=1)
+        )
         R = panel.n_raters
         sd = np.repeat(pooled[:, None], R + 1, axis=1)
         if self.raters and R:
             groups = np.where(free, panel.codes, R)
             members = groups[:, None] == np.arange(R)
             n = members.sum(axis=0)
-            per_rater = corrected(np.nan_to_num(_group_median(residual, groups, R)),
-                                  rounding @ members / np.maximum(n, 1))
+            per_rater = corrected(
+                np.nan_to_num(_group_median(residual, groups, R)),
+                rounding @ members / np.maximum(n, 1),
+            )
             variance = n * per_rater**2 + self.rater_prior * pooled[:, None] ** 2
             sd[:, :R] = np.sqrt(variance / (n + self.rater_prior))
         return np.maximum(sd, self.min_scale)
@@ -444,9 +478,13 @@ class RobustRanker(RegressorMixin, BaseEstimator):
         model = copy.copy(self.plain_)
         spectrum = model.spectrum_
         mean = float(targets.mean())
-        model.spectrum_ = kernel_spectrum(spectrum.vectors, spectrum.values,
-                                          (targets - mean) / len(targets), spectrum.feature_mean,
-                                          spectrum.method)
+        model.spectrum_ = kernel_spectrum(
+            spectrum.vectors,
+            spectrum.values,
+            (targets - mean) / len(targets),
+            spectrum.feature_mean,
+            spectrum.method,
+        )
         model.y_mean_ = mean
         return model.resolve(lam)
 
@@ -469,8 +507,10 @@ class RobustRanker(RegressorMixin, BaseEstimator):
         coef = (with_zero[:, :-1] * projection) @ spectrum.vectors.T
         coef += with_zero[:, -1:] * (b - projection @ spectrum.vectors.T)
         intercept = mean - coef @ spectrum.feature_mean
-        return RobustPath(RegularizationPath(lams, coef, intercept, with_zero[:, :-1],
-                                             self.plain_), with_zero[:, :-1] * projection)
+        return RobustPath(
+            RegularizationPath(lams, coef, intercept, with_zero[:, :-1], self.plain_),
+            with_zero[:, :-1] * projection,
+        )
 
     def plain_path(self, lams: ArrayLike) -> RobustPath:
         """The least-squares fits of the ratings as given (no weights, rater model or intervals)
@@ -538,14 +578,24 @@ def kfold_robust(
     n_steps = (n_splits if folds is None else min(folds, n_splits)) + 1
     steps = iter(range(1, n_steps))
     curve, plain_curve = kfold_curves(
-        robust, X, y, lams, n_splits=n_splits, random_state=random_state, n_folds=folds,
-        criterion=criterion, max_train=max_train,
+        robust,
+        X,
+        y,
+        lams,
+        n_splits=n_splits,
+        random_state=random_state,
+        n_folds=folds,
+        criterion=criterion,
+        max_train=max_train,
         views=lambda fold, grid: (fold.path(grid), fold.plain_path(grid)),
-        step=None if progress is None else (lambda: progress(next(steps), n_steps)))
+        step=None if progress is None else (lambda: progress(next(steps), n_steps)),
+    )
     learner = robust
     if np.nanmin(plain_curve) < np.nanmin(curve):
-        curve, learner = plain_curve, clone(robust).set_params(
-            loss="squared", raters=False, coarse="midpoint", path_iter=0)
+        curve, learner = (
+            plain_curve,
+            clone(robust).set_params(loss="squared", raters=False, coarse="midpoint", path_iter=0),
+        )
     lam = lams[near_minimum(curve, owner="kfold_robust")].item()
     if refit_with is not None:
         learner = clone(learner).set_params(ranker=refit_with)

@@ -48,8 +48,14 @@ SOLVERS = ("auto", "dense", "low-rank", "primal")
 AUTO_LOW_RANK_FROM = 2000
 
 
-class _SpectralEstimator(KernelMixin, LambdaPathMixin, RankingScoreMixin, CheckedInputsMixin,
-                         RegressorMixin, BaseEstimator):
+class _SpectralEstimator(
+    KernelMixin,
+    LambdaPathMixin,
+    RankingScoreMixin,
+    CheckedInputsMixin,
+    RegressorMixin,
+    BaseEstimator,
+):
     """Shared machinery; subclasses fix whether the operator is centred (ranking) or not."""
 
     _centered: bool = True
@@ -144,8 +150,9 @@ class _SpectralEstimator(KernelMixin, LambdaPathMixin, RankingScoreMixin, Checke
         if self._centered:
             v = v - v.mean()
         out = np.empty(len(v))
-        blocks = (self._feature_blocks(self.X_fit_) if self.gram_ is None
-                  else [(slice(None), self.gram_)])
+        blocks = (
+            self._feature_blocks(self.X_fit_) if self.gram_ is None else [(slice(None), self.gram_)]
+        )
         for rows, features in blocks:
             out[rows] = features @ v
         if self._centered:

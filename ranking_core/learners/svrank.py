@@ -33,8 +33,7 @@ __all__ = ["SVRank"]
 MAX_PAIRS = 20_000  # K' holds MAX_PAIRS² floats (3.2 GB at the cap)
 
 
-class SVRank(KernelMixin, RankingScoreMixin, CheckedInputsMixin, RegressorMixin,
-             BaseEstimator):
+class SVRank(KernelMixin, RankingScoreMixin, CheckedInputsMixin, RegressorMixin, BaseEstimator):
     """SVRank (Cortes et al. 2007, eq. (9), n = 1; dual of §2.4 with the pair kernel).
 
     Parameters
@@ -69,19 +68,26 @@ class SVRank(KernelMixin, RankingScoreMixin, CheckedInputsMixin, RegressorMixin,
         lam, _ = self._check_positive_params("lam", "tol")
         owner = type(self).__name__
         if not np.isfinite(self.epsilon) or self.epsilon < 0:
-            raise ValueError(f"{owner}: parameter 'epsilon' must be a finite number ≥ 0; "
-                             f"got {self.epsilon!r}")
+            raise ValueError(
+                f"{owner}: parameter 'epsilon' must be a finite number ≥ 0; got {self.epsilon!r}"
+            )
         self._resolve_kernel()
         X, y = self._check_training_data(X, y)
         m = len(y)
         first, second = np.triu_indices(m, 1)
         if len(first) > MAX_PAIRS:
-            raise ValueError(f"{owner}: {m} points give {len(first)} pairs, more than "
-                             f"{MAX_PAIRS} (rule: the pair kernel is for small m; use "
-                             "SpectralRanker or NystromRanker for large m)")
+            raise ValueError(
+                f"{owner}: {m} points give {len(first)} pairs, more than "
+                f"{MAX_PAIRS} (rule: the pair kernel is for small m; use "
+                "SpectralRanker or NystromRanker for large m)"
+            )
         K = self.kernel_(X, X)
-        pair_kernel = (K[np.ix_(first, first)] + K[np.ix_(second, second)]
-                       - K[np.ix_(first, second)] - K[np.ix_(second, first)])
+        pair_kernel = (
+            K[np.ix_(first, first)]
+            + K[np.ix_(second, second)]
+            - K[np.ix_(first, second)]
+            - K[np.ix_(second, first)]
+        )
         target = y[first] - y[second]
         box = 1.0 / (m * m * lam)
         n = len(target)
@@ -94,7 +100,11 @@ class SVRank(KernelMixin, RankingScoreMixin, CheckedInputsMixin, RegressorMixin,
             return value, np.concatenate([grad + self.epsilon, -grad + self.epsilon])
 
         result = scipy.optimize.minimize(
-            dual, np.zeros(2 * n), jac=True, method="L-BFGS-B", bounds=[(0.0, box)] * (2 * n),
+            dual,
+            np.zeros(2 * n),
+            jac=True,
+            method="L-BFGS-B",
+            bounds=[(0.0, box)] * (2 * n),
             options={"maxiter": 50_000, "maxfun": 100_000, "gtol": self.tol, "ftol": 1e-15},
         )
         beta = result.x[:n] - result.x[n:]
@@ -103,8 +113,9 @@ class SVRank(KernelMixin, RankingScoreMixin, CheckedInputsMixin, RegressorMixin,
         train = K @ self.coef_
         self.intercept_ = float(y.mean() - train.mean())
         residual = np.abs((train[first] - train[second]) - target)
-        self.objective_ = float(lam * self.coef_ @ train
-                                + 2.0 / m**2 * np.maximum(residual - self.epsilon, 0.0).sum())
+        self.objective_ = float(
+            lam * self.coef_ @ train + 2.0 / m**2 * np.maximum(residual - self.epsilon, 0.0).sum()
+        )
         self.X_fit_ = X
         self.converged_ = bool(result.success)
         return self

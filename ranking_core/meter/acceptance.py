@@ -57,10 +57,20 @@ RATE_GAP_MINUTES = 15.0  # consecutive references at most this far apart give a 
 BOUND_METHODS = {
     "clopper-pearson": "exact one-sided 95 % Clopper–Pearson",
     "korn-graubard": "one-sided 95 % Clopper–Pearson on the Korn–Graubard effective sample size "
-                     "(clusters: {cluster})",
+    "(clusters: {cluster})",
 }
-ACCEPTANCE_COLUMNS = ("profile", "id", "criterion", "count", "n", "percent",
-                      "lower_bound_percent", "required_percent", "rule", "passes")
+ACCEPTANCE_COLUMNS = (
+    "profile",
+    "id",
+    "criterion",
+    "count",
+    "n",
+    "percent",
+    "lower_bound_percent",
+    "required_percent",
+    "rule",
+    "passes",
+)
 # how a criterion's verdict is reached (the words the report prints)
 RULES = {
     "share": "observed share ≥ required",
@@ -100,8 +110,11 @@ class AcceptanceData:
 
     @property
     def weights(self) -> NDArray[np.int64]:
-        return (np.ones(self.ref.size, dtype=np.int64) if self.weight is None
-                else np.asarray(self.weight, dtype=np.int64))
+        return (
+            np.ones(self.ref.size, dtype=np.int64)
+            if self.weight is None
+            else np.asarray(self.weight, dtype=np.int64)
+        )
 
 
 @dataclass(frozen=True)
@@ -118,7 +131,8 @@ class Criterion:
     required_percent: float
     rule: str
     select: Callable[[AcceptanceData], tuple[NDArray[np.bool_], NDArray[np.bool_]]] = field(
-        repr=False)
+        repr=False
+    )
     needs: str = ""
 
 
@@ -132,8 +146,9 @@ class AcceptanceProfile:
     criteria: tuple[Criterion, ...]
 
 
-def clopper_pearson_lower(count: ArrayLike, n: ArrayLike, confidence: float = CONFIDENCE
-                          ) -> NDArray[np.float64]:
+def clopper_pearson_lower(
+    count: ArrayLike, n: ArrayLike, confidence: float = CONFIDENCE
+) -> NDArray[np.float64]:
     """Exact one-sided lower confidence bound of count / n, as a share 0–1: the (1 − confidence)
     quantile of Beta(count, n − count + 1); 0 when count = 0, NaN when n = 0. Non-integer
     ``count`` and ``n`` (an effective sample size) are allowed."""
@@ -145,8 +160,9 @@ def clopper_pearson_lower(count: ArrayLike, n: ArrayLike, confidence: float = CO
     return np.where(n <= 0, np.nan, bound)
 
 
-def _effective_n(hit: NDArray[np.float64], scope_weight: NDArray[np.float64],
-                 cluster: NDArray[np.intp]) -> float:
+def _effective_n(
+    hit: NDArray[np.float64], scope_weight: NDArray[np.float64], cluster: NDArray[np.intp]
+) -> float:
     """Korn–Graubard effective sample size of the share Σhit/Σweight over clusters: n* =
     p̂(1 − p̂)/v̂ with v̂ = C/(C − 1) · Σ_c (y_c − p̂ m_c)² / m², capped at n (no gain from
     clustering); n when p̂ is 0 or 1 or there is one cluster."""
@@ -172,8 +188,11 @@ def _row(profile: str, criterion: Criterion, data: AcceptanceData) -> dict:
     if criterion.rule in ("share", "lower-bound") and n:
         n_eff = float(n)
         if data.cluster is not None:
-            n_eff = _effective_n((weights * hit)[scope].astype(np.float64),
-                                 weights[scope].astype(np.float64), data.cluster[scope])
+            n_eff = _effective_n(
+                (weights * hit)[scope].astype(np.float64),
+                weights[scope].astype(np.float64),
+                data.cluster[scope],
+            )
         lower = 100.0 * float(clopper_pearson_lower(count / n * n_eff, n_eff))
     if not n:
         passes = None  # nothing to judge: no verdict
@@ -185,14 +204,23 @@ def _row(profile: str, criterion: Criterion, data: AcceptanceData) -> dict:
         passes = count == 0
     else:
         passes = percent < criterion.required_percent
-    return {"profile": profile, "id": criterion.id, "criterion": criterion.label,
-            "count": count, "n": n, "percent": percent, "lower_bound_percent": lower,
-            "required_percent": criterion.required_percent, "rule": RULES[criterion.rule],
-            "passes": passes}
+    return {
+        "profile": profile,
+        "id": criterion.id,
+        "criterion": criterion.label,
+        "count": count,
+        "n": n,
+        "percent": percent,
+        "lower_bound_percent": lower,
+        "required_percent": criterion.required_percent,
+        "rule": RULES[criterion.rule],
+        "passes": passes,
+    }
 
 
-def acceptance_table(data: AcceptanceData, names: tuple[str, ...] | list[str]
-                     ) -> tuple[pd.DataFrame, list[str]]:
+def acceptance_table(
+    data: AcceptanceData, names: tuple[str, ...] | list[str]
+) -> tuple[pd.DataFrame, list[str]]:
     """Every criterion of the named profiles over ``data``: one row each with the columns of
     :data:`ACCEPTANCE_COLUMNS`, and notes on what was left out (J/K without times) and on the
     bound's method. ``passes`` is None where no pair is in a criterion's scope."""
@@ -201,13 +229,18 @@ def acceptance_table(data: AcceptanceData, names: tuple[str, ...] | list[str]
         profile = get_profile(name)
         for criterion in profile.criteria:
             if criterion.needs == "rates" and data.ref_rate is None:
-                notes.append(f"{profile.title} {criterion.id}: left out (rate-of-change "
-                             "agreement needs reference_time and sensor_time columns, as "
-                             "written by riskgrid pair)")
+                notes.append(
+                    f"{profile.title} {criterion.id}: left out (rate-of-change "
+                    "agreement needs reference_time and sensor_time columns, as "
+                    "written by riskgrid pair)"
+                )
                 continue
             rows.append(_row(profile.name, criterion, data))
-    method = (BOUND_METHODS["korn-graubard"].format(cluster=data.cluster_name)
-              if data.cluster is not None else BOUND_METHODS["clopper-pearson"])
+    method = (
+        BOUND_METHODS["korn-graubard"].format(cluster=data.cluster_name)
+        if data.cluster is not None
+        else BOUND_METHODS["clopper-pearson"]
+    )
     if rows:
         notes.append(f"Lower bounds: {method}.")
     frame = pd.DataFrame(rows, columns=list(ACCEPTANCE_COLUMNS))
@@ -215,11 +248,14 @@ def acceptance_table(data: AcceptanceData, names: tuple[str, ...] | list[str]
     return frame, notes
 
 
-def rates_of_change(ref: NDArray[np.float64], bgm: NDArray[np.float64],
-                    reference_time: NDArray[np.datetime64], sensor_time: NDArray[np.datetime64],
-                    cluster: NDArray[np.intp] | None = None,
-                    max_gap_minutes: float = RATE_GAP_MINUTES
-                    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+def rates_of_change(
+    ref: NDArray[np.float64],
+    bgm: NDArray[np.float64],
+    reference_time: NDArray[np.datetime64],
+    sensor_time: NDArray[np.datetime64],
+    cluster: NDArray[np.intp] | None = None,
+    max_gap_minutes: float = RATE_GAP_MINUTES,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Rates of change in mg/dL/min of the reference and of the sensor at each pair, from the
     previous pair of the same cluster in reference-time order when its reference is at most
     ``max_gap_minutes`` earlier: ΔREF/Δt_reference and ΔBGM/Δt_sensor; NaN for the first pair of
@@ -236,14 +272,14 @@ def rates_of_change(ref: NDArray[np.float64], bgm: NDArray[np.float64],
     now, before = order[1:], order[:-1]
     gap = t_ref[now] - t_ref[before]
     sensor_gap = t_sen[now] - t_sen[before]
-    ok = ((group[now] == group[before]) & (gap > 0) & (gap <= max_gap_minutes)
-          & (sensor_gap > 0))
+    ok = (group[now] == group[before]) & (gap > 0) & (gap <= max_gap_minutes) & (sensor_gap > 0)
     ref_rate[now[ok]] = (ref[now[ok]] - ref[before[ok]]) / gap[ok]
     sensor_rate[now[ok]] = (bgm[now[ok]] - bgm[before[ok]]) / sensor_gap[ok]
     return ref_rate, sensor_rate
 
 
 # --- the profiles -----------------------------------------------------------------------------
+
 
 def _iso_within(d: AcceptanceData) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
     return np.ones(d.ref.size, dtype=bool), within(d.ref, d.bgm, 15.0)
@@ -263,55 +299,96 @@ _ICGM_RANGES: dict[str, Callable[[NDArray[np.float64]], NDArray[np.bool_]]] = {
 }
 
 
-def _icgm(reading: str, limit: float, relative: bool
-          ) -> Callable[[AcceptanceData], tuple[NDArray[np.bool_], NDArray[np.bool_]]]:
+def _icgm(
+    reading: str, limit: float, relative: bool
+) -> Callable[[AcceptanceData], tuple[NDArray[np.bool_], NDArray[np.bool_]]]:
     """Pairs whose iCGM reading is in the range ``reading``, and those within ``limit`` mg/dL of
     the reference (or ``limit`` % of it when ``relative``; compared as 100·|BGM − REF| ≤
     limit·REF, exact for whole mg/dL)."""
+
     def select(d: AcceptanceData) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
         gap = np.abs(d.bgm - d.ref)
         hit = 100.0 * gap <= limit * d.ref if relative else gap <= limit
         return _ICGM_RANGES[reading](d.bgm), hit
+
     return select
 
 
 ISO15197 = AcceptanceProfile(
-    name="iso15197", title="ISO 15197:2013",
+    name="iso15197",
+    title="ISO 15197:2013",
     citation="ISO 15197:2013, In vitro diagnostic test systems — Requirements for blood-glucose "
-             "monitoring systems for self-testing in managing diabetes mellitus, §6.3",
+    "monitoring systems for self-testing in managing diabetes mellitus, §6.3",
     criteria=(
-        Criterion("1", "within ±15 mg/dL (REF < 100 mg/dL) or ±15 % (REF ≥ 100 mg/dL)", 95.0,
-                  "share", _iso_within),
+        Criterion(
+            "1",
+            "within ±15 mg/dL (REF < 100 mg/dL) or ±15 % (REF ≥ 100 mg/dL)",
+            95.0,
+            "share",
+            _iso_within,
+        ),
         Criterion("2", "in Parkes error grid zones A and B", 99.0, "share", _iso_parkes),
-    ))
+    ),
+)
 ICGM = AcceptanceProfile(
-    name="icgm", title="FDA iCGM",
+    name="icgm",
+    title="FDA iCGM",
     citation="21 CFR 862.1355(b)(1)(ii), integrated continuous glucose monitoring system "
-             "(iCGM) special controls; ranges by the iCGM reading, limits around the reference",
+    "(iCGM) special controls; ranges by the iCGM reading, limits around the reference",
     criteria=(
-        Criterion("A", "iCGM < 70 mg/dL: within ±15 mg/dL", 85.0, "lower-bound",
-                  _icgm("< 70", 15, False)),
-        Criterion("B", "iCGM 70–180 mg/dL: within ±15 %", 70.0, "lower-bound",
-                  _icgm("70–180", 15, True)),
-        Criterion("C", "iCGM > 180 mg/dL: within ±15 %", 80.0, "lower-bound",
-                  _icgm("> 180", 15, True)),
-        Criterion("D", "iCGM < 70 mg/dL: within ±40 mg/dL", 98.0, "lower-bound",
-                  _icgm("< 70", 40, False)),
-        Criterion("E", "iCGM 70–180 mg/dL: within ±40 %", 99.0, "lower-bound",
-                  _icgm("70–180", 40, True)),
-        Criterion("F", "iCGM > 180 mg/dL: within ±40 %", 99.0, "lower-bound",
-                  _icgm("> 180", 40, True)),
-        Criterion("G", "all iCGM readings: within ±20 %", 87.0, "lower-bound",
-                  _icgm("all", 20, True)),
-        Criterion("H", "iCGM < 70 mg/dL: reference > 180 mg/dL", 0.0, "none",
-                  lambda d: (d.bgm < 70, d.ref > 180)),
-        Criterion("I", "iCGM > 250 mg/dL: reference < 70 mg/dL", 0.0, "none",
-                  lambda d: (d.bgm > 250, d.ref < 70)),
-        Criterion("J", "reference falling > 2 mg/dL/min: iCGM rising > 1 mg/dL/min", 1.0,
-                  "below", lambda d: (d.ref_rate < -2, d.sensor_rate > 1), needs="rates"),
-        Criterion("K", "reference rising > 2 mg/dL/min: iCGM falling > 1 mg/dL/min", 1.0,
-                  "below", lambda d: (d.ref_rate > 2, d.sensor_rate < -1), needs="rates"),
-    ))
+        Criterion(
+            "A", "iCGM < 70 mg/dL: within ±15 mg/dL", 85.0, "lower-bound", _icgm("< 70", 15, False)
+        ),
+        Criterion(
+            "B", "iCGM 70–180 mg/dL: within ±15 %", 70.0, "lower-bound", _icgm("70–180", 15, True)
+        ),
+        Criterion(
+            "C", "iCGM > 180 mg/dL: within ±15 %", 80.0, "lower-bound", _icgm("> 180", 15, True)
+        ),
+        Criterion(
+            "D", "iCGM < 70 mg/dL: within ±40 mg/dL", 98.0, "lower-bound", _icgm("< 70", 40, False)
+        ),
+        Criterion(
+            "E", "iCGM 70–180 mg/dL: within ±40 %", 99.0, "lower-bound", _icgm("70–180", 40, True)
+        ),
+        Criterion(
+            "F", "iCGM > 180 mg/dL: within ±40 %", 99.0, "lower-bound", _icgm("> 180", 40, True)
+        ),
+        Criterion(
+            "G", "all iCGM readings: within ±20 %", 87.0, "lower-bound", _icgm("all", 20, True)
+        ),
+        Criterion(
+            "H",
+            "iCGM < 70 mg/dL: reference > 180 mg/dL",
+            0.0,
+            "none",
+            lambda d: (d.bgm < 70, d.ref > 180),
+        ),
+        Criterion(
+            "I",
+            "iCGM > 250 mg/dL: reference < 70 mg/dL",
+            0.0,
+            "none",
+            lambda d: (d.bgm > 250, d.ref < 70),
+        ),
+        Criterion(
+            "J",
+            "reference falling > 2 mg/dL/min: iCGM rising > 1 mg/dL/min",
+            1.0,
+            "below",
+            lambda d: (d.ref_rate < -2, d.sensor_rate > 1),
+            needs="rates",
+        ),
+        Criterion(
+            "K",
+            "reference rising > 2 mg/dL/min: iCGM falling > 1 mg/dL/min",
+            1.0,
+            "below",
+            lambda d: (d.ref_rate > 2, d.sensor_rate < -1),
+            needs="rates",
+        ),
+    ),
+)
 _PROFILES = {p.name: p for p in (ISO15197, ICGM)}
 
 
@@ -328,6 +405,7 @@ def profile_names() -> tuple[str, ...]:
 def get_profile(name: str) -> AcceptanceProfile:
     """The profile registered under ``name``; :class:`UnknownProfileError` lists the choices."""
     if name not in _PROFILES:
-        raise UnknownProfileError(f"unknown acceptance profile {name!r}; choose one of "
-                                  f"{', '.join(_PROFILES)} or all")
+        raise UnknownProfileError(
+            f"unknown acceptance profile {name!r}; choose one of {', '.join(_PROFILES)} or all"
+        )
     return _PROFILES[name]

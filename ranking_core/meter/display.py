@@ -21,26 +21,51 @@ VERDICT = "Verdict"
 CI = "95 % CI (%)"
 # every field of the report's tables → its human name (tables may override, see _OVERRIDES)
 COLUMN_NAMES = {
-    "pair_type": "Pair type", "count": "Pairs", "percent": "Share (%)", "n": "Pairs (n)",
-    "ref_zero_left_out": "Pairs with REF = 0 (left out)", "bias_percent": "Bias (%)",
-    "mard_percent": "MARD (%)", "cv_percent": "CV (%)",
+    "pair_type": "Pair type",
+    "count": "Pairs",
+    "percent": "Share (%)",
+    "n": "Pairs (n)",
+    "ref_zero_left_out": "Pairs with REF = 0 (left out)",
+    "bias_percent": "Bias (%)",
+    "mard_percent": "MARD (%)",
+    "cv_percent": "CV (%)",
     "loa_lower_percent": "95 % limits of agreement, lower (%)",
     "loa_upper_percent": "95 % limits of agreement, upper (%)",
-    "id": "No.", "grade": "Grade", "abs_risk_range": "Risk range", "category": "Risk category",
-    "range": "Range", "compliant": "Pairs within ±15 mg/dL or ±15 %",
-    "compliant_percent": "Within ±15 mg/dL or ±15 % (%)", "lower_bound": "Fewest pairs needed",
-    "lower_bound_percent": "Fewest needed (%)", "meets": VERDICT, "passes": VERDICT,
-    "zone": "Zone", "meaning": "Meaning", "profile": "Profile", "criterion": "Criterion",
-    "required_percent": "Required (%)", "rule": "Rule",
-    "mard_ci": "MARD 95 % CI (%)", "bias_mg_dl": "Bias (mg/dL)", "bias_mmol_l": "Bias (mmol/L)",
-    "within_15_count": "Within ±15/15 (pairs)", "within_15_percent": "Within ±15/15 (%)",
-    "within_15_ci": "Within ±15/15, 95 % CI (%)", "within_20_count": "Within ±20/20 (pairs)",
-    "within_20_percent": "Within ±20/20 (%)", "within_20_ci": "Within ±20/20, 95 % CI (%)",
+    "id": "No.",
+    "grade": "Grade",
+    "abs_risk_range": "Risk range",
+    "category": "Risk category",
+    "range": "Range",
+    "compliant": "Pairs within ±15 mg/dL or ±15 %",
+    "compliant_percent": "Within ±15 mg/dL or ±15 % (%)",
+    "lower_bound": "Fewest pairs needed",
+    "lower_bound_percent": "Fewest needed (%)",
+    "meets": VERDICT,
+    "passes": VERDICT,
+    "zone": "Zone",
+    "meaning": "Meaning",
+    "profile": "Profile",
+    "criterion": "Criterion",
+    "required_percent": "Required (%)",
+    "rule": "Rule",
+    "mard_ci": "MARD 95 % CI (%)",
+    "bias_mg_dl": "Bias (mg/dL)",
+    "bias_mmol_l": "Bias (mmol/L)",
+    "within_15_count": "Within ±15/15 (pairs)",
+    "within_15_percent": "Within ±15/15 (%)",
+    "within_15_ci": "Within ±15/15, 95 % CI (%)",
+    "within_20_count": "Within ±20/20 (pairs)",
+    "within_20_percent": "Within ±20/20 (%)",
+    "within_20_ci": "Within ±20/20, 95 % CI (%)",
     "ci": CI,
 }
 _OVERRIDES = {
-    "acceptance": {"lower_bound_percent": "95 % lower bound (%)", "id": "Criterion",
-                   "criterion": "What is counted", "pairs": "Pairs counted / in range"},
+    "acceptance": {
+        "lower_bound_percent": "95 % lower bound (%)",
+        "id": "Criterion",
+        "criterion": "What is counted",
+        "pairs": "Pairs counted / in range",
+    },
     "binomial": {"n": "Pairs analysed"},
 }
 _PROFILE_TITLES = {"iso15197": "ISO 15197:2013", "icgm": "FDA iCGM"}
@@ -59,6 +84,7 @@ def glucose_text(text: str, unit: str) -> str:
         if low is not None:
             return f"{float(low) / MGDL_PER_MMOLL:.1f}–{mmol} mmol/L ({low}–{high} mg/dL)"
         return f"{mmol} mmol/L ({high} mg/dL)"
+
     return _MGDL.sub(both, text)
 
 
@@ -92,15 +118,18 @@ def _merge_intervals(frame: pd.DataFrame) -> pd.DataFrame:
         if column.endswith("ci_lower_percent"):
             stem = column[: -len("_lower_percent")]
             upper = frame[f"{stem}_upper_percent"]
-            out[stem] = [f"{_number(lo)}–{_number(hi)}" if not pd.isna(lo) else "—"
-                         for lo, hi in zip(frame[column], upper, strict=True)]
+            out[stem] = [
+                f"{_number(lo)}–{_number(hi)}" if not pd.isna(lo) else "—"
+                for lo, hi in zip(frame[column], upper, strict=True)
+            ]
         else:
             out[column] = frame[column]
     return pd.DataFrame(out, index=frame.index)
 
 
-def display_frame(frame: pd.DataFrame, name: str | None = None, unit: str = "mg/dL"
-                  ) -> pd.DataFrame:
+def display_frame(
+    frame: pd.DataFrame, name: str | None = None, unit: str = "mg/dL"
+) -> pd.DataFrame:
     """A report table as text for reading.
 
     Numbers rounded (percentages to one decimal, counts with thousands separators), NaN as "—",
@@ -113,10 +142,22 @@ def display_frame(frame: pd.DataFrame, name: str | None = None, unit: str = "mg/
     """
     frame = _merge_intervals(frame)
     if name == "acceptance":  # a list of criteria: one row each, counts in one column
-        frame = frame.drop(columns=["count", "n"]).assign(pairs=[
-            f"{c:,} / {n:,}" for c, n in zip(frame["count"], frame["n"], strict=True)])
-        frame = frame[["profile", "id", "criterion", "pairs", "percent", "lower_bound_percent",
-                       "required_percent", "rule", "passes"]]
+        frame = frame.drop(columns=["count", "n"]).assign(
+            pairs=[f"{c:,} / {n:,}" for c, n in zip(frame["count"], frame["n"], strict=True)]
+        )
+        frame = frame[
+            [
+                "profile",
+                "id",
+                "criterion",
+                "pairs",
+                "percent",
+                "lower_bound_percent",
+                "required_percent",
+                "rule",
+                "passes",
+            ]
+        ]
     if unit == "mmol/L" and "bias_mg_dl" in frame:
         at = list(frame.columns).index("bias_mg_dl") + 1
         frame.insert(at, "bias_mmol_l", frame["bias_mg_dl"] / MGDL_PER_MMOLL)

@@ -36,12 +36,24 @@ from ranking_core.meter.grid_plots import figure_png, grid_plot
 from ranking_core.meter.report import MeterReport
 from ranking_core.version import riskgrid_version
 
-__all__ = ["REPORT_FORMATS", "report_blocks", "report_figures", "report_html",
-           "report_pdf", "write_report"]
+__all__ = [
+    "REPORT_FORMATS",
+    "report_blocks",
+    "report_figures",
+    "report_html",
+    "report_pdf",
+    "write_report",
+]
 
 REPORT_FORMATS = (".pdf", ".html")
-SEG_TOOL_TABLES = ("pair_types", "accuracy", "risk_grades", "risk_categories", "iso_ranges",
-                   "binomial")
+SEG_TOOL_TABLES = (
+    "pair_types",
+    "accuracy",
+    "risk_grades",
+    "risk_categories",
+    "iso_ranges",
+    "binomial",
+)
 
 
 @dataclass(frozen=True)
@@ -71,8 +83,9 @@ class FigureBlock:
 Block = Heading | Text | TableBlock | FigureBlock
 
 
-def report_figures(report: MeterReport, seg_table: SEGTable | None = None,
-                   learned_risk: ArrayLike | None = None) -> dict[str, Figure]:
+def report_figures(
+    report: MeterReport, seg_table: SEGTable | None = None, learned_risk: ArrayLike | None = None
+) -> dict[str, Figure]:
     """The report's error-grid plots by grid name: SEG (with its table), the report's zone grids
     (DTS, Clarke, Parkes), learned (with its surface), each with the included pairs."""
     pairs = report.pairs[report.pairs["included"]]
@@ -81,19 +94,26 @@ def report_figures(report: MeterReport, seg_table: SEGTable | None = None,
     surfaces.update(dict.fromkeys(report.zone_grids.values()))
     if learned_risk is not None:
         surfaces["learned"] = learned_risk
-    return {name: grid_plot(name, ref, bgm, surface=surface, unit=report.glucose_unit)
-            for name, surface in surfaces.items()}
+    return {
+        name: grid_plot(name, ref, bgm, surface=surface, unit=report.glucose_unit)
+        for name, surface in surfaces.items()
+    }
 
 
 def figure_caption(name: str, n: int, unit: str = "mg/dL") -> str:
     """What a report's grid plot shows, every drawn line named (one caption per figure)."""
     grid = get_grid(name)
-    lines = ("black lines: the borders between the risk grades A–E (risk 0.5, 1.5, 2.5, 3.5)"
-             if isinstance(grid, RiskGrid) else "black lines: the zone borders, zones lettered")
-    axes = ("; mmol/L on the top and right axes" if unit == "mmol/L" else "")
-    return (f"{grid.title}: the {n:,} analysed pairs (dots, or pairs per cell where there are "
-            f"many) over the grid's colours; {lines}; dotted line: measured = reference"
-            f"{axes}.")
+    lines = (
+        "black lines: the borders between the risk grades A–E (risk 0.5, 1.5, 2.5, 3.5)"
+        if isinstance(grid, RiskGrid)
+        else "black lines: the zone borders, zones lettered"
+    )
+    axes = "; mmol/L on the top and right axes" if unit == "mmol/L" else ""
+    return (
+        f"{grid.title}: the {n:,} analysed pairs (dots, or pairs per cell where there are "
+        f"many) over the grid's colours; {lines}; dotted line: measured = reference"
+        f"{axes}."
+    )
 
 
 def report_blocks(
@@ -115,18 +135,25 @@ def report_blocks(
     total, included = int(types["Total"]), int(types["Total included in SEG analysis"])
     titles = report.titles()
     unit = report.glucose_unit
-    items = {"data set": name, "pairs analysed": f"{included:,} of {total:,}",
-             "pairs excluded (above 600 mg/dL or below 0)": f"{total - included:,}",
-             "glucose unit": (unit if unit == "mg/dL" else
-                              f"{unit} (converted to mg/dL for the SEG tool's tables)"),
-             "Parkes grid": f"type {report.parkes_type} diabetes",
-             "SEG risk table": ("used" if seg_table is not None else
-                                "not configured (SEG tables and plot left out)"),
-             "created": created.strftime("%Y-%m-%d %H:%M UTC"), **report.provenance}
+    items = {
+        "data set": name,
+        "pairs analysed": f"{included:,} of {total:,}",
+        "pairs excluded (above 600 mg/dL or below 0)": f"{total - included:,}",
+        "glucose unit": (
+            unit if unit == "mg/dL" else f"{unit} (converted to mg/dL for the SEG tool's tables)"
+        ),
+        "Parkes grid": f"type {report.parkes_type} diabetes",
+        "SEG risk table": (
+            "used" if seg_table is not None else "not configured (SEG tables and plot left out)"
+        ),
+        "created": created.strftime("%Y-%m-%d %H:%M UTC"),
+        **report.provenance,
+    }
     blocks: list[Block] = [
         Heading(f"Meter accuracy report: {name}", 0),
-        TableBlock("Provenance", pd.DataFrame({"Item": list(items),
-                                               "Value": list(items.values())})),
+        TableBlock(
+            "Provenance", pd.DataFrame({"Item": list(items), "Value": list(items.values())})
+        ),
     ]
     if report.caveats:
         blocks.append(Heading("Caution"))
@@ -135,23 +162,31 @@ def report_blocks(
     if notes:
         blocks.append(Heading("Notes on the data"))
         blocks.extend(Text(m) for m in notes)
-    blocks += [Heading("Acceptance criteria"),
-               Text("ISO 15197:2013 (blood glucose meters): a criterion passes when its observed "
-                    "share reaches the required share. FDA iCGM special controls (21 CFR "
-                    "862.1355; ranges by the sensor's reading): A–G pass when the one-sided 95 % "
-                    "lower confidence bound exceeds the required share; H and I allow no pair."),
-               *(Text(note) for note in report.acceptance_notes),
-               TableBlock(titles["acceptance"], display_frame(report.acceptance, "acceptance",
-                                                              unit)),
-               Heading("Statistics by glucose range"),
-               Text("Ranges of the reference glucose. MARD with a bootstrap 95 % interval; "
-                    "±15/15 and ±20/20: within 15 (20) mg/dL below 100 mg/dL, within 15 (20) % "
-                    "from 100 mg/dL on, with Wilson 95 % intervals."),
-               TableBlock(titles["ranges"], display_frame(report.ranges, "ranges", unit)),
-               Heading("The SEG tool's tables")]
+    blocks += [
+        Heading("Acceptance criteria"),
+        Text(
+            "ISO 15197:2013 (blood glucose meters): a criterion passes when its observed "
+            "share reaches the required share. FDA iCGM special controls (21 CFR "
+            "862.1355; ranges by the sensor's reading): A–G pass when the one-sided 95 % "
+            "lower confidence bound exceeds the required share; H and I allow no pair."
+        ),
+        *(Text(note) for note in report.acceptance_notes),
+        TableBlock(titles["acceptance"], display_frame(report.acceptance, "acceptance", unit)),
+        Heading("Statistics by glucose range"),
+        Text(
+            "Ranges of the reference glucose. MARD with a bootstrap 95 % interval; "
+            "±15/15 and ±20/20: within 15 (20) mg/dL below 100 mg/dL, within 15 (20) % "
+            "from 100 mg/dL on, with Wilson 95 % intervals."
+        ),
+        TableBlock(titles["ranges"], display_frame(report.ranges, "ranges", unit)),
+        Heading("The SEG tool's tables"),
+    ]
     tables = report.tables()
-    blocks += [TableBlock(titles[t], display_frame(tables[t], t, unit)) for t in SEG_TOOL_TABLES
-               if t in tables]
+    blocks += [
+        TableBlock(titles[t], display_frame(tables[t], t, unit))
+        for t in SEG_TOOL_TABLES
+        if t in tables
+    ]
     # the SEG's grades and categories are among the SEG tool's tables above
     table_of = {**{g: f for f, g in report.zone_grids.items()}, "learned": "learned_categories"}
     figures = report_figures(report, seg_table, learned_risk)
@@ -165,9 +200,15 @@ def report_blocks(
     blocks.append(Heading("Error grids known to riskgrid"))
     for grid in grids():
         used = grid.name in figures
-        note = "" if used else (" Not in this report: it needs " + grid.needs + "."
-                                if isinstance(grid, RiskGrid) else
-                                " Not in this report (another diabetes type was chosen).")
+        note = (
+            ""
+            if used
+            else (
+                " Not in this report: it needs " + grid.needs + "."
+                if isinstance(grid, RiskGrid)
+                else " Not in this report (another diabetes type was chosen)."
+            )
+        )
         blocks.append(Text(f"{grid.title}. {grid.purpose} {grid.citation}{note}"))
     return blocks
 
@@ -212,18 +253,25 @@ def report_html(blocks: list[Block]) -> str:
         elif isinstance(block, TableBlock):
             table = _printable_frame(block.frame).to_html(index=False, escape=True, border=0)
             for verdict, colour in VERDICT_COLOURS.items():
-                table = table.replace(f"<td>{verdict}</td>",
-                                      f'<td style="color:{colour};font-weight:bold">{verdict}</td>')
+                table = table.replace(
+                    f"<td>{verdict}</td>",
+                    f'<td style="color:{colour};font-weight:bold">{verdict}</td>',
+                )
             parts.append(f"<h4>{_escaped(block.title)}</h4>{table}")
         else:
             data = base64.b64encode(figure_png(block.figure)).decode("ascii")
-            parts.append(f'<figure><img alt="{_escaped(block.caption)}" '
-                         f'src="data:image/png;base64,{data}"><figcaption>'
-                         f"{_escaped(block.caption)}</figcaption></figure>")
+            parts.append(
+                f'<figure><img alt="{_escaped(block.caption)}" '
+                f'src="data:image/png;base64,{data}"><figcaption>'
+                f"{_escaped(block.caption)}</figcaption></figure>"
+            )
     title = next((b.text for b in blocks if isinstance(b, Heading)), "Meter accuracy report")
-    return (f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>"
-            f"{_escaped(title)}</title><style>{_CSS}</style></head><body>"
-            + "\n".join(parts) + "</body></html>")
+    return (
+        f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>'
+        f"{_escaped(title)}</title><style>{_CSS}</style></head><body>"
+        + "\n".join(parts)
+        + "</body></html>"
+    )
 
 
 # --- PDF --------------------------------------------------------------------------------------
@@ -261,14 +309,15 @@ def _widths(frame: pd.DataFrame, width: float) -> list[float]:
     """Column widths (points) by the longest text of each column, at most the page width: when
     the table is too wide, the columns of long texts wrap, never narrower than their longest
     word (no word is cut)."""
+
     def points(chars: int) -> float:  # DejaVu Sans Bold at 7.5 pt, with the cell's padding
         return 5.2 * chars + 10
 
     texts = {c: [str(c), *frame[c]] for c in frame.columns}
-    floor = np.array([points(max(len(w) for v in t for w in (v.split() or [""])))
-                      for t in texts.values()])
-    natural = np.maximum(floor, [points(min(max(4, *map(len, t)), 60))
-                                 for t in texts.values()])
+    floor = np.array(
+        [points(max(len(w) for v in t for w in (v.split() or [""]))) for t in texts.values()]
+    )
+    natural = np.maximum(floor, [points(min(max(4, *map(len, t)), 60)) for t in texts.values()])
     if natural.sum() <= width:
         return natural.tolist()
     long = natural > floor + 1  # columns whose texts can wrap
@@ -313,17 +362,34 @@ def report_pdf(blocks: list[Block]) -> bytes:
     rl_config.useA85 = 0  # binary image streams: ASCII85 is pure Python here and slow
     font, bold = _fonts()
     body = ParagraphStyle("body", fontName=font, fontSize=9, leading=12, spaceAfter=4)
-    caution = ParagraphStyle("caution", parent=body, backColor=colors.HexColor("#fff3cd"),
-                             borderPadding=3, spaceBefore=3, spaceAfter=6)
+    caution = ParagraphStyle(
+        "caution",
+        parent=body,
+        backColor=colors.HexColor("#fff3cd"),
+        borderPadding=3,
+        spaceBefore=3,
+        spaceAfter=6,
+    )
     cell = ParagraphStyle("cell", fontName=font, fontSize=7.5, leading=9)
     head = ParagraphStyle("head", parent=cell, fontName=bold)
-    headings = {level: ParagraphStyle(f"h{level}", fontName=bold, fontSize=size, leading=size + 4,
-                                      spaceBefore=8 if level else 0, spaceAfter=6)
-                for level, size in ((0, 16), (1, 12.5), (2, 10.5))}
+    headings = {
+        level: ParagraphStyle(
+            f"h{level}",
+            fontName=bold,
+            fontSize=size,
+            leading=size + 4,
+            spaceBefore=8 if level else 0,
+            spaceAfter=6,
+        )
+        for level, size in ((0, 16), (1, 12.5), (2, 10.5))
+    }
 
-    verdicts = {text: ParagraphStyle(f"verdict {text}", parent=cell, fontName=bold,
-                                     textColor=colors.HexColor(colour))
-                for text, colour in VERDICT_COLOURS.items()}
+    verdicts = {
+        text: ParagraphStyle(
+            f"verdict {text}", parent=cell, fontName=bold, textColor=colors.HexColor(colour)
+        )
+        for text, colour in VERDICT_COLOURS.items()
+    }
 
     def para(text: str, style: ParagraphStyle) -> Paragraph:
         return Paragraph(_escaped(text), style)
@@ -349,18 +415,26 @@ def report_pdf(blocks: list[Block]) -> bytes:
             pending[:] = [para(block.text, headings[min(block.level, 2)])]
         elif isinstance(block, Text):
             (pending if pending else story).append(
-                para(block.text, caution if block.caution else body))
+                para(block.text, caution if block.caution else body)
+            )
         elif isinstance(block, TableBlock):
             rows = [[para(str(c), head) for c in block.frame.columns]]
-            rows += [[para(v, verdicts.get(v, cell)) for v in row]
-                     for row in block.frame.itertuples(index=False)]
+            rows += [
+                [para(v, verdicts.get(v, cell)) for v in row]
+                for row in block.frame.itertuples(index=False)
+            ]
             table = Table(rows, repeatRows=1, hAlign="LEFT", colWidths=_widths(block.frame, width))
-            table.setStyle(TableStyle([
-                ("GRID", (0, 0), (-1, -1), 0.4, colors.HexColor("#999999")),
-                ("BACKGROUND", (0, 0), (-1, 0), colors.HexColor("#eeeeee")),
-                ("VALIGN", (0, 0), (-1, -1), "TOP"),
-                ("LEFTPADDING", (0, 0), (-1, -1), 3), ("RIGHTPADDING", (0, 0), (-1, -1), 3),
-            ]))
+            table.setStyle(
+                TableStyle(
+                    [
+                        ("GRID", (0, 0), (-1, -1), 0.4, colors.HexColor("#999999")),
+                        ("BACKGROUND", (0, 0), (-1, 0), colors.HexColor("#eeeeee")),
+                        ("VALIGN", (0, 0), (-1, -1), "TOP"),
+                        ("LEFTPADDING", (0, 0), (-1, -1), 3),
+                        ("RIGHTPADDING", (0, 0), (-1, -1), 3),
+                    ]
+                )
+            )
             if isinstance(following, FigureBlock):  # a grid's zone table stays with its plot
                 pending.extend([para(block.title, headings[2]), table, Spacer(1, 4)])
             else:
@@ -371,9 +445,16 @@ def report_pdf(blocks: list[Block]) -> bytes:
     story.extend(pending)
     buffer = io.BytesIO()
     title = next((b.text for b in blocks if isinstance(b, Heading)), "Meter accuracy report")
-    SimpleDocTemplate(buffer, pagesize=A4, leftMargin=1.5 * cm, rightMargin=1.5 * cm,
-                      topMargin=1.5 * cm, bottomMargin=1.5 * cm, title=title,
-                      author=f"riskgrid {riskgrid_version()}").build(story)
+    SimpleDocTemplate(
+        buffer,
+        pagesize=A4,
+        leftMargin=1.5 * cm,
+        rightMargin=1.5 * cm,
+        topMargin=1.5 * cm,
+        bottomMargin=1.5 * cm,
+        title=title,
+        author=f"riskgrid {riskgrid_version()}",
+    ).build(story)
     return buffer.getvalue()
 
 
@@ -389,8 +470,10 @@ def write_report(
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in REPORT_FORMATS:
-        raise ValueError(f"write_report: the report file must end in {' or '.join(REPORT_FORMATS)}"
-                         f"; got {path.name!r}")
+        raise ValueError(
+            f"write_report: the report file must end in {' or '.join(REPORT_FORMATS)}"
+            f"; got {path.name!r}"
+        )
     blocks = report_blocks(report, seg_table, learned_risk, name=name)
     path.parent.mkdir(parents=True, exist_ok=True)
     if suffix == ".pdf":

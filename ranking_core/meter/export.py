@@ -11,8 +11,14 @@ import plotly.graph_objects as go
 from ranking_core.inputs.text import FORMULA_PREFIXES, safe_csv
 from ranking_core.meter.report import MeterReport
 
-__all__ = ["FORMULA_PREFIXES", "FigureExportError", "figure_html", "figure_png", "safe_csv",
-           "write_report_files"]
+__all__ = [
+    "FORMULA_PREFIXES",
+    "FigureExportError",
+    "figure_html",
+    "figure_png",
+    "safe_csv",
+    "write_report_files",
+]
 
 PNG_HELP = (
     "PNG export uses kaleido, which (from version 1) drives a Chrome or Chromium browser and "
@@ -39,9 +45,12 @@ def figure_png(fig: go.Figure, scale: float = 2.0) -> bytes:
         raise FigureExportError(f"{PNG_HELP} (kaleido said: {str(exc).strip()[:300]})") from exc
 
 
-def write_report_files(report: MeterReport, directory: str | os.PathLike,
-                       figures: dict[str, go.Figure] | None = None, png: bool = False,
-                       ) -> list[Path]:
+def write_report_files(
+    report: MeterReport,
+    directory: str | os.PathLike,
+    figures: dict[str, go.Figure] | None = None,
+    png: bool = False,
+) -> list[Path]:
     """Write every table as ``<name>.csv`` (formula-safe), the per-pair table as ``pairs.csv``,
     and each figure as ``<name>.html`` (and ``<name>.png`` when ``png``); returns the paths."""
     out = Path(directory)

@@ -16,8 +16,15 @@ from ranking_core.inputs import MGDL_PER_MMOLL
 from ranking_core.meter.grid_plots import DENSITY_COLOURS, DENSITY_FROM
 from ranking_core.meter.report import ISO_COMPLIANT, MeterReport
 
-__all__ = ["DISPLAY_STEP", "bland_altman_figure", "grade_line_vertices", "lattice_layout",
-           "risk_heatmap", "seg_heatmap", "thin_grid"]
+__all__ = [
+    "DISPLAY_STEP",
+    "bland_altman_figure",
+    "grade_line_vertices",
+    "lattice_layout",
+    "risk_heatmap",
+    "seg_heatmap",
+    "thin_grid",
+]
 
 DISPLAY_STEP = 3  # mg/dL between drawn lattice points (601² cells would make a 5 MB figure)
 # px around a lattice heat map: title (top), tick labels and axis titles (left, bottom), colour bar
@@ -44,8 +51,7 @@ def grade_line_vertices(grid: ArrayLike, step: int = DISPLAY_STEP) -> tuple[NDAr
     return vertices[:, 0], vertices[:, 1]
 
 
-def lattice_layout(axis: NDArray, title: str, height: int, *,
-                   showlegend: bool = True) -> go.Layout:
+def lattice_layout(axis: NDArray, title: str, height: int, *, showlegend: bool = True) -> go.Layout:
     """The layout of a heat map over the glucose lattice: square axes spanning it (points
     outside are not drawn), REF across and the estimate up, in fixed margins that hold the
     title, the axis titles and the colour bar, so that the browser draws the figure once instead
@@ -53,11 +59,25 @@ def lattice_layout(axis: NDArray, title: str, height: int, *,
     calls cost more than the whole heat map."""
     span = [float(axis[0]), float(axis[-1])]
     return go.Layout(
-        title={"text": title}, height=height, margin=LATTICE_MARGIN, showlegend=showlegend,
-        xaxis={"title": {"text": X_TITLE}, "range": span, "constrain": "domain",
-               "automargin": False},
-        yaxis={"title": {"text": Y_TITLE}, "range": span, "scaleanchor": "x", "scaleratio": 1,
-               "constrain": "domain", "automargin": False})
+        title={"text": title},
+        height=height,
+        margin=LATTICE_MARGIN,
+        showlegend=showlegend,
+        xaxis={
+            "title": {"text": X_TITLE},
+            "range": span,
+            "constrain": "domain",
+            "automargin": False,
+        },
+        yaxis={
+            "title": {"text": Y_TITLE},
+            "range": span,
+            "scaleanchor": "x",
+            "scaleratio": 1,
+            "constrain": "domain",
+            "automargin": False,
+        },
+    )
 
 
 def risk_heatmap(
@@ -84,48 +104,86 @@ def risk_heatmap(
     surface = np.abs(np.asarray(grid, dtype=np.float64))
     axis = np.asarray(axis, dtype=np.float64)
     if surface.shape != (axis.size, axis.size):
-        raise ValueError(f"risk_heatmap: the risk grid must have shape ({axis.size}, "
-                         f"{axis.size}) indexed [REF, estimate]; got {surface.shape}")
+        raise ValueError(
+            f"risk_heatmap: the risk grid must have shape ({axis.size}, "
+            f"{axis.size}) indexed [REF, estimate]; got {surface.shape}"
+        )
     x, z = thin_grid(surface, axis, step)
-    fig = go.Figure(go.Heatmap(x=x, y=x, z=z, zmin=0, zmax=RISK_MAX, colorscale=RISK_COLORSCALE,
-                               colorbar={"title": {"text": "risk"}}, name=title,
-                               hovertemplate="REF %{x} mg/dL<br>estimate %{y} mg/dL<br>"
-                                             "risk %{z:.2f}<extra></extra>"),
-                    lattice_layout(x, title, height, showlegend=False))
+    fig = go.Figure(
+        go.Heatmap(
+            x=x,
+            y=x,
+            z=z,
+            zmin=0,
+            zmax=RISK_MAX,
+            colorscale=RISK_COLORSCALE,
+            colorbar={"title": {"text": "risk"}},
+            name=title,
+            hovertemplate="REF %{x} mg/dL<br>estimate %{y} mg/dL<br>risk %{z:.2f}<extra></extra>",
+        ),
+        lattice_layout(x, title, height, showlegend=False),
+    )
     if contours is not None:
         line_x, line_y = grade_line_vertices(contours, step)
-        fig.add_trace(go.Scatter(x=line_x, y=line_y, mode="lines", hoverinfo="skip",
-                                 name="reference grades", line={"color": "black", "width": 1}))
+        fig.add_trace(
+            go.Scatter(
+                x=line_x,
+                y=line_y,
+                mode="lines",
+                hoverinfo="skip",
+                name="reference grades",
+                line={"color": "black", "width": 1},
+            )
+        )
     if points is not None:
         ref, est, rating = (np.asarray(p) for p in points)
         marked = np.zeros(ref.size, bool) if flagged is None else np.asarray(flagged, bool)
-        for rows, name, symbol in ((~marked, "ratings", "circle"),
-                                   (marked, "flagged as outlying", "x")):
+        for rows, name, symbol in (
+            (~marked, "ratings", "circle"),
+            (marked, "flagged as outlying", "x"),
+        ):
             if rows.any():
-                fig.add_trace(go.Scatter(
-                    x=ref[rows], y=est[rows], mode="markers", name=name,
-                    marker={"size": 5 if symbol == "circle" else 9, "symbol": symbol,
-                            "color": rating[rows], "cmin": 0, "cmax": RISK_MAX,
+                fig.add_trace(
+                    go.Scatter(
+                        x=ref[rows],
+                        y=est[rows],
+                        mode="markers",
+                        name=name,
+                        marker={
+                            "size": 5 if symbol == "circle" else 9,
+                            "symbol": symbol,
+                            "color": rating[rows],
+                            "cmin": 0,
+                            "cmax": RISK_MAX,
                             "colorscale": RISK_COLORSCALE,
-                            "line": {"width": 0.6, "color": "black"}},
-                    hovertemplate=f"REF %{{x:.0f}}<br>estimate %{{y:.0f}}<br>rating "
-                                  f"%{{marker.color:.2f}} ({name})<extra></extra>",
-                ))
+                            "line": {"width": 0.6, "color": "black"},
+                        },
+                        hovertemplate=f"REF %{{x:.0f}}<br>estimate %{{y:.0f}}<br>rating "
+                        f"%{{marker.color:.2f}} ({name})<extra></extra>",
+                    )
+                )
     if pairs is not None:
         included = pairs.pairs[pairs.pairs["included"]]
-        fig.add_trace(go.Scatter(
-            x=included["REF"], y=included["BGM"], mode="markers", name="pairs",
-            marker={"size": 5, "color": "white", "line": {"color": "black", "width": 1}},
-            hovertemplate="REF %{x} mg/dL<br>BGM %{y} mg/dL<extra></extra>",
-        ))
+        fig.add_trace(
+            go.Scatter(
+                x=included["REF"],
+                y=included["BGM"],
+                mode="markers",
+                name="pairs",
+                marker={"size": 5, "color": "white", "line": {"color": "black", "width": 1}},
+                hovertemplate="REF %{x} mg/dL<br>BGM %{y} mg/dL<extra></extra>",
+            )
+        )
     return fig
 
 
-def seg_heatmap(seg_table: SEGTable, report: MeterReport | None = None,
-                step: int = DISPLAY_STEP) -> go.Figure:
+def seg_heatmap(
+    seg_table: SEGTable, report: MeterReport | None = None, step: int = DISPLAY_STEP
+) -> go.Figure:
     """The SEG heat map (abs_risk, official colours) with the report's pairs on top."""
-    return risk_heatmap(seg_table.absolute, title="Surveillance Error Grid", pairs=report,
-                        step=step)
+    return risk_heatmap(
+        seg_table.absolute, title="Surveillance Error Grid", pairs=report, step=step
+    )
 
 
 def bland_altman_figure(report: MeterReport, title: str = "Modified Bland–Altman") -> go.Figure:
@@ -141,32 +199,63 @@ def bland_altman_figure(report: MeterReport, title: str = "Modified Bland–Altm
     limit = min(max(50.0, 1.1 * float(np.abs(rel).max())) if rel.size else 50.0, 300.0)
     if rel.size >= DENSITY_FROM:
         counts, ref_edges, rel_edges = np.histogram2d(
-            pairs["REF"].to_numpy(dtype=np.float64), rel, bins=(GLUCOSE_MAX // 5, 120),
-            range=((0, GLUCOSE_MAX), (-limit, limit)))
-        fig = go.Figure(go.Heatmap(
-            x=(ref_edges[:-1] + ref_edges[1:]) / 2, y=(rel_edges[:-1] + rel_edges[1:]) / 2,
-            z=np.where(counts > 0, counts, np.nan).T, name="pairs",
-            colorscale=[[0, DENSITY_COLOURS[0]], [1, DENSITY_COLOURS[1]]],
-            colorbar={"title": {"text": "pairs"}, "x": 1.02, "len": 0.6, "y": 0.3},
-            hovertemplate="REF %{x:.1f} mg/dL<br>rel %{y:.1f} %<br>%{z} pairs<extra></extra>"))
+            pairs["REF"].to_numpy(dtype=np.float64),
+            rel,
+            bins=(GLUCOSE_MAX // 5, 120),
+            range=((0, GLUCOSE_MAX), (-limit, limit)),
+        )
+        fig = go.Figure(
+            go.Heatmap(
+                x=(ref_edges[:-1] + ref_edges[1:]) / 2,
+                y=(rel_edges[:-1] + rel_edges[1:]) / 2,
+                z=np.where(counts > 0, counts, np.nan).T,
+                name="pairs",
+                colorscale=[[0, DENSITY_COLOURS[0]], [1, DENSITY_COLOURS[1]]],
+                colorbar={"title": {"text": "pairs"}, "x": 1.02, "len": 0.6, "y": 0.3},
+                hovertemplate="REF %{x:.1f} mg/dL<br>rel %{y:.1f} %<br>%{z} pairs<extra></extra>",
+            )
+        )
     else:
-        fig = go.Figure(go.Scatter(
-            x=pairs["REF"], y=rel, mode="markers", name="pairs", marker={"size": 5},
-            hovertemplate="REF %{x} mg/dL<br>rel %{y:.1f} %<extra></extra>",
-        ))
+        fig = go.Figure(
+            go.Scatter(
+                x=pairs["REF"],
+                y=rel,
+                mode="markers",
+                name="pairs",
+                marker={"size": 5},
+                hovertemplate="REF %{x} mg/dL<br>rel %{y:.1f} %<extra></extra>",
+            )
+        )
     for sign, name in ((1, "+15 mg/dL / +15 %"), (-1, "−15 mg/dL / −15 %")):
-        fig.add_trace(go.Scatter(x=ref_axis, y=sign * bound, mode="lines", name=name,
-                                 line={"color": "black", "dash": "dash"}))
-    fig.update_layout(title=title, xaxis_title="Reference glucose (mg/dL)",
-                      yaxis_title="(BGM − REF) / REF (%)", width=760, height=480)
+        fig.add_trace(
+            go.Scatter(
+                x=ref_axis,
+                y=sign * bound,
+                mode="lines",
+                name=name,
+                line={"color": "black", "dash": "dash"},
+            )
+        )
+    fig.update_layout(
+        title=title,
+        xaxis_title="Reference glucose (mg/dL)",
+        yaxis_title="(BGM − REF) / REF (%)",
+        width=760,
+        height=480,
+    )
     fig.update_xaxes(range=[0, GLUCOSE_MAX])
     if report.glucose_unit == "mmol/L":  # the input's unit on a top axis, mg/dL below
         ticks = np.arange(0, GLUCOSE_MAX / MGDL_PER_MMOLL, 5.0)
-        fig.update_layout(xaxis2={"overlaying": "x", "side": "top", "range": [0, GLUCOSE_MAX],
-                                  "tickvals": (ticks * MGDL_PER_MMOLL).tolist(),
-                                  "ticktext": [f"{t:g}" for t in ticks],
-                                  "title": {"text": "Reference glucose (mmol/L)"}})
-        fig.add_trace(go.Scatter(x=[0], y=[None], xaxis="x2", showlegend=False,
-                                 hoverinfo="skip"))
+        fig.update_layout(
+            xaxis2={
+                "overlaying": "x",
+                "side": "top",
+                "range": [0, GLUCOSE_MAX],
+                "tickvals": (ticks * MGDL_PER_MMOLL).tolist(),
+                "ticktext": [f"{t:g}" for t in ticks],
+                "title": {"text": "Reference glucose (mmol/L)"},
+            }
+        )
+        fig.add_trace(go.Scatter(x=[0], y=[None], xaxis="x2", showlegend=False, hoverinfo="skip"))
     fig.update_yaxes(range=[-limit, limit])
     return fig

@@ -25,8 +25,15 @@ from ranking_core.grids.risk_scale import RISK_COLOR_STOPS, RISK_GRADE_EDGES, RI
 from ranking_core.grids.zone_grid import zone_grid
 from ranking_core.inputs import MGDL_PER_MMOLL
 
-__all__ = ["DENSITY_FROM", "FIGURE_INCHES", "PNG_DPI", "figure_png", "figure_svg", "grid_plot",
-           "zone_label_positions"]
+__all__ = [
+    "DENSITY_FROM",
+    "FIGURE_INCHES",
+    "PNG_DPI",
+    "figure_png",
+    "figure_svg",
+    "grid_plot",
+    "zone_label_positions",
+]
 
 DENSITY_FROM = 2000  # pairs: from here on, density shading instead of points
 FIGURE_INCHES = 6.4
@@ -37,7 +44,8 @@ Y_LABEL = "Measured glucose (mg/dL)"
 DENSITY_COLOURS = ("#6baed6", "#08306b")  # few → many pairs per cell (blues)
 DENSITY_CMAP = LinearSegmentedColormap.from_list("pairs", list(DENSITY_COLOURS))
 RISK_CMAP = LinearSegmentedColormap.from_list(
-    "risk", [(risk / RISK_MAX, colour) for risk, colour in RISK_COLOR_STOPS])
+    "risk", [(risk / RISK_MAX, colour) for risk, colour in RISK_COLOR_STOPS]
+)
 
 
 @lru_cache(maxsize=8)
@@ -60,17 +68,26 @@ def zone_label_positions(name: str) -> tuple[tuple[str, float, float], ...]:
     return tuple(labels)
 
 
-def _draw_pairs(fig: Figure, ax, bar, ref: NDArray[np.float64], bgm: NDArray[np.float64]
-                ) -> None:
+def _draw_pairs(fig: Figure, ax, bar, ref: NDArray[np.float64], bgm: NDArray[np.float64]) -> None:
     if ref.size >= DENSITY_FROM:
-        cells = ax.hexbin(ref, bgm, gridsize=90, extent=(0, GLUCOSE_MAX, 0, GLUCOSE_MAX),
-                          mincnt=1, bins="log", cmap=DENSITY_CMAP, linewidths=0, zorder=3)
+        cells = ax.hexbin(
+            ref,
+            bgm,
+            gridsize=90,
+            extent=(0, GLUCOSE_MAX, 0, GLUCOSE_MAX),
+            mincnt=1,
+            bins="log",
+            cmap=DENSITY_CMAP,
+            linewidths=0,
+            zorder=3,
+        )
         if bar is not None:
             scale = fig.colorbar(cells, cax=bar, format="{x:g}", label="pairs per cell (log)")
             scale.ax.yaxis.set_minor_formatter(NullFormatter())  # plain labels, no mathtext
     else:
-        ax.scatter(ref, bgm, s=9, c="#08306b", edgecolors="white", linewidths=0.4, zorder=3,
-                   label="pairs")
+        ax.scatter(
+            ref, bgm, s=9, c="#08306b", edgecolors="white", linewidths=0.4, zorder=3, label="pairs"
+        )
 
 
 def grid_plot(
@@ -104,28 +121,67 @@ def grid_plot(
     extent = (-0.5, GLUCOSE_MAX + 0.5, -0.5, GLUCOSE_MAX + 0.5)
     if isinstance(grid, ZoneGrid):
         colours = ListedColormap(list(grid.colours))
-        ax.imshow(zone_grid(grid.name).T, origin="lower", extent=extent, cmap=colours,
-                  vmin=-0.5, vmax=len(grid.zones) - 0.5, alpha=ZONE_ALPHA, interpolation="nearest",
-                  zorder=1)
+        ax.imshow(
+            zone_grid(grid.name).T,
+            origin="lower",
+            extent=extent,
+            cmap=colours,
+            vmin=-0.5,
+            vmax=len(grid.zones) - 0.5,
+            alpha=ZONE_ALPHA,
+            interpolation="nearest",
+            zorder=1,
+        )
         for name, line in grid.lines().items():
-            ax.plot(line[:, 0], line[:, 1], color="black", linewidth=1.2, zorder=4,
-                    gid=f"zone line {name}")
+            ax.plot(
+                line[:, 0],
+                line[:, 1],
+                color="black",
+                linewidth=1.2,
+                zorder=4,
+                gid=f"zone line {name}",
+            )
         for letter, x, y in zone_label_positions(grid.name):
-            ax.text(x, y, letter, fontsize=16, fontweight="bold", ha="center", va="center",
-                    zorder=5, gid=f"zone letter {letter}")
+            ax.text(
+                x,
+                y,
+                letter,
+                fontsize=16,
+                fontweight="bold",
+                ha="center",
+                va="center",
+                zorder=5,
+                gid=f"zone letter {letter}",
+            )
     else:
         if surface is None:
             raise ValueError(f"grid_plot: {grid.title} needs {grid.needs}")
         assert isinstance(grid, RiskGrid)
         values = np.abs(np.asarray(getattr(surface, "absolute", surface), dtype=np.float64))
-        image = ax.imshow(values.T, origin="lower", extent=extent, cmap=RISK_CMAP, vmin=0,
-                          vmax=RISK_MAX, interpolation="nearest", zorder=1)
-        ax.contour(np.arange(GLUCOSE_MAX + 1), np.arange(GLUCOSE_MAX + 1), values.T,
-                   levels=RISK_GRADE_EDGES, colors="black", linewidths=0.7, zorder=4)
+        image = ax.imshow(
+            values.T,
+            origin="lower",
+            extent=extent,
+            cmap=RISK_CMAP,
+            vmin=0,
+            vmax=RISK_MAX,
+            interpolation="nearest",
+            zorder=1,
+        )
+        ax.contour(
+            np.arange(GLUCOSE_MAX + 1),
+            np.arange(GLUCOSE_MAX + 1),
+            values.T,
+            levels=RISK_GRADE_EDGES,
+            colors="black",
+            linewidths=0.7,
+            zorder=4,
+        )
         fig.colorbar(image, cax=bar, label="risk (0 none … 4 extreme)")
         bar = None  # the pairs' density gets no second colour bar
-    ax.plot([0, GLUCOSE_MAX], [0, GLUCOSE_MAX], color="black", linewidth=0.6, linestyle=":",
-            zorder=2)
+    ax.plot(
+        [0, GLUCOSE_MAX], [0, GLUCOSE_MAX], color="black", linewidth=0.6, linestyle=":", zorder=2
+    )
     _draw_pairs(fig, ax, bar, np.clip(ref, 0, GLUCOSE_MAX), np.clip(bgm, 0, GLUCOSE_MAX))
     if bar is not None and not bar.collections:
         bar.set_visible(False)
@@ -139,8 +195,9 @@ def grid_plot(
         to_mmol = (lambda v: v / MGDL_PER_MMOLL, lambda v: v * MGDL_PER_MMOLL)
         ax.secondary_xaxis("top", functions=to_mmol).set_xlabel("reference (mmol/L)")
         ax.secondary_yaxis("right", functions=to_mmol).set_ylabel("measured (mmol/L)")
-    ax.set_title(title or f"{grid.title} ({ref.size} pairs)", fontsize=13,
-                 pad=24 if unit == "mmol/L" else 6)
+    ax.set_title(
+        title or f"{grid.title} ({ref.size} pairs)", fontsize=13, pad=24 if unit == "mmol/L" else 6
+    )
     return fig
 
 

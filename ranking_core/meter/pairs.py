@@ -40,22 +40,43 @@ from ranking_core.inputs import (
 )
 from ranking_core.inputs import name_lines as name_rows
 
-__all__ = ["OPTIONAL_COLUMNS", "PAIR_COLUMNS", "PAIR_SCHEMA", "MeterPairs", "PairsFileError",
-           "name_rows", "pairs_from_frame", "read_pairs"]
+__all__ = [
+    "OPTIONAL_COLUMNS",
+    "PAIR_COLUMNS",
+    "PAIR_SCHEMA",
+    "MeterPairs",
+    "PairsFileError",
+    "name_rows",
+    "pairs_from_frame",
+    "read_pairs",
+]
 
 PAIR_COLUMNS = ("BGM", "REF")
 _RANGE = f"above {PHYSICAL_MAX_MGDL:g} mg/dL (outside the physical range)"
-PAIR_SCHEMA = Schema("meter pairs", (
-    Role("BGM", glucose=True, high=PHYSICAL_MAX_MGDL, range_rule=f"BGM is {_RANGE}",
-         aliases=("meter", "meter glucose", "estimate", "measured")),
-    Role("REF", glucose=True, high=PHYSICAL_MAX_MGDL, range_rule=f"REF is {_RANGE}",
-         aliases=("reference", "reference glucose", "lab", "ysi")),
-    # optional: clusters for the acceptance bounds, times for rate-of-change agreement
-    Role("subject", kind="text", required=False, aliases=("patient", "participant")),
-    Role("sensor", kind="text", required=False, aliases=("sensor id", "device")),
-    Role("reference_time", kind="time", required=False, aliases=("reference time",)),
-    Role("sensor_time", kind="time", required=False, aliases=("sensor time",)),
-))
+PAIR_SCHEMA = Schema(
+    "meter pairs",
+    (
+        Role(
+            "BGM",
+            glucose=True,
+            high=PHYSICAL_MAX_MGDL,
+            range_rule=f"BGM is {_RANGE}",
+            aliases=("meter", "meter glucose", "estimate", "measured"),
+        ),
+        Role(
+            "REF",
+            glucose=True,
+            high=PHYSICAL_MAX_MGDL,
+            range_rule=f"REF is {_RANGE}",
+            aliases=("reference", "reference glucose", "lab", "ysi"),
+        ),
+        # optional: clusters for the acceptance bounds, times for rate-of-change agreement
+        Role("subject", kind="text", required=False, aliases=("patient", "participant")),
+        Role("sensor", kind="text", required=False, aliases=("sensor id", "device")),
+        Role("reference_time", kind="time", required=False, aliases=("reference time",)),
+        Role("sensor_time", kind="time", required=False, aliases=("sensor time",)),
+    ),
+)
 OPTIONAL_COLUMNS = ("subject", "sensor", "reference_time", "sensor_time")
 
 
@@ -115,15 +136,28 @@ def _pairs(table: TableRead) -> MeterPairs:
             messages.append(
                 f"{table.source}: {name} is not a whole mg/dL in "
                 f"{name_rows(table.lines[fractional], table.where)}; rounded to the nearest "
-                f"integer (e.g. {first:g} → {np.rint(first):g})")
-    return MeterPairs(bgm=whole["BGM"], ref=whole["REF"], rows=table.lines,
-                      messages=tuple(messages), source=table.source, unit=table.where,
-                      glucose_unit=table.unit or "mg/dL", table=table,
-                      extra={k: table.values[k] for k in OPTIONAL_COLUMNS if k in table.values})
+                f"integer (e.g. {first:g} → {np.rint(first):g})"
+            )
+    return MeterPairs(
+        bgm=whole["BGM"],
+        ref=whole["REF"],
+        rows=table.lines,
+        messages=tuple(messages),
+        source=table.source,
+        unit=table.where,
+        glucose_unit=table.unit or "mg/dL",
+        table=table,
+        extra={k: table.values[k] for k in OPTIONAL_COLUMNS if k in table.values},
+    )
 
 
-def pairs_from_frame(frame: pd.DataFrame, source: str = "", first_row: int = 2,
-                     unit: str = "row", glucose_unit: str | None = "mg/dL") -> MeterPairs:
+def pairs_from_frame(
+    frame: pd.DataFrame,
+    source: str = "",
+    first_row: int = 2,
+    unit: str = "row",
+    glucose_unit: str | None = "mg/dL",
+) -> MeterPairs:
     """Check a table with BGM and REF columns (any case) and keep its valid rows.
 
     ``first_row`` is the number given to the frame's first row in messages and ``unit`` ("line"
@@ -131,17 +165,27 @@ def pairs_from_frame(frame: pd.DataFrame, source: str = "", first_row: int = 2,
     see :func:`read_pairs`).
     """
     try:
-        table = read_table(frame.reset_index(drop=True), PAIR_SCHEMA, unit=glucose_unit,
-                           name=source or "pairs", first_row=first_row,
-                           unit_option="glucose_unit")
+        table = read_table(
+            frame.reset_index(drop=True),
+            PAIR_SCHEMA,
+            unit=glucose_unit,
+            name=source or "pairs",
+            first_row=first_row,
+            unit_option="glucose_unit",
+        )
     except InputError as exc:
         raise PairsFileError(str(exc)) from exc
     return _pairs(replace(table, where=unit))
 
 
-def read_pairs(path: str | os.PathLike | IO[bytes], name: str | None = None,
-               unit: str | None = None, sheet: str | None = None,
-               limits: Limits | None = None, unit_option: str = "--unit") -> MeterPairs:
+def read_pairs(
+    path: str | os.PathLike | IO[bytes],
+    name: str | None = None,
+    unit: str | None = None,
+    sheet: str | None = None,
+    limits: Limits | None = None,
+    unit_option: str = "--unit",
+) -> MeterPairs:
     """Read BGM/REF pairs from a CSV, TSV or XLSX file or an uploaded file object.
 
     ``name`` gives an upload's file name (for the format and messages); ``unit`` the glucose unit
@@ -151,8 +195,15 @@ def read_pairs(path: str | os.PathLike | IO[bytes], name: str | None = None,
     with the refused rows and notes as messages.
     """
     try:
-        table = read_table(path, PAIR_SCHEMA, unit=unit, name=name, sheet=sheet, limits=limits,
-                           unit_option=unit_option)
+        table = read_table(
+            path,
+            PAIR_SCHEMA,
+            unit=unit,
+            name=name,
+            sheet=sheet,
+            limits=limits,
+            unit_option=unit_option,
+        )
     except InputError as exc:
         raise PairsFileError(str(exc)) from exc
     return _pairs(table)

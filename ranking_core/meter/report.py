@@ -59,16 +59,24 @@ __all__ = [
 
 # a human title for each table of the report (CLI and dashboard); zone tables take their grid's
 TABLE_TITLES = {
-    "pair_types": "Pair types", "accuracy": "Bias, MARD, CV and 95 % limits of agreement (%)",
-    "risk_grades": "SEG risk grades", "risk_categories": "SEG risk categories",
-    "iso_ranges": "ISO 15197 ranges", "binomial": "Binomial accuracy test (95 % within 15)",
+    "pair_types": "Pair types",
+    "accuracy": "Bias, MARD, CV and 95 % limits of agreement (%)",
+    "risk_grades": "SEG risk grades",
+    "risk_categories": "SEG risk categories",
+    "iso_ranges": "ISO 15197 ranges",
+    "binomial": "Binomial accuracy test (95 % within 15)",
     "acceptance": "Acceptance criteria (ISO 15197:2013, FDA iCGM)",
     "ranges": "MARD, bias and shares within ±15/15 and ±20/20 by glucose range",
     "learned_categories": "Risk categories on the learned grid",
 }
 # ISO 15197 bands of |BGM − REF| (mg/dL below REF 100, % of REF from 100), upper bound included
-ISO_RANGES = ("<= 5 % or 5 mg/dL", "> 5 - 10 % or mg/dL", "> 10 - 15 % or mg/dL",
-              "> 15 - 20 % or mg/dL", "> 20 % or 20 mg/dL")
+ISO_RANGES = (
+    "<= 5 % or 5 mg/dL",
+    "> 5 - 10 % or mg/dL",
+    "> 10 - 15 % or mg/dL",
+    "> 15 - 20 % or mg/dL",
+    "> 20 % or 20 mg/dL",
+)
 _ISO_EDGES = np.array([5.0, 10.0, 15.0, 20.0])
 ISO_COMPLIANT = 15.0  # mg/dL or %, the ISO 15197 / SEG surveillance accuracy limit
 BINOMIAL_PROBABILITY, BINOMIAL_QUANTILE = 0.95, 0.05
@@ -82,7 +90,8 @@ PAIR_RESULT_COLUMNS = {
     "included": "in the analysis (false: REF or BGM above 600 mg/dL or below 0)",
     "seg_risk": "SEG risk 0–4 (empty without the SEG table)",
     "seg_risk_category": "SEG risk category",
-    "dts_zone": "DTS Error Grid zone", "clarke_zone": "Clarke Error Grid zone",
+    "dts_zone": "DTS Error Grid zone",
+    "clarke_zone": "Clarke Error Grid zone",
     "parkes_zone": "Parkes Error Grid zone (the report's diabetes type)",
     "learned_risk": "risk on the learned grid (only with a learned grid)",
     "iso_within_15": "within ±15 mg/dL (REF < 100 mg/dL) or ±15 % (REF ≥ 100 mg/dL)",
@@ -98,8 +107,9 @@ def binomial_lower_bound(n: int) -> int:
     return max(1, int(binom.ppf(BINOMIAL_QUANTILE, n, BINOMIAL_PROBABILITY))) if n > 0 else 0
 
 
-def _counts(index: NDArray[np.integer], labels: tuple[str, ...], n: int,
-            count: NDArray[np.int64]) -> pd.DataFrame:
+def _counts(
+    index: NDArray[np.integer], labels: tuple[str, ...], n: int, count: NDArray[np.int64]
+) -> pd.DataFrame:
     """count, percent and its Wilson 95 % interval of each label (``index`` per point, ``count``
     pairs at each point)."""
     tally = np.bincount(index, weights=count, minlength=len(labels)).astype(np.int64)
@@ -115,8 +125,9 @@ def _category_table(abs_risk: NDArray[np.float64], count: NDArray[np.int64]) -> 
     return table
 
 
-def _zone_table(grid: ZoneGrid, index: NDArray[np.integer], count: NDArray[np.int64]
-                ) -> pd.DataFrame:
+def _zone_table(
+    grid: ZoneGrid, index: NDArray[np.integer], count: NDArray[np.int64]
+) -> pd.DataFrame:
     table = _counts(index, grid.zones, int(count.sum()), count)
     table.insert(0, "meaning", list(grid.meanings))
     table.insert(0, "zone", list(grid.zones))
@@ -132,8 +143,9 @@ def _spread(values: NDArray, included: NDArray[np.bool_]) -> NDArray[np.float64]
     return out
 
 
-def _labels(names: tuple[str, ...], index: NDArray[np.int8], included: NDArray[np.bool_]
-            ) -> pd.Categorical:
+def _labels(
+    names: tuple[str, ...], index: NDArray[np.int8], included: NDArray[np.bool_]
+) -> pd.Categorical:
     """Per pair, the name of its zone / grade / category (missing for excluded pairs), stored
     as codes so that 10^7 pairs do not make 10^7 strings."""
     if index.size == included.size:
@@ -202,8 +214,16 @@ class MeterReport:
 
     def tables(self) -> dict[str, pd.DataFrame]:
         """The summary tables present, by name, in report order (zone tables by grid family)."""
-        names = ("pair_types", "accuracy", "risk_grades", "risk_categories", "iso_ranges",
-                 "binomial", "acceptance", "ranges")
+        names = (
+            "pair_types",
+            "accuracy",
+            "risk_grades",
+            "risk_categories",
+            "iso_ranges",
+            "binomial",
+            "acceptance",
+            "ranges",
+        )
         tables = {n: getattr(self, n) for n in names if getattr(self, n) is not None}
         tables.update(self.zones)
         if self.learned_categories is not None:
@@ -212,23 +232,37 @@ class MeterReport:
 
     def titles(self) -> dict[str, str]:
         """A human title for each table of :meth:`tables` (zone tables: their grid's title)."""
-        return {name: (f"{get_grid(self.zone_grids[name]).title}: zones" if name in self.zones
-                       else TABLE_TITLES[name]) for name in self.tables()}
+        return {
+            name: (
+                f"{get_grid(self.zone_grids[name]).title}: zones"
+                if name in self.zones
+                else TABLE_TITLES[name]
+            )
+            for name in self.tables()
+        }
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict: every table as a list of records (NaN → null) under its name (zone
         tables under their grid family: "dts", "clarke", "parkes"), what each zone grid is
         ("grids": name, title, citation, purpose), plus the messages."""
-        out: dict[str, Any] = {"source": self.source, "unit": "mg/dL",
-                               "input_unit": self.glucose_unit,
-                               "riskgrid_version": riskgrid_version(),
-                               "parkes_type": self.parkes_type,
-                               "seg_table_used": self.risk_grades is not None}
+        out: dict[str, Any] = {
+            "source": self.source,
+            "unit": "mg/dL",
+            "input_unit": self.glucose_unit,
+            "riskgrid_version": riskgrid_version(),
+            "parkes_type": self.parkes_type,
+            "seg_table_used": self.risk_grades is not None,
+        }
         out.update({name: _records(table) for name, table in self.tables().items()})
-        out["grids"] = {family: {"name": grid.name, "title": grid.title,
-                                 "citation": grid.citation, "purpose": grid.purpose}
-                        for family, grid in ((f, get_grid(n))
-                                             for f, n in self.zone_grids.items())}
+        out["grids"] = {
+            family: {
+                "name": grid.name,
+                "title": grid.title,
+                "citation": grid.citation,
+                "purpose": grid.purpose,
+            }
+            for family, grid in ((f, get_grid(n)) for f, n in self.zone_grids.items())
+        }
         out["provenance"] = dict(self.provenance)
         out["acceptance_notes"] = list(self.acceptance_notes)
         out["caveats"] = list(self.caveats)
@@ -255,8 +289,9 @@ def pair_results(report: MeterReport) -> pd.DataFrame:
     if "learned_risk" in pairs:
         out["learned_risk"] = pairs["learned_risk"].round(3)
     out["iso_within_15"] = pairs["iso_diff"].le(ISO_COMPLIANT).where(pairs["included"])
-    out["error_direction"] = np.where(bgm > ref, "BGM > REF",
-                                      np.where(bgm < ref, "BGM < REF", "BGM = REF"))
+    out["error_direction"] = np.where(
+        bgm > ref, "BGM > REF", np.where(bgm < ref, "BGM < REF", "BGM = REF")
+    )
     out["hypoglycaemia_missed"] = (ref < HYPO_LIMIT) & (bgm >= HYPO_LIMIT)
     return pd.DataFrame(out).reset_index(drop=True)
 
@@ -311,18 +346,32 @@ def meter_report(
     included = ~(ref_over | bgm_over | negative)
     messages = list(pairs.messages)
 
-    kinds = ("Total", "BGM < REF", "BGM = REF", "BGM > REF",
-             "REF > 600: excluded from SEG analysis", "BGM > 600: excluded",
-             "REF or BGM < 0: excluded", "Total included in SEG analysis")
-    counts = [n_total] + [np.count_nonzero(mask) for mask in (
-        bgm < ref, bgm == ref, bgm > ref, ref_over, bgm_over, negative, included)]
+    kinds = (
+        "Total",
+        "BGM < REF",
+        "BGM = REF",
+        "BGM > REF",
+        "REF > 600: excluded from SEG analysis",
+        "BGM > 600: excluded",
+        "REF or BGM < 0: excluded",
+        "Total included in SEG analysis",
+    )
+    counts = [n_total] + [
+        np.count_nonzero(mask)
+        for mask in (bgm < ref, bgm == ref, bgm > ref, ref_over, bgm_over, negative, included)
+    ]
     pair_types = pd.DataFrame({"pair_type": kinds, "count": np.array(counts, dtype=np.int64)})
     pair_types["percent"] = 100.0 * pair_types["count"] / n_total if n_total else np.nan
-    for mask, rule in ((ref_over, "REF > 600 mg/dL"), (bgm_over, "BGM > 600 mg/dL"),
-                       (negative, "a value below 0 mg/dL")):
+    for mask, rule in (
+        (ref_over, "REF > 600 mg/dL"),
+        (bgm_over, "BGM > 600 mg/dL"),
+        (negative, "a value below 0 mg/dL"),
+    ):
         if mask.any():
-            messages.append(f"{mask.sum()} pair(s) with {rule} are excluded from the analysis "
-                            f"({name_rows(pairs.rows[mask], pairs.unit)})")
+            messages.append(
+                f"{mask.sum()} pair(s) with {rule} are excluded from the analysis "
+                f"({name_rows(pairs.rows[mask], pairs.unit)})"
+            )
 
     # every statistic over the distinct (REF, BGM) points, weighted by their pairs (at most
     # 601 × 601 points whatever the number of pairs); per-pair columns are lookups of their point
@@ -336,17 +385,23 @@ def meter_report(
     rel[positive] = (b[positive] - r[positive]) / r[positive]
     n_positive = int(count[positive].sum())
     if n_positive < n:
-        messages.append(f"{n - n_positive} included pair(s) with REF = 0 are left out of "
-                        "bias, MARD, CV and the limits of agreement (rel = (BGM − REF)/REF is "
-                        "undefined; the official tool returns Inf)")
+        messages.append(
+            f"{n - n_positive} included pair(s) with REF = 0 are left out of "
+            "bias, MARD, CV and the limits of agreement (rel = (BGM − REF)/REF is "
+            "undefined; the official tool returns Inf)"
+        )
     bias, cv = mean_sd(rel[positive], count[positive])
-    accuracy = pd.DataFrame({
-        "n": [n_positive], "ref_zero_left_out": [n - n_positive],
-        "bias_percent": [100 * bias],
-        "mard_percent": [100 * mean_sd(np.abs(rel[positive]), count[positive])[0]],
-        "cv_percent": [100 * cv], "loa_lower_percent": [100 * (bias - 1.96 * cv)],
-        "loa_upper_percent": [100 * (bias + 1.96 * cv)],
-    })
+    accuracy = pd.DataFrame(
+        {
+            "n": [n_positive],
+            "ref_zero_left_out": [n - n_positive],
+            "bias_percent": [100 * bias],
+            "mard_percent": [100 * mean_sd(np.abs(rel[positive]), count[positive])[0]],
+            "cv_percent": [100 * cv],
+            "loa_lower_percent": [100 * (bias - 1.96 * cv)],
+            "loa_upper_percent": [100 * (bias + 1.96 * cv)],
+        }
+    )
 
     diff = iso_difference(r, b)
     iso_ranges = _counts(np.digitize(diff, _ISO_EDGES, right=True), ISO_RANGES, n, count)
@@ -356,13 +411,18 @@ def meter_report(
     compliant = int(count[diff <= ISO_COMPLIANT].sum())
     bound = binomial_lower_bound(n)
     low, high = proportion_interval(compliant, n)
-    binomial = pd.DataFrame({
-        "n": [n], "compliant": [compliant],
-        "compliant_percent": [100.0 * compliant / n if n else np.nan],
-        "lower_bound": [bound], "lower_bound_percent": [100.0 * bound / n if n else np.nan],
-        "meets": [bool(n > 0 and compliant >= bound)],
-        "ci_lower_percent": [low], "ci_upper_percent": [high],
-    })
+    binomial = pd.DataFrame(
+        {
+            "n": [n],
+            "compliant": [compliant],
+            "compliant_percent": [100.0 * compliant / n if n else np.nan],
+            "lower_bound": [bound],
+            "lower_bound_percent": [100.0 * bound / n if n else np.nan],
+            "meets": [bool(n > 0 and compliant >= bound)],
+            "ci_lower_percent": [low],
+            "ci_upper_percent": [high],
+        }
+    )
 
     # the per-pair columns, made into one frame at the end without copying (setting a column of
     # a frame copies it)
@@ -378,7 +438,8 @@ def meter_report(
     ranges = range_statistics(r, b, count)
     acceptance, acceptance_notes = acceptance_table(
         _acceptance_data(pairs, included, r, b, count, parkes_type),
-        profile_names() if profiles is None else profiles)
+        profile_names() if profiles is None else profiles,
+    )
 
     risk_grades = risk_categories = learned_categories = None
     if seg_table is None:
@@ -392,27 +453,40 @@ def meter_report(
         risk_grades, risk_categories = grades, _category_table(abs_risk, count)
         per_pair["abs_risk"] = _spread(abs_risk[inverse], included)
         per_pair["risk_grade"] = _labels(RISK_GRADES, grade.astype(np.int8)[inverse], included)
-        per_pair["risk_category"] = _labels(RISK_CATEGORIES, category.astype(np.int8)[inverse],
-                                            included)
+        per_pair["risk_category"] = _labels(
+            RISK_CATEGORIES, category.astype(np.int8)[inverse], included
+        )
     if learned_risk is not None:
         surface = np.asarray(learned_risk, dtype=np.float64)
         size = GLUCOSE_MAX + 1
         if surface.shape != (size, size) or not np.isfinite(surface).all():
-            raise ValueError(f"meter_report: learned_risk must be a finite ({size}, {size}) array "
-                             f"indexed [REF, BGM] in mg/dL; got shape {surface.shape}")
+            raise ValueError(
+                f"meter_report: learned_risk must be a finite ({size}, {size}) array "
+                f"indexed [REF, BGM] in mg/dL; got shape {surface.shape}"
+            )
         learned = get_grid("learned", RiskGrid).risk(surface, r, b)
         learned_categories = _category_table(learned, count)
         per_pair["learned_risk"] = _spread(learned[inverse], included)
 
     return MeterReport(
-        pair_types=pair_types, accuracy=accuracy, iso_ranges=iso_ranges, binomial=binomial,
-        zones=zones, zone_grids={f: g.name for f, g in grids.items()},
-        acceptance=acceptance, acceptance_notes=tuple(acceptance_notes), ranges=ranges,
+        pair_types=pair_types,
+        accuracy=accuracy,
+        iso_ranges=iso_ranges,
+        binomial=binomial,
+        zones=zones,
+        zone_grids={f: g.name for f, g in grids.items()},
+        acceptance=acceptance,
+        acceptance_notes=tuple(acceptance_notes),
+        ranges=ranges,
         caveats=caveats(ranges),
-        pairs=pd.DataFrame(per_pair, copy=False), risk_grades=risk_grades,
+        pairs=pd.DataFrame(per_pair, copy=False),
+        risk_grades=risk_grades,
         risk_categories=risk_categories,
-        learned_categories=learned_categories, parkes_type=parkes_type,
-        messages=tuple(messages), source=pairs.source, glucose_unit=pairs.glucose_unit,
+        learned_categories=learned_categories,
+        parkes_type=parkes_type,
+        messages=tuple(messages),
+        source=pairs.source,
+        glucose_unit=pairs.glucose_unit,
         provenance=_provenance(pairs, seg_table, learned_risk, provenance or {}),
     )
 
@@ -423,8 +497,12 @@ def values_sha256(values: ArrayLike) -> str:
     return hashlib.sha256(data.tobytes()).hexdigest()
 
 
-def _provenance(pairs: MeterPairs, seg_table: SEGTable | None, learned_risk: ArrayLike | None,
-                given: dict[str, str]) -> dict[str, str]:
+def _provenance(
+    pairs: MeterPairs,
+    seg_table: SEGTable | None,
+    learned_risk: ArrayLike | None,
+    given: dict[str, str],
+) -> dict[str, str]:
     read = pairs.table
     out = {"riskgrid version": riskgrid_version(), **given}
     if read is not None:
@@ -433,16 +511,22 @@ def _provenance(pairs: MeterPairs, seg_table: SEGTable | None, learned_risk: Arr
     else:
         out["pairs read"] = f"{len(pairs):,}"
     out["glucose unit of the input"] = pairs.glucose_unit
-    out["SEG table sha256 (risk values)"] = ("not used" if seg_table is None
-                                             else values_sha256(seg_table.signed))
+    out["SEG table sha256 (risk values)"] = (
+        "not used" if seg_table is None else values_sha256(seg_table.signed)
+    )
     if learned_risk is not None:
         out["learned grid sha256 (risk values)"] = values_sha256(learned_risk)
     return out
 
 
-def _acceptance_data(pairs: MeterPairs, included: NDArray[np.bool_], r: NDArray[np.float64],
-                     b: NDArray[np.float64], count: NDArray[np.int64], parkes_type: int
-                     ) -> AcceptanceData:
+def _acceptance_data(
+    pairs: MeterPairs,
+    included: NDArray[np.bool_],
+    r: NDArray[np.float64],
+    b: NDArray[np.float64],
+    count: NDArray[np.int64],
+    parkes_type: int,
+) -> AcceptanceData:
     """What the acceptance criteria read: the distinct points with their pairs, or, when the
     pairs carry clusters (subject, else sensor) or times, every included pair."""
     extra = {k: v[included] for k, v in pairs.extra.items()}
@@ -451,9 +535,22 @@ def _acceptance_data(pairs: MeterPairs, included: NDArray[np.bool_], r: NDArray[
     if not cluster_name and not timed:
         return AcceptanceData(r, b, count, parkes_type=parkes_type)
     ref, bgm = pairs.ref[included], pairs.bgm[included]
-    cluster = (pd.factorize(pd.Series(extra[cluster_name], dtype=object).fillna(""))[0]
-               if cluster_name else None)
-    rates = (rates_of_change(ref, bgm, extra["reference_time"], extra["sensor_time"], cluster)
-             if timed else (None, None))
-    return AcceptanceData(ref, bgm, cluster=cluster, cluster_name=cluster_name,
-                          ref_rate=rates[0], sensor_rate=rates[1], parkes_type=parkes_type)
+    cluster = (
+        pd.factorize(pd.Series(extra[cluster_name], dtype=object).fillna(""))[0]
+        if cluster_name
+        else None
+    )
+    rates = (
+        rates_of_change(ref, bgm, extra["reference_time"], extra["sensor_time"], cluster)
+        if timed
+        else (None, None)
+    )
+    return AcceptanceData(
+        ref,
+        bgm,
+        cluster=cluster,
+        cluster_name=cluster_name,
+        ref_rate=rates[0],
+        sensor_rate=rates[1],
+        parkes_type=parkes_type,
+    )

@@ -91,10 +91,15 @@ def pair_points(ref: ArrayLike, bgm: ArrayLike) -> PairPoints:
             position = np.zeros(count.size, dtype=np.int32)
             position[points] = np.arange(points.size, dtype=np.int32)
             point_ref, point_bgm = np.divmod(points, _LATTICE)
-            return PairPoints(point_ref.astype(np.float64), point_bgm.astype(np.float64),
-                              count[points], position[key])
-    unique, inverse, count = np.unique(np.column_stack([ref, bgm]), axis=0,
-                                       return_inverse=True, return_counts=True)
+            return PairPoints(
+                point_ref.astype(np.float64),
+                point_bgm.astype(np.float64),
+                count[points],
+                position[key],
+            )
+    unique, inverse, count = np.unique(
+        np.column_stack([ref, bgm]), axis=0, return_inverse=True, return_counts=True
+    )
     return PairPoints(unique[:, 0].copy(), unique[:, 1].copy(), count, inverse.ravel())
 
 
@@ -109,8 +114,7 @@ def mean_sd(values: NDArray[np.float64], count: NDArray[np.int64]) -> tuple[floa
 
 
 def _counts(count: ArrayLike | None, size: int) -> NDArray[np.int64]:
-    return (np.ones(size, dtype=np.int64) if count is None
-            else np.asarray(count, dtype=np.int64))
+    return np.ones(size, dtype=np.int64) if count is None else np.asarray(count, dtype=np.int64)
 
 
 def _wilson(count: NDArray, n: int, confidence: float) -> tuple[NDArray, NDArray]:
@@ -125,8 +129,7 @@ def _wilson(count: NDArray, n: int, confidence: float) -> tuple[NDArray, NDArray
     return (np.where(p == 0, 0.0, center - delta), np.where(p == 1, 1.0, center + delta))
 
 
-def proportion_interval(count: int, n: int, confidence: float = CONFIDENCE
-                        ) -> tuple[float, float]:
+def proportion_interval(count: int, n: int, confidence: float = CONFIDENCE) -> tuple[float, float]:
     """Wilson score interval (lower, upper) of the share count / n, in % (NaN when n = 0)."""
     if n <= 0:
         return np.nan, np.nan
@@ -161,9 +164,13 @@ def within(ref: ArrayLike, bgm: ArrayLike, limit: float) -> NDArray[np.bool_]:
     return iso_difference(ref, bgm) <= limit
 
 
-def mard_interval(ref: ArrayLike, bgm: ArrayLike, confidence: float = CONFIDENCE,
-                  random_state: int = 0, count: ArrayLike | None = None
-                  ) -> tuple[float, float, float]:
+def mard_interval(
+    ref: ArrayLike,
+    bgm: ArrayLike,
+    confidence: float = CONFIDENCE,
+    random_state: int = 0,
+    count: ArrayLike | None = None,
+) -> tuple[float, float, float]:
     """MARD = mean |BGM − REF| / REF in % over pairs with REF > 0, and its percentile bootstrap
     interval (lower, upper); NaN where there are too few pairs (< 2 for the interval). Beyond
     :data:`BOOTSTRAP_MAX_PAIRS` pairs the interval is the normal one, mean ± z·s/√n. ``count``:
@@ -187,15 +194,22 @@ def mard_interval(ref: ArrayLike, bgm: ArrayLike, confidence: float = CONFIDENCE
     sample = ard if ard.size == n else np.repeat(ard, count)
     # resamples per batch: about 10^7 values in memory (80 MB) whatever the number of pairs
     batch = max(1, min(BOOTSTRAP_RESAMPLES, 10_000_000 // n))
-    result = bootstrap((sample,), np.mean, confidence_level=confidence,
-                       n_resamples=BOOTSTRAP_RESAMPLES, method="percentile",
-                       batch=batch, rng=np.random.default_rng(random_state))
+    result = bootstrap(
+        (sample,),
+        np.mean,
+        confidence_level=confidence,
+        n_resamples=BOOTSTRAP_RESAMPLES,
+        method="percentile",
+        batch=batch,
+        rng=np.random.default_rng(random_state),
+    )
     low, high = result.confidence_interval
     return mean, float(low), float(high)
 
 
-def range_statistics(ref: ArrayLike, bgm: ArrayLike, count: ArrayLike | None = None
-                     ) -> pd.DataFrame:
+def range_statistics(
+    ref: ArrayLike, bgm: ArrayLike, count: ArrayLike | None = None
+) -> pd.DataFrame:
     """MARD (with bootstrap interval), bias and the shares within ±15/15 and ±20/20 (with Wilson
     intervals) for each glucose range of the reference and for all pairs.
 
@@ -213,10 +227,16 @@ def range_statistics(ref: ArrayLike, bgm: ArrayLike, count: ArrayLike | None = N
         n = int(c.sum())
         mard, low, high = mard_interval(r, b, count=c)
         positive = r > 0
-        row = {"range": label, "n": n, "mard_percent": mard, "mard_ci_lower_percent": low,
-               "mard_ci_upper_percent": high, "bias_mg_dl": mean_sd(b - r, c)[0],
-               "bias_percent": 100 * mean_sd((b[positive] - r[positive]) / r[positive],
-                                             c[positive])[0]}
+        row = {
+            "range": label,
+            "n": n,
+            "mard_percent": mard,
+            "mard_ci_lower_percent": low,
+            "mard_ci_upper_percent": high,
+            "bias_mg_dl": mean_sd(b - r, c)[0],
+            "bias_percent": 100
+            * mean_sd((b[positive] - r[positive]) / r[positive], c[positive])[0],
+        }
         diff = iso_difference(r, b)
         for limit in (15, 20):
             inside = int(c[diff <= limit].sum())  # within(r, b, limit)
@@ -234,11 +254,15 @@ def caveats(ranges: pd.DataFrame) -> tuple[str, ...]:
     notes = []
     total = int(ranges.loc[ranges["range"] == "all", "n"].iloc[0])
     if total < MIN_PAIRS:
-        notes.append(f"Only {total} pairs (fewer than {MIN_PAIRS}): every percentage is "
-                     "imprecise; read the 95 % intervals, not the point values.")
+        notes.append(
+            f"Only {total} pairs (fewer than {MIN_PAIRS}): every percentage is "
+            "imprecise; read the 95 % intervals, not the point values."
+        )
     for row in ranges[ranges["range"] != "all"].itertuples():
         if row.n < MIN_PAIRS_PER_RANGE:
             have = "no pairs" if row.n == 0 else f"only {row.n} pair" + "s" * (row.n > 1)
-            notes.append(f"Range {row.range} has {have} (fewer than {MIN_PAIRS_PER_RANGE}): "
-                         "its MARD, bias and shares are unreliable.")
+            notes.append(
+                f"Range {row.range} has {have} (fewer than {MIN_PAIRS_PER_RANGE}): "
+                "its MARD, bias and shares are unreliable."
+            )
     return tuple(notes)

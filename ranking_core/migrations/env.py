@@ -10,7 +10,10 @@ from alembic import context
 from ranking_core.storage import METADATA
 
 connection = context.config.attributes["connection"]
-context.configure(connection=connection, target_metadata=METADATA,
-                  render_as_batch=connection.dialect.name == "sqlite")
+context.configure(
+    connection=connection,
+    target_metadata=METADATA,
+    render_as_batch=connection.dialect.name == "sqlite",
+)
 with context.begin_transaction():
     context.run_migrations()

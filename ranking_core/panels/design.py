@@ -36,8 +36,17 @@ from ranking_core.panels.uncertainty import posterior_covariance
 from ranking_core.ratings import MAX_ROWS, RatingSet
 from ranking_core.validation import one_of
 
-__all__ = ["FORM_COLUMNS", "MAX_NEXT", "PLAN_METHODS", "check_next", "plan_pairs",
-           "rating_form_csv", "rating_form_html", "start_design", "write_rating_form"]
+__all__ = [
+    "FORM_COLUMNS",
+    "MAX_NEXT",
+    "PLAN_METHODS",
+    "check_next",
+    "plan_pairs",
+    "rating_form_csv",
+    "rating_form_html",
+    "start_design",
+    "write_rating_form",
+]
 
 PLAN_METHODS = ("imse", "variance", "random")
 FORM_COLUMNS = ("pair", "reference", "estimate", "rating", "rater")
@@ -51,26 +60,32 @@ def check_range(glucose_range: tuple[float, float]) -> tuple[float, float]:
     """(LO, HI) in mg/dL as floats; ValueError unless 0 ≤ LO < HI ≤ 600."""
     low, high = (float(v) for v in glucose_range)
     if not 0 <= low < high <= GLUCOSE_MAX:
-        raise ValueError(f"the glucose range must satisfy 0 ≤ LO < HI ≤ {GLUCOSE_MAX} mg/dL; "
-                         f"got {low:g}-{high:g}")
+        raise ValueError(
+            f"the glucose range must satisfy 0 ≤ LO < HI ≤ {GLUCOSE_MAX} mg/dL; "
+            f"got {low:g}-{high:g}"
+        )
     return low, high
 
 
-def _halton(n: int, seed: int, glucose_range: tuple[float, float] = DEFAULT_RANGE
-            ) -> NDArray[np.float64]:
+def _halton(
+    n: int, seed: int, glucose_range: tuple[float, float] = DEFAULT_RANGE
+) -> NDArray[np.float64]:
     low, high = check_range(glucose_range)
     return np.rint(low + qmc.Halton(d=2, scramble=True, seed=seed).random(n) * (high - low))
 
 
-def start_design(k: int, seed: int = 0,
-                 glucose_range: tuple[float, float] = DEFAULT_RANGE) -> pd.DataFrame:
+def start_design(
+    k: int, seed: int = 0, glucose_range: tuple[float, float] = DEFAULT_RANGE
+) -> pd.DataFrame:
     """k space-filling pairs (scrambled Halton on [LO, HI]² mg/dL, whole mg/dL, no repeats)."""
     check_next(k)
     low, high = check_range(glucose_range)
     distinct = (np.floor(high) - np.ceil(low) + 1) ** 2
     if k > distinct:
-        raise ValueError(f"the range {low:g}-{high:g} mg/dL holds {distinct:,.0f} distinct "
-                         f"whole-mg/dL pairs; {k:,} were asked for")
+        raise ValueError(
+            f"the range {low:g}-{high:g} mg/dL holds {distinct:,.0f} distinct "
+            f"whole-mg/dL pairs; {k:,} were asked for"
+        )
     n = k + 16
     while True:  # more Halton points until k distinct whole-mg/dL pairs (the first n kept)
         points = pd.DataFrame(_halton(n, seed, glucose_range)).drop_duplicates().to_numpy()
@@ -83,16 +98,22 @@ def check_next(k: object) -> int:
     """``k`` as the number of pairs to propose, 1..:data:`MAX_NEXT`; ValueError naming the
     bound otherwise (checked before anything is allocated)."""
     if isinstance(k, bool) or not isinstance(k, int | np.integer) or not 1 <= k <= MAX_NEXT:
-        raise ValueError(f"the number of pairs to propose must be a whole number from 1 to "
-                         f"{MAX_NEXT:,} (a rating set holds at most {MAX_NEXT:,} rows); got "
-                         f"{k!r}")
+        raise ValueError(
+            f"the number of pairs to propose must be a whole number from 1 to "
+            f"{MAX_NEXT:,} (a rating set holds at most {MAX_NEXT:,} rows); got "
+            f"{k!r}"
+        )
     return int(k)
 
 
 def _pairs(points: NDArray) -> pd.DataFrame:
-    return pd.DataFrame({"pair": np.arange(1, len(points) + 1),
-                         "reference": points[:, 0].astype(int),
-                         "estimate": points[:, 1].astype(int)})
+    return pd.DataFrame(
+        {
+            "pair": np.arange(1, len(points) + 1),
+            "reference": points[:, 0].astype(int),
+            "estimate": points[:, 1].astype(int),
+        }
+    )
 
 
 def _solved_parts(model) -> tuple[object, NDArray]:
@@ -153,8 +174,9 @@ def plan_pairs(
     frame = ratings.frame if isinstance(ratings, RatingSet) else ratings
     if frame is None or len(frame) < MIN_RATINGS:
         return start_design(k, seed, glucose_range)
-    rated = {(round(r), round(e)) for r, e in zip(frame["reference"], frame["estimate"],
-                                                  strict=True)}
+    rated = {
+        (round(r), round(e)) for r, e in zip(frame["reference"], frame["estimate"], strict=True)
+    }
     low, high = check_range(glucose_range)
     if method == "random":
         pool = np.rint(np.random.default_rng(seed).uniform(low, high, size=(4 * k + 16, 2)))
@@ -164,21 +186,28 @@ def plan_pairs(
     pool = pool[[(int(r), int(e)) not in rated for r, e in pool]]
     if method == "random":
         picks = np.random.default_rng(seed).permutation(len(pool))[:k]
-        return _short(_pairs(pool[np.sort(picks)]), k,
-                      f"the random draw gave {len(pool):,} distinct pairs not yet rated")
+        return _short(
+            _pairs(pool[np.sort(picks)]),
+            k,
+            f"the random draw gave {len(pool):,} distinct pairs not yet rated",
+        )
     if model is None:
-        raise ValueError("plan_pairs: pass the model fitted to these ratings "
-                         "(ranking_core.learn.learn_panel(ratings).model)")
-    return _short(_pairs(pool[greedy_design(model, pool, k, method)]), k,
-                  f"'{method}' chooses among {N_CANDIDATES:,} candidate pairs, {len(pool):,} of "
-                  "them not yet rated")
+        raise ValueError(
+            "plan_pairs: pass the model fitted to these ratings "
+            "(ranking_core.learn.learn_panel(ratings).model)"
+        )
+    return _short(
+        _pairs(pool[greedy_design(model, pool, k, method)]),
+        k,
+        f"'{method}' chooses among {N_CANDIDATES:,} candidate pairs, {len(pool):,} of "
+        "them not yet rated",
+    )
 
 
 def _short(pairs: pd.DataFrame, k: int, why: str) -> pd.DataFrame:
     """``pairs``, with ``pairs.attrs["shortfall"]`` saying why when there are fewer than k."""
     if len(pairs) < k:
-        pairs.attrs["shortfall"] = (f"asked for {k:,} pairs; {why}, so the plan has "
-                                    f"{len(pairs):,}")
+        pairs.attrs["shortfall"] = f"asked for {k:,} pairs; {why}, so the plan has {len(pairs):,}"
     return pairs
 
 
@@ -194,7 +223,8 @@ def rating_form_html(pairs: pd.DataFrame, title: str = "Risk ratings") -> str:
     """The rating form as an HTML page to print: the pairs with a box for each rating."""
     rows = "\n".join(
         f"<tr><td>{int(p)}</td><td>{int(r)}</td><td>{int(e)}</td><td class=box></td></tr>"
-        for p, r, e in pairs[["pair", "reference", "estimate"]].itertuples(index=False))
+        for p, r, e in pairs[["pair", "reference", "estimate"]].itertuples(index=False)
+    )
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>
 <style>
@@ -218,8 +248,12 @@ Write a number from 0 (no risk) to 4 (extreme risk); halves (e.g. 1.5) are allow
 """
 
 
-def write_rating_form(pairs: pd.DataFrame, csv_path: str | Path, html_path: str | Path | None,
-                      title: str = "Risk ratings") -> None:
+def write_rating_form(
+    pairs: pd.DataFrame,
+    csv_path: str | Path,
+    html_path: str | Path | None,
+    title: str = "Risk ratings",
+) -> None:
     """Write :func:`rating_form_csv` to ``csv_path`` and, if given, :func:`rating_form_html` to
     ``html_path``. The filled CSV reads back with :func:`~ranking_core.ratings.read_rating_set`."""
     Path(csv_path).parent.mkdir(parents=True, exist_ok=True)

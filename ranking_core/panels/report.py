@@ -23,6 +23,7 @@ __all__ = ["LOW_WEIGHT", "PanelReport", "panel_report"]
 
 LOW_WEIGHT = 0.25  # a rater whose ratings weigh less than this on average is named in the report
 
+
 @dataclass(frozen=True)
 class PanelReport:
     """Per rater figures, the panel's reliability and the flagged ratings.
@@ -68,16 +69,21 @@ def _alpha(ratings: pd.DataFrame) -> tuple[float | None, int]:
     """Krippendorff's α over scenarios (rounded to 1 mg/dL) that at least two raters rated."""
     if ratings["rater"].nunique() < 2:
         return None, 0
-    scenario = (ratings["reference"].round().astype(int).astype(str) + "/"
-                + ratings["estimate"].round().astype(int).astype(str))
-    table = (ratings.assign(scenario=scenario)
-             .pivot_table(index="rater", columns="scenario", values="rating", aggfunc="mean"))
+    scenario = (
+        ratings["reference"].round().astype(int).astype(str)
+        + "/"
+        + ratings["estimate"].round().astype(int).astype(str)
+    )
+    table = ratings.assign(scenario=scenario).pivot_table(
+        index="rater", columns="scenario", values="rating", aggfunc="mean"
+    )
     shared = table.columns[table.notna().sum(axis=0) >= 2]
     if len(shared) < 2:
         return None, len(shared)
     data = table[shared].to_numpy(dtype=np.float64)
-    return float(krippendorff.alpha(reliability_data=data, level_of_measurement="interval")), \
-        len(shared)
+    return float(krippendorff.alpha(reliability_data=data, level_of_measurement="interval")), len(
+        shared
+    )
 
 
 def panel_report(fit) -> PanelReport:
@@ -90,16 +96,25 @@ def panel_report(fit) -> PanelReport:
     if robust is not None and len(robust.raters_):
         names = pd.factorize(ratings["rater"].to_numpy(dtype=object))[1]
         for position, code in enumerate(robust.raters_):
-            estimates[str(names[code])] = (robust.rater_bias_[position],
-                                           robust.rater_scale_[position],
-                                           robust.rater_sd_[position])
+            estimates[str(names[code])] = (
+                robust.rater_bias_[position],
+                robust.rater_scale_[position],
+                robust.rater_sd_[position],
+            )
     for rater, group in ratings.groupby("rater", sort=True):
         bias, scale, sd = estimates.get(str(rater), (np.nan, np.nan, np.nan))
-        rows.append({"rater": rater, "ratings": len(group), "bias": float(bias),
-                     "scale": float(scale), "noise_sd": float(sd),
-                     "agreement": _agreement(group),
-                     "flagged_share": float(group["flagged"].mean()),
-                     "mean_weight": float(group["weight"].mean())})
+        rows.append(
+            {
+                "rater": rater,
+                "ratings": len(group),
+                "bias": float(bias),
+                "scale": float(scale),
+                "noise_sd": float(sd),
+                "agreement": _agreement(group),
+                "flagged_share": float(group["flagged"].mean()),
+                "mean_weight": float(group["weight"].mean()),
+            }
+        )
     alpha, shared = _alpha(ratings)
     w = ratings["weight"].to_numpy()
     fitted = np.isfinite(w)  # the paper's hold-out leaves half of the ratings unfitted
@@ -110,5 +125,12 @@ def panel_report(fit) -> PanelReport:
     r2 = 1.0 - np.sum(w * (y - f) ** 2) / total if total > 0 else float("nan")
     flagged = ratings[ratings["flagged"]].copy()
     flagged = flagged.reindex(flagged["residual"].abs().sort_values(ascending=False).index)
-    return PanelReport(pd.DataFrame(rows), alpha, shared, float(r2),
-                       flagged.drop(columns="flagged"), len(ratings), fit.step)
+    return PanelReport(
+        pd.DataFrame(rows),
+        alpha,
+        shared,
+        float(r2),
+        flagged.drop(columns="flagged"),
+        len(ratings),
+        fit.step,
+    )

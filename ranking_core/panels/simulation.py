@@ -67,8 +67,10 @@ def _surface(reference: SEGTable | ArrayLike | None) -> NDArray[np.float64]:
         return parkes_surface()
     surface = np.asarray(getattr(reference, "absolute", reference), dtype=np.float64)
     if surface.shape != (GLUCOSE_MAX + 1, GLUCOSE_MAX + 1):
-        raise ValueError(f"simulate_panel: reference must be a SEGTable or a (601, 601) risk grid "
-                         f"indexed [REF, estimate]; got shape {surface.shape}")
+        raise ValueError(
+            f"simulate_panel: reference must be a SEGTable or a (601, 601) risk grid "
+            f"indexed [REF, estimate]; got shape {surface.shape}"
+        )
     return surface
 
 
@@ -124,19 +126,24 @@ def simulate_panel(
     if not np.isfinite(noise) or noise < 0:
         raise ValueError(f"simulate_panel: noise must be a finite number ≥ 0; got {noise!r}")
     if not 0 <= outlier_fraction <= 1:
-        raise ValueError(f"simulate_panel: outlier_fraction must lie in [0, 1]; "
-                         f"got {outlier_fraction!r}")
+        raise ValueError(
+            f"simulate_panel: outlier_fraction must lie in [0, 1]; got {outlier_fraction!r}"
+        )
     low, high = rater_scale
     if not 0 < low <= high:
-        raise ValueError(f"simulate_panel: rater_scale must be (low, high) with 0 < low ≤ high; "
-                         f"got {rater_scale!r}")
+        raise ValueError(
+            f"simulate_panel: rater_scale must be (low, high) with 0 < low ≤ high; "
+            f"got {rater_scale!r}"
+        )
     if rater_bias_sd is not None and not rater_bias_sd >= 0:
         raise ValueError(f"simulate_panel: rater_bias_sd must be ≥ 0; got {rater_bias_sd!r}")
     if not 0 <= step <= 4:
         raise ValueError(f"simulate_panel: step must lie in [0, 4]; got {step!r}")
     if int(careless_raters) != careless_raters or not 0 <= careless_raters <= n_raters:
-        raise ValueError(f"simulate_panel: careless_raters must be an integer in 0..n_raters; "
-                         f"got {careless_raters!r}")
+        raise ValueError(
+            f"simulate_panel: careless_raters must be an integer in 0..n_raters; "
+            f"got {careless_raters!r}"
+        )
     m, n_raters = int(m), int(n_raters)
     surface = _surface(reference)
     rng = np.random.default_rng(random_state)
@@ -154,8 +161,9 @@ def simulate_panel(
         scale = rng.uniform(low, high, size=n_raters)
         if rater_bias_sd is not None:
             bias = rng.normal(0.0, rater_bias_sd, size=n_raters)
-        rated = np.clip(scale[rater] * truth + bias[rater] + sd[rater] * rng.standard_normal(m),
-                        0.0, 4.0)
+        rated = np.clip(
+            scale[rater] * truth + bias[rater] + sd[rater] * rng.standard_normal(m), 0.0, 4.0
+        )
         careless = rater >= n_raters - int(careless_raters)
         rated[careless] = rng.uniform(0.0, 4.0, size=int(careless.sum()))
         rating = np.where(outlier, rating, rated)
@@ -163,13 +171,15 @@ def simulate_panel(
     if step:
         rating = np.clip(np.round(rating / step) * step, 0.0, 4.0)
     width = len(str(n_raters))
-    return pd.DataFrame({
-        "reference": X[:, 0],
-        "estimate": X[:, 1],
-        "rating": rating,
-        "rater": [f"R{r + 1:0{max(width, 2)}d}" for r in rater],
-        "outlier": outlier,
-    })
+    return pd.DataFrame(
+        {
+            "reference": X[:, 0],
+            "estimate": X[:, 1],
+            "rating": rating,
+            "rater": [f"R{r + 1:0{max(width, 2)}d}" for r in rater],
+            "outlier": outlier,
+        }
+    )
 
 
 # The panels the benchmarks learn from (keyword arguments of :func:`simulate_panel`): the noise
@@ -179,6 +189,12 @@ PANEL_MODELS: dict[str, dict] = {
     "clean": {"noise": 0.0, "outlier_fraction": 0.0},
     "noise": {"noise": 0.25, "outlier_fraction": 0.0},
     "noise-outliers": {"noise": 0.25, "outlier_fraction": SEG_OUTLIER_FRACTION},
-    "hard": {"noise": 0.3, "outlier_fraction": SEG_OUTLIER_FRACTION, "rater_scale": (0.8, 1.2),
-             "rater_bias_sd": 0.2, "step": 0.5, "careless_raters": 1},
+    "hard": {
+        "noise": 0.3,
+        "outlier_fraction": SEG_OUTLIER_FRACTION,
+        "rater_scale": (0.8, 1.2),
+        "rater_bias_sd": 0.2,
+        "step": 0.5,
+        "careless_raters": 1,
+    },
 }

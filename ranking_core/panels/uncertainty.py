@@ -36,8 +36,15 @@ from ranking_core.grids.signed import AbsoluteRisk
 from ranking_core.learners.robust import RobustRanker
 from ranking_core.learners.spectral import SpectralRanker
 
-__all__ = ["BAND_FILES", "RiskBand", "band_csv", "band_files", "posterior_covariance",
-           "posterior_sd", "risk_band"]
+__all__ = [
+    "BAND_FILES",
+    "RiskBand",
+    "band_csv",
+    "band_files",
+    "posterior_covariance",
+    "posterior_sd",
+    "risk_band",
+]
 
 BAND_STEP = 5  # mg/dL between the lattice points where the variance is computed
 BAND_FILES = ("band.csv", "band_lower.npy", "band_upper.npy", "band.png")
@@ -82,8 +89,9 @@ def _kriging_system(ranker: SpectralRanker, weights: NDArray) -> tuple[tuple, ND
     return factor, scipy.linalg.cho_solve(factor, np.ones(m))
 
 
-def posterior_covariance(ranker: SpectralRanker, weights: NDArray, points: NDArray
-                         ) -> NDArray[np.float64]:
+def posterior_covariance(
+    ranker: SpectralRanker, weights: NDArray, points: NDArray
+) -> NDArray[np.float64]:
     """v(x, x') / a² at ``points`` (n, 2): the posterior covariance of the module docstring per
     unit prior amplitude, (n, n); O(m³ + n·m² + n²·m)."""
     factor, ones = _kriging_system(ranker, weights)
@@ -93,8 +101,9 @@ def posterior_covariance(ranker: SpectralRanker, weights: NDArray, points: NDArr
     return ranker.kernel_(points, points) - k.T @ solved + np.outer(trend, trend) / ones.sum()
 
 
-def posterior_sd(ranker: SpectralRanker, weights: NDArray, noise_sd: float,
-                 points: NDArray) -> NDArray[np.float64]:
+def posterior_sd(
+    ranker: SpectralRanker, weights: NDArray, noise_sd: float, points: NDArray
+) -> NDArray[np.float64]:
     """√v(x) at ``points`` (n, 2) for a Lavrentiev ranker solved at λ with rating weights
     (see the module docstring); O(m³ + n·m²)."""
     factor, ones = _kriging_system(ranker, weights)
@@ -102,18 +111,21 @@ def posterior_sd(ranker: SpectralRanker, weights: NDArray, noise_sd: float,
     variance = np.empty(len(points))
     step = max(1, (1 << 22) // len(X))
     for start in range(0, len(points), step):
-        block = points[start:start + step]
+        block = points[start : start + step]
         k = ranker.kernel_(X, block)
         solved = scipy.linalg.cho_solve(factor, k)
-        variance[start:start + step] = (ranker.kernel_.diagonal(block)
-                                        - np.sum(k * solved, axis=0)
-                                        + (1.0 - ones @ k) ** 2 / ones.sum())
+        variance[start : start + step] = (
+            ranker.kernel_.diagonal(block)
+            - np.sum(k * solved, axis=0)
+            + (1.0 - ones @ k) ** 2 / ones.sum()
+        )
     amplitude = noise_sd**2 / (len(X) * ranker.lam)
     return np.sqrt(np.maximum(amplitude * variance, 0.0))
 
 
-def risk_band(model, level: float = 0.95, step: int = BAND_STEP,
-              noise_sd: float | None = None) -> RiskBand:
+def risk_band(
+    model, level: float = 0.95, step: int = BAND_STEP, noise_sd: float | None = None
+) -> RiskBand:
     """The band of a fitted grid model at ``level`` on the 601 × 601 mg/dL grid.
 
     ``model``: a :class:`~ranking_core.panels.RobustRanker` (its weights and noise sd are used),
@@ -133,15 +145,20 @@ def risk_band(model, level: float = 0.95, step: int = BAND_STEP,
     elif isinstance(inner, SpectralRanker) and noise_sd is not None:
         ranker, weights, noise = inner, np.ones(len(inner.X_fit_)), noise_sd
     else:
-        raise TypeError("risk_band: needs a fitted RobustRanker, or a SpectralRanker with "
-                        f"noise_sd (or an AbsoluteRisk around one); got {type(inner).__name__}")
+        raise TypeError(
+            "risk_band: needs a fitted RobustRanker, or a SpectralRanker with "
+            f"noise_sd (or an AbsoluteRisk around one); got {type(inner).__name__}"
+        )
     if getattr(ranker.filter_, "name", "") != "lavrentiev":
-        raise ValueError("risk_band: the Gaussian-process band holds for the Lavrentiev filter "
-                         f"only; got {ranker.filter_!r}")
+        raise ValueError(
+            "risk_band: the Gaussian-process band holds for the Lavrentiev filter "
+            f"only; got {ranker.filter_!r}"
+        )
     coarse = np.unique(np.r_[np.arange(0, GLUCOSE_MAX + 1, step), GLUCOSE_MAX]).astype(float)
     sd_coarse = posterior_sd(ranker, weights, noise, lattice_points(coarse))
-    interpolate = RegularGridInterpolator((coarse, coarse),
-                                          sd_coarse.reshape(coarse.size, coarse.size))
+    interpolate = RegularGridInterpolator(
+        (coarse, coarse), sd_coarse.reshape(coarse.size, coarse.size)
+    )
     sd = interpolate(lattice_points(GLUCOSE_AXIS)).reshape(GLUCOSE_AXIS.size, GLUCOSE_AXIS.size)
     f = learned_grid(ranker)
     z = float(norm.ppf(0.5 + level / 2))
@@ -178,7 +195,13 @@ def band_csv(band: RiskBand) -> bytes:
     uncertain (0/1), REF varying slowest (:func:`band_files`)."""
     axis = np.arange(SIZE)
     lower, upper = (np.clip(end, 0.0, RISK_MAX).ravel() for end in (band.lower, band.upper))
-    frame = pd.DataFrame({"REF": np.repeat(axis, SIZE), "BGM": np.tile(axis, SIZE),
-                          "lower": lower, "upper": upper,
-                          "uncertain": band.uncertain.ravel().astype(np.int8)})
+    frame = pd.DataFrame(
+        {
+            "REF": np.repeat(axis, SIZE),
+            "BGM": np.tile(axis, SIZE),
+            "lower": lower,
+            "upper": upper,
+            "uncertain": band.uncertain.ravel().astype(np.int8),
+        }
+    )
     return frame.to_csv(index=False, float_format="%.4f", lineterminator="\n").encode()

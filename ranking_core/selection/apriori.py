@@ -91,8 +91,9 @@ def fit_apriori_lambda(
         for d in range(draws):
             subset = rng.choice(len(y), size=int(m), replace=False)
             try:
-                lam_plus[s, d] = choose(ranker, X[subset], y[subset], rule="holdout",
-                                        grid=lams, refit=False).value
+                lam_plus[s, d] = choose(
+                    ranker, X[subset], y[subset], rule="holdout", grid=lams, refit=False
+                ).value
             except ValueError:  # a half with constant ratings: this draw carries no information
                 pass
             done += 1

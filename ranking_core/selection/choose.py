@@ -34,14 +34,31 @@ from sklearn.model_selection import KFold
 from ranking_core.metrics import pairwise_misranking, pairwise_misranking_rows
 from ranking_core.validation import check_training_data, one_of
 
-__all__ = ["CRITERIA", "PROTOCOLS", "RULES", "TIE_TOLERANCE", "VALIDATED_RULES", "Choice", "choose",
-           "kfold_curves", "kfold_splits", "mean_over_folds", "near_minimum",
-           "paper_lambda_grid", "protocol_refits", "validation_scores"]
+__all__ = [
+    "CRITERIA",
+    "PROTOCOLS",
+    "RULES",
+    "TIE_TOLERANCE",
+    "VALIDATED_RULES",
+    "Choice",
+    "choose",
+    "kfold_curves",
+    "kfold_splits",
+    "mean_over_folds",
+    "near_minimum",
+    "paper_lambda_grid",
+    "protocol_refits",
+    "validation_scores",
+]
 
 # the λ rules, name → what a reader sees (the CLI help and the Learn page read this registry)
-RULES = {"kfold": "cross-validation", "holdout": "hold-out (half fits, half chooses)",
-         "quasi-optimality": "quasi-optimality", "apriori": "a-priori λ(m) = α·m^(−β/2)",
-         "manual": "set by hand"}
+RULES = {
+    "kfold": "cross-validation",
+    "holdout": "hold-out (half fits, half chooses)",
+    "quasi-optimality": "quasi-optimality",
+    "apriori": "a-priori λ(m) = α·m^(−β/2)",
+    "manual": "set by hand",
+}
 # the rules that score validation ratings, by a criterion of CRITERIA (the others do not)
 VALIDATED_RULES = ("kfold", "holdout")
 # The two readings of the papers' hold-out protocols (Kriukova et al. 2014, §4.1–4.2 say which
@@ -121,8 +138,9 @@ def protocol_refits(protocol: str, owner: str = "choose") -> bool:
     return protocol == "refit"
 
 
-def validation_scores(y_val: ArrayLike, predictions: ArrayLike,
-                      criterion: str = "misranking") -> NDArray[np.float64]:
+def validation_scores(
+    y_val: ArrayLike, predictions: ArrayLike, criterion: str = "misranking"
+) -> NDArray[np.float64]:
     """The validation criterion of each row of ``predictions`` (L, n) against ``y_val`` (n,):
     ``"misranking"`` (pairwise misranking, Kriukova et al. 2014 eq. (1)) or ``"absolute-error"``
     (mean |f(x_i) − y_i| on the rating scale).
@@ -157,24 +175,37 @@ def _candidates(estimator: Estimator, gammas: Sequence | None) -> list[BaseEstim
     return [estimator(gamma) for gamma in gammas]
 
 
-def _fit_at(estimator: BaseEstimator, param: str, value: float, X: NDArray,
-            y: NDArray) -> BaseEstimator:
+def _fit_at(
+    estimator: BaseEstimator, param: str, value: float, X: NDArray, y: NDArray
+) -> BaseEstimator:
     return clone(estimator).set_params(**{param: value}).fit(X, y)
 
 
 Views = Callable[[BaseEstimator, NDArray], Sequence[object]]
 
 
-def _validation(estimator: BaseEstimator, param: str, grid: NDArray, X_fit: NDArray,
-                y_fit: NDArray, X_val: NDArray, y_val: NDArray,
-                criterion: str, views: Views | None = None) -> tuple[NDArray, list]:
+def _validation(
+    estimator: BaseEstimator,
+    param: str,
+    grid: NDArray,
+    X_fit: NDArray,
+    y_fit: NDArray,
+    X_val: NDArray,
+    y_val: NDArray,
+    criterion: str,
+    views: Views | None = None,
+) -> tuple[NDArray, list]:
     """(the criterion on the validation part per grid value, the fitted model(s)): one fit and
     its λ path for a path learner, one fit per value otherwise. With ``views`` (fitted model,
     grid) → paths, one fit and the criterion of each path, shape (V, L)."""
     if views is not None:
         model = clone(estimator).fit(X_fit, y_fit)
-        return np.vstack([validation_scores(y_val, path.predict(X_val), criterion)
-                          for path in views(model, grid)]), [model]
+        return np.vstack(
+            [
+                validation_scores(y_val, path.predict(X_val), criterion)
+                for path in views(model, grid)
+            ]
+        ), [model]
     if param == "lam" and _has_path(estimator):
         model = clone(estimator).fit(X_fit, y_fit)
         return validation_scores(y_val, model.path(grid).predict(X_val), criterion), [model]
@@ -186,8 +217,7 @@ def _validation(estimator: BaseEstimator, param: str, grid: NDArray, X_fit: NDAr
     return curve, models
 
 
-def near_minimum(curve: ArrayLike, tolerance: float = TIE_TOLERANCE, owner: str = "choose"
-                 ) -> int:
+def near_minimum(curve: ArrayLike, tolerance: float = TIE_TOLERANCE, owner: str = "choose") -> int:
     """Index of the first value of ``curve`` within ``tolerance`` of its minimum (NaN ignored).
 
     The one rule by which every choice by validation misranking picks its candidate
@@ -198,8 +228,9 @@ def near_minimum(curve: ArrayLike, tolerance: float = TIE_TOLERANCE, owner: str 
     """
     values = np.asarray(curve, dtype=np.float64)
     if values.size == 0 or np.all(np.isnan(values)):
-        raise ValueError(f"{owner}: the validation ratings are constant, so no candidate can be "
-                         "compared")
+        raise ValueError(
+            f"{owner}: the validation ratings are constant, so no candidate can be compared"
+        )
     return int(np.flatnonzero(values <= np.nanmin(values) + tolerance)[0])
 
 
@@ -251,8 +282,9 @@ def choose(
     one_of(criterion, "criterion", CRITERIA, "choose")
     X, y = check_training_data(X, y, "choose")
     if not refit and rule != "holdout":
-        raise ValueError(f"choose: refit=False applies to rule='holdout' only; rule={rule!r} "
-                         "fits on all data")
+        raise ValueError(
+            f"choose: refit=False applies to rule='holdout' only; rule={rule!r} fits on all data"
+        )
     if gammas is not None and rule not in VALIDATED_RULES:
         raise ValueError(f"choose: gammas are chosen by 'holdout' or 'kfold' only; got {rule!r}")
     candidates = _candidates(estimator, gammas)
@@ -283,17 +315,34 @@ def choose(
             raise ValueError(f"choose: {len(y)} points are too few to split at {fit_fraction}")
         parts = []
         for candidate in candidates:
-            parts.append(_validation(candidate, param, grid, X[:cut], y[:cut], X[cut:], y[cut:],
-                                     criterion))
+            parts.append(
+                _validation(candidate, param, grid, X[:cut], y[:cut], X[cut:], y[cut:], criterion)
+            )
             step()
         curves = np.vstack([curve for curve, _ in parts])
     else:
-        curves = np.vstack([kfold_curves(c, X, y, grid, param=param, n_splits=n_splits,
-                                         random_state=random_state, criterion=criterion,
-                                         step=step)[0] for c in candidates])
+        curves = np.vstack(
+            [
+                kfold_curves(
+                    c,
+                    X,
+                    y,
+                    grid,
+                    param=param,
+                    n_splits=n_splits,
+                    random_state=random_state,
+                    criterion=criterion,
+                    step=step,
+                )[0]
+                for c in candidates
+            ]
+        )
     # the first γ whose best value is a near-tie of the best of all, then its λ by the same rule
-    g = 0 if len(curves) == 1 else near_minimum(
-        [np.nan if np.all(np.isnan(c)) else np.nanmin(c) for c in curves])
+    g = (
+        0
+        if len(curves) == 1
+        else near_minimum([np.nan if np.all(np.isnan(c)) else np.nanmin(c) for c in curves])
+    )
     j = near_minimum(curves[g])
     chosen = grid[j].item()
     if refit:
@@ -301,17 +350,39 @@ def choose(
         step()
     else:
         models = parts[g][1]
-        model = models[0].resolve(chosen) if len(models) == 1 and param == "lam" and \
-            _has_path(models[0]) else models[j]
-    return Choice(chosen, param, None if gammas is None else gammas[g], grid, gammas,
-                  curves[0] if gammas is None else curves, model, rule, refit)
+        model = (
+            models[0].resolve(chosen)
+            if len(models) == 1 and param == "lam" and _has_path(models[0])
+            else models[j]
+        )
+    return Choice(
+        chosen,
+        param,
+        None if gammas is None else gammas[g],
+        grid,
+        gammas,
+        curves[0] if gammas is None else curves,
+        model,
+        rule,
+        refit,
+    )
 
 
-def kfold_curves(estimator: BaseEstimator, X: NDArray, y: NDArray, grid: NDArray, *,
-                 param: str = "lam", n_splits: int = 5, random_state: int | None = 0,
-                 n_folds: int | None = None, criterion: str = "misranking",
-                 views: Views | None = None, step: Callable[[], None] | None = None,
-                 max_train: int | None = None) -> NDArray[np.float64]:
+def kfold_curves(
+    estimator: BaseEstimator,
+    X: NDArray,
+    y: NDArray,
+    grid: NDArray,
+    *,
+    param: str = "lam",
+    n_splits: int = 5,
+    random_state: int | None = 0,
+    n_folds: int | None = None,
+    criterion: str = "misranking",
+    views: Views | None = None,
+    step: Callable[[], None] | None = None,
+    max_train: int | None = None,
+) -> NDArray[np.float64]:
     """The k-fold validation criterion per grid value (Kriukova et al. 2014, eq. (1) or the mean
     absolute error), shape (V, L): averaged over the folds whose training part is not constant,
     NaN where no fold could compare. The one k-fold loop of the project: :func:`choose`, the
@@ -326,19 +397,22 @@ def kfold_curves(estimator: BaseEstimator, X: NDArray, y: NDArray, grid: NDArray
     curves = []
     for train, test in kfold_splits(X, n_splits, random_state)[:n_folds]:
         if max_train is not None and len(train) > max_train:
-            train = np.sort(np.random.default_rng(random_state).choice(train, max_train,
-                                                                        replace=False))
+            train = np.sort(
+                np.random.default_rng(random_state).choice(train, max_train, replace=False)
+            )
         if np.ptp(y[train]) > 0:
-            scores = _validation(estimator, param, grid, X[train], y[train], X[test], y[test],
-                                 criterion, views)[0]
+            scores = _validation(
+                estimator, param, grid, X[train], y[train], X[test], y[test], criterion, views
+            )[0]
             curves.append(np.atleast_2d(scores))
         if step is not None:
             step()
     return mean_over_folds(curves, len(grid))
 
 
-def kfold_splits(X: NDArray, n_splits: int, random_state: int | None
-                 ) -> list[tuple[NDArray[np.intp], NDArray[np.intp]]]:
+def kfold_splits(
+    X: NDArray, n_splits: int, random_state: int | None
+) -> list[tuple[NDArray[np.intp], NDArray[np.intp]]]:
     """The (train, test) index pairs of ``choose(rule="kfold")``: shuffled folds."""
     return list(KFold(n_splits=n_splits, shuffle=True, random_state=random_state).split(X))
 
@@ -355,8 +429,9 @@ def mean_over_folds(curves: Sequence[NDArray], size: int) -> NDArray[np.float64]
     return curve
 
 
-def _quasi_optimality(estimator: BaseEstimator, param: str, grid: NDArray, X: NDArray,
-                      y: NDArray) -> Choice:
+def _quasi_optimality(
+    estimator: BaseEstimator, param: str, grid: NDArray, X: NDArray, y: NDArray
+) -> Choice:
     """Quasi-optimality (Tikhonov & Glasko 1965; Kriukova et al. 2014, §4.4 and ref. [21]): on a
     geometric grid, λ_j minimising ‖f_{λ_j} − f_{λ_{j+1}}‖_H; the RKHS norms come from the
     spectrum in O(r) per λ."""
@@ -367,5 +442,14 @@ def _quasi_optimality(estimator: BaseEstimator, param: str, grid: NDArray, X: ND
     model = clone(estimator).fit(X, y)
     curve = np.r_[model.path(grid).rkhs_norm_differences(), np.nan]
     best = int(np.nanargmin(curve))
-    return Choice(grid[best].item(), param, None, grid, None, curve, model.resolve(grid[best]),
-                  "quasi-optimality", True)
+    return Choice(
+        grid[best].item(),
+        param,
+        None,
+        grid,
+        None,
+        curve,
+        model.resolve(grid[best]),
+        "quasi-optimality",
+        True,
+    )

@@ -18,5 +18,14 @@ from ranking_core.surveys.design import (
 )
 from ranking_core.surveys.storage import SurveyError, SurveyStore
 
-__all__ = ["RISK_OPTIONS", "SurveyError", "SurveySettings", "SurveyStore", "check_pairs",
-           "new_token", "risk_label", "token_hash", "tokens_match"]
+__all__ = [
+    "RISK_OPTIONS",
+    "SurveyError",
+    "SurveySettings",
+    "SurveyStore",
+    "check_pairs",
+    "new_token",
+    "risk_label",
+    "token_hash",
+    "tokens_match",
+]

@@ -28,10 +28,26 @@ import pandas as pd
 from ranking_core.inputs import MGDL_PER_MMOLL
 from ranking_core.panels.design import DEFAULT_RANGE, check_range
 
-__all__ = ["CHECK_EXTREME", "CHECK_NONE", "RISK_OPTIONS", "ROLES", "SEG_WORDS", "UNITS",
-           "SurveySettings", "batch_chunk", "check_pairs", "check_passed", "default_instructions",
-           "new_token", "queue_order", "risk_label", "shown_value", "start_chunk", "token_hash",
-           "tokens_match"]
+__all__ = [
+    "CHECK_EXTREME",
+    "CHECK_NONE",
+    "RISK_OPTIONS",
+    "ROLES",
+    "SEG_WORDS",
+    "UNITS",
+    "SurveySettings",
+    "batch_chunk",
+    "check_pairs",
+    "check_passed",
+    "default_instructions",
+    "new_token",
+    "queue_order",
+    "risk_label",
+    "shown_value",
+    "start_chunk",
+    "token_hash",
+    "tokens_match",
+]
 
 RISK_OPTIONS = tuple(float(v) for v in np.arange(0.0, 4.01, 0.5))  # the answer scale, 0..4
 SEG_WORDS = {0: "none", 1: "slight", 2: "moderate", 3: "great", 4: "extreme"}
@@ -92,15 +108,17 @@ class SurveySettings:
         if self.per_rater is not None and self.per_rater < 1:
             raise ValueError(f"pairs per rater must be at least 1; got {self.per_rater}")
         if self.overlap < 1:
-            raise ValueError(f"the overlap (raters per pair) must be at least 1; "
-                             f"got {self.overlap}")
+            raise ValueError(
+                f"the overlap (raters per pair) must be at least 1; got {self.overlap}"
+            )
         if not 0 <= self.repeats <= 1:
             raise ValueError(f"the share of repeats must lie in 0..1; got {self.repeats:g}")
         if self.checks < 0 or self.batch < 0:
             raise ValueError("the numbers of checks and of pairs per batch must be ≥ 0")
         if not self.base_url.startswith(("http://", "https://")):
-            raise ValueError(f"the base URL must start with http:// or https://; "
-                             f"got {self.base_url!r}")
+            raise ValueError(
+                f"the base URL must start with http:// or https://; got {self.base_url!r}"
+            )
 
     def to_dict(self) -> dict:
         return {**asdict(self), "glucose_range": list(self.glucose_range)}
@@ -114,12 +132,14 @@ class SurveySettings:
 
 def default_instructions(settings: SurveySettings) -> str:
     """The instructions raters see when the organiser gives none (plain text)."""
-    return (f"Each question shows a patient's reference (true) blood glucose and the reading of "
-            f"a glucose meter, both in {settings.unit}. How much clinical risk could the patient "
-            "face if they (or their doctor) acted on the meter's reading? Answer from 0 (no "
-            "risk) to 4 (extreme risk); halves are allowed. Some pairs come twice; answer "
-            "each as you see it. Your answers are saved as you go: you can stop and come back "
-            "to this link at any time.")
+    return (
+        f"Each question shows a patient's reference (true) blood glucose and the reading of "
+        f"a glucose meter, both in {settings.unit}. How much clinical risk could the patient "
+        "face if they (or their doctor) acted on the meter's reading? Answer from 0 (no "
+        "risk) to 4 (extreme risk); halves are allowed. Some pairs come twice; answer "
+        "each as you see it. Your answers are saved as you go: you can stop and come back "
+        "to this link at any time."
+    )
 
 
 def check_pairs(n: int, glucose_range: tuple[float, float] = DEFAULT_RANGE) -> pd.DataFrame:
@@ -159,13 +179,14 @@ def batch_chunk(n_pairs: int, overlap: int, n_raters: int, rater_index: int) -> 
     return [(rater_index * k + t) % n_pairs for t in range(k)]
 
 
-def queue_order(pairs: list[int], checks: list[int], repeats: float,
-                rng: np.random.Generator) -> list[tuple[int, str]]:
+def queue_order(
+    pairs: list[int], checks: list[int], repeats: float, rng: np.random.Generator
+) -> list[tuple[int, str]]:
     """A rater's queue of (pair id, role): the pairs shuffled, ``round(repeats·len(pairs))`` of
     them shown again at least :data:`REPEAT_GAP` places later, the checks at random places."""
     shuffled = rng.permutation(pairs).tolist()
     order: list[tuple[int, str]] = [(p, "pair") for p in shuffled]
-    early = shuffled[:max(0, len(shuffled) - REPEAT_GAP)]  # room for the gap after them
+    early = shuffled[: max(0, len(shuffled) - REPEAT_GAP)]  # room for the gap after them
     n_repeats = min(len(early), round(repeats * len(pairs)))
     for pair in rng.choice(early, size=n_repeats, replace=False).tolist() if n_repeats else []:
         first = order.index((pair, "pair"))

@@ -18,8 +18,18 @@ from ranking_core.panels.design import MIN_RATINGS
 from ranking_core.surveys.design import check_passed
 from ranking_core.surveys.storage import SurveyError, SurveyStore
 
-__all__ = ["EXPORT_COLUMNS", "PLAN_METHOD", "batch_answered", "export_frame", "fit_answers",
-           "next_batch", "propose_batch", "rater_progress", "ratings_so_far", "status"]
+__all__ = [
+    "EXPORT_COLUMNS",
+    "PLAN_METHOD",
+    "batch_answered",
+    "export_frame",
+    "fit_answers",
+    "next_batch",
+    "propose_batch",
+    "rater_progress",
+    "ratings_so_far",
+    "status",
+]
 
 EXPORT_COLUMNS = ("reference", "estimate", "rating", "rater", "answered_at", "role")
 # the planner's method that won in plan-panel's measurements (benchmarks/panels.py, design)
@@ -69,16 +79,38 @@ def rater_progress(frame: pd.DataFrame) -> pd.DataFrame:
         gaps = np.diff(times) / np.timedelta64(1, "s")
         repeats, agreement, difference = _retest(group)
         checks = done[done["role"] == "check"]
-        passed = sum(check_passed(x, r) for x, r in zip(checks["expected"], checks["rating"],
-                                                        strict=True))
-        rows.append({"rater": rater, "answered": len(done), "queued": len(group),
-                     "seconds_per_answer": float(np.median(gaps)) if len(gaps) else float("nan"),
-                     "repeats": repeats, "retest_agreement": agreement,
-                     "retest_difference": difference, "checks_answered": len(checks),
-                     "checks_passed": int(passed), "revoked": bool(group["revoked"].iloc[0])})
-    return pd.DataFrame(rows, columns=["rater", "answered", "queued", "seconds_per_answer",
-                                       "repeats", "retest_agreement", "retest_difference",
-                                       "checks_answered", "checks_passed", "revoked"])
+        passed = sum(
+            check_passed(x, r) for x, r in zip(checks["expected"], checks["rating"], strict=True)
+        )
+        rows.append(
+            {
+                "rater": rater,
+                "answered": len(done),
+                "queued": len(group),
+                "seconds_per_answer": float(np.median(gaps)) if len(gaps) else float("nan"),
+                "repeats": repeats,
+                "retest_agreement": agreement,
+                "retest_difference": difference,
+                "checks_answered": len(checks),
+                "checks_passed": int(passed),
+                "revoked": bool(group["revoked"].iloc[0]),
+            }
+        )
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "rater",
+            "answered",
+            "queued",
+            "seconds_per_answer",
+            "repeats",
+            "retest_agreement",
+            "retest_difference",
+            "checks_answered",
+            "checks_passed",
+            "revoked",
+        ],
+    )
 
 
 def batch_answered(frame: pd.DataFrame, batch: int) -> bool:
@@ -99,8 +131,9 @@ def fit_answers(frame: pd.DataFrame, progress: Callable[[int, int], None] | None
     return learn_panel(ratings, progress=progress)
 
 
-def propose_batch(frame: pd.DataFrame, k: int, glucose_range: tuple[float, float], seed: int,
-                  fit=None) -> pd.DataFrame:
+def propose_batch(
+    frame: pd.DataFrame, k: int, glucose_range: tuple[float, float], seed: int, fit=None
+) -> pd.DataFrame:
     """The next k pairs (reference, estimate, whole mg/dL) by the planner's :data:`PLAN_METHOD`
     from the answers so far (``fit``: their :func:`fit_answers`, computed if not given),
     inside the range and different from every pair the survey asked already; the start design
@@ -112,15 +145,22 @@ def propose_batch(frame: pd.DataFrame, k: int, glucose_range: tuple[float, float
     if fit is None:  # too few answers to learn from: more of the space-filling design
         pairs = plan_pairs(None, k + len(asked), seed=seed, glucose_range=glucose_range)
     else:
-        pairs = plan_pairs(asked, k, seed=seed, method=PLAN_METHOD, model=fit.model,
-                           glucose_range=glucose_range)
+        pairs = plan_pairs(
+            asked, k, seed=seed, method=PLAN_METHOD, model=fit.model, glucose_range=glucose_range
+        )
     seen = set(map(tuple, asked.to_numpy().round().tolist()))
     fresh = [tuple(p) not in seen for p in pairs[["reference", "estimate"]].to_numpy().tolist()]
     return pairs.loc[fresh, ["reference", "estimate"]].head(k).reset_index(drop=True)
 
 
-def next_batch(surveys: SurveyStore, name: str, k: int | None = None, *, force: bool = False,
-               progress: Callable[[int, int], None] | None = None) -> int | None:
+def next_batch(
+    surveys: SurveyStore,
+    name: str,
+    k: int | None = None,
+    *,
+    force: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> int | None:
     """Plan and add the next batch of ``k`` pairs (default: the survey's batch size) when the
     last batch is answered (or at once with ``force``); the number of batches afterwards, or
     None when nothing was added (not answered yet, or adaptive batches off and no ``k``).
@@ -135,8 +175,9 @@ def next_batch(surveys: SurveyStore, name: str, k: int | None = None, *, force: 
     if not force and not batch_answered(frame, survey.batches - 1):
         return None
     fit = fit_answers(frame, progress=progress)
-    pairs = propose_batch(frame, k, survey.settings.glucose_range,
-                          seed=survey.settings.seed + survey.batches, fit=fit)
+    pairs = propose_batch(
+        frame, k, survey.settings.glucose_range, seed=survey.settings.seed + survey.batches, fit=fit
+    )
     if pairs.empty:
         raise SurveyError("the planner found no new pair inside the survey's range")
     return surveys.append_batch(name, pairs, survey.batches)
@@ -154,20 +195,30 @@ def status(surveys: SurveyStore, name: str) -> dict:
         return None if pd.isna(value) else round(float(value), 3)
 
     return {
-        "survey": survey.name, "open": survey.is_open, "batches": survey.batches,
-        "unit": survey.settings.unit, "range_mg_dl": list(survey.settings.glucose_range),
+        "survey": survey.name,
+        "open": survey.is_open,
+        "batches": survey.batches,
+        "unit": survey.settings.unit,
+        "range_mg_dl": list(survey.settings.glucose_range),
         "pairs_asked": int(frame["pair_id"].nunique()) if len(frame) else 0,
-        "answers": int(frame["rating"].notna().sum()), "queued": len(frame),
+        "answers": int(frame["rating"].notna().sum()),
+        "queued": len(frame),
         "last_batch_answered": batch_answered(frame, survey.batches - 1),
         "raters": [
-            {"rater": r.rater, "revoked": bool(r.revoked),
-             "answered": int(getattr(by_rater.get(r.rater), "answered", 0)),
-             "queued": int(getattr(by_rater.get(r.rater), "queued", 0)),
-             "seconds_per_answer": number(getattr(by_rater.get(r.rater),
-                                                  "seconds_per_answer", np.nan)),
-             "retest_agreement": number(getattr(by_rater.get(r.rater), "retest_agreement",
-                                                np.nan)),
-             "checks_passed": int(getattr(by_rater.get(r.rater), "checks_passed", 0)),
-             "checks_answered": int(getattr(by_rater.get(r.rater), "checks_answered", 0))}
-            for r in raters.itertuples(index=False)],
+            {
+                "rater": r.rater,
+                "revoked": bool(r.revoked),
+                "answered": int(getattr(by_rater.get(r.rater), "answered", 0)),
+                "queued": int(getattr(by_rater.get(r.rater), "queued", 0)),
+                "seconds_per_answer": number(
+                    getattr(by_rater.get(r.rater), "seconds_per_answer", np.nan)
+                ),
+                "retest_agreement": number(
+                    getattr(by_rater.get(r.rater), "retest_agreement", np.nan)
+                ),
+                "checks_passed": int(getattr(by_rater.get(r.rater), "checks_passed", 0)),
+                "checks_answered": int(getattr(by_rater.get(r.rater), "checks_answered", 0)),
+            }
+            for r in raters.itertuples(index=False)
+        ],
     }

@@ -55,18 +55,39 @@ depends_on = None
 # The classes an earlier learned-grid record may name (by exact class name), and nothing else.
 ALLOWED_CLASSES: Mapping[str, type] = {
     cls.__name__: cls
-    for cls in (SpectralRanker, SpectralRegressor, GaussianKernel, LaplacianKernel, LinearKernel,
-                PolynomialKernel, TransformedKernel, GlucoseTransform, Lavrentiev,
-                IteratedLavrentiev, SpectralCutoff, Landweber, Showalter)
+    for cls in (
+        SpectralRanker,
+        SpectralRegressor,
+        GaussianKernel,
+        LaplacianKernel,
+        LinearKernel,
+        PolynomialKernel,
+        TransformedKernel,
+        GlucoseTransform,
+        Lavrentiev,
+        IteratedLavrentiev,
+        SpectralCutoff,
+        Landweber,
+        Showalter,
+    )
 }
 ESTIMATORS = ("SpectralRanker", "SpectralRegressor")
 COMPONENTS = tuple(name for name in ALLOWED_CLASSES if name not in ESTIMATORS)
 MODEL_BLOBS = ("coef", "X_fit", "y_fit", "X_train", "y_train")
 
-records = sa.table("records", sa.column("id", sa.Integer), sa.column("kind", sa.String),
-                   sa.column("name", sa.String), sa.column("meta", sa.JSON))
-blobs = sa.table("blobs", sa.column("record_id", sa.Integer), sa.column("key", sa.String),
-                 sa.column("content", sa.LargeBinary))
+records = sa.table(
+    "records",
+    sa.column("id", sa.Integer),
+    sa.column("kind", sa.String),
+    sa.column("name", sa.String),
+    sa.column("meta", sa.JSON),
+)
+blobs = sa.table(
+    "blobs",
+    sa.column("record_id", sa.Integer),
+    sa.column("key", sa.String),
+    sa.column("content", sa.LargeBinary),
+)
 
 
 def allowed_class(stored: Any, names: tuple[str, ...]) -> type:
@@ -115,16 +136,19 @@ def rebuilt_grid(meta: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> n
         raise StorageError(f"its ranker cannot be rebuilt: {exc}") from exc
     coef = arrays["coef"]
     tolerance = 1e-6 * max(1.0, float(np.max(np.abs(coef), initial=0.0)))
-    if model.coef_.shape != coef.shape or np.max(np.abs(model.coef_ - coef),
-                                                 initial=0.0) > tolerance:
+    if (
+        model.coef_.shape != coef.shape
+        or np.max(np.abs(model.coef_ - coef), initial=0.0) > tolerance
+    ):
         raise StorageError("refitting gives other coefficients than the stored ones")
     grid = learned_grid(AbsoluteRisk(model) if signed else model)
     check_grid(grid)
     return grid
 
 
-def converted(meta: Mapping[str, Any], arrays: Mapping[str, np.ndarray],
-              grid: np.ndarray) -> dict[str, Any]:
+def converted(
+    meta: Mapping[str, Any], arrays: Mapping[str, np.ndarray], grid: np.ndarray
+) -> dict[str, Any]:
     """The record's new summary: grid.json-style metadata, the old metrics, the old summary kept
     under ``earlier``."""
     metrics = dict(meta.get("metrics") or {})
@@ -135,41 +159,65 @@ def converted(meta: Mapping[str, Any], arrays: Mapping[str, np.ndarray],
         checksum = "sha256:" + digest.hexdigest()
     settings = metrics.get("settings")
     if not isinstance(settings, Mapping):
-        settings = {"estimator": meta.get("estimator", "SpectralRanker"),
-                    "signed": meta.get("signed", False), **meta["params"]}
-    metadata = {"settings": dict(settings), "lambda": float(meta["lam"]),
-                "ratings": len(arrays["y_train"]),
-                "points_fitted": len(arrays["y_fit"]), "ratings_checksum": checksum,
-                "riskgrid_version": f"saved by an earlier version; grid rebuilt from its ranker "
-                                    f"by {riskgrid_version()}"}
-    return {"metadata": metadata, "metrics": metrics, "m": metadata["ratings"],
-            "earlier": dict(meta)}
+        settings = {
+            "estimator": meta.get("estimator", "SpectralRanker"),
+            "signed": meta.get("signed", False),
+            **meta["params"],
+        }
+    metadata = {
+        "settings": dict(settings),
+        "lambda": float(meta["lam"]),
+        "ratings": len(arrays["y_train"]),
+        "points_fitted": len(arrays["y_fit"]),
+        "ratings_checksum": checksum,
+        "riskgrid_version": f"saved by an earlier version; grid rebuilt from its ranker "
+        f"by {riskgrid_version()}",
+    }
+    return {
+        "metadata": metadata,
+        "metrics": metrics,
+        "m": metadata["ratings"],
+        "earlier": dict(meta),
+    }
 
 
 def upgrade() -> None:
     connection = op.get_bind()
-    rows = connection.execute(sa.select(records.c.id, records.c.kind, records.c.meta).where(
-        records.c.kind.in_(("learned_grid", "seg_table")))).all()
+    rows = connection.execute(
+        sa.select(records.c.id, records.c.kind, records.c.meta).where(
+            records.c.kind.in_(("learned_grid", "seg_table"))
+        )
+    ).all()
     for row in rows:
         meta = dict(row.meta) if isinstance(row.meta, Mapping) else {}
-        keys = dict(connection.execute(sa.select(blobs.c.key, blobs.c.content)
-                                       .where(blobs.c.record_id == row.id)).all())
+        keys = dict(
+            connection.execute(
+                sa.select(blobs.c.key, blobs.c.content).where(blobs.c.record_id == row.id)
+            ).all()
+        )
         if row.kind == "seg_table":
             if "file" not in keys:
-                meta["damaged"] = ("it names a file on the server instead of holding the "
-                                   "uploaded table, and server paths are never opened; upload "
-                                   "the table again")
+                meta["damaged"] = (
+                    "it names a file on the server instead of holding the "
+                    "uploaded table, and server paths are never opened; upload "
+                    "the table again"
+                )
         elif "grid" not in keys:
             try:
                 arrays = {key: array_from_bytes(keys[key]) for key in MODEL_BLOBS}
                 grid = rebuilt_grid(meta, arrays)
             except (StorageError, KeyError, TypeError, ValueError) as exc:
-                meta = {"damaged": f"its ranker could not be turned into a grid ({exc})",
-                        "earlier": meta}
+                meta = {
+                    "damaged": f"its ranker could not be turned into a grid ({exc})",
+                    "earlier": meta,
+                }
             else:
                 meta = converted(meta, arrays, grid)
-                connection.execute(sa.insert(blobs).values(
-                    record_id=row.id, key="grid", content=array_to_bytes(grid)))
+                connection.execute(
+                    sa.insert(blobs).values(
+                        record_id=row.id, key="grid", content=array_to_bytes(grid)
+                    )
+                )
         else:
             continue
         connection.execute(sa.update(records).where(records.c.id == row.id).values(meta=meta))
@@ -180,16 +228,23 @@ def downgrade() -> None:
     grids by this version cannot be turned into rankers and are left as they are (earlier
     versions report them as damaged)."""
     connection = op.get_bind()
-    rows = connection.execute(sa.select(records.c.id, records.c.meta).where(
-        records.c.kind.in_(("learned_grid", "seg_table")))).all()
+    rows = connection.execute(
+        sa.select(records.c.id, records.c.meta).where(
+            records.c.kind.in_(("learned_grid", "seg_table"))
+        )
+    ).all()
     for row in rows:
         meta = row.meta if isinstance(row.meta, Mapping) else {}
         if "earlier" in meta:
-            connection.execute(sa.delete(blobs).where(blobs.c.record_id == row.id,
-                                                      blobs.c.key == "grid"))
-            connection.execute(sa.update(records).where(records.c.id == row.id)
-                               .values(meta=meta["earlier"]))
+            connection.execute(
+                sa.delete(blobs).where(blobs.c.record_id == row.id, blobs.c.key == "grid")
+            )
+            connection.execute(
+                sa.update(records).where(records.c.id == row.id).values(meta=meta["earlier"])
+            )
         elif "damaged" in meta:
-            connection.execute(sa.update(records).where(records.c.id == row.id).values(
-                meta={k: v for k, v in meta.items() if k != "damaged"}))
-
+            connection.execute(
+                sa.update(records)
+                .where(records.c.id == row.id)
+                .values(meta={k: v for k, v in meta.items() if k != "damaged"})
+            )

@@ -26,8 +26,12 @@ def upgrade() -> None:
     op.create_table(
         "blobs",
         sa.Column("id", sa.Integer(), primary_key=True),
-        sa.Column("record_id", sa.Integer(),
-                  sa.ForeignKey("records.id", ondelete="CASCADE"), nullable=False),
+        sa.Column(
+            "record_id",
+            sa.Integer(),
+            sa.ForeignKey("records.id", ondelete="CASCADE"),
+            nullable=False,
+        ),
         sa.Column("key", sa.String(64), nullable=False),
         sa.Column("content", sa.LargeBinary(), nullable=False),
         sa.UniqueConstraint("record_id", "key", name="uq_blobs_record_key"),

@@ -28,8 +28,13 @@ def upgrade() -> None:
     op.create_table(
         "survey_pairs",
         sa.Column("id", sa.Integer(), primary_key=True),
-        sa.Column("survey_id", sa.Integer(), sa.ForeignKey("surveys.id", ondelete="CASCADE"),
-                  nullable=False, index=True),
+        sa.Column(
+            "survey_id",
+            sa.Integer(),
+            sa.ForeignKey("surveys.id", ondelete="CASCADE"),
+            nullable=False,
+            index=True,
+        ),
         sa.Column("batch", sa.Integer(), nullable=False),
         sa.Column("reference", sa.Float(), nullable=False),
         sa.Column("estimate", sa.Float(), nullable=False),
@@ -38,8 +43,12 @@ def upgrade() -> None:
     op.create_table(
         "survey_raters",
         sa.Column("id", sa.Integer(), primary_key=True),
-        sa.Column("survey_id", sa.Integer(), sa.ForeignKey("surveys.id", ondelete="CASCADE"),
-                  nullable=False),
+        sa.Column(
+            "survey_id",
+            sa.Integer(),
+            sa.ForeignKey("surveys.id", ondelete="CASCADE"),
+            nullable=False,
+        ),
         sa.Column("name", sa.String(200), nullable=False),
         sa.Column("token_hash", sa.String(64), nullable=False, unique=True),
         sa.Column("invited", sa.Integer(), nullable=False),
@@ -49,18 +58,30 @@ def upgrade() -> None:
     )
     op.create_table(
         "survey_queue",
-        sa.Column("rater_id", sa.Integer(),
-                  sa.ForeignKey("survey_raters.id", ondelete="CASCADE"), primary_key=True),
+        sa.Column(
+            "rater_id",
+            sa.Integer(),
+            sa.ForeignKey("survey_raters.id", ondelete="CASCADE"),
+            primary_key=True,
+        ),
         sa.Column("position", sa.Integer(), primary_key=True),
-        sa.Column("pair_id", sa.Integer(), sa.ForeignKey("survey_pairs.id", ondelete="CASCADE"),
-                  nullable=False),
+        sa.Column(
+            "pair_id",
+            sa.Integer(),
+            sa.ForeignKey("survey_pairs.id", ondelete="CASCADE"),
+            nullable=False,
+        ),
         sa.Column("role", sa.String(16), nullable=False),
         sa.Column("batch", sa.Integer(), nullable=False),
     )
     op.create_table(
         "survey_answers",
-        sa.Column("rater_id", sa.Integer(),
-                  sa.ForeignKey("survey_raters.id", ondelete="CASCADE"), primary_key=True),
+        sa.Column(
+            "rater_id",
+            sa.Integer(),
+            sa.ForeignKey("survey_raters.id", ondelete="CASCADE"),
+            primary_key=True,
+        ),
         sa.Column("position", sa.Integer(), primary_key=True),
         sa.Column("rating", sa.Float(), nullable=False),
         sa.Column("first_answered_at", sa.DateTime(timezone=True), nullable=False),
