@@ -28,9 +28,12 @@ from ranking_core.grids.risk_scale import (
 from ranking_core.grids.seg import GLUCOSE_MAX, MISSING_SEG_MESSAGE, SEGTable
 from ranking_core.inputs import MGDL_PER_MMOLL
 from ranking_core.meter.acceptance import (
+    RATE_GAP_MINUTES,
     AcceptanceData,
+    JudgeSettings,
     acceptance_table,
-    profile_names,
+    default_standards,
+    get_profile,
     rates_of_change,
 )
 from ranking_core.meter.pairs import MeterPairs, name_rows, pairs_from_frame
@@ -173,9 +176,12 @@ class MeterReport:
     iso_ranges : id, range, count, percent.
     binomial : n, compliant, compliant_percent, lower_bound, lower_bound_percent, meets,
         ci_lower_percent, ci_upper_percent.
-    acceptance : the criteria of the chosen acceptance profiles (ISO 15197:2013, FDA iCGM), one
-        row each: profile, id, criterion, count, n, percent, lower_bound_percent,
-        required_percent, rule, passes (:mod:`ranking_core.meter.acceptance`).
+    acceptance : the criteria of the chosen acceptance standards, one row each: profile, id,
+        criterion, count, n, percent, lower_bound_percent, required_percent, rule, passes,
+        bound, the measuring range and the pairs outside it (and a group column first with
+        ``--by``; :mod:`ranking_core.meter.acceptance`).
+    device : "bgm" or "cgm", the device the pairs were judged as.
+    standards : the names of the standards judged.
     acceptance_notes : the bound's method and the criteria left out.
     provenance : what the report was made from, item → text (riskgrid version, input file and
         its sha256, pairs read / refused, unit, SEG table and learned grid checksums).
@@ -210,7 +216,10 @@ class MeterReport:
     source: str = ""
     glucose_unit: str = "mg/dL"
     acceptance_notes: tuple[str, ...] = ()
-    provenance: dict[str, str] = field(default_factory=dict)
+    provenance: dict[str, Any] = field(default_factory=dict)
+    device: str = "bgm"
+    standards: tuple[str, ...] = ()
+    group_column: str = ""
 
     def tables(self) -> dict[str, pd.DataFrame]:
         """The summary tables present, by name, in report order (zone tables by grid family)."""
@@ -252,6 +261,16 @@ class MeterReport:
             "riskgrid_version": riskgrid_version(),
             "parkes_type": self.parkes_type,
             "seg_table_used": self.risk_grades is not None,
+            "device": self.device,
+            "group_column": self.group_column or None,
+            "standards": [
+                {
+                    "name": name,
+                    "title": get_profile(name).title,
+                    "citation": get_profile(name).citation,
+                }
+                for name in self.standards
+            ],
         }
         out.update({name: _records(table) for name, table in self.tables().items()})
         out["grids"] = {
@@ -309,7 +328,10 @@ def meter_report(
     *,
     parkes_type: int = 1,
     profiles: tuple[str, ...] | None = None,
-    provenance: dict[str, str] | None = None,
+    provenance: dict[str, Any] | None = None,
+    judge: JudgeSettings | None = None,
+    device: str | None = None,
+    rate_gap: float = RATE_GAP_MINUTES,
 ) -> MeterReport:
     """The meter accuracy report for (BGM, REF) pairs in mg/dL.
 
@@ -322,9 +344,13 @@ def meter_report(
     learned_risk : optional (601, 601) learned risk surface indexed [REF, BGM] on the SEG's
         0..4 scale; its 8 risk categories are counted.
     parkes_type : diabetes type of the Parkes grid (1 or 2).
-    profiles : acceptance profiles to judge the pairs by (default every registered one:
-        "iso15197", "icgm"); pairs with ``subject``/``sensor`` columns get clustered bounds,
+    profiles : acceptance standards to judge the pairs by (default: the one of the device,
+        :func:`device_of`); pairs with ``subject``/``sensor`` columns get clustered bounds,
         pairs with ``reference_time``/``sensor_time`` the rate-of-change criteria.
+    judge : the full judging settings (standards, measuring range, bound method); overrides
+        ``profiles``.
+    device : "bgm" or "cgm" (default :func:`device_of` the pairs): picks the default standard.
+    rate_gap : minutes; consecutive pairs of a sensor further apart give no rate of change.
     provenance : items to state first in the report's provenance (the input file's name and
         sha256, the learned grid's name, λ and ratings checksum, from the caller); the version,
         pairs, unit and the SEG and learned grids' checksums are added here.
@@ -436,9 +462,11 @@ def meter_report(
         per_pair[family] = _labels(grid.zones, index.astype(np.int8)[inverse], included)
 
     ranges = range_statistics(r, b, count)
-    acceptance, acceptance_notes = acceptance_table(
-        _acceptance_data(pairs, included, r, b, count, parkes_type),
-        profile_names() if profiles is None else profiles,
+    device = device or device_of(pairs)
+    if judge is None:
+        judge = JudgeSettings(profiles or default_standards(device))
+    acceptance, acceptance_notes = _judge(
+        pairs, included, r, b, count, parkes_type, judge, rate_gap
     )
 
     risk_grades = risk_categories = learned_categories = None
@@ -488,6 +516,9 @@ def meter_report(
         source=pairs.source,
         glucose_unit=pairs.glucose_unit,
         provenance=_provenance(pairs, seg_table, learned_risk, provenance or {}),
+        device=device,
+        standards=tuple(judge.standards),
+        group_column=pairs.group_column,
     )
 
 
@@ -501,15 +532,15 @@ def _provenance(
     pairs: MeterPairs,
     seg_table: SEGTable | None,
     learned_risk: ArrayLike | None,
-    given: dict[str, str],
-) -> dict[str, str]:
+    given: dict[str, Any],
+) -> dict[str, Any]:
     read = pairs.table
-    out = {"riskgrid version": riskgrid_version(), **given}
+    out: dict[str, Any] = {"riskgrid version": riskgrid_version(), **given}
     if read is not None:
-        out["pairs read"] = f"{read.n_read:,}"
-        out["pairs refused"] = f"{read.n_refused:,}"
+        out["pairs read"] = int(read.n_read)
+        out["pairs refused"] = int(read.n_refused)
     else:
-        out["pairs read"] = f"{len(pairs):,}"
+        out["pairs read"] = len(pairs)
     out["glucose unit of the input"] = pairs.glucose_unit
     out["SEG table sha256 (risk values)"] = (
         "not used" if seg_table is None else values_sha256(seg_table.signed)
@@ -519,38 +550,69 @@ def _provenance(
     return out
 
 
-def _acceptance_data(
+def device_of(pairs: MeterPairs) -> str:
+    """ "cgm" when the pairs carry sensor times or a sensor column, else "bgm"."""
+    return "cgm" if ("sensor_time" in pairs.extra or "sensor" in pairs.extra) else "bgm"
+
+
+def _judge(
     pairs: MeterPairs,
     included: NDArray[np.bool_],
     r: NDArray[np.float64],
     b: NDArray[np.float64],
     count: NDArray[np.int64],
     parkes_type: int,
-) -> AcceptanceData:
-    """What the acceptance criteria read: the distinct points with their pairs, or, when the
-    pairs carry clusters (subject, else sensor) or times, every included pair."""
+    judge: JudgeSettings,
+    rate_gap: float,
+) -> tuple[pd.DataFrame, list[str]]:
+    """The acceptance table: every standard over the included pairs, values as measured; with a
+    group column (``--by``), every standard again for each group, a ``group`` column first."""
     extra = {k: v[included] for k, v in pairs.extra.items()}
+    ref, bgm = (v[included] for v in pairs.measured)
+    groups = extra.get("group")
+    if groups is None:
+        data = _acceptance_data(ref, bgm, extra, r, b, count, parkes_type, rate_gap)
+        return acceptance_table(data, judge)
+    frames, notes = [], []
+    for value in pd.unique(groups):
+        mask = groups == value
+        part = {k: v[mask] for k, v in extra.items()}
+        data = _acceptance_data(ref[mask], bgm[mask], part, None, None, None, parkes_type, rate_gap)
+        frame, group_notes = acceptance_table(data, judge, group=f"{pairs.group_column} {value}")
+        frame.insert(0, "group", str(value))
+        frames.append(frame)
+        notes += group_notes
+    return pd.concat(frames, ignore_index=True), notes
+
+
+def _acceptance_data(
+    ref: NDArray[np.float64],
+    bgm: NDArray[np.float64],
+    extra: dict[str, NDArray],
+    r: NDArray[np.float64] | None,
+    b: NDArray[np.float64] | None,
+    count: NDArray[np.int64] | None,
+    parkes_type: int,
+    rate_gap: float,
+) -> AcceptanceData:
+    """What the acceptance criteria read: every pair as measured or, when the values are whole
+    mg/dL and the pairs carry no clusters or times, the distinct points with their pairs."""
     cluster_name = next((k for k in ("subject", "sensor") if k in extra), "")
     timed = "reference_time" in extra and "sensor_time" in extra
-    if not cluster_name and not timed:
-        return AcceptanceData(r, b, count, parkes_type=parkes_type)
-    ref, bgm = pairs.ref[included], pairs.bgm[included]
+    whole = (
+        r is not None and np.array_equal(ref, np.rint(ref)) and np.array_equal(bgm, np.rint(bgm))
+    )
+    if not cluster_name and not timed and whole:
+        assert r is not None and b is not None
+        return AcceptanceData(r, b, weight=count, parkes_type=parkes_type)
     cluster = (
-        pd.factorize(pd.Series(extra[cluster_name], dtype=object).fillna(""))[0]
-        if cluster_name
-        else None
+        pd.factorize(pd.Series(extra[cluster_name], dtype=object))[0] if cluster_name else None
     )
     rates = (
-        rates_of_change(ref, bgm, extra["reference_time"], extra["sensor_time"], cluster)
+        rates_of_change(ref, bgm, extra["reference_time"], extra["sensor_time"], cluster, rate_gap)
         if timed
-        else (None, None)
+        else None
     )
     return AcceptanceData(
-        ref,
-        bgm,
-        cluster=cluster,
-        cluster_name=cluster_name,
-        ref_rate=rates[0],
-        sensor_rate=rates[1],
-        parkes_type=parkes_type,
+        ref, bgm, cluster=cluster, cluster_name=cluster_name, rates=rates, parkes_type=parkes_type
     )
