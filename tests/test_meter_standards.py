@@ -199,3 +199,25 @@ def test_a_bad_measuring_range_is_one_sentence(tmp_path, span):
     )
     assert result.exit_code == 1 and "--measuring-range" in result.output
     assert "Traceback" not in result.output
+
+
+def test_trend_agreement_counts_every_rate_pair_by_hand(tmp_path):
+    study = _cgm_study(np.random.default_rng(11), sensors=6, jitter_seconds=30)
+    payload = _report(tmp_path, _write(tmp_path, study))
+    table = payload["trend_agreement"]
+    t_ref = pd.to_datetime(study["reference_time"])
+    t_sen = pd.to_datetime(study["sensor_time"])
+    by = study["sensor"]
+    ref_rate = study.groupby(by)["REF"].diff() / (t_ref.groupby(by).diff().dt.total_seconds() / 60)
+    sen_rate = study.groupby(by)["BGM"].diff() / (t_sen.groupby(by).diff().dt.total_seconds() / 60)
+
+    def category(rate: float) -> int:  # < −2, [−2, −1), [−1, 1], (1, 2], > 2
+        return 0 if rate < -2 else 1 if rate < -1 else 2 if rate <= 1 else 3 if rate <= 2 else 4
+
+    expected = np.zeros((5, 5), dtype=int)
+    for s, r in zip(sen_rate, ref_rate, strict=True):
+        if np.isfinite(s) and np.isfinite(r):
+            expected[category(s), category(r)] += 1
+    assert table["counts"] == expected.tolist()
+    assert table["pairs_without_rate"] == 6
+    assert table["categories"][0] == "< −2" and expected.sum() == len(study) - 6

@@ -29,12 +29,9 @@ from ranking_core.grids.seg import GLUCOSE_MAX, MISSING_SEG_MESSAGE, SEGTable
 from ranking_core.inputs import MGDL_PER_MMOLL
 from ranking_core.meter.acceptance import (
     RATE_GAP_MINUTES,
-    AcceptanceData,
     JudgeSettings,
-    acceptance_table,
     default_standards,
     get_profile,
-    rates_of_change,
 )
 from ranking_core.meter.pairs import MeterPairs, name_rows, pairs_from_frame
 from ranking_core.meter.statistics import (
@@ -46,6 +43,8 @@ from ranking_core.meter.statistics import (
     proportion_interval,
     range_statistics,
 )
+from ranking_core.meter.trend import TrendAgreement
+from ranking_core.meter.verdicts import device_of, judge_pairs, trend_of
 from ranking_core.version import riskgrid_version
 
 __all__ = [
@@ -71,6 +70,7 @@ TABLE_TITLES = {
     "acceptance": "Acceptance criteria (ISO 15197:2013, FDA iCGM)",
     "ranges": "MARD, bias and shares within ±15/15 and ±20/20 by glucose range",
     "learned_categories": "Risk categories on the learned grid",
+    "trend_agreement": "Trend agreement: sensor rate × reference rate (mg/dL/min), pairs and row %",
 }
 # ISO 15197 bands of |BGM − REF| (mg/dL below REF 100, % of REF from 100), upper bound included
 ISO_RANGES = (
@@ -220,6 +220,7 @@ class MeterReport:
     device: str = "bgm"
     standards: tuple[str, ...] = ()
     group_column: str = ""
+    trend: TrendAgreement | None = None
 
     def tables(self) -> dict[str, pd.DataFrame]:
         """The summary tables present, by name, in report order (zone tables by grid family)."""
@@ -237,6 +238,8 @@ class MeterReport:
         tables.update(self.zones)
         if self.learned_categories is not None:
             tables["learned_categories"] = self.learned_categories
+        if self.trend is not None:
+            tables["trend_agreement"] = self.trend.frame()
         return tables
 
     def titles(self) -> dict[str, str]:
@@ -282,6 +285,8 @@ class MeterReport:
             }
             for family, grid in ((f, get_grid(n)) for f, n in self.zone_grids.items())
         }
+        if self.trend is not None:
+            out["trend_agreement"] = self.trend.to_dict()
         out["provenance"] = dict(self.provenance)
         out["acceptance_notes"] = list(self.acceptance_notes)
         out["caveats"] = list(self.caveats)
@@ -465,7 +470,7 @@ def meter_report(
     device = device or device_of(pairs)
     if judge is None:
         judge = JudgeSettings(profiles or default_standards(device))
-    acceptance, acceptance_notes = _judge(
+    acceptance, acceptance_notes = judge_pairs(
         pairs, included, r, b, count, parkes_type, judge, rate_gap
     )
 
@@ -519,6 +524,7 @@ def meter_report(
         device=device,
         standards=tuple(judge.standards),
         group_column=pairs.group_column,
+        trend=trend_of(pairs, included, rate_gap),
     )
 
 
@@ -548,71 +554,3 @@ def _provenance(
     if learned_risk is not None:
         out["learned grid sha256 (risk values)"] = values_sha256(learned_risk)
     return out
-
-
-def device_of(pairs: MeterPairs) -> str:
-    """ "cgm" when the pairs carry sensor times or a sensor column, else "bgm"."""
-    return "cgm" if ("sensor_time" in pairs.extra or "sensor" in pairs.extra) else "bgm"
-
-
-def _judge(
-    pairs: MeterPairs,
-    included: NDArray[np.bool_],
-    r: NDArray[np.float64],
-    b: NDArray[np.float64],
-    count: NDArray[np.int64],
-    parkes_type: int,
-    judge: JudgeSettings,
-    rate_gap: float,
-) -> tuple[pd.DataFrame, list[str]]:
-    """The acceptance table: every standard over the included pairs, values as measured; with a
-    group column (``--by``), every standard again for each group, a ``group`` column first."""
-    extra = {k: v[included] for k, v in pairs.extra.items()}
-    ref, bgm = (v[included] for v in pairs.measured)
-    groups = extra.get("group")
-    if groups is None:
-        data = _acceptance_data(ref, bgm, extra, r, b, count, parkes_type, rate_gap)
-        return acceptance_table(data, judge)
-    frames, notes = [], []
-    for value in pd.unique(groups):
-        mask = groups == value
-        part = {k: v[mask] for k, v in extra.items()}
-        data = _acceptance_data(ref[mask], bgm[mask], part, None, None, None, parkes_type, rate_gap)
-        frame, group_notes = acceptance_table(data, judge, group=f"{pairs.group_column} {value}")
-        frame.insert(0, "group", str(value))
-        frames.append(frame)
-        notes += group_notes
-    return pd.concat(frames, ignore_index=True), notes
-
-
-def _acceptance_data(
-    ref: NDArray[np.float64],
-    bgm: NDArray[np.float64],
-    extra: dict[str, NDArray],
-    r: NDArray[np.float64] | None,
-    b: NDArray[np.float64] | None,
-    count: NDArray[np.int64] | None,
-    parkes_type: int,
-    rate_gap: float,
-) -> AcceptanceData:
-    """What the acceptance criteria read: every pair as measured or, when the values are whole
-    mg/dL and the pairs carry no clusters or times, the distinct points with their pairs."""
-    cluster_name = next((k for k in ("subject", "sensor") if k in extra), "")
-    timed = "reference_time" in extra and "sensor_time" in extra
-    whole = (
-        r is not None and np.array_equal(ref, np.rint(ref)) and np.array_equal(bgm, np.rint(bgm))
-    )
-    if not cluster_name and not timed and whole:
-        assert r is not None and b is not None
-        return AcceptanceData(r, b, weight=count, parkes_type=parkes_type)
-    cluster = (
-        pd.factorize(pd.Series(extra[cluster_name], dtype=object))[0] if cluster_name else None
-    )
-    rates = (
-        rates_of_change(ref, bgm, extra["reference_time"], extra["sensor_time"], cluster, rate_gap)
-        if timed
-        else None
-    )
-    return AcceptanceData(
-        ref, bgm, cluster=cluster, cluster_name=cluster_name, rates=rates, parkes_type=parkes_type
-    )
