@@ -26,7 +26,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ranking_core.conformance import Comparison, ConformanceDataError, check_file
-from ranking_core.grids.registry import get_grid
+from ranking_core.grids.registry import ZoneGrid, get_grid
 
 __all__ = [
     "PUBLISHED_ZONES",
@@ -62,6 +62,12 @@ def read_glucose_data(folder: Path) -> tuple[NDArray[np.float64], NDArray[np.flo
     return values[:, 0], values[:, 1]
 
 
+def _zone_grid(name: str) -> ZoneGrid:
+    grid = get_grid(name)
+    assert isinstance(grid, ZoneGrid)
+    return grid
+
+
 def _clarke_exactly_20_high(
     ref: NDArray[np.float64], test: NDArray[np.float64], zone: NDArray[np.intp]
 ) -> NDArray[np.bool_]:
@@ -75,7 +81,7 @@ def _parkes_border(
 ) -> NDArray[np.intp]:
     """The worst zone within :data:`_BORDER_STEP` of each pair (its own zone unless it lies on
     a border)."""
-    grid = get_grid("parkes-type1")
+    grid = _zone_grid("parkes-type1")
     step = _BORDER_STEP
     around = [
         grid.zone_index(ref + dr, test + dt)
@@ -98,7 +104,7 @@ def vignette_zones(
 ) -> tuple[NDArray[np.intp], NDArray[np.intp], dict[str, NDArray[np.bool_]]]:
     """(our zone index, the vignette's zone index reproduced from ours and the known causes,
     the pairs each cause moves) for ``grid`` "clarke" or "parkes-type1"."""
-    ours = get_grid(grid).zone_index(ref, test)
+    ours = _zone_grid(grid).zone_index(ref, test)
     theirs = ours.copy()
     causes: dict[str, NDArray[np.bool_]] = {}
     if grid == "clarke":

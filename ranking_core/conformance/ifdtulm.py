@@ -81,12 +81,29 @@ def read_test_data(folder: Path) -> pd.DataFrame:
     return frame
 
 
-def _results(folder: Path, name: str) -> pd.DataFrame:
+def _results(folder: Path, name: str) -> dict[str, dict[str, float]]:
+    """Their results file as {range: {column: number}} for the columns compared."""
     path = check_file(folder / name)
     frame = pd.read_csv(path, nrows=10)
     if "Range" not in frame.columns or list(frame["Range"]) != list(RANGES):
         raise ConformanceDataError(f"{path}: rows must be the ranges {', '.join(RANGES)}")
-    return frame.set_index("Range")
+    columns = [
+        f"{stem}{limit}"
+        for stem in ("AR", "CP_CI", "WCC_CI", "WCC_ICC", "BCa_CI")
+        for limit in LIMITS
+    ]
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise ConformanceDataError(f"{path}: no column {', '.join(missing)}")
+    values = frame[columns].apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
+    bad = np.argwhere(~np.isfinite(values))
+    if bad.size:
+        row, column = bad[0]
+        raise ConformanceDataError(f"{path}, line {row + 2}: {columns[column]} must be a number")
+    return {
+        str(rng): dict(zip(columns, map(float, row), strict=True))
+        for rng, row in zip(frame["Range"], values, strict=True)
+    }
 
 
 def agreement_cells(
@@ -147,18 +164,18 @@ def compare_ifdtulm(folder: Path) -> list[Comparison]:
         criterion = CELL_CRITERIA.get((name, limit))
         cell = f"{name} AR{limit}" + (f" (iCGM {criterion})" if criterion else "")
         if criterion:
-            share = float(judged.at[criterion, "percent"])
-            cp = float(judged.at[criterion, "lower_bound_percent"])
+            share = float(judged.loc[criterion, "percent"])  # type: ignore[arg-type]
+            cp = float(judged.loc[criterion, "lower_bound_percent"])  # type: ignore[arg-type]
         else:
             share = 100.0 * float(hit[scope].mean())
             cp = lower_bound("cp", hit[scope]).lower_percent
         wcc = lower_bound("wilson-cc", hit[scope], sensor[scope])
         bca = lower_bound("bootstrap", hit[scope], sensor[scope], resamples=10_000, seed=1)
-        add(py_source, f"{cell}: agreement rate (%)", python.at[name, f"AR{limit}"], share, 1e-6, 4)
+        add(py_source, f"{cell}: agreement rate (%)", python[name][f"AR{limit}"], share, 1e-6, 4)
         add(
             py_source,
             f"{cell}: Clopper–Pearson bound (%)",
-            python.at[name, f"CP_CI{limit}"],
+            python[name][f"CP_CI{limit}"],
             cp,
             1e-4,
             4,
@@ -166,7 +183,7 @@ def compare_ifdtulm(folder: Path) -> list[Comparison]:
         add(
             py_source,
             f"{cell}: clustered Wilson bound (%)",
-            python.at[name, f"WCC_CI{limit}"],
+            python[name][f"WCC_CI{limit}"],
             wcc.lower_percent,
             1e-4,
             4,
@@ -174,13 +191,13 @@ def compare_ifdtulm(folder: Path) -> list[Comparison]:
         add(
             py_source,
             f"{cell}: intra-class correlation",
-            python.at[name, f"WCC_ICC{limit}"],
+            python[name][f"WCC_ICC{limit}"],
             wcc.icc,
             1e-6,
             6,
         )
         for source, frame in ((py_source, python), (r_source, r_results)):
-            expected = float(frame.at[name, f"BCa_CI{limit}"])
+            expected = frame[name][f"BCa_CI{limit}"]
             add(source, f"{cell}: BCa bootstrap bound (%)", expected, bca.lower_percent, 0.75, 4)
     rows.extend(_known_facts(data))
     return rows
@@ -205,8 +222,8 @@ def _known_facts(data: pd.DataFrame) -> list[Comparison]:
         "criterion A inside 40–400 mg/dL: CP bound (%)": lower_bound(
             "cp", hit[inside]
         ).lower_percent,
-        "criterion H: pairs with CGM < 70 and comparator > 180": float(h["count"]),
-        "criterion H: pairs with CGM < 70": float(h["n"]),
+        "criterion H: pairs with CGM < 70 and comparator > 180": float(h.at["count"]),  # type: ignore[arg-type]
+        "criterion H: pairs with CGM < 70": float(h.at["n"]),  # type: ignore[arg-type]
     }
     return [
         Comparison(

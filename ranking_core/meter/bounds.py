@@ -308,13 +308,15 @@ def lower_bound(
     if n == 0:
         return BoundResult(float("nan"), method, 0, None, "no pairs: no bound")
     k = float((hits * weights).sum())
+    y: NDArray[np.float64]
+    m: NDArray[np.float64]
     if codes is None:
         clusters = int(n)
         y, m = hits * weights, weights  # entries; expanded below where it matters
     else:
         clusters = int(codes.max()) + 1
-        y = np.bincount(codes, weights=hits * weights, minlength=clusters)
-        m = np.bincount(codes, weights=weights, minlength=clusters)
+        y = np.bincount(codes, weights=hits * weights, minlength=clusters).astype(np.float64)
+        m = np.bincount(codes, weights=weights, minlength=clusters).astype(np.float64)
 
     if method == "cp":
         return BoundResult(100.0 * _clopper_pearson(k, n, confidence), method, clusters)
