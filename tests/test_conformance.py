@@ -145,9 +145,9 @@ def test_ega_differences_are_exactly_the_listed_pairs(vectors: Path) -> None:
     parkes = differing_pairs("parkes-type1", ref, test)
     by_cause = {cause.split(":")[0]: sorted(pairs) for cause, pairs in parkes.items()}
     assert by_cause == {
-        "lie on the upper A/B border": sorted(PARKES_AB_BORDER),
-        "lie on the upper B/C border": sorted(PARKES_BC_BORDER),
-        "lie in ega's lower D polygon, which uses the type-2 vertex (410, 110)": PARKES_VERTEX,
+        "on the upper A/B border": sorted(PARKES_AB_BORDER),
+        "on the upper B/C border": sorted(PARKES_BC_BORDER),
+        "in ega's lower D polygon, which uses the type-2 vertex (410, 110)": PARKES_VERTEX,
     }
     # with exactly those pairs where ega has them, the vignette's counts come back
     for grid, published in PUBLISHED_ZONES.items():

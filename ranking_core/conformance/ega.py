@@ -126,14 +126,15 @@ def vignette_zones(
     for upper_zone in (1, 2, 3, 4):
         moved = on_border & (worse == upper_zone)
         if moved.any():
-            side = "upper" if bool((test[moved] > ref[moved]).all()) else "a"
+            above = test[moved] > ref[moved]
+            side = "upper " if above.all() else "lower " if not above.any() else ""
             causes[
-                f"lie on the {side} {ZONES[upper_zone - 1]}/{ZONES[upper_zone]} border: "
+                f"on the {side}{ZONES[upper_zone - 1]}/{ZONES[upper_zone]} border: "
                 f"{ZONES[upper_zone - 1]} here (borders belong to the milder zone), "
                 f"{ZONES[upper_zone]} in ega"
             ] = moved
     causes[
-        "lie in ega's lower D polygon, which uses the type-2 vertex (410, 110): D in ega, C "
+        "in ega's lower D polygon, which uses the type-2 vertex (410, 110): D in ega, C "
         "by the published type-1 border (250, 40)–(550, 150)"
     ] = vertex
     return ours, theirs, causes
