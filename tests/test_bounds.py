@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy.stats import beta, t
 from statsmodels.stats.proportion import proportion_confint
@@ -175,3 +176,44 @@ def test_no_pairs_gives_nan_with_a_note() -> None:
 def test_bad_input_is_refused_with_the_rule(call, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         call()
+
+
+def _reference_bca(frame, index: np.ndarray, sensors: np.ndarray, alpha: float = 0.05) -> float:
+    """IfDTUlm's CI_Bootstrapping (Python) for one range, on given resamples of the study's
+    sensors: per resample the mean of the in-range hits of the drawn sensors' pairs, the
+    jackknife acceleration over the sensors in range, then their BCa quantile."""
+    from scipy.stats import norm
+
+    rates = []
+    for row in index:
+        drawn = pd.concat([frame[frame["SensorID"] == sensors[j]] for j in row])
+        if len(drawn):
+            rates.append(drawn["WI"].mean() * 100)
+    dat = np.array(rates)
+    theta = frame["WI"].mean() * 100
+    in_range = np.sort(frame["SensorID"].unique())
+    u = np.array([frame[frame["SensorID"] != s]["WI"].mean() * 100 for s in in_range])
+    uu = u.mean() - u
+    a = np.sum(uu**3) / (6 * np.sum(uu**2) ** 1.5)
+    z = norm.ppf(np.sum(dat < theta) / len(dat))
+    level = norm.cdf(z + (z + norm.ppf(alpha)) / (1 - a * (z + norm.ppf(alpha))))
+    return float(np.quantile(dat, level))
+
+
+def test_bootstrap_arithmetic_is_the_reference_algorithm_on_the_same_resamples() -> None:
+    rng = np.random.default_rng(11)
+    study = 12  # sensors in the study; the last 3 have no pair in this range
+    sizes = rng.integers(3, 12, size=study - 3)
+    cluster = np.repeat(np.arange(study - 3), sizes)
+    hits = rng.random(cluster.size) < np.repeat(rng.uniform(0.6, 0.95, study - 3), sizes)
+    frame = pd.DataFrame({"SensorID": cluster, "WI": hits.astype(int)})
+    resamples, seed = 600, 4
+    # the resamples lower_bound draws: one matrix of sensor indices from its seeded generator
+    index = np.random.default_rng(seed).integers(0, study, size=(resamples, study))
+    expected = _reference_bca(frame, index, np.arange(study))
+    result = lower_bound(
+        "bootstrap", hits, cluster, resamples=resamples, seed=seed, study_clusters=study
+    )
+    assert result.lower_percent == pytest.approx(expected, abs=1e-9)
+    with pytest.raises(ValueError, match="study_clusters"):
+        lower_bound("bootstrap", hits, cluster, study_clusters=5)

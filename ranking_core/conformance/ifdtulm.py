@@ -170,7 +170,14 @@ def compare_ifdtulm(folder: Path) -> list[Comparison]:
             share = 100.0 * float(hit[scope].mean())
             cp = lower_bound("cp", hit[scope]).lower_percent
         wcc = lower_bound("wilson-cc", hit[scope], sensor[scope])
-        bca = lower_bound("bootstrap", hit[scope], sensor[scope], resamples=10_000, seed=1)
+        bca = lower_bound(
+            "bootstrap",
+            hit[scope],
+            sensor[scope],
+            resamples=10_000,
+            seed=1,
+            study_clusters=len(set(sensor)),  # every sensor resampled, as the reference does
+        )
         add(py_source, f"{cell}: agreement rate (%)", python[name][f"AR{limit}"], share, 1e-6, 4)
         add(
             py_source,

@@ -201,8 +201,14 @@ def _bootstrap(
     confidence: float,
     resamples: int,
     seed: int | None,
+    absent: int = 0,
 ) -> float:
-    """Rate in % from per-cluster hits ``y`` and pairs ``m``: the BCa lower bound."""
+    """Rate in % from per-cluster hits ``y`` and pairs ``m``: the BCa lower bound. ``absent``
+    more clusters of the study, without a pair here, are resampled too (adding nothing; a
+    resample holding none of the clusters with pairs is dropped)."""
+    with_pairs = y.size
+    if absent:
+        y, m = np.r_[y, np.zeros(absent)], np.r_[m, np.zeros(absent)]
     clusters = y.size
     rng = np.random.default_rng(seed)
     chunk = max(1, _CHUNK_CELLS // clusters)
@@ -210,9 +216,13 @@ def _bootstrap(
     for start in range(0, resamples, chunk):
         rows = min(chunk, resamples - start)
         index = rng.integers(0, clusters, size=(rows, clusters))
-        rates[start : start + rows] = 100.0 * y[index].sum(axis=1) / m[index].sum(axis=1)
+        pairs = m[index].sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rates[start : start + rows] = 100.0 * y[index].sum(axis=1) / pairs
+    rates = rates[np.isfinite(rates)]
+    y, m = y[:with_pairs], m[:with_pairs]
     theta = 100.0 * float(y.sum()) / float(m.sum())
-    # jackknife: leave one cluster out
+    # jackknife over the clusters with pairs: leave one out
     leave_out = 100.0 * (y.sum() - y) / (m.sum() - m)
     u = leave_out.mean() - leave_out
     spread = float((u**2).sum())
@@ -280,6 +290,7 @@ def lower_bound(
     confidence: float = 0.95,
     resamples: int = 10_000,
     seed: int | None = 1,
+    study_clusters: int | None = None,
 ) -> BoundResult:
     """The one-sided lower confidence bound, in %, of the share of hits among the pairs.
 
@@ -294,6 +305,10 @@ def lower_bound(
     confidence : one-sided level, 0.5–1 (0.95: the 5 % quantile).
     resamples : bootstrap resamples (1 to :data:`MAX_RESAMPLES`).
     seed : bootstrap random seed (None: fresh randomness).
+    study_clusters : bootstrap only: the clusters of the whole study, when some have no pair
+        among these (a range they never read in). The reference implementation resamples every
+        sensor of the study for each range, so the number of sensors a resample holds in the
+        range varies; without it only the clusters given are resampled.
 
     ``ValueError`` names the argument and the rule on bad input. With no pair the bound is NaN.
     """
@@ -363,5 +378,11 @@ def lower_bound(
     if codes is None:
         value = _bootstrap_independent(k, int(n), confidence, resamples, seed)
     else:
-        value = _bootstrap(y, m, confidence, resamples, seed)
+        absent = 0 if study_clusters is None else study_clusters - clusters
+        if absent < 0:
+            raise ValueError(
+                f"study_clusters ({study_clusters}) is fewer than the clusters with pairs "
+                f"({clusters})"
+            )
+        value = _bootstrap(y, m, confidence, resamples, seed, absent)
     return BoundResult(value, method, clusters)
