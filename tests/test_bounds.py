@@ -217,3 +217,14 @@ def test_bootstrap_arithmetic_is_the_reference_algorithm_on_the_same_resamples()
     assert result.lower_percent == pytest.approx(expected, abs=1e-9)
     with pytest.raises(ValueError, match="study_clusters"):
         lower_bound("bootstrap", hits, cluster, study_clusters=5)
+
+
+def test_cluster_labels_of_any_kind_name_the_same_clusters() -> None:
+    hit = np.array([1, 0, 1, 1, 1, 0, 1, 1], dtype=bool)
+    mixed = np.array(["a", None, 1, "a", 1, None, "b", "b"], dtype=object)
+    codes = np.array([0, 3, 1, 0, 1, 3, 2, 2])
+    for method in ("kg", "wilson-cc"):
+        assert lower_bound(method, hit, mixed).lower_percent == pytest.approx(
+            lower_bound(method, hit, codes).lower_percent
+        )
+    assert lower_bound("kg", hit, mixed).clusters == 4

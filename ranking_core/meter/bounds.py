@@ -47,6 +47,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 from scipy.stats import beta, norm, t
 
@@ -277,7 +278,13 @@ def _checked(
         labels = np.asarray(cluster).ravel()
         if labels.size != hits.size:
             raise ValueError(f"cluster has {labels.size} entries, hit has {hits.size}")
-        codes = np.unique(labels[keep], return_inverse=True)[1].ravel()
+        # codes in the labels' sorted order (the bootstrap's draws depend on it); labels that do
+        # not sort together (text and numbers) in order of appearance; missing: a cluster
+        series = pd.Series(labels[keep], dtype=object)
+        try:
+            codes = pd.factorize(series, sort=True, use_na_sentinel=False)[0]
+        except TypeError:
+            codes = pd.factorize(series, use_na_sentinel=False)[0]
     return hits[keep], weights[keep], codes
 
 
