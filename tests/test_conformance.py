@@ -231,3 +231,15 @@ def test_command_refuses_a_missing_folder_and_a_broken_vector(
     result = runner.invoke(app, ["conformance", "--data", str(broken), "--out", str(out)])
     assert result.exit_code == 1 and "line 6: Comp must be a positive number" in result.output
     assert "Traceback" not in result.output and not out.exists()
+
+
+def test_command_without_a_seg_table_prints_the_other_vectors(
+    vectors: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("SEG_TABLE", raising=False)
+    monkeypatch.setenv("RISKGRID_CONFORMANCE", str(vectors))
+    result = runner.invoke(app, ["conformance"])
+    assert result.exit_code == 0, result.output
+    assert "The seg-app vector was left out" in result.output
+    assert "## ifdtulm-ci:" in result.output and "## ega:" in result.output
+    assert "## seg-app:" not in result.output
