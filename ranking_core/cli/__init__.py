@@ -55,6 +55,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "app",
         "Collaborative-filtering experiments of the papers (MovieLens, Jester).",
     ),
+    "conformance": (
+        "ranking_core.cli.conformance",
+        "conformance",
+        "Check riskgrid's statistics against public test vectors; write docs/CONFORMANCE.md.",
+    ),
     "records": (
         "ranking_core.cli.records",
         "app",
