@@ -19,8 +19,14 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ranking_core.conformance import Comparison, ConformanceDataError, check_file
-from ranking_core.meter.acceptance import AcceptanceData, acceptance_table, get_profile
+from ranking_core.meter.acceptance import (
+    AcceptanceData,
+    JudgeSettings,
+    acceptance_table,
+    get_profile,
+)
 from ranking_core.meter.bounds import lower_bound
+from ranking_core.meter.standards import PairsView
 
 __all__ = [
     "CELL_CRITERIA",
@@ -55,7 +61,7 @@ KNOWN_FACTS = {
     "criterion H: pairs with CGM < 70 and comparator > 180": (1, 0),
     "criterion H: pairs with CGM < 70": (374, 0),
 }
-MEASURING_RANGE = (40.0, 400.0)  # mg/dL, the iCGM's reportable range in the README's facts
+MEASURING_RANGE = get_profile("icgm").measuring_range or (40.0, 400.0)  # mg/dL
 _COLUMNS = ("SensorID", "Comp", "CGM")
 _MAX_PAIRS = 1_000_000
 
@@ -106,13 +112,17 @@ def _results(folder: Path, name: str) -> dict[str, dict[str, float]]:
     }
 
 
+# the publishers judge every pair (no measuring range) with Clopper–Pearson bounds
+EVERY_PAIR = JudgeSettings(("icgm",), measuring_range=None, bound="cp")
+
+
 def agreement_cells(
     data: pd.DataFrame,
 ) -> dict[tuple[str, int], tuple[NDArray[np.bool_], NDArray[np.bool_]]]:
     """(scope, hit) of every (range, limit) cell: criteria A–G from the iCGM acceptance profile,
     the other cells by the reference's rule."""
     comp, cgm = data["Comp"].to_numpy(float), data["CGM"].to_numpy(float)
-    acceptance = AcceptanceData(comp, cgm)
+    acceptance = PairsView(comp, cgm)
     criteria = {c.id: c for c in get_profile("icgm").criteria}
     scopes = {
         "<70": cgm < 70,
@@ -144,7 +154,7 @@ def compare_ifdtulm(folder: Path) -> list[Comparison]:
     )
     sensor = data["SensorID"].astype(str).to_numpy()
     comp, cgm = data["Comp"].to_numpy(float), data["CGM"].to_numpy(float)
-    table, _ = acceptance_table(AcceptanceData(comp, cgm), ["icgm"])
+    table, _ = acceptance_table(AcceptanceData(comp, cgm), EVERY_PAIR)
     judged = table.set_index("id")
     rows: list[Comparison] = []
     py_source, r_source = "their Python (CI_Results_Python.csv)", "their R (CI_Results_R.csv)"
@@ -213,22 +223,19 @@ def compare_ifdtulm(folder: Path) -> list[Comparison]:
 def _known_facts(data: pd.DataFrame) -> list[Comparison]:
     """The README's facts: readings below the measuring range, criterion A inside it, H."""
     comp, cgm = data["Comp"].to_numpy(float), data["CGM"].to_numpy(float)
-    criteria = {c.id: c for c in get_profile("icgm").criteria}
-    scope, hit = criteria["A"].select(AcceptanceData(comp, cgm))
-    low, high = MEASURING_RANGE
-    inside = scope & (cgm >= low) & (cgm <= high)
-    table, _ = acceptance_table(AcceptanceData(comp, cgm), ["icgm"])
+    low = MEASURING_RANGE[0]
+    inside_range, _ = acceptance_table(
+        AcceptanceData(comp, cgm), JudgeSettings(("icgm",), bound="cp")
+    )
+    a = inside_range.set_index("id").loc["A"]
+    table, _ = acceptance_table(AcceptanceData(comp, cgm), EVERY_PAIR)
     h = table.set_index("id").loc["H"]
     ours = {
         "CGM readings below 40 mg/dL": float(np.count_nonzero(cgm < low)),
-        "criterion A inside 40–400 mg/dL: pairs within ±15 mg/dL": float(
-            np.count_nonzero(hit[inside])
-        ),
-        "criterion A inside 40–400 mg/dL: pairs in range": float(np.count_nonzero(inside)),
-        "criterion A inside 40–400 mg/dL: share (%)": 100.0 * float(hit[inside].mean()),
-        "criterion A inside 40–400 mg/dL: CP bound (%)": lower_bound(
-            "cp", hit[inside]
-        ).lower_percent,
+        "criterion A inside 40–400 mg/dL: pairs within ±15 mg/dL": float(a.at["count"]),
+        "criterion A inside 40–400 mg/dL: pairs in range": float(a.at["n"]),
+        "criterion A inside 40–400 mg/dL: share (%)": float(a.at["percent"]),
+        "criterion A inside 40–400 mg/dL: CP bound (%)": float(a.at["lower_bound_percent"]),
         "criterion H: pairs with CGM < 70 and comparator > 180": float(h.at["count"]),  # type: ignore[arg-type]
         "criterion H: pairs with CGM < 70": float(h.at["n"]),  # type: ignore[arg-type]
     }

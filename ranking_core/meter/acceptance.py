@@ -196,8 +196,16 @@ def _row(
         method = settings.bound or ("kg" if data.cluster is not None else "cp")
         cluster = None if data.cluster is None else data.cluster[keep][scope]
         hits = hit[scope] if weight is None else np.repeat(hit[scope], weight[scope])
+        # the bootstrap resamples every sensor judged (the reference implementation's way),
+        # also those without a pair in this criterion's range
+        study = None if data.cluster is None else int(np.unique(data.cluster[keep]).size)
         result = lower_bound(
-            method, hits, cluster, resamples=settings.resamples, seed=settings.seed
+            method,
+            hits,
+            cluster,
+            resamples=settings.resamples,
+            seed=settings.seed,
+            study_clusters=study,
         )
         row["lower_bound_percent"] = result.lower_percent
         row["bound"] = method
