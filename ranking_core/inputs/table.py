@@ -94,6 +94,7 @@ __all__ = [
     "read_table",
     "read_text",
     "reader_for",
+    "reader_named",
     "register_reader",
     "unregister_reader",
     "upload_types",
@@ -411,6 +412,14 @@ def reader_for(suffix: str, head: bytes = b"") -> Reader:
     raise InputError(f"{suffix} files are not accepted; accepted: {accepted_formats()}")
 
 
+def reader_named(name: str) -> Reader:
+    """The entry of :data:`READERS` called ``name`` ("text", "xlsx"); KeyError when none is."""
+    for reader in READERS:
+        if reader.name == name:
+            return reader
+    raise KeyError(name)
+
+
 def register_reader(reader: Reader) -> None:
     """Add a format to :data:`READERS`. Raises ValueError when its name or one of its suffixes
     is taken already (one reader per suffix)."""
@@ -427,11 +436,7 @@ def register_reader(reader: Reader) -> None:
 
 def unregister_reader(name: str) -> None:
     """Remove the format called ``name`` from :data:`READERS` (KeyError when there is none)."""
-    for i, reader in enumerate(READERS):
-        if reader.name == name:
-            del READERS[i]
-            return
-    raise KeyError(name)
+    READERS.remove(reader_named(name))
 
 
 # -- reading --------------------------------------------------------------------------------------
