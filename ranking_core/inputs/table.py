@@ -113,6 +113,10 @@ OLE_MAGIC = b"\xd0\xcf\x11\xe0"  # legacy Excel .xls and other OLE compound file
 
 
 def _text_rows(text: IO[str], schema: Schema, label: str, limits: Limits, refuse: Refusals) -> Rows:
+    """The header (the first line, within ``limits.header_lines``, that names every required
+    role with one of the delimiters) and the data rows of a text file, in chunks; lines above
+    the header are noted, rows with the wrong number of fields, over-long lines and lines the
+    csv module cannot split go to ``refuse``."""
     lines: list[str] = []
     header = None
     delimiter = ","
