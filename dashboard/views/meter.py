@@ -24,7 +24,7 @@ from dashboard.common import (
 )
 from ranking_core.grids.registry import get_grid
 from ranking_core.grids.seg import MISSING_SEG_MESSAGE
-from ranking_core.inputs import MGDL_PER_MMOLL, UNITS, InputError
+from ranking_core.inputs import MGDL_PER_MMOLL, UNITS, InputError, format_names, upload_types
 from ranking_core.inputs.series import SERIES_FORMATS, GlucoseSeries, read_series
 from ranking_core.meter import MeterPairs, MeterReport, PairsFileError, meter_report, read_pairs
 from ranking_core.meter.acceptance import JudgeSettings, default_standards
@@ -157,7 +157,7 @@ def pair_columns(report: MeterReport) -> dict:
     }
 
 
-TEXT_TYPES = ["csv", "tsv", "txt", "xlsx"]
+TEXT_TYPES = upload_types()  # the formats of the input layer (READERS)
 source = st.radio(
     "Pairs",
     ("Built-in demo",)
@@ -275,7 +275,7 @@ elif source == "Sensor + reference":
             )
 elif source == "Upload":
     upload = st.file_uploader(
-        "BGM and REF columns (CSV, TSV or XLSX)", type=TEXT_TYPES, key="meter_upload"
+        f"BGM and REF columns ({format_names()})", type=TEXT_TYPES, key="meter_upload"
     )
     if upload is not None:
         unit = unit_choice(upload.file_id)

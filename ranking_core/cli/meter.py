@@ -22,7 +22,7 @@ from ranking_core.grids.seg import (
     SEGTableMissing,
     find_seg_table,
 )
-from ranking_core.inputs import MGDL_PER_MMOLL, with_limits
+from ranking_core.inputs import MGDL_PER_MMOLL, format_names, with_limits
 from ranking_core.meter.acceptance import default_standards
 from ranking_core.meter.bounds import BOUNDS
 from ranking_core.meter.pairs import PairsFileError, read_pairs
@@ -128,7 +128,9 @@ def _learned_provenance(path: Path) -> dict[str, str]:
 def meter_report(
     pairs: Annotated[
         Path,
-        typer.Argument(help="CSV, TSV or XLSX with BGM and REF columns (see README, Input files)."),
+        typer.Argument(
+            help=f"{format_names()} with BGM and REF columns (see README, Input files)."
+        ),
     ],
     unit: Annotated[
         str | None,
