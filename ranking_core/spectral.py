@@ -191,7 +191,7 @@ def pivoted_cholesky(
     diag = kernel.diagonal(X).astype(np.float64, copy=True)
     target = tol * diag.sum()
     factor_t = np.empty((min(max_rank, m), m))  # row k holds column k of L
-    pivots = []
+    pivots: list[int] = []
     for k in range(min(max_rank, m)):
         if diag.sum() <= target:
             return factor_t[:k].T.copy(), np.asarray(pivots, dtype=np.intp)
