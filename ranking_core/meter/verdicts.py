@@ -1,6 +1,7 @@
 """From read pairs to verdicts: which device the pairs come from, the acceptance table over
 their values as measured (by group with ``--by``), and the trend agreement table when they carry
-their times (:mod:`ranking_core.meter.acceptance`, :mod:`ranking_core.meter.trend`)."""
+their times, and CG-DIVA when they carry sensors (:mod:`ranking_core.meter.acceptance`,
+:mod:`ranking_core.meter.trend`, :mod:`ranking_core.meter.cg_diva`)."""
 
 from __future__ import annotations
 
@@ -14,10 +15,11 @@ from ranking_core.meter.acceptance import (
     acceptance_table,
     rates_of_change,
 )
+from ranking_core.meter.cg_diva import CgDivaRange, cg_diva
 from ranking_core.meter.pairs import MeterPairs
 from ranking_core.meter.trend import TrendAgreement, trend_agreement
 
-__all__ = ["device_of", "judge_pairs", "trend_of"]
+__all__ = ["cg_diva_of", "device_of", "judge_pairs", "trend_of"]
 
 
 def trend_of(
@@ -36,6 +38,17 @@ def trend_of(
         ref, bgm, extra["reference_time"], extra["sensor_time"], cluster, rate_gap
     )
     return trend_agreement(rates.sensor_rate, rates.ref_rate)
+
+
+def cg_diva_of(pairs: MeterPairs, included: NDArray[np.bool_]) -> list[CgDivaRange] | None:
+    """CG-DIVA of the included pairs (reference = comparator, values as measured) when they
+    carry a ``sensor`` column (else a ``subject`` one): the bootstrap resamples those; None
+    without either or without included pairs."""
+    name = next((k for k in ("sensor", "subject") if k in pairs.extra), "")
+    if not name or not np.any(included):
+        return None
+    ref, cgm = (v[included] for v in pairs.measured)
+    return cg_diva(ref, cgm, pairs.extra[name][included])
 
 
 def device_of(pairs: MeterPairs) -> str:
