@@ -287,6 +287,20 @@ def _interval_q(r: int) -> list[float]:
     return out
 
 
+def _sorted_sensors(ids: NDArray[np.str_]) -> tuple[NDArray[np.str_], NDArray[np.intp]]:
+    """(distinct sensor ids in the reference's order, each pair's index into them). The
+    reference sorts the ids as pandas read them: numbers when every id is a number (``2`` before
+    ``10``), else text."""
+    distinct, cluster = np.unique(ids, return_inverse=True)
+    numbers = pd.to_numeric(pd.Series(distinct), errors="coerce").to_numpy(dtype=float)
+    if distinct.size and np.isfinite(numbers).all():
+        order = np.lexsort((np.arange(distinct.size), numbers))
+        rank = np.empty_like(order)
+        rank[order] = np.arange(order.size)
+        distinct, cluster = distinct[order], rank[cluster]
+    return distinct, cluster.reshape(-1).astype(np.intp)
+
+
 def cg_diva(
     comp: ArrayLike,
     cgm: ArrayLike,
@@ -297,7 +311,8 @@ def cg_diva(
     """CG-DIVA of paired comparator and CGM values (mg/dL) with each pair's sensor: one
     :class:`CgDivaRange` per range of :data:`CG_DIVA_RANGES`.
 
-    Sensors are resampled as the reference implementation does: sorted distinct sensor ids,
+    Sensors are resampled as the reference implementation does: sorted distinct sensor ids
+    (as numbers when all are numbers),
     ``numpy.random.RandomState(seed)``, each resample ``choice(sensors, size=len(sensors))``
     — the same random numbers, so the same resamples, as theirs with that seed.
     """
@@ -313,7 +328,7 @@ def cg_diva(
     if names.shape != comp_a.shape:
         raise ValueError("cg_diva: one sensor per pair")
     ids = pd.Series(names, dtype=object).astype(str).to_numpy()
-    distinct, cluster = np.unique(ids, return_inverse=True)  # sorted ids, as the reference
+    distinct, cluster = _sorted_sensors(ids)
     n_sensors = distinct.size
     index, deviation, relative = deviations(comp_a, cgm_a)
     scopes = [index == 0, index == 1, index == 2, np.ones(comp_a.size, dtype=bool)]
