@@ -19,6 +19,8 @@ from typer.testing import CliRunner
 from ranking_core.cli import app
 from ranking_core.conformance import ConformanceDataError, compare_all, left_out_vectors
 from ranking_core.conformance.cg_diva import compare_cg_diva, published_results
+from ranking_core.conformance.ctca import PUBLISHED as PUBLISHED_CTCA
+from ranking_core.conformance.ctca import compare_ctca
 from ranking_core.conformance.ega import PUBLISHED_ZONES, differing_pairs, vignette_zones
 from ranking_core.conformance.ifdtulm import CELL_CRITERIA, compare_ifdtulm
 from ranking_core.conformance.seg_app import PUBLISHED, report_numbers
@@ -243,13 +245,25 @@ def test_cg_diva_results_reader_takes_the_r_files_stray_quote_apart(tmp_path: Pa
         published_results(path)
 
 
-def test_an_absent_cg_diva_folder_is_left_out_with_a_sentence(tmp_path: Path) -> None:
-    assert "cg-diva" in left_out_vectors(tmp_path)
-    assert compare_all(tmp_path, vectors=("cg-diva",)) == {}
+def test_absent_optional_folders_are_left_out_with_a_sentence(tmp_path: Path) -> None:
+    assert left_out_vectors(tmp_path).endswith("folder: cg-diva, ctca.")
+    assert compare_all(tmp_path, vectors=("cg-diva", "ctca")) == {}
     (tmp_path / "cg-diva").mkdir()
+    assert left_out_vectors(tmp_path).endswith("folder: ctca.")
+    (tmp_path / "ctca").mkdir()
     assert left_out_vectors(tmp_path) == ""
     with pytest.raises(ConformanceDataError, match=r"Test_Data\.csv: missing"):
         compare_all(tmp_path, vectors=("cg-diva",))
+
+
+def test_ctca_matches_their_published_figure(vectors: Path) -> None:
+    folder = vectors / "ctca"
+    if not folder.is_dir():
+        pytest.skip(f"{folder} is absent (the trend concurrence test data of IfDTUlm)")
+    rows = compare_ctca(folder)
+    assert all(row.agrees for row in rows), [r for r in rows if not r.agrees]
+    assert rows[0].ours == 0.0  # every comparator category as theirs, edges included
+    assert len(rows) == 1 + 7 * 8 + len(PUBLISHED_CTCA)
 
 
 # -- the command and the committed document -----------------------------------------------------

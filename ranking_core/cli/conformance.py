@@ -40,8 +40,8 @@ def conformance(
         Path | None,
         typer.Option(
             "--data",
-            help="Folder of the test vectors (ifdtulm-ci/, ega/, seg-app/, optional cg-diva/); "
-            "default $RISKGRID_CONFORMANCE.",
+            help="Folder of the test vectors (ifdtulm-ci/, ega/, seg-app/; optional: cg-diva/, "
+            "ctca/); default $RISKGRID_CONFORMANCE.",
         ),
     ] = None,
     out: Annotated[

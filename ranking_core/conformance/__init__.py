@@ -14,6 +14,8 @@ Vectors (:data:`VECTORS`):
 * ``cg-diva`` — CG-DIVA deviation intervals and sensor variability of the IfDTUlm test data
   (Eichenlaub et al., J Diabetes Sci Technol 2022); optional: left out when the data folder has
   no ``cg-diva/`` (:data:`OPTIONAL_VECTORS`).
+* ``ctca`` — the Clinical Trend Concurrence Analysis of the IfDTUlm trend test data (Eichenlaub,
+  Pleus, Freckmann); optional like ``cg-diva``.
 """
 
 from __future__ import annotations
@@ -120,6 +122,12 @@ def _cg_diva(data: Path, seg_table: object | None) -> list[Comparison]:
     return compare_cg_diva(data / "cg-diva")
 
 
+def _ctca(data: Path, seg_table: object | None) -> list[Comparison]:
+    from ranking_core.conformance.ctca import compare_ctca
+
+    return compare_ctca(data / "ctca")
+
+
 # name → (title, what it checks, comparison function of (data folder, SEG table or None))
 VECTORS: dict[str, tuple[str, str, Callable[[Path, object | None], list[Comparison]]]] = {
     "ifdtulm-ci": (
@@ -161,9 +169,20 @@ VECTORS: dict[str, tuple[str, str, Callable[[Path, object | None], list[Comparis
         "1 (inner interval) and 4 (outer interval) — the Monte Carlo error of 10,000 resamples.",
         _cg_diva,
     ),
+    "ctca": (
+        "Clinical Trend Concurrence Analysis",
+        "IfDTUlm CGM_Performance_Assessment, “Clinical Trend Concurrence Analysis” (commit "
+        "1627801c): 2,634 pairs with the comparator's rate of change and both categories; "
+        "their results as published in their figure `CTCA.png` (shares to one decimal: "
+        "tolerance 0.05; MARoC to two: 0.005). Our categories of the comparator's rate "
+        "(`ranking_core.meter.trend.ctca_category`) against theirs pair by pair (128 rates lie "
+        "exactly on a category edge), then the concurrence matrix, zones A–D and MARoC from "
+        "their categories by `ranking_core.meter.trend.trend_concurrence`.",
+        _ctca,
+    ),
 }
 # vectors left out, with a sentence saying so, when the data folder lacks their subfolder
-OPTIONAL_VECTORS = ("cg-diva",)
+OPTIONAL_VECTORS = ("cg-diva", "ctca")
 
 
 def compare_all(

@@ -72,6 +72,7 @@ TABLE_TITLES = {
     "ranges": "MARD, bias and shares within ±15/15 and ±20/20 by glucose range",
     "learned_categories": "Risk categories on the learned grid",
     "trend_agreement": "Trend agreement: sensor rate × reference rate (mg/dL/min), pairs and row %",
+    "trend_concurrence": "Clinical trend concurrence (CTCA): pairs and share in zones A–D, MARoC",
     "cg_diva": "CG-DIVA: median deviation, deviation intervals and sensor variability "
     "(mg/dL below comparator 70, % from 70)",
 }
@@ -244,6 +245,8 @@ class MeterReport:
             tables["learned_categories"] = self.learned_categories
         if self.trend is not None:
             tables["trend_agreement"] = self.trend.frame()
+            if self.trend.concurrence is not None:
+                tables["trend_concurrence"] = self.trend.concurrence.frame()
         if self.cg_diva is not None:
             tables["cg_diva"] = cg_diva_frame(self.cg_diva)
         return tables
