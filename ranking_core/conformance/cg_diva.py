@@ -53,7 +53,7 @@ def _read_results(path: Path) -> pd.DataFrame:
     rows = list(csv.reader(io.StringIO(text)))[:10]
     if not rows:
         raise ConformanceDataError(f"{path}: empty")
-    header, body = rows[0], []
+    header, body = rows[0], list[list[str]]()
     for row in rows[1:]:
         if len(row) == len(header) - 1:
             for i, cell in enumerate(row):

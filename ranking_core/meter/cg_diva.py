@@ -148,7 +148,7 @@ def resampled_quantiles(
     values: NDArray[np.float64],
     cluster: NDArray[np.intp],
     counts: NDArray[np.int64],
-    q: Sequence[float],
+    q: Sequence[float] | NDArray[np.float64],
 ) -> NDArray[np.float64]:
     """Quantiles ``q`` (linear, R type 7) of each resample of clusters.
 
@@ -287,7 +287,7 @@ def _interval_q(r: int) -> list[float]:
     return out
 
 
-def _sorted_sensors(ids: NDArray[np.str_]) -> tuple[NDArray[np.str_], NDArray[np.intp]]:
+def _sorted_sensors(ids: NDArray) -> tuple[NDArray, NDArray[np.intp]]:
     """(distinct sensor ids in the reference's order, each pair's index into them). The
     reference sorts the ids as pandas read them: numbers when every id is a number (``2`` before
     ``10``), else text."""
