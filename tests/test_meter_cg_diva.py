@@ -216,3 +216,14 @@ def test_figure_draws_both_intervals_of_three_ranges_and_the_inner_of_total() ->
     boxes = [p for p in fig.axes[0].patches if p.get_width() == 0.5]
     assert len(boxes) == 7
     assert figure_png(fig, dpi=40).startswith(b"\x89PNG")
+
+
+def test_too_many_sensors_leave_cg_diva_out_with_a_note(monkeypatch: pytest.MonkeyPatch) -> None:
+    import ranking_core.meter.verdicts as verdicts
+
+    monkeypatch.setattr(verdicts, "CG_DIVA_MAX_SENSORS", 3)
+    frame = _synthetic(sensors=4, per_sensor=10)
+    pairs = pd.DataFrame({"REF": frame["comp"], "BGM": frame["cgm"], "sensor": frame["sensor"]})
+    report = meter_report(pairs, None)
+    assert report.cg_diva is None and "cg_diva" not in report.to_dict()
+    assert any(m.startswith("CG-DIVA left out: 4 sensors and 40 pairs") for m in report.messages)

@@ -33,7 +33,7 @@ from ranking_core.meter.acceptance import (
     default_standards,
     get_profile,
 )
-from ranking_core.meter.cg_diva import CgDivaRange, cg_diva_frame, cg_diva_notes
+from ranking_core.meter.cg_diva import CgDivaRange, cg_diva_frame
 from ranking_core.meter.pairs import MeterPairs, name_rows, pairs_from_frame
 from ranking_core.meter.statistics import (
     add_intervals,
@@ -512,9 +512,8 @@ def meter_report(
         learned_categories = _category_table(learned, count)
         per_pair["learned_risk"] = _spread(learned[inverse], included)
 
-    divas = cg_diva_of(pairs, included)
-    if divas is not None:
-        messages.extend(cg_diva_notes(divas))
+    divas, diva_notes = cg_diva_of(pairs, included)
+    messages.extend(diva_notes)
     return MeterReport(
         pair_types=pair_types,
         accuracy=accuracy,
