@@ -274,6 +274,9 @@ def test_ctca_zones_of_every_cell_are_their_zone_count_lists():
     result = trend_concurrence(sensor, comparator, np.zeros(49))
     # cells per zone in their CTCA.py zone_count (rows of 2+3+2+1+2+3+2 for A, …)
     assert result.zone_counts == {"A": 15, "B": 8, "C": 9, "D": 17}
+    shown = result.frame()
+    assert shown["pairs"].tolist() == ["15", "8", "9", "17", ""]
+    assert shown["value"].tolist() == ["30.6 %", "16.3 %", "18.4 %", "34.7 %", "0.00 mg/dL/min"]
     edges = np.array([-3.0001, -3, -2.0001, -2, -1.0001, -1, 1, 1.0001, 2, 2.0001, 3, 3.0001])
     assert ctca_category(edges).tolist() == [0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6]
     assert ctca_category(np.array([np.nan])).tolist() == [-1]

@@ -110,13 +110,16 @@ class TrendConcurrence:
         }
 
     def frame(self) -> pd.DataFrame:
-        """Zones A–D: pairs and share (%), then MARoC."""
+        """As printed: zones A–D with their pairs and share (%, one decimal), then MARoC
+        (mg/dL/min, two decimals)."""
         percent = self.zone_percent
+        values = [f"{p:.1f} %" if np.isfinite(p) else "—" for p in percent.values()]
+        maroc = f"{self.maroc:.2f} mg/dL/min" if np.isfinite(self.maroc) else "—"
         return pd.DataFrame(
             {
-                "zone": [*ZONES, "MARoC (mg/dL/min)"],
-                "count": [*self.zone_counts.values(), None],
-                "percent": [*percent.values(), self.maroc],
+                "measure": [*(f"zone {z}" for z in ZONES), "MARoC"],
+                "pairs": [f"{c:,}" for c in self.zone_counts.values()] + [""],
+                "value": [*values, maroc],
             }
         )
 
