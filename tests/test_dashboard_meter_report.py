@@ -62,3 +62,22 @@ def test_the_device_and_the_standards_are_the_users_choice(tmp_path, monkeypatch
     profiles = [p.replace("\\", "") for p in criteria["Profile"]]
     assert profiles == ["ISO 15197:2013"] * 2 + ["CLSI POCT12-A3 (hospital meters)"] * 2
     assert not any("iCGM" in h.value for h in at.subheader)
+
+
+def test_pairs_with_sensors_show_cg_diva_on_the_page(tmp_path, monkeypatch):
+    import numpy as np
+
+    from tests.dashboard_support import upload_meter_csv
+
+    fresh_machine(tmp_path, monkeypatch)
+    rng = np.random.default_rng(4)
+    lines = ["REF,BGM,sensor"]
+    for s in range(5):
+        for ref in rng.uniform(45, 330, 30).round(1):
+            lines.append(f"{ref},{ref * (1 + rng.normal(0, 0.1)):.1f},S{s}")
+    at = open_app("meter")
+    upload_meter_csv(at, "cgm.csv", ("\n".join(lines) + "\n").encode())
+    table = next(t.value for t in at.table if "Median deviation" in list(t.value.iloc[:, 0]))
+    columns = [c.replace("\\", "") for c in table.columns]  # headers are Markdown-escaped
+    assert columns == ["Measure", "<70", "70-180", ">180", "total"]
+    assert not at.exception  # the CG-DIVA figure beside the table was drawn without error

@@ -29,6 +29,7 @@ from ranking_core.inputs.series import SERIES_FORMATS, GlucoseSeries, read_serie
 from ranking_core.meter import MeterPairs, MeterReport, PairsFileError, meter_report, read_pairs
 from ranking_core.meter.acceptance import JudgeSettings, default_standards
 from ranking_core.meter.bounds import BOUNDS
+from ranking_core.meter.cg_diva import CG_DIVA_CAPTION
 from ranking_core.meter.display import FAILS, MEETS, NO_PAIRS, PASSES, VERDICT, display_frame
 from ranking_core.meter.document import (
     VERDICT_COLOURS,
@@ -39,7 +40,7 @@ from ranking_core.meter.document import (
 )
 from ranking_core.meter.export import figure_html, safe_csv
 from ranking_core.meter.figures import bland_altman_figure
-from ranking_core.meter.grid_plots import PNG_DPI, figure_png, grid_plot
+from ranking_core.meter.grid_plots import PNG_DPI, cg_diva_plot, figure_png, grid_plot
 from ranking_core.meter.pairing import Pairing, pair_series
 from ranking_core.meter.report import HYPO_MISSED_RULE, device_of, pair_results
 from ranking_core.meter.standards import DEVICES, STANDARDS
@@ -578,6 +579,12 @@ for i, name in enumerate(side_by_side):
     if name in report.zone_grids:
         column.caption(plain(get_grid(report.zone_grids[name]).purpose))
     show_table(name, tables[name], column)
+    if name == "cg_diva" and report.cg_diva is not None:
+        column.image(
+            figure_png(cg_diva_plot(report.cg_diva), dpi=SCREEN_DPI),
+            width="stretch",
+            caption=CG_DIVA_CAPTION,
+        )
 if "risk_categories" in tables:
     st.markdown(f"**{titles['risk_categories']}**")
     show_table("risk_categories", tables["risk_categories"])

@@ -397,4 +397,9 @@ def meter_report(
         for name, figure in report_figures(report, table, learned).items():
             paths.append(out_dir / f"{name}.png")  # the report's plots: no browser needed
             paths[-1].write_bytes(figure_png(figure))
+        if report.cg_diva is not None:
+            from ranking_core.meter.grid_plots import cg_diva_plot
+
+            paths.append(out_dir / "cg_diva.png")
+            paths[-1].write_bytes(figure_png(cg_diva_plot(report.cg_diva)))
         console.print(f"wrote {len(paths)} files to {shown(out_dir)}", highlight=False)

@@ -11,6 +11,11 @@ Vectors (:data:`VECTORS`):
   IfDTUlm reference implementation (Stephan et al., Diabetes Technol Ther 2022).
 * ``ega`` — Clarke and Parkes (type 1) zone counts of the R package ega's example data.
 * ``seg-app`` — the official SEG app's reports of its two example files (needs the SEG table).
+* ``cg-diva`` — CG-DIVA deviation intervals and sensor variability of the IfDTUlm test data
+  (Eichenlaub et al., J Diabetes Sci Technol 2022); optional: left out when the data folder has
+  no ``cg-diva/`` (:data:`OPTIONAL_VECTORS`).
+* ``ctca`` — the Clinical Trend Concurrence Analysis of the IfDTUlm trend test data (Eichenlaub,
+  Pleus, Freckmann); optional like ``cg-diva``.
 """
 
 from __future__ import annotations
@@ -24,12 +29,14 @@ from pathlib import Path
 __all__ = [
     "CONFORMANCE_ENV",
     "MAX_VECTOR_BYTES",
+    "OPTIONAL_VECTORS",
     "VECTORS",
     "Comparison",
     "ConformanceDataError",
     "check_file",
     "compare_all",
     "conformance_markdown",
+    "left_out_vectors",
 ]
 
 CONFORMANCE_ENV = "RISKGRID_CONFORMANCE"
@@ -109,6 +116,18 @@ def _seg_app(data: Path, seg_table: object | None) -> list[Comparison]:
     return compare_seg_app(data / "seg-app", seg_table)  # type: ignore[arg-type]
 
 
+def _cg_diva(data: Path, seg_table: object | None) -> list[Comparison]:
+    from ranking_core.conformance.cg_diva import compare_cg_diva
+
+    return compare_cg_diva(data / "cg-diva")
+
+
+def _ctca(data: Path, seg_table: object | None) -> list[Comparison]:
+    from ranking_core.conformance.ctca import compare_ctca
+
+    return compare_ctca(data / "ctca")
+
+
 # name → (title, what it checks, comparison function of (data folder, SEG table or None))
 VECTORS: dict[str, tuple[str, str, Callable[[Path, object | None], list[Comparison]]]] = {
     "ifdtulm-ci": (
@@ -138,7 +157,32 @@ VECTORS: dict[str, tuple[str, str, Callable[[Path, object | None], list[Comparis
         "digit (0.05).",
         _seg_app,
     ),
+    "cg-diva": (
+        "CG-DIVA deviation intervals and sensor variability",
+        "IfDTUlm CGM_Performance_Assessment, “CG-DIVA” v1.0 (commit 1627801c): 3,600 pairs of "
+        "24 sensors; their Python and R results (10,000 resamples over sensors, seed 1). Ranges "
+        "by the comparator value; deviations in mg/dL below 70, % from 70 (Total: %). Ours from "
+        "`ranking_core.meter.cg_diva.cg_diva` (what `riskgrid meter-report` shows for pairs "
+        "with a sensor column). Medians and variabilities are deterministic (tolerance 1e-6; "
+        "their smallest and largest sensor medians are printed to two decimals: 0.005); their "
+        "Python draws the same resamples as ours (1e-6); their R draws its own, compared within "
+        "1 (inner interval) and 4 (outer interval) — the Monte Carlo error of 10,000 resamples.",
+        _cg_diva,
+    ),
+    "ctca": (
+        "Clinical Trend Concurrence Analysis",
+        "IfDTUlm CGM_Performance_Assessment, “Clinical Trend Concurrence Analysis” (commit "
+        "1627801c): 2,634 pairs with the comparator's rate of change and both categories; "
+        "their results as published in their figure `CTCA.png` (shares to one decimal: "
+        "tolerance 0.05; MARoC to two: 0.005). Our categories of the comparator's rate "
+        "(`ranking_core.meter.trend.ctca_category`) against theirs pair by pair (128 rates lie "
+        "exactly on a category edge), then the concurrence matrix, zones A–D and MARoC from "
+        "their categories by `ranking_core.meter.trend.trend_concurrence`.",
+        _ctca,
+    ),
 }
+# vectors left out, with a sentence saying so, when the data folder lacks their subfolder
+OPTIONAL_VECTORS = ("cg-diva", "ctca")
 
 
 def compare_all(
@@ -150,6 +194,8 @@ def compare_all(
     out = {}
     for name in chosen:
         if name == "seg-app" and seg_table is None:
+            continue
+        if name in OPTIONAL_VECTORS and not (data / name).is_dir():
             continue
         out[name] = VECTORS[name][2](data, seg_table)
     return out
@@ -211,6 +257,15 @@ def conformance_markdown(results: dict[str, list[Comparison]], left_out: str = "
             )
             lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def left_out_vectors(data: Path) -> str:
+    """A sentence naming the optional vectors whose folder ``data`` lacks (empty when none)."""
+    absent = [name for name in OPTIONAL_VECTORS if not (data / name).is_dir()]
+    if not absent:
+        return ""
+    names = ", ".join(absent)
+    return f"Left out for want of their folder in the data folder: {names}."
 
 
 def default_data_folder(environ: dict[str, str] | None = None) -> Path | None:

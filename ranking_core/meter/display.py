@@ -68,6 +68,20 @@ _OVERRIDES = {
         "pairs": "Pairs counted / in range",
     },
     "binomial": {"n": "Pairs analysed"},
+    "cg_diva": {
+        "range": "Comparator range (mg/dL)",
+        "unit": "Deviation unit",
+        "pairs": "Pairs",
+        "sensors": "Sensors",
+        "median": "Median deviation",
+        "di1_lower": "Inner interval, lower",
+        "di1_upper": "Inner interval, upper",
+        "di2_lower": "Outer interval, lower",
+        "di2_upper": "Outer interval, upper",
+        "between_sensor_min": "Sensor medians, smallest",
+        "between_sensor_max": "Sensor medians, largest",
+        "within_sensor_90": "Within-sensor 90 % range, median",
+    },
 }
 _MGDL = re.compile(r"(?<![\d.])(?:(\d+(?:\.\d+)?)–)?(\d+(?:\.\d+)?) mg/dL")
 

@@ -33,6 +33,7 @@ from ranking_core.meter.acceptance import (
     default_standards,
     get_profile,
 )
+from ranking_core.meter.cg_diva import CgDivaRange, cg_diva_frame
 from ranking_core.meter.pairs import MeterPairs, name_rows, pairs_from_frame
 from ranking_core.meter.statistics import (
     add_intervals,
@@ -44,7 +45,7 @@ from ranking_core.meter.statistics import (
     range_statistics,
 )
 from ranking_core.meter.trend import TrendAgreement
-from ranking_core.meter.verdicts import device_of, judge_pairs, trend_of
+from ranking_core.meter.verdicts import cg_diva_of, device_of, judge_pairs, trend_of
 from ranking_core.version import riskgrid_version
 
 __all__ = [
@@ -71,6 +72,9 @@ TABLE_TITLES = {
     "ranges": "MARD, bias and shares within ±15/15 and ±20/20 by glucose range",
     "learned_categories": "Risk categories on the learned grid",
     "trend_agreement": "Trend agreement: sensor rate × reference rate (mg/dL/min), pairs and row %",
+    "trend_concurrence": "Clinical trend concurrence (CTCA): pairs and share in zones A–D, MARoC",
+    "cg_diva": "CG-DIVA: median deviation, deviation intervals and sensor variability "
+    "(mg/dL below comparator 70, % from 70)",
 }
 # ISO 15197 bands of |BGM − REF| (mg/dL below REF 100, % of REF from 100), upper bound included
 ISO_RANGES = (
@@ -221,6 +225,7 @@ class MeterReport:
     standards: tuple[str, ...] = ()
     group_column: str = ""
     trend: TrendAgreement | None = None
+    cg_diva: tuple[CgDivaRange, ...] | None = None
 
     def tables(self) -> dict[str, pd.DataFrame]:
         """The summary tables present, by name, in report order (zone tables by grid family)."""
@@ -240,6 +245,10 @@ class MeterReport:
             tables["learned_categories"] = self.learned_categories
         if self.trend is not None:
             tables["trend_agreement"] = self.trend.frame()
+            if self.trend.concurrence is not None:
+                tables["trend_concurrence"] = self.trend.concurrence.frame()
+        if self.cg_diva is not None:
+            tables["cg_diva"] = cg_diva_frame(self.cg_diva)
         return tables
 
     def titles(self) -> dict[str, str]:
@@ -287,6 +296,8 @@ class MeterReport:
         }
         if self.trend is not None:
             out["trend_agreement"] = self.trend.to_dict()
+        if self.cg_diva is not None:
+            out["cg_diva"] = [row.to_dict() for row in self.cg_diva]
         out["provenance"] = dict(self.provenance)
         out["acceptance_notes"] = list(self.acceptance_notes)
         out["caveats"] = list(self.caveats)
@@ -501,6 +512,8 @@ def meter_report(
         learned_categories = _category_table(learned, count)
         per_pair["learned_risk"] = _spread(learned[inverse], included)
 
+    divas, diva_notes = cg_diva_of(pairs, included)
+    messages.extend(diva_notes)
     return MeterReport(
         pair_types=pair_types,
         accuracy=accuracy,
@@ -525,6 +538,7 @@ def meter_report(
         standards=tuple(judge.standards),
         group_column=pairs.group_column,
         trend=trend_of(pairs, included, rate_gap),
+        cg_diva=None if divas is None else tuple(divas),
     )
 
 
