@@ -70,7 +70,9 @@ def test_report_without_seg_table_explains_and_reports_the_rest(pairs_file, tmp_
     assert (tmp_path / "files" / "bland_altman.html").exists()
     assert (tmp_path / "files" / "iso_ranges.csv").exists()
     files = {p.name for p in (tmp_path / "files").glob("*.png")}
-    assert files == {"dts.png", "clarke.png", "parkes-type1.png"}  # no SEG plot without its table
+    plots = {"dts", "clarke", "parkes-type1", "bland_altman"}  # no SEG plot without its table
+    assert files == {f"{name}.png" for name in plots}
+    assert {p.name for p in (tmp_path / "files").glob("*.pdf")} == {f"{n}.pdf" for n in plots}
 
 
 def test_unreadable_pairs_exit_with_the_rule(tmp_path):

@@ -76,7 +76,7 @@ def test_html_escapes_text_and_embeds_the_same_figures(parts):
     page = report_html(blocks)
     assert "study &lt;A&gt;.csv" in page and "<A>" not in page
     figures = sum(1 for b in blocks if type(b).__name__ == "FigureBlock")
-    assert figures == 5  # SEG, DTS, Clarke, Parkes type 1, learned
+    assert figures == 6  # Bland–Altman, SEG, DTS, Clarke, Parkes type 1, learned
     assert page.count("data:image/png;base64,") == figures
     for grid in grids():
         assert grid.title in page

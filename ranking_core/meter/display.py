@@ -13,7 +13,18 @@ import pandas as pd
 
 from ranking_core.inputs import MGDL_PER_MMOLL
 
-__all__ = ["COLUMN_NAMES", "FAILS", "PASSES", "VERDICT", "display_frame", "glucose_text"]
+__all__ = [
+    "ACCEPTANCE_SHOWN",
+    "COLUMN_NAMES",
+    "FAILS",
+    "PASSES",
+    "VERDICT",
+    "acceptance_summary",
+    "display_frame",
+    "glucose_text",
+    "profile_title",
+    "value_text",
+]
 
 WIDE = 8  # tables with more columns are shown transposed (one column per row of the original)
 PASSES, FAILS, MEETS, NO_PAIRS = "passes", "fails", "meets", "no pairs in range"
@@ -45,6 +56,7 @@ COLUMN_NAMES = {
     "zone": "Zone",
     "meaning": "Meaning",
     "profile": "Profile",
+    "group": "Group",
     "criterion": "Criterion",
     "required_percent": "Required (%)",
     "rule": "Rule",
@@ -68,7 +80,20 @@ _OVERRIDES = {
     },
     "binomial": {"n": "Pairs analysed"},
 }
-_PROFILE_TITLES = {"iso15197": "ISO 15197:2013", "icgm": "FDA iCGM"}
+# the acceptance table's columns shown to a reader, in order, those present (a table may carry
+# more: they stay in the JSON and CSV files)
+ACCEPTANCE_SHOWN = (
+    "profile",
+    "group",
+    "id",
+    "criterion",
+    "pairs",
+    "percent",
+    "lower_bound_percent",
+    "required_percent",
+    "rule",
+    "passes",
+)
 _MGDL = re.compile(r"(?<![\d.])(?:(\d+(?:\.\d+)?)–)?(\d+(?:\.\d+)?) mg/dL")
 
 
@@ -86,6 +111,51 @@ def glucose_text(text: str, unit: str) -> str:
         return f"{mmol} mmol/L ({high} mg/dL)"
 
     return _MGDL.sub(both, text)
+
+
+def profile_title(name: object) -> str:
+    """The title of a registered acceptance profile (its registry's ``title``); an unknown name
+    as it is."""
+    from ranking_core.meter.acceptance import get_profile
+
+    try:
+        return str(get_profile(str(name)).title)
+    except ValueError:
+        return str(name)
+
+
+def acceptance_summary(acceptance: pd.DataFrame) -> list[str]:
+    """One sentence per judged profile (those in the table, in order): its title, its citation
+    from the registry and how each of its criteria is judged, e.g. "FDA iCGM: 21 CFR 862.1355…
+    Verdicts, by criterion: A, …, G: 95 % lower bound > required; H, I: no pair allowed."."""
+    from ranking_core.meter.acceptance import get_profile
+
+    sentences = []
+    for name, rows in acceptance.groupby("profile", sort=False):
+        try:
+            profile = get_profile(str(name))
+            title, citation = str(profile.title), str(getattr(profile, "citation", ""))
+            source = citation if citation.startswith(title) else f"{title}: {citation}"
+        except ValueError:
+            source = str(name)
+        rules = [
+            f"{', '.join(dict.fromkeys(map(str, same['id'])))}: {rule}"
+            for rule, same in rows.groupby("rule", sort=False)
+        ]
+        sentences.append(f"{source}. Verdicts, by criterion: {'; '.join(rules)}.")
+    return sentences
+
+
+def value_text(value: object) -> str:
+    """A provenance value as text: whole numbers with thousands separators, other numbers to 4
+    significant digits, text as it is."""
+    if isinstance(value, bool | np.bool_):
+        return "yes" if value else "no"
+    if isinstance(value, int | np.integer):
+        return f"{int(value):,}"
+    if isinstance(value, float | np.floating):
+        return f"{float(value):.4g}"
+    return str(value)
 
 
 def _number(value: object) -> str:
@@ -145,19 +215,7 @@ def display_frame(
         frame = frame.drop(columns=["count", "n"]).assign(
             pairs=[f"{c:,} / {n:,}" for c, n in zip(frame["count"], frame["n"], strict=True)]
         )
-        frame = frame[
-            [
-                "profile",
-                "id",
-                "criterion",
-                "pairs",
-                "percent",
-                "lower_bound_percent",
-                "required_percent",
-                "rule",
-                "passes",
-            ]
-        ]
+        frame = frame[[c for c in ACCEPTANCE_SHOWN if c in frame]]
     if unit == "mmol/L" and "bias_mg_dl" in frame:
         at = list(frame.columns).index("bias_mg_dl") + 1
         frame.insert(at, "bias_mmol_l", frame["bias_mg_dl"] / MGDL_PER_MMOLL)
@@ -167,7 +225,7 @@ def display_frame(
         if column in ("passes", "meets"):
             text[column] = [_verdict(v, MEETS if column == "meets" else PASSES) for v in values]
         elif column == "profile":
-            text[column] = [_PROFILE_TITLES.get(v, v) for v in values]
+            text[column] = [profile_title(v) for v in values]
         elif column == "bias_mmol_l":
             text[column] = [f"{v:.2f}" if np.isfinite(v) else "—" for v in values]
         elif values.dtype == object or isinstance(values.dtype, pd.CategoricalDtype):
