@@ -39,3 +39,16 @@ def test_report_is_built_on_request_and_names_every_grid_shown(tmp_path, monkeyp
         assert title in text
     at.radio(key="meter_parkes").set_value(2).run()
     assert at.radio(key="meter_grid").options[-1] == "Parkes Error Grid, type 2"
+
+
+def test_page_names_the_profiles_and_offers_the_bland_altman_plot(tmp_path, monkeypatch):
+    fresh_machine(tmp_path, monkeypatch)
+    at = open_app("meter")
+    assert not at.exception
+    assert "Acceptance criteria (ISO 15197:2013, FDA iCGM)" in [h.value for h in at.subheader]
+    labels = {b.proto.label for b in at.get("download_button")}
+    assert {"Bland–Altman plot as PNG", "Bland–Altman plot as PDF"} <= labels
+    captions = [i.proto.imgs[0].caption for i in at.get("image")]
+    assert any(c.startswith("Modified Bland–Altman plot: 200 analysed pairs") for c in captions)
+    pairs = next(d for d in at.dataframe if "seg_risk_category_id" not in d.value.columns)
+    assert "error_direction" not in pairs.value.columns  # in the download only
