@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import html
 import os
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -242,24 +243,35 @@ VERDICT_COLOURS = {PASSES: "#1a7f37", MEETS: "#1a7f37", FAILS: "#b42318"}
 
 _CSS = """body{font-family:DejaVu Sans,Arial,sans-serif;max-width:1000px;margin:2em auto;
 color:#111}table{border-collapse:collapse;margin:.5em 0 1.2em;font-size:.85em}
-td,th{border:1px solid #bbb;padding:2px 6px;text-align:right}th{background:#eee}
-td:first-child,th:first-child{text-align:left}.caution{background:#fff3cd;padding:.4em;
-border-left:4px solid #e0a800}img{width:100%;max-width:760px}h4{margin:.8em 0 .2em}"""
+td,th{border:1px solid #bbb;padding:2px 6px;text-align:left;vertical-align:top}
+th{background:#eee}td.number{text-align:right;white-space:nowrap}.caution{background:#fff3cd;
+padding:.4em;border-left:4px solid #e0a800}img{width:100%;max-width:760px}
+h4{margin:.8em 0 .2em}"""
+_NUMBER = re.compile(r"[-+−]?[\d,]*\d(\.\d+)?( / [\d,]+)?|[\d.]+–[\d.]+|—")
+
+
+def _html_table(frame: pd.DataFrame) -> str:
+    """A table of text as HTML: every header and cell escaped; columns of numbers (counts,
+    shares, intervals) right-aligned, text left-aligned and wrapped; verdicts in their colour."""
+    head = "".join(f"<th>{escaped(c)}</th>" for c in frame.columns)
+    numbers = [all(_NUMBER.fullmatch(str(v)) for v in frame[column]) for column in frame.columns]
+    rows = []
+    for row in frame.itertuples(index=False):
+        cells = []
+        for value, number in zip(map(str, row), numbers, strict=True):
+            if value in VERDICT_COLOURS:
+                style = f' style="color:{VERDICT_COLOURS[value]};font-weight:bold"'
+            else:
+                style = ' class="number"' if number else ""
+            cells.append(f"<td{style}>{escaped(value)}</td>")
+        rows.append(f"<tr>{''.join(cells)}</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
 
 
 def escaped(text: object) -> str:
     """Text for HTML or a ReportLab paragraph: control and bidi characters shown escaped
     (:func:`~ranking_core.inputs.text.printable`), then HTML-escaped."""
     return html.escape(printable(text))
-
-
-def _printable_frame(frame: pd.DataFrame) -> pd.DataFrame:
-    """The table with control and bidi characters in its text cells and headers escaped."""
-    shown = frame.rename(columns=lambda column: printable(column))
-    for column in shown.columns:
-        if shown[column].dtype == object:
-            shown[column] = shown[column].map(lambda v: printable(v) if isinstance(v, str) else v)
-    return shown
 
 
 def report_html(blocks: list[Block]) -> str:
@@ -273,13 +285,7 @@ def report_html(blocks: list[Block]) -> str:
             css = ' class="caution"' if block.caution else ""
             parts.append(f"<p{css}>{escaped(block.text)}</p>")
         elif isinstance(block, TableBlock):
-            table = _printable_frame(block.frame).to_html(index=False, escape=True, border=0)
-            for verdict, colour in VERDICT_COLOURS.items():
-                table = table.replace(
-                    f"<td>{verdict}</td>",
-                    f'<td style="color:{colour};font-weight:bold">{verdict}</td>',
-                )
-            parts.append(f"<h4>{escaped(block.title)}</h4>{table}")
+            parts.append(f"<h4>{escaped(block.title)}</h4>{_html_table(block.frame)}")
         else:
             data = base64.b64encode(figure_png(block.figure)).decode("ascii")
             parts.append(
