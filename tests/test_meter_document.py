@@ -65,6 +65,8 @@ def test_pdf_opens_and_names_every_grid_and_the_data(parts):
         "Binomial accuracy test",
         "by glucose range",
         "≥ 100 mg/dL",
+        "Modified Bland–Altman plot",
+        "95 % limits of agreement",
     ):
         assert needle in text, needle
     counts = report.zones["dts"]["count"].tolist()
@@ -78,6 +80,8 @@ def test_html_escapes_text_and_embeds_the_same_figures(parts):
     figures = sum(1 for b in blocks if type(b).__name__ == "FigureBlock")
     assert figures == 6  # Bland–Altman, SEG, DTS, Clarke, Parkes type 1, learned
     assert page.count("data:image/png;base64,") == figures
+    assert "<figcaption>Modified Bland–Altman plot: " in page
+    assert "<h2>Modified Bland–Altman plot</h2>" in page
     for grid in grids():
         assert grid.title in page
 
