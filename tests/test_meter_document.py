@@ -241,17 +241,20 @@ def test_column_widths_fill_the_width_and_never_cut_a_word():
 
 
 def test_headings_name_only_the_profiles_judged():
+    from ranking_core.meter.acceptance import get_profile
+
+    icgm, iso = get_profile("icgm"), get_profile("iso15197")
     report = meter_report(pd.DataFrame({"BGM": BGM, "REF": REF}), None, profiles=("icgm",))
-    assert report.titles()["acceptance"] == "Acceptance criteria (FDA iCGM)"
+    assert report.titles()["acceptance"] == f"Acceptance criteria ({icgm.title})"
     blocks = report_blocks(report)
     headings = [b.text for b in blocks if type(b).__name__ == "Heading"]
-    assert "Acceptance criteria: FDA iCGM" in headings
+    assert f"Acceptance criteria: {icgm.title}" in headings
     named = headings + [b.title for b in blocks if type(b).__name__ == "TableBlock"]
-    assert not [h for h in named if "15197:2013" in h]
+    assert not [h for h in named if iso.title in h]
     summary = [b.text for b in blocks if type(b).__name__ == "Text" and "Verdicts" in b.text]
-    assert len(summary) == 1 and summary[0].startswith("FDA iCGM: 21 CFR 862.1355")
+    assert len(summary) == 1 and summary[0].startswith(f"{icgm.title}: {icgm.citation}")
     page = report_html(blocks)
-    assert "<h2>Acceptance criteria: FDA iCGM</h2>" in page
-    assert "<h4>Acceptance criteria (FDA iCGM)</h4>" in page
-    both = meter_report(pd.DataFrame({"BGM": BGM, "REF": REF}), None)
-    assert both.titles()["acceptance"] == "Acceptance criteria (ISO 15197:2013, FDA iCGM)"
+    assert f"<h2>Acceptance criteria: {icgm.title}</h2>" in page
+    assert f"<h4>Acceptance criteria ({icgm.title})</h4>" in page
+    both = meter_report(pd.DataFrame({"BGM": BGM, "REF": REF}), None, profiles=("iso15197", "icgm"))
+    assert both.titles()["acceptance"] == f"Acceptance criteria ({iso.title}, {icgm.title})"

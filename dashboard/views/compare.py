@@ -28,7 +28,7 @@ from ranking_core.experiments.learners import compare_learners
 from ranking_core.experiments.seg import learning_curves
 from ranking_core.filters import FILTERS
 from ranking_core.grids.compare import DIFFERENCE_BINS, RISK_CATEGORIES, compare_grids
-from ranking_core.grids.files import GridFileError, read_grid_file
+from ranking_core.grids.files import GRID_FILE_SUFFIXES, GridFileError, read_grid_file
 from ranking_core.grids.learned import GLUCOSE_AXIS
 from ranking_core.grids.registry import get_grid
 from ranking_core.grids.seg import SEGTable
@@ -67,7 +67,7 @@ if not public_mode():  # the public demo takes no uploads
     ):
         upload = st.file_uploader(
             "Grid file: 601 × 601 risks, rows = reference, columns = measured 0–600 mg/dL",
-            type=["npy", "csv"],
+            type=[suffix.removeprefix(".") for suffix in GRID_FILE_SUFFIXES],
             key="compare_upload",
         )
 uploaded_grids: dict[str, NDArray] = {}

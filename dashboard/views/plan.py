@@ -12,6 +12,7 @@ import streamlit as st
 from dashboard import figures
 from dashboard.common import init_state, plain, public_mode, read_upload, size_limit
 from ranking_core.grids.learned import GLUCOSE_AXIS
+from ranking_core.inputs import format_names, upload_types
 from ranking_core.learn import learn_panel
 from ranking_core.meter.export import safe_csv
 from ranking_core.panels import (
@@ -62,8 +63,8 @@ data_key = "none"
 if source == SOURCES[1]:
     c = st.columns([3, 1])
     upload = c[0].file_uploader(
-        "Ratings: columns reference, estimate, rating (0..4), optional rater; CSV, TSV or XLSX",
-        type=["csv", "tsv", "txt", "xlsx"],
+        f"Ratings: columns reference, estimate, rating (0..4), optional rater; {format_names()}",
+        type=upload_types(),
         key="plan_upload",
     )
     unit = c[1].radio(

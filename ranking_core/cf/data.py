@@ -31,7 +31,7 @@ import pandas as pd
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
-from ranking_core.inputs import Limits, open_binary, read_text
+from ranking_core.inputs import Limits, open_binary, read_text, reader_named
 
 Source = str | os.PathLike | IO[bytes] | bytes
 
@@ -285,7 +285,7 @@ def _jester_table(source: Source, label: str) -> tuple[NDArray[np.float64], NDAr
         raise ValueError(
             f"{label}: the legacy Excel .xls format is not accepted; save the sheet as .xlsx or CSV"
         )
-    if suffix in (".xlsx", ".xlsm"):
+    if suffix in reader_named("xlsx").suffixes:
         from ranking_core.inputs.xlsx import xlsx_rows
 
         with open_binary(source, label) as binary, xlsx_rows(binary, label, Limits()) as (rows, _):

@@ -23,6 +23,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ranking_core.grids.lattice import GLUCOSE_MAX
 from ranking_core.grids.registry import risk_grid
+from ranking_core.inputs import reader_named
 from ranking_core.validation import describe_rows
 
 __all__ = [
@@ -31,6 +32,7 @@ __all__ = [
     "MISSING_SEG_MESSAGE",
     "SEG_COLUMNS",
     "SEG_TABLE_ENV",
+    "SEG_TABLE_SUFFIXES",
     "SEGTable",
     "SEGTableError",
     "SEGTableMissing",
@@ -40,6 +42,9 @@ __all__ = [
 ]
 
 SEG_TABLE_ENV = "SEG_TABLE"
+# the SEG table's files: CSV, gzip-compressed CSV, and the input layer's workbooks (READERS)
+WORKBOOK_SUFFIXES = reader_named("xlsx").suffixes
+SEG_TABLE_SUFFIXES = (".csv", ".gz", *WORKBOOK_SUFFIXES)
 SEG_COLUMNS = ("RiskPairID", "REF", "BGM", "RiskFactor", "abs_risk")
 MISSING_SEG_MESSAGE = (
     "No SEG risk table is configured. riskgrid does not ship the official Surveillance Error Grid "
@@ -201,7 +206,7 @@ def load_seg_table(path: str | os.PathLike | IO[bytes], name: str | None = None)
             f"{label}: the legacy Excel .xls format is not accepted; accepted: CSV, CSV.gz or XLSX"
         )
     try:
-        if suffixes and suffixes[-1].lower() == ".xlsx":
+        if suffixes and suffixes[-1].lower() in WORKBOOK_SUFFIXES:
             frame = pd.read_excel(path, engine="openpyxl")
         else:
             compression = "gzip" if suffixes and suffixes[-1].lower() == ".gz" else "infer"

@@ -83,8 +83,8 @@ _OVERRIDES = {
 # the acceptance table's columns shown to a reader, in order, those present (a table may carry
 # more: they stay in the JSON and CSV files)
 ACCEPTANCE_SHOWN = (
-    "profile",
     "group",
+    "profile",
     "id",
     "criterion",
     "pairs",

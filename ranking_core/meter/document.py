@@ -13,10 +13,8 @@ The PDF layout is :mod:`ranking_core.meter.pdf`.
 from __future__ import annotations
 
 import base64
-import html
 import os
 import re
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -26,15 +24,16 @@ from numpy.typing import ArrayLike
 
 from ranking_core.grids.registry import RiskGrid, get_grid, grids
 from ranking_core.grids.seg import MISSING_SEG_MESSAGE, SEGTable
-from ranking_core.inputs.text import printable
-from ranking_core.meter.display import (
-    FAILS,
-    MEETS,
-    PASSES,
-    acceptance_summary,
-    display_frame,
-    value_text,
+from ranking_core.meter.blocks import (
+    VERDICT_COLOURS,
+    Block,
+    FigureBlock,
+    Heading,
+    TableBlock,
+    Text,
+    escaped,
 )
+from ranking_core.meter.display import acceptance_summary, display_frame, value_text
 from ranking_core.meter.grid_plots import (
     bland_altman,
     bland_altman_caption,
@@ -63,33 +62,6 @@ SEG_TOOL_TABLES = (
     "iso_ranges",
     "binomial",
 )
-
-
-@dataclass(frozen=True)
-class Heading:
-    text: str
-    level: int = 1
-
-
-@dataclass(frozen=True)
-class Text:
-    text: str
-    caution: bool = False
-
-
-@dataclass(frozen=True)
-class TableBlock:
-    title: str
-    frame: pd.DataFrame  # already formatted as text (display_frame)
-
-
-@dataclass(frozen=True)
-class FigureBlock:
-    caption: str
-    figure: Figure
-
-
-Block = Heading | Text | TableBlock | FigureBlock
 
 
 def report_figures(
@@ -236,9 +208,6 @@ def report_blocks(
     return blocks
 
 
-# verdicts in the colour of their meaning (green passes, red fails), in every document
-VERDICT_COLOURS = {PASSES: "#1a7f37", MEETS: "#1a7f37", FAILS: "#b42318"}
-
 # --- HTML -------------------------------------------------------------------------------------
 
 _CSS = """body{font-family:DejaVu Sans,Arial,sans-serif;max-width:1000px;margin:2em auto;
@@ -266,12 +235,6 @@ def _html_table(frame: pd.DataFrame) -> str:
             cells.append(f"<td{style}>{escaped(value)}</td>")
         rows.append(f"<tr>{''.join(cells)}</tr>")
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
-
-
-def escaped(text: object) -> str:
-    """Text for HTML or a ReportLab paragraph: control and bidi characters shown escaped
-    (:func:`~ranking_core.inputs.text.printable`), then HTML-escaped."""
-    return html.escape(printable(text))
 
 
 def report_html(blocks: list[Block]) -> str:
