@@ -230,3 +230,35 @@ def test_out_dir_writes_the_bland_altman_plot_without_a_browser(tmp_path, monkey
     assert result.exit_code == 0, result.output
     assert (tmp_path / "o" / "bland_altman.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (tmp_path / "o" / "bland_altman.pdf").read_bytes()[:5] == b"%PDF-"
+
+
+def test_fail_on_verdict_names_the_group_of_each_failure(tmp_path, monkeypatch):
+    monkeypatch.delenv("SEG_TABLE", raising=False)
+    # site A reads exactly; site B reads double on half its pairs: ISO 15197 criterion 1 fails
+    rows = [(r, r, "A") for r in range(100, 200, 5)]
+    rows += [(r * (2 if i % 2 else 1), r, "B") for i, r in enumerate(range(100, 200, 5))]
+    source = tmp_path / "p.csv"
+    source.write_text("BGM,REF,site\n" + "".join(f"{b},{r},{s}\n" for b, r, s in rows))
+    out = tmp_path / "r.json"
+    result = runner.invoke(
+        app,
+        [
+            "meter-report",
+            str(source),
+            "--by",
+            "site",
+            "--profile",
+            "iso15197",
+            "--json",
+            str(out),
+            "--fail-on-verdict",
+        ],
+    )
+    assert result.exit_code == 3, result.output
+    rows_out = json.loads(out.read_text())["acceptance"]
+    failed = [f"ISO 15197:2013 {r['id']} ({r['group']})" for r in rows_out if r["passes"] is False]
+    assert "ISO 15197:2013 1 (B)" in failed and not any("(A)" in f for f in failed)
+    assert result.stderr.strip() == (
+        f"meter-report: {len(failed)} of {len(rows_out)} acceptance criteria failed: "
+        + ", ".join(failed)
+    )

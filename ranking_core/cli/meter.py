@@ -418,11 +418,8 @@ def meter_report(
 
         judged = report.tables()["acceptance"]
         failed = [
-            " ".join(
-                printable(part)
-                for part in (profile_title(row["profile"]), row["id"], row.get("group"))
-                if part is not None and not pd.isna(part) and str(part)
-            )
+            printable(f"{profile_title(row['profile'])} {row['id']}")
+            + (f" ({printable(row['group'])})" if pd.notna(row.get("group")) else "")
             for _, row in judged.iterrows()
             if pd.notna(row["passes"]) and not row["passes"]
         ]
