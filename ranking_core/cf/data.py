@@ -24,7 +24,7 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, cast
 
 import numpy as np
 import pandas as pd
@@ -319,8 +319,9 @@ def read_jester(path: Source, errors: str = "raise", name: str | None = None) ->
             f"found {table.shape[1]} column(s)"
         )
     check = _Checker(source, len(table), errors)
+    finite_rows = cast(NDArray[np.bool_], np.isfinite(table).all(axis=1))  # one per row (2-D)
     check.rule(
-        ~np.isfinite(table).all(axis=1),
+        ~finite_rows,
         numbers,
         f"{table.shape[1]} numeric cells (count, then {table.shape[1] - 1} jokes)",
     )

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import IO
+from typing import IO, Literal
 
 import numpy as np
 import pandas as pd
@@ -148,8 +148,8 @@ def seg_table_from_frame(frame: pd.DataFrame, source: str = "") -> SEGTable:
         )
     cols = {c: pd.to_numeric(frame[by_lower[c.lower()]], errors="coerce") for c in SEG_COLUMNS[1:]}
     problems = []
-    for name, values in cols.items():
-        bad = np.flatnonzero(~np.isfinite(values.to_numpy(dtype=np.float64)))
+    for name, column in cols.items():
+        bad = np.flatnonzero(~np.isfinite(column.to_numpy(dtype=np.float64)))
         if bad.size:
             problems.append(_problem(f"{name} is not a finite number", bad))
     ref = cols["REF"].to_numpy(dtype=np.float64)
@@ -193,7 +193,7 @@ def seg_table_from_frame(frame: pd.DataFrame, source: str = "") -> SEGTable:
     return SEGTable(signed.reshape(GLUCOSE_MAX + 1, GLUCOSE_MAX + 1), source)
 
 
-def load_seg_table(path: str | os.PathLike | IO[bytes], name: str | None = None) -> SEGTable:
+def load_seg_table(path: str | os.PathLike[str] | IO[bytes], name: str | None = None) -> SEGTable:
     """Read and check a RiskPairData table from CSV, CSV.gz (compression inferred) or XLSX.
 
     ``path`` may be a file-like object (an upload); ``name`` then gives its file name for the
@@ -209,7 +209,8 @@ def load_seg_table(path: str | os.PathLike | IO[bytes], name: str | None = None)
         if suffixes and suffixes[-1].lower() in WORKBOOK_SUFFIXES:
             frame = pd.read_excel(path, engine="openpyxl")
         else:
-            compression = "gzip" if suffixes and suffixes[-1].lower() == ".gz" else "infer"
+            gzip = bool(suffixes) and suffixes[-1].lower() == ".gz"
+            compression: Literal["gzip", "infer"] = "gzip" if gzip else "infer"
             frame = pd.read_csv(path, compression=compression, encoding_errors="strict")
     except FileNotFoundError as exc:
         raise SEGTableMissing(f"SEG table file not found: {label}. {MISSING_SEG_MESSAGE}") from exc

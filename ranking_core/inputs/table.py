@@ -44,6 +44,7 @@ from ranking_core.inputs.decoding import (
     source_label,
     text_stream,
 )
+from ranking_core.inputs.json_records import read_json_records
 from ranking_core.inputs.rows import (
     CHUNK_ROWS,
     Chunk,
@@ -379,6 +380,12 @@ READERS: list[Reader] = [
         read_xlsx,
         magic=(b"PK\x03\x04",),
         sheets=True,
+    ),
+    Reader(
+        "json",
+        (".json",),
+        "JSON lists of records (.json; device exports such as Nightscout and Tidepool)",
+        read_json_records,
     ),
 ]
 

@@ -181,7 +181,7 @@ def _verdict(value: object, met: str) -> str:
 def _merge_intervals(frame: pd.DataFrame) -> pd.DataFrame:
     """Each pair of columns ``X_ci_lower_percent`` / ``X_ci_upper_percent`` (or
     ``X_ci_lower_percent``) as one text column "lower–upper" named ``X_ci`` in their place."""
-    out = {}
+    out: dict[str, list[str] | pd.Series] = {}
     for column in frame.columns:
         if column.endswith("ci_upper_percent"):
             continue
