@@ -152,7 +152,7 @@ def _page_canvas(header: str) -> type[Canvas]:
 
         def showPage(self) -> None:
             self._pages.append(dict(self.__dict__))
-            self._startPage()
+            self._startPage()  # type: ignore[attr-defined]  # ReportLab's own, not in its stubs
 
         def save(self) -> None:
             total = len(self._pages)
@@ -163,7 +163,7 @@ def _page_canvas(header: str) -> type[Canvas]:
             super().save()
 
         def _decorate(self, number: int, total: int) -> None:
-            page_width, page_height = self._pagesize
+            page_width, page_height = self._pagesize  # type: ignore[attr-defined]  # as above
             size = 7.5
             self.saveState()
             self.setFont(FONT, size)
@@ -286,15 +286,15 @@ def report_pdf(blocks: list[Block], header: str | None = None) -> bytes:
                     ]
                 )
             )
-            title = para(block.title, headings[2])
+            caption = para(block.title, headings[2])
             if turned:
                 story.extend([NextPageTemplate("landscape"), PageBreak(), *pending])
-                story.extend([title, table, NextPageTemplate("portrait"), PageBreak()])
+                story.extend([caption, table, NextPageTemplate("portrait"), PageBreak()])
                 pending.clear()
             elif isinstance(following, FigureBlock):  # a grid's zone table stays with its plot
-                pending.extend([title, table, Spacer(1, 4)])
+                pending.extend([caption, table, Spacer(1, 4)])
             else:
-                place(title, table, Spacer(1, 2))
+                place(caption, table, Spacer(1, 2))
         else:
             inches = block.figure.get_size_inches()
             figure_width = min(
