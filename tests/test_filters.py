@@ -108,8 +108,10 @@ def test_names_and_errors() -> None:
         make_filter("tikhonov-2")
     with pytest.raises(ValueError, match="positive"):
         Lavrentiev().factors(np.ones(2), 0.0)
-    with pytest.raises(ValueError, match="integer >= 1"):
+    with pytest.raises(ValueError, match=r"integer 1\.\.100"):
         IteratedLavrentiev(k=0)
+    with pytest.raises(ValueError, match=r"integer 1\.\.100"):
+        IteratedLavrentiev(k=101)
     with pytest.raises(ValueError, match="step"):
         Landweber(step=2.0).factors(np.array([1.0]), 0.1)
 

@@ -15,6 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ranking_core.cli import shown
+from ranking_core.cli.output import OutputError, check_outputs, fail, write_output, write_outputs
 from ranking_core.grids.registry import get_grid
 from ranking_core.grids.seg import (
     MISSING_SEG_MESSAGE,
@@ -27,7 +28,7 @@ from ranking_core.meter.pairs import PairsFileError, read_pairs
 from ranking_core.meter.report import MeterReport
 from ranking_core.meter.report import meter_report as build_report
 
-console = Console()
+console = Console(highlight=False, soft_wrap=True)
 
 
 def _print_table(title: str, text: pd.DataFrame, caption: str | None = None) -> None:
@@ -194,32 +195,32 @@ def meter_report(
     from ranking_core.meter.acceptance import profile_names
 
     if profile not in (*profile_names(), "all"):
-        console.print(
-            f"--profile: choose one of {', '.join(profile_names())} or all; got {shown(profile)}",
-            style="red",
-            highlight=False,
-        )
-        raise typer.Exit(1)
+        fail(f"--profile: choose one of {', '.join(profile_names())} or all; got '{profile}'")
     profiles = profile_names() if profile == "all" else (profile,)
     if report_file is not None:
         from ranking_core.meter.document import REPORT_FORMATS
 
         if report_file.suffix.lower() not in REPORT_FORMATS:
-            console.print(
+            fail(
                 f"--report: the file must end in {' or '.join(REPORT_FORMATS)}; got "
-                f"{shown(report_file.name)}",
-                style="red",
-                highlight=False,
+                f"'{report_file.name}'"
             )
-            raise typer.Exit(1)
+    inputs = [pairs, seg_table, learned_grid]
+    try:  # every output checked before anything is read or computed
+        check_outputs(
+            {"--pairs-out": pairs_out, "--json": json_out, "--report": report_file}, inputs
+        )
+        if out_dir is not None and (out_dir.is_symlink() or out_dir.is_file()):
+            raise OutputError(f"--out-dir {out_dir} is not a folder; give a folder")
+    except OutputError as exc:
+        fail(exc)
     limits = with_limits(
         None, max_rows=max_rows, max_bytes=None if max_mb is None else int(max_mb * 2**20)
     )
     try:
         data = read_pairs(pairs, unit=unit, sheet=sheet, limits=limits)
     except PairsFileError as exc:
-        console.print(shown(exc), style="red", highlight=False)
-        raise typer.Exit(1) from exc
+        fail(exc)
     console.print(shown(data.messages[0]), highlight=False)
     if data.glucose_unit != "mg/dL":
         console.print(
@@ -236,8 +237,7 @@ def meter_report(
         )
         table = None
     except SEGTableError as exc:
-        console.print(shown(exc), style="red", highlight=False)
-        raise typer.Exit(1) from exc
+        fail(exc)
     learned = None
     given = {"input file": pairs.name, "input file sha256": _sha256(pairs)}
     if learned_grid is not None:
@@ -246,16 +246,14 @@ def meter_report(
         try:
             learned = read_grid_file(learned_grid)
         except GridFileError as exc:
-            console.print(shown(exc), style="red", highlight=False, soft_wrap=True)
-            raise typer.Exit(1) from None
+            fail(exc)
         given.update(_learned_provenance(learned_grid))
     try:
         report = build_report(
             data, table, learned, parkes_type=parkes_type, profiles=profiles, provenance=given
         )
     except ValueError as exc:
-        console.print(shown(exc), style="red", highlight=False)
-        raise typer.Exit(1) from exc
+        fail(exc)
     for message in report.messages:
         if message not in (MISSING_SEG_MESSAGE, data.messages[0]):  # both printed above
             console.print("[yellow]note:[/yellow]", shown(message), highlight=False)
@@ -264,40 +262,75 @@ def meter_report(
         console.print(shown(note), highlight=False)
     for caveat in report.caveats:
         console.print("[bold yellow]caution:[/bold yellow]", shown(caveat), highlight=False)
+    try:
+        _write_outputs(
+            report, table, learned, pairs, inputs, pairs_out, report_file, json_out, out_dir, png
+        )
+    except OutputError as exc:
+        fail(exc)
+
+
+def _write_outputs(
+    report: MeterReport,
+    table,
+    learned,
+    pairs: Path,
+    inputs: list[Path | None],
+    pairs_out: Path | None,
+    report_file: Path | None,
+    json_out: Path | None,
+    out_dir: Path | None,
+    png: bool,
+) -> None:
+    """Every output of ``meter-report`` through :func:`~ranking_core.cli.output.write_output`
+    (never an input file, never through a symbolic link, one sentence on failure)."""
     if pairs_out is not None:
         from ranking_core.meter.export import safe_csv
         from ranking_core.meter.report import pair_results
 
-        pairs_out.parent.mkdir(parents=True, exist_ok=True)
-        pairs_out.write_bytes(safe_csv(pair_results(report)).encode("utf-8"))
-        console.print(f"wrote {shown(pairs_out)}", highlight=False)
+        write_output(pairs_out, safe_csv(pair_results(report)), "--pairs-out", inputs)
+        console.print(f"wrote {shown(pairs_out)}")
     if report_file is not None:
-        from ranking_core.meter.document import write_report
+        from ranking_core.meter.document import report_blocks, report_html, report_pdf
 
         with console.status(f"Writing {shown(report_file.name)}…"):
-            write_report(report_file, report, table, learned, name=pairs.name)
-        console.print(f"wrote {shown(report_file)}", highlight=False)
+            blocks = report_blocks(report, table, learned, name=pairs.name)
+            document = (
+                report_pdf(blocks)
+                if report_file.suffix.lower() == ".pdf"
+                else report_html(blocks).encode("utf-8")
+            )
+            write_output(report_file, document, "--report", inputs)
+        console.print(f"wrote {shown(report_file)}")
     if json_out is not None:
-        json_out.parent.mkdir(parents=True, exist_ok=True)
-        payload = report.to_dict()
-        json_out.write_text(json.dumps(payload, indent=2))
-        console.print(f"wrote {shown(json_out)}", highlight=False)
+        write_output(json_out, json.dumps(report.to_dict(), indent=2), "--json", inputs)
+        console.print(f"wrote {shown(json_out)}")
     if out_dir is not None:
-        from ranking_core.meter.export import FigureExportError, write_report_files
+        from ranking_core.meter.document import report_figures
+        from ranking_core.meter.export import (
+            FigureExportError,
+            figure_html,
+            figure_png,
+            safe_csv,
+        )
         from ranking_core.meter.figures import bland_altman_figure, seg_heatmap
+        from ranking_core.meter.grid_plots import figure_png as grid_png
 
         figures = {"bland_altman": bland_altman_figure(report)}
         if table is not None:
             figures["seg_heatmap"] = seg_heatmap(table, report)
+        files: dict[str, bytes] = {
+            f"{name}.csv": safe_csv(frame).encode("utf-8")
+            for name, frame in {**report.tables(), "pairs": report.pairs}.items()
+        }
         try:
-            paths = write_report_files(report, out_dir, figures, png=png)
+            for name, figure in figures.items():
+                files[f"{name}.html"] = figure_html(figure).encode("utf-8")
+                if png:
+                    files[f"{name}.png"] = figure_png(figure)
         except FigureExportError as exc:
-            console.print(shown(exc), style="red", highlight=False)
-            raise typer.Exit(1) from exc
-        from ranking_core.meter.document import report_figures
-        from ranking_core.meter.grid_plots import figure_png
-
+            fail(exc)
         for name, figure in report_figures(report, table, learned).items():
-            paths.append(out_dir / f"{name}.png")  # the report's plots: no browser needed
-            paths[-1].write_bytes(figure_png(figure))
-        console.print(f"wrote {len(paths)} files to {shown(out_dir)}", highlight=False)
+            files[f"{name}.png"] = grid_png(figure)  # the report's plots: no browser needed
+        paths = write_outputs(out_dir, files, "--out-dir", inputs)
+        console.print(f"wrote {len(paths)} files to {shown(out_dir)}")

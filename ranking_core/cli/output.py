@@ -74,6 +74,11 @@ def _label(path: Path, option: str) -> str:
     return f"{option} {printable(path)}" if option else printable(path)
 
 
+def _cannot(path: Path, option: str, reason: str) -> OutputError:
+    where = f"{printable(path)} ({option})" if option else printable(path)
+    return OutputError(f"cannot write {where}: {reason}")
+
+
 def _same_file(a: Path, b: Path) -> bool:
     try:
         return os.path.samefile(a, b)
@@ -82,6 +87,16 @@ def _same_file(a: Path, b: Path) -> bool:
             return a.resolve() == b.resolve()
         except (OSError, RuntimeError):
             return False
+
+
+def _file_mode(path: Path) -> int:
+    """The permissions a new file gets (0o666 less the umask), or those of the file replaced."""
+    try:
+        return stat.S_IMODE(path.stat().st_mode)
+    except OSError:
+        mask = os.umask(0o022)
+        os.umask(mask)
+        return 0o666 & ~mask
 
 
 def check_output(path: Path, option: str = "", inputs: Iterable[Path | None] = ()) -> Path:
@@ -110,7 +125,7 @@ def check_output(path: Path, option: str = "", inputs: Iterable[Path | None] = (
     except FileNotFoundError:
         mode = None
     except OSError as exc:
-        raise OutputError(f"cannot write {label}: {_reason(exc)}") from None
+        raise _cannot(path, option, _reason(exc)) from None
     if mode is not None and stat.S_ISDIR(mode):
         raise OutputError(f"{label} is a folder; give a file name")
     if mode is not None and not stat.S_ISREG(mode):
@@ -121,9 +136,9 @@ def check_output(path: Path, option: str = "", inputs: Iterable[Path | None] = (
             break
         folder = folder.parent
     if not folder.is_dir():
-        raise OutputError(f"cannot write {label}: {printable(folder)} is a file, not a folder")
+        raise _cannot(path, option, f"{printable(folder)} is a file, not a folder")
     if not os.access(folder, os.W_OK | os.X_OK):
-        raise OutputError(f"cannot write {label}: the folder {printable(folder)} is not writable")
+        raise _cannot(path, option, f"the folder {printable(folder)} is not writable")
     return path
 
 
@@ -151,7 +166,6 @@ def write_output(
     """Write ``data`` (text as UTF-8) to ``path`` safely (module notes); the folder is created
     if needed. Returns the path; raises :class:`OutputError` (one sentence) on any failure."""
     path = check_output(Path(path), option, inputs)
-    label = _label(path, option)
     payload = data.encode("utf-8") if isinstance(data, str) else bytes(data)
     try:
         if path.exists() and not path.is_file():  # a device: no temporary file beside it
@@ -160,12 +174,13 @@ def write_output(
             return path
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise OutputError(f"cannot write {label}: {_reason(exc)}") from None
+        raise _cannot(path, option, _reason(exc)) from None
     temporary = None
     try:
         handle, temporary = tempfile.mkstemp(
             dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"
         )
+        os.fchmod(handle, _file_mode(path))
         with os.fdopen(handle, "wb") as stream:
             stream.write(payload)
             stream.flush()
@@ -175,7 +190,7 @@ def write_output(
         os.replace(temporary, path)
         temporary = None
     except OSError as exc:
-        raise OutputError(f"cannot write {label}: {_reason(exc)}") from None
+        raise _cannot(path, option, _reason(exc)) from None
     finally:
         if temporary is not None:
             try:

@@ -44,10 +44,12 @@ __all__ = [
     "UNITS",
     "SurveySettings",
     "batch_chunk",
+    "check_invitation",
     "check_pairs",
     "check_passed",
     "default_instructions",
     "new_token",
+    "queue_length",
     "queue_order",
     "risk_label",
     "shown_value",
@@ -207,6 +209,26 @@ def check_pairs(n: int, glucose_range: tuple[float, float] = DEFAULT_RANGE) -> p
 def check_passed(expected: str, rating: float) -> bool:
     """A check answer as expected: at most 0.5 for none, at least 3 for extreme."""
     return rating <= 0.5 if expected == CHECK_NONE else rating >= 3.0
+
+
+def queue_length(n_pairs: int, settings: SurveySettings) -> int:
+    """Places in a new rater's queue: their start-design pairs, the repeats, the checks."""
+    k = n_pairs if settings.per_rater is None else min(settings.per_rater, n_pairs)
+    return k + round(settings.repeats * k) + settings.checks
+
+
+def check_invitation(n_raters: int, n_pairs: int, settings: SurveySettings) -> None:
+    """Refuse, before anything is stored, an invitation of more than :data:`MAX_RATERS`
+    raters at once or one adding more than :data:`MAX_QUEUE_ROWS` queue places."""
+    if not 1 <= n_raters <= MAX_RATERS:
+        raise ValueError(f"raters invited at once must be 1..{MAX_RATERS:,}; got {n_raters:,}")
+    places = n_raters * queue_length(n_pairs, settings)
+    if places > MAX_QUEUE_ROWS:
+        raise ValueError(
+            f"{n_raters:,} raters with {queue_length(n_pairs, settings):,} pairs each would add "
+            f"{places:,} queue places, more than {MAX_QUEUE_ROWS:,} at once; invite fewer "
+            "raters at a time or give each fewer pairs (--per-rater)"
+        )
 
 
 def start_chunk(n_pairs: int, per_rater: int | None, rater_index: int) -> list[int]:
