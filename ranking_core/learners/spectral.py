@@ -47,8 +47,10 @@ SOLVERS = ("auto", "dense", "low-rank", "primal")
 # "auto" tries the low-rank factorisation for smooth kernels from this many training points on.
 AUTO_LOW_RANK_FROM = 2000
 # (iterated) Lavrentiev up to this order is solved and refined against the kernel matrix
-# (Kriukova et al. 2014, eqs. (4), (13)); higher orders use the filter's closed form
-REFINED_ORDER = 2
+# (Kriukova et al. 2014, eqs. (4), (13)): k solves of a few O(m²) products each; higher orders
+# take the filter's closed form (one filter whatever k, with the digits the eigendecomposition
+# keeps: about six at m = 2,000 and λ ≈ 2.5·10⁻⁹, docs/SCALE.md)
+REFINED_ORDER = 8
 
 
 class _SpectralEstimator(
@@ -171,7 +173,7 @@ class _SpectralEstimator(
         :data:`REFINED_ORDER` (its closed form, :class:`~ranking_core.filters.IteratedLavrentiev`,
         instead of k refined solves)."""
         steps = lavrentiev_steps(self.filter_)
-        # orders above the paper's k = 2 take the filter's closed form (one filter, not k solves)
+        # orders above REFINED_ORDER take the filter's closed form (one filter, not k solves)
         if self.spectrum_.method != "dense" or not steps or steps > REFINED_ORDER:
             super()._set_solution(lam)
             return
