@@ -184,6 +184,26 @@ def test_survey_pairs_obey_the_row_limit_and_name_bad_lines(database, tmp_path):
     assert "line 3" in result.output and "2 pairs stored" in result.output
 
 
+def test_a_survey_workbook_that_unpacks_too_large_is_refused_before_parsing(database, tmp_path):
+    import zipfile
+
+    small = tmp_path / "small.xlsx"
+    pd.DataFrame({"reference": [100, 120], "estimate": [110, 150]}).to_excel(small, index=False)
+    bomb = tmp_path / "bomb.xlsx"
+    with zipfile.ZipFile(small) as source, zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as out:
+        for item in source.infolist():
+            data = source.read(item.filename)
+            if item.filename.startswith("xl/worksheets/"):
+                data += b" " * (40 * 2**20)  # 40 MiB of blanks: a few kB packed
+            out.writestr(item.filename, data)
+    assert bomb.stat().st_size < 200_000
+    started = time.perf_counter()
+    result = run("survey", "create", "bomb", "--pairs", bomb)
+    assert result.exit_code == 1
+    one_sentence(result, "bomb.xlsx", "limit")
+    assert time.perf_counter() - started < 30
+
+
 # -- check pairs have a known answer ------------------------------------------------------------
 
 
