@@ -26,6 +26,7 @@ from ranking_core.cf.published import CORTES_2007_TABLE1, KRIUKOVA_2014_TABLE2
 from ranking_core.cli import MAX_CF_PAIRS, MAX_REPS, MAX_ROUNDS, MAX_USERS, MAX_WORKERS, shown
 from ranking_core.cli.output import OutputError, check_output, fail, write_output
 from ranking_core.cli.progress import progress_bar
+from ranking_core.inputs.text import named
 from ranking_core.learners.pairwise_linear import LOSSES
 from ranking_core.selection import PROTOCOLS
 from ranking_core.surveys.design import MAX_SEED
@@ -56,7 +57,7 @@ def _range(text: str, option: str) -> tuple[int, int]:
     try:
         low, high = (int(part) for part in text.split("-"))
     except ValueError:
-        raise typer.BadParameter(f"{option} must look like 40-60; got {text!r}") from None
+        raise typer.BadParameter(f"{option} must look like 40-60; got {named(text)}") from None
     return low, high
 
 

@@ -23,6 +23,7 @@ from rich.table import Table
 from ranking_core.cli import shown
 from ranking_core.cli.output import OutputError, check_output, fail, write_outputs
 from ranking_core.filters import FILTERS, MAX_LAMBDA, MAX_ORDER
+from ranking_core.inputs.text import named
 from ranking_core.learn import KERNELS, PRESET_LABELS, PRESETS, RULES
 
 console = Console(highlight=False, soft_wrap=True)
@@ -240,7 +241,7 @@ def learn(
         if recipe is None:
             recipe, why = default_recipe(data)
         elif recipe not in PRESETS:
-            raise ValueError(f"--recipe must be one of {_names(PRESETS)}; got {recipe!r}")
+            raise ValueError(f"--recipe must be one of {_names(PRESETS)}; got {named(recipe)}")
         else:
             why = "named by --recipe"
         if robust is None and (panel_report is not None or band) and PRESETS[recipe].robust is None:

@@ -18,6 +18,7 @@ from ranking_core.experiments.academic import PAPER_TABLE1, run_academic
 from ranking_core.experiments.seg import PAPER_APRIORI, PAPER_TABLE3, run_apriori, run_seg_table3
 from ranking_core.grids.compare import DIFFERENCE_BINS
 from ranking_core.grids.seg import SEGTable, SEGTableError, SEGTableMissing, find_seg_table
+from ranking_core.inputs.text import named
 from ranking_core.selection import PROTOCOLS
 
 app = typer.Typer(
@@ -69,7 +70,7 @@ def academic(
     _check_json(out)
     if protocol not in PROTOCOLS:
         raise typer.BadParameter(
-            f"--protocol must be one of {', '.join(PROTOCOLS)}; got {protocol!r}"
+            f"--protocol must be one of {', '.join(PROTOCOLS)}; got {named(protocol)}"
         )
     with progress_bar(f"academic example ({protocol})") as update:
         result = run_academic(sizes, reps, seed=seed, protocol=protocol, progress=update)
@@ -175,7 +176,7 @@ def seg_table3(
     with progress_bar(f"SEG reconstruction ({recipe})") as update:
         result = run_seg_table3(table, sizes, reps, chosen, seed=seed, progress=update)
     grid = Table(
-        title=f"SEG reconstruction, recipe {recipe!r}: % of 1,000 test points per "
+        title=f"SEG reconstruction, recipe {named(recipe)}: % of 1,000 test points per "
         "|Δy| bin and pairwise misranking (mean ± sd), ours | paper "
         "(Kriukova et al. 2014, Table 3)"
     )
@@ -227,7 +228,7 @@ def apriori(
             table, sizes, reps, chosen, draws=draws, beta_max=beta_max, seed=seed, progress=update
         )
     grid = _right_aligned_table(
-        f"A-priori λ̃(m) from λ₊ on m = 20, 30, 40, 50, recipe {recipe!r}: "
+        f"A-priori λ̃(m) from λ₊ on m = 20, 30, 40, 50, recipe {named(recipe)}: "
         "pairwise misranking on 1,000 unseen points (paper: Kriukova et al. 2014, §4.4)",
         ("m", "misranking (ours)", "paper", "α (median)", "β (median)", "λ̃(m) (median)"),
     )
