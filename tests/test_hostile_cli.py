@@ -485,6 +485,22 @@ def test_learn_outputs_that_cannot_be_written_are_refused_before_the_fit(tmp_pat
     assert "fitting" not in result.output and time.perf_counter() - started < 30
 
 
+@pytest.mark.parametrize("kind", ["full", "folder", "below a file"])
+def test_pair_plan_and_invite_outputs_that_cannot_be_written(database, tmp_path, kind):
+    target = bad_targets(tmp_path)[kind]
+    series = tmp_path / "s.csv"
+    series.write_text("timestamp,glucose\n2024-05-01T08:00:00,100\n")
+    assert run("survey", "create", "s", "--design", "5").exit_code == 0
+    for args, option in (
+        (("pair", series, series, "-o", target), "--output"),
+        (("plan-panel", "-o", target, "--html", tmp_path / "sheet.html"), "--out"),
+        (("survey", "invite", "s", "--raters", "2", "-o", target), "--out"),
+    ):
+        result = run(*args)
+        assert result.exit_code == 1, (args, result.output)
+        one_sentence(result, str(target), option)
+
+
 def test_learn_panel_report_on_a_full_disk_is_one_sentence(tmp_path):
     source = tmp_path / "ratings.csv"
     ratings_frame(30).to_csv(source, index=False)

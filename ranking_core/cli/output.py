@@ -130,6 +130,8 @@ def check_output(path: Path, option: str = "", inputs: Iterable[Path | None] = (
         raise OutputError(f"{label} is a folder; give a file name")
     if mode is not None and not stat.S_ISREG(mode):
         return path  # a device (/dev/null, /dev/full): written directly, its errors caught
+    if mode is not None and not os.access(path, os.W_OK):
+        raise _cannot(path, option, "the file is read-only")
     folder = path.parent
     while not folder.exists() and folder != folder.parent:
         if folder.is_symlink():
