@@ -234,9 +234,14 @@ def invite(
         else:
             _fail("give --raters N or --names FILE")
         links = _surveys().invite(name, who)
-        write_output(links_out, safe_csv(pd.DataFrame(links, columns=["rater", "link"])), "--out")
     except (OSError, StorageError, ValueError) as exc:
         _fail(exc)
+    text = safe_csv(pd.DataFrame(links, columns=["rater", "link"]))
+    try:
+        write_output(links_out, text, "--out")
+    except OutputError as exc:  # the raters are invited: their links must not be lost
+        typer.echo(text)
+        _fail(f"{exc}; the raters are invited and their links are printed above instead")
     say(
         f"invited {len(links)} raters; wrote their links to {printable(links_out)} (send each "
         "rater their own link only)"
