@@ -376,6 +376,24 @@ def test_a_cut_last_line_is_refused_by_line_and_the_rest_kept(tmp_path):
     assert result.exit_code == 0 and len(pd.read_csv(tmp_path / "w.csv")) == 2
 
 
+def test_a_cut_last_line_of_meter_pairs_or_ratings_is_refused_by_line(tmp_path):
+    pairs = tmp_path / "cut.csv"
+    pairs.write_bytes(b"BGM,REF\n100,110\n120,130\n150,1")  # "150,180" cut to a REF of 1
+    out = tmp_path / "p.csv"
+    result = run("meter-report", pairs, "--pairs-out", out)
+    assert result.exit_code == 0, result.output
+    assert "looks cut off" in " ".join(result.output.split()) and "line 4" in result.output
+    assert pd.read_csv(out)["REF"].tolist() == [110, 130]
+    ratings = tmp_path / "ratings.csv"
+    frame = ratings_frame(30).round(2)
+    text = frame.to_csv(index=False, lineterminator="\n").rstrip("\n")
+    ratings.write_text(text[: text.rindex(",") + 2])  # the last rating cut to one character
+    result = run("learn", ratings, "--out-dir", tmp_path / "g")
+    assert result.exit_code == 0, result.output
+    assert "looks cut off" in " ".join(result.output.split()) and "line 31" in result.output
+    assert json.loads((tmp_path / "g" / "grid.json").read_text())["ratings"] == 29
+
+
 # -- nothing overwritten -----------------------------------------------------------------------
 
 

@@ -82,7 +82,9 @@ def plan_panel(
     data = None
     try:
         if ratings is not None:
-            data = read_rating_set(ratings, unit=unit)
+            from ranking_core.cli.learn import without_cut_last_rating
+
+            data = without_cut_last_rating(read_rating_set(ratings, unit=unit), ratings)
             if data.report():
                 console.print(
                     f"[yellow]{len(data.frame)} ratings kept; refused or noted:"

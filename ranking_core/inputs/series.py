@@ -56,7 +56,14 @@ from ranking_core.inputs.table import (
 from ranking_core.inputs.text import TAIL_BYTES, cut_last_line, file_tail
 from ranking_core.inputs.units import PHYSICAL_MAX_MGDL
 
-__all__ = ["BEYOND_RANGE", "SERIES_FORMATS", "GlucoseSeries", "read_series", "refuse_cut_last_line"]
+__all__ = [
+    "BEYOND_RANGE",
+    "SERIES_FORMATS",
+    "GlucoseSeries",
+    "cut_last_line_of",
+    "read_series",
+    "refuse_cut_last_line",
+]
 
 SERIES_FORMATS = ("auto", "generic", "dexcom", "libre")
 _RANGE = f"glucose is outside 0..{PHYSICAL_MAX_MGDL:g} mg/dL (the physical range)"
@@ -281,12 +288,10 @@ def read_series(
     )
 
 
-def refuse_cut_last_line(table: TableRead, source: object) -> TableRead:
-    """``table`` without the row of a text file's last line when that line looks cut off
-    (:func:`~ranking_core.inputs.text.cut_last_line`): the row is refused by line, the others
-    kept. XLSX workbooks and frames are returned as they are."""
-    if table.where != "line":
-        return table
+def cut_last_line_of(source: object) -> tuple[int, str] | None:
+    """(line number, rule) of a text file's (path or bytes) last line when it looks cut off
+    (:func:`~ranking_core.inputs.text.cut_last_line`), else None (also for XLSX workbooks and
+    for anything unreadable)."""
     try:
         if isinstance(source, bytes | bytearray):
             tail = bytes(source[-TAIL_BYTES:])
@@ -294,14 +299,23 @@ def refuse_cut_last_line(table: TableRead, source: object) -> TableRead:
         elif isinstance(source, str | os.PathLike):
             tail, last = file_tail(source)
         else:
-            return table
+            return None
     except OSError:
-        return table
+        return None
     if tail.startswith(b"PK\x03\x04"):
-        return table
+        return None
     rule = cut_last_line(tail)
-    if rule is None:
+    return None if rule is None else (last, rule)
+
+
+def refuse_cut_last_line(table: TableRead, source: object) -> TableRead:
+    """``table`` without the row of a text file's last line when that line looks cut off
+    (:func:`cut_last_line_of`): the row is refused by line, the others kept. XLSX workbooks
+    and frames are returned as they are."""
+    cut = None if table.where != "line" else cut_last_line_of(source)
+    if cut is None:
         return table
+    last, rule = cut
     keep = table.lines != last
     if keep.all():  # already refused by another rule
         return table
