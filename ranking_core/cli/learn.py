@@ -23,6 +23,7 @@ from rich.table import Table
 from ranking_core.cli import shown
 from ranking_core.cli.output import OutputError, check_output, fail, write_outputs
 from ranking_core.filters import FILTERS, MAX_LAMBDA, MAX_ORDER
+from ranking_core.inputs import format_names
 from ranking_core.inputs.text import named
 from ranking_core.learn import KERNELS, PRESET_LABELS, PRESETS, RULES
 
@@ -70,7 +71,7 @@ def learn(
     ratings: Annotated[
         Path,
         typer.Argument(
-            help="Rating set: CSV, TSV or XLSX with columns reference, estimate, rating (0..4)."
+            help=f"Rating set: {format_names()} with columns reference, estimate, rating (0..4)."
         ),
     ],
     out_dir: Annotated[

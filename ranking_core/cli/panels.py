@@ -11,6 +11,7 @@ from rich.console import Console
 
 from ranking_core.cli import shown
 from ranking_core.cli.output import OutputError, check_outputs, fail, write_output
+from ranking_core.inputs import format_names
 from ranking_core.surveys.design import MAX_SEED
 
 console = Console(highlight=False, soft_wrap=True)
@@ -20,7 +21,7 @@ def plan_panel(
     ratings: Annotated[
         Path | None,
         typer.Argument(
-            help="Ratings so far (CSV, TSV or XLSX with columns reference, estimate, rating and "
+            help=f"Ratings so far ({format_names()} with columns reference, estimate, rating and "
             "optionally rater). Leave out to get a space-filling start design."
         ),
     ] = None,
