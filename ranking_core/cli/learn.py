@@ -310,23 +310,24 @@ def learn(
         fail(f"cannot learn from {ratings.name}: {exc}")
     for flag in flags:
         console.print(f"[yellow]note:[/yellow] {shown(flag)}")
-    result = OnScale(result)  # what is written is what is saved: the grid clipped to 0..4
+    shown_grid = OnScale(result)  # what is written is what is saved: the grid clipped to 0..4
     try:
-        paths = [] if out_dir is None else _write_grid(result, out_dir, ratings)
+        paths = [] if out_dir is None else _write_grid(shown_grid, out_dir, ratings)
     except OutputError as exc:
         fail(exc)
     _show(result, paths)
     if save is not None:
         from ranking_core.cli.records import save_learned
 
-        save_learned(result, save, ratings.name)
+        save_learned(shown_grid, save, ratings.name)
     if band:
         from ranking_core.panels import risk_band
 
         with console.status("computing the uncertainty band…"):
             learned_band = risk_band(result.risk_model)
             try:
-                paths = _write_band(learned_band, result.grid, out_dir, ratings)
+                assert out_dir is not None  # --band needs --out-dir (checked above)
+                paths = _write_band(learned_band, shown_grid.grid, out_dir, ratings)
             except OutputError as exc:
                 fail(exc)
         console.print(

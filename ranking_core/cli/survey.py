@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 from rich.text import Text
@@ -31,7 +31,7 @@ app = typer.Typer(
 )
 
 
-def _fail(message: object) -> None:
+def _fail(message: object) -> NoReturn:
     fail(message)
 
 
@@ -158,7 +158,7 @@ def create(
             read = read_survey_pairs(pairs, settings.glucose_range, unit=unit)
             frame, messages = read.frame, read.messages
         else:
-            frame = start_design(design, seed=seed, glucose_range=settings.glucose_range)
+            frame = start_design(int(design or 0), seed=seed, glucose_range=settings.glucose_range)
         if text is None:
             text = default_instructions(settings)
         survey, token = _surveys().create(name, frame, settings, text)
