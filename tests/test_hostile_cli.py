@@ -289,34 +289,6 @@ def test_a_grid_off_the_scale_is_written_and_saved_alike_with_a_note(database, t
     assert written.min() >= 0 and written.max() <= 4
 
 
-# -- the iterated Lavrentiev filter in closed form --------------------------------------------
-
-
-@pytest.mark.parametrize("k", [1, 2, 3, 9, 40, 100])
-def test_iterated_lavrentiev_closed_form_is_k_successive_solves(k):
-    """Up to REFINED_ORDER the fit refines k solves; above it the filter's closed form
-    g(σ) = (1 − (λ/(λ + σ))^k)/σ: both equal the k solves to rounding."""
-    from ranking_core import SpectralRanker
-    from ranking_core.filters import IteratedLavrentiev
-
-    rng = np.random.default_rng(k)
-    X = rng.uniform(0, 10, (50, 2))
-    y = np.sin(X[:, 0]) + 0.3 * X[:, 1] + 0.1 * rng.standard_normal(50)
-    lam = 0.05
-    model = SpectralRanker(
-        kernel="gaussian", gamma=20.0, filter=IteratedLavrentiev(k=k), lam=lam, solver="dense"
-    ).fit(X, y)
-    # the solves of Kriukova et al. 2014, eq. (13): (A + λI) c_j = b + λ c_{j−1}, c_0 = 0
-    m = len(y)
-    C = np.eye(m) - 1.0 / m
-    A = C @ model.kernel_(X, X) @ C / m
-    b = C @ y / m
-    c = np.zeros(m)
-    for _ in range(k):
-        c = np.linalg.solve(A + lam * np.eye(m), b + lam * c)
-    np.testing.assert_allclose(model.coef_, c, rtol=1e-9, atol=1e-9 * np.abs(c).max())
-
-
 # -- Low/High sensor readings and cut last lines --------------------------------------------------
 
 DEXCOM_HEADER = (
