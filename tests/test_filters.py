@@ -108,8 +108,10 @@ def test_names_and_errors() -> None:
         make_filter("tikhonov-2")
     with pytest.raises(ValueError, match="positive"):
         Lavrentiev().factors(np.ones(2), 0.0)
-    with pytest.raises(ValueError, match="integer >= 1"):
+    with pytest.raises(ValueError, match=r"integer 1\.\.100"):
         IteratedLavrentiev(k=0)
+    with pytest.raises(ValueError, match=r"integer 1\.\.100"):
+        IteratedLavrentiev(k=101)
     with pytest.raises(ValueError, match="step"):
         Landweber(step=2.0).factors(np.array([1.0]), 0.1)
 
@@ -192,3 +194,28 @@ def test_every_registered_filter_has_a_name_and_a_label() -> None:
     for name, filter_class in FILTERS.items():
         assert filter_class.name == name and filter_class.label
         assert make_filter(name).factors(np.array([0.5, 1.0]), 0.1).shape == (2,)
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 9, 40, 100])
+def test_iterated_lavrentiev_closed_form_is_k_successive_solves(k):
+    """Up to REFINED_ORDER the fit refines k solves; above it the filter's closed form
+    g(σ) = (1 − (λ/(λ + σ))^k)/σ: both equal the k solves to rounding."""
+    from ranking_core import SpectralRanker
+    from ranking_core.filters import IteratedLavrentiev
+
+    rng = np.random.default_rng(k)
+    X = rng.uniform(0, 10, (50, 2))
+    y = np.sin(X[:, 0]) + 0.3 * X[:, 1] + 0.1 * rng.standard_normal(50)
+    lam = 0.05
+    model = SpectralRanker(
+        kernel="gaussian", gamma=20.0, filter=IteratedLavrentiev(k=k), lam=lam, solver="dense"
+    ).fit(X, y)
+    # the solves of Kriukova et al. 2014, eq. (13): (A + λI) c_j = b + λ c_{j−1}, c_0 = 0
+    m = len(y)
+    C = np.eye(m) - 1.0 / m
+    A = C @ model.kernel_(X, X) @ C / m
+    b = C @ y / m
+    c = np.zeros(m)
+    for _ in range(k):
+        c = np.linalg.solve(A + lam * np.eye(m), b + lam * c)
+    np.testing.assert_allclose(model.coef_, c, rtol=1e-9, atol=1e-9 * np.abs(c).max())

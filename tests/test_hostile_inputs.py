@@ -395,7 +395,7 @@ def test_cli_runs_as_a_user_runs_it(tmp_path):
         timeout=120,
     )
     assert done.returncode == 1 and "Traceback" not in done.stderr + done.stdout
-    assert "--lag must be between" in done.stdout
+    assert "--lag must be between" in done.stderr and not done.stdout
 
 
 @pytest.mark.parametrize("seed", range(3))

@@ -161,7 +161,9 @@ def test_dexcom_clarity_export_keeps_egv_rows_in_the_stated_unit():
     assert series.format == "dexcom" and series.table.unit == "mmol/L"
     assert series.lines.tolist() == [5, 8]
     np.testing.assert_allclose(series.glucose, [5.5 * 18.016, 6.2 * 18.016])
-    assert series.table.refused[0].lines.tolist() == [6]  # "Low": not a number
+    # "Low" has no value: kept apart (not refused), its time still takes part in the pairing
+    assert series.beyond_lines.tolist() == [6] and not series.table.refused
+    assert any("marked Low or High" in n and "line 6" in n for n in series.table.notes)
     assert any("4 rows skipped: not glucose readings" in n for n in series.table.notes)
     with pytest.raises(InputError, match="headers say mmol/L but --unit mg/dL"):
         _series(DEXCOM, unit="mg/dL")

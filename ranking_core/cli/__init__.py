@@ -85,13 +85,11 @@ MAX_WORKERS = 256
 
 
 def shown(text: object) -> str:
-    """User text for the terminal: unsafe characters escaped (:mod:`ranking_core.inputs.text`;
-    line breaks kept), Rich markup taken literally."""
-    from rich.markup import escape
+    """User text for a terminal line printed with Rich markup: unsafe characters escaped, line
+    breaks kept, Rich markup taken literally (:func:`ranking_core.inputs.text.terminal`)."""
+    from ranking_core.inputs.text import terminal
 
-    from ranking_core.inputs.text import printable
-
-    return escape(printable(text, keep="\n"))
+    return terminal(text)
 
 
 def _readable_help(command: click.Command) -> None:
@@ -132,6 +130,10 @@ class LazyCommands(TyperGroup):
             return None
         module, attribute, _ = COMMANDS[name]
         target = getattr(importlib.import_module(module), attribute)
+        if isinstance(target, typer.Typer) and not (
+            target.registered_commands or target.registered_groups
+        ):  # a Typer app with only a callback is one command, not a group (no COMMAND usage)
+            target = target.registered_callback.callback
         if isinstance(target, typer.Typer):  # a group, even with one command (as add_typer did)
             target.rich_markup_mode = None  # plain help: whole words in an 80-column terminal
             command = typer.main.get_group(target)
@@ -158,8 +160,24 @@ app = typer.Typer(
 )
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from ranking_core.version import riskgrid_version
+
+        typer.echo(f"riskgrid {riskgrid_version()}")
+        raise typer.Exit()
+
+
 @app.callback()
-def riskgrid() -> None:
+def riskgrid(
+    version: bool = typer.Option(
+        False,
+        "--version",
+        help="Print the version and exit.",
+        callback=_print_version,
+        is_eager=True,
+    ),
+) -> None:
     """Learned clinical error grids by regularized ranking."""
 
 

@@ -23,17 +23,22 @@ from ranking_core.cf.pairs import (
 from ranking_core.cf.parallel import run_per_user
 from ranking_core.cf.per_user import JESTER_SHIFT, LEARNERS, METRICS, PerUserConfig
 from ranking_core.cf.published import CORTES_2007_TABLE1, KRIUKOVA_2014_TABLE2
-from ranking_core.cli import MAX_CF_PAIRS, MAX_REPS, MAX_ROUNDS, MAX_USERS, MAX_WORKERS
+from ranking_core.cli import MAX_CF_PAIRS, MAX_REPS, MAX_ROUNDS, MAX_USERS, MAX_WORKERS, shown
+from ranking_core.cli.output import OutputError, check_output, fail, write_output
 from ranking_core.cli.progress import progress_bar
+from ranking_core.inputs.text import named
 from ranking_core.learners.pairwise_linear import LOSSES
 from ranking_core.selection import PROTOCOLS
+from ranking_core.surveys.design import MAX_SEED
 
 app = typer.Typer(
     help="Collaborative-filtering experiments of the papers (MovieLens, Jester).",
     no_args_is_help=True,
     add_completion=False,
 )
-console = Console(stderr=True)
+console = Console(highlight=False)  # the readable tables: standard output
+JSON_HELP = "Write the results as JSON here ('-': on standard output, the table then on stderr)."
+SeedOption = Annotated[int, typer.Option(help="Random seed.", min=0, max=MAX_SEED)]
 
 
 class DataFormat(StrEnum):
@@ -52,7 +57,7 @@ def _range(text: str, option: str) -> tuple[int, int]:
     try:
         low, high = (int(part) for part in text.split("-"))
     except ValueError:
-        raise typer.BadParameter(f"{option} must look like 40-60; got {text!r}") from None
+        raise typer.BadParameter(f"{option} must look like 40-60; got {named(text)}") from None
     return low, high
 
 
@@ -156,7 +161,7 @@ def per_user(
             + "."
         ),
     ] = "refit",
-    seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
+    seed: SeedOption = 0,
     scheduler: Annotated[
         str | None,
         typer.Option(
@@ -168,10 +173,11 @@ def per_user(
         int | None,
         typer.Option(help="Local cluster size (default: all cores).", min=1, max=MAX_WORKERS),
     ] = None,
-    out: Annotated[Path | None, typer.Option("--json", help="Write the results here.")] = None,
+    out: Annotated[Path | None, typer.Option("--json", help=JSON_HELP)] = None,
 ) -> None:
     """Per-user ranking on MovieLens / Jester (Cortes et al. 2007, §4.1, Kriukova et al. 2014, §4.2,
     Table 2)."""
+    _check_json(out, data)
     jester = format in (DataFormat.jester, DataFormat.jester_long)
     try:
         config = PerUserConfig(
@@ -193,8 +199,8 @@ def per_user(
     ratings = load(data, format, seed)
     group_size = len(ratings.users_in(*config.group))
     console.print(
-        f"{ratings.source}: {ratings.n_users} users, {ratings.n_items} items, "
-        f"{ratings.n_ratings} ratings; group {group}: {group_size} users"
+        f"{shown(ratings.source)}: {ratings.n_users} users, {ratings.n_items} items, "
+        f"{ratings.n_ratings} ratings; group {shown(group)}: {group_size} users"
         + (f" (fewer than {reference}: all are used)" if group_size <= reference else "")
     )
     with progress_bar(f"per-user {group}") as update:
@@ -217,14 +223,33 @@ def per_user(
     _write(result, out)
 
 
+def _to_stdout(out: Path | None) -> bool:
+    return out is not None and str(out) == "-"
+
+
+def _check_json(out: Path | None, *inputs: Path | None) -> None:
+    """``--json`` checked before anything runs (never an input, a folder or a link)."""
+    console.stderr = _to_stdout(out)  # standard output then holds the JSON alone
+    if out is not None and not _to_stdout(out):
+        try:
+            check_output(out, "--json", inputs)
+        except OutputError as exc:
+            fail(exc)
+
+
 def _write(result: dict, out: Path | None) -> None:
-    text = json.dumps(result, indent=2)
+    """The results as JSON: only with ``--json`` (a file, or '-' for standard output)."""
     if out is None:
+        return
+    text = json.dumps(result, indent=2)
+    if _to_stdout(out):
         typer.echo(text)
-    else:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(text)
-        console.print(f"wrote {out}")
+        return
+    try:
+        write_output(out, text, "--json")
+    except OutputError as exc:
+        fail(exc)
+    console.print(f"wrote {shown(out)}")
 
 
 @app.command("pairs")
@@ -257,11 +282,12 @@ def pairs(
         list[float] | None, typer.Option(help="ℓ2 regularization candidates (repeat).")
     ] = None,
     loss: Annotated[list[Loss] | None, typer.Option(help="Losses (repeat; default all).")] = None,
-    seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
-    out: Annotated[Path | None, typer.Option("--json", help="Write the results here.")] = None,
+    seed: SeedOption = 0,
+    out: Annotated[Path | None, typer.Option("--json", help=JSON_HELP)] = None,
 ) -> None:
     """Pair-sampling experiment of Duchi et al. 2010, §4 (Table 1): linear models from weighted
     pairs."""
+    _check_json(out, data, items)
     defaults = PairsConfig()
     try:
         config = PairsConfig(

@@ -3,9 +3,7 @@
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Annotated
 
@@ -13,6 +11,7 @@ import typer
 from rich.console import Console
 
 from ranking_core.cli import shown
+from ranking_core.cli.output import OutputError, check_output, write_output
 
 console = Console(stderr=True)
 
@@ -20,19 +19,6 @@ console = Console(stderr=True)
 def _fail(message: str, status: int = 1) -> typer.Exit:
     console.print(shown(message), style="red", highlight=False, soft_wrap=True)
     return typer.Exit(status)
-
-
-def _write(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` whole or not at all (a temporary file beside it, renamed)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as stream:
-            stream.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 def conformance(
@@ -73,6 +59,11 @@ def conformance(
     )
     from ranking_core.grids.seg import SEGTableError, SEGTableMissing, find_seg_table
 
+    if out is not None:  # before the vectors are compared
+        try:
+            check_output(out, "--out", [data, seg_table])
+        except OutputError as exc:
+            raise _fail(str(exc)) from None
     folder = data if data is not None else default_data_folder()
     if folder is None:
         raise _fail(f"--data: give the test-vector folder, or set ${CONFORMANCE_ENV}", 2)
@@ -103,10 +94,10 @@ def conformance(
     if out is None:
         sys.stdout.write(text)
     else:
-        try:
-            _write(out, text)
-        except OSError as exc:
-            raise _fail(f"--out: cannot write {out}: {exc.strerror or exc}") from None
+        try:  # whole or not at all, never through a link
+            write_output(out, text, "--out", [data, seg_table])
+        except OutputError as exc:
+            raise _fail(str(exc)) from None
         console.print(f"wrote {shown(out)}", highlight=False)
     explained = sum(row.status == "explained" for row in rows)
     console.print(

@@ -11,18 +11,25 @@ filters, λ rules, recipes) are read from their registries.
 from __future__ import annotations
 
 import dataclasses
+import math
 from pathlib import Path
 from typing import Annotated
 
+import numpy as np
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from ranking_core.filters import FILTERS
+from ranking_core.cli import shown
+from ranking_core.cli.output import OutputError, check_output, fail, write_outputs
+from ranking_core.filters import FILTERS, MAX_LAMBDA, MAX_ORDER
 from ranking_core.inputs import format_names
+from ranking_core.inputs.text import named
 from ranking_core.learn import KERNELS, PRESET_LABELS, PRESETS, RULES
 
-console = Console()
+console = Console(highlight=False, soft_wrap=True)
+MAX_ANCHORS = 10_000  # zero-risk diagonal points (the default is 101)
+BAND_FILES = ("band.csv", "band_lower.npy", "band_upper.npy", "band.png", "band.json")
 
 
 def _names(registry) -> str:
@@ -55,9 +62,9 @@ def _show(result, paths: list[Path]) -> None:
     console.print(table)
     console.print(f"ratings checksum {result.checksum}", soft_wrap=True)
     for advice in settings_advice(result):
-        console.print(f"[yellow]note:[/yellow] {advice}", soft_wrap=True)
+        console.print(f"[yellow]note:[/yellow] {shown(advice)}")
     for path in paths:
-        console.print(f"wrote {path}", soft_wrap=True)
+        console.print(f"wrote {shown(path)}")
 
 
 def learn(
@@ -110,11 +117,17 @@ def learn(
         str | None,
         typer.Option("--filter", help=f"Spectral filter: {_names(FILTERS)} (default: lavrentiev)."),
     ] = None,
-    order: Annotated[int | None, typer.Option(help="Order k of iterated Lavrentiev.")] = None,
+    order: Annotated[
+        int | None,
+        typer.Option(min=1, max=MAX_ORDER, help="Order k of iterated Lavrentiev (1 to 100)."),
+    ] = None,
     rule: Annotated[
         str | None, typer.Option(help=f"How λ is chosen: {_names(RULES)} (default: kfold).")
     ] = None,
-    lam: Annotated[float | None, typer.Option("--lambda", help="λ for --rule manual.")] = None,
+    lam: Annotated[
+        float | None,
+        typer.Option("--lambda", help=f"λ for --rule manual (above 0, at most {MAX_LAMBDA:g})."),
+    ] = None,
     signed: Annotated[
         bool | None,
         typer.Option(
@@ -125,8 +138,10 @@ def learn(
     anchors: Annotated[
         int | None,
         typer.Option(
+            min=0,
+            max=MAX_ANCHORS,
             help="Zero-risk points on the diagonal added to the ratings (default: 101, one "
-            "every 6 mg/dL)."
+            "every 6 mg/dL).",
         ),
     ] = None,
     refit_all: Annotated[
@@ -198,31 +213,36 @@ def learn(
         default_recipe,
         fit_method,
         learn_grid,
-        write_grid_files,
     )
     from ranking_core.ratings import RatingSetError, read_rating_set
 
+    if lam is not None and not (math.isfinite(lam) and 0 < lam <= MAX_LAMBDA):
+        fail(
+            f"--lambda must be a number above 0 and at most {MAX_LAMBDA:g} (beyond it only the "
+            f"mean rating is left); got {lam:g}",
+            code=2,
+        )
     try:
         if out_dir is None and (save is None or band):
             raise ValueError("give --out-dir DIR for the files (or only --save NAME)")
+        _check_targets(ratings, out_dir, band, panel_report)
         if save is not None:
             from ranking_core.storage import check_record_name
 
             check_record_name(save, "learned_grid")  # before the fit, not after it
-        data = read_rating_set(ratings, unit=unit)
-    except (RatingSetError, ValueError) as exc:
-        console.print(f"[red]{exc}[/red]", soft_wrap=True)
-        raise typer.Exit(1) from None
+        data = without_cut_last_rating(read_rating_set(ratings, unit=unit), ratings)
+    except (RatingSetError, ValueError, OSError) as exc:
+        fail(exc)
     if data.report():
         console.print(
-            f"[yellow]{len(data.frame)} ratings kept; refused or noted:[/yellow]\n{data.report()}",
-            highlight=False,
+            f"[yellow]{len(data.frame)} ratings kept; refused or noted:[/yellow]\n"
+            f"{shown(data.report())}"
         )
     try:
         if recipe is None:
             recipe, why = default_recipe(data)
         elif recipe not in PRESETS:
-            raise ValueError(f"--recipe must be one of {_names(PRESETS)}; got {recipe!r}")
+            raise ValueError(f"--recipe must be one of {_names(PRESETS)}; got {named(recipe)}")
         else:
             why = "named by --recipe"
         if robust is None and (panel_report is not None or band) and PRESETS[recipe].robust is None:
@@ -258,8 +278,12 @@ def learn(
         fit_method(settings, len(data.frame))  # refuse a size beyond the budget at once
         check_rating_count(data.y)
     except ValueError as exc:
-        console.print(f"[red]cannot learn from {ratings.name}: {exc}[/red]", soft_wrap=True)
-        raise typer.Exit(1) from None
+        fail(f"cannot learn from {ratings.name}: {exc}")
+    if lam is not None and settings.rule != "manual":
+        console.print(
+            f"[yellow]note:[/yellow] --lambda applies to --rule manual only; λ is chosen by "
+            f"the {settings.rule} rule"
+        )
     changed = settings != PRESETS[recipe]
     console.print(
         f"recipe: {recipe}{' (changed by the options)' if changed else ''}, "
@@ -277,27 +301,113 @@ def learn(
                 fit = learn_panel(data, settings, progress=update)
                 result = fit.learned
     except ValueError as exc:
-        console.print(f"[red]cannot learn from {ratings.name}: {exc}[/red]", soft_wrap=True)
-        raise typer.Exit(1) from None
-    _show(result, [] if out_dir is None else write_grid_files(result, out_dir, source=ratings.name))
+        fail(f"cannot learn from {ratings.name}: {exc}")
+    from ranking_core.grids.risk_scale import GridOffScale, check_learned_grid
+
+    try:  # one check before files are written and before the grid is saved
+        flags = check_learned_grid(result.grid, rating_spread=float(np.ptp(data.y)))
+    except GridOffScale as exc:
+        fail(f"cannot learn from {ratings.name}: {exc}")
+    for flag in flags:
+        console.print(f"[yellow]note:[/yellow] {shown(flag)}")
+    shown_grid = OnScale(result)  # what is written is what is saved: the grid clipped to 0..4
+    try:
+        paths = [] if out_dir is None else _write_grid(shown_grid, out_dir, ratings)
+    except OutputError as exc:
+        fail(exc)
+    _show(result, paths)
     if save is not None:
         from ranking_core.cli.records import save_learned
 
-        save_learned(result, save, ratings.name)
+        save_learned(shown_grid, save, ratings.name)
     if band:
-        from ranking_core.learn import write_band_files
         from ranking_core.panels import risk_band
 
         with console.status("computing the uncertainty band…"):
             learned_band = risk_band(result.risk_model)
-            paths = write_band_files(learned_band, result.grid, out_dir)
+            try:
+                assert out_dir is not None  # --band needs --out-dir (checked above)
+                paths = _write_band(learned_band, shown_grid.grid, out_dir, ratings)
+            except OutputError as exc:
+                fail(exc)
         console.print(
             f"share of the grid whose risk category the {learned_band.level:.0%} band "
             f"leaves open: {learned_band.uncertain_share:.1%}"
         )
         for path in paths:
-            console.print(f"wrote {path}", highlight=False, soft_wrap=True)
+            console.print(f"wrote {shown(path)}")
     if panel_report is not None:
         from ranking_core.cli.panels import show_panel_report
 
-        show_panel_report(fit, panel_report)
+        show_panel_report(fit, panel_report, inputs=[ratings])
+
+
+def without_cut_last_rating(data, source: Path):
+    """The rating set without the row of a last line that looks cut off (no final line break,
+    fewer fields or characters than the lines above), refused by line in its report
+    (:func:`~ranking_core.inputs.series.cut_last_line_of`)."""
+    from ranking_core.inputs.series import cut_last_line_of
+    from ranking_core.ratings import RatingSetError, RowProblem
+
+    cut = cut_last_line_of(source)
+    if cut is None or cut[0] not in data.frame.index:
+        return data
+    line, rule = cut
+    frame = data.frame.drop(index=line)
+    problem = RowProblem(rule, (line,))
+    if frame.empty:
+        raise RatingSetError(f"{data.name}: no valid rating; {problem.message}")
+    return dataclasses.replace(data, frame=frame, problems=(*data.problems, problem))
+
+
+class OnScale:
+    """A learned grid as written and saved: :attr:`grid` clipped to the risk scale 0..4 (as the
+    grid files hold it), every other attribute the fit's."""
+
+    def __init__(self, result) -> None:
+        from ranking_core.grids.risk_scale import RISK_MAX
+
+        self._result = result
+        self.grid = np.clip(result.grid, 0.0, RISK_MAX)
+
+    def __getattr__(self, name: str):
+        return getattr(self._result, name)
+
+
+def _check_targets(
+    ratings: Path, out_dir: Path | None, band: bool, panel_report: Path | None
+) -> None:
+    """Every file ``learn`` will write checked before the ratings are read: none is an input,
+    a folder or a symbolic link, none lies below a file."""
+    from ranking_core.grids.files import GRID_FILES
+
+    if out_dir is not None:
+        for name in GRID_FILES + (BAND_FILES if band else ()):
+            check_output(out_dir / name, "--out-dir", [ratings])
+    if panel_report is not None:
+        check_output(panel_report, "--panel-report", [ratings])
+        raters = panel_report.with_name(f"{panel_report.stem}-raters.csv")
+        check_output(raters, "--panel-report", [ratings])
+
+
+def _write_grid(result, out_dir: Path, ratings: Path) -> list[Path]:
+    """The grid's files (:func:`~ranking_core.grids.files.grid_file_contents`, as
+    ``ranking_core.learn.write_grid_files`` writes them), each written safely."""
+    from ranking_core.grids.files import grid_file_contents
+    from ranking_core.learn import grid_metadata
+
+    files = grid_file_contents(result.grid, grid_metadata(result, source=ratings.name))
+    return write_outputs(out_dir, files, "--out-dir", [ratings])
+
+
+def _write_band(band, grid, out_dir: Path, ratings: Path) -> list[Path]:
+    """The band's files (``ranking_core.learn.write_band_files``), made in a private temporary
+    folder and each written into ``out_dir`` safely."""
+    import tempfile
+
+    from ranking_core.learn import write_band_files
+
+    with tempfile.TemporaryDirectory() as scratch:
+        made = write_band_files(band, grid, scratch)
+        files = {path.name: path.read_bytes() for path in made}
+    return write_outputs(out_dir, files, "--out-dir", [ratings])

@@ -10,7 +10,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from ranking_core.cli import MAX_REPS, MAX_SIZE, MAX_TEST_SIZE
+from ranking_core.cli import MAX_REPS, MAX_SIZE, MAX_TEST_SIZE, shown
+from ranking_core.cli.output import OutputError, check_output, fail, write_output
 from ranking_core.cli.progress import progress_bar
 from ranking_core.experiments.learners import check_learner_names, compare_learners
 from ranking_core.grids import find_seg_table
@@ -44,7 +45,7 @@ def compare(
         int, typer.Option(help="Unseen test inputs per repetition.", min=1, max=MAX_TEST_SIZE)
     ] = 1000,
     gamma: Annotated[float, typer.Option(help="Gaussian kernel width γ (mg/dL²).")] = 1e4,
-    seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
+    seed: Annotated[int, typer.Option(help="Random seed.", min=0, max=2**32 - 1)] = 0,
     out: Annotated[Path | None, typer.Option("--json", help="Write JSON here.")] = None,
 ) -> None:
     """Misranking (Kriukova et al. 2014, eq. (1)) of every learner on the SEG reconstruction, mean ±
@@ -53,7 +54,16 @@ def compare(
         names = check_learner_names(learner or list(LEARNERS))
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--learner") from exc
-    seg = find_seg_table(seg_table)
+    from ranking_core.grids.seg import SEGTableError, SEGTableMissing
+
+    try:
+        if out is not None:
+            check_output(out, "--json", [seg_table])
+        seg = find_seg_table(seg_table)
+    except OutputError as exc:
+        fail(exc)
+    except (SEGTableMissing, SEGTableError) as exc:
+        fail(exc, code=2)
     with progress_bar("learners on the SEG reconstruction") as update:
         results = compare_learners(
             seg, names, m, reps, gamma=gamma, test_size=test_size, seed=seed, progress=update
@@ -88,18 +98,19 @@ def compare(
         )
     console.print(table)
     if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(
-            json.dumps(
-                {
-                    "m": m,
-                    "reps": reps,
-                    "gamma": gamma,
-                    "seed": seed,
-                    "test_size": test_size,
-                    "rows": rows,
-                },
-                indent=2,
-            )
+        text = json.dumps(
+            {
+                "m": m,
+                "reps": reps,
+                "gamma": gamma,
+                "seed": seed,
+                "test_size": test_size,
+                "rows": rows,
+            },
+            indent=2,
         )
-        console.print(f"wrote {out}")
+        try:
+            write_output(out, text, "--json")
+        except OutputError as exc:
+            fail(exc)
+        console.print(f"wrote {shown(out)}")

@@ -16,6 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ranking_core.cli import shown
+from ranking_core.cli.output import OutputError, check_outputs, fail, write_output, write_outputs
 from ranking_core.grids.registry import get_grid
 from ranking_core.grids.seg import (
     MISSING_SEG_MESSAGE,
@@ -24,6 +25,7 @@ from ranking_core.grids.seg import (
     find_seg_table,
 )
 from ranking_core.inputs import MGDL_PER_MMOLL, format_names, with_limits
+from ranking_core.inputs.text import named
 from ranking_core.meter.acceptance import default_standards
 from ranking_core.meter.bounds import BOUNDS
 from ranking_core.meter.pairs import PairsFileError, read_pairs
@@ -31,7 +33,7 @@ from ranking_core.meter.report import MeterReport, device_of
 from ranking_core.meter.report import meter_report as build_report
 from ranking_core.meter.standards import DEVICES, profile_names
 
-console = Console()
+console = Console(highlight=False, soft_wrap=True)
 STANDARD_NAMES = profile_names()
 BOUND_NAMES = tuple(BOUNDS)
 
@@ -47,7 +49,7 @@ def _standards(profile: str | None) -> tuple[str, ...] | None:
     if unknown or not names:
         raise ValueError(
             f"--profile: choose from {', '.join(STANDARD_NAMES)} or all (comma-separated); "
-            f"got {shown(profile)}"
+            f"got {named(profile)}"
         )
     return tuple(dict.fromkeys(names))
 
@@ -103,6 +105,41 @@ def _print_tables(report: MeterReport) -> None:
             continue
         purpose = get_grid(report.zone_grids[name]).purpose if name in report.zone_grids else None
         _print_table(titles[name], display_frame(frame, name, report.glucose_unit), purpose)
+
+
+def without_cut_last_line(data, source: Path):
+    """The pairs without the row of a last line that looks cut off (no final line break and
+    fewer fields or characters than the lines above: a REF of 1 where 180 was written), refused
+    by line in the messages (:func:`~ranking_core.inputs.series.refuse_cut_last_line`)."""
+    import dataclasses
+
+    import numpy as np
+
+    from ranking_core.inputs.series import refuse_cut_last_line
+
+    if data.table is None:
+        return data
+    table = refuse_cut_last_line(data.table, source)
+    if table is data.table:
+        return data
+    keep = np.isin(data.rows, table.lines)
+    if not keep.any():
+        raise PairsFileError(f"{table.source}: no valid pair; {table.refused[-1].message()}")
+    return dataclasses.replace(
+        data,
+        bgm=data.bgm[keep],
+        ref=data.ref[keep],
+        rows=data.rows[keep],
+        extra={name: values[keep] for name, values in data.extra.items()},
+        bgm_measured=None if data.bgm_measured is None else data.bgm_measured[keep],
+        ref_measured=None if data.ref_measured is None else data.ref_measured[keep],
+        table=table,
+        messages=(
+            table.summary(),
+            table.refused[-1].message(table.where),
+            *data.messages[1:],
+        ),
+    )
 
 
 def _sha256(path: Path) -> str:
@@ -290,31 +327,36 @@ def meter_report(
         standards = _standards(profile)
         span = "default" if measuring_range is None else parse_measuring_range(measuring_range)
         if device is not None and device not in DEVICES:
-            raise ValueError(f"--device: choose bgm or cgm; got {shown(device)}")
+            raise ValueError(f"--device: choose bgm or cgm; got {named(device)}")
         if bound is not None and bound not in BOUND_NAMES:
-            raise ValueError(f"--bound: choose one of {', '.join(BOUND_NAMES)}; got {shown(bound)}")
+            raise ValueError(f"--bound: choose one of {', '.join(BOUND_NAMES)}; got {named(bound)}")
     except ValueError as exc:
-        console.print(shown(exc), style="red", highlight=False)
-        raise typer.Exit(1) from exc
+        fail(exc)
     if report_file is not None:
         from ranking_core.meter.document import REPORT_FORMATS
 
         if report_file.suffix.lower() not in REPORT_FORMATS:
-            console.print(
+            fail(
                 f"--report: the file must end in {' or '.join(REPORT_FORMATS)}; got "
-                f"{shown(report_file.name)}",
-                style="red",
-                highlight=False,
+                f"'{report_file.name}'"
             )
-            raise typer.Exit(1)
+    inputs = [pairs, seg_table, learned_grid]
+    try:  # every output checked before anything is read or computed
+        check_outputs(
+            {"--pairs-out": pairs_out, "--json": json_out, "--report": report_file}, inputs
+        )
+        if out_dir is not None and (out_dir.is_symlink() or out_dir.is_file()):
+            raise OutputError(f"--out-dir {out_dir} is not a folder; give a folder")
+    except OutputError as exc:
+        fail(exc)
     limits = with_limits(
         None, max_rows=max_rows, max_bytes=None if max_mb is None else int(max_mb * 2**20)
     )
     try:
         data = read_pairs(pairs, unit=unit, sheet=sheet, limits=limits, by=by)
+        data = without_cut_last_line(data, pairs)
     except PairsFileError as exc:
-        console.print(shown(exc), style="red", highlight=False)
-        raise typer.Exit(1) from exc
+        fail(exc)
     console.print(shown(data.messages[0]), highlight=False)
     if data.glucose_unit != "mg/dL":
         console.print(
@@ -331,8 +373,7 @@ def meter_report(
         )
         table = None
     except SEGTableError as exc:
-        console.print(shown(exc), style="red", highlight=False)
-        raise typer.Exit(1) from exc
+        fail(exc)
     learned = None
     given: dict[str, str | int | float] = {
         "input file": pairs.name,
@@ -344,8 +385,7 @@ def meter_report(
         try:
             learned = read_grid_file(learned_grid)
         except GridFileError as exc:
-            console.print(shown(exc), style="red", highlight=False, soft_wrap=True)
-            raise typer.Exit(1) from None
+            fail(exc)
         given.update(_learned_provenance(learned_grid))
     try:
         chosen = device or device_of(data)
@@ -367,8 +407,7 @@ def meter_report(
             rate_gap=rate_gap,
         )
     except ValueError as exc:
-        console.print(shown(exc), style="red", highlight=False)
-        raise typer.Exit(1) from exc
+        fail(exc)
     for message in report.messages:
         if message not in (MISSING_SEG_MESSAGE, data.messages[0]):  # both printed above
             console.print("[yellow]note:[/yellow]", shown(message), highlight=False)
@@ -377,27 +416,54 @@ def meter_report(
         console.print(shown(note), highlight=False)
     for caveat in report.caveats:
         console.print("[bold yellow]caution:[/bold yellow]", shown(caveat), highlight=False)
+    try:
+        _write_outputs(
+            report, table, learned, pairs, inputs, pairs_out, report_file, json_out, out_dir, png
+        )
+    except OutputError as exc:
+        fail(exc)
+    if fail_on_verdict:  # last: every output above is written whatever the verdicts
+        _exit_on_failed_verdicts(report)
+
+
+def _write_outputs(
+    report: MeterReport,
+    table,
+    learned,
+    pairs: Path,
+    inputs: list[Path | None],
+    pairs_out: Path | None,
+    report_file: Path | None,
+    json_out: Path | None,
+    out_dir: Path | None,
+    png: bool,
+) -> None:
+    """Every output of ``meter-report`` through :func:`~ranking_core.cli.output.write_output`
+    (never an input file, never through a symbolic link, one sentence on failure)."""
     if pairs_out is not None:
         from ranking_core.meter.export import safe_csv
         from ranking_core.meter.report import pair_results
 
-        pairs_out.parent.mkdir(parents=True, exist_ok=True)
-        pairs_out.write_bytes(safe_csv(pair_results(report)).encode("utf-8"))
-        console.print(f"wrote {shown(pairs_out)}", highlight=False)
+        write_output(pairs_out, safe_csv(pair_results(report)), "--pairs-out", inputs)
+        console.print(f"wrote {shown(pairs_out)}")
     if report_file is not None:
-        from ranking_core.meter.document import write_report
+        from ranking_core.meter.document import report_blocks, report_html, report_pdf
 
         with console.status(f"Writing {shown(report_file.name)}…"):
-            write_report(report_file, report, table, learned, name=pairs.name)
-        console.print(f"wrote {shown(report_file)}", highlight=False)
+            blocks = report_blocks(report, table, learned, name=pairs.name)
+            document = (
+                report_pdf(blocks)
+                if report_file.suffix.lower() == ".pdf"
+                else report_html(blocks).encode("utf-8")
+            )
+            write_output(report_file, document, "--report", inputs)
+        console.print(f"wrote {shown(report_file)}")
     if json_out is not None:
-        json_out.parent.mkdir(parents=True, exist_ok=True)
-        payload = report.to_dict()
-        json_out.write_text(json.dumps(payload, indent=2))
-        console.print(f"wrote {shown(json_out)}", highlight=False)
+        write_output(json_out, json.dumps(report.to_dict(), indent=2), "--json", inputs)
+        console.print(f"wrote {shown(json_out)}")
     if out_dir is not None:
         from ranking_core.meter.document import bland_altman_report_plot, report_figures
-        from ranking_core.meter.export import FigureExportError, write_report_files
+        from ranking_core.meter.export import FigureExportError, report_files
         from ranking_core.meter.figures import bland_altman_figure, seg_heatmap
 
         figures = {"bland_altman": bland_altman_figure(report)}
@@ -411,26 +477,30 @@ def meter_report(
 
             plots["cg_diva"] = cg_diva_plot(report.cg_diva)
         try:
-            paths = write_report_files(report, out_dir, figures, png=png, plots=plots)
+            files = report_files(report, figures, png=png, plots=plots)
         except FigureExportError as exc:
-            console.print(shown(exc), style="red", highlight=False)
-            raise typer.Exit(1) from exc
-        console.print(f"wrote {len(paths)} files to {shown(out_dir)}", highlight=False)
-    if fail_on_verdict:  # last: every output above is written whatever the verdicts
-        from ranking_core.inputs.text import printable
-        from ranking_core.meter.display import profile_title
+            fail(exc)
+        paths = write_outputs(out_dir, files, "--out-dir", inputs)
+        console.print(f"wrote {len(paths)} files to {shown(out_dir)}")
 
-        judged = report.tables()["acceptance"]
-        failed = [
-            printable(f"{profile_title(row['profile'])} {row['id']}")
-            + (f" ({printable(row['group'])})" if pd.notna(row.get("group")) else "")
-            for _, row in judged.iterrows()
-            if pd.notna(row["passes"]) and not row["passes"]
-        ]
-        if failed:
-            typer.echo(
-                f"meter-report: {len(failed)} of {len(judged)} acceptance criteria "
-                f"failed: {', '.join(failed)}",
-                err=True,
-            )
-            raise typer.Exit(3)
+
+def _exit_on_failed_verdicts(report: MeterReport) -> None:
+    """Exit with status 3, naming the failed criteria on stderr, when a judged criterion fails
+    (criteria with no pair in range are not judged and never fail)."""
+    from ranking_core.inputs.text import printable
+    from ranking_core.meter.display import profile_title
+
+    judged = report.tables()["acceptance"]
+    failed = [
+        printable(f"{profile_title(row['profile'])} {row['id']}")
+        + (f" ({printable(row['group'])})" if pd.notna(row.get("group")) else "")
+        for _, row in judged.iterrows()
+        if pd.notna(row["passes"]) and not row["passes"]
+    ]
+    if failed:
+        typer.echo(
+            f"meter-report: {len(failed)} of {len(judged)} acceptance criteria "
+            f"failed: {', '.join(failed)}",
+            err=True,
+        )
+        raise typer.Exit(3)

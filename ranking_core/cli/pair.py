@@ -9,9 +9,10 @@ import typer
 from rich.console import Console
 
 from ranking_core.cli import shown
+from ranking_core.cli.output import OutputError, check_output, fail, write_output
 from ranking_core.inputs import format_names
 
-console = Console()
+console = Console(highlight=False, soft_wrap=True)
 
 
 def pair(
@@ -96,9 +97,9 @@ def pair(
     from ranking_core.meter.pairing import check_window_lag, pair_series
 
     if format not in SERIES_FORMATS:
-        console.print(f"--format must be one of {', '.join(SERIES_FORMATS)}", style="red")
-        raise typer.Exit(2)
+        fail(f"--format must be one of {', '.join(SERIES_FORMATS)}; got '{format}'", code=2)
     try:
+        check_output(output, "--output", [sensor, reference])
         check_window_lag(window, lag, ("--window", "--lag"))
         limits = with_limits(None, max_rows=max_rows)
         sensor_series = read_series(sensor, format, unit=unit, limits=limits, dayfirst=dayfirst)
@@ -111,16 +112,14 @@ def pair(
             dayfirst=dayfirst,
         )
         result = pair_series(sensor_series, reference_series, window=window, lag=lag, device=device)
-    except (InputError, ValueError) as exc:
-        console.print(shown(exc), style="red", soft_wrap=True, highlight=False)
-        raise typer.Exit(1) from exc
+    except (InputError, ValueError, OutputError) as exc:
+        fail(exc)
     for message in result.messages:
-        console.print(shown(message), soft_wrap=True, highlight=False)
+        console.print(shown(message))
     if result.pairs.empty:
-        console.print(
-            "no reference reading has a sensor reading in the window; nothing written", style="red"
-        )
-        raise typer.Exit(1)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    result.pairs.to_csv(output, index=False)
-    console.print(f"wrote {len(result.pairs):,} pairs to {shown(output)}", highlight=False)
+        fail("no reference reading has a sensor reading in the window; nothing written")
+    try:
+        write_output(output, result.pairs.to_csv(index=False), "--output", [sensor, reference])
+    except OutputError as exc:
+        fail(exc)
+    console.print(f"wrote {len(result.pairs):,} pairs to {shown(output)}")

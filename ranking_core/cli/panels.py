@@ -10,9 +10,11 @@ import typer
 from rich.console import Console
 
 from ranking_core.cli import shown
+from ranking_core.cli.output import OutputError, check_outputs, fail, write_output
 from ranking_core.inputs import format_names
+from ranking_core.surveys.design import MAX_SEED
 
-console = Console()
+console = Console(highlight=False, soft_wrap=True)
 
 
 def plan_panel(
@@ -33,7 +35,9 @@ def plan_panel(
         Path | None,
         typer.Option("--html", help="Printable sheet (default: the form's name with .html)."),
     ] = None,
-    seed: Annotated[int, typer.Option(help="Seed of the candidate pairs.")] = 0,
+    seed: Annotated[
+        int, typer.Option(min=0, max=MAX_SEED, help="Seed of the candidate pairs.")
+    ] = 0,
     method: Annotated[
         str,
         typer.Option(
@@ -60,21 +64,28 @@ def plan_panel(
     """Propose the next pairs to rate and write them as a rating form."""
     from ranking_core.panels.design import MIN_RATINGS, check_next
 
+    sheet = out.with_suffix(".html") if html is None else html
     try:  # before anything is read or learned
         check_next(next_)
     except ValueError as exc:
-        console.print(f"[red]--next: {shown(exc)}[/red]", soft_wrap=True, highlight=False)
-        raise typer.Exit(1) from None
+        fail(f"--next: {exc}")
+    try:
+        check_outputs({"--out": out, "--html": sheet}, [ratings])
+    except OutputError as exc:
+        fail(exc)
     from ranking_core.blas_threads import fit_threads
     from ranking_core.cli.progress import progress_bar
     from ranking_core.learn import learn_panel
-    from ranking_core.panels import plan_pairs, write_rating_form
+    from ranking_core.panels import plan_pairs
+    from ranking_core.panels.design import rating_form_csv, rating_form_html
     from ranking_core.ratings import RatingSetError, read_rating_set
 
     data = None
     try:
         if ratings is not None:
-            data = read_rating_set(ratings, unit=unit)
+            from ranking_core.cli.learn import without_cut_last_rating
+
+            data = without_cut_last_rating(read_rating_set(ratings, unit=unit), ratings)
             if data.report():
                 console.print(
                     f"[yellow]{len(data.frame)} ratings kept; refused or noted:"
@@ -89,27 +100,30 @@ def plan_panel(
             data, next_, seed=seed, method=method, model=model, glucose_range=glucose_range
         )
     except (RatingSetError, ValueError) as exc:
-        console.print(f"[red]{shown(exc)}[/red]", soft_wrap=True, highlight=False)
-        raise typer.Exit(1) from None
-    sheet = out.with_suffix(".html") if html is None else html
-    write_rating_form(pairs, out, sheet)
+        fail(exc)
+    try:
+        write_output(out, rating_form_csv(pairs), "--out", [ratings])
+        write_output(sheet, rating_form_html(pairs), "--html", [ratings])
+    except OutputError as exc:
+        fail(exc)
     if "shortfall" in pairs.attrs:
         console.print(f"[yellow]{pairs.attrs['shortfall']}[/yellow]", highlight=False)
     if data is None or len(data.frame) < MIN_RATINGS:
         console.print(f"start design: {len(pairs)} space-filling pairs")
     else:
-        console.print(f"{len(pairs)} pairs chosen by '{method}' after {len(data.frame)} ratings")
+        console.print(
+            f"{len(pairs)} pairs chosen by '{shown(method)}' after {len(data.frame)} ratings"
+        )
     console.print(
-        f"wrote {out} and {sheet}; fill in the rating column (0..4) and the rater, "
-        "then add the rows to the ratings",
-        soft_wrap=True,
-        highlight=False,
+        f"wrote {shown(out)} and {shown(sheet)}; fill in the rating column (0..4) and the "
+        "rater, then add the rows to the ratings"
     )
 
 
-def show_panel_report(fit, path: Path) -> None:
+def show_panel_report(fit, path: Path, inputs: list[Path | None] | None = None) -> None:
     """Print the panel report of a :class:`~ranking_core.learn.PanelFit`; write the ratings with
-    their weights and flags to ``path`` and the per-rater table beside it."""
+    their weights and flags to ``path`` and the per-rater table beside it (never over one of
+    ``inputs``; a file that cannot be written ends the command with one sentence)."""
     from rich.table import Table
 
     from ranking_core.inputs.text import safe_csv
@@ -118,10 +132,13 @@ def show_panel_report(fit, path: Path) -> None:
 
     report = panel_report(fit)
     raters_path = path.with_name(f"{path.stem}-raters.csv")
-    path.parent.mkdir(parents=True, exist_ok=True)
     # rater names come from the user's file: written so that no cell starts a formula
-    path.write_text(safe_csv(fit.ratings.rename_axis("line").reset_index()), encoding="utf-8")
-    raters_path.write_text(safe_csv(report.raters), encoding="utf-8")
+    try:
+        ratings_csv = safe_csv(fit.ratings.rename_axis("line").reset_index())
+        write_output(path, ratings_csv, "--panel-report", inputs or [])
+        write_output(raters_path, safe_csv(report.raters), "--panel-report", inputs or [])
+    except OutputError as exc:
+        fail(exc)
     table = Table(title="Raters", title_justify="left")
     for column in (
         "Rater",
@@ -190,4 +207,4 @@ def show_panel_report(fit, path: Path) -> None:
                 f"{row.weight:.2f}",
             )
         console.print(flagged)
-    console.print(f"wrote {path} and {raters_path}", soft_wrap=True, highlight=False)
+    console.print(f"wrote {shown(path)} and {shown(raters_path)}")

@@ -125,13 +125,10 @@ def plan_study(
             highlight=False,
         )
     if json_out is not None:
+        from ranking_core.cli.output import OutputError, fail, write_output
+
         try:
-            json_out.write_text(json.dumps(result.to_dict(), indent=2), encoding="utf-8")
-        except OSError as exc:
-            err.print(
-                f"cannot write {shown(json_out)}: {shown(exc.strerror or exc)}",
-                style="red",
-                highlight=False,
-            )
-            raise typer.Exit(1) from None
+            write_output(json_out, json.dumps(result.to_dict(), indent=2), "--json")
+        except OutputError as exc:
+            fail(exc)
         console.print(f"wrote {shown(json_out)}", highlight=False)

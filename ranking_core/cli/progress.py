@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 
@@ -17,6 +18,7 @@ def progress_bar(description: str) -> Iterator[Callable[[int, int], None]]:
         MofNCompleteColumn(),
         TimeElapsedColumn(),
         transient=False,
+        console=Console(stderr=True),
     ) as bar:
         task = bar.add_task(description, total=None)
 

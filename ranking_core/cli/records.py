@@ -130,19 +130,17 @@ def export(
     ],
 ) -> None:
     """Write a saved learned grid as the files of ``riskgrid learn --out-dir``."""
+    from ranking_core.cli.output import OutputError, write_outputs
     from ranking_core.grids.files import grid_file_contents
     from ranking_core.storage import StorageError
 
     try:
         stored = _store().load_learned_grid(name)
         files = grid_file_contents(stored.grid, stored.metadata)
-        out_dir.mkdir(parents=True, exist_ok=True)
-        for file_name, content in files.items():
-            (out_dir / file_name).write_bytes(content)
-    except StorageError as exc:
+        # a temporary file beside each target, then os.replace: a link there is refused
+        write_outputs(out_dir, files, "--out-dir")
+    except (StorageError, OutputError) as exc:
         raise _fail(exc) from None
-    except OSError as exc:
-        raise _fail(f"cannot write into {out_dir}: {exc.strerror or exc}") from None
     for file_name in files:
         console.print(Text(f"wrote {out_dir / file_name}"), soft_wrap=True)
 

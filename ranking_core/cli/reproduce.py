@@ -11,12 +11,14 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from ranking_core.cli import MAX_REPS, MAX_SIZE
+from ranking_core.cli import MAX_REPS, MAX_SIZE, shown
+from ranking_core.cli.output import OutputError, check_output, fail, write_output
 from ranking_core.cli.progress import progress_bar
 from ranking_core.experiments.academic import PAPER_TABLE1, run_academic
 from ranking_core.experiments.seg import PAPER_APRIORI, PAPER_TABLE3, run_apriori, run_seg_table3
 from ranking_core.grids.compare import DIFFERENCE_BINS
 from ranking_core.grids.seg import SEGTable, SEGTableError, SEGTableMissing, find_seg_table
+from ranking_core.inputs.text import named
 from ranking_core.selection import PROTOCOLS
 
 app = typer.Typer(
@@ -27,11 +29,22 @@ app = typer.Typer(
 console = Console()
 
 
+def _check_json(out: Path | None, *inputs: Path | None) -> None:
+    """``--json`` checked before the experiment runs."""
+    if out is not None:
+        try:
+            check_output(out, "--json", inputs)
+        except OutputError as exc:
+            fail(exc)
+
+
 def _write_json(result: dict, out: Path | None) -> None:
     if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(result, indent=2))
-        console.print(f"wrote {out}")
+        try:
+            write_output(out, json.dumps(result, indent=2), "--json")
+        except OutputError as exc:
+            fail(exc)
+        console.print(f"wrote {shown(out)}")
 
 
 @app.command()
@@ -40,7 +53,7 @@ def academic(
         list[int] | None, typer.Option("--m", help="Training-set sizes.", min=4, max=MAX_SIZE)
     ] = None,
     reps: Annotated[int, typer.Option(help="Repetitions per size.", min=1, max=MAX_REPS)] = 10,
-    seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
+    seed: Annotated[int, typer.Option(help="Random seed.", min=0, max=2**32 - 1)] = 0,
     protocol: Annotated[
         str,
         typer.Option(
@@ -54,9 +67,10 @@ def academic(
     """Kriukova et al. 2014, §4.1 (Table 1): ranking vs regression on x ∈ {0..100}, y = ⌊x/10⌋, γ =
     100."""
     sizes = m or [12, 20, 28]
+    _check_json(out)
     if protocol not in PROTOCOLS:
         raise typer.BadParameter(
-            f"--protocol must be one of {', '.join(PROTOCOLS)}; got {protocol!r}"
+            f"--protocol must be one of {', '.join(PROTOCOLS)}; got {named(protocol)}"
         )
     with progress_bar(f"academic example ({protocol})") as update:
         result = run_academic(sizes, reps, seed=seed, protocol=protocol, progress=update)
@@ -108,8 +122,7 @@ def _seg_table_or_exit(path: Path | None) -> SEGTable:
     try:
         return find_seg_table(path)
     except (SEGTableMissing, SEGTableError) as exc:
-        console.print(str(exc), markup=False)
-        raise typer.Exit(code=2) from exc
+        fail(exc, code=2)
 
 
 def _recipe_or_exit(name: str):
@@ -118,8 +131,7 @@ def _recipe_or_exit(name: str):
     from ranking_core.learn import PRESETS
 
     if name not in PRESETS:
-        console.print(f"--recipe must be one of {', '.join(PRESETS)}; got {name!r}")
-        raise typer.Exit(code=2)
+        fail(f"--recipe must be one of {', '.join(PRESETS)}; got '{name}'", code=2)
     return PRESETS[name]
 
 
@@ -140,7 +152,7 @@ RecipeOption = Annotated[
     ),
 ]
 RepsOption = Annotated[int, typer.Option(help="Repetitions per size.", min=1, max=MAX_REPS)]
-SeedOption = Annotated[int, typer.Option(help="Random seed.")]
+SeedOption = Annotated[int, typer.Option(help="Random seed.", min=0, max=2**32 - 1)]
 JsonOutOption = Annotated[Path | None, typer.Option("--json", "--out", help="Write JSON here.")]
 
 
@@ -157,13 +169,14 @@ def seg_table3(
 ) -> None:
     """Kriukova et al. 2014, §4.3 (Table 3): reconstruct the SEG from m ratings, m/2 fit and m/2
     choose λ."""
+    _check_json(out, seg_table)
     table = _seg_table_or_exit(seg_table)
     chosen = _recipe_or_exit(recipe)
     sizes = m or [100, 200, 300, 400]
     with progress_bar(f"SEG reconstruction ({recipe})") as update:
         result = run_seg_table3(table, sizes, reps, chosen, seed=seed, progress=update)
     grid = Table(
-        title=f"SEG reconstruction, recipe {recipe!r}: % of 1,000 test points per "
+        title=f"SEG reconstruction, recipe {named(recipe)}: % of 1,000 test points per "
         "|Δy| bin and pairwise misranking (mean ± sd), ours | paper "
         "(Kriukova et al. 2014, Table 3)"
     )
@@ -206,6 +219,7 @@ def apriori(
 ) -> None:
     """Kriukova et al. 2014, §4.4: a-priori λ̃(m) = α·m^(−β/2) from λ₊ on m = 20..50, applied at m =
     400."""
+    _check_json(out, seg_table)
     table = _seg_table_or_exit(seg_table)
     chosen = _recipe_or_exit(recipe)
     sizes = m or [PAPER_APRIORI["m"]]
@@ -214,7 +228,7 @@ def apriori(
             table, sizes, reps, chosen, draws=draws, beta_max=beta_max, seed=seed, progress=update
         )
     grid = _right_aligned_table(
-        f"A-priori λ̃(m) from λ₊ on m = 20, 30, 40, 50, recipe {recipe!r}: "
+        f"A-priori λ̃(m) from λ₊ on m = 20, 30, 40, 50, recipe {named(recipe)}: "
         "pairwise misranking on 1,000 unseen points (paper: Kriukova et al. 2014, §4.4)",
         ("m", "misranking (ours)", "paper", "α (median)", "β (median)", "λ̃(m) (median)"),
     )

@@ -7,13 +7,23 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
-from rich.console import Console
+from rich.text import Text
 
-console = Console()
+from ranking_core.cli.output import OutputError, check_output, fail, out, say, write_output
+from ranking_core.inputs.text import named, printable
+from ranking_core.surveys.design import (
+    MAX_CHECKS,
+    MAX_OVERLAP,
+    MAX_PAIRS,
+    MAX_RATERS,
+    MAX_SEED,
+)
+
 DEFAULT_BATCH = 20  # pairs added by `survey next` when the survey has no batch size
+NAMES_BYTES = 1_000_000  # a --names file is read up to this many bytes (never whole)
 app = typer.Typer(
     help="Run a rating survey in the browser: a panel rates pairs through personal links.",
     add_completion=False,
@@ -21,9 +31,26 @@ app = typer.Typer(
 )
 
 
-def _fail(message: object) -> None:
-    console.print(str(message), soft_wrap=True, highlight=False, markup=False, style="red")
-    raise typer.Exit(1)
+def _fail(message: object) -> NoReturn:
+    fail(message)
+
+
+def read_capped(path: Path, cap: int, option: str) -> str:
+    """A UTF-8 text file of at most ``cap`` bytes, reading at most ``cap`` + 1 bytes (never the
+    whole of a larger file or of a device such as /dev/zero); ValueError naming the option."""
+    try:
+        with open(path, "rb") as stream:
+            data = stream.read(cap + 1)
+    except OSError as exc:
+        raise ValueError(
+            f"{option} {printable(path)}: cannot be read ({exc.strerror or exc})"
+        ) from None
+    if len(data) > cap:
+        raise ValueError(f"{option} {printable(path)}: larger than {cap:,} bytes; not read")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise ValueError(f"{option} {printable(path)}: not UTF-8 text") from None
 
 
 def _surveys():
@@ -44,18 +71,30 @@ def create(
         ),
     ] = None,
     design: Annotated[
-        int | None, typer.Option("--design", min=1, help="Start design: N space-filling pairs.")
+        int | None,
+        typer.Option("--design", min=1, max=MAX_PAIRS, help="Start design: N space-filling pairs."),
     ] = None,
     glucose_range: Annotated[
         tuple[float, float],
         typer.Option("--range", metavar="LO HI", help="Glucose range of the pairs, mg/dL."),
     ] = (20.0, 600.0),
-    unit: Annotated[str, typer.Option(help="Unit shown to raters: mg/dL or mmol/L.")] = "mg/dL",
+    unit: Annotated[
+        str | None,
+        typer.Option(
+            help="Unit shown to raters and of the --pairs file: mg/dL or mmol/L (default: "
+            "mg/dL; a --pairs file may name its unit in its header)."
+        ),
+    ] = None,
     per_rater: Annotated[
         int | None,
-        typer.Option("--per-rater", min=1, help="Start-design pairs per rater (default: all)."),
+        typer.Option(
+            "--per-rater",
+            min=1,
+            max=MAX_PAIRS,
+            help="Start-design pairs per rater (default: all).",
+        ),
     ] = None,
-    overlap: Annotated[int, typer.Option(min=1, help="Raters per pair.")] = 2,
+    overlap: Annotated[int, typer.Option(min=1, max=MAX_OVERLAP, help="Raters per pair.")] = 2,
     repeats: Annotated[
         float,
         typer.Option(
@@ -63,12 +102,14 @@ def create(
         ),
     ] = 0.1,
     checks: Annotated[
-        int, typer.Option(min=0, help="Check pairs with an obvious answer per rater.")
+        int,
+        typer.Option(min=0, max=MAX_CHECKS, help="Check pairs with an obvious answer per rater."),
     ] = 2,
     batch: Annotated[
         int,
         typer.Option(
             min=0,
+            max=MAX_PAIRS,
             help="Pairs per adaptive batch, planned when a batch is answered (0: off; "
             "`riskgrid survey next` adds a batch by hand).",
         ),
@@ -82,20 +123,28 @@ def create(
             "--instructions", help="Plain-text file with the instructions shown to raters."
         ),
     ] = None,
-    seed: Annotated[int, typer.Option(help="Seed of the design and the shuffles.")] = 0,
+    seed: Annotated[
+        int, typer.Option(min=0, max=MAX_SEED, help="Seed of the design and the shuffles.")
+    ] = 0,
 ) -> None:
     """Create a survey and print the organiser's link (keep it: it is shown once)."""
+    from ranking_core.inputs import InputError
     from ranking_core.panels import start_design
-    from ranking_core.ratings import RatingSetError
     from ranking_core.storage import StorageError
     from ranking_core.surveys import SurveySettings
     from ranking_core.surveys.design import default_instructions
+    from ranking_core.surveys.pairs_file import read_survey_pairs
+    from ranking_core.surveys.storage import INSTRUCTIONS_MAX
 
     if (pairs is None) == (design is None):
         _fail("give the start design as either --pairs FORM.csv or --design N")
+    messages: tuple[str, ...] = ()
     try:
+        text = None
+        if instructions is not None:  # before any pair is read
+            text = read_capped(instructions, 4 * INSTRUCTIONS_MAX, "--instructions")
         settings = SurveySettings(
-            unit=unit,
+            unit=unit or "mg/dL",
             glucose_range=glucose_range,
             per_rater=per_rater,
             overlap=overlap,
@@ -106,55 +155,50 @@ def create(
             seed=seed,
         )
         if pairs is not None:
-            frame = _read_pairs(pairs)
+            read = read_survey_pairs(pairs, settings.glucose_range, unit=unit)
+            frame, messages = read.frame, read.messages
         else:
-            frame = start_design(design, seed=seed, glucose_range=settings.glucose_range)
-        text = (
-            default_instructions(settings)
-            if instructions is None
-            else instructions.read_text(encoding="utf-8")
-        )
+            frame = start_design(int(design or 0), seed=seed, glucose_range=settings.glucose_range)
+        if text is None:
+            text = default_instructions(settings)
         survey, token = _surveys().create(name, frame, settings, text)
-    except (ValueError, OSError, StorageError, RatingSetError) as exc:
+    except (ValueError, InputError, StorageError) as exc:
         _fail(exc)
-    console.print(
-        f"survey {survey.name!r}: {len(frame)} pairs, range "
+    for message in messages:
+        say(message)
+    stored = survey_pair_count(survey.name)
+    say(
+        f"survey {named(survey.name)}: {stored:,} pairs stored, range "
         f"{settings.glucose_range[0]:g}-{settings.glucose_range[1]:g} mg/dL; "
-        "invite raters with `riskgrid survey invite`",
-        soft_wrap=True,
-        highlight=False,
-        markup=False,
+        "invite raters with 'riskgrid survey invite'"
     )
-    console.print("organiser link (keep it private):", highlight=False)
+    say("organiser link (keep it private):")
     typer.echo(survey.organiser_link(token))
 
 
-def _read_pairs(path: Path):
-    """Columns reference and estimate (mg/dL) of a pair file (CSV/TSV/XLSX; a rating column,
-    filled or empty, is ignored)."""
-    import pandas as pd
+def survey_pair_count(name: str) -> int:
+    """The start-design pairs stored for the survey (the database's count, not the file's)."""
+    from sqlalchemy import func, select
 
-    if path.suffix.lower() == ".xlsx":
-        table = pd.read_excel(path)
-    else:
-        table = pd.read_csv(path, sep=None, engine="python")
-    by_lower = {str(c).strip().lower(): c for c in table.columns}
-    missing = [c for c in ("reference", "estimate") if c not in by_lower]
-    if missing:
-        raise ValueError(
-            f"{path.name}: no {' or '.join(missing)} column (the pair file needs "
-            "reference and estimate in mg/dL)"
+    from ranking_core.surveys.storage import PAIRS, SURVEYS
+
+    surveys = _surveys()
+    with surveys.engine.connect() as conn:
+        return int(
+            conn.scalar(
+                select(func.count())
+                .select_from(PAIRS.join(SURVEYS, PAIRS.c.survey_id == SURVEYS.c.id))
+                .where(SURVEYS.c.name == name, PAIRS.c.expected.is_(None))
+            )
         )
-    return pd.DataFrame(
-        {"reference": table[by_lower["reference"]], "estimate": table[by_lower["estimate"]]}
-    )
 
 
 @app.command()
 def invite(
     name: Annotated[str, typer.Argument(help="The survey.")],
     raters: Annotated[
-        int | None, typer.Option("--raters", min=1, help="How many raters to invite.")
+        int | None,
+        typer.Option("--raters", min=1, max=MAX_RATERS, help="How many raters to invite."),
     ] = None,
     names: Annotated[
         Path | None,
@@ -162,25 +206,28 @@ def invite(
             "--names", help="Text file with one rater name per line (instead of rater-1, …)."
         ),
     ] = None,
-    out: Annotated[
+    links_out: Annotated[
         Path, typer.Option("--out", "-o", help="Links to write (CSV: rater, link).")
     ] = Path("links.csv"),
 ) -> None:
     """Invite raters: one personal link each, written to a CSV (rater, link)."""
     import pandas as pd
 
-    from ranking_core.meter.export import safe_csv
+    from ranking_core.inputs.text import safe_csv
     from ranking_core.storage import StorageError
 
     try:
+        check_output(links_out, "--out", [names])
         if names is not None:
             listed = [
                 line.strip()
-                for line in names.read_text(encoding="utf-8").splitlines()
+                for line in read_capped(names, NAMES_BYTES, "--names").splitlines()
                 if line.strip()
             ]
+            if len(listed) > MAX_RATERS:
+                _fail(f"--names names {len(listed):,} raters; at most {MAX_RATERS:,} at once")
             if raters is not None and raters != len(listed):
-                _fail(f"--raters {raters} but {names.name} names {len(listed)} raters")
+                _fail(f"--raters {raters} but --names names {len(listed)} raters")
             who: int | list[str] = listed
         elif raters is not None:
             who = raters
@@ -189,14 +236,15 @@ def invite(
         links = _surveys().invite(name, who)
     except (OSError, StorageError, ValueError) as exc:
         _fail(exc)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(safe_csv(pd.DataFrame(links, columns=["rater", "link"])), encoding="utf-8")
-    console.print(
-        f"invited {len(links)} raters; wrote their links to {out} (send each rater "
-        "their own link only)",
-        soft_wrap=True,
-        highlight=False,
-        markup=False,
+    text = safe_csv(pd.DataFrame(links, columns=["rater", "link"]))
+    try:
+        write_output(links_out, text, "--out")
+    except OutputError as exc:  # the raters are invited: their links must not be lost
+        typer.echo(text)
+        _fail(f"{exc}; the raters are invited and their links are printed above instead")
+    say(
+        f"invited {len(links)} raters; wrote their links to {printable(links_out)} (send each "
+        "rater their own link only)"
     )
 
 
@@ -212,7 +260,7 @@ def revoke(
         _surveys().revoke(name, rater)
     except StorageError as exc:
         _fail(exc)
-    console.print(f"revoked the link of {rater!r}", highlight=False, markup=False)
+    say(f"revoked the link of {named(rater)}")
 
 
 @app.command()
@@ -221,21 +269,21 @@ def status(
     json_out: Annotated[Path | None, typer.Option("--json", help="Also write it as JSON.")] = None,
 ) -> None:
     """Progress per rater: answered, time per answer, test-retest agreement, check pairs."""
-    from rich.markup import escape
     from rich.table import Table
 
     from ranking_core.storage import StorageError
     from ranking_core.surveys.results import status as survey_status
 
     try:
+        if json_out is not None:
+            check_output(json_out, "--json")
         state = survey_status(_surveys(), name)
-    except StorageError as exc:
+    except (StorageError, OutputError) as exc:
         _fail(exc)
-    console.print(
-        f"survey {escape(state['survey'])!r}: {'open' if state['open'] else 'closed'}, "
+    say(
+        f"survey {named(state['survey'])}: {'open' if state['open'] else 'closed'}, "
         f"{state['answers']} of {state['queued']} answers, {state['batches']} "
-        f"batch(es), {state['pairs_asked']} pairs asked",
-        highlight=False,
+        f"batch(es), {state['pairs_asked']} pairs asked"
     )
     table = Table(title="Raters", title_justify="left")
     for column in (
@@ -250,7 +298,7 @@ def status(
         table.add_column(column, justify="left" if column in ("Rater", "Link") else "right")
     for r in state["raters"]:
         table.add_row(
-            escape(r["rater"]),
+            Text(printable(r["rater"])),
             str(r["answered"]),
             str(r["queued"]),
             "–" if r["seconds_per_answer"] is None else f"{r['seconds_per_answer']:.1f}",
@@ -258,11 +306,13 @@ def status(
             f"{r['checks_passed']} of {r['checks_answered']}",
             "revoked" if r["revoked"] else "open",
         )
-    console.print(table)
+    out.print(table)
     if json_out is not None:
-        json_out.parent.mkdir(parents=True, exist_ok=True)
-        json_out.write_text(json.dumps(state, indent=2), encoding="utf-8")
-        console.print(f"wrote {json_out}", highlight=False, markup=False)
+        try:
+            write_output(json_out, json.dumps(state, indent=2), "--json")
+        except OutputError as exc:
+            _fail(exc)
+        say(f"wrote {printable(json_out)}")
 
 
 @app.command("next")
@@ -273,6 +323,7 @@ def next_(
         typer.Option(
             "--batch",
             min=1,
+            max=MAX_PAIRS,
             help=f"Pairs to add (default: the survey's batch size, else {DEFAULT_BATCH}).",
         ),
     ] = None,
@@ -284,42 +335,45 @@ def next_(
     from ranking_core.surveys.results import next_batch
 
     surveys = _surveys()
+    added: dict = {}
     try:
-        before = surveys.get(name).batches
         with progress_bar("learning from the answers so far") as update, fit_threads(1000):
             size = batch or surveys.get(name).settings.batch or DEFAULT_BATCH
-            after = next_batch(surveys, name, size, force=True, progress=update)
+            after = next_batch(surveys, name, size, force=True, progress=update, added=added)
     except (StorageError, ValueError) as exc:
         _fail(exc)
-    added = surveys.answers(name)
-    new = added[added["batch"] == before]
-    console.print(
-        f"batch {before + 1} added: {new['pair_id'].nunique()} pairs in "
-        f"{new['rater'].nunique()} raters' queues ({after} batches)",
-        highlight=False,
+    if not added:  # the database had a batch added meanwhile by another request
+        say(
+            f"no batch added: another request added batch {after} while this one was "
+            f"planning (the survey has {after} batches)"
+        )
+        return
+    say(
+        f"batch {added['batch']} added: {added['pairs']} pairs in "
+        f"{added['raters']} raters' queues ({after} batches)"
     )
 
 
 @app.command()
 def export(
     name: Annotated[str, typer.Argument(help="The survey.")],
-    out: Annotated[Path, typer.Option("--out", "-o", help="Ratings to write (CSV).")] = Path(
-        "ratings.csv"
-    ),
+    ratings_out: Annotated[
+        Path, typer.Option("--out", "-o", help="Ratings to write (CSV).")
+    ] = Path("ratings.csv"),
 ) -> None:
     """Write every answer (reference, estimate, rating, rater, answered_at, role); the file is a
     rating set for `riskgrid learn`."""
-    from ranking_core.meter.export import safe_csv
+    from ranking_core.inputs.text import safe_csv
     from ranking_core.storage import StorageError
     from ranking_core.surveys.results import export_frame
 
     try:
+        check_output(ratings_out, "--out")
         frame = export_frame(_surveys().answers(name))
-    except StorageError as exc:
+        write_output(ratings_out, safe_csv(frame), "--out")
+    except (StorageError, OutputError) as exc:
         _fail(exc)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(safe_csv(frame), encoding="utf-8")
-    console.print(f"wrote {len(frame)} answers to {out}", highlight=False, markup=False)
+    say(f"wrote {len(frame)} answers to {printable(ratings_out)}")
 
 
 @app.command()
@@ -331,4 +385,4 @@ def close(name: Annotated[str, typer.Argument(help="The survey.")]) -> None:
         _surveys().close(name)
     except StorageError as exc:
         _fail(exc)
-    console.print(f"survey {name!r} is closed", highlight=False, markup=False)
+    say(f"survey {named(name)} is closed")

@@ -13,6 +13,8 @@ its colours (Klonoff et al., "The Surveillance Error Grid", J Diabetes Sci Techn
   interpolated in between; zone grids colour zone k (A = 0 … E = 4) like risk k.
 
 The meter report, the grid comparison and the dashboard all read the scale from here.
+:func:`check_learned_grid` is the one check that a learned grid is a risk grid worth writing or
+saving: finite, on the scale within :data:`RISK_TOLERANCE`, and not flat.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 __all__ = [
+    "FLAT_SHARE",
+    "FLAT_SPREAD",
     "RISK_CATEGORIES",
     "RISK_CATEGORY_EDGES",
     "RISK_CATEGORY_FILE_LABELS",
@@ -31,6 +35,9 @@ __all__ = [
     "RISK_GRADE_EDGES",
     "RISK_GRADE_RANGES",
     "RISK_MAX",
+    "RISK_TOLERANCE",
+    "GridOffScale",
+    "check_learned_grid",
     "risk_category",
     "risk_colour",
     "risk_grade",
@@ -38,6 +45,65 @@ __all__ = [
 ]
 
 RISK_MAX = 4.0
+# a learned surface may leave 0..4 a little near the corners (it is clipped when written); by
+# more than half a grade the fit failed (λ too small: it chases the noise)
+RISK_TOLERANCE = 0.5
+# a learned grid whose values span less than this, or less than FLAT_SHARE of the span of the
+# ratings it was learned from, tells no pair from another (λ so large that only the mean rating
+# is left): refused as flat
+FLAT_SPREAD = 1e-3
+FLAT_SHARE = 0.01
+
+
+class GridOffScale(ValueError):
+    """A learned grid is not a usable risk grid; the message is one sentence saying why."""
+
+
+def check_learned_grid(
+    grid: ArrayLike, rating_spread: float | None = None, label: str = "the learned grid"
+) -> list[str]:
+    """Check a learned (601, 601) risk grid [reference, measured] before it is written or saved.
+
+    Refused (:class:`GridOffScale`, one sentence): a value that is not a finite number, or a
+    flat grid: its values span less than :data:`FLAT_SPREAD`, or less than :data:`FLAT_SHARE`
+    of ``rating_spread`` (the span of the ratings it was learned from). Flagged (returned as
+    notes, one sentence each): a surface that leaves the risk scale 0..:data:`RISK_MAX` by more
+    than :data:`RISK_TOLERANCE`, which is written and saved clipped to the scale (the same grid
+    in the files and in the database). The command line runs this one check before
+    ``--out-dir`` and ``--save``."""
+    values = np.asarray(grid, dtype=np.float64)
+    finite = np.isfinite(values)
+    if not finite.all():
+        raise GridOffScale(
+            f"{label} has {int((~finite).sum()):,} values that are not finite numbers; the fit "
+            "failed and nothing was written or saved"
+        )
+    low, high = float(values.min()), float(values.max())
+    least = max(FLAT_SPREAD, FLAT_SHARE * float(rating_spread or 0.0))
+    if high - low < least:
+        raise GridOffScale(
+            f"{label} is flat (its values span {low:.3g} to {high:.3g}, less than {least:.2g}"
+            + (
+                f", {FLAT_SHARE:.0%} of the ratings' span {rating_spread:g}"
+                if rating_spread
+                else ""
+            )
+            + "): λ is so large that only the mean rating is left; nothing was written or saved"
+        )
+    off = (values < -RISK_TOLERANCE) | (values > RISK_MAX + RISK_TOLERANCE)
+    if not off.any():
+        return []
+    ref, bgm = np.unravel_index(
+        int(np.argmax(np.abs(values - np.clip(values, 0.0, RISK_MAX)))), values.shape
+    )
+    return [
+        f"{label} leaves the risk scale 0..{RISK_MAX:g} by more than {RISK_TOLERANCE:g} in "
+        f"{int(off.sum()):,} of {off.size:,} cells (furthest {values[ref, bgm]:.3g} at REF "
+        f"{ref}, BGM {bgm} mg/dL: extrapolation beyond the rated pairs, or λ so small that the "
+        f"fit chases the noise); it is written and saved clipped to 0..{RISK_MAX:g}"
+    ]
+
+
 RISK_GRADES = ("A", "B", "C", "D", "E")
 RISK_GRADE_RANGES = ("[0, 0.5)", "[0.5, 1.5)", "[1.5, 2.5)", "[2.5, 3.5)", ">= 3.5")
 RISK_GRADE_EDGES = np.array([0.5, 1.5, 2.5, 3.5])

@@ -8,11 +8,14 @@ generic    columns ``timestamp`` (e.g. 2024-05-01T08:30:00, an optional UTC offs
 dexcom     Dexcom Clarity CSV export: ``Timestamp (YYYY-MM-DDThh:mm:ss)``, ``Event Type``,
            ``Glucose Value (mg/dL)`` or ``(mmol/L)``, ``Source Device ID`` (optional); only
            Event Type ``EGV`` rows are glucose readings (the patient, device and alert rows are
-           skipped); "Low" / "High" are refused (not numbers)
+           skipped); readings marked "Low" / "High" (beyond the sensor's reporting range)
+           carry no value: they are kept apart (:attr:`GlucoseSeries.beyond_times`) so that
+           the pairing leaves the reference readings nearest to them unpaired
 libre      LibreView CSV export: a title line above the header, then ``Device Timestamp``
            (MM-DD-YYYY HH:MM, DD-MM-YYYY, YYYY-MM-DD; ``/`` ``.`` separators, AM/PM),
            ``Record Type`` (0 = historic reading, 1 = scan; other records skipped),
-           ``Historic Glucose mg/dL`` and ``Scan Glucose mg/dL`` (or mmol/L)
+           ``Historic Glucose mg/dL`` and ``Scan Glucose mg/dL`` (or mmol/L); "LO" / "HI"
+           readings are kept apart as Dexcom's "Low" / "High"
 =========  ===============================================================================
 
 Times: a date (year first, or day and month first), a time of day to the minute or finer, an
@@ -22,16 +25,20 @@ every time or on none). The day/month order of dates written with the year last 
 the whole file (a number above 12 can only be a day) or given (``dayfirst``); a file where nothing
 decides it is refused. Partial dates (2024, 2024-05), dates without a time of day and years
 outside 1900..2200 are refused with their lines. Glucose is converted to mg/dL and refused
-outside 0..3000 mg/dL.
+outside 0..3000 mg/dL. A text file that ends inside its last line (no final line break, and
+fewer fields or characters than the lines above: a copy cut short) has that line refused
+(:func:`~ranking_core.inputs.text.cut_last_line`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass, field
 from typing import IO
 
 import numpy as np
+import pandas as pd
 from numpy.typing import NDArray
 
 from ranking_core.inputs.table import (
@@ -39,34 +46,63 @@ from ranking_core.inputs.table import (
     HeaderNotFound,
     InputError,
     Limits,
+    RefusedRows,
     Role,
     Schema,
     TableRead,
+    name_lines,
     read_table,
 )
+from ranking_core.inputs.text import TAIL_BYTES, cut_last_line, file_tail
 from ranking_core.inputs.units import PHYSICAL_MAX_MGDL
 
-__all__ = ["SERIES_FORMATS", "GlucoseSeries", "read_series"]
+__all__ = [
+    "BEYOND_RANGE",
+    "SERIES_FORMATS",
+    "GlucoseSeries",
+    "cut_last_line_of",
+    "read_series",
+    "refuse_cut_last_line",
+]
 
 SERIES_FORMATS = ("auto", "generic", "dexcom", "libre")
 _RANGE = f"glucose is outside 0..{PHYSICAL_MAX_MGDL:g} mg/dL (the physical range)"
 _GLUCOSE = Field("glucose", glucose=True, low=0.0, high=PHYSICAL_MAX_MGDL, range_rule=_RANGE)
 _ANY_ORDER = ("ymd", "mdy", "dmy")
+# readings a sensor export marks instead of a value: below or above its reporting range
+BEYOND_RANGE = {"low": "Low", "high": "High", "lo": "Low", "hi": "High"}
+_BEYOND = Field("beyond", kind="text")
+
+
+def _kept_apart(glucose: NDArray[np.object_]) -> tuple[NDArray[np.object_], NDArray[np.object_]]:
+    """Glucose cells with Low/High readings set to a placeholder 0 (their rows are kept apart
+    by :func:`read_series`, never read as values) and the marks ("Low", "High" or "")."""
+    cells = np.asarray(glucose, dtype=object)
+    marks = np.array([BEYOND_RANGE.get(str(c).strip().lower(), "") for c in cells], dtype=object)
+    return np.where(marks != "", "0", cells), marks
 
 
 def _dexcom(cells: dict) -> tuple[NDArray[np.bool_], dict]:
     egv = np.array([str(e).strip().upper() == "EGV" for e in cells["event type"]], dtype=bool)
+    glucose, marks = _kept_apart(cells["glucose value"])
     return egv, {
         "timestamp": cells["timestamp"],
-        "glucose": cells["glucose value"],
+        "glucose": glucose,
         "device": cells["source device id"],
+        "beyond": marks,
     }
 
 
 def _libre(cells: dict) -> tuple[NDArray[np.bool_], dict]:
     kind = np.array([str(k).strip() for k in cells["record type"]], dtype=object)
-    glucose = np.where(kind == "0", cells["historic glucose"], cells["scan glucose"])
-    return np.isin(kind, ["0", "1"]), {"timestamp": cells["device timestamp"], "glucose": glucose}
+    glucose, marks = _kept_apart(
+        np.where(kind == "0", cells["historic glucose"], cells["scan glucose"])
+    )
+    return np.isin(kind, ["0", "1"]), {
+        "timestamp": cells["device timestamp"],
+        "glucose": glucose,
+        "beyond": marks,
+    }
 
 
 SCHEMAS = {
@@ -78,7 +114,12 @@ SCHEMAS = {
             Role("glucose value", kind="text", glucose=True),
             Role("source device id", kind="text", required=False),
         ),
-        fields=(Field("timestamp", kind="time"), _GLUCOSE, Field("device", kind="text")),
+        fields=(
+            Field("timestamp", kind="time"),
+            _GLUCOSE,
+            Field("device", kind="text"),
+            _BEYOND,
+        ),
         prepare=_dexcom,
         skip_note="not glucose readings (Event Type other than EGV)",
     ),
@@ -90,7 +131,7 @@ SCHEMAS = {
             Role("historic glucose", kind="text", glucose=True),
             Role("scan glucose", kind="text", glucose=True, required=False),
         ),
-        fields=(Field("timestamp", kind="time", date_orders=_ANY_ORDER), _GLUCOSE),
+        fields=(Field("timestamp", kind="time", date_orders=_ANY_ORDER), _GLUCOSE, _BEYOND),
         prepare=_libre,
         skip_note="not glucose readings (Record Type other than 0 historic, 1 scan)",
     ),
@@ -145,6 +186,8 @@ class GlucoseSeries:
         when the file names none.
     format : "generic", "dexcom" or "libre".
     table : the input layer's result (refused rows, notes, summary).
+    beyond_times, beyond_lines, beyond_devices : the readings marked Low or High (no value:
+        beyond the sensor's reporting range), kept apart from the readings above.
     """
 
     times: NDArray[np.datetime64] = field(repr=False)
@@ -153,6 +196,13 @@ class GlucoseSeries:
     devices: NDArray[np.object_] | None = field(default=None, repr=False)
     format: str = "generic"
     table: TableRead | None = field(default=None, repr=False, compare=False)
+    beyond_times: NDArray[np.datetime64] = field(
+        default_factory=lambda: np.array([], dtype="datetime64[ns]"), repr=False
+    )
+    beyond_lines: NDArray[np.int64] = field(
+        default_factory=lambda: np.array([], dtype=np.int64), repr=False
+    )
+    beyond_devices: NDArray[np.object_] | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
         return len(self.times)
@@ -207,9 +257,71 @@ def read_series(
             other = " (nor a Dexcom Clarity or LibreView export)" if format == "auto" else ""
             raise HeaderNotFound(f"{exc}{other}") from exc
         break
+    if not isinstance(source, pd.DataFrame):
+        table = refuse_cut_last_line(table, source)
+    marks = table.values.get("beyond")
+    marked = np.zeros(len(table), dtype=bool) if marks is None else marks != ""
+    if marked.any():
+        table = dataclasses.replace(
+            table,
+            notes=(
+                *table.notes,
+                f"{table.source}: {int(marked.sum()):,} reading(s) marked Low or High "
+                f"(beyond the sensor's reporting range) in {name_lines(table.lines[marked])}: "
+                "no value, never paired; a reference reading nearest to one is left unpaired",
+            ),
+        )
     devices = table.values.get("device")
     if devices is not None and not any(devices):
         devices = None
+    keep = ~marked
     return GlucoseSeries(
-        table.values["timestamp"], table.values["glucose"], table.lines, devices, kind, table
+        table.values["timestamp"][keep],
+        table.values["glucose"][keep],
+        table.lines[keep],
+        None if devices is None else devices[keep],
+        kind,
+        table,
+        beyond_times=table.values["timestamp"][marked],
+        beyond_lines=table.lines[marked],
+        beyond_devices=None if devices is None else devices[marked],
+    )
+
+
+def cut_last_line_of(source: object) -> tuple[int, str] | None:
+    """(line number, rule) of a text file's (path or bytes) last line when it looks cut off
+    (:func:`~ranking_core.inputs.text.cut_last_line`), else None (also for XLSX workbooks and
+    for anything unreadable)."""
+    try:
+        if isinstance(source, bytes | bytearray):
+            tail = bytes(source[-TAIL_BYTES:])
+            last = source.count(b"\n") + 1 if b"\n" in source else source.count(b"\r") + 1
+        elif isinstance(source, str | os.PathLike):
+            tail, last = file_tail(source)
+        else:
+            return None
+    except OSError:
+        return None
+    if tail.startswith(b"PK\x03\x04"):
+        return None
+    rule = cut_last_line(tail)
+    return None if rule is None else (last, rule)
+
+
+def refuse_cut_last_line(table: TableRead, source: object) -> TableRead:
+    """``table`` without the row of a text file's last line when that line looks cut off
+    (:func:`cut_last_line_of`): the row is refused by line, the others kept. XLSX workbooks
+    and frames are returned as they are."""
+    cut = None if table.where != "line" else cut_last_line_of(source)
+    if cut is None:
+        return table
+    last, rule = cut
+    keep = table.lines != last
+    if keep.all():  # already refused by another rule
+        return table
+    return dataclasses.replace(
+        table,
+        values={k: v[keep] for k, v in table.values.items()},
+        lines=table.lines[keep],
+        refused=(*table.refused, RefusedRows(rule, np.array([last], dtype=np.int64))),
     )

@@ -6,6 +6,9 @@
   how the text around them is shown. The input layer refuses a text cell holding one
   (:data:`UNSAFE_RULE`); :func:`printable` shows them escaped (``\\x1b``, ``\\u202e``) wherever
   text is written for a person.
+* :func:`terminal`: text for a Rich console line written with markup: unsafe characters
+  escaped and Rich's square-bracket markup taken literally (``a[/]b``, ``ICU panel [v2]``);
+  :func:`named` the same between single quotes, the one quote style of messages.
 * :func:`safe_csv`: CSV in which no text cell can start a spreadsheet formula, also behind a
   full-width or other look-alike prefix (``＝`` ``＋`` ``－`` ``＠``, ``﹦``, ``−``), and in which
   unsafe characters are escaped.
@@ -13,12 +16,25 @@
 
 from __future__ import annotations
 
+import os
 import re
 import unicodedata
 
 import pandas as pd
 
-__all__ = ["FORMULA_PREFIXES", "UNSAFE", "UNSAFE_RULE", "neutralise", "printable", "safe_csv"]
+__all__ = [
+    "FORMULA_PREFIXES",
+    "TAIL_BYTES",
+    "UNSAFE",
+    "UNSAFE_RULE",
+    "cut_last_line",
+    "file_tail",
+    "named",
+    "neutralise",
+    "printable",
+    "safe_csv",
+    "terminal",
+]
 
 # categories Cc (controls), Cf (format characters), Zl, Zp (line and paragraph separators) and
 # lone surrogates; tests/test_hostile_inputs.py checks this class against unicodedata
@@ -54,6 +70,22 @@ def printable(text: object, keep: str = "") -> str:
     return UNSAFE.sub(lambda m: m.group() if m.group() in keep else _escape(m), text)
 
 
+def terminal(text: object) -> str:
+    """User text for a Rich console line printed with markup: every :data:`UNSAFE` character
+    but the line break escaped (:func:`printable`), then Rich's markup escaped
+    (``rich.markup.escape``), so that ``a[/]b`` or ``ICU panel [v2]`` print as written. Never
+    ``repr()`` the result: a doubled backslash would undo the escape."""
+    from rich.markup import escape
+
+    return escape(printable(text, keep="\n"))
+
+
+def named(text: object) -> str:
+    """A user's name inside a message, in the one quote style: ``'ICU panel [v2]'`` (unsafe
+    characters escaped; for a line printed without markup)."""
+    return f"'{printable(text)}'"
+
+
 def _starts_formula(text: str) -> bool:
     head = text.lstrip(" \u00a0\u3000")[:1] or text[:1]
     return bool(head) and (
@@ -83,3 +115,52 @@ def safe_csv(frame: pd.DataFrame) -> str:
         if not pd.api.types.is_numeric_dtype(safe[column]):
             safe[column] = safe[column].map(neutralise)
     return safe.to_csv(index=False, lineterminator="\r\n")
+
+
+TAIL_BYTES = 1 << 16  # the end of a file read to judge its last line (about 2,000 lines of data)
+
+
+def cut_last_line(tail: bytes) -> str | None:
+    """Why the last line of a text table looks cut off, or None when it looks whole.
+
+    ``tail`` is the end of the file (its last :data:`TAIL_BYTES` bytes or all of it). A last
+    line is judged only when the file does not end with a line break (a writer that finished
+    ends its last line): it is cut when it has fewer fields than the line before it (commas,
+    semicolons or tabs), or fewer characters than every other line in the tail, e.g. a lone
+    ``1`` or ``2024-05-01T08:05:00,1`` below lines of 23 characters. The rule is worded to
+    be followed by "in line N"."""
+    if not tail or tail.endswith((b"\n", b"\r")):
+        return None
+    lines = tail.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
+    last = lines[-1]
+    before = [line for line in lines[1:-1] if line.strip()]  # lines[0] may be cut by the tail
+    if not last.strip() or not before:
+        return None
+    for mark in (b"\t", b";", b","):
+        if before[-1].count(mark) > last.count(mark):
+            return (
+                f"the file ends without a line break inside a line of "
+                f"{last.count(mark) + 1} field(s) where the line above has "
+                f"{before[-1].count(mark) + 1} (it looks cut off)"
+            )
+    shortest = min(len(line) for line in before)
+    if len(last) < shortest:
+        return (
+            f"the file ends without a line break inside a line of {len(last)} characters where "
+            f"every other line has at least {shortest} (it looks cut off; end the file with a "
+            "line break if the line is whole)"
+        )
+    return None
+
+
+def file_tail(path: str | os.PathLike) -> tuple[bytes, int]:
+    """The last :data:`TAIL_BYTES` bytes of a file and the number of its last line (counting
+    line breaks; read in blocks, never the whole file at once)."""
+    size = os.path.getsize(path)
+    breaks = 0
+    with open(path, "rb") as stream:
+        for block in iter(lambda: stream.read(1 << 20), b""):
+            breaks += block.count(b"\n") or block.count(b"\r")
+        stream.seek(max(0, size - TAIL_BYTES))
+        tail = stream.read(TAIL_BYTES)
+    return tail, breaks + 1

@@ -47,6 +47,11 @@ __all__ = ["SpectralRanker", "SpectralRegressor"]
 SOLVERS = ("auto", "dense", "low-rank", "primal")
 # "auto" tries the low-rank factorisation for smooth kernels from this many training points on.
 AUTO_LOW_RANK_FROM = 2000
+# (iterated) Lavrentiev up to this order is solved and refined against the kernel matrix
+# (Kriukova et al. 2014, eqs. (4), (13)): k solves of a few O(m²) products each; higher orders
+# take the filter's closed form (one filter whatever k, with the digits the eigendecomposition
+# keeps: about six at m = 2,000 and λ ≈ 2.5·10⁻⁹, docs/SCALE.md)
+REFINED_ORDER = 8
 
 
 class _SpectralEstimator(
@@ -168,9 +173,12 @@ class _SpectralEstimator(
         working precision against the kernel matrix (:func:`~ranking_core.spectral.
         refined_lavrentiev`; Kriukova et al. 2014, eqs. (4), (13)). The other filters solve no
         linear system and the low-rank and primal forms approximate or replace K: their solution
-        is the spectral formula's, as on the λ path."""
+        is the spectral formula's, as on the λ path; so is iterated Lavrentiev of an order above
+        :data:`REFINED_ORDER` (its closed form, :class:`~ranking_core.filters.IteratedLavrentiev`,
+        instead of k refined solves)."""
         steps = lavrentiev_steps(self.filter_)
-        if self.spectrum_.method != "dense" or not steps:
+        # orders above REFINED_ORDER take the filter's closed form (one filter, not k solves)
+        if self.spectrum_.method != "dense" or not steps or steps > REFINED_ORDER:
             super()._set_solution(lam)
             return
         coef = refined_lavrentiev(self.spectrum_, self._operator_product, lam, steps)

@@ -49,6 +49,34 @@ def figure_png(fig: go.Figure, scale: float = 2.0) -> bytes:
         raise FigureExportError(f"{PNG_HELP} (kaleido said: {str(exc).strip()[:300]})") from exc
 
 
+def report_files(
+    report: MeterReport,
+    figures: dict[str, go.Figure] | None = None,
+    png: bool = False,
+    plots: dict[str, Figure] | None = None,
+) -> dict[str, bytes]:
+    """The report's files by name: every table as ``<name>.csv`` (formula-safe), the per-pair
+    table as ``pairs.csv`` (SEG risk categories by their file labels), each Plotly figure as
+    ``<name>.html`` (and ``<name>.png`` through kaleido when ``png``), and each matplotlib plot
+    as ``<name>.png`` and ``<name>.pdf`` (no browser needed; a Plotly figure of the same name is
+    then written as HTML only)."""
+    files: dict[str, bytes] = {}
+    pairs = report.pairs
+    if "risk_category" in pairs:  # "None" would be read back as missing
+        labels = list(RISK_CATEGORY_FILE_LABELS)
+        pairs = pairs.assign(risk_category=pairs["risk_category"].cat.rename_categories(labels))
+    for name, table in {**report.tables(), "pairs": pairs}.items():
+        files[f"{name}.csv"] = safe_csv(table).encode("utf-8")
+    for name, plot in (plots or {}).items():
+        files[f"{name}.png"] = static_png(plot)
+        files[f"{name}.pdf"] = figure_pdf(plot)
+    for name, fig in (figures or {}).items():
+        files[f"{name}.html"] = figure_html(fig).encode("utf-8")
+        if png and name not in (plots or {}):
+            files[f"{name}.png"] = figure_png(fig)
+    return files
+
+
 def write_report_files(
     report: MeterReport,
     directory: str | os.PathLike,
@@ -56,33 +84,12 @@ def write_report_files(
     png: bool = False,
     plots: dict[str, Figure] | None = None,
 ) -> list[Path]:
-    """Write every table as ``<name>.csv`` (formula-safe), the per-pair table as ``pairs.csv``
-    (SEG risk categories by their file labels), each Plotly figure as ``<name>.html`` (and
-    ``<name>.png`` through kaleido when ``png``), and each matplotlib plot as ``<name>.png``
-    and ``<name>.pdf`` (no browser needed; a Plotly figure of the same name is then written as
-    HTML only); returns the paths."""
+    """Write :func:`report_files` into ``directory``; returns the paths."""
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     written = []
-    pairs = report.pairs
-    if "risk_category" in pairs:  # "None" would be read back as missing
-        labels = list(RISK_CATEGORY_FILE_LABELS)
-        pairs = pairs.assign(risk_category=pairs["risk_category"].cat.rename_categories(labels))
-    for name, table in {**report.tables(), "pairs": pairs}.items():
-        path = out / f"{name}.csv"
-        path.write_bytes(safe_csv(table).encode("utf-8"))
+    for name, content in report_files(report, figures, png, plots).items():
+        path = out / name
+        path.write_bytes(content)
         written.append(path)
-    for name, plot in (plots or {}).items():
-        for suffix, draw in ((".png", static_png), (".pdf", figure_pdf)):
-            path = out / f"{name}{suffix}"
-            path.write_bytes(draw(plot))
-            written.append(path)
-    for name, fig in (figures or {}).items():
-        path = out / f"{name}.html"
-        path.write_text(figure_html(fig), encoding="utf-8")
-        written.append(path)
-        if png and name not in (plots or {}):
-            path = out / f"{name}.png"
-            path.write_bytes(figure_png(fig))
-            written.append(path)
     return written

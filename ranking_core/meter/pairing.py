@@ -16,7 +16,11 @@ Nothing is decided by row order:
 * without UTC offsets, a clock that goes back (the end of daylight saving) shows some wall-clock
   times twice: a reference reading in those times (or within the window of them) is refused as
   ambiguous; with offsets every time is an instant and nothing is ambiguous;
-* reference readings sharing one time are noted.
+* reference readings sharing one time are noted;
+* a sensor reading marked Low or High (beyond the sensor's reporting range, no value) still
+  takes part in the nearest-in-time rule: a reference reading whose nearest sensor reading is
+  one of them is left unpaired and counted, never paired with a reading further away; a
+  reference reading marked Low or High has no value and is counted as left out.
 
 The pairing's messages state each of these in one line.
 """
@@ -185,6 +189,8 @@ class Pairing:
     n_unpaired : reference readings with no sensor reading in the window (left out).
     n_ambiguous : reference readings refused because the sensor reading they would pair with
         cannot be told (a repeated wall-clock time, or one sensor time with two values).
+    n_beyond : reference readings left unpaired because their nearest sensor reading is marked
+        Low or High (beyond the sensor's range), or because they are so marked themselves.
     window, lag : minutes.
     messages : the summary lines, then each file's refusals and notes.
     """
@@ -197,6 +203,7 @@ class Pairing:
     lag: float
     messages: tuple[str, ...] = ()
     n_ambiguous: int = 0
+    n_beyond: int = 0
 
     def meter_pairs(self) -> MeterPairs:
         """The pairs for :func:`~ranking_core.meter.meter_report` (rows numbered from 1), with
@@ -257,6 +264,14 @@ def pair_series(
             sensor, keep, lag_ns, reference, reference_ns, window_ns, notes
         )
     match = nearest_in_window(sensor_ns, reference_ns, window_ns)
+    beyond = _nearest_is_beyond(sensor, device, sensor_ns, lag_ns, reference_ns, window_ns)
+    if beyond.any():
+        notes.append(
+            f"{counted(int(beyond.sum()), 'reference reading')} left unpaired: the sensor "
+            "reading nearest in time is marked Low or High (beyond the sensor's range; rule: "
+            f"never paired with a reading further away) in {name_lines(np.sort(ref_lines[beyond]))}"
+        )
+        match[beyond] = -1
     clash = (match >= 0) & ~ambiguous & np.isin(sensor_ns[np.maximum(match, 0)], conflicting)
     if clash.any():
         notes.append(
@@ -281,11 +296,18 @@ def pair_series(
         }
     )
     n_ambiguous = int(ambiguous.sum())
-    n_unpaired = int(((match < 0) & ~ambiguous).sum())
+    n_beyond = int((beyond & ~ambiguous).sum()) + len(reference.beyond_times)
+    n_unpaired = int(((match < 0) & ~ambiguous & ~beyond).sum())
+    total = len(reference) + len(reference.beyond_times)
     messages = [
-        f"{len(pairs):,} of {counted(len(reference), 'reference reading')} paired with a "
+        f"{len(pairs):,} of {counted(total, 'reference reading')} paired with a "
         f"sensor reading within ±{window:g} min (sensor times shifted by {lag:+g} min); "
         f"{n_unpaired:,} left out (no sensor reading in the window)"
+        + (
+            f"; {n_beyond:,} left unpaired (Low or High: beyond the sensor's range)"
+            if n_beyond
+            else ""
+        )
         + (f"; {n_ambiguous:,} refused as ambiguous (below)" if n_ambiguous else ""),
         *notes,
     ]
@@ -301,7 +323,29 @@ def pair_series(
         lag,
         tuple(messages),
         n_ambiguous,
+        n_beyond,
     )
+
+
+def _nearest_is_beyond(
+    sensor: GlucoseSeries,
+    device: str | None,
+    sensor_ns: NDArray[np.int64],
+    lag_ns: int,
+    reference_ns: NDArray[np.int64],
+    window_ns: int,
+) -> NDArray[np.bool_]:
+    """For each reference time, whether the sensor reading nearest to it (the same rule as
+    :func:`nearest_in_window`, over the readings and the Low/High marks together) is a Low or
+    High mark."""
+    marks = sensor.beyond_times
+    if device is not None and sensor.beyond_devices is not None:
+        marks = marks[sensor.beyond_devices.astype(str) == device]
+    if not len(marks) or not len(reference_ns):
+        return np.zeros(len(reference_ns), dtype=bool)
+    marks_ns = marks.astype("datetime64[ns]").astype(np.int64) + lag_ns
+    both = nearest_in_window(np.concatenate([sensor_ns, marks_ns]), reference_ns, window_ns)
+    return both >= len(sensor_ns)
 
 
 def _device_rows(

@@ -31,16 +31,25 @@ from ranking_core.panels.design import DEFAULT_RANGE, check_range
 __all__ = [
     "CHECK_EXTREME",
     "CHECK_NONE",
+    "EXTREME_CORNER",
+    "MAX_CHECKS",
+    "MAX_OVERLAP",
+    "MAX_PAIRS",
+    "MAX_QUEUE_ROWS",
+    "MAX_RATERS",
+    "MAX_SEED",
     "RISK_OPTIONS",
     "ROLES",
     "SEG_WORDS",
     "UNITS",
     "SurveySettings",
     "batch_chunk",
+    "check_invitation",
     "check_pairs",
     "check_passed",
     "default_instructions",
     "new_token",
+    "queue_length",
     "queue_order",
     "risk_label",
     "shown_value",
@@ -56,6 +65,18 @@ ROLES = ("pair", "repeat", "check")  # a design pair, a test-retest repeat, a ch
 CHECK_NONE, CHECK_EXTREME = "none", "extreme"
 TOKEN_BYTES = 32  # 256 bits
 REPEAT_GAP = 3  # a repeat comes at least this many pairs after the first showing
+
+# bounds checked before anything is stored or computed (a panel rates hundreds of pairs)
+MAX_PAIRS = 10_000  # pairs of a start design or of one batch
+MAX_CHECKS = 20  # check pairs per rater
+MAX_OVERLAP = 100  # raters per pair
+MAX_RATERS = 1_000  # raters invited at once
+MAX_QUEUE_ROWS = 1_000_000  # queue places added by one invitation (raters × pairs each)
+MAX_SEED = 2**32 - 1
+# the corner of the glucose plane where a reading is extremely dangerous on the SEG (risk ≥ 3.5:
+# a reference of at most 50 mg/dL read as at least 350 mg/dL, insulin given in hypoglycaemia);
+# extreme check pairs are placed there, and only when the survey's range reaches it
+EXTREME_CORNER = ((None, 50.0), (350.0, None))
 
 
 def risk_label(value: float) -> str:
@@ -113,8 +134,20 @@ class SurveySettings:
             )
         if not 0 <= self.repeats <= 1:
             raise ValueError(f"the share of repeats must lie in 0..1; got {self.repeats:g}")
-        if self.checks < 0 or self.batch < 0:
-            raise ValueError("the numbers of checks and of pairs per batch must be ≥ 0")
+        if self.per_rater is not None and self.per_rater > MAX_PAIRS:
+            raise ValueError(
+                f"pairs per rater must be at most {MAX_PAIRS:,}; got {self.per_rater:,}"
+            )
+        if self.overlap > MAX_OVERLAP:
+            raise ValueError(
+                f"the overlap (raters per pair) must be at most {MAX_OVERLAP}; got {self.overlap:,}"
+            )
+        if not 0 <= self.checks <= MAX_CHECKS:
+            raise ValueError(f"check pairs per rater must be 0..{MAX_CHECKS}; got {self.checks:,}")
+        if not 0 <= self.batch <= MAX_PAIRS:
+            raise ValueError(f"pairs per batch must be 0..{MAX_PAIRS:,}; got {self.batch:,}")
+        if isinstance(self.seed, bool) or not 0 <= int(self.seed) <= MAX_SEED:
+            raise ValueError(f"the seed must be an integer 0..{MAX_SEED:,}; got {self.seed}")
         if not self.base_url.startswith(("http://", "https://")):
             raise ValueError(
                 f"the base URL must start with http:// or https://; got {self.base_url!r}"
@@ -142,20 +175,33 @@ def default_instructions(settings: SurveySettings) -> str:
     )
 
 
-def check_pairs(n: int, glucose_range: tuple[float, float] = DEFAULT_RANGE) -> pd.DataFrame:
-    """n check pairs inside the range (columns reference, estimate in mg/dL, expected): even ones
-    on the diagonal (expected risk none), odd ones a meter reading near 400 at a reference near
-    40 (expected extreme), spread so that no two are alike."""
+def extreme_checks_fit(glucose_range: tuple[float, float] = DEFAULT_RANGE) -> bool:
+    """Whether the range reaches the SEG's extreme corner (:data:`EXTREME_CORNER`: a reference
+    of at most 50 mg/dL read as at least 350 mg/dL), where a check pair's answer is known."""
     low, high = check_range(glucose_range)
+    return low <= EXTREME_CORNER[0][1] and high >= EXTREME_CORNER[1][0]
+
+
+def check_pairs(n: int, glucose_range: tuple[float, float] = DEFAULT_RANGE) -> pd.DataFrame:
+    """n check pairs inside the range, each with a known answer (columns reference, estimate
+    in mg/dL, expected): even ones on the diagonal (a reading equal to the reference: risk
+    none), odd ones in the SEG's extreme corner (:data:`EXTREME_CORNER`, a reference of
+    40..50 mg/dL read as 400 mg/dL or more: risk extreme) when the range reaches it, else on
+    the diagonal too; spread so that no two are alike where the range allows."""
+    low, high = check_range(glucose_range)
+    extreme = extreme_checks_fit(glucose_range)
+    ref_low, ref_high = max(low, 40.0), EXTREME_CORNER[0][1]
+    read_low = max(EXTREME_CORNER[1][0], min(400.0, high))
     rows = []
     for i in range(n):
-        shift = 7.0 * (i // 2)
-        if i % 2 == 0:
-            value = np.clip(low + (high - low) * (0.3 + 0.37 * ((i // 2) % 3)) + shift, low, high)
+        step = i // 2
+        if i % 2 == 0 or not extreme:
+            place = (0.3 + 0.37 * (step % 3)) if i % 2 == 0 else (0.15 + 0.37 * (step % 3))
+            value = np.clip(low + (high - low) * place + 7.0 * (i // 6), low, high)
             rows.append((round(value), round(value), CHECK_NONE))
         else:
-            reference = np.clip(40.0 + shift, low, high)
-            reading = np.clip(400.0 + 3 * shift, low, high)
+            reference = min(ref_low + 2.0 * step, ref_high) if ref_low <= ref_high else low
+            reading = min(read_low + 10.0 * step, high)
             rows.append((round(reference), round(reading), CHECK_EXTREME))
     return pd.DataFrame(rows, columns=["reference", "estimate", "expected"])
 
@@ -163,6 +209,26 @@ def check_pairs(n: int, glucose_range: tuple[float, float] = DEFAULT_RANGE) -> p
 def check_passed(expected: str, rating: float) -> bool:
     """A check answer as expected: at most 0.5 for none, at least 3 for extreme."""
     return rating <= 0.5 if expected == CHECK_NONE else rating >= 3.0
+
+
+def queue_length(n_pairs: int, settings: SurveySettings) -> int:
+    """Places in a new rater's queue: their start-design pairs, the repeats, the checks."""
+    k = n_pairs if settings.per_rater is None else min(settings.per_rater, n_pairs)
+    return k + round(settings.repeats * k) + settings.checks
+
+
+def check_invitation(n_raters: int, n_pairs: int, settings: SurveySettings) -> None:
+    """Refuse, before anything is stored, an invitation of more than :data:`MAX_RATERS`
+    raters at once or one adding more than :data:`MAX_QUEUE_ROWS` queue places."""
+    if not 1 <= n_raters <= MAX_RATERS:
+        raise ValueError(f"raters invited at once must be 1..{MAX_RATERS:,}; got {n_raters:,}")
+    places = n_raters * queue_length(n_pairs, settings)
+    if places > MAX_QUEUE_ROWS:
+        raise ValueError(
+            f"{n_raters:,} raters with {queue_length(n_pairs, settings):,} pairs each would add "
+            f"{places:,} queue places, more than {MAX_QUEUE_ROWS:,} at once; invite fewer "
+            "raters at a time or give each fewer pairs (--per-rater)"
+        )
 
 
 def start_chunk(n_pairs: int, per_rater: int | None, rater_index: int) -> list[int]:

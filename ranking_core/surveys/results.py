@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ranking_core.panels.design import MIN_RATINGS
-from ranking_core.surveys.design import check_passed
+from ranking_core.surveys.design import MAX_PAIRS, check_passed
 from ranking_core.surveys.storage import SurveyError, SurveyStore
 
 __all__ = [
@@ -160,13 +160,19 @@ def next_batch(
     *,
     force: bool = False,
     progress: Callable[[int, int], None] | None = None,
+    added: dict | None = None,
 ) -> int | None:
     """Plan and add the next batch of ``k`` pairs (default: the survey's batch size) when the
     last batch is answered (or at once with ``force``); the number of batches afterwards, or
     None when nothing was added (not answered yet, or adaptive batches off and no ``k``).
-    Safe to call from several places at once: a batch is added once."""
+    Safe to call from several places at once: a batch is added once. ``added``, when given,
+    is filled by the database's transaction when this call added the batch (batch, pairs,
+    raters) and left empty when another call added it first
+    (:meth:`~ranking_core.surveys.storage.SurveyStore.append_batch`)."""
     survey = surveys.get(name)
     k = survey.settings.batch if k is None else int(k)
+    if k > MAX_PAIRS:
+        raise SurveyError(f"a batch holds at most {MAX_PAIRS:,} pairs; got {k:,}")
     if k < 1:
         if force:
             raise SurveyError("the batch size must be at least 1")
@@ -180,7 +186,7 @@ def next_batch(
     )
     if pairs.empty:
         raise SurveyError("the planner found no new pair inside the survey's range")
-    return surveys.append_batch(name, pairs, survey.batches)
+    return surveys.append_batch(name, pairs, survey.batches, added=added)
 
 
 def status(surveys: SurveyStore, name: str) -> dict:

@@ -47,6 +47,7 @@ from ranking_core.surveys.design import (
     RISK_OPTIONS,
     SurveySettings,
     batch_chunk,
+    check_invitation,
     check_pairs,
     new_token,
     queue_order,
@@ -346,6 +347,10 @@ class SurveyStore:
             ).all()
             design = [p.id for p in pairs if p.expected is None]
             checks = [p.id for p in pairs if p.expected is not None]
+            try:
+                check_invitation(len(names), len(design), settings)
+            except ValueError as exc:
+                raise SurveyError(str(exc)) from None
             links = []
             for offset, rater in enumerate(names):
                 index = invited + offset
@@ -551,11 +556,15 @@ class SurveyStore:
             ).all()
         return pd.DataFrame(rows, columns=["rater", "invited", "revoked"])
 
-    def append_batch(self, name: str, pairs: pd.DataFrame, after_batches: int) -> int:
+    def append_batch(
+        self, name: str, pairs: pd.DataFrame, after_batches: int, added: dict | None = None
+    ) -> int:
         """Add a batch of pairs and share it among the active raters with the survey's overlap
         (:func:`~ranking_core.surveys.design.batch_chunk`) and repeats. Only if the survey still
         has ``after_batches`` batches (a batch proposed twice at once is added once); returns
-        the number of batches afterwards."""
+        the number of batches afterwards. ``added``, when given, is filled inside the
+        transaction when this call added the batch: batch (its number from 1), pairs,
+        raters; left empty when another call had added one first."""
         survey = self.get(name)
         settings = survey.settings
         design = _check_pairs_frame(pairs, settings)
@@ -618,4 +627,6 @@ class SurveyStore:
             conn.execute(
                 update(SURVEYS).where(SURVEYS.c.id == survey.id).values(batches=batches + 1)
             )
+            if added is not None:
+                added.update(batch=batches + 1, pairs=len(pair_ids), raters=len(active))
         return batches + 1
