@@ -214,7 +214,7 @@ def learn(
         fit_method,
         learn_grid,
     )
-    from ranking_core.ratings import RatingSetError, read_rating_set
+    from ranking_core.ratings import RatingSetError, read_rating_set, without_cut_last_rating
 
     if lam is not None and not (math.isfinite(lam) and 0 < lam <= MAX_LAMBDA):
         fail(
@@ -340,24 +340,6 @@ def learn(
         from ranking_core.cli.panels import show_panel_report
 
         show_panel_report(fit, panel_report, inputs=[ratings])
-
-
-def without_cut_last_rating(data, source: Path):
-    """The rating set without the row of a last line that looks cut off (no final line break,
-    fewer fields or characters than the lines above), refused by line in its report
-    (:func:`~ranking_core.inputs.series.cut_last_line_of`)."""
-    from ranking_core.inputs.series import cut_last_line_of
-    from ranking_core.ratings import RatingSetError, RowProblem
-
-    cut = cut_last_line_of(source)
-    if cut is None or cut[0] not in data.frame.index:
-        return data
-    line, rule = cut
-    frame = data.frame.drop(index=line)
-    problem = RowProblem(rule, (line,))
-    if frame.empty:
-        raise RatingSetError(f"{data.name}: no valid rating; {problem.message}")
-    return dataclasses.replace(data, frame=frame, problems=(*data.problems, problem))
 
 
 class OnScale:

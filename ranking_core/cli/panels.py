@@ -83,7 +83,7 @@ def plan_panel(
     data = None
     try:
         if ratings is not None:
-            from ranking_core.cli.learn import without_cut_last_rating
+            from ranking_core.ratings import without_cut_last_rating
 
             data = without_cut_last_rating(read_rating_set(ratings, unit=unit), ratings)
             if data.report():
