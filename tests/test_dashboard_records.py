@@ -26,6 +26,7 @@ from synthetic_seg import write_synthetic_seg
 
 from dashboard import APP_PATH
 from dashboard.common import PUBLIC_LIMITS
+from dashboard.pages import shown_pages
 from ranking_core.grids.files import grid_csv, grid_png
 from ranking_core.learn import LearnSettings, grid_metadata, learn_grid
 from ranking_core.panels import simulate_panel
@@ -146,13 +147,11 @@ def test_the_sidebar_stores_the_seg_table_as_its_bytes(fresh, tmp_path):
     assert any("SEG table loaded" in s.value for s in at.sidebar.success)
 
 
-PAGES = ("learn", "meter", "compare", "plan", "cf")
-
-
 def test_the_public_demo_offers_no_upload_on_any_page_and_caps_every_job(fresh, monkeypatch):
     monkeypatch.setenv("RISKGRID_PUBLIC", "1")
     capped = {}
-    for page in PAGES:
+    public_pages = shown_pages(public=True, signed_in=False)
+    for page in (p.view for p in public_pages):
         at = open_app(page)
         for source in ("learn_source", "meter_source", "plan_source", "cf_source"):
             for radio in (r for r in at.radio if r.key == source):  # every source offered
