@@ -31,6 +31,7 @@ from ranking_core.grids.files import grid_csv, grid_png
 from ranking_core.learn import LearnSettings, grid_metadata, learn_grid
 from ranking_core.panels import simulate_panel
 from ranking_core.ratings import read_rating_set
+from ranking_core.record_kinds import RECORD_KINDS
 from ranking_core.storage import RECORDS
 from scripts.screenshots import free_port, serve
 
@@ -72,6 +73,11 @@ def test_the_records_page_downloads_a_saved_grid_as_its_files(fresh, robust_mono
         assert archive.read("grid.csv") == grid_csv(grid)
     at.radio(key="records_kind").set_value("rating_set").run()  # no grid files for ratings
     assert not at.exception and not at.get("download_button")
+    # every kind of the registry is offered by its heading
+    assert at.radio(key="records_kind").options == [k.heading for k in RECORD_KINDS.values()]
+    at = open_app("records")
+    at.radio(key="records_kind").set_value("seg_table").run()  # none saved
+    assert [i.value for i in at.info] == ["No SEG table saved yet."]
 
 
 def test_a_signed_in_viewer_cannot_rename_or_delete_another_users_record(fresh):
