@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 
 from ranking_core.cli import shown
+from ranking_core.panels.design import DEFAULT_PLAN_METHOD, PLAN_METHOD_LABELS
 
 console = Console()
 
@@ -36,10 +37,11 @@ def plan_panel(
     method: Annotated[
         str,
         typer.Option(
-            help="imse (largest reduction of the grid's summed variance; measured best), "
-            "variance (largest variance first) or random."
+            help="How the pairs are picked: "
+            + "; ".join(f"{name}: {label}" for name, label in PLAN_METHOD_LABELS.items())
+            + "."
         ),
-    ] = "imse",
+    ] = DEFAULT_PLAN_METHOD,
     unit: Annotated[
         str | None,
         typer.Option(
