@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from ranking_core.inputs import MGDL_PER_MMOLL
+from ranking_core.meter.acceptance import profiles
 
 __all__ = ["COLUMN_NAMES", "FAILS", "PASSES", "VERDICT", "display_frame", "glucose_text"]
 
@@ -68,7 +69,6 @@ _OVERRIDES = {
     },
     "binomial": {"n": "Pairs analysed"},
 }
-_PROFILE_TITLES = {"iso15197": "ISO 15197:2013", "icgm": "FDA iCGM"}
 _MGDL = re.compile(r"(?<![\d.])(?:(\d+(?:\.\d+)?)–)?(\d+(?:\.\d+)?) mg/dL")
 
 
@@ -167,7 +167,8 @@ def display_frame(
         if column in ("passes", "meets"):
             text[column] = [_verdict(v, MEETS if column == "meets" else PASSES) for v in values]
         elif column == "profile":
-            text[column] = [_PROFILE_TITLES.get(v, v) for v in values]
+            titles = {profile.name: profile.title for profile in profiles()}
+            text[column] = [titles.get(v, v) for v in values]
         elif column == "bias_mmol_l":
             text[column] = [f"{v:.2f}" if np.isfinite(v) else "—" for v in values]
         elif values.dtype == object or isinstance(values.dtype, pd.CategoricalDtype):
