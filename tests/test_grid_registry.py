@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import importlib
-import sys
 import pkgutil
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -152,12 +152,12 @@ def throwaway_grid(tmp_path, monkeypatch):
     from ranking_core.grids import registry
 
     (tmp_path / "throwaway_band.py").write_text(THROWAWAY_GRID)
-    monkeypatch.setattr(
-        ranking_core.grids, "__path__", [*ranking_core.grids.__path__, str(tmp_path)]
-    )
+    path = [*ranking_core.grids.__path__, str(tmp_path)]
+    monkeypatch.setattr(ranking_core.grids, "__path__", path)
     registry._registry.cache_clear()
     yield get_grid("throwaway-band")
     registry._registry.cache_clear()
+    sys.modules.pop("ranking_core.grids.throwaway_band", None)
 
 
 def test_a_zone_grid_module_is_all_a_new_grid_needs(throwaway_grid, tmp_path):
