@@ -96,3 +96,27 @@ def test_a_page_added_to_the_registry_is_served_and_photographed(fresh, monkeypa
     at.run()
     with pytest.raises(ValueError, match="Could not find a navigation page"):
         at.switch_page(str(extra.script))
+
+
+def test_every_table_upload_offers_each_format_the_reader_accepts(fresh):
+    """Upload widgets read their types from the input layer: each suffix the table reader
+    accepts, and only those, is offered."""
+    from ranking_core.inputs import table
+
+    accepted = {s for s in table.TEXT_SUFFIXES | table.XLSX_SUFFIXES if s}
+    seen = 0
+    for page, radio, choice in (
+        ("learn", "learn_source", "Upload a file"),
+        ("plan", "plan_source", "Upload ratings so far"),
+        ("meter", "meter_source", "Upload"),
+        ("meter", "meter_source", "Sensor + reference"),
+    ):
+        at = open_app(page)
+        at.radio(key=radio).set_value(choice).run()
+        assert not at.exception, (page, choice)
+        for uploader in at.get("file_uploader"):  # the sidebar's SEG upload is not a table
+            if uploader.proto.label.startswith("RiskPairData"):
+                continue
+            assert set(uploader.proto.type) == accepted, (page, uploader.proto.label)
+            seen += 1
+    assert seen == 5  # learn, plan, meter, and the sensor and reference series

@@ -29,6 +29,8 @@ from dashboard.common import (
     saved_record_picker,
     seg_status,
     size_limit,
+    table_formats,
+    table_types,
 )
 from dashboard.learn_data import (
     BACKGROUND_FROM,
@@ -212,8 +214,9 @@ if source == SOURCES[0]:
 elif source == SOURCES[1]:
     c = st.columns([4, 1])
     upload = c[0].file_uploader(
-        "Rating set: columns reference, estimate, rating (0–4), optionally rater; CSV, TSV or XLSX",
-        type=["csv", "tsv", "txt", "xlsx"],
+        "Rating set: columns reference, estimate, rating (0–4), optionally rater; "
+        + table_formats(),
+        type=table_types(),
         key="learn_upload",
     )
     unit = c[1].radio(

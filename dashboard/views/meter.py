@@ -21,6 +21,8 @@ from dashboard.common import (
     saved_grid_surface,
     saved_record_picker,
     seg_status,
+    table_formats,
+    table_types,
 )
 from ranking_core.grids.registry import get_grid
 from ranking_core.grids.seg import MISSING_SEG_MESSAGE
@@ -154,7 +156,7 @@ def pair_columns(report: MeterReport) -> dict:
     }
 
 
-TEXT_TYPES = ["csv", "tsv", "txt", "xlsx"]
+TEXT_TYPES = table_types()
 source = st.radio(
     "Pairs",
     ("Built-in demo",)
@@ -272,7 +274,7 @@ elif source == "Sensor + reference":
             )
 elif source == "Upload":
     upload = st.file_uploader(
-        "BGM and REF columns (CSV, TSV or XLSX)", type=TEXT_TYPES, key="meter_upload"
+        f"BGM and REF columns ({table_formats()})", type=TEXT_TYPES, key="meter_upload"
     )
     if upload is not None:
         unit = unit_choice(upload.file_id)

@@ -10,7 +10,15 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import figures
-from dashboard.common import init_state, plain, public_mode, read_upload, size_limit
+from dashboard.common import (
+    init_state,
+    plain,
+    public_mode,
+    read_upload,
+    size_limit,
+    table_formats,
+    table_types,
+)
 from ranking_core.grids.learned import GLUCOSE_AXIS
 from ranking_core.learn import learn_panel
 from ranking_core.meter.export import safe_csv
@@ -64,8 +72,8 @@ data_key = "none"
 if source == SOURCES[1]:
     c = st.columns([3, 1])
     upload = c[0].file_uploader(
-        "Ratings: columns reference, estimate, rating (0..4), optional rater; CSV, TSV or XLSX",
-        type=["csv", "tsv", "txt", "xlsx"],
+        "Ratings: columns reference, estimate, rating (0..4), optional rater; " + table_formats(),
+        type=table_types(),
         key="plan_upload",
     )
     unit = c[1].radio(
