@@ -82,20 +82,6 @@ def data_dir() -> Path | None:
     return Path(folder).resolve()
 
 
-def table_types() -> list[str]:
-    """The file types the one table reader accepts, as an upload widget's ``type=`` (suffixes
-    without the dot), read from the input layer (``ranking_core.inputs``)."""
-    from ranking_core.inputs import table
-
-    return sorted(s.removeprefix(".") for s in table.TEXT_SUFFIXES | table.XLSX_SUFFIXES if s)
-
-
-def table_formats() -> str:
-    """The same types for a label: "CSV, TAB, TSV, TXT, XLSM or XLSX"."""
-    names = [name.upper() for name in table_types()]
-    return ", ".join(names[:-1]) + " or " + names[-1]
-
-
 def plain(text: object) -> str:
     """``text`` with every Markdown / HTML special character escaped, for user-supplied text
     (file and column names, record names, messages quoting them) shown inside Markdown elements

@@ -75,7 +75,13 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from ranking_core.grids.risk_scale import RISK_MAX
-from ranking_core.grids.seg import GLUCOSE_MAX, SEGTable, SEGTableError, load_seg_table
+from ranking_core.grids.seg import (
+    GLUCOSE_MAX,
+    WORKBOOK_SUFFIXES,
+    SEGTable,
+    SEGTableError,
+    load_seg_table,
+)
 from ranking_core.inputs import InputError
 from ranking_core.ratings import read_rating_set
 from ranking_core.record_kinds import KINDS, RECORD_KINDS
@@ -344,7 +350,7 @@ def seg_table_from_bytes(content: bytes, file_name: str) -> SEGTable:
             return load_seg_table(
                 io.BytesIO(text_bytes), name=label.removesuffix(".gz").removesuffix(".GZ")
             )
-        if suffix == ".xlsx":
+        if suffix in WORKBOOK_SUFFIXES:
             with zipfile.ZipFile(io.BytesIO(content)) as archive:
                 declared = sum(info.file_size for info in archive.infolist())
             if declared > 4 * SEG_TABLE_MAX_BYTES:

@@ -14,7 +14,8 @@ def test_report_is_built_on_request_and_names_every_grid_shown(tmp_path, monkeyp
     at = open_app("meter")
     assert "meter_report_pdf" not in at.session_state  # nothing built on a plain run
     criteria = next(t.value for t in at.table if "What is counted" in t.value.columns)
-    assert list(criteria["Criterion"]) == [*"12ABCDEFGHI"]
+    # meter data: judged by ISO 15197 alone, never by the CGM rules
+    assert list(criteria["Criterion"]) == [*"12"]
     assert set(criteria["Verdict"]) <= {"passes", "fails", "no pairs in range"}
     assert at.radio(key="meter_grid").options == [
         "DTS Error Grid",
@@ -39,3 +40,25 @@ def test_report_is_built_on_request_and_names_every_grid_shown(tmp_path, monkeyp
         assert title in text
     at.radio(key="meter_parkes").set_value(2).run()
     assert at.radio(key="meter_grid").options[-1] == "Parkes Error Grid, type 2"
+
+
+def test_the_device_and_the_standards_are_the_users_choice(tmp_path, monkeypatch):
+    fresh_machine(tmp_path, monkeypatch)
+    at = open_app("meter")
+    device = next(r for r in at.radio if r.label == "Device")
+    assert device.value == "bgm"
+    standards = next(m for m in at.multiselect if m.label == "Standards to judge by")
+    assert standards.value == ["iso15197"]
+    assert any("ISO 15197:2013" in h.value for h in at.subheader)
+    assert not any("iCGM" in h.value for h in at.subheader)
+    device.set_value("cgm").run()
+    assert not at.exception
+    criteria = next(t.value for t in at.table if "What is counted" in t.value.columns)
+    assert list(criteria["Criterion"]) == [*"ABCDEFGHI"]
+    standards = next(m for m in at.multiselect if m.label == "Standards to judge by")
+    standards.set_value(["iso15197", "clsi-poct12"]).run()
+    criteria = next(t.value for t in at.table if "What is counted" in t.value.columns)
+    # (the page's table escapes Markdown)
+    profiles = [p.replace("\\", "") for p in criteria["Profile"]]
+    assert profiles == ["ISO 15197:2013"] * 2 + ["CLSI POCT12-A3 (hospital meters)"] * 2
+    assert not any("iCGM" in h.value for h in at.subheader)

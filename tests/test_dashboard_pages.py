@@ -99,11 +99,11 @@ def test_a_page_added_to_the_registry_is_served_and_photographed(fresh, monkeypa
 
 
 def test_every_table_upload_offers_each_format_the_reader_accepts(fresh):
-    """Upload widgets read their types from the input layer: each suffix the table reader
-    accepts, and only those, is offered."""
-    from ranking_core.inputs import table
+    """Upload widgets read their types from the input layer: each suffix of the registered
+    readers (``ranking_core.inputs.READERS``), and only those, is offered."""
+    from ranking_core.inputs import READERS
 
-    accepted = {s for s in table.TEXT_SUFFIXES | table.XLSX_SUFFIXES if s}
+    accepted = {suffix for reader in READERS for suffix in reader.suffixes if suffix}
     seen = 0
     for page, radio, choice in (
         ("learn", "learn_source", "Upload a file"),

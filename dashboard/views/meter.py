@@ -21,14 +21,14 @@ from dashboard.common import (
     saved_grid_surface,
     saved_record_picker,
     seg_status,
-    table_formats,
-    table_types,
 )
 from ranking_core.grids.registry import get_grid
 from ranking_core.grids.seg import MISSING_SEG_MESSAGE
-from ranking_core.inputs import MGDL_PER_MMOLL, UNITS, InputError
+from ranking_core.inputs import MGDL_PER_MMOLL, UNITS, InputError, format_names, upload_types
 from ranking_core.inputs.series import SERIES_FORMATS, GlucoseSeries, read_series
 from ranking_core.meter import MeterPairs, MeterReport, PairsFileError, meter_report, read_pairs
+from ranking_core.meter.acceptance import JudgeSettings, default_standards
+from ranking_core.meter.bounds import BOUNDS
 from ranking_core.meter.display import FAILS, MEETS, NO_PAIRS, PASSES, VERDICT, display_frame
 from ranking_core.meter.document import (
     VERDICT_COLOURS,
@@ -41,7 +41,8 @@ from ranking_core.meter.export import figure_html, safe_csv
 from ranking_core.meter.figures import bland_altman_figure
 from ranking_core.meter.grid_plots import PNG_DPI, figure_png, grid_plot
 from ranking_core.meter.pairing import Pairing, pair_series
-from ranking_core.meter.report import HYPO_MISSED_RULE, pair_results
+from ranking_core.meter.report import HYPO_MISSED_RULE, device_of, pair_results
+from ranking_core.meter.standards import DEVICES, STANDARDS
 from ranking_core.panels import simulate_panel
 
 DEMO_PAIRS = 200  # pairs in the built-in demonstration set
@@ -156,7 +157,7 @@ def pair_columns(report: MeterReport) -> dict:
     }
 
 
-TEXT_TYPES = table_types()
+TEXT_TYPES = upload_types()  # the formats of the input layer (READERS)
 source = st.radio(
     "Pairs",
     ("Built-in demo",)
@@ -274,7 +275,7 @@ elif source == "Sensor + reference":
             )
 elif source == "Upload":
     upload = st.file_uploader(
-        f"BGM and REF columns ({table_formats()})", type=TEXT_TYPES, key="meter_upload"
+        f"BGM and REF columns ({format_names()})", type=TEXT_TYPES, key="meter_upload"
     )
     if upload is not None:
         unit = unit_choice(upload.file_id)
@@ -343,6 +344,52 @@ if learned is not None:
     )
 
 
+# the standards: the device picks the default (ISO 15197 for a meter, iCGM for a CGM); both
+# choices belong to this data (a new file starts from its own device)
+detected = device_of(pairs) if isinstance(pairs, MeterPairs) else "bgm"
+data_key = sha256(repr(pairs_key).encode()).hexdigest()[:12]
+c = st.columns([1, 2, 1])
+device_type = c[0].radio(
+    "Device",
+    tuple(DEVICES),
+    index=tuple(DEVICES).index(detected),
+    format_func=lambda d: DEVICES[d],
+    key=f"meter_device_{data_key}",
+    help="Detected from the file: a sensor column or sensor times mean a CGM.",
+)
+standards_chosen = c[1].multiselect(
+    "Standards to judge by",
+    tuple(STANDARDS),
+    default=list(default_standards(device_type)),
+    format_func=lambda n: STANDARDS[n].title,
+    key=f"meter_standards_{data_key}_{device_type}",
+)
+bound_choice = c[2].selectbox(
+    "Lower bound (A–G)",
+    ("default", *BOUNDS),
+    format_func=lambda b: (
+        "Korn–Graubard with clusters, else Clopper–Pearson" if b == "default" else BOUNDS[b].label
+    ),
+    key="meter_bound",
+)
+range_choice = st.radio(
+    "Measuring range",
+    ("own", "none"),
+    format_func=lambda r: (
+        "each standard's own (iCGM: 40–400 mg/dL by the sensor's reading)"
+        if r == "own"
+        else "judge every pair"
+    ),
+    horizontal=True,
+    key="meter_range",
+)
+judge = JudgeSettings(
+    tuple(standards_chosen),
+    measuring_range="default" if range_choice == "own" else None,
+    bound=None if bound_choice == "default" else bound_choice,
+)
+
+
 @st.cache_data(show_spinner="Computing the report…", max_entries=8)
 def cached_report(
     key: tuple,
@@ -351,10 +398,20 @@ def cached_report(
     _learned: object,
     parkes_type: int,
     given: dict[str, str],
+    judge: JudgeSettings,
+    device: str,
 ) -> MeterReport:
-    """The report, computed once per (pairs, SEG table, learned grid, Parkes type)."""
+    """The report, computed once per (pairs, SEG table, learned grid, Parkes type, standards)."""
     del key  # cache key only
-    return meter_report(_pairs, _seg, _learned, parkes_type=parkes_type, provenance=given)
+    return meter_report(
+        _pairs,
+        _seg,
+        _learned,
+        parkes_type=parkes_type,
+        provenance=given,
+        judge=judge,
+        device=device,
+    )
 
 
 try:
@@ -370,6 +427,8 @@ try:
         learned,
         parkes_type,
         given,
+        judge,
+        device_type,
     )
 except (PairsFileError, ValueError) as exc:
     st.error(f"No report: {plain(exc)}")
@@ -413,13 +472,13 @@ c[3].markdown(f"binomial test: {verdict(binomial['meets'], MEETS)}")
 for caveat in report.caveats:
     st.warning(plain(caveat))
 
-st.subheader("Acceptance criteria")
+st.subheader("Acceptance criteria: " + ", ".join(STANDARDS[n].title for n in report.standards))
 st.caption(
-    "ISO 15197:2013 (blood glucose meters): a criterion passes when its observed share "
-    "reaches the required share. FDA iCGM special controls (21 CFR 862.1355; ranges by "
-    "the sensor's reading): A–G pass when the one-sided 95 % lower confidence bound "
-    "exceeds the required share; H and I allow no pair. "
-    + " ".join(plain(n) for n in report.acceptance_notes)
+    plain(
+        " ".join(f"{STANDARDS[n].title}: {STANDARDS[n].citation}." for n in report.standards)
+        + " "
+        + " ".join(report.acceptance_notes)
+    )
 )
 
 
@@ -444,7 +503,10 @@ def show_table(name: str, frame: pd.DataFrame, where=st) -> None:
     where.table(styled)
 
 
-show_table("acceptance", report.acceptance)
+if report.standards:
+    show_table("acceptance", report.acceptance)
+else:
+    st.info("No standard chosen: pick one or more above to see their verdicts.")
 
 notes = [m for m in report.messages if m != MISSING_SEG_MESSAGE]
 if notes:

@@ -12,7 +12,6 @@ import numpy as np
 import pandas as pd
 
 from ranking_core.inputs import MGDL_PER_MMOLL
-from ranking_core.meter.acceptance import profiles
 
 __all__ = ["COLUMN_NAMES", "FAILS", "PASSES", "VERDICT", "display_frame", "glucose_text"]
 
@@ -46,6 +45,7 @@ COLUMN_NAMES = {
     "zone": "Zone",
     "meaning": "Meaning",
     "profile": "Profile",
+    "group": "Group",
     "criterion": "Criterion",
     "required_percent": "Required (%)",
     "rule": "Rule",
@@ -102,6 +102,12 @@ def _number(value: object) -> str:
     return str(value)
 
 
+def _standard_title(name: str) -> str:
+    from ranking_core.meter.standards import STANDARDS
+
+    return STANDARDS[name].title if name in STANDARDS else name
+
+
 def _verdict(value: object, met: str) -> str:
     if value is None or (isinstance(value, float) and np.isnan(value)):
         return NO_PAIRS
@@ -111,7 +117,7 @@ def _verdict(value: object, met: str) -> str:
 def _merge_intervals(frame: pd.DataFrame) -> pd.DataFrame:
     """Each pair of columns ``X_ci_lower_percent`` / ``X_ci_upper_percent`` (or
     ``X_ci_lower_percent``) as one text column "lower–upper" named ``X_ci`` in their place."""
-    out = {}
+    out: dict[str, list[str] | pd.Series] = {}
     for column in frame.columns:
         if column.endswith("ci_upper_percent"):
             continue
@@ -147,6 +153,7 @@ def display_frame(
         )
         frame = frame[
             [
+                *(["group"] if "group" in frame else []),
                 "profile",
                 "id",
                 "criterion",
@@ -167,8 +174,7 @@ def display_frame(
         if column in ("passes", "meets"):
             text[column] = [_verdict(v, MEETS if column == "meets" else PASSES) for v in values]
         elif column == "profile":
-            titles = {profile.name: profile.title for profile in profiles()}
-            text[column] = [titles.get(v, v) for v in values]
+            text[column] = [_standard_title(v) for v in values]
         elif column == "bias_mmol_l":
             text[column] = [f"{v:.2f}" if np.isfinite(v) else "—" for v in values]
         elif values.dtype == object or isinstance(values.dtype, pd.CategoricalDtype):

@@ -147,7 +147,7 @@ def report_blocks(
             "used" if seg_table is not None else "not configured (SEG tables and plot left out)"
         ),
         "created": created.strftime("%Y-%m-%d %H:%M UTC"),
-        **report.provenance,
+        **{k: f"{v:,}" if isinstance(v, int) else str(v) for k, v in report.provenance.items()},
     }
     blocks: list[Block] = [
         Heading(f"Meter accuracy report: {name}", 0),

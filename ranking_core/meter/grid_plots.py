@@ -13,6 +13,7 @@ from functools import lru_cache
 
 import matplotlib as mpl
 import numpy as np
+from matplotlib.axes import Axes
 from matplotlib.colors import LinearSegmentedColormap, ListedColormap
 from matplotlib.figure import Figure
 from matplotlib.ticker import NullFormatter
@@ -117,7 +118,7 @@ def grid_plot(
     bgm = np.asarray(bgm, dtype=np.float64)
     fig = Figure(figsize=(FIGURE_INCHES, FIGURE_INCHES))  # fixed margins: no layout engine
     ax = fig.add_axes((0.1, 0.09, 0.72, 0.84))
-    bar = fig.add_axes((0.9 if unit == "mmol/L" else 0.86, 0.09, 0.022, 0.84))
+    bar: Axes | None = fig.add_axes((0.9 if unit == "mmol/L" else 0.86, 0.09, 0.022, 0.84))
     extent = (-0.5, GLUCOSE_MAX + 0.5, -0.5, GLUCOSE_MAX + 0.5)
     if isinstance(grid, ZoneGrid):
         colours = ListedColormap(list(grid.colours))
@@ -154,9 +155,9 @@ def grid_plot(
                 gid=f"zone letter {letter}",
             )
     else:
+        assert isinstance(grid, RiskGrid)
         if surface is None:
             raise ValueError(f"grid_plot: {grid.title} needs {grid.needs}")
-        assert isinstance(grid, RiskGrid)
         values = np.abs(np.asarray(getattr(surface, "absolute", surface), dtype=np.float64))
         image = ax.imshow(
             values.T,
