@@ -1,6 +1,6 @@
 # riskgrid dashboard image. Build and check it with scripts/build-image.sh (podman or docker; with
 # no container registry in reach it makes the Debian base from Debian's packages); run it with
-# PostgreSQL with compose.yaml (README, "Container").
+# PostgreSQL with compose.yaml (docs/OPERATIONS.md, "Container").
 #   BASE: any Debian-based image with Python >= 3.11 (python3 -m venv works) and CA certificates
 #   PIP_INDEX: a package index to install from (e.g. a local mirror); empty = pip's default
 # Build secret "ca_bundle" (optional): a PEM bundle pip trusts while building, for an HTTPS proxy

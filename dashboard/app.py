@@ -1,5 +1,6 @@
-"""riskgrid dashboard entry point: login (when configured), page routing, the shared sidebar, and
-errors shown as one plain sentence (details in the server log).
+"""riskgrid dashboard entry point: login (when configured), page routing (the pages are
+``dashboard.pages.PAGES``), the shared sidebar, and errors shown as one plain sentence (details
+in the server log).
 
 Run with ``riskgrid dashboard`` (or ``streamlit run dashboard/app.py``).
 """
@@ -7,16 +8,15 @@ Run with ``riskgrid dashboard`` (or ``streamlit run dashboard/app.py``).
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 
 import streamlit as st
 from streamlit.logger import get_logger
 
+from dashboard import pages
 from dashboard.common import ERROR_SENTENCE, auth_configured, current_user, public_mode
 from dashboard.sidebar import seg_sidebar
 from dashboard.surveys import survey_link_page
 
-VIEWS = Path(__file__).with_name("views")  # not "pages": that name turns on the old auto-navigation
 LOG = get_logger("riskgrid.dashboard")
 
 st.set_page_config(page_title="riskgrid", page_icon="🩸", layout="wide")
@@ -52,28 +52,11 @@ if public_mode():
     st.sidebar.info("Public demo: built-in data only; nothing is stored.")
 
 guarded(seg_sidebar, "sidebar")
-records = (
-    []
-    if public_mode()
-    else [st.Page(VIEWS / "records.py", title="Saved records", icon=":material/folder_open:")]
-)
-if current_user() is not None and not public_mode():  # organisers sign in (or use their link)
-    records.append(st.Page(VIEWS / "surveys.py", title="Surveys", icon=":material/how_to_vote:"))
+shown = pages.shown_pages(public_mode(), current_user() is not None, pages.PAGES)
 page = st.navigation(
     {
-        "Grids": [
-            st.Page(
-                VIEWS / "learn.py", title="Learn a grid", icon=":material/grid_on:", default=True
-            ),
-            st.Page(VIEWS / "meter.py", title="Meter report", icon=":material/bloodtype:"),
-            st.Page(VIEWS / "compare.py", title="Compare grids", icon=":material/compare:"),
-            st.Page(VIEWS / "plan.py", title="Plan a survey", icon=":material/checklist:"),
-            *records,
-        ],
-        "Benchmarks": [
-            st.Page(VIEWS / "cf.py", title="Collaborative filtering", icon=":material/movie:"),
-        ],
-        "Help": [st.Page(VIEWS / "about.py", title="About", icon=":material/menu_book:")],
+        section: [st.Page(p.script, title=p.title, icon=p.icon, default=p.default) for p in listed]
+        for section, listed in pages.sections(shown).items()
     }
 )
 guarded(page.run, f"page {page.title!r}")

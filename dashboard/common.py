@@ -22,7 +22,7 @@ import numpy as np
 import streamlit as st
 from numpy.typing import NDArray
 
-from dashboard import DATA_DIR_ENV, PUBLIC_ENV
+from dashboard import DATA_DIR_ENV, public_mode
 from ranking_core.grids.seg import (
     MISSING_SEG_MESSAGE,
     SEG_TABLE_ENV,
@@ -47,12 +47,6 @@ ERROR_SENTENCE = (
     "tell the person who runs this server (the details are in its log)."
 )
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:&])")
-
-
-def public_mode() -> bool:
-    """The public demo (``riskgrid dashboard --public``): built-in data only (no uploads, no
-    server files), no records, and jobs capped to a few seconds (:func:`size_limit`)."""
-    return os.environ.get(PUBLIC_ENV, "") not in ("", "0")
 
 
 # The largest job a visitor of the public demo may start, per count widget (its key): at these

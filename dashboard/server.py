@@ -62,7 +62,7 @@ def warm() -> float:
 def database_problem() -> str | None:
     """Why the database the pages use cannot be opened (and upgraded), or None (also in the
     public demo, which opens none)."""
-    from dashboard.common import public_mode
+    from dashboard import public_mode  # not dashboard.common: see main()
     from ranking_core.storage import StorageError, Store
 
     if public_mode():
@@ -115,8 +115,10 @@ def main() -> None:
     if os.environ.get(METRICS_ENV, "") in ("", "0"):
         without_metrics()
     print("riskgrid dashboard: preparing the pages…", file=sys.stderr, flush=True)
-    # before Streamlit's runtime exists, its caches and script context log that they run bare;
-    # that is the point of warming up, so those notices are not shown at start-up
+    # before Streamlit's runtime exists, its caches and script context log that they run bare
+    # ("No runtime found, using MemoryCacheStorageManager": a module-level @st.cache_data is
+    # checked when it is imported); warming up runs them bare on purpose, so those notices are
+    # turned off first, and nothing before this point imports a module of the pages
     import streamlit.runtime.caching.cache_data_api as cache_data_api
     import streamlit.runtime.scriptrunner_utils.script_run_context as script_run_context
 
@@ -132,7 +134,7 @@ def main() -> None:
 
     # the public demo takes no upload: not even a request sent past the page to Streamlit's
     # upload endpoint (it would be kept in the server's memory)
-    from dashboard.common import public_mode
+    from dashboard import public_mode
 
     no_uploads = ["--server.maxUploadSize", "0"] if public_mode() else []
     sys.argv = ["streamlit", *sys.argv[1:], *no_uploads]

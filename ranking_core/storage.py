@@ -84,6 +84,7 @@ from ranking_core.grids.seg import (
 )
 from ranking_core.inputs import InputError
 from ranking_core.ratings import read_rating_set
+from ranking_core.record_kinds import KINDS, RECORD_KINDS
 from ranking_core.validation import describe_rows
 
 __all__ = [
@@ -114,7 +115,6 @@ __all__ = [
 ]
 
 DATABASE_URL_ENV = "RISKGRID_DATABASE_URL"
-KINDS = ("rating_set", "meter_data", "learned_grid", "seg_table")
 NAME_MAX = 200
 SAVED_BY_MAX = 320  # an e-mail address at most
 MIGRATIONS = Path(__file__).with_name("migrations")
@@ -136,12 +136,6 @@ SEG_TABLE_MAX_BYTES = 64 * 2**20
 # the largest array a record may declare (a 601 × 601 grid is 361,201 values; a rating set of the
 # input layer's 2,000,000 rows is the largest frame column)
 ARRAY_MAX_VALUES = 4_000_000
-_BLOBS = {
-    "rating_set": ("frame",),
-    "meter_data": ("frame",),
-    "learned_grid": ("grid",),
-    "seg_table": ("file",),
-}
 
 
 class StorageError(ValueError):
@@ -765,7 +759,7 @@ class Store:
                 f"version and cannot be read: {info.meta['damaged']}; delete it"
             )
         blobs = {row.key: row.content for row in rows if row.key is not None}
-        missing = [key for key in _BLOBS[kind] if key not in blobs]
+        missing = [key for key in RECORD_KINDS[kind].blobs if key not in blobs]
         if missing:
             raise StorageError(
                 f"{kind.replace('_', ' ')} {name!r} is damaged: it has no {', '.join(missing)}"

@@ -45,7 +45,7 @@ elif command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; then
     builder=docker
     export DOCKER_BUILDKIT=1  # build secrets (--ca-bundle) need BuildKit
 else
-    echo "no container builder: apt-get install -y podman mmdebstrap runc (README," \
+    echo "no container builder: apt-get install -y podman mmdebstrap runc (docs/OPERATIONS.md," \
          "\"Container\"), or docker with its daemon running" >&2
     exit 3
 fi

@@ -3,7 +3,8 @@
 Starts the app with the README's command (``python -m ranking_core.cli dashboard --headless
 --port N``) on a free local port, with a throw-away database, opens each page in Debian's
 ``/usr/bin/chromium`` through Playwright (no browser is downloaded) and writes
-``docs/screenshots/<page>.png``::
+``docs/screenshots/<name>.png`` for every page of ``dashboard.pages.PAGES`` that names a
+screenshot::
 
     python scripts/screenshots.py [--out docs/screenshots] [--seg-table PATH] [--width 1280]
 
@@ -37,15 +38,12 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 ROOT = Path(__file__).resolve().parents[1]
-# url path (the default page is "/", the others are named after their file) → screenshot name
-PAGES = {
-    "": "learn",
-    "meter": "meter",
-    "compare": "compare",
-    "plan": "plan",
-    "cf": "cf",
-    "about": "about",
-}
+sys.path.insert(0, str(ROOT))  # run as `python scripts/screenshots.py` from a checkout
+from dashboard.pages import screenshot_pages  # noqa: E402
+
+# url path (the default page is "/", the others are named after their file) → screenshot name,
+# from the dashboard's page registry
+PAGES = screenshot_pages()
 
 
 def free_port() -> int:

@@ -55,3 +55,41 @@ def test_the_table_is_read_from_the_document_and_the_tree() -> None:
     rows = listed()
     assert "learners/" in rows and "selection/choose.py" in rows
     assert any(entry.count("/") == 1 and entry.endswith(".py") for entry in in_tree())
+
+
+def section(title: str) -> str:
+    """The text of the section ``## title`` of docs/ARCHITECTURE.md."""
+    return DOC.read_text(encoding="utf-8").split(f"\n## {title}\n", 1)[1].split("\n## ", 1)[0]
+
+
+HOME = re.compile(r"^\| [^|]+ \| `([a-z_.]+):([A-Za-z_]+)`")
+
+
+def test_every_registry_home_named_exists():
+    import importlib
+
+    homes = [m.groups() for line in section("Registries").splitlines() if (m := HOME.match(line))]
+    assert len(homes) >= 8, homes
+    for module, name in homes:
+        assert hasattr(importlib.import_module(module), name), f"{module}:{name}"
+
+
+def test_the_dashboard_table_lists_its_files():
+    dashboard = PACKAGE.parent / "dashboard"
+    rows = [m.group(1) for line in section("The dashboard").splitlines() if (m := ROW.match(line))]
+    files = {p.name for p in dashboard.glob("*.py")} | {"views/"}
+    assert sorted(rows) == sorted(files)
+
+
+def test_every_recipe_test_named_exists():
+    """A recipe ends with the test that performs it (``tests/x.py::test_y`` or ``tests/x.py``)."""
+    text = DOC.read_text(encoding="utf-8")
+    named = re.findall(r"`(tests/[a-z_]+\.py)(?:::([a-z_]+))?`", text)
+    assert any(function for _, function in named)
+    for path, function in named:
+        if "<" in path:
+            continue
+        source = PACKAGE.parent / path
+        assert source.is_file(), path
+        if function:
+            assert f"def {function}(" in source.read_text(encoding="utf-8"), f"{path}::{function}"

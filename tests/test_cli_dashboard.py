@@ -21,7 +21,7 @@ import ranking_core
 from dashboard import APP_PATH
 from ranking_core.cli import app
 from ranking_core.cli.dashboard import streamlit_command, streamlit_environment
-from scripts.screenshots import free_port, serve
+from scripts.screenshots import free_port, launch, serve, stop
 
 
 def test_command_runs_streamlit_on_the_app_with_safe_defaults():
@@ -68,6 +68,21 @@ def test_readme_command_starts_on_a_fresh_machine_without_prompting(tmp_path):
     with serve(free_port(), env, headless=False) as url:
         with urllib.request.urlopen(f"{url}/_stcore/health", timeout=5) as answer:
             assert answer.read() == b"ok"
+
+
+@pytest.mark.slow
+def test_the_start_log_holds_only_riskgrid_and_server_lines(tmp_path):
+    """Started as a user starts it, the server logs what it does (preparing, ready, where it
+    listens) and no warning: Streamlit's "No runtime found" notice came from a module of the
+    pages imported before the runtime existed."""
+    env = {**os.environ, "RISKGRID_DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}"}
+    env.pop("SEG_TABLE", None)
+    process = launch(free_port(), env)
+    stop(process)
+    log = process.stdout.read().decode(errors="replace") if process.stdout else ""
+    assert "riskgrid dashboard: ready after" in log, log
+    for noise in ("WARNING", "No runtime found", "Traceback"):
+        assert noise not in log, log
 
 
 def test_dashboard_opens_no_browser_unless_asked(monkeypatch):

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from ranking_core.cli import app
 from ranking_core.grids import MISSING_SEG_MESSAGE
-from ranking_core.grids.registry import get_grid
+from ranking_core.grids.registry import get_grid, report_grids
 
 runner = CliRunner()
 PAIRS = "BGM,REF\n110,100\n40,50\n300,200\n10,0\n700,100\n95.5,abc\n"
@@ -70,7 +70,9 @@ def test_report_without_seg_table_explains_and_reports_the_rest(pairs_file, tmp_
     assert (tmp_path / "files" / "bland_altman.html").exists()
     assert (tmp_path / "files" / "iso_ranges.csv").exists()
     files = {p.name for p in (tmp_path / "files").glob("*.png")}
-    plots = {"dts", "clarke", "parkes-type1", "bland_altman"}  # no SEG plot without its table
+    # one plot per zone grid of the report (Parkes of the default type 1) and the Bland–Altman
+    # plot, as PNG and PDF; none of the SEG without its table
+    plots = {grid.name for grid in report_grids(1).values()} | {"bland_altman"}
     assert files == {f"{name}.png" for name in plots}
     assert {p.name for p in (tmp_path / "files").glob("*.pdf")} == {f"{n}.pdf" for n in plots}
 

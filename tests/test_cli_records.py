@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from ranking_core.cli import app, records
 from ranking_core.panels import simulate_panel
+from ranking_core.record_kinds import RECORD_KINDS
 from ranking_core.storage import Store
 
 runner = CliRunner()
@@ -121,3 +122,23 @@ def test_a_database_that_cannot_be_opened_is_one_sentence(monkeypatch, tmp_path)
     result = invoke("records", "list")
     assert result.exit_code == 1 and "opening the database failed" in result.output
     assert "Traceback" not in result.output
+
+
+def test_records_list_names_every_kind_saved_by_its_label(database):
+    """Every kind of the registry is offered by --kind and listed with its label once a record
+    of it is saved; an unknown kind is refused naming the registered ones."""
+    store = Store()
+    frame = pd.DataFrame({"reference": [100.0], "estimate": [90.0], "rating": [1.0]})
+    store.save_rating_set("a panel", frame)
+    store.save_meter_data("a meter", pd.DataFrame({"BGM": [100.0], "REF": [90.0]}))
+    store.dispose()
+    helped = invoke("records", "list", "--help")
+    for name in RECORD_KINDS:
+        assert name in helped.output
+    listed = invoke("records", "list")
+    assert listed.exit_code == 0, listed.output
+    for name, shown in (("rating_set", "a panel"), ("meter_data", "a meter")):
+        row = next(line for line in listed.output.splitlines() if shown in line)
+        assert RECORD_KINDS[name].label in row
+    refused = invoke("records", "list", "--kind", "grids")
+    assert refused.exit_code == 1 and ", ".join(RECORD_KINDS) in refused.output

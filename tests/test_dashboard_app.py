@@ -26,6 +26,8 @@ from synthetic_seg import synthetic_risk, write_synthetic_seg
 import ranking_core.learners.spectral as ranker_module
 from dashboard.common import plain
 from ranking_core import IteratedLavrentiev, SpectralRanker
+from ranking_core.grids.registry import ZoneGrid, grids
+from ranking_core.meter.acceptance import profiles
 from ranking_core.selection import choose
 from ranking_core.storage import Store
 
@@ -326,6 +328,20 @@ def test_about_page(fresh):
         "Spectral filters",
         "Choosing λ",
     ]
+    # what it is for and not for, first, in plain words
+    intended = at.info[0].value
+    assert "research and device-evaluation tool" in intended
+    assert "not be used to make treatment decisions" in intended
+    # every registered zone grid (DTS included) and acceptance standard, and the surveys
+    text = " ".join(m.value for m in at.markdown)
+    for grid in grids(ZoneGrid):
+        assert grid.title in text and grid.citation in text
+    assert "DTS Error Grid" in text
+    for profile in profiles():
+        assert profile.title in text and profile.citation in text
+    assert {"Reference grids", "Acceptance standards", "Rating surveys"} <= {
+        h.value for h in at.header
+    }
 
 
 def test_pages_with_the_official_seg_table(tmp_path, monkeypatch):

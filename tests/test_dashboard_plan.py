@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from ranking_core.panels.design import DEFAULT_PLAN_METHOD, PLAN_METHOD_LABELS, PLAN_METHODS
 from tests.dashboard_support import fresh_machine, metrics, open_app, plotly_numbers, plotly_traces
 
 
@@ -18,6 +19,10 @@ def test_start_design_without_ratings(tmp_path, monkeypatch):
     pairs = plotly_traces(at)["next pairs"]
     np.testing.assert_array_equal(plotly_numbers(pairs["x"]), table["Reference (mg/dL)"])
     np.testing.assert_array_equal(plotly_numbers(pairs["y"]), table["Estimate (mg/dL)"])
+    # every planning method is offered, by its label, the default first
+    chooser = at.selectbox(key="plan_method")
+    assert chooser.options == list(PLAN_METHOD_LABELS.values())
+    assert chooser.value == DEFAULT_PLAN_METHOD == PLAN_METHODS[0]
 
 
 @pytest.mark.slow

@@ -26,10 +26,12 @@ from synthetic_seg import write_synthetic_seg
 
 from dashboard import APP_PATH
 from dashboard.common import PUBLIC_LIMITS
+from dashboard.pages import shown_pages
 from ranking_core.grids.files import grid_csv, grid_png
 from ranking_core.learn import LearnSettings, grid_metadata, learn_grid
 from ranking_core.panels import simulate_panel
 from ranking_core.ratings import read_rating_set
+from ranking_core.record_kinds import RECORD_KINDS
 from ranking_core.storage import RECORDS
 from scripts.screenshots import free_port, serve
 
@@ -71,6 +73,11 @@ def test_the_records_page_downloads_a_saved_grid_as_its_files(fresh, robust_mono
         assert archive.read("grid.csv") == grid_csv(grid)
     at.radio(key="records_kind").set_value("rating_set").run()  # no grid files for ratings
     assert not at.exception and not at.get("download_button")
+    # every kind of the registry is offered by its heading
+    assert at.radio(key="records_kind").options == [k.heading for k in RECORD_KINDS.values()]
+    at = open_app("records")
+    at.radio(key="records_kind").set_value("seg_table").run()  # none saved
+    assert [i.value for i in at.info] == ["No SEG table saved yet."]
 
 
 def test_a_signed_in_viewer_cannot_rename_or_delete_another_users_record(fresh):
@@ -146,13 +153,11 @@ def test_the_sidebar_stores_the_seg_table_as_its_bytes(fresh, tmp_path):
     assert any("SEG table loaded" in s.value for s in at.sidebar.success)
 
 
-PAGES = ("learn", "meter", "compare", "plan", "cf")
-
-
 def test_the_public_demo_offers_no_upload_on_any_page_and_caps_every_job(fresh, monkeypatch):
     monkeypatch.setenv("RISKGRID_PUBLIC", "1")
     capped = {}
-    for page in PAGES:
+    public_pages = shown_pages(public=True, signed_in=False)
+    for page in (p.view for p in public_pages):
         at = open_app(page)
         for source in ("learn_source", "meter_source", "plan_source", "cf_source"):
             for radio in (r for r in at.radio if r.key == source):  # every source offered

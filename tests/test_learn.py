@@ -39,7 +39,7 @@ MANUAL = LearnSettings(rule="manual", lam=1e-3)
 
 
 def test_presets_are_the_documented_recipes():
-    """best = the defaults (README, docs/RESULTS.md); paper = Kriukova et al. 2014 §4.3;
+    """best = the defaults (docs/LIBRARY.md, docs/RESULTS.md); paper = Kriukova et al. 2014 §4.3;
     robust = best with Huber weights, λ by absolute error, a monotone grid."""
     best, paper, robust = PRESETS["best"], PRESETS["paper"], PRESETS["robust"]
     assert best == LearnSettings()

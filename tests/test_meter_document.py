@@ -13,6 +13,7 @@ from pypdf import PdfReader
 
 from ranking_core.grids import SEGTable, grids
 from ranking_core.meter import meter_report
+from ranking_core.meter.acceptance import get_profile, profiles
 from ranking_core.meter.display import display_frame
 from ranking_core.meter.document import (
     report_blocks,
@@ -121,6 +122,16 @@ def test_display_frame_reads_like_the_tables():
         "Pairs": ["3", "1,234"],
         "95 % CI (%)": ["1.2–9.0", "2.0–30.0"],
     }
+
+
+def test_display_frame_names_every_acceptance_profile_by_its_title():
+    """The acceptance table shows each registered profile under its title (the registry's), and
+    a name the registry does not know as it is."""
+    names = [profile.name for profile in profiles()] + ["unregistered"]
+    shown = display_frame(pd.DataFrame({"profile": names, "count": range(len(names))}))
+    assert list(shown.iloc[:, 0])[: len(names)] == [get_profile(n).title for n in names[:-1]] + [
+        "unregistered"
+    ]
 
 
 def test_write_report_chooses_the_format_by_suffix(tmp_path, parts):

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from ranking_core import SpectralRanker
 from ranking_core.cli import app
 from ranking_core.panels import plan_pairs, start_design, write_rating_form
-from ranking_core.panels.design import greedy_design
+from ranking_core.panels.design import PLAN_METHOD_LABELS, greedy_design
 from ranking_core.panels.uncertainty import posterior_sd
 from ranking_core.ratings import read_rating_set
 
@@ -137,3 +137,15 @@ def test_pairs_stay_inside_the_glucose_range():
         assert values.min() >= low and values.max() <= high
     with pytest.raises(ValueError, match="0 ≤ LO < HI ≤ 600"):
         start_design(5, glucose_range=(300, 100))
+
+
+def test_plan_panel_help_names_every_method_with_its_label():
+    """The command line's help lists each registered method with the label the dashboard shows;
+    an unregistered method is refused naming the registered ones."""
+    result = CliRunner().invoke(app, ["plan-panel", "--help"], env={"COLUMNS": "400"})
+    assert result.exit_code == 0, result.output
+    for name, label in PLAN_METHOD_LABELS.items():
+        assert f"{name}: {label}" in " ".join(result.output.split())
+    with pytest.raises(ValueError, match="'method' must be one of") as refused:
+        plan_pairs(None, 3, method="kriging")
+    assert all(repr(name) in str(refused.value) for name in PLAN_METHOD_LABELS)

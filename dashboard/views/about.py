@@ -1,8 +1,18 @@
-"""About: the methods, their equations and the papers they come from."""
+"""About: what riskgrid is for (and not for), the methods, their equations, the grids and
+acceptance standards it judges meters by (read from their registries), and the papers."""
 
 import streamlit as st
 
+from ranking_core.grids.registry import ZoneGrid, grids
 from ranking_core.learn import LearnSettings
+from ranking_core.meter.acceptance import profiles
+
+INTENDED_USE = (
+    "**Intended use.** riskgrid is a research and device-evaluation tool: it learns clinical "
+    "error grids from clinicians' ratings and measures the accuracy of glucose meters and "
+    "sensors against published error grids and acceptance standards. It is not a medical "
+    "device and must not be used to make treatment decisions for a patient."
+)
 
 DEFAULTS = LearnSettings()  # the page states the defaults the learner uses
 
@@ -16,6 +26,7 @@ by **regularized ranking** in a reproducing-kernel Hilbert space, as Kriukova, P
 Tkachenko (2014) propose.
 """
 )
+st.info(INTENDED_USE)
 
 st.header("Regularized ranking")
 st.markdown(
@@ -146,14 +157,32 @@ st.markdown(
 
 st.header("Reference grids")
 st.markdown(
-    """
-- **SEG** (Klonoff et al. 2014): the official risk table, which riskgrid does not ship; give its
-  path or upload it in the sidebar.
-- **Clarke** error grid zones A–E (Clarke et al. 1987) and **Parkes** consensus grids for type 1
-  and type 2 diabetes (Parkes et al. 2000), from their published boundaries.
-- Without the SEG table, the rating-panel simulator uses a smooth built-in surface defined from
-  the Parkes type-1 zones, so every page works on a fresh machine.
-"""
+    "- **SEG** (Klonoff et al. 2014): the official risk table, which riskgrid does not ship; "
+    "give its path or upload it in the sidebar.\n"
+    + "".join(f"- **{grid.title}**: {grid.purpose} ({grid.citation})\n" for grid in grids(ZoneGrid))
+    + "- Without the SEG table, the rating-panel simulator uses a smooth built-in surface defined "
+    "from the Parkes type-1 zones, so every page works on a fresh machine."
+)
+
+st.header("Acceptance standards")
+st.markdown(
+    "The meter report judges paired readings by the criteria of each standard below: every "
+    "criterion's count and share, its exact one-sided 95 % Clopper–Pearson lower bound "
+    "(Korn–Graubard effective sample size when pairs come in clusters of subjects or sensors) "
+    "and its verdict.\n\n"
+    + "".join(
+        f"- **{profile.title}** ({len(profile.criteria)} criteria): {profile.citation}\n"
+        for profile in profiles()
+    )
+)
+
+st.header("Rating surveys")
+st.markdown(
+    "A panel of clinicians rates (reference, estimate) pairs through personal links "
+    "(`riskgrid survey create`, `riskgrid survey invite`): one pair at a time on the 0–4 risk "
+    "scale, with hidden repeats (test-retest) and check pairs of obvious answer. The organiser "
+    "follows each rater's progress and agreement, the panel report and the grid learned so far; "
+    "the next batch of pairs is planned where that grid is least sure."
 )
 
 st.header("Papers")

@@ -10,7 +10,13 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import figures
-from dashboard.common import init_state, plain, public_mode, read_upload, size_limit
+from dashboard.common import (
+    init_state,
+    plain,
+    public_mode,
+    read_upload,
+    size_limit,
+)
 from ranking_core.grids.learned import GLUCOSE_AXIS
 from ranking_core.inputs import format_names, upload_types
 from ranking_core.learn import learn_panel
@@ -23,15 +29,17 @@ from ranking_core.panels import (
     risk_band,
     simulate_panel,
 )
-from ranking_core.panels.design import MIN_RATINGS, rating_form_csv, rating_form_html
+from ranking_core.panels.design import (
+    DEFAULT_PLAN_METHOD,
+    MIN_RATINGS,
+    PLAN_METHOD_LABELS,
+    PLAN_METHODS,
+    rating_form_csv,
+    rating_form_html,
+)
 from ranking_core.panels.report import LOW_WEIGHT
 from ranking_core.ratings import UNITS, RatingSet, read_rating_set
 
-METHODS = {
-    "imse": "largest reduction of the grid's total uncertainty (measured best)",
-    "variance": "most uncertain pairs first",
-    "random": "uniformly at random",
-}
 SOURCES = ("No ratings yet", "Upload ratings so far", "Simulated panel (demonstration)")
 
 st.title("Plan a survey")
@@ -40,7 +48,7 @@ st.caption(
     "start is spread evenly over 0–600 mg/dL; with ratings, the pairs that most reduce "
     "the learned grid's uncertainty are proposed."
 )
-init_state(plan_k=20, plan_seed=0, plan_method="imse")
+init_state(plan_k=20, plan_seed=0, plan_method=DEFAULT_PLAN_METHOD)
 
 
 @st.cache_data(show_spinner="Checking the upload…", max_entries=4)
@@ -115,10 +123,7 @@ seed = c[1].number_input(
     help="the random candidate pairs the proposal is chosen from",
 )
 method = c[2].selectbox(
-    "How the pairs are chosen",
-    tuple(METHODS),
-    format_func=lambda name: METHODS[name],
-    key="plan_method",
+    "How the pairs are chosen", PLAN_METHODS, format_func=PLAN_METHOD_LABELS.get, key="plan_method"
 )
 enough = ratings is not None and len(ratings.frame) >= MIN_RATINGS
 if ratings is not None and not enough:

@@ -13,14 +13,9 @@ import streamlit as st
 
 from dashboard.common import auth_configured, current_user, get_store, public_mode, shown
 from ranking_core.grids.files import GRID_FILES, grid_file_contents
+from ranking_core.record_kinds import RECORD_KINDS
 from ranking_core.storage import StorageError, StoredGrid, display_name
 
-KINDS = {
-    "rating_set": "Rating sets",
-    "meter_data": "Meter data",
-    "learned_grid": "Learned grids",
-    "seg_table": "SEG tables",
-}
 MIME = {
     "grid.npy": "application/octet-stream",
     "grid.csv": "text/csv",
@@ -42,10 +37,16 @@ st.caption(
     )
 )
 store = get_store()
-kind = st.radio("Kind", list(KINDS), format_func=KINDS.get, horizontal=True, key="records_kind")
+kind = st.radio(
+    "Kind",
+    list(RECORD_KINDS),
+    format_func=lambda k: RECORD_KINDS[k].heading,
+    horizontal=True,
+    key="records_kind",
+)
 saved = store.list_records(kind)
 if not saved:
-    st.info(f"No {KINDS[kind].lower()} saved yet.")
+    st.info(f"No {RECORD_KINDS[kind].label} saved yet.")
     st.stop()
 st.dataframe(
     pd.DataFrame(

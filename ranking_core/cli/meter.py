@@ -169,9 +169,7 @@ def _learned_provenance(path: Path) -> dict[str, str | int | float]:
 def meter_report(
     pairs: Annotated[
         Path,
-        typer.Argument(
-            help=f"{format_names()} with BGM and REF columns (see README, Input files)."
-        ),
+        typer.Argument(help=f"{format_names()} with BGM and REF columns (see docs/INPUTS.md)."),
     ],
     unit: Annotated[
         str | None,

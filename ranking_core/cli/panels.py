@@ -12,6 +12,7 @@ from rich.console import Console
 from ranking_core.cli import shown
 from ranking_core.cli.output import OutputError, check_outputs, fail, write_output
 from ranking_core.inputs import format_names
+from ranking_core.panels.design import DEFAULT_PLAN_METHOD, PLAN_METHOD_LABELS
 from ranking_core.surveys.design import MAX_SEED
 
 console = Console(highlight=False, soft_wrap=True)
@@ -41,10 +42,11 @@ def plan_panel(
     method: Annotated[
         str,
         typer.Option(
-            help="imse (largest reduction of the grid's summed variance; measured best), "
-            "variance (largest variance first) or random."
+            help="How the pairs are picked: "
+            + "; ".join(f"{name}: {label}" for name, label in PLAN_METHOD_LABELS.items())
+            + "."
         ),
-    ] = "imse",
+    ] = DEFAULT_PLAN_METHOD,
     unit: Annotated[
         str | None,
         typer.Option(

@@ -17,18 +17,14 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from ranking_core.record_kinds import RECORD_KINDS
+
 app = typer.Typer(
     help="List, export and delete saved records (the dashboard's database).",
     no_args_is_help=True,
     add_completion=False,
 )
 console = Console(highlight=False)
-KIND_LABELS = {
-    "rating_set": "rating set",
-    "meter_data": "meter data",
-    "learned_grid": "learned grid",
-    "seg_table": "SEG table",
-}
 
 
 def _fail(message: object) -> typer.Exit:
@@ -67,10 +63,10 @@ def save_learned(result, name: str, source: str | None) -> None:
 def _kind_of(store, name: str, kind: str | None) -> str:
     """The kind of the record ``name``: ``kind`` if given, else the one kind holding that name."""
     if kind is not None:
-        if kind not in KIND_LABELS:
-            raise _fail(f"--kind must be one of {', '.join(KIND_LABELS)}; got {kind!r}")
+        if kind not in RECORD_KINDS:
+            raise _fail(f"--kind must be one of {', '.join(RECORD_KINDS)}; got {kind!r}")
         return kind
-    kinds = [k for k in KIND_LABELS if any(r.name == name for r in store.list_records(k))]
+    kinds = [k for k in RECORD_KINDS if any(r.name == name for r in store.list_records(k))]
     if not kinds:
         raise _fail(f"no record named {name!r} is stored")
     if len(kinds) > 1:
@@ -84,26 +80,26 @@ def _kind_of(store, name: str, kind: str | None) -> str:
 @app.command("list")
 def list_records(
     kind: Annotated[
-        str | None, typer.Option(help=f"Only this kind: {', '.join(KIND_LABELS)} (default: all).")
+        str | None, typer.Option(help=f"Only this kind: {', '.join(RECORD_KINDS)} (default: all).")
     ] = None,
 ) -> None:
     """The saved records, newest first per kind: name, when and by whom they were saved, size."""
     from ranking_core.storage import StorageError, display_name
 
-    if kind is not None and kind not in KIND_LABELS:
-        raise _fail(f"--kind must be one of {', '.join(KIND_LABELS)}; got {kind!r}")
+    if kind is not None and kind not in RECORD_KINDS:
+        raise _fail(f"--kind must be one of {', '.join(RECORD_KINDS)}; got {kind!r}")
     store = _store()
     table = Table(title="Saved records", title_justify="left")
     for column in ("kind", "name", "saved (UTC)", "saved by", "ratings / rows", "λ"):
         table.add_column(column)
     try:
-        for k in [kind] if kind else list(KIND_LABELS):
+        for k in [kind] if kind else list(RECORD_KINDS):
             for info in store.list_records(k):
                 metadata = info.meta.get("metadata") or {}
                 lam = metadata.get("lambda") if isinstance(metadata, dict) else None
                 size = info.meta.get("rows", info.meta.get("m"))
                 table.add_row(
-                    KIND_LABELS[k],
+                    RECORD_KINDS[k].label,
                     Text(display_name(info.name)),
                     info.created_at.strftime("%Y-%m-%d %H:%M"),
                     Text(display_name(info.saved_by or "—")),
@@ -151,7 +147,7 @@ def delete(
     kind: Annotated[
         str | None,
         typer.Option(
-            help=f"Kind of the record: {', '.join(KIND_LABELS)} (needed only when records of "
+            help=f"Kind of the record: {', '.join(RECORD_KINDS)} (needed only when records of "
             "several kinds have that name)."
         ),
     ] = None,
@@ -165,4 +161,6 @@ def delete(
         store.delete(chosen, name)
     except StorageError as exc:
         raise _fail(exc) from None
-    console.print(Text(f"deleted {KIND_LABELS[chosen]} “{display_name(name)}”"), soft_wrap=True)
+    console.print(
+        Text(f"deleted {RECORD_KINDS[chosen].label} “{display_name(name)}”"), soft_wrap=True
+    )

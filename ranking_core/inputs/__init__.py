@@ -5,7 +5,7 @@ reference glucose series, collaborative-filtering uploads.
 :class:`Schema` of roles and returns a :class:`TableRead`: the typed columns of the valid rows, the
 refused rows grouped by rule with their line numbers, notes, and a summary ("n rows read, k
 refused"). Glucose is converted to mg/dL (:mod:`ranking_core.inputs.units`). The rules and limits
-are listed in the README section "Input files". The formats accepted are the entries of
+are listed in docs/INPUTS.md. The formats accepted are the entries of
 :data:`READERS` (upload widgets, help texts and messages read it: :func:`upload_types`,
 :func:`format_names`, :func:`accepted_formats`).
 """

@@ -467,7 +467,7 @@ def read_table(
     order_option: str = "--dayfirst or --monthfirst",
 ) -> TableRead:
     """Read a table for ``schema`` in the format :func:`reader_for` picks (the rules: the module
-    notes here and in the parts listed there; the README section "Input files").
+    notes here and in the parts listed there; docs/INPUTS.md).
 
     Parameters
     ----------

@@ -38,9 +38,11 @@ from ranking_core.ratings import MAX_ROWS, RatingSet
 from ranking_core.validation import one_of
 
 __all__ = [
+    "DEFAULT_PLAN_METHOD",
     "FORM_COLUMNS",
     "MAX_NEXT",
     "PLAN_METHODS",
+    "PLAN_METHOD_LABELS",
     "check_next",
     "plan_pairs",
     "rating_form_csv",
@@ -49,7 +51,15 @@ __all__ = [
     "write_rating_form",
 ]
 
-PLAN_METHODS = ("imse", "variance", "random")
+# how the next pairs are picked (see the module docstring), each with the label the command
+# line's help and the dashboard show; the first is the default (measured best)
+PLAN_METHOD_LABELS = {
+    "imse": "largest reduction of the grid's total uncertainty (measured best)",
+    "variance": "most uncertain pairs first",
+    "random": "uniformly at random",
+}
+PLAN_METHODS = tuple(PLAN_METHOD_LABELS)
+DEFAULT_PLAN_METHOD = PLAN_METHODS[0]
 FORM_COLUMNS = ("pair", "reference", "estimate", "rating", "rater")
 MIN_RATINGS = 10  # below this many ratings the next pairs come from the start design
 N_CANDIDATES = 1024
