@@ -17,6 +17,10 @@ from statsmodels.stats.proportion import proportion_confint
 from typer.testing import CliRunner
 
 from ranking_core.cli import app
+from ranking_core.conformance import ConformanceDataError, compare_all, left_out_vectors
+from ranking_core.conformance.cg_diva import compare_cg_diva, published_results
+from ranking_core.conformance.ctca import PUBLISHED as PUBLISHED_CTCA
+from ranking_core.conformance.ctca import compare_ctca
 from ranking_core.conformance.ega import PUBLISHED_ZONES, differing_pairs, vignette_zones
 from ranking_core.conformance.ifdtulm import CELL_CRITERIA, compare_ifdtulm
 from ranking_core.conformance.seg_app import PUBLISHED, report_numbers
@@ -193,6 +197,73 @@ def test_seg_app_examples_through_the_command_line(
             == 184
             == levels + ours["pairs excluded, BGM > 600 mg/dL"]
         )
+
+
+# -- cg-diva (optional: only when the data folder has it) ---------------------------------------
+
+
+def test_cg_diva_matches_the_reference_python_exactly_and_r_within_monte_carlo(
+    vectors: Path,
+) -> None:
+    folder = vectors / "cg-diva"
+    if not folder.is_dir():
+        pytest.skip(f"{folder} is absent (the CG-DIVA test data and results of IfDTUlm)")
+    rows = compare_cg_diva(folder)
+    assert len(rows) == 2 * (4 * 9 - 2)  # 9 numbers per range, no outer interval for total
+    assert all(row.agrees for row in rows), [r for r in rows if not r.agrees]
+    python = [r for r in rows if "Python" in r.source and "smallest" not in r.statistic]
+    python = [r for r in python if "largest" not in r.statistic]
+    # their Python draws the same resamples from the same seed: the same numbers
+    assert max(abs(r.difference) for r in python) < 1e-9
+
+
+def test_cg_diva_results_reader_takes_the_r_files_stray_quote_apart(tmp_path: Path) -> None:
+    header = (
+        '"Range","Median","DI1_Upper","DI1_Lower","DI1_Range","DI2_Upper","DI2_Lower",'
+        '"DI2_Range","BSV_Min_Max","BSV_Range","WSV_90%Range","Info"'
+    )
+    body = [
+        f'"{r}",1.5,10,-10,20,"30","-30",60,"[-2.00 - 3.50]",5.5,20,"x"'
+        for r in ("<70", "70-180", ">180")
+    ]
+    body.append('"Total",0.5,12,-12,24,"-","-","-,"[-1.25 - 2.75]",4,22,NA')
+    path = tmp_path / "CG-DIVA_R.csv"
+    path.write_text("\n".join([header, *body]) + "\n")
+    results = published_results(path)
+    assert results["Total"] == {
+        "Median": 0.5,
+        "DI1_Lower": -12.0,
+        "DI1_Upper": 12.0,
+        "BSV_Range": 4.0,
+        "WSV_90%Range": 22.0,
+        "BSV_Min": -1.25,
+        "BSV_Max": 2.75,
+    }
+    assert results["<70"]["DI2_Lower"] == -30.0
+    path.write_text("\n".join([header, *body[:3], body[3].replace("[-1.25", "(-1.25")]) + "\n")
+    with pytest.raises(ConformanceDataError, match="line 5: 11 cells"):
+        published_results(path)
+
+
+def test_absent_optional_folders_are_left_out_with_a_sentence(tmp_path: Path) -> None:
+    assert left_out_vectors(tmp_path).endswith("folder: cg-diva, ctca.")
+    assert compare_all(tmp_path, vectors=("cg-diva", "ctca")) == {}
+    (tmp_path / "cg-diva").mkdir()
+    assert left_out_vectors(tmp_path).endswith("folder: ctca.")
+    (tmp_path / "ctca").mkdir()
+    assert left_out_vectors(tmp_path) == ""
+    with pytest.raises(ConformanceDataError, match=r"Test_Data\.csv: missing"):
+        compare_all(tmp_path, vectors=("cg-diva",))
+
+
+def test_ctca_matches_their_published_figure(vectors: Path) -> None:
+    folder = vectors / "ctca"
+    if not folder.is_dir():
+        pytest.skip(f"{folder} is absent (the trend concurrence test data of IfDTUlm)")
+    rows = compare_ctca(folder)
+    assert all(row.agrees for row in rows), [r for r in rows if not r.agrees]
+    assert rows[0].ours == 0.0  # every comparator category as theirs, edges included
+    assert len(rows) == 1 + 7 * 8 + len(PUBLISHED_CTCA)
 
 
 # -- the command and the committed document -----------------------------------------------------

@@ -221,3 +221,62 @@ def test_trend_agreement_counts_every_rate_pair_by_hand(tmp_path):
     assert table["counts"] == expected.tolist()
     assert table["pairs_without_rate"] == 6
     assert table["categories"][0] == "< −2" and expected.sum() == len(study) - 6
+
+
+def test_clinical_trend_concurrence_counts_every_rate_pair_by_hand(tmp_path):
+    """CTCA (Eichenlaub, Pleus, Freckmann): seven categories each side and the zones as their
+    reference code counts them (``zone_count``: for each sensor-category row, the comparator
+    columns of each zone), written out here."""
+    study = _cgm_study(np.random.default_rng(12), sensors=8, jitter_seconds=30)
+    payload = _report(tmp_path, _write(tmp_path, study))
+    ctca = payload["trend_agreement"]["clinical_trend_concurrence"]
+    t_ref = pd.to_datetime(study["reference_time"])
+    t_sen = pd.to_datetime(study["sensor_time"])
+    by = study["sensor"]
+    ref_rate = study.groupby(by)["REF"].diff() / (t_ref.groupby(by).diff().dt.total_seconds() / 60)
+    sen_rate = study.groupby(by)["BGM"].diff() / (t_sen.groupby(by).diff().dt.total_seconds() / 60)
+
+    def category(rate: float) -> int:  # <−3, [−3,−2), [−2,−1), [−1,1], (1,2], (2,3], >3
+        edges = [(-3, "lt"), (-2, "lt"), (-1, "lt"), (1, "le"), (2, "le"), (3, "le")]
+        for i, (edge, kind) in enumerate(edges):
+            if (rate < edge) if kind == "lt" else (rate <= edge):
+                return i
+        return 6
+
+    zone_cells = {  # their CTCA.py zone_count for seven categories
+        "A": [[0, 1], [0, 1, 2], [1, 2], [3], [4, 5], [4, 5, 6], [5, 6]],
+        "B": [[2], [], [0, 3], [2, 4], [3, 6], [], [4]],
+        "C": [[3], [3], [4], [1, 5, 6], [2], [3], [3]],
+        "D": [[4, 5, 6], [4, 5, 6], [5, 6], [0], [0, 1], [0, 1, 2], [0, 1, 2]],
+    }
+    counts = np.zeros((7, 7), dtype=int)
+    absolute = []
+    for s, r in zip(sen_rate, ref_rate, strict=True):
+        if np.isfinite(s) and np.isfinite(r):
+            counts[category(s), category(r)] += 1
+            absolute.append(abs(r))
+    assert ctca["counts"] == counts.tolist()
+    total = counts.sum()
+    for zone, cells in zone_cells.items():
+        n = sum(counts[i, cols].sum() for i, cols in enumerate(cells))
+        assert ctca["zone_counts"][zone] == n
+        assert ctca["zone_percent"][zone] == pytest.approx(100 * n / total)
+    assert ctca["maroc"] == pytest.approx(sum(absolute) / len(absolute))
+    column = counts[:, 3]
+    assert ctca["column_percent"][3][3] == pytest.approx(100 * column[3] / column.sum())
+    assert sum(ctca["zone_counts"].values()) == total > 0
+
+
+def test_ctca_zones_of_every_cell_are_their_zone_count_lists():
+    from ranking_core.meter.trend import ctca_category, trend_concurrence
+
+    sensor, comparator = np.divmod(np.arange(49), 7)  # every cell once
+    result = trend_concurrence(sensor, comparator, np.zeros(49))
+    # cells per zone in their CTCA.py zone_count (rows of 2+3+2+1+2+3+2 for A, …)
+    assert result.zone_counts == {"A": 15, "B": 8, "C": 9, "D": 17}
+    shown = result.frame()
+    assert shown["pairs"].tolist() == ["15", "8", "9", "17", ""]
+    assert shown["value"].tolist() == ["30.6 %", "16.3 %", "18.4 %", "34.7 %", "0.00 mg/dL/min"]
+    edges = np.array([-3.0001, -3, -2.0001, -2, -1.0001, -1, 1, 1.0001, 2, 2.0001, 3, 3.0001])
+    assert ctca_category(edges).tolist() == [0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6]
+    assert ctca_category(np.array([np.nan])).tolist() == [-1]

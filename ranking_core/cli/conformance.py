@@ -40,8 +40,8 @@ def conformance(
         Path | None,
         typer.Option(
             "--data",
-            help="Folder of the test vectors (ifdtulm-ci/, ega/, seg-app/); default "
-            "$RISKGRID_CONFORMANCE.",
+            help="Folder of the test vectors (ifdtulm-ci/, ega/, seg-app/; optional: cg-diva/, "
+            "ctca/); default $RISKGRID_CONFORMANCE.",
         ),
     ] = None,
     out: Annotated[
@@ -69,6 +69,7 @@ def conformance(
         compare_all,
         conformance_markdown,
         default_data_folder,
+        left_out_vectors,
     )
     from ranking_core.grids.seg import SEGTableError, SEGTableMissing, find_seg_table
 
@@ -88,6 +89,10 @@ def conformance(
         console.print(left_out, highlight=False)
     except SEGTableError as exc:
         raise _fail(f"--seg-table: {exc}") from None
+    absent = left_out_vectors(folder)
+    if absent:
+        console.print(absent, highlight=False)
+        left_out = f"{left_out} {absent}".strip()
     try:
         results = compare_all(folder, table)
     except ConformanceDataError as exc:

@@ -11,6 +11,11 @@ Vectors (:data:`VECTORS`):
   IfDTUlm reference implementation (Stephan et al., Diabetes Technol Ther 2022).
 * ``ega`` — Clarke and Parkes (type 1) zone counts of the R package ega's example data.
 * ``seg-app`` — the official SEG app's reports of its two example files (needs the SEG table).
+* ``cg-diva`` — CG-DIVA deviation intervals and sensor variability of the IfDTUlm test data
+  (Eichenlaub et al., J Diabetes Sci Technol 2022); optional: left out when the data folder has
+  no ``cg-diva/`` (:data:`OPTIONAL_VECTORS`).
+* ``ctca`` — the Clinical Trend Concurrence Analysis of the IfDTUlm trend test data (Eichenlaub,
+  Pleus, Freckmann); optional like ``cg-diva``.
 """
 
 from __future__ import annotations
@@ -18,77 +23,28 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = [
     "CONFORMANCE_ENV",
     "MAX_VECTOR_BYTES",
+    "OPTIONAL_VECTORS",
     "VECTORS",
     "Comparison",
     "ConformanceDataError",
     "check_file",
     "compare_all",
     "conformance_markdown",
+    "left_out_vectors",
 ]
 
-CONFORMANCE_ENV = "RISKGRID_CONFORMANCE"
-MAX_VECTOR_BYTES = 16 * 2**20  # every vector file is far smaller; larger ones are refused
-
-
-class ConformanceDataError(ValueError):
-    """A vector's file is missing, too large or not in the published layout (the message names
-    the file and the rule)."""
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """One published number against ours.
-
-    ``tolerance`` is the largest |ours − expected| counted as agreement (in the statistic's own
-    unit); ``decimals`` how many decimals the table shows; ``explanation`` the known reason when
-    the two differ by more (empty when they agree). ``ours`` is None when we have no number.
-    """
-
-    vector: str
-    source: str
-    statistic: str
-    expected: float
-    ours: float | None
-    tolerance: float
-    decimals: int
-    explanation: str = ""
-
-    @property
-    def difference(self) -> float:
-        return math.nan if self.ours is None else self.ours - self.expected
-
-    @property
-    def agrees(self) -> bool:
-        """|ours − expected| ≤ tolerance (plus rounding slack of 1e-9)."""
-        return abs(self.difference) <= self.tolerance + 1e-9
-
-    @property
-    def status(self) -> str:
-        """ "agrees", "explained" (differs for the stated known reason) or "differs"."""
-        if self.agrees:
-            return "agrees"
-        return "explained" if self.explanation else "differs"
-
-
-def check_file(path: Path) -> Path:
-    """``path`` if it is a file of at most :data:`MAX_VECTOR_BYTES`; else
-    :class:`ConformanceDataError`."""
-    if not path.is_file():
-        raise ConformanceDataError(
-            f"{path}: missing (the conformance folder's layout is in its README)"
-        )
-    size = path.stat().st_size
-    if size > MAX_VECTOR_BYTES:
-        raise ConformanceDataError(
-            f"{path}: {size:,} bytes, more than the {MAX_VECTOR_BYTES:,} a vector file may have"
-        )
-    return path
+from ranking_core.conformance.common import (
+    CONFORMANCE_ENV,
+    MAX_VECTOR_BYTES,
+    Comparison,
+    ConformanceDataError,
+    check_file,
+)
 
 
 def _ifdtulm(data: Path, seg_table: object | None) -> list[Comparison]:
@@ -107,6 +63,18 @@ def _seg_app(data: Path, seg_table: object | None) -> list[Comparison]:
     from ranking_core.conformance.seg_app import compare_seg_app
 
     return compare_seg_app(data / "seg-app", seg_table)  # type: ignore[arg-type]
+
+
+def _cg_diva(data: Path, seg_table: object | None) -> list[Comparison]:
+    from ranking_core.conformance.cg_diva import compare_cg_diva
+
+    return compare_cg_diva(data / "cg-diva")
+
+
+def _ctca(data: Path, seg_table: object | None) -> list[Comparison]:
+    from ranking_core.conformance.ctca import compare_ctca
+
+    return compare_ctca(data / "ctca")
 
 
 # name → (title, what it checks, comparison function of (data folder, SEG table or None))
@@ -138,7 +106,32 @@ VECTORS: dict[str, tuple[str, str, Callable[[Path, object | None], list[Comparis
         "digit (0.05).",
         _seg_app,
     ),
+    "cg-diva": (
+        "CG-DIVA deviation intervals and sensor variability",
+        "IfDTUlm CGM_Performance_Assessment, “CG-DIVA” v1.0 (commit 1627801c): 3,600 pairs of "
+        "24 sensors; their Python and R results (10,000 resamples over sensors, seed 1). Ranges "
+        "by the comparator value; deviations in mg/dL below 70, % from 70 (Total: %). Ours from "
+        "`ranking_core.meter.cg_diva.cg_diva` (what `riskgrid meter-report` shows for pairs "
+        "with a sensor column). Medians and variabilities are deterministic (tolerance 1e-6; "
+        "their smallest and largest sensor medians are printed to two decimals: 0.005); their "
+        "Python draws the same resamples as ours (1e-6); their R draws its own, compared within "
+        "1 (inner interval) and 4 (outer interval) — the Monte Carlo error of 10,000 resamples.",
+        _cg_diva,
+    ),
+    "ctca": (
+        "Clinical Trend Concurrence Analysis",
+        "IfDTUlm CGM_Performance_Assessment, “Clinical Trend Concurrence Analysis” (commit "
+        "1627801c): 2,634 pairs with the comparator's rate of change and both categories; "
+        "their results as published in their figure `CTCA.png` (shares to one decimal: "
+        "tolerance 0.05; MARoC to two: 0.005). Our categories of the comparator's rate "
+        "(`ranking_core.meter.trend.ctca_category`) against theirs pair by pair (128 rates lie "
+        "exactly on a category edge), then the concurrence matrix, zones A–D and MARoC from "
+        "their categories by `ranking_core.meter.trend.trend_concurrence`.",
+        _ctca,
+    ),
 }
+# vectors left out, with a sentence saying so, when the data folder lacks their subfolder
+OPTIONAL_VECTORS = ("cg-diva", "ctca")
 
 
 def compare_all(
@@ -150,6 +143,8 @@ def compare_all(
     out = {}
     for name in chosen:
         if name == "seg-app" and seg_table is None:
+            continue
+        if name in OPTIONAL_VECTORS and not (data / name).is_dir():
             continue
         out[name] = VECTORS[name][2](data, seg_table)
     return out
@@ -211,6 +206,15 @@ def conformance_markdown(results: dict[str, list[Comparison]], left_out: str = "
             )
             lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def left_out_vectors(data: Path) -> str:
+    """A sentence naming the optional vectors whose folder ``data`` lacks (empty when none)."""
+    absent = [name for name in OPTIONAL_VECTORS if not (data / name).is_dir()]
+    if not absent:
+        return ""
+    names = ", ".join(absent)
+    return f"Left out for want of their folder in the data folder: {names}."
 
 
 def default_data_folder(environ: dict[str, str] | None = None) -> Path | None:

@@ -1,6 +1,7 @@
 """From read pairs to verdicts: which device the pairs come from, the acceptance table over
 their values as measured (by group with ``--by``), and the trend agreement table when they carry
-their times (:mod:`ranking_core.meter.acceptance`, :mod:`ranking_core.meter.trend`)."""
+their times, and CG-DIVA when they carry sensors (:mod:`ranking_core.meter.acceptance`,
+:mod:`ranking_core.meter.trend`, :mod:`ranking_core.meter.cg_diva`)."""
 
 from __future__ import annotations
 
@@ -14,10 +15,22 @@ from ranking_core.meter.acceptance import (
     acceptance_table,
     rates_of_change,
 )
+from ranking_core.meter.cg_diva import CgDivaRange, cg_diva, cg_diva_notes
 from ranking_core.meter.pairs import MeterPairs
 from ranking_core.meter.trend import TrendAgreement, trend_agreement
 
-__all__ = ["device_of", "judge_pairs", "trend_of"]
+__all__ = [
+    "CG_DIVA_MAX_PAIRS",
+    "CG_DIVA_MAX_SENSORS",
+    "cg_diva_of",
+    "device_of",
+    "judge_pairs",
+    "trend_of",
+]
+
+# CG-DIVA's bootstrap costs resamples × sensors × log(pairs): beyond these it is left out
+CG_DIVA_MAX_SENSORS = 500
+CG_DIVA_MAX_PAIRS = 200_000
 
 
 def trend_of(
@@ -36,6 +49,31 @@ def trend_of(
         ref, bgm, extra["reference_time"], extra["sensor_time"], cluster, rate_gap
     )
     return trend_agreement(rates.sensor_rate, rates.ref_rate)
+
+
+def cg_diva_of(
+    pairs: MeterPairs, included: NDArray[np.bool_]
+) -> tuple[list[CgDivaRange] | None, list[str]]:
+    """CG-DIVA of the included pairs with a reference above 0 (reference = comparator, values as
+    measured) when they carry a ``sensor`` column (else a ``subject`` one, resampled alike), and
+    the report's notes on it; None without either column, without such pairs, or beyond
+    :data:`CG_DIVA_MAX_SENSORS` sensors or :data:`CG_DIVA_MAX_PAIRS` pairs (then a note says so)."""
+    name = next((k for k in ("sensor", "subject") if k in pairs.extra), "")
+    ref, cgm = (v[included] for v in pairs.measured)
+    if not name or ref.size == 0:
+        return None, []
+    keep = ref > 0  # the relative deviation needs a reference above 0
+    ref, cgm, sensor = ref[keep], cgm[keep], pairs.extra[name][included][keep]
+    n_sensors = len(pd.unique(sensor))
+    if ref.size == 0:
+        return None, []
+    if n_sensors > CG_DIVA_MAX_SENSORS or ref.size > CG_DIVA_MAX_PAIRS:
+        return None, [
+            f"CG-DIVA left out: {n_sensors:,} {name}s and {ref.size:,} pairs; it is computed "
+            f"for at most {CG_DIVA_MAX_SENSORS:,} {name}s and {CG_DIVA_MAX_PAIRS:,} pairs."
+        ]
+    results = cg_diva(ref, cgm, sensor)
+    return results, cg_diva_notes(results)
 
 
 def device_of(pairs: MeterPairs) -> str:
