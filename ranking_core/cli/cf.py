@@ -49,8 +49,9 @@ class DataFormat(StrEnum):
     synthetic = "synthetic"
 
 
-Learner = StrEnum("Learner", {name.replace("-", "_"): name for name in LEARNERS})
-Loss = StrEnum("Loss", {name.replace("-", "_"): name for name in LOSSES})
+# the choices come from the registries (one home for the names), so mypy cannot list them
+Learner = StrEnum("Learner", {name.replace("-", "_"): name for name in LEARNERS})  # type: ignore[misc]
+Loss = StrEnum("Loss", {name.replace("-", "_"): name for name in LOSSES})  # type: ignore[misc]
 
 
 def _range(text: str, option: str) -> tuple[int, int]:
@@ -186,7 +187,7 @@ def per_user(
             n_reference=reference,
             n_test_users=test_users,
             repeats=repeats,
-            learners=tuple(item.value for item in learner or [Learner.iterated_lavrentiev]),
+            learners=tuple(item.value for item in learner) if learner else PerUserConfig.learners,
             gammas=tuple(gamma or [1e4]),
             missing=missing,
             max_rounds=max_rounds,

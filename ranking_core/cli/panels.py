@@ -153,7 +153,9 @@ def show_panel_report(fit, path: Path, inputs: list[Path | None] | None = None) 
         "Mean weight",
     ):
         table.add_column(column, justify="left" if column == "Rater" else "right")
-    for row in report.raters.itertuples(index=False):
+    # the flagged share in %, a column of numbers (a row's fields are typed as any scalar)
+    raters = report.raters.assign(flagged_percent=100 * report.raters["flagged_share"])
+    for row in raters.itertuples(index=False):
         table.add_row(
             shown(row.rater),
             f"{row.ratings:,}",
@@ -161,7 +163,7 @@ def show_panel_report(fit, path: Path, inputs: list[Path | None] | None = None) 
             f"{row.scale:.2f}",
             f"{row.noise_sd:.2f}",
             f"{row.agreement:.2f}",
-            f"{100 * row.flagged_share:.1f} %",
+            f"{row.flagged_percent:.1f} %",
             f"{row.mean_weight:.2f}",
         )
     console.print(table)
@@ -197,16 +199,16 @@ def show_panel_report(fit, path: Path, inputs: list[Path | None] | None = None) 
             "Weight",
         ):
             flagged.add_column(column, justify="right")
-        for line, row in report.flagged.head(20).iterrows():
+        for line, rating in report.flagged.head(20).iterrows():
             flagged.add_row(
                 str(line),
-                f"{row.reference:.0f}",
-                f"{row.estimate:.0f}",
-                f"{row.rating:g}",
-                shown(row.rater),
-                f"{row.consensus:.2f}",
-                f"{row.residual:+.1f}",
-                f"{row.weight:.2f}",
+                f"{rating.reference:.0f}",
+                f"{rating.estimate:.0f}",
+                f"{rating.rating:g}",
+                shown(rating.rater),
+                f"{rating.consensus:.2f}",
+                f"{rating.residual:+.1f}",
+                f"{rating.weight:.2f}",
             )
         console.print(flagged)
     console.print(f"wrote {shown(path)} and {shown(raters_path)}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import numpy as np
 import typer
@@ -100,9 +100,9 @@ def academic(
         table.add_row(
             str(size),
             mine("ranking"),
-            pct(paper and paper["ranking"]),
+            pct(paper["ranking"] if paper else None),
             mine("slr"),
-            pct(paper and paper["slr"]),
+            pct(paper["slr"] if paper else None),
             f"{100 * gain['mean']:+.2f} ± {100 * gain['standard_error']:.2f} pts",
         )
     console.print(table)
@@ -184,18 +184,21 @@ def seg_table3(
     for size in sizes:
         grid.add_column(f"m={size} ours", justify="right")
         grid.add_column("paper", justify="right")
-    paper = {size: PAPER_TABLE3.get(size) for size in sizes}
+    # the table's rows: bins (% per |Δy| bin, None where the paper gives none), misranking (%)
+    paper: dict[int, dict[str, Any] | None] = {size: PAPER_TABLE3.get(size) for size in sizes}
     for k, label in enumerate(DIFFERENCE_BINS):
         row = [label]
         for size in sizes:
             row.append(_pct(100 * list(result["sizes"][str(size)]["delta_bins"].values())[k]))
-            row.append(_pct(paper[size]["bins"][k]) if paper[size] else "—")
+            published = paper[size]
+            row.append(_pct(published["bins"][k]) if published else "—")
         grid.add_row(*row)
     row = ["misranking"]
     for size in sizes:
         ours = result["sizes"][str(size)]
         row.append(f"{100 * ours['misranking_mean']:.2f} ± {100 * ours['misranking_sd']:.2f} %")
-        row.append(f"{paper[size]['misranking']:.2f} %" if paper[size] else "—")
+        published = paper[size]
+        row.append(f"{published['misranking']:.2f} %" if published else "—")
     grid.add_row(*row)
     console.print(grid)
     _write_json(result, out)
@@ -222,7 +225,8 @@ def apriori(
     _check_json(out, seg_table)
     table = _seg_table_or_exit(seg_table)
     chosen = _recipe_or_exit(recipe)
-    sizes = m or [PAPER_APRIORI["m"]]
+    published: dict[str, Any] = PAPER_APRIORI  # m (the size), misranking (%), sizes
+    sizes = m or [published["m"]]
     with progress_bar(f"a-priori λ ({recipe})") as update:
         result = run_apriori(
             table, sizes, reps, chosen, draws=draws, beta_max=beta_max, seed=seed, progress=update

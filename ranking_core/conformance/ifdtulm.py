@@ -232,12 +232,12 @@ def _known_facts(data: pd.DataFrame) -> list[Comparison]:
     h = table.set_index("id").loc["H"]
     ours = {
         "CGM readings below 40 mg/dL": float(np.count_nonzero(cgm < low)),
-        "criterion A inside 40–400 mg/dL: pairs within ±15 mg/dL": float(a.at["count"]),
-        "criterion A inside 40–400 mg/dL: pairs in range": float(a.at["n"]),
-        "criterion A inside 40–400 mg/dL: share (%)": float(a.at["percent"]),
-        "criterion A inside 40–400 mg/dL: CP bound (%)": float(a.at["lower_bound_percent"]),
-        "criterion H: pairs with CGM < 70 and comparator > 180": float(h.at["count"]),  # type: ignore[arg-type]
-        "criterion H: pairs with CGM < 70": float(h.at["n"]),  # type: ignore[arg-type]
+        "criterion A inside 40–400 mg/dL: pairs within ±15 mg/dL": float(a["count"]),
+        "criterion A inside 40–400 mg/dL: pairs in range": float(a["n"]),
+        "criterion A inside 40–400 mg/dL: share (%)": float(a["percent"]),
+        "criterion A inside 40–400 mg/dL: CP bound (%)": float(a["lower_bound_percent"]),
+        "criterion H: pairs with CGM < 70 and comparator > 180": float(h["count"]),
+        "criterion H: pairs with CGM < 70": float(h["n"]),
     }
     return [
         Comparison(

@@ -89,11 +89,11 @@ def collect(
                 continue
             k = header.index[role.name]
             column = np.empty(n, dtype=object)
-            column[:] = (
-                chunk.columns[k]
-                if chunk.columns is not None
-                else [row[k] if len(row) > k else "" for row in chunk.rows]
-            )
+            if chunk.columns is not None:
+                column[:] = chunk.columns[k]
+            else:
+                assert chunk.rows is not None, "a chunk holds numbers, columns or rows"
+                column[:] = [row[k] if len(row) > k else "" for row in chunk.rows]
             joined = "".join(column)
             if "\x00" in joined:
                 nul = np.fromiter(("\x00" in c for c in column), bool, len(column)) & ~bad
@@ -134,14 +134,17 @@ def collect(
             if f.kind == "number" and fast[f.name] is None:
                 decimal.see(series[f.name])
         for f in typed:
-            if fast.get(f.name) is not None:
-                values, rules = fast[f.name], []
+            parsed: NDArray[Any]
+            rules: list[tuple[str, NDArray[np.bool_]]]
+            plain = fast.get(f.name)
+            if plain is not None:
+                parsed, rules = plain, []
             elif f.kind == "number":
-                values, rules = parse_numbers(series[f.name], f.name, decimal)
+                parsed, rules = parse_numbers(series[f.name], f.name, decimal)
             elif f.kind == "time":
-                values, rules = clock_parts(series[f.name], f)
+                parsed, rules = clock_parts(series[f.name], f)
             else:
-                values = series[f.name].to_numpy(dtype=object)
+                parsed = series[f.name].to_numpy(dtype=object)
                 rules = [
                     (
                         f"{f.name} {UNSAFE_RULE}",
@@ -154,7 +157,7 @@ def collect(
                     cell = series[f.name][mask].iloc[0]
                     refuse.add(rule, lines[mask], quote(cell) if cell else "")
                     bad |= mask
-            chunk_values[f.name] = values
+            chunk_values[f.name] = parsed
         for f in typed:
             parts[f.name].append(chunk_values[f.name][~bad])
         kept_lines.append(lines[~bad])

@@ -76,11 +76,11 @@ def match_header(cells: Sequence[object], schema: Schema, label: str) -> Header 
                 units[role.name] = unit
     if any(r.required and r.name not in found for r in schema.roles):
         return None
-    for role, hits in found.items():
+    for name, hits in found.items():
         if len(hits) > 1:
-            both = " and ".join(quote(cells[i]) for i in hits)
+            both = " and ".join(quote(str(cells[i])) for i in hits)
             raise InputError(
-                f"{label}: columns {both} both name {role} (rule: one column per "
+                f"{label}: columns {both} both name {name} (rule: one column per "
                 "role); rename or remove one"
             )
     if len(set(units.values())) > 1:

@@ -113,7 +113,9 @@ OLE_MAGIC = b"\xd0\xcf\x11\xe0"  # legacy Excel .xls and other OLE compound file
 # -- the text reader ------------------------------------------------------------------------------
 
 
-def _text_rows(text: IO[str], schema: Schema, label: str, limits: Limits, refuse: Refusals) -> Rows:
+def _text_rows(
+    text: LineEnds, schema: Schema, label: str, limits: Limits, refuse: Refusals
+) -> Rows:
     """The header (the first line, within ``limits.header_lines``, that names every required
     role with one of the delimiters) and the data rows of a text file, in chunks; lines above
     the header are noted, rows with the wrong number of fields, over-long lines and lines the
@@ -349,7 +351,8 @@ def _plain_block(
             engine="c",
             na_filter=False,
             low_memory=False,
-            **({} if longest <= 15 else {"dtype": np.float64, "float_precision": "round_trip"}),
+            dtype=None if longest <= 15 else np.float64,
+            float_precision=None if longest <= 15 else "round_trip",
         )
     except (ValueError, pd.errors.ParserError):
         return None

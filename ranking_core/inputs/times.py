@@ -94,7 +94,7 @@ def _time_groups(cells: NDArray[np.object_]) -> tuple[NDArray[np.bool_], dict[st
         offset = parts["off"].fillna("")
         digits = offset.str[1:].str.replace(":", "", regex=False)  # '' for Z
         ampm = parts["ampm"].str.upper().str[0].fillna("").to_numpy(dtype=str)
-        values = {
+        parsed = {
             "last": last,
             "y": np.where(last, number("y2"), number("y1")),
             "a": np.where(last, number("a2"), number("a1")),
@@ -109,15 +109,16 @@ def _time_groups(cells: NDArray[np.object_]) -> tuple[NDArray[np.bool_], dict[st
             "off_h": digits.str[:2].replace("", "0").to_numpy(dtype=str).astype(np.int64),
             "off_m": digits.str[2:4].replace("", "0").to_numpy(dtype=str).astype(np.int64),
         }
-        for k, v in values.items():
+        for k, v in parsed.items():
             groups[k][rest] = v
     return matched, groups
 
 
 def _fixed_layout(
     cells: NDArray[np.object_], first: re.Match[str]
-) -> tuple[NDArray[np.bool_], dict[str, NDArray[np.int64]]] | None:
-    """The rows laid out like ``first`` (see :func:`_time_groups`), with their parts."""
+) -> tuple[NDArray[np.intp], dict[str, NDArray[np.int64]]] | None:
+    """The rows laid out like ``first`` (see :func:`_time_groups`), as indices into ``cells``,
+    with their parts."""
     width = len(first.string)
     lengths = np.fromiter(map(len, cells), np.int64, len(cells))
     same = lengths == width

@@ -148,7 +148,9 @@ def xlsx_rows(
             def rows() -> Iterator[tuple[int, list[str]]]:
                 deadline = time.monotonic() + limits.max_xlsx_seconds
                 try:
-                    for number, values in enumerate(worksheet.iter_rows(values_only=True), 1):
+                    # the stubs type iter_rows' self as Worksheet; openpyxl shares the function
+                    cells = worksheet.iter_rows(values_only=True)  # type: ignore[misc]
+                    for number, values in enumerate(cells, 1):
                         if number % 1000 == 0 and time.monotonic() > deadline:
                             raise InputError(
                                 f"{label}: reading sheet {quote(chosen)} took more than "
@@ -163,7 +165,7 @@ def xlsx_rows(
 
             yield rows(), note
         finally:
-            book._archive.close()
+            book.close()  # read-only: closes the archive openpyxl opened
     finally:
         archive.close()
 

@@ -195,6 +195,10 @@ class DirectRanker(
     lattice_axis_ : (n,) the lattice axis in mg/dL (``"lattice"`` only).
     """
 
+    # the kept factorisation: (Cholesky factor, lower) or the lattice's sparse LU; None when
+    # not kept (set by the fit, not a parameter)
+    _factor: tuple[NDArray[np.float64], bool] | scipy.sparse.linalg.SuperLU | None
+
     def __init__(
         self,
         kernel: str | Kernel = "laplacian",
@@ -285,11 +289,14 @@ class DirectRanker(
 
     def _solve_for(self, y: NDArray[np.float64]) -> None:
         m = len(y)
+        factor = self._factor
         if self.solver_ == "cholesky":
-            self._set_coef(scipy.linalg.cho_solve(self._factor, (y - y.mean()) / m), y)
+            assert isinstance(factor, tuple), "solve_targets checks that the factor is kept"
+            self._set_coef(scipy.linalg.cho_solve(factor, (y - y.mean()) / m), y)
             return
+        assert isinstance(factor, scipy.sparse.linalg.SuperLU), "the lattice keeps its LU"
         flat, u, w = self._lattice_parts
-        z = self._factor.solve(np.bincount(flat, weights=y - y.mean(), minlength=u.size) / m)
+        z = factor.solve(np.bincount(flat, weights=y - y.mean(), minlength=u.size) / m)
         F = z + w * (u @ z) / (1.0 - u @ w)
         self._set_lattice(F, flat, y, float(self.lam))
 
@@ -325,7 +332,7 @@ class DirectRanker(
         self.relative_residual_ = float(np.linalg.norm(residual) / np.linalg.norm(rhs))
         self._factor = lu if self.keep_factor else None
         self._lattice_parts = (flat, u, w)
-        self.X_fit_ = index * step
+        self.X_fit_ = index.astype(np.float64) * step
         self.lattice_step_ = step
         self.lattice_axis_ = axis
         self._set_lattice(F, flat, y, lam)

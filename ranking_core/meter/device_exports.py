@@ -126,7 +126,7 @@ def read_export(
     for format_name, schema in EXPORT_FORMATS.items():
         try:
             if hasattr(source, "seek"):
-                source.seek(0)  # type: ignore[union-attr]
+                source.seek(0)
             return format_name, read_table(source, schema, unit="mg/dL", name=name, limits=limits)
         except InputError as exc:
             errors.append(str(exc))

@@ -154,7 +154,7 @@ class MeterPairs:
 
 def _blank_cells(table: TableRead, group_column: str) -> tuple[TableRead, list[str]]:
     """Rows whose cluster (subject, sensor) or group cell is blank, refused by line."""
-    names = [k for k in ("subject", "sensor") if k in table.values]
+    names: list[str] = [k for k in ("subject", "sensor") if k in table.values]
     if group_column:
         names.append("group")
     blank = np.zeros(len(table.lines), dtype=bool)

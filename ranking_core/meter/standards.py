@@ -116,9 +116,9 @@ def _by_reference(mgdl: float, percent: float, cut: float) -> Select:
 
 
 def _parkes_ab(d: PairsView) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
-    from ranking_core.grids.registry import get_grid
+    from ranking_core.grids.registry import ZoneGrid, get_grid
 
-    zone = get_grid(f"parkes-type{d.parkes_type}").zone_index(d.ref, d.bgm)
+    zone = get_grid(f"parkes-type{d.parkes_type}", ZoneGrid).zone_index(d.ref, d.bgm)
     return _all(d), zone <= 1
 
 

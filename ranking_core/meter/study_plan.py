@@ -21,6 +21,7 @@ pass); simulated otherwise (seeded; ``simulations`` draws of the S sensor counts
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -217,7 +218,9 @@ def plan(
     return StudyPlan(profile, sensors, pairs_per_sensor, icc, bound, result, needed, target)
 
 
-def _sensors_needed(at, target: float, pairs: int) -> int | None:  # type: ignore[no-untyped-def]
+def _sensors_needed(
+    at: Callable[[int], tuple[CriterionPlan, ...]], target: float, pairs: int
+) -> int | None:
     """Fewest sensors whose probability of passing all reaches ``target``: doubling, then
     bisection (the probability grows with the sensors but for the count's discreteness, so the
     answer is checked at the sensors found and one fewer)."""
