@@ -119,7 +119,11 @@ def test_every_registered_suffix_reads_a_table() -> None:
     format, under each of its suffixes, reads back the numbers written."""
     workbook = io.BytesIO()
     pd.DataFrame({"BGM": [1.5, 7.0], "REF": [2.0, 8.0]}).to_excel(workbook, index=False)
-    written = {"text": b"BGM;REF\n1,5;2\n7;8\n", "xlsx": workbook.getvalue()}
+    written = {
+        "text": b"BGM;REF\n1,5;2\n7;8\n",
+        "xlsx": workbook.getvalue(),
+        "json": b'[{"BGM": 1.5, "REF": 2}, {"BGM": 7, "REF": 8}]',
+    }
     assert set(written) == {reader.name for reader in READERS}
     for reader in READERS:
         for suffix in reader.suffixes:

@@ -1,4 +1,6 @@
-"""``riskgrid pair SENSOR REFERENCE -o PAIRS.csv``: pair sensor readings with reference readings."""
+"""``riskgrid pair SENSOR REFERENCE -o PAIRS.csv``: pair sensor readings with reference readings;
+``riskgrid pair EXPORT -o PAIRS.csv``: pair the meter and CGM readings of one Nightscout or
+Tidepool export (:mod:`ranking_core.meter.device_exports`)."""
 
 from __future__ import annotations
 
@@ -23,9 +25,6 @@ def pair(
             "glucose), a Dexcom Clarity or LibreView export."
         ),
     ],
-    reference: Annotated[
-        Path, typer.Argument(help="Reference series (finger-stick or lab), same formats.")
-    ],
     output: Annotated[
         Path,
         typer.Option(
@@ -36,6 +35,15 @@ def pair(
             "delta_seconds; glucose in mg/dL).",
         ),
     ],
+    reference: Annotated[
+        Path | None,
+        typer.Argument(
+            help="Reference series (finger-stick or lab), same formats. Leave it out when the "
+            "first file is a Nightscout (entries: sgv and mbg records) or Tidepool (cbg and "
+            "smbg records) export, JSON or CSV: each meter reading is then paired with the "
+            "latest CGM reading at most --before minutes before it."
+        ),
+    ] = None,
     window: Annotated[
         float,
         typer.Option(help="Pair within ± this many minutes (more than 0, at most 1,440: a day)."),
@@ -83,6 +91,14 @@ def pair(
             "needed when devices overlap in time.",
         ),
     ] = None,
+    before: Annotated[
+        float,
+        typer.Option(
+            "--before",
+            help="With one export file: minutes a CGM reading may precede the meter reading "
+            "(more than 0, at most 60).",
+        ),
+    ] = 5.0,
     max_rows: Annotated[
         int | None,
         typer.Option(
@@ -96,6 +112,9 @@ def pair(
     from ranking_core.inputs.series import SERIES_FORMATS, read_series
     from ranking_core.meter.pairing import check_window_lag, pair_series
 
+    if reference is None:
+        _pair_export(sensor, output, before, max_rows)
+        return
     if format not in SERIES_FORMATS:
         fail(f"--format must be one of {', '.join(SERIES_FORMATS)}; got '{format}'", code=2)
     try:
@@ -123,3 +142,25 @@ def pair(
     except OutputError as exc:
         fail(exc)
     console.print(f"wrote {len(result.pairs):,} pairs to {shown(output)}")
+
+
+def _pair_export(source: Path, output: Path, before: float, max_rows: int | None) -> None:
+    """``riskgrid pair EXPORT -o PAIRS.csv``: meter readings paired with the CGM readings of
+    one Nightscout or Tidepool export; BGM the CGM value, REF the meter's."""
+    from ranking_core.inputs import InputError, with_limits
+    from ranking_core.meter.device_exports import pair_export
+
+    try:
+        check_output(output, "--output", [source])
+        result = pair_export(source, before, limits=with_limits(None, max_rows=max_rows))
+    except (InputError, ValueError, OutputError) as exc:
+        fail(exc)
+    for message in result.messages:
+        console.print(shown(message))
+    if result.frame.empty:
+        fail("no meter reading has a CGM reading before it in the window; nothing written")
+    try:
+        write_output(output, result.frame.to_csv(index=False), "--output", [source])
+    except OutputError as exc:
+        fail(exc)
+    console.print(f"wrote {len(result.frame):,} pairs to {shown(output)}")

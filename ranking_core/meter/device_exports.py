@@ -36,6 +36,7 @@ from ranking_core.inputs import (
     TableRead,
     read_table,
 )
+from ranking_core.meter.pairing import iso_times
 
 __all__ = ["EXPORT_FORMATS", "DevicePairs", "pair_export", "read_export"]
 
@@ -192,8 +193,8 @@ def pair_export(
         {
             "BGM": sensor[keep],
             "REF": m_value[keep],
-            "reference_time": pd.to_datetime(m_time[keep]).tz_localize("UTC"),
-            "sensor_time": pd.to_datetime(s_time[keep]).tz_localize("UTC"),
+            "reference_time": iso_times(m_time[keep], utc=True),
+            "sensor_time": iso_times(s_time[keep], utc=True),
             "delta_seconds": ((s_time[keep] - m_time[keep]) / np.timedelta64(1, "s")).astype(float),
             "record": m_record[keep],
         }

@@ -165,7 +165,7 @@ def _clock_text(ns: int) -> str:
     return str(np.datetime64(ns, "ns").astype("datetime64[m]")).replace("T", " ")
 
 
-def _iso(times: NDArray[np.datetime64], utc: bool) -> NDArray[np.str_]:
+def iso_times(times: NDArray[np.datetime64], utc: bool) -> NDArray[np.str_]:
     """ISO 8601 text to the second, or to the finest sub-second digit the times need."""
     ns = times.astype("datetime64[ns]").astype(np.int64)
     unit = next(
@@ -290,8 +290,8 @@ def pair_series(
         {
             "BGM": sensor.glucose[sen_index],
             "REF": reference.glucose[ref_index],
-            "reference_time": _iso(reference.times[ref_index], utc),
-            "sensor_time": _iso(sensor.times[sen_index], utc),
+            "reference_time": iso_times(reference.times[ref_index], utc),
+            "sensor_time": iso_times(sensor.times[sen_index], utc),
             "delta_seconds": (sensor_ns[match[paired]] - reference_ns[paired]) / 1e9,
         }
     )
