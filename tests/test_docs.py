@@ -36,3 +36,17 @@ def test_every_relative_link_of_the_documents_leads_to_a_file():
     linked = set(LINK.findall(README.read_text(encoding="utf-8")))
     for name in ("INPUTS", "CLI", "OPERATIONS", "ARCHITECTURE"):
         assert f"docs/{name}.md" in linked
+
+
+def test_the_standards_document_is_current():
+    """docs/STANDARDS.md is what scripts/standards_doc.py writes from the registry."""
+    import subprocess
+    import sys
+
+    result = subprocess.run(
+        [sys.executable, "scripts/standards_doc.py", "--check"],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parents[1],
+    )
+    assert result.returncode == 0, result.stderr

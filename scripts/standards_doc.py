@@ -1,0 +1,116 @@
+"""Write docs/STANDARDS.md from the registry of acceptance standards
+(:data:`ranking_core.meter.standards.STANDARDS`) and the bound methods
+(:data:`ranking_core.meter.bounds.BOUNDS`): every criterion with its quoted text, paragraph,
+threshold and verdict rule. ``--check`` exits 1 when the committed file differs.
+
+    python scripts/standards_doc.py            # writes docs/STANDARDS.md
+    python scripts/standards_doc.py --check    # CI: is it current?
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from ranking_core.meter.bounds import BOUNDS  # noqa: E402
+from ranking_core.meter.standards import DEFAULT_STANDARD, DEVICES, RULES, STANDARDS  # noqa: E402
+
+OUT = ROOT / "docs" / "STANDARDS.md"
+
+INTRO = """# Acceptance standards
+
+What `riskgrid meter-report` judges pairs by, generated from the registry
+(`ranking_core/meter/standards.py`) by `python scripts/standards_doc.py`; a test checks that this
+file is current. How the numbers compare with other implementations on public data is in
+[CONFORMANCE.md](CONFORMANCE.md).
+
+**Choosing.** `--device bgm|cgm` picks the default standard ({defaults}); the device is `cgm`
+when the file has sensor times or a `sensor` column, else `bgm`. `--profile NAME[,NAME]` (or `all`)
+names the standards instead. The Meter page has the same two choices. Only the standards chosen
+appear on the page, in the JSON (`standards`, `acceptance`) and in the reports;
+`--fail-on-verdict` makes the exit status 3 when a judged criterion fails.
+
+**Values** are judged as measured (the SEG tool's tables round to whole mg/dL; the criteria do
+not). "Within ±x mg/dL" and "within ±x %" include the boundary: |BGM − REF| ≤ x and
+100·|BGM − REF| ≤ x·REF.
+
+**Measuring range.** A standard with one judges only the pairs whose device reading lies inside
+it, boundaries included, and says how many it left out (JSON `measuring_range_low`,
+`measuring_range_high`, `pairs_outside_range` in every row). `--measuring-range LOW-HIGH` sets
+one range for every chosen standard, `--measuring-range none` judges every pair.
+
+**Lower bounds** (`--bound`; default `kg` when the file has a `sensor` or `subject` column, else
+`cp`). Clusters come from the `sensor`, else the `subject` column; a blank cell refuses its row by
+line. With too few clusters for a method the output says so; a CGM standard judged without
+clusters gets a one-line warning in every output. `--by COLUMN` judges every standard again for
+each group (population, site, lot).
+
+| `--bound` | method | reference |
+| --- | --- | --- |
+{bounds}
+
+**Rates of change** (iCGM J and K) come from consecutive pairs of one sensor (reference-time
+order) whose reference times and sensor times each advance by more than 0 and at most `--rate-gap`
+minutes (default 30); the sensor's rate from its own values and times, the reference's from its
+own. Pairs without a rate are counted by reason in the notes. J and K report the
+sensor-conditional share first (`count`, `n`, `percent`: among pairs whose sensor rate is beyond
+±1 mg/dL/min, as FDA labelling's concurrence tables read it) and the reference-conditional share
+beside it (`reference_count`, `reference_n`, `reference_percent`). The 5 × 5 table of rate
+categories is in the JSON under `trend_agreement`.
+"""
+
+
+def _standard(name: str) -> str:
+    s = STANDARDS[name]
+    span = (
+        f"{s.measuring_range[0]:g}–{s.measuring_range[1]:g} mg/dL by the device's reading"
+        if s.measuring_range
+        else "none (every pair)"
+    )
+    lines = [
+        f"## {s.title} (`{s.name}`)",
+        "",
+        f"For a {DEVICES[s.device]}. {s.citation}. Measuring range: {span}.",
+        "",
+        "| criterion | what is counted | required | verdict | paragraph | text |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for c in s.criteria:
+        text = c.text.replace("|", "\\|")
+        lines.append(
+            f"| {c.id} | {c.label} | {c.required_percent:g} % | {RULES[c.rule]} | {c.paragraph} "
+            f"| {text} |"
+        )
+        if c.companion is not None:
+            lines.append(f"| | beside it: {c.companion[1]} (JSON `{c.companion[0]}_…`) | | | | |")
+    if s.checked:
+        lines += ["", f"Checked: {s.checked}."]
+    return "\n".join(lines)
+
+
+def document() -> str:
+    defaults = ", ".join(f"{d}: {STANDARDS[n].title}" for d, n in DEFAULT_STANDARD.items())
+    bounds = "\n".join(f"| `{k}` | {m.label} | {m.citation} |" for k, m in BOUNDS.items())
+    parts = [INTRO.format(defaults=defaults, bounds=bounds)]
+    parts += [_standard(name) for name in STANDARDS]
+    return "\n\n".join(p.strip() for p in parts) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    text = document()
+    if "--check" in argv:
+        current = OUT.read_text(encoding="utf-8") if OUT.exists() else ""
+        if current != text:
+            print(f"{OUT} is out of date: run python scripts/standards_doc.py", file=sys.stderr)
+            return 1
+        return 0
+    OUT.write_text(text, encoding="utf-8")
+    print(f"wrote {OUT}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
