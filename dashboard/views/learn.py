@@ -62,6 +62,7 @@ from ranking_core.learn import (
     grid_metadata,
     robust_settings,
     settings_advice,
+    with_robust,
 )
 from ranking_core.panels import DESIGNS, risk_band
 from ranking_core.panels.uncertainty import band_csv
@@ -93,6 +94,9 @@ FIELDS = {
     "learn_robust": "robust",
     "learn_monotone": "monotone",
 }
+# a widget whose change sets another setting too: the kernel its own width, robust learning the
+# shape (ranking_core.learn.with_robust)
+DEPENDENT = {"learn_kernel": "learn_gamma", "learn_robust": "learn_monotone"}
 NO_ROBUST = "none"  # the robust-learning widget's option for robust=None (a widget value of None
 # would read as "nothing chosen")
 
@@ -142,12 +146,14 @@ def apply_setting(widget: str) -> None:
     if widget == "learn_rule" and value == "manual":  # by hand, from the λ shown
         changes["lam"] = st.session_state.get("learn_lam", 1e-3)
     try:
-        st.session_state["learn_settings"] = dataclasses.replace(
-            st.session_state["learn_settings"], **changes
-        )
+        current = st.session_state["learn_settings"]
+        if widget == "learn_robust":  # the one policy of every front end: robust → monotone
+            st.session_state["learn_settings"] = with_robust(current, value)
+        else:
+            st.session_state["learn_settings"] = dataclasses.replace(current, **changes)
         st.session_state["learn_own_settings"] = True
-        if widget == "learn_kernel":
-            fill_widgets(st.session_state["learn_settings"], ["learn_gamma"])
+        if widget in DEPENDENT:
+            fill_widgets(st.session_state["learn_settings"], [DEPENDENT[widget]])
     except ValueError as exc:  # keep the last valid settings and say why
         st.session_state["learn_setting_error"] = str(exc)
         fill_widgets(st.session_state["learn_settings"], [widget])
