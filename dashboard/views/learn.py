@@ -10,7 +10,6 @@ them. ``learn_result`` is the result shown, with the key (data, settings) it was
 from __future__ import annotations
 
 import dataclasses
-import io
 import json
 from collections.abc import Iterable
 
@@ -29,6 +28,7 @@ from dashboard.common import (
     saved_record_picker,
     seg_status,
     size_limit,
+    uploaded_ratings,
 )
 from dashboard.learn_data import (
     BACKGROUND_FROM,
@@ -67,7 +67,6 @@ from ranking_core.learn import (
 from ranking_core.panels import DESIGNS, risk_band
 from ranking_core.panels.uncertainty import band_csv
 from ranking_core.ratings import UNITS, RatingSet, read_rating_set
-from ranking_core.storage import StorageError
 
 SOURCES = ("Simulated panel", "Upload a file", "Saved rating set")
 GAMMAS = (30.0, 100.0, 200.0, 500.0, 1e3, 2e3, 4e3, 1e4, 1.6e4, 4e4, 1e5, 4e5)
@@ -172,11 +171,6 @@ def use_robust_recipe() -> None:
 
 
 # -- data -----------------------------------------------------------------------------------------
-@st.cache_data(show_spinner="Checking the upload…", max_entries=8)
-def uploaded(content: bytes, name: str, unit: str | None) -> RatingSet:
-    return read_rating_set(io.BytesIO(content), unit=unit, name=name)
-
-
 @st.cache_data(show_spinner=False, max_entries=8)
 def saved(url: str, name: str, version: str) -> RatingSet:
     del version  # cache key only
@@ -231,7 +225,7 @@ elif source == SOURCES[1]:
         "like mmol/L are refused until it is chosen.",
     )
     if upload is not None:
-        ratings = read_upload(lambda: uploaded(upload.getvalue(), upload.name, unit))
+        ratings = read_upload(lambda: uploaded_ratings(upload.getvalue(), upload.name, unit))
         if ratings is not None:
             data_key = f"upload:{upload.file_id}:{unit}"
             with st.expander("Save this rating set"):
@@ -659,7 +653,7 @@ def result_view(reference_id: str) -> None:
         )
     downloads(shown)
     if not public_mode():  # the public demo keeps no records
-        save_form(shown, comparison)
+        save_grid_form(shown, comparison)
 
 
 def downloads(shown: LearnedGrid) -> None:
@@ -727,27 +721,25 @@ def downloads(shown: LearnedGrid) -> None:
         )
 
 
-def save_form(shown: LearnedGrid, comparison) -> None:
-    with st.expander("Save this grid for the Compare page"), st.form("save_grid"):
-        name = st.text_input(
-            "Name", value=f"{shown.settings.kernel} λ={shown.lam:.3g} m={shown.n_ratings}"
+def save_grid_form(shown: LearnedGrid, comparison) -> None:
+    """Save the grid shown, with its comparison with the reference, for the Compare page."""
+    metrics = {"reference": reference_name, **comparison.to_dict()}
+    with st.expander("Save this grid for the Compare page"):
+        save_form(
+            "save_grid",
+            "Name",
+            f"{shown.settings.kernel} λ={shown.lam:.3g} m={shown.n_ratings}",
+            "Save learned grid",
+            "learned grid",
+            lambda name: store.save_learned_grid(
+                name,
+                shown.grid,
+                grid_metadata(shown, ratings.name),
+                metrics,
+                saved_by=current_user(),
+            ),
+            next_step="compare it on the Compare grids page",
         )
-        if st.form_submit_button("Save learned grid"):
-            metrics = {"reference": reference_name, **comparison.to_dict()}
-            try:
-                store.save_learned_grid(
-                    name,
-                    shown.grid,
-                    grid_metadata(shown, ratings.name),
-                    metrics,
-                    saved_by=current_user(),
-                )
-            except StorageError as exc:
-                st.error(f"Not saved: {plain(exc)}")
-            else:
-                st.success(
-                    f"Saved learned grid “{plain(name)}”; compare it on the Compare grids page."
-                )
 
 
 with right:

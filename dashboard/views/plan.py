@@ -4,13 +4,18 @@ ratings so far, and the rating form to download."""
 
 from __future__ import annotations
 
-import io
-
 import pandas as pd
 import streamlit as st
 
 from dashboard import figures
-from dashboard.common import init_state, plain, public_mode, read_upload, size_limit
+from dashboard.common import (
+    init_state,
+    plain,
+    public_mode,
+    read_upload,
+    size_limit,
+    uploaded_ratings,
+)
 from ranking_core.grids.learned import GLUCOSE_AXIS
 from ranking_core.learn import learn_panel
 from ranking_core.meter.export import safe_csv
@@ -42,11 +47,6 @@ st.caption(
 init_state(plan_k=20, plan_seed=0, plan_method="imse")
 
 
-@st.cache_data(show_spinner="Checking the upload…", max_entries=4)
-def uploaded(content: bytes, name: str, unit: str) -> RatingSet:
-    return read_rating_set(io.BytesIO(content), unit=unit, name=name)
-
-
 @st.cache_data(show_spinner="Simulating the panel…", max_entries=4)
 def demonstration(m: int, seed: int) -> RatingSet:
     frame = simulate_panel(
@@ -74,7 +74,7 @@ if source == SOURCES[1]:
         help="Not chosen: named in the headers, else mg/dL.",
     )
     if upload is not None:
-        ratings = read_upload(lambda: uploaded(upload.getvalue(), upload.name, unit))
+        ratings = read_upload(lambda: uploaded_ratings(upload.getvalue(), upload.name, unit))
         if ratings is not None:
             data_key = f"upload:{upload.file_id}:{unit}"
 elif source == SOURCES[2]:

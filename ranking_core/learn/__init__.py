@@ -4,8 +4,9 @@
 ``settings.py``    :class:`LearnSettings` (the one settings type), :func:`with_robust` (the one
                    robust-learning policy of every front end), :data:`PRESETS` (best, robust,
                    paper), the settings' labels and :func:`describe_settings`
-``plan.py``        :class:`FitPlan` from :func:`plan_fit`: method, engine, the kernel built once,
-                   the memory limits (:func:`fit_method` is its method)
+``plan.py``        :class:`FitPlan` from :func:`plan_fit`: method, engine, the kernel and ranker
+                   built once, the candidate λ, the memory limits (:func:`fit_method` is its
+                   method)
 ``training.py``    ratings → training set: count check, rater codes, diagonal points, checksum,
                    :func:`default_recipe` (robust for a rater panel)
 ``fit.py``         :func:`learn_grid` (a table of engines, :data:`ENGINES`) and
@@ -31,8 +32,11 @@ from ranking_core.learn.plan import (
     MEMORY_BUDGET,
     METHOD_LABELS,
     METHODS,
+    ROBUST_LAM_STRIDE,
     FitPlan,
     fit_method,
+    glucose_kernel,
+    glucose_ranker,
     plan_fit,
 )
 from ranking_core.learn.result import NO_RATER, LearnedGrid, PanelFit, panel_fit, settings_advice
@@ -45,12 +49,9 @@ from ranking_core.learn.settings import (
     PRESET_LABELS,
     PRESETS,
     ROBUST_LABELS,
-    ROBUST_LAM_STRIDE,
     RULE_LABELS,
     LearnSettings,
     describe_settings,
-    glucose_kernel,
-    glucose_ranker,
     preset_name,
     robust_settings,
     with_robust,

@@ -7,9 +7,10 @@
 best one otherwise). The CLI, the dashboard, plan-panel, the reproductions and the benchmarks all
 call it, so a grid learned in one reproduces in the others.
 
-The fit runs in three steps: the plan (:func:`~ranking_core.learn.plan.plan_fit`: method, the
-kernel built once, the memory limit), the training set (ratings, rater codes, diagonal points,
-signed targets) and one engine of :data:`ENGINES`, a table from the plan's engine name to the
+The fit runs in three steps: the training set (:func:`~ranking_core.learn.training.
+training_set`: ratings, rater codes, diagonal points, signed targets), the plan
+(:func:`~ranking_core.learn.plan.plan_fit`: method, the kernel built once, the candidate λ, the
+memory limit) and one engine of :data:`ENGINES`, a table from the plan's engine name to the
 function that computes λ and the model: ``"spectral"`` (every rule by
 :func:`~ranking_core.selection.choose` on the spectral decomposition), ``"direct"``
 (:func:`~ranking_core.learners.direct.fast_kfold_lambda`) and ``"robust"``
@@ -20,22 +21,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
-from ranking_core.grids.signed import signed_ratings
 from ranking_core.learn.plan import FitPlan, plan_fit
 from ranking_core.learn.result import LearnedGrid, PanelFit, panel_fit
 from ranking_core.learn.settings import PRESETS, LearnSettings
-from ranking_core.learn.training import (
-    check_rating_count,
-    default_recipe,
-    rater_codes,
-    ratings_checksum,
-    training_data,
-    with_diagonal_anchors,
-)
+from ranking_core.learn.training import default_recipe, training_set
 from ranking_core.learners.direct import ONE_FOLD_TRAIN, DirectRanker, fast_kfold_lambda
 from ranking_core.learners.robust import kfold_robust, rating_step
 from ranking_core.ratings import RatingSet
@@ -147,18 +139,15 @@ def learn_grid(
     or the lattice and a direct refit. Too few ratings, constant ratings and more ratings than
     the memory budget allows are refused at once (``ValueError`` with a sentence).
     """
-    X_ratings, y_ratings = training_data(ratings)
-    check_rating_count(y_ratings)  # also for a RatingSet (valid rows, perhaps too few)
     settings = PRESETS[default_recipe(ratings)[0]] if settings is None else settings
-    plan = plan_fit(settings, len(y_ratings))
-    raters = rater_codes(ratings, len(y_ratings))
-    inputs = X_ratings
-    if settings.robust is not None:  # the robust learner reads the rater from a third column
-        inputs = np.column_stack([X_ratings, raters])
-    X, y = with_diagonal_anchors(int(settings.anchors), inputs, y_ratings)
-    if settings.signed:
-        y = signed_ratings(X[:, :2], y)
-    lams = settings.lams()
+    data = training_set(
+        ratings,
+        anchors=int(settings.anchors),
+        signed=settings.signed,
+        with_raters=settings.robust is not None,
+    )
+    plan = plan_fit(settings, data.n_ratings)
+    X, y, lams = data.X, data.y, plan.lams
     apriori = None
     report = progress
     if settings.rule == "apriori":
@@ -185,10 +174,10 @@ def learn_grid(
         apriori,
         X,
         y,
-        len(y_ratings),
-        ratings_checksum(X_ratings, y_ratings),
-        n_raters=int(np.unique(raters[raters >= 0]).size),
-        answer_step=rating_step(y_ratings),
+        data.n_ratings,
+        data.checksum,
+        n_raters=data.n_raters,
+        answer_step=rating_step(data.y_ratings),
         method=plan.method,
     )
 

@@ -13,10 +13,15 @@ memory limits of each method. docs/SCALE.md measures them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from ranking_core.kernels import Kernel
-from ranking_core.learn.settings import LearnSettings
+import numpy as np
+from numpy.typing import NDArray
+
+from ranking_core.filters import Filter, IteratedLavrentiev
+from ranking_core.grids.coordinates import GlucoseTransform, TransformedKernel
+from ranking_core.kernels import Kernel, make_kernel
 from ranking_core.learners.direct import (
     METHODS,
     ONE_FOLD_TRAIN,
@@ -25,6 +30,10 @@ from ranking_core.learners.direct import (
 )
 from ranking_core.learners.robust import RobustRanker
 from ranking_core.learners.spectral import SpectralRanker
+from ranking_core.selection import paper_lambda_grid
+
+if TYPE_CHECKING:  # the plan reads the settings' fields; settings.py builds through this module
+    from ranking_core.learn.settings import LearnSettings
 
 __all__ = [
     "CHOLESKY_UP_TO",
@@ -32,9 +41,15 @@ __all__ = [
     "MEMORY_BUDGET",
     "METHODS",
     "METHOD_LABELS",
+    "ROBUST_LAM_STRIDE",
     "FitPlan",
+    "candidate_lams",
     "fit_method",
+    "glucose_kernel",
+    "glucose_ranker",
+    "glucose_transform",
     "plan_fit",
+    "settings_ranker",
 ]
 
 _FIRST_FOLD = f"the first fold's validation curve (fitted on at most {ONE_FOLD_TRAIN:,} points)"
@@ -55,8 +70,59 @@ ROBUST_LATTICE_LABEL = f"{_FIRST_FOLD}, a lattice refit"
 MEMORY_BUDGET = 2 * 1024**3
 DENSE_UP_TO = 7000
 CHOLESKY_UP_TO = 9000
+ROBUST_LAM_STRIDE = 4  # robust learning chooses λ among every 4th candidate (the robust preset)
 _LIMITS = {"exact": DENSE_UP_TO, "one-fold": CHOLESKY_UP_TO, "lattice": None}
 _LIMITED_BY = {"exact": "a dense eigendecomposition", "one-fold": "a dense Cholesky refit"}
+
+
+def glucose_transform(settings: LearnSettings) -> GlucoseTransform | None:
+    """The glucose coordinates' warp of ``settings`` (None for mg/dL as measured)."""
+    return GlucoseTransform("log", settings.log_offset) if settings.scale == "log" else None
+
+
+def glucose_kernel(
+    kernel: str, gamma: float | tuple[float, float], transform: GlucoseTransform | None
+) -> Kernel:
+    """The kernel on (reference, estimate) in mg/dL: ``kernel`` (a name of
+    :data:`~ranking_core.learn.settings.KERNELS`) of width γ, after the per-coordinate glucose
+    ``transform`` when given."""
+    base: Kernel = make_kernel(kernel, gamma=gamma)
+    return base if transform is None else TransformedKernel(base, transform)
+
+
+def glucose_ranker(
+    kernel: str | Kernel,
+    gamma: float | tuple[float, float] | None,
+    transform: GlucoseTransform | None,
+    filter: str | Filter,
+) -> SpectralRanker:
+    """A ranker on (reference, estimate) in mg/dL with ``filter``: ``kernel`` ("gaussian" or
+    "laplacian") of width γ after the glucose ``transform`` when given, or a kernel already
+    built (:func:`glucose_kernel`; ``gamma`` and ``transform`` then unused)."""
+    if not isinstance(kernel, Kernel):
+        kernel = glucose_kernel(kernel, gamma, transform)
+    return SpectralRanker(kernel=kernel, filter=filter)
+
+
+def settings_ranker(settings: LearnSettings, kernel: Kernel) -> SpectralRanker | RobustRanker:
+    """The unfitted ranker of ``settings`` on ``kernel`` (built from them): the spectral filter
+    (iterated Lavrentiev of ``order``), inside a RobustRanker with ``robust``."""
+    spectral_filter = (
+        IteratedLavrentiev(k=int(settings.order))
+        if settings.filter == "iterated-lavrentiev"
+        else settings.filter
+    )
+    ranker = glucose_ranker(kernel, None, None, spectral_filter)
+    if settings.robust is None:
+        return ranker
+    return RobustRanker(ranker, loss=settings.robust, signed=settings.signed)
+
+
+def candidate_lams(settings: LearnSettings) -> NDArray[np.float64]:
+    """The candidate λ of ``settings``, decreasing: λ₀·q^j, j < n_lams (Kriukova et al. 2014,
+    §4.1), every :data:`ROBUST_LAM_STRIDE`-th of them with robust learning."""
+    lams = paper_lambda_grid(settings.lam0, settings.q, int(settings.n_lams))
+    return lams if settings.robust is None else lams[::ROBUST_LAM_STRIDE]
 
 
 @dataclass(frozen=True)
@@ -75,6 +141,7 @@ class FitPlan:
         kfold_robust`: robust against least-squares fits on the same folds).
     kernel : the kernel, built once (the ranker, the direct refit and the lattice share it).
     ranker : the unfitted ranker on ``kernel`` (a RobustRanker around it with robust learning).
+    lams : the candidate λ (:func:`candidate_lams`).
     """
 
     settings: LearnSettings
@@ -83,6 +150,7 @@ class FitPlan:
     engine: str
     kernel: Kernel
     ranker: SpectralRanker | RobustRanker
+    lams: NDArray[np.float64] = field(repr=False)
 
     @property
     def points(self) -> int:
@@ -111,7 +179,7 @@ def plan_fit(settings: LearnSettings, n_ratings: int) -> FitPlan:
     what that method fits in the budget, or when the lattice is asked for a kernel it cannot
     solve; nothing is computed then (the kernel is only built, not evaluated).
     """
-    kernel = settings.glucose_kernel()
+    kernel = glucose_kernel(settings.kernel, float(settings.gamma), glucose_transform(settings))
     lavrentiev_kfold = settings.rule == "kfold" and settings.filter == "lavrentiev"
     lattice = settings.filter == "lavrentiev" and lattice_kernel_parts(kernel) is not None
     if not lavrentiev_kfold:
@@ -128,7 +196,13 @@ def plan_fit(settings: LearnSettings, n_ratings: int) -> FitPlan:
     elif settings.rule == "kfold" and method != "exact":
         plan_engine = "direct"
     plan = FitPlan(
-        settings, int(n_ratings), method, plan_engine, kernel, settings.ranker(kernel=kernel)
+        settings,
+        int(n_ratings),
+        method,
+        plan_engine,
+        kernel,
+        settings_ranker(settings, kernel),
+        candidate_lams(settings),
     )
     limit = _LIMITS[method]
     if limit is not None and plan.points > limit:

@@ -23,14 +23,21 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from ranking_core.filters import FILTERS, Filter, IteratedLavrentiev
-from ranking_core.grids.coordinates import SCALES, GlucoseTransform, TransformedKernel
+from ranking_core.filters import FILTERS
+from ranking_core.grids.coordinates import SCALES, GlucoseTransform
 from ranking_core.kernels import KERNELS as KERNEL_CLASSES
-from ranking_core.kernels import Kernel, make_kernel
+from ranking_core.kernels import Kernel
+from ranking_core.learn.plan import (
+    ROBUST_LAM_STRIDE,
+    candidate_lams,
+    glucose_kernel,
+    glucose_transform,
+    settings_ranker,
+)
 from ranking_core.learners.direct import METHODS
 from ranking_core.learners.robust import LOSSES, RobustRanker
 from ranking_core.learners.spectral import SpectralRanker
-from ranking_core.selection import CRITERIA, RULES, VALIDATED_RULES, paper_lambda_grid
+from ranking_core.selection import CRITERIA, RULES, VALIDATED_RULES
 from ranking_core.validation import one_of, positive_float
 
 __all__ = [
@@ -42,12 +49,9 @@ __all__ = [
     "PRESETS",
     "PRESET_LABELS",
     "ROBUST_LABELS",
-    "ROBUST_LAM_STRIDE",
     "RULE_LABELS",
     "LearnSettings",
     "describe_settings",
-    "glucose_kernel",
-    "glucose_ranker",
     "preset_name",
     "robust_settings",
     "with_robust",
@@ -61,35 +65,11 @@ __all__ = [
 KERNELS: dict[str, type[Kernel]] = {
     name: cls for name, cls in KERNEL_CLASSES.items() if cls.glucose_width is not None
 }
-ROBUST_LAM_STRIDE = 4  # robust learning chooses λ among every 4th candidate (the robust preset)
 # zero-risk diagonal points (the best and robust presets): one every 6 mg/dL. The exact zeros pin
 # the signed surface where the ratings are smallest relative to their noise; 41 → 101 anchors
 # lowered the misranking by about 0.1–0.2 point on noisy panels and 0.1 on clean ratings, 201
 # no further (docs/RESULTS.md, panels).
 DIAGONAL_ANCHORS = 101
-
-
-def glucose_kernel(
-    kernel: str, gamma: float | tuple[float, float], transform: GlucoseTransform | None
-) -> Kernel:
-    """The kernel on (reference, estimate) in mg/dL: ``kernel`` (a name of :data:`KERNELS`) of
-    width γ, after the per-coordinate glucose ``transform`` when given."""
-    base: Kernel = make_kernel(kernel, gamma=gamma)
-    return base if transform is None else TransformedKernel(base, transform)
-
-
-def glucose_ranker(
-    kernel: str | Kernel,
-    gamma: float | tuple[float, float] | None,
-    transform: GlucoseTransform | None,
-    filter: str | Filter,
-) -> SpectralRanker:
-    """A ranker on (reference, estimate) in mg/dL with ``filter``: ``kernel`` ("gaussian" or
-    "laplacian") of width γ after the glucose ``transform`` when given, or a kernel already
-    built (:func:`glucose_kernel`; ``gamma`` and ``transform`` then unused)."""
-    if not isinstance(kernel, Kernel):
-        kernel = glucose_kernel(kernel, gamma, transform)
-    return SpectralRanker(kernel=kernel, filter=filter)
 
 
 @dataclass(frozen=True)
@@ -197,32 +177,26 @@ class LearnSettings:
                 raise ValueError(f"{owner}: {name} must be an integer ≥ {low}; got {value!r}")
 
     def transform(self) -> GlucoseTransform | None:
-        """The glucose coordinates' warp (None for mg/dL as measured)."""
-        return GlucoseTransform("log", self.log_offset) if self.scale == "log" else None
+        """The glucose coordinates' warp (None for mg/dL as measured;
+        :func:`~ranking_core.learn.plan.glucose_transform`)."""
+        return glucose_transform(self)
 
     def glucose_kernel(self) -> Kernel:
-        """The kernel built from its name, width and coordinates (:func:`glucose_kernel`)."""
-        return glucose_kernel(self.kernel, float(self.gamma), self.transform())
+        """The kernel built from its name, width and coordinates
+        (:func:`~ranking_core.learn.plan.glucose_kernel`)."""
+        return glucose_kernel(self.kernel, float(self.gamma), glucose_transform(self))
 
     def ranker(self, kernel: Kernel | None = None) -> SpectralRanker | RobustRanker:
         """The unfitted ranker: kernel, width, coordinates and filter (inside a
-        :class:`~ranking_core.panels.RobustRanker` with ``robust``). ``kernel``: the kernel
-        already built from these settings (:meth:`glucose_kernel`; built here when None)."""
-        spectral_filter = (
-            IteratedLavrentiev(k=int(self.order))
-            if self.filter == "iterated-lavrentiev"
-            else self.filter
-        )
-        kernel = self.glucose_kernel() if kernel is None else kernel
-        ranker = glucose_ranker(kernel, None, None, spectral_filter)
-        if self.robust is None:
-            return ranker
-        return RobustRanker(ranker, loss=self.robust, signed=self.signed)
+        :class:`~ranking_core.panels.RobustRanker` with ``robust``;
+        :func:`~ranking_core.learn.plan.settings_ranker`). ``kernel``: the kernel already built
+        from these settings (built here when None)."""
+        return settings_ranker(self, self.glucose_kernel() if kernel is None else kernel)
 
     def lams(self) -> NDArray[np.float64]:
-        """The candidate λ, decreasing (λ₀·q^j; every fourth of them with ``robust``)."""
-        lams = paper_lambda_grid(self.lam0, self.q, int(self.n_lams))
-        return lams if self.robust is None else lams[::ROBUST_LAM_STRIDE]
+        """The candidate λ, decreasing (λ₀·q^j; every fourth of them with ``robust``;
+        :func:`~ranking_core.learn.plan.candidate_lams`)."""
+        return candidate_lams(self)
 
     @property
     def has_band(self) -> bool:

@@ -10,18 +10,21 @@ reads a file or fits a model.
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
 from ranking_core.grids.seg import GLUCOSE_MAX
+from ranking_core.grids.signed import signed_ratings
 from ranking_core.learners.robust import rating_step
 from ranking_core.ratings import RatingSet
 from ranking_core.validation import check_training_data
 
 __all__ = [
     "MIN_RATINGS",
+    "TrainingSet",
     "check_rating_count",
     "default_recipe",
     "panel_traits",
@@ -29,6 +32,7 @@ __all__ = [
     "rating_positions",
     "ratings_checksum",
     "training_data",
+    "training_set",
     "with_diagonal_anchors",
 ]
 
@@ -125,3 +129,50 @@ def default_recipe(ratings: Ratings) -> tuple[str, str]:
     if traits:
         return "robust", f"the ratings come from a panel ({' and '.join(traits)})"
     return "best", "continuous ratings without a rater column"
+
+
+@dataclass(frozen=True)
+class TrainingSet:
+    """What a fit learns from.
+
+    Attributes
+    ----------
+    X, y : the training points: the ratings (with their rater codes as a third column for
+        robust learning, −1 for none) and the diagonal points, in the order of
+        :func:`with_diagonal_anchors`; y signed (:func:`~ranking_core.grids.signed.
+        signed_ratings`) when the settings say so.
+    y_ratings : the (m,) ratings as given, 0..4.
+    raters : (m,) rater codes (:func:`rater_codes`).
+    checksum : :func:`ratings_checksum` of the ratings.
+    """
+
+    X: NDArray[np.float64] = field(repr=False)
+    y: NDArray[np.float64] = field(repr=False)
+    y_ratings: NDArray[np.float64] = field(repr=False)
+    raters: NDArray[np.float64] = field(repr=False)
+    checksum: str
+
+    @property
+    def n_ratings(self) -> int:
+        """m, the ratings without the diagonal points."""
+        return len(self.y_ratings)
+
+    @property
+    def n_raters(self) -> int:
+        """Raters the ratings name (0 without a rater column)."""
+        return int(np.unique(self.raters[self.raters >= 0]).size)
+
+
+def training_set(ratings: Ratings, *, anchors: int, signed: bool, with_raters: bool) -> TrainingSet:
+    """The training set of ``ratings``, refused with a sentence when no grid can be learned
+    from them (:func:`check_rating_count`): ``anchors`` diagonal points, signed targets when
+    ``signed``, the rater codes as a third input column when ``with_raters`` (robust
+    learning reads the rater from it)."""
+    X_ratings, y_ratings = training_data(ratings)
+    check_rating_count(y_ratings)  # also for a RatingSet (valid rows, perhaps too few)
+    raters = rater_codes(ratings, len(y_ratings))
+    inputs = np.column_stack([X_ratings, raters]) if with_raters else X_ratings
+    X, y = with_diagonal_anchors(int(anchors), inputs, y_ratings)
+    if signed:
+        y = signed_ratings(X[:, :2], y)
+    return TrainingSet(X, y, y_ratings, raters, ratings_checksum(X_ratings, y_ratings))
