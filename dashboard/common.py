@@ -9,6 +9,7 @@ filled before the server starts, see :mod:`dashboard.server`), ``st.cache_data``
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import threading
@@ -31,7 +32,7 @@ from ranking_core.grids.seg import (
     SEGTableMissing,
     load_seg_table,
 )
-from ranking_core.ratings import RatingSet, RatingSetError
+from ranking_core.ratings import RatingSet, RatingSetError, read_rating_set
 from ranking_core.storage import (
     RecordInfo,
     StorageError,
@@ -234,10 +235,16 @@ def show_problems(
 
 
 def save_form(
-    key: str, label: str, default: str, button: str, what: str, save: Callable[[str], object]
+    key: str,
+    label: str,
+    default: str,
+    button: str,
+    what: str,
+    save: Callable[[str], object],
+    next_step: str = "",
 ) -> None:
     """A form with a name field and a button that calls ``save(name)``; says whether ``what``
-    (e.g. "rating set") was saved or why not."""
+    (e.g. "rating set") was saved or why not, and after a save ``next_step`` (a clause)."""
     with st.form(key):
         name = st.text_input(label, value=default)
         if st.form_submit_button(button):
@@ -246,7 +253,7 @@ def save_form(
             except StorageError as exc:
                 st.error(f"Not saved: {plain(exc)}")
             else:
-                st.success(f"Saved {what} “{plain(name)}”.")
+                st.success(f"Saved {what} “{plain(name)}”{'; ' + next_step if next_step else ''}.")
 
 
 def saved_record_picker(
@@ -260,6 +267,13 @@ def saved_record_picker(
         return None
     chosen = st.selectbox(label, [r.name for r in stored], key=key)
     return next(r for r in stored if r.name == chosen)
+
+
+@st.cache_data(show_spinner="Checking the upload…", max_entries=8)
+def uploaded_ratings(content: bytes, name: str, unit: str | None) -> RatingSet:
+    """The rating set of an uploaded file (``content``, its ``name``, the glucose ``unit``
+    chosen or None), read once per content for every page that takes rating uploads."""
+    return read_rating_set(io.BytesIO(content), unit=unit, name=name)
 
 
 def read_upload(read: Callable[[], RatingSet]) -> RatingSet | None:

@@ -29,6 +29,7 @@ from ranking_core.learn import (
     describe_settings,
     learn_grid,
     ratings_checksum,
+    with_robust,
 )
 from ranking_core.meter.figures import DISPLAY_STEP
 from ranking_core.panels import risk_band, simulate_panel
@@ -130,7 +131,10 @@ def test_settings_shown_are_the_settings_of_the_result_shown(tmp_path, monkeypat
                     changes["lam"] = (
                         at.session_state["learn_lam"] if "learn_lam" in at.session_state else 1e-3
                     )
-                expected, own = dataclasses.replace(expected, **changes), True
+                if field == "robust":  # the one policy of every front end: robust → monotone
+                    expected, own = with_robust(expected, value), True
+                else:
+                    expected, own = dataclasses.replace(expected, **changes), True
         else:
             sliders = [s for s in at.select_slider if s.key == "learn_lam"]
             if not sliders:

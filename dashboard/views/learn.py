@@ -10,7 +10,6 @@ them. ``learn_result`` is the result shown, with the key (data, settings) it was
 from __future__ import annotations
 
 import dataclasses
-import io
 import json
 from collections.abc import Iterable
 
@@ -29,6 +28,7 @@ from dashboard.common import (
     saved_record_picker,
     seg_status,
     size_limit,
+    uploaded_ratings,
 )
 from dashboard.learn_data import (
     BACKGROUND_FROM,
@@ -63,11 +63,11 @@ from ranking_core.learn import (
     grid_metadata,
     robust_settings,
     settings_advice,
+    with_robust,
 )
 from ranking_core.panels import DESIGNS, risk_band
 from ranking_core.panels.uncertainty import band_csv
 from ranking_core.ratings import UNITS, RatingSet, read_rating_set
-from ranking_core.storage import StorageError
 
 SOURCES = ("Simulated panel", "Upload a file", "Saved rating set")
 GAMMAS = (30.0, 100.0, 200.0, 500.0, 1e3, 2e3, 4e3, 1e4, 1.6e4, 4e4, 1e5, 4e5)
@@ -94,6 +94,9 @@ FIELDS = {
     "learn_robust": "robust",
     "learn_monotone": "monotone",
 }
+# a widget whose change sets another setting too: the kernel its own width, robust learning the
+# shape (ranking_core.learn.with_robust)
+DEPENDENT = {"learn_kernel": "learn_gamma", "learn_robust": "learn_monotone"}
 NO_ROBUST = "none"  # the robust-learning widget's option for robust=None (a widget value of None
 # would read as "nothing chosen")
 
@@ -143,12 +146,14 @@ def apply_setting(widget: str) -> None:
     if widget == "learn_rule" and value == "manual":  # by hand, from the λ shown
         changes["lam"] = st.session_state.get("learn_lam", 1e-3)
     try:
-        st.session_state["learn_settings"] = dataclasses.replace(
-            st.session_state["learn_settings"], **changes
-        )
+        current = st.session_state["learn_settings"]
+        if widget == "learn_robust":  # the one policy of every front end: robust → monotone
+            st.session_state["learn_settings"] = with_robust(current, value)
+        else:
+            st.session_state["learn_settings"] = dataclasses.replace(current, **changes)
         st.session_state["learn_own_settings"] = True
-        if widget == "learn_kernel":
-            fill_widgets(st.session_state["learn_settings"], ["learn_gamma"])
+        if widget in DEPENDENT:
+            fill_widgets(st.session_state["learn_settings"], [DEPENDENT[widget]])
     except ValueError as exc:  # keep the last valid settings and say why
         st.session_state["learn_setting_error"] = str(exc)
         fill_widgets(st.session_state["learn_settings"], [widget])
@@ -167,11 +172,6 @@ def use_robust_recipe() -> None:
 
 
 # -- data -----------------------------------------------------------------------------------------
-@st.cache_data(show_spinner="Checking the upload…", max_entries=8)
-def uploaded(content: bytes, name: str, unit: str | None) -> RatingSet:
-    return read_rating_set(io.BytesIO(content), unit=unit, name=name)
-
-
 @st.cache_data(show_spinner=False, max_entries=8)
 def saved(url: str, name: str, version: str) -> RatingSet:
     del version  # cache key only
@@ -227,7 +227,7 @@ elif source == SOURCES[1]:
         "like mmol/L are refused until it is chosen.",
     )
     if upload is not None:
-        ratings = read_upload(lambda: uploaded(upload.getvalue(), upload.name, unit))
+        ratings = read_upload(lambda: uploaded_ratings(upload.getvalue(), upload.name, unit))
         if ratings is not None:
             data_key = f"upload:{upload.file_id}:{unit}"
             with st.expander("Save this rating set"):
@@ -655,7 +655,7 @@ def result_view(reference_id: str) -> None:
         )
     downloads(shown)
     if not public_mode():  # the public demo keeps no records
-        save_form(shown, comparison)
+        save_grid_form(shown, comparison)
 
 
 def downloads(shown: LearnedGrid) -> None:
@@ -723,27 +723,25 @@ def downloads(shown: LearnedGrid) -> None:
         )
 
 
-def save_form(shown: LearnedGrid, comparison) -> None:
-    with st.expander("Save this grid for the Compare page"), st.form("save_grid"):
-        name = st.text_input(
-            "Name", value=f"{shown.settings.kernel} λ={shown.lam:.3g} m={shown.n_ratings}"
+def save_grid_form(shown: LearnedGrid, comparison) -> None:
+    """Save the grid shown, with its comparison with the reference, for the Compare page."""
+    metrics = {"reference": reference_name, **comparison.to_dict()}
+    with st.expander("Save this grid for the Compare page"):
+        save_form(
+            "save_grid",
+            "Name",
+            f"{shown.settings.kernel} λ={shown.lam:.3g} m={shown.n_ratings}",
+            "Save learned grid",
+            "learned grid",
+            lambda name: store.save_learned_grid(
+                name,
+                shown.grid,
+                grid_metadata(shown, ratings.name),
+                metrics,
+                saved_by=current_user(),
+            ),
+            next_step="compare it on the Compare grids page",
         )
-        if st.form_submit_button("Save learned grid"):
-            metrics = {"reference": reference_name, **comparison.to_dict()}
-            try:
-                store.save_learned_grid(
-                    name,
-                    shown.grid,
-                    grid_metadata(shown, ratings.name),
-                    metrics,
-                    saved_by=current_user(),
-                )
-            except StorageError as exc:
-                st.error(f"Not saved: {plain(exc)}")
-            else:
-                st.success(
-                    f"Saved learned grid “{plain(name)}”; compare it on the Compare grids page."
-                )
 
 
 with right:

@@ -4,8 +4,6 @@ ratings so far, and the rating form to download."""
 
 from __future__ import annotations
 
-import io
-
 import pandas as pd
 import streamlit as st
 
@@ -16,6 +14,7 @@ from dashboard.common import (
     public_mode,
     read_upload,
     size_limit,
+    uploaded_ratings,
 )
 from ranking_core.grids.learned import GLUCOSE_AXIS
 from ranking_core.inputs import format_names, upload_types
@@ -51,11 +50,6 @@ st.caption(
 init_state(plan_k=20, plan_seed=0, plan_method=DEFAULT_PLAN_METHOD)
 
 
-@st.cache_data(show_spinner="Checking the upload…", max_entries=4)
-def uploaded(content: bytes, name: str, unit: str | None) -> RatingSet:
-    return read_rating_set(io.BytesIO(content), unit=unit, name=name)
-
-
 @st.cache_data(show_spinner="Simulating the panel…", max_entries=4)
 def demonstration(m: int, seed: int) -> RatingSet:
     frame = simulate_panel(
@@ -83,8 +77,7 @@ if source == SOURCES[1]:
         help="Not chosen: named in the headers, else mg/dL.",
     )
     if upload is not None:
-        content, upload_name = upload.getvalue(), upload.name
-        ratings = read_upload(lambda: uploaded(content, upload_name, unit))
+        ratings = read_upload(lambda: uploaded_ratings(upload.getvalue(), upload.name, unit))
         if ratings is not None:
             data_key = f"upload:{upload.file_id}:{unit}"
 elif source == SOURCES[2]:

@@ -213,6 +213,7 @@ def learn(
         default_recipe,
         fit_method,
         learn_grid,
+        with_robust,
     )
     from ranking_core.ratings import RatingSetError, read_rating_set, without_cut_last_rating
 
@@ -247,11 +248,6 @@ def learn(
             why = "named by --recipe"
         if robust is None and (panel_report is not None or band) and PRESETS[recipe].robust is None:
             robust = "huber"
-        changes = {}
-        if robust is not None:
-            changes["robust"] = None if robust == "none" else robust
-            if monotone is None:
-                changes["monotone"] = changes["robust"] is not None
         settings = settings_from_options(
             recipe,
             kernel=kernel,
@@ -267,7 +263,8 @@ def learn(
             criterion=criterion,
             monotone=monotone,
         )
-        settings = dataclasses.replace(settings, **changes)
+        if robust is not None:  # the one policy: robust learning makes the grid monotone
+            settings = with_robust(settings, None if robust == "none" else robust, monotone)
         if band and not settings.has_band:
             raise ValueError(
                 "--band needs the Lavrentiev filter and robust learning (the band "

@@ -9,7 +9,8 @@
 ``grid.json``  the settings, λ (chosen and shown), the rating set's checksum, riskgrid's version
 =============  =====================================================================================
 
-:func:`ranking_core.learn.write_grid_files` writes the four files of a learned grid.
+:func:`write_grid_files` writes the four files of a learned grid
+(:class:`ranking_core.learn.LearnedGrid`), :func:`grid_metadata` is its ``grid.json``.
 The values are the learned surface clipped to the risk scale 0..4 (a learned surface may leave it
 slightly). :func:`read_grid_file` reads ``.npy`` and ``.csv`` grid files back with the rules of
 every input file: shape 601 × 601, finite, within the risk scale, never unpickled; anything else
@@ -22,7 +23,7 @@ import io
 import json
 import os
 from pathlib import Path
-from typing import IO
+from typing import IO, Protocol
 
 import numpy as np
 import pandas as pd
@@ -31,17 +32,21 @@ from numpy.typing import ArrayLike, NDArray
 from ranking_core.grids.raster import grid_image, png_bytes
 from ranking_core.grids.risk_scale import RISK_MAX
 from ranking_core.grids.seg import GLUCOSE_MAX
+from ranking_core.version import riskgrid_version
 
 __all__ = [
     "GRID_FILES",
     "GRID_FILE_SUFFIXES",
     "SIZE",
     "GridFileError",
+    "LearnedGridLike",
     "grid_csv",
     "grid_file_contents",
+    "grid_metadata",
     "grid_npy",
     "grid_png",
     "read_grid_file",
+    "write_grid_files",
 ]
 
 SIZE = GLUCOSE_MAX + 1
@@ -95,6 +100,61 @@ def grid_file_contents(grid: ArrayLike, metadata: dict) -> dict[str, bytes]:
         json.dumps(metadata, indent=2).encode(),
     )
     return dict(zip(GRID_FILES, contents, strict=True))
+
+
+class _Settings(Protocol):
+    def to_dict(self) -> dict: ...
+
+
+class LearnedGridLike(Protocol):
+    """What the files of a learned grid read of it (:class:`ranking_core.learn.LearnedGrid`)."""
+
+    settings: _Settings
+    lam: float
+    lam_chosen: float
+    n_ratings: int
+    checksum: str
+
+    @property
+    def grid(self) -> NDArray[np.float64]: ...
+
+    @property
+    def points_fitted(self) -> int: ...
+
+
+def grid_metadata(result: LearnedGridLike, source: str | None = None) -> dict:
+    """``grid.json`` content: the file layout, the settings, λ, the data and riskgrid's version."""
+    return {
+        "format": {
+            "shape": [SIZE, SIZE],
+            "rows": "reference glucose 0..600 mg/dL, step 1",
+            "columns": "measured glucose 0..600 mg/dL, step 1",
+            "values": f"risk 0..{RISK_MAX:g} (SEG scale), clipped to it",
+        },
+        "settings": result.settings.to_dict(),
+        "lambda": result.lam,
+        "lambda_chosen_by_rule": result.lam_chosen,
+        "ratings": result.n_ratings,
+        "points_fitted": result.points_fitted,
+        "ratings_checksum": result.checksum,
+        "rating_set": source,
+        "riskgrid_version": riskgrid_version(),
+    }
+
+
+def write_grid_files(
+    result: LearnedGridLike, out_dir: str | os.PathLike, source: str | None = None
+) -> list[Path]:
+    """Write ``grid.npy``, ``grid.csv``, ``grid.png`` and ``grid.json`` of a learned grid
+    (:func:`grid_file_contents`; ``source`` names the rating set in ``grid.json``) into
+    ``out_dir`` (created if needed); returns the paths in that order."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for name, content in grid_file_contents(result.grid, grid_metadata(result, source)).items():
+        (out / name).write_bytes(content)
+        paths.append(out / name)
+    return paths
 
 
 def _read_npy(stream: IO[bytes], name: str) -> NDArray:

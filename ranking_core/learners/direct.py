@@ -31,10 +31,10 @@ Its cross-validation lives beside it (as scikit-learn keeps ``RidgeCV`` beside `
 decomposes every training fold and then the whole set (k + 1 dense eigendecompositions, O(m³)
 each), although the refit needs only one λ. Measured on the best SEG recipe (docs/SCALE.md),
 the eigendecompositions are 90 % of the time. :func:`fast_kfold_lambda` keeps what the choice
-needs and drops the rest, by size m (:func:`ranking_core.learn.fit_method` chooses for
-:func:`~ranking_core.learn.learn_grid`; up to ``EXACT_UP_TO`` ratings it keeps the exact rule of
-:func:`~ranking_core.selection.choose`, refit included, so that the grid can be re-solved at
-any λ):
+needs and drops the rest, by size m (:func:`choose_method`, the one size rule, which
+:func:`ranking_core.learn.plan_fit` applies for :func:`~ranking_core.learn.learn_grid`; up to
+``EXACT_UP_TO`` ratings it keeps the exact rule of :func:`~ranking_core.selection.choose`,
+refit included, so that the grid can be re-solved at any λ):
 
 * ``"exact"`` (m ≤ ``EXACT_UP_TO``): the same folds, the same eigendecompositions and the same
   validation curve over every λ as ``choose(rule="kfold")``, hence the same λ; the refit at that
@@ -98,7 +98,6 @@ from ranking_core.validation import (
 
 __all__ = [
     "EXACT_UP_TO",
-    "LATTICE_FROM",
     "METHODS",
     "ONE_FOLD_TRAIN",
     "ONE_FOLD_UP_TO",
@@ -112,16 +111,14 @@ __all__ = [
 SOLVERS = ("auto", "cholesky", "lattice")
 METHODS = ("auto", "exact", "one-fold", "lattice")
 EXACT_UP_TO = 2000  # "auto": every fold (the exact k-fold curve) up to this many ratings
-ONE_FOLD_UP_TO = 6000  # "auto": the first fold's exact curve up to here, the lattice beyond
+# "auto": the first fold's exact curve up to here, the lattice beyond (DirectRanker's "auto"
+# solver too: below, the dense Cholesky solve is faster, 8m² bytes: 288 MB at m = 6,000)
+ONE_FOLD_UP_TO = 6000
 # "one-fold" fits the first fold on at most this many of its training points: one
 # eigendecomposition of 2,000 points (about 1/8 of eigh(4000)) instead of 0.8·m. On 4,000 clean
 # SEG ratings it chose λ 9.1e-8 instead of 9.6e-9, misranking 0.49 % instead of 0.47 % against
 # the SEG, in 2.5 s instead of 5.3 s for the fit (docs/RESULTS.md, Scale).
 ONE_FOLD_TRAIN = 2000
-
-# "auto" uses the lattice (when the kernel allows it) from this many training points on; below,
-# the dense Cholesky solve is faster (8m² bytes: 288 MB at m = 6,000).
-LATTICE_FROM = 6000
 
 
 def ou_precision(coords: ArrayLike, gamma: float) -> scipy.sparse.csc_matrix:
@@ -176,8 +173,9 @@ class DirectRanker(
     gamma : kernel width when ``kernel`` is a name.
     lam : λ > 0.
     solver : ``"cholesky"`` (dense, exact), ``"lattice"`` (L1 kernel on (REF, estimate) in
-        0..600 mg/dL; inputs rounded to the lattice) or ``"auto"`` (lattice from
-        ``LATTICE_FROM`` training points on when the kernel allows it, Cholesky below).
+        0..600 mg/dL; inputs rounded to the lattice) or ``"auto"`` (lattice beyond
+        ``ONE_FOLD_UP_TO`` training points when the kernel allows it, Cholesky up to there:
+        :func:`choose_method`).
     lattice_step : lattice spacing in mg/dL (1 = the integer lattice; 600 must be a multiple).
     keep_factor : keep the factorisation, so that :meth:`solve_targets` solves for other
         ratings at the same λ in O(m²) (Cholesky) or one sparse solve (lattice), as the
@@ -227,8 +225,9 @@ class DirectRanker(
         self.n_features_in_ = X.shape[1]
         parts = lattice_kernel_parts(self.kernel_) if X.shape[1] == 2 else None
         solver = self.solver
-        if solver == "auto":
-            solver = "lattice" if parts is not None and len(y) >= LATTICE_FROM else "cholesky"
+        if solver == "auto":  # the one size rule: the lattice where it would choose the lattice
+            lattice = choose_method(len(y), self.kernel_, X.shape[1]) == "lattice"
+            solver = "lattice" if lattice else "cholesky"
         if solver == "lattice":
             if parts is None:
                 raise ValueError(
@@ -358,12 +357,17 @@ class DirectRanker(
 Progress = Callable[[int, int], None]
 
 
-def choose_method(m: int, ranker: BaseEstimator, n_features: int = 2) -> str:
-    """The ``"auto"`` rule: exact up to ``EXACT_UP_TO`` ratings, one fold up to
-    ``ONE_FOLD_UP_TO``, the lattice beyond when the kernel allows it (else one fold)."""
+def choose_method(m: int, kernel: Kernel | BaseEstimator, n_features: int = 2) -> str:
+    """The one size rule (``"auto"`` of :func:`fast_kfold_lambda`, of
+    :class:`DirectRanker`'s solver and of :func:`ranking_core.learn.plan_fit`): exact up to
+    ``EXACT_UP_TO`` ratings, one fold up to ``ONE_FOLD_UP_TO``, the lattice beyond when the
+    kernel allows it (the L1 kernel on 2 inputs), else one fold. ``kernel``: a kernel, or a
+    ranker whose ``kernel`` and ``gamma`` parameters name one."""
     if m <= EXACT_UP_TO:
         return "exact"
-    kernel = make_kernel(ranker.get_params()["kernel"], gamma=ranker.get_params()["gamma"])
+    if not isinstance(kernel, Kernel):
+        params = kernel.get_params()
+        kernel = make_kernel(params["kernel"], gamma=params["gamma"])
     if m > ONE_FOLD_UP_TO and n_features == 2 and lattice_kernel_parts(kernel) is not None:
         return "lattice"
     return "one-fold"

@@ -566,7 +566,7 @@ def kfold_robust(
     Both curves come from one decomposition per fold (the least-squares path is the robust
     fit's :meth:`~RobustRanker.plain_path`), so the choice costs k + 1 decompositions; the folds
     are those of ``choose(rule="kfold")``. ``folds``: validate on the first ``folds`` of them
-    only (None: all; :func:`ranking_core.learn.fit_method` uses one beyond
+    only (None: all; :func:`ranking_core.learn.plan_fit` uses one beyond
     :data:`~ranking_core.learners.direct.EXACT_UP_TO` ratings). ``refit_with``: the plain
     ranker of the final fit on all ratings (default: ``robust``'s own; a
     :class:`~ranking_core.learners.direct.DirectRanker` refits without a decomposition).

@@ -16,7 +16,10 @@ and interpolated linearly to every point of the 601 × 601 grid.
 
 from __future__ import annotations
 
+import json
+import os
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -45,6 +48,7 @@ __all__ = [
     "posterior_sd",
     "risk_band",
     "training_inputs",
+    "write_band_files",
 ]
 
 BAND_STEP = 5  # mg/dL between the lattice points where the variance is computed
@@ -200,6 +204,28 @@ def band_files(band: RiskBand, grid: ArrayLike) -> dict[str, bytes]:
     picture = grid_image(grid, title, pale=band.uncertain)
     contents = (band_csv(band), grid_npy(band.lower), grid_npy(band.upper), png_bytes(picture))
     return dict(zip(BAND_FILES, contents, strict=True))
+
+
+def write_band_files(band: RiskBand, grid: ArrayLike, out_dir: str | os.PathLike) -> list[Path]:
+    """Write the band's files (:func:`band_files`, ``grid`` the learned grid as written) and
+    ``band.json`` (its level, the share of the grid whose risk category it leaves open, how it is
+    computed) into ``out_dir`` (created if needed); returns the paths."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    files = band_files(band, grid)
+    files["band.json"] = json.dumps(
+        {
+            "level": band.level,
+            "uncertain_share": band.uncertain_share,
+            "method": "posterior sd of the equivalent Gaussian process (weighted Lavrentiev "
+            f"ranker), interpolated from a {BAND_STEP} mg/dL lattice",
+            "layout": "as grid.npy / grid.csv: rows = reference, columns = measured, 0..600 mg/dL",
+        },
+        indent=2,
+    ).encode()
+    for name, content in files.items():
+        (out / name).write_bytes(content)
+    return [out / name for name in files]
 
 
 def band_csv(band: RiskBand) -> bytes:

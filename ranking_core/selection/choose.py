@@ -39,9 +39,11 @@ __all__ = [
     "CRITERIA",
     "PROTOCOLS",
     "RULES",
+    "RULE_CHOICES",
     "TIE_TOLERANCE",
     "VALIDATED_RULES",
     "Choice",
+    "RuleCall",
     "choose",
     "kfold_curves",
     "kfold_splits",
@@ -288,35 +290,98 @@ def choose(
         )
     if gammas is not None and rule not in VALIDATED_RULES:
         raise ValueError(f"choose: gammas are chosen by 'holdout' or 'kfold' only; got {rule!r}")
-    candidates = _candidates(estimator, gammas)
-    gammas = None if gammas is None else tuple(gammas)
-    if rule in ("apriori", "manual"):
-        if rule == "apriori":
-            if apriori is None:
-                raise ValueError("choose: rule='apriori' needs apriori (a rule λ(m))")
-            chosen = float(apriori(len(y)))
-        else:
-            if value is None:
-                raise ValueError("choose: rule='manual' needs value")
-            chosen = value
-        model = _fit_at(candidates[0], param, chosen, X, y)
-        _Steps(1, progress)()
-        return Choice(chosen, param, None, None, None, None, model, rule, True)
-    if grid is None:
-        if param != "lam":
-            raise ValueError(f"choose: a grid of {param!r} values is needed")
-        grid = paper_lambda_grid()
-    grid = np.atleast_1d(np.asarray(grid, dtype=np.float64 if param == "lam" else None))
-    if rule == "quasi-optimality":
-        choice = _quasi_optimality(candidates[0], param, grid, X, y)
-        _Steps(1, progress)()
-        return choice
-    per_candidate = 1 if rule == "holdout" else n_splits
-    step = _Steps(len(candidates) * per_candidate + int(refit), progress)
+    computation = RULE_CHOICES.get(rule)
+    if computation is None:
+        raise ValueError(f"choose: the rule {rule!r} is listed in RULES but not in RULE_CHOICES")
+    call = RuleCall(
+        _candidates(estimator, gammas),
+        X,
+        y,
+        rule,
+        param,
+        grid,
+        None if gammas is None else tuple(gammas),
+        refit,
+        fit_fraction,
+        n_splits,
+        random_state,
+        apriori,
+        value,
+        progress,
+        criterion,
+    )
+    return computation(call)
+
+
+@dataclass(frozen=True)
+class RuleCall:
+    """The arguments of :func:`choose` as a rule's computation reads them (``candidates``: one
+    unfitted estimator per γ, or the one estimator; ``grid``: the candidates of ``param``, None
+    for the default; the rest as :func:`choose` documents them)."""
+
+    candidates: list[BaseEstimator]
+    X: NDArray
+    y: NDArray
+    rule: str
+    param: str
+    grid: ArrayLike | None
+    gammas: tuple | None
+    refit: bool
+    fit_fraction: float
+    n_splits: int
+    random_state: int | None
+    apriori: Callable[[int], float] | None
+    value: float | None
+    progress: Progress | None
+    criterion: str
+
+    def candidate_grid(self) -> NDArray:
+        """The candidates of ``param`` as an array (default for λ: :func:`paper_lambda_grid`)."""
+        if self.grid is None:
+            if self.param != "lam":
+                raise ValueError(f"choose: a grid of {self.param!r} values is needed")
+            return paper_lambda_grid()
+        return np.atleast_1d(
+            np.asarray(self.grid, dtype=np.float64 if self.param == "lam" else None)
+        )
+
+    def fit_at(self, value: float, candidate: int = 0) -> BaseEstimator:
+        """Candidate ``candidate`` fitted on all m points at ``param = value``."""
+        return _fit_at(self.candidates[candidate], self.param, value, self.X, self.y)
+
+
+def _given_value(call: RuleCall) -> Choice:
+    """``"apriori"`` (λ(m) of a fitted rule) and ``"manual"`` (a given value): one fit."""
+    if call.rule == "apriori" and call.apriori is None:
+        raise ValueError("choose: rule='apriori' needs apriori (a rule λ(m))")
+    if call.rule == "manual" and call.value is None:
+        raise ValueError("choose: rule='manual' needs value")
+    chosen = float(call.apriori(len(call.y))) if call.rule == "apriori" else call.value
+    model = call.fit_at(chosen)
+    _Steps(1, call.progress)()
+    return Choice(chosen, call.param, None, None, None, None, model, call.rule, True)
+
+
+def _quasi_optimality_rule(call: RuleCall) -> Choice:
+    """``"quasi-optimality"`` on the candidate grid (:func:`_quasi_optimality`)."""
+    grid = call.candidate_grid()
+    choice = _quasi_optimality(call.candidates[0], call.param, grid, call.X, call.y)
+    _Steps(1, call.progress)()
+    return choice
+
+
+def _validated(call: RuleCall) -> Choice:
+    """``"holdout"`` and ``"kfold"``: the validation curve of every candidate (and γ), the first
+    near-minimum (:func:`near_minimum`), refitted on all points unless ``refit`` is False."""
+    candidates, param, X, y = call.candidates, call.param, call.X, call.y
+    rule, gammas, refit, criterion = call.rule, call.gammas, call.refit, call.criterion
+    grid = call.candidate_grid()
+    per_candidate = 1 if rule == "holdout" else call.n_splits
+    step = _Steps(len(candidates) * per_candidate + int(refit), call.progress)
     if rule == "holdout":
-        cut = int(fit_fraction * len(y))
+        cut = int(call.fit_fraction * len(y))
         if cut < 2 or len(y) - cut < 2:
-            raise ValueError(f"choose: {len(y)} points are too few to split at {fit_fraction}")
+            raise ValueError(f"choose: {len(y)} points are too few to split at {call.fit_fraction}")
         parts = []
         for candidate in candidates:
             parts.append(
@@ -333,8 +398,8 @@ def choose(
                     y,
                     grid,
                     param=param,
-                    n_splits=n_splits,
-                    random_state=random_state,
+                    n_splits=call.n_splits,
+                    random_state=call.random_state,
                     criterion=criterion,
                     step=step,
                 )[0]
@@ -370,6 +435,17 @@ def choose(
         rule,
         refit,
     )
+
+
+# how each rule of RULES is computed (choose dispatches here; a rule added to RULES gets its
+# function here: it reads a RuleCall and returns a Choice)
+RULE_CHOICES: dict[str, Callable[[RuleCall], Choice]] = {
+    "kfold": _validated,
+    "holdout": _validated,
+    "quasi-optimality": _quasi_optimality_rule,
+    "apriori": _given_value,
+    "manual": _given_value,
+}
 
 
 def kfold_curves(

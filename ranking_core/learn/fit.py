@@ -1,0 +1,197 @@
+"""Learn a risk grid from a rating set: one call, one settings object, one result that carries them.
+
+:func:`learn_grid` takes validated ratings (reference, estimate in mg/dL; risk 0..4) and a frozen
+:class:`~ranking_core.learn.settings.LearnSettings` and returns a
+:class:`~ranking_core.learn.result.LearnedGrid`. Without settings the ratings choose
+(:func:`~ranking_core.learn.training.default_recipe`: the robust recipe for a rater panel, the
+best one otherwise). The CLI, the dashboard, plan-panel, the reproductions and the benchmarks all
+call it, so a grid learned in one reproduces in the others.
+
+The fit runs in three steps: the training set (:func:`~ranking_core.learn.training.
+training_set`: ratings, rater codes, diagonal points, signed targets), the plan
+(:func:`~ranking_core.learn.plan.plan_fit`: method, the kernel built once, the candidate λ, the
+memory limit) and one engine of :data:`ENGINES`, a table from the plan's engine name to the
+function that computes λ and the model: ``"spectral"`` (every rule by
+:func:`~ranking_core.selection.choose` on the spectral decomposition), ``"direct"``
+(:func:`~ranking_core.learners.direct.fast_kfold_lambda`) and ``"robust"``
+(:func:`~ranking_core.learners.robust.kfold_robust`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pandas as pd
+from numpy.typing import ArrayLike, NDArray
+
+from ranking_core.learn.plan import FitPlan, plan_fit
+from ranking_core.learn.result import LearnedGrid, PanelFit, panel_fit
+from ranking_core.learn.settings import PRESETS, LearnSettings
+from ranking_core.learn.training import default_recipe, training_set
+from ranking_core.learners.direct import ONE_FOLD_TRAIN, DirectRanker, fast_kfold_lambda
+from ranking_core.learners.robust import kfold_robust, rating_step
+from ranking_core.ratings import RatingSet
+from ranking_core.selection import AprioriRule, Choice, choose, fit_apriori_lambda
+
+__all__ = ["APRIORI_SIZES", "ENGINES", "learn_grid", "learn_panel"]
+
+Progress = Callable[[int, int], None]
+Engine = Callable[[FitPlan, NDArray, NDArray, NDArray, AprioriRule | None, Progress | None], Choice]
+APRIORI_SIZES = (20, 30, 40, 50)  # subset sizes for λ₊ (Kriukova et al. 2014, §4.4)
+
+
+def _common(plan: FitPlan, progress: Progress | None) -> dict:
+    """The fold arguments every engine takes: the folds of ``choose(rule="kfold")``."""
+    settings = plan.settings
+    return {
+        "n_splits": int(settings.n_splits),
+        "random_state": 0,
+        "progress": progress,
+        "criterion": settings.criterion,
+    }
+
+
+def _spectral(
+    plan: FitPlan,
+    X: NDArray,
+    y: NDArray,
+    lams: NDArray,
+    apriori: AprioriRule | None,
+    progress: Progress | None,
+) -> Choice:
+    """Every rule as :func:`~ranking_core.selection.choose` states it, on the decomposition."""
+    settings = plan.settings
+    return choose(
+        plan.ranker,
+        X,
+        y,
+        rule=settings.rule,
+        grid=lams,
+        refit=settings.refit_all or settings.rule != "holdout",
+        apriori=apriori,
+        value=settings.lam,
+        **_common(plan, progress),
+    )
+
+
+def _direct(
+    plan: FitPlan,
+    X: NDArray,
+    y: NDArray,
+    lams: NDArray,
+    apriori: AprioriRule | None,
+    progress: Progress | None,
+) -> Choice:
+    """k-fold on the first fold or the glucose lattice and one direct refit."""
+    return fast_kfold_lambda(plan.ranker, X, y, lams, method=plan.method, **_common(plan, progress))
+
+
+def _robust(
+    plan: FitPlan,
+    X: NDArray,
+    y: NDArray,
+    lams: NDArray,
+    apriori: AprioriRule | None,
+    progress: Progress | None,
+) -> Choice:
+    """Robust fits against least-squares fits on the same folds, the lower curve wins: every
+    fold (``"exact"``), or beyond the first fold on at most ONE_FOLD_TRAIN points and the refit
+    by one direct factorisation (Cholesky, or the sparse lattice for the largest sets)."""
+    if plan.method == "exact":
+        return kfold_robust(plan.ranker, X, y, lams, **_common(plan, progress))
+    solver = "cholesky" if plan.method == "one-fold" else "lattice"
+    return kfold_robust(
+        plan.ranker,
+        X,
+        y,
+        lams,
+        folds=1,
+        max_train=ONE_FOLD_TRAIN,
+        refit_with=DirectRanker(plan.kernel, solver=solver),
+        **_common(plan, progress),
+    )
+
+
+ENGINES: dict[str, Engine] = {"spectral": _spectral, "direct": _direct, "robust": _robust}
+
+
+def learn_grid(
+    ratings: RatingSet | tuple[ArrayLike, ArrayLike],
+    settings: LearnSettings | None = None,
+    *,
+    progress: Progress | None = None,
+) -> LearnedGrid:
+    """Learn a risk grid from ratings with ``settings`` (default: :func:`default_recipe`, the
+    best recipe, or the robust one for ratings from a panel).
+
+    Parameters
+    ----------
+    ratings : a validated :class:`~ranking_core.ratings.RatingSet`, or (X, y) with X the
+        (m, 2) pairs (reference, estimate) in mg/dL and y the (m,) ratings on 0..4.
+    settings : the choices; kept unchanged in the result.
+    progress : ``progress(done, total)`` while fitting (folds, subsets of the a-priori rule).
+
+    Returns
+    -------
+    :class:`LearnedGrid` at the λ the rule chose. The computation follows
+    :func:`~ranking_core.learn.plan.plan_fit`: up to 2,000 ratings one eigendecomposition per
+    fold and one for the refit (any other λ then costs O(m·r)); beyond, the first fold's curve
+    or the lattice and a direct refit. Too few ratings, constant ratings and more ratings than
+    the memory budget allows are refused at once (``ValueError`` with a sentence).
+    """
+    settings = PRESETS[default_recipe(ratings)[0]] if settings is None else settings
+    data = training_set(
+        ratings,
+        anchors=int(settings.anchors),
+        signed=settings.signed,
+        with_raters=settings.robust is not None,
+    )
+    plan = plan_fit(settings, data.n_ratings)
+    X, y, lams = data.X, data.y, plan.lams
+    apriori = None
+    report = progress
+    if settings.rule == "apriori":
+        steps = len(APRIORI_SIZES) * int(settings.apriori_draws) + 1
+        apriori = fit_apriori_lambda(
+            plan.ranker,
+            X,
+            y,
+            sizes=APRIORI_SIZES,
+            draws=int(settings.apriori_draws),
+            lams=lams,
+            progress=None if progress is None else lambda done, _total: progress(done, steps),
+        )
+        report = None if progress is None else (lambda _done, _total: progress(steps, steps))
+    choice = ENGINES[plan.engine](plan, X, y, lams, apriori, report)
+    lam = float(choice.value)
+    return LearnedGrid(
+        settings,
+        choice.model,
+        lam,
+        lam,
+        lams,
+        choice.curve,
+        apriori,
+        X,
+        y,
+        data.n_ratings,
+        data.checksum,
+        n_raters=data.n_raters,
+        answer_step=rating_step(data.y_ratings),
+        method=plan.method,
+    )
+
+
+def learn_panel(
+    ratings: RatingSet | pd.DataFrame,
+    settings: LearnSettings | None = None,
+    progress: Progress | None = None,
+) -> PanelFit:
+    """Learn a grid from a rating set (columns reference, estimate in mg/dL, rating 0..4,
+    optional rater) with ``settings`` (default: the ``"robust"`` preset: the best recipe with
+    Huber weights, λ by the mean absolute validation error and a monotone grid) and attach to
+    each rating its consensus risk, residual, weight and flag
+    (:func:`~ranking_core.learn.result.panel_fit`)."""
+    settings = PRESETS["robust"] if settings is None else settings
+    data = ratings if isinstance(ratings, RatingSet) else RatingSet(ratings)
+    return panel_fit(learn_grid(data, settings, progress=progress), data)
