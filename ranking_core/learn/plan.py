@@ -14,7 +14,7 @@ memory limits of each method. docs/SCALE.md measures them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -32,8 +32,56 @@ from ranking_core.learners.robust import RobustRanker
 from ranking_core.learners.spectral import SpectralRanker
 from ranking_core.selection import paper_lambda_grid
 
-if TYPE_CHECKING:  # the plan reads the settings' fields; settings.py builds through this module
-    from ranking_core.learn.settings import LearnSettings
+
+class LearnSettings(Protocol):
+    """The fields of :class:`ranking_core.learn.settings.LearnSettings` a plan reads (the
+    settings build through this module, so it names them by their shape, not by import)."""
+
+    @property
+    def kernel(self) -> str: ...
+
+    @property
+    def gamma(self) -> float | None: ...
+
+    @property
+    def scale(self) -> str: ...
+
+    @property
+    def log_offset(self) -> float: ...
+
+    @property
+    def filter(self) -> str: ...
+
+    @property
+    def order(self) -> int: ...
+
+    @property
+    def signed(self) -> bool: ...
+
+    @property
+    def anchors(self) -> int: ...
+
+    @property
+    def rule(self) -> str: ...
+
+    @property
+    def lam(self) -> float | None: ...
+
+    @property
+    def lam0(self) -> float: ...
+
+    @property
+    def q(self) -> float: ...
+
+    @property
+    def n_lams(self) -> int: ...
+
+    @property
+    def robust(self) -> str | None: ...
+
+    @property
+    def method(self) -> str: ...
+
 
 __all__ = [
     "CHOLESKY_UP_TO",
