@@ -260,6 +260,11 @@ def learn(
         console.print(f"[red]cannot learn from {ratings.name}: {exc}[/red]", soft_wrap=True)
         raise typer.Exit(1) from None
     changed = settings != PRESETS[recipe]
+    saving = None
+    if save is not None:  # the database opens and takes the name before the fit, not after it
+        from ranking_core.cli.records import store_for_saving
+
+        saving = store_for_saving(save)
     console.print(
         f"recipe: {recipe}{' (changed by the options)' if changed else ''}, "
         f"{PRESET_LABELS[recipe]}: {why}",
@@ -282,7 +287,7 @@ def learn(
     if save is not None:
         from ranking_core.cli.records import save_learned
 
-        save_learned(result, save, ratings.name)
+        save_learned(result, save, ratings.name, saving)
     if band:
         from ranking_core.learn import write_band_files
         from ranking_core.panels import risk_band

@@ -27,9 +27,13 @@ def _fail(message: object) -> None:
 
 
 def _surveys():
+    from ranking_core.storage import StorageError
     from ranking_core.surveys import SurveyStore
 
-    return SurveyStore()
+    try:
+        return SurveyStore()
+    except StorageError as exc:  # the database URL cannot be used
+        _fail(exc)
 
 
 @app.command()
@@ -171,6 +175,7 @@ def invite(
 
     from ranking_core.meter.export import safe_csv
     from ranking_core.storage import StorageError
+    from ranking_core.surveys import InviteInterrupted
 
     try:
         if names is not None:
@@ -187,6 +192,10 @@ def invite(
         else:
             _fail("give --raters N or --names FILE")
         links = _surveys().invite(name, who)
+    except InviteInterrupted as exc:  # the links of the raters invited before it still count
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(safe_csv(pd.DataFrame(exc.links, columns=["rater", "link"])), "utf-8")
+        _fail(f"{exc}; their links are in {out}")
     except (OSError, StorageError, ValueError) as exc:
         _fail(exc)
     out.parent.mkdir(parents=True, exist_ok=True)

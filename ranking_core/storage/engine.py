@@ -281,7 +281,8 @@ def upgrade_schema(engine: Engine, dialect: str, where: str, timeout: float = BU
 def file_location(url: URL) -> str:
     """Where the database is, for messages: the SQLite file, or the URL without its password."""
     if url.get_backend_name() == "sqlite" and url.database not in (None, "", ":memory:"):
-        return f"the database file {Path(str(url.database)).expanduser()}"
+        path = str(url.database).removeprefix("file:")  # a URI filename (…?mode=ro&uri=true)
+        return f"the database file {Path(path).expanduser()}"
     return f"the database {shown_url(url)}"
 
 

@@ -124,6 +124,43 @@ class Store:
             with self.engine.connect() as conn:
                 return schema_state(conn)
 
+    def journal_mode(self) -> str | None:
+        """SQLite's journal mode (``"wal"`` once created or upgraded by this riskgrid); None for
+        PostgreSQL or a SQLite file that does not exist yet."""
+        if self.dialect != "sqlite" or self.schema() == "empty":
+            return None
+        with storage_errors("reading the journal mode", self.where, self.timeout):
+            with self.engine.connect() as conn:
+                return str(conn.exec_driver_sql("PRAGMA journal_mode").scalar())
+
+    def check_can_save(self, kind: str, name: str, *, replace: bool = False) -> None:
+        """Before long work whose result will be saved as ``name``: the database opens, its
+        schema is current (upgraded if older), it accepts writes, and (without ``replace``) the
+        name is free; :class:`StorageError` with the reason otherwise. Takes the write lock for
+        an instant (a write rolled back)."""
+        _check_kind(kind)
+        name = check_record_name(name, kind)
+        self._ready(write=True)
+        action = f"checking that {self.where} accepts writes"
+        with storage_errors(action, self.where, self.timeout), self.engine.connect() as conn:
+            conn.execution_options(riskgrid_write=True)
+            transaction = conn.begin()
+            try:
+                if self.dialect == "sqlite":  # an unchanged header value, rolled back below
+                    version = conn.exec_driver_sql("PRAGMA user_version").scalar()
+                    conn.exec_driver_sql(f"PRAGMA user_version = {int(version or 0)}")
+                else:
+                    conn.execute(text("CREATE TEMPORARY TABLE riskgrid_write_check (x int)"))
+                taken = conn.scalar(
+                    select(RECORDS.c.id).where(RECORDS.c.kind == kind, RECORDS.c.name == name)
+                )
+            finally:
+                transaction.rollback()
+        if taken is not None and not replace:
+            raise StorageError(
+                f"a {kind.replace('_', ' ')} named {name!r} already exists; choose another name"
+            )
+
     def _ready(self, write: bool) -> None:
         """Before a read or write: the schema is this riskgrid's. A new database is created; an
         older schema is upgraded by a write and refused to a read (one sentence)."""
