@@ -341,6 +341,9 @@ if learned is not None:
     )
 
 
+given["SEG table"] = seg.used  # which table: file name, sha256 prefix, who provided it
+
+
 @st.cache_data(show_spinner="Computing the report…", max_entries=8)
 def cached_report(
     key: tuple,
