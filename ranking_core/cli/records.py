@@ -48,10 +48,10 @@ def _store():
 def store_for_saving(name: str):
     """``learn --save NAME``, before the fit: the database opens, accepts writes and has no
     learned grid named ``name`` (else one sentence, exit 1); returns the store."""
-    from ranking_core.storage import StorageError
+    from ranking_core.storage import StorageError, Store
 
-    store = _store()
     try:
+        store = Store()
         store.check_can_save("learned_grid", name)
     except StorageError as exc:
         raise _fail(f"not learned: --save {name.strip()!r}: {exc}") from None

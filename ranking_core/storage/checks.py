@@ -16,22 +16,22 @@ import math
 import zipfile
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
-from ranking_core.grids.risk_scale import RISK_MAX
-from ranking_core.grids.seg import GLUCOSE_MAX, SEGTable, SEGTableError, load_seg_table
-from ranking_core.inputs import InputError
-from ranking_core.ratings import read_rating_set
-from ranking_core.validation import describe_rows
+if TYPE_CHECKING:
+    from ranking_core.grids.seg import SEGTable
+
+# The checks below import the grid, rating and input modules when they run, not here: a command
+# that only reads records (riskgrid records list, survey status) starts without them.
 
 KINDS = ("rating_set", "meter_data", "learned_grid", "seg_table")
 NAME_MAX = 200
 SAVED_BY_MAX = 320  # an e-mail address at most
-GRID_SIZE = GLUCOSE_MAX + 1  # the 0..600 mg/dL lattice, step 1
+GRID_SIZE = 601  # the 0..600 mg/dL lattice, step 1 (grids.seg.GLUCOSE_MAX + 1; a test checks it)
 # A fitted ranking function is put on the rating scale by its intercept (DESIGN §3); between and
 # beyond the rated points a smooth fit may pass the ends of the scale a little. One category past
 # either end is allowed; anything further is a failed fit (λ far too small), not a risk grid.
@@ -190,7 +190,7 @@ def check_grid(grid: ArrayLike, signed: bool = False, label: str = "learned grid
     values = np.asarray(grid, dtype=np.float64)
     if values.shape != (GRID_SIZE, GRID_SIZE):
         raise StorageError(
-            f"{label}: a grid must be {GRID_SIZE} × {GRID_SIZE} (0..{GLUCOSE_MAX} "
+            f"{label}: a grid must be {GRID_SIZE} × {GRID_SIZE} (0..{GRID_SIZE - 1} "
             f"mg/dL); got shape {values.shape}"
         )
     finite = np.isfinite(values)
@@ -198,6 +198,8 @@ def check_grid(grid: ArrayLike, signed: bool = False, label: str = "learned grid
         raise StorageError(
             f"{label}: {int((~finite).sum()):,} grid values are not finite numbers; not stored"
         )
+    from ranking_core.grids.risk_scale import RISK_MAX
+
     low = (-RISK_MAX if signed else 0.0) - GRID_OVERSHOOT
     high = RISK_MAX + GRID_OVERSHOOT
     if values.min() < low or values.max() > high:
@@ -251,6 +253,8 @@ def seg_table_from_bytes(content: bytes, file_name: str) -> SEGTable:
     """The SEG table in an uploaded file's bytes (CSV, CSV.gz or XLSX), read by the SEG table
     reader within :data:`SEG_TABLE_MAX_BYTES`: the file, what a gzip file expands to and what an
     XLSX archive declares its parts expand to are checked before the table is parsed."""
+    from ranking_core.grids.seg import SEGTableError, load_seg_table
+
     label = Path(str(file_name)).name or "uploaded SEG table"
     if not isinstance(content, bytes | bytearray) or len(content) > SEG_TABLE_MAX_BYTES:
         raise StorageError(
@@ -285,6 +289,9 @@ def seg_table_from_bytes(content: bytes, file_name: str) -> SEGTable:
 
 
 def _check_rating_frame(frame: pd.DataFrame, name: str) -> None:
+    from ranking_core.inputs import InputError
+    from ranking_core.ratings import read_rating_set
+
     try:
         checked = read_rating_set(frame, unit="mg/dL", name=name)
     except InputError as exc:
@@ -298,6 +305,8 @@ def _check_rating_frame(frame: pd.DataFrame, name: str) -> None:
 
 
 def _check_meter_frame(frame: pd.DataFrame, name: str) -> None:
+    from ranking_core.validation import describe_rows
+
     by_lower = {str(c).strip().lower(): c for c in frame.columns}
     for column in ("bgm", "ref"):
         if column not in by_lower:

@@ -7,7 +7,7 @@ import hashlib
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -15,8 +15,10 @@ from numpy.typing import NDArray
 from sqlalchemy import JSON, DateTime, ForeignKey, LargeBinary, String, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from ranking_core.grids.seg import SEGTable
 from ranking_core.storage.checks import NAME_MAX, SAVED_BY_MAX, seg_table_from_bytes
+
+if TYPE_CHECKING:
+    from ranking_core.grids.seg import SEGTable
 
 OPERATOR = "the operator (command line or a dashboard without login)"
 
