@@ -256,7 +256,7 @@ class SurveyStore:
         settings = survey.settings
         if conn.scalar(select(SURVEYS.c.closed_at).where(SURVEYS.c.id == survey.id)):
             raise SurveyError(f"survey {survey.name!r} was closed; no raters can be invited")
-        invited = conn.scalar(select(func.count()).where(RATERS.c.survey_id == survey.id))
+        invited = int(conn.scalar(select(func.count()).where(RATERS.c.survey_id == survey.id)) or 0)
         done = 0 if listed is None else len(listed) - left
         links, rows = [], 0
         for offset in range(left):
