@@ -18,7 +18,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlencode, urlparse
 
 with warnings.catch_warnings():  # Authlib's own JOSE, as Streamlit's login (Authlib) checks it
-    warnings.simplefilter("ignore", DeprecationWarning)
+    warnings.simplefilter("ignore")
     from authlib.jose import JsonWebKey, jwt
 
 CLIENT_ID = "riskgrid-test"
