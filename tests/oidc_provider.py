@@ -11,15 +11,13 @@ import json
 import secrets
 import threading
 import time
-import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlencode, urlparse
 
-with warnings.catch_warnings():  # Authlib's own JOSE, as Streamlit's login (Authlib) checks it
-    warnings.simplefilter("ignore")
-    from authlib.jose import JsonWebKey, jwt
+from joserfc import jwt  # Authlib's JOSE library (Streamlit's login checks tokens with Authlib)
+from joserfc.jwk import RSAKey
 
 CLIENT_ID = "riskgrid-test"
 CLIENT_SECRET = "a-test-secret"
@@ -29,7 +27,7 @@ class Provider:
     """The provider's state: its key, the user the next sign-in is for, issued codes."""
 
     def __init__(self) -> None:
-        self.key = JsonWebKey.generate_key("RSA", 2048, is_private=True)
+        self.key = RSAKey.generate_key(2048)
         self.key_id = "test-key"
         self.user: str | None = None  # e-mail of whoever signs in next
         self.codes: dict[str, dict[str, str]] = {}
@@ -62,10 +60,10 @@ class Provider:
             "nonce": grant["nonce"],
         }
         header = {"alg": "RS256", "kid": self.key_id}
-        return jwt.encode(header, claims, self.key).decode()
+        return jwt.encode(header, claims, self.key)
 
     def jwks(self) -> dict[str, object]:
-        public = self.key.as_dict(is_private=False)
+        public = self.key.as_dict(private=False)
         return {"keys": [{**public, "kid": self.key_id, "use": "sig", "alg": "RS256"}]}
 
 
