@@ -311,3 +311,29 @@ def test_cli_reads_during_a_held_write_lock_and_a_big_invite_do_not_wait(tmp_pat
     if close_seconds is not None:
         print(f"closing another survey during that invitation took {close_seconds:.3f} s")
         assert close_seconds <= 1.0
+
+
+def test_a_save_is_checked_before_long_work_on_both_backends(database_url):
+    """``check_can_save`` (what ``learn --save`` asks before the fit): a free name passes, a
+    taken one is refused, and a database that refuses writes is reported read-only."""
+    store = Store(database_url)
+    store.check_can_save("rating_set", "a")  # a new database: created, writable, name free
+    store.save_rating_set("a", _ratings(10, 1))
+    with pytest.raises(StorageError, match="a rating set named 'a' already exists"):
+        store.check_can_save("rating_set", "a")
+    store.check_can_save("rating_set", "a", replace=True)
+    assert [r.name for r in store.list_records("rating_set")] == ["a"]  # the check wrote nothing
+    parsed = make_url(database_url)
+    if parsed.get_backend_name() == "sqlite":
+        read_only = Store(f"sqlite:///file:{parsed.database}?mode=ro&uri=true")
+    else:
+        with store.engine.connect() as conn:
+            setting = "SET default_transaction_read_only = on"
+            conn.execute(text(f"ALTER DATABASE {parsed.database} {setting}"))
+            conn.commit()
+        read_only = Store(database_url)
+    with pytest.raises(StorageError, match=r"accepts writes failed: the database .* is read-only"):
+        read_only.check_can_save("rating_set", "b")
+    assert [r.name for r in read_only.list_records("rating_set")] == ["a"]
+    read_only.dispose()
+    store.dispose()
