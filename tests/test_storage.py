@@ -727,3 +727,11 @@ def test_a_database_that_cannot_be_opened_is_a_storage_error(tmp_path):
     for use in (lambda s: s.list_records("rating_set"), Store.upgrade):
         with pytest.raises(StorageError, match="made by a newer riskgrid"):
             use(Store(f"sqlite:///{newer}"))
+
+
+def test_the_stored_grid_size_is_the_seg_lattice():
+    """storage names the lattice size without importing the grid modules; it is theirs."""
+    from ranking_core.grids.seg import GLUCOSE_MAX
+    from ranking_core.storage import GRID_SIZE
+
+    assert GRID_SIZE == GLUCOSE_MAX + 1
