@@ -4,7 +4,7 @@ pages that open without loading Plotly in the browser."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 import plotly.graph_objects as go
@@ -225,14 +225,14 @@ def confusion_heatmap(
 
 def line_chart(
     x: ArrayLike,
-    series: dict[str, ArrayLike],
+    series: Mapping[str, ArrayLike],
     title: str,
     xlabel: str,
     ylabel: str,
     *,
     log_x: bool = False,
     log_y: bool = False,
-    errors: dict[str, ArrayLike] | None = None,
+    errors: Mapping[str, ArrayLike] | None = None,
 ) -> go.Figure:
     """Several named curves over one x axis, with optional error bars."""
     fig = go.Figure()
@@ -250,7 +250,7 @@ def line_chart(
 
 
 def error_bars(
-    labels: Sequence[str], values: ArrayLike, errors: ArrayLike, title: str, ylabel: str
+    labels: Iterable[str], values: ArrayLike, errors: ArrayLike, title: str, ylabel: str
 ) -> go.Figure:
     """One bar per label with ± ``errors`` whiskers (e.g. misranking mean ± sd per learner)."""
     fig = go.Figure(
@@ -297,7 +297,8 @@ def band_width_heatmap(
 def proposed_pairs(points: tuple[ArrayLike, ArrayLike], axis: ArrayLike, title: str) -> go.Figure:
     """The pairs proposed for rating on the glucose square (mg/dL), with its diagonal (an exact
     reading), where no learned grid is drawn under them."""
-    span = [float(axis[0]), float(axis[-1])]
+    values = np.asarray(axis, dtype=np.float64)
+    span = [float(values[0]), float(values[-1])]
     fig = go.Figure(
         go.Scatter(
             x=span,

@@ -14,7 +14,7 @@ import multiprocessing
 import sys
 import threading
 import types
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterator, MutableMapping
 from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -108,7 +108,7 @@ class _Background:
     """Fits running in the worker process, by (data key, settings), with their progress."""
 
     pool: ProcessPoolExecutor
-    progress: object  # a manager dict: key → (done, total), written by the worker
+    progress: MutableMapping[str, tuple[int, int]]  # a manager dict, written by the worker
     futures: dict
     lock: threading.Lock
 
@@ -137,7 +137,10 @@ def _background() -> _Background:
 
 
 def _fit_in_worker(
-    ratings: RatingSet, settings: LearnSettings, progress: object, key: str
+    ratings: RatingSet,
+    settings: LearnSettings,
+    progress: MutableMapping[str, tuple[int, int]],
+    key: str,
 ) -> LearnedGrid:
     """Runs in the worker: the fit, its progress written to ``progress[key]``, the grid
     evaluated (so the page does not compute it)."""

@@ -20,9 +20,13 @@ import logging
 import os
 import sys
 import time
+from typing import TYPE_CHECKING
 
 from dashboard import METRICS_ENV
 from ranking_core.blas_threads import one_blas_thread
+
+if TYPE_CHECKING:
+    from streamlit.runtime import Runtime
 
 LOG = logging.getLogger("riskgrid.dashboard")
 
@@ -81,7 +85,7 @@ def without_metrics() -> None:
     """Make Streamlit's ``/_stcore/metrics`` routes answer 404 with :data:`METRICS_OFF` (without
     them, the path would fall through to the app's page)."""
     from starlette.responses import PlainTextResponse
-    from starlette.routing import Route
+    from starlette.routing import BaseRoute, Route
     from streamlit.web.server.starlette import starlette_app
 
     metrics_routes = starlette_app.create_metrics_routes
@@ -89,10 +93,11 @@ def without_metrics() -> None:
     async def not_served(request: object) -> PlainTextResponse:
         return PlainTextResponse(METRICS_OFF, status_code=404)
 
-    def routes_off(runtime: object, base_url: str | None) -> list[Route]:
+    def routes_off(runtime: Runtime, base_url: str | None) -> list[BaseRoute]:
         return [
             Route(route.path, not_served, methods=["GET", "HEAD", "OPTIONS", "POST"])
             for route in metrics_routes(runtime, base_url)
+            if isinstance(route, Route)  # every metrics route is one
         ]
 
     starlette_app.create_metrics_routes = routes_off

@@ -12,6 +12,7 @@ from __future__ import annotations
 import streamlit as st
 
 from dashboard.common import current_user, get_store, plain, public_mode, seg_status, shown
+from ranking_core.grids.seg import SEG_TABLE_SUFFIXES
 from ranking_core.storage import StorageError, owner_label
 
 
@@ -46,7 +47,9 @@ def seg_sidebar() -> None:
                 "only they may replace or forget it."
             )
         upload = st.file_uploader(
-            "RiskPairData (CSV, CSV.gz or XLSX)", type=["csv", "gz", "xlsx"], key="seg_upload"
+            "RiskPairData (CSV, CSV.gz or XLSX)",
+            type=[suffix.removeprefix(".") for suffix in SEG_TABLE_SUFFIXES],
+            key="seg_upload",
         )
         if upload is not None:
             confirmed = not stored or st.checkbox(

@@ -40,6 +40,7 @@ def _widths(gamma: float | ArrayLike, n_features: int) -> NDArray[np.float64]:
     return widths
 
 
+@dataclass(frozen=True)
 class Kernel:
     """Base class: a symmetric positive semi-definite kernel K(x, x')."""
 
@@ -173,10 +174,10 @@ def make_kernel(
         if width.ndim and cls is not GaussianKernel:
             raise ValueError(f"the {kernel} kernel takes one scalar gamma, got {gamma!r}")
         params["gamma"] = float(width) if width.ndim == 0 else tuple(width.tolist())
-    if "degree" in params:
-        params["degree"] = int(params["degree"])
-    if "coef0" in params:
-        params["coef0"] = float(params["coef0"])
+    if "degree" in params and degree is not None:
+        params["degree"] = int(degree)
+    if "coef0" in params and coef0 is not None:
+        params["coef0"] = float(coef0)
     return cls(**params)
 
 

@@ -8,12 +8,14 @@
 from __future__ import annotations
 
 import math
+from typing import Protocol
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.stats import kendalltau
 
 __all__ = [
+    "Predictor",
     "dcg",
     "expected_rank_utility",
     "mean_1norm_difference",
@@ -25,6 +27,15 @@ __all__ = [
     "precision_at",
     "wta",
 ]
+
+
+class Predictor(Protocol):
+    """Anything fitted whose predictions these metrics score: a learner, a view of a λ path, a
+    wrapped risk model (:class:`~ranking_core.grids.signed.AbsoluteRisk`)."""
+
+    def predict(self, X: ArrayLike) -> NDArray[np.float64]:
+        """Predictions for the rows of X, shape (n,), on the rating scale."""
+        ...
 
 
 def _pair(y_true: ArrayLike, y_score: ArrayLike) -> tuple[NDArray, NDArray]:

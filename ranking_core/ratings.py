@@ -204,7 +204,7 @@ def read_rating_set(
             out = out.assign(rater=out["rater"].where(~blank, UNKNOWN_RATER))
             warnings_.append(
                 f"{table.source}: rater is blank in "
-                f"{name_lines(out.index[blank], where)}; these ratings are taken as"
+                f"{name_lines(out.index[blank].to_numpy(), where)}; these ratings are taken as"
                 f" one rater named '{UNKNOWN_RATER}'"
             )
     repeats = out.duplicated(keep="first").to_numpy()
@@ -219,7 +219,7 @@ def read_rating_set(
         out = out[~repeats]
     elif repeats.any():
         warnings_.append(
-            f"{table.source}: {name_lines(out.index[repeats], where)} repeat an "
+            f"{table.source}: {name_lines(out.index[repeats].to_numpy(), where)} repeat an "
             "earlier row exactly; kept (add a rater column to tell raters apart)"
         )
     summary = f"{table.source}: {table.n_read:,} rows read, {table.n_read - len(out):,} refused"

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal, overload
 
 import numpy as np
 import scipy.linalg
@@ -178,6 +179,14 @@ def dense_spectrum(K: NDArray[np.float64], y: NDArray[np.float64], centered: boo
     return kernel_spectrum(vectors, np.maximum(values, 0.0), b, K.mean(axis=0), "dense")
 
 
+@overload
+def pivoted_cholesky(
+    kernel: Kernel, X: NDArray[np.float64], tol: float, max_rank: int, *, partial: Literal[True]
+) -> tuple[NDArray[np.float64], NDArray[np.intp]]: ...
+@overload
+def pivoted_cholesky(
+    kernel: Kernel, X: NDArray[np.float64], tol: float, max_rank: int, *, partial: bool = False
+) -> tuple[NDArray[np.float64], NDArray[np.intp]] | None: ...
 def pivoted_cholesky(
     kernel: Kernel, X: NDArray[np.float64], tol: float, max_rank: int, *, partial: bool = False
 ) -> tuple[NDArray[np.float64], NDArray[np.intp]] | None:
@@ -191,7 +200,7 @@ def pivoted_cholesky(
     diag = kernel.diagonal(X).astype(np.float64, copy=True)
     target = tol * diag.sum()
     factor_t = np.empty((min(max_rank, m), m))  # row k holds column k of L
-    pivots = []
+    pivots: list[int] = []
     for k in range(min(max_rank, m)):
         if diag.sum() <= target:
             return factor_t[:k].T.copy(), np.asarray(pivots, dtype=np.intp)

@@ -33,20 +33,21 @@ def check_inputs(X: ArrayLike, owner: str, n_features: int | None = None) -> NDA
     """X as a finite 2-D float64 array; names the first non-finite rows."""
     from sklearn.utils.validation import check_array  # imported on use: the readers need none
 
-    X = check_array(
+    values: NDArray[np.float64] = check_array(
         X, dtype=np.float64, ensure_all_finite=False, ensure_2d=True, ensure_min_samples=1
     )
-    bad = np.flatnonzero(~np.isfinite(X).all(axis=1))
+    bad = np.flatnonzero(~np.isfinite(values).all(axis=1))
     if bad.size:
         raise ValueError(
             f"{owner}: X has NaN or infinite values in {describe_rows(bad)} "
             "(rule: every input must be a finite number)"
         )
-    if n_features is not None and X.shape[1] != n_features:
+    if n_features is not None and values.shape[1] != n_features:
         raise ValueError(
-            f"X has {X.shape[1]} features, but {owner} is expecting {n_features} features as input"
+            f"X has {values.shape[1]} features, but {owner} is expecting {n_features} features "
+            "as input"
         )
-    return X
+    return values
 
 
 def check_training_data(
@@ -62,17 +63,17 @@ def check_training_data(
         raise ValueError(f"{owner} requires y to be passed, but the target y is None")
     from sklearn.utils.validation import check_array, column_or_1d
 
-    X = check_array(
+    values: NDArray[np.float64] = check_array(
         X, dtype=np.float64, ensure_all_finite=False, ensure_2d=True, ensure_min_samples=1
     )
-    y_arr = column_or_1d(
+    y_arr: NDArray[np.float64] = column_or_1d(
         check_array(y, dtype=np.float64, ensure_2d=False, ensure_all_finite=False), warn=True
     )
-    if len(X) != len(y_arr):
-        raise ValueError(f"{owner}: X has {len(X)} rows but y has {len(y_arr)} values")
-    X = check_inputs(X, owner)
-    if len(X) < 2:
-        raise ValueError(f"{owner}: need at least 2 training points, got {len(X)} sample(s)")
+    if len(values) != len(y_arr):
+        raise ValueError(f"{owner}: X has {len(values)} rows but y has {len(y_arr)} values")
+    values = check_inputs(values, owner)
+    if len(values) < 2:
+        raise ValueError(f"{owner}: need at least 2 training points, got {len(values)} sample(s)")
     bad = np.flatnonzero(~np.isfinite(y_arr))
     if bad.size:
         raise ValueError(
@@ -83,7 +84,7 @@ def check_training_data(
         raise ValueError(
             f"{owner}: y is constant ({y_arr[0]!r}); ranking needs at least two different ratings"
         )
-    return X, y_arr
+    return values, y_arr
 
 
 def positive_float(value: object, name: str, owner: str) -> float:

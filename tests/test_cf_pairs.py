@@ -21,6 +21,12 @@ from ranking_core.cf.pairs import (
 )
 
 
+def test_pairs_config_refuses_an_empty_alpha_grid() -> None:
+    with pytest.raises(ValueError, match="alphas must list at least one"):
+        PairsConfig(alphas=())
+    assert PairsConfig(alphas=(1.0,)).alphas == (1.0,)
+
+
 def test_sample_pairs_same_user_preferred_first() -> None:
     rng = np.random.default_rng(0)
     users = rng.integers(0, 20, size=500)

@@ -14,7 +14,8 @@ def test_report_is_built_on_request_and_names_every_grid_shown(tmp_path, monkeyp
     at = open_app("meter")
     assert "meter_report_pdf" not in at.session_state  # nothing built on a plain run
     criteria = next(t.value for t in at.table if "What is counted" in t.value.columns)
-    assert list(criteria["Criterion"]) == [*"12ABCDEFGHI"]
+    # meter data: judged by ISO 15197 alone, never by the CGM rules
+    assert list(criteria["Criterion"]) == [*"12"]
     assert set(criteria["Verdict"]) <= {"passes", "fails", "no pairs in range"}
     assert at.radio(key="meter_grid").options == [
         "DTS Error Grid",
@@ -39,3 +40,44 @@ def test_report_is_built_on_request_and_names_every_grid_shown(tmp_path, monkeyp
         assert title in text
     at.radio(key="meter_parkes").set_value(2).run()
     assert at.radio(key="meter_grid").options[-1] == "Parkes Error Grid, type 2"
+
+
+def test_the_device_and_the_standards_are_the_users_choice(tmp_path, monkeypatch):
+    fresh_machine(tmp_path, monkeypatch)
+    at = open_app("meter")
+    device = next(r for r in at.radio if r.label == "Device")
+    assert device.value == "bgm"
+    standards = next(m for m in at.multiselect if m.label == "Standards to judge by")
+    assert standards.value == ["iso15197"]
+    assert any("ISO 15197:2013" in h.value for h in at.subheader)
+    assert not any("iCGM" in h.value for h in at.subheader)
+    device.set_value("cgm").run()
+    assert not at.exception
+    criteria = next(t.value for t in at.table if "What is counted" in t.value.columns)
+    assert list(criteria["Criterion"]) == [*"ABCDEFGHI"]
+    standards = next(m for m in at.multiselect if m.label == "Standards to judge by")
+    standards.set_value(["iso15197", "clsi-poct12"]).run()
+    criteria = next(t.value for t in at.table if "What is counted" in t.value.columns)
+    # (the page's table escapes Markdown)
+    profiles = [p.replace("\\", "") for p in criteria["Profile"]]
+    assert profiles == ["ISO 15197:2013"] * 2 + ["CLSI POCT12-A3 (hospital meters)"] * 2
+    assert not any("iCGM" in h.value for h in at.subheader)
+
+
+def test_pairs_with_sensors_show_cg_diva_on_the_page(tmp_path, monkeypatch):
+    import numpy as np
+
+    from tests.dashboard_support import upload_meter_csv
+
+    fresh_machine(tmp_path, monkeypatch)
+    rng = np.random.default_rng(4)
+    lines = ["REF,BGM,sensor"]
+    for s in range(5):
+        for ref in rng.uniform(45, 330, 30).round(1):
+            lines.append(f"{ref},{ref * (1 + rng.normal(0, 0.1)):.1f},S{s}")
+    at = open_app("meter")
+    upload_meter_csv(at, "cgm.csv", ("\n".join(lines) + "\n").encode())
+    table = next(t.value for t in at.table if "Median deviation" in list(t.value.iloc[:, 0]))
+    columns = [c.replace("\\", "") for c in table.columns]  # headers are Markdown-escaped
+    assert columns == ["Measure", "<70", "70-180", ">180", "total"]
+    assert not at.exception  # the CG-DIVA figure beside the table was drawn without error

@@ -1,5 +1,6 @@
 """The package's import structure: library code never depends on experiments or user interfaces,
-and no two parts of ``ranking_core`` import each other (checked on the import graph with grimp).
+and no two parts of ``ranking_core``, nor of any package inside it, import each other (checked on
+the import graph with grimp).
 
 Layers, top to bottom: ``ranking_core.cli`` (the command line), ``ranking_core.experiments`` (the
 papers' experiments, thin scripts over the library), then the library itself. A module may import
@@ -39,6 +40,21 @@ def _cycles(graph: grimp.ImportGraph, package: str) -> list[str]:
     return cycles
 
 
+def _packages(graph: grimp.ImportGraph, package: str = PACKAGE) -> list[str]:
+    """``package`` and every package inside it, at any depth."""
+    return [package] + [
+        inner
+        for child in _children(graph, package)
+        if graph.find_children(child)
+        for inner in _packages(graph, child)
+    ]
+
+
+def _cycles_anywhere(graph: grimp.ImportGraph, package: str = PACKAGE) -> list[str]:
+    """:func:`_cycles` of ``package`` and of every package inside it."""
+    return [cycle for inner in _packages(graph, package) for cycle in _cycles(graph, inner)]
+
+
 def test_library_never_imports_experiments_or_the_cli(graph: grimp.ImportGraph) -> None:
     library = [name for name in _children(graph) if name not in (INTERFACE, EXPERIMENTS)]
     offenders = []
@@ -59,6 +75,13 @@ def test_no_import_cycle_between_parts_of_the_package(graph: grimp.ImportGraph) 
     assert not cycles, "import cycles:\n" + "\n".join(cycles)
 
 
+def test_no_import_cycle_between_parts_of_any_package_inside(graph: grimp.ImportGraph) -> None:
+    packages = _packages(graph)
+    assert f"{PACKAGE}.inputs" in packages and f"{PACKAGE}.learners" in packages
+    cycles = _cycles_anywhere(graph)
+    assert not cycles, "import cycles:\n" + "\n".join(cycles)
+
+
 def test_the_cycle_check_finds_a_planted_cycle(tmp_path, monkeypatch) -> None:
     """Not vacuous: a subpackage and a module that import each other (one of them inside a
     function, as a lazy import) are reported; an unrelated module is not."""
@@ -72,3 +95,26 @@ def test_the_cycle_check_finds_a_planted_cycle(tmp_path, monkeypatch) -> None:
     monkeypatch.syspath_prepend(str(tmp_path))
     cycles = _cycles(grimp.build_graph("planted", cache_dir=None), "planted")
     assert len(cycles) == 1 and "planted.lone" in cycles[0] and "planted.sub" in cycles[0]
+
+
+def test_the_cycle_check_finds_a_cycle_planted_inside_a_package(tmp_path, monkeypatch) -> None:
+    """Not vacuous inside packages either: two modules of a package two levels down that import
+    each other (one lazily, inside a function) are reported, though no two top-level parts form
+    a cycle; modules that import one way only are not."""
+    root = tmp_path / "nested"
+    (root / "sub" / "deeper").mkdir(parents=True)
+    for package in (root, root / "sub", root / "sub" / "deeper"):
+        (package / "__init__.py").write_text("")
+    (root / "sub" / "deeper" / "reader.py").write_text("from nested.sub.deeper import errors\n")
+    (root / "sub" / "deeper" / "errors.py").write_text(
+        "def f():\n    from nested.sub.deeper import reader\n"
+    )
+    (root / "sub" / "deeper" / "one_way.py").write_text("from nested.sub.deeper import errors\n")
+    (root / "sub" / "user.py").write_text("from nested.sub.deeper import reader\n")
+    (root / "top.py").write_text("from nested.sub import user\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    planted = grimp.build_graph("nested", cache_dir=None)
+    assert _cycles(planted, "nested") == []  # the top-level check alone misses it
+    cycles = _cycles_anywhere(planted, "nested")
+    assert len(cycles) == 1, cycles
+    assert "nested.sub.deeper.reader" in cycles[0] and "nested.sub.deeper.errors" in cycles[0]

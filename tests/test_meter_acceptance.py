@@ -1,4 +1,4 @@
-"""Acceptance profiles (ISO 15197:2013, FDA iCGM) against an independent recomputation: loops
+"""Acceptance standards (ISO 15197:2013, FDA iCGM) against an independent recomputation: loops
 over the pairs and statsmodels' Clopper–Pearson interval."""
 
 from __future__ import annotations
@@ -13,17 +13,18 @@ from statsmodels.stats.proportion import proportion_confint
 from ranking_core.meter import meter_report, read_pairs
 from ranking_core.meter.acceptance import (
     AcceptanceData,
+    JudgeSettings,
     acceptance_table,
-    clopper_pearson_lower,
     rates_of_change,
 )
+from ranking_core.meter.bounds import lower_bound
 from ranking_core.meter.report import binomial_lower_bound
 
 SAMPLE = "data/sample_meter_pairs.csv"
 
 
 def _icgm_by_loops(bgm, ref):
-    """Criteria A–I written out pair by pair, from the text of 21 CFR 862.1355(b)(1)(ii)."""
+    """Criteria A–I written out pair by pair, from the text of 21 CFR 862.1355(b)(1)(iii)."""
     out = {}
     specs = {
         "A": ("low", 15, False, 85),
@@ -52,7 +53,8 @@ def _icgm_by_loops(bgm, ref):
 
 def test_icgm_criteria_equal_an_independent_recomputation():
     pairs = read_pairs(SAMPLE)
-    report = meter_report(pairs, None, profiles=("icgm",))
+    judge = JudgeSettings(("icgm",), measuring_range=None, bound="cp")
+    report = meter_report(pairs, None, judge=judge)
     expected = _icgm_by_loops(pairs.bgm.tolist(), pairs.ref.tolist())
     table = report.acceptance.set_index("id")
     assert set(table["profile"]) == {"icgm"}
@@ -74,7 +76,8 @@ def test_icgm_boundaries_and_violations():
     # iCGM 69 vs 70 and 180 vs 181 change range; 15 % of 120 is exactly 18 (within)
     bgm = np.array([69, 70, 180, 181, 138, 60, 260, 100.0])
     ref = np.array([84, 50, 200, 150, 120, 190, 60, 100.0])
-    table = acceptance_table(AcceptanceData(ref, bgm), ["icgm"])[0].set_index("id")
+    table = acceptance_table(AcceptanceData(ref, bgm), JudgeSettings(("icgm",)))[0]
+    table = table.set_index("id")
     assert table.loc["A", "n"] == 2 and table.loc["A", "count"] == 1  # 69/84: 15 within
     assert table.loc["B", "n"] == 4  # 70, 180, 138, 100
     assert table.loc["B", "count"] == 3  # 70/50 is 40 % off; 180/200, 138/120, 100/100 within
@@ -86,7 +89,8 @@ def test_icgm_boundaries_and_violations():
 @pytest.mark.parametrize(("k", "n"), [(0, 10), (1, 1), (17, 20), (95, 100), (9990, 10000)])
 def test_clopper_pearson_lower_bound_matches_statsmodels(k, n):
     expected = proportion_confint(k, n, alpha=0.10, method="beta")[0] if k else 0.0
-    assert float(clopper_pearson_lower(k, n)) == pytest.approx(expected, abs=1e-12)
+    hits = np.arange(n) < k
+    assert lower_bound("cp", hits, None).lower_percent == pytest.approx(100 * expected, abs=1e-10)
 
 
 def test_clustered_bound_is_wider_when_subjects_differ():
@@ -95,21 +99,19 @@ def test_clustered_bound_is_wider_when_subjects_differ():
     within = np.r_[np.ones(100), np.tile(np.r_[np.ones(14), np.zeros(6)], 5)].astype(bool)
     bgm = np.where(within, 150.0, 250.0)
     subject = np.repeat(np.arange(10), 20)
-    plain = acceptance_table(AcceptanceData(ref, bgm), ["icgm"])[0].set_index("id")
+    plain, plain_notes = acceptance_table(AcceptanceData(ref, bgm), JudgeSettings(("icgm",)))
+    plain = plain.set_index("id")
     clustered, notes = acceptance_table(
-        AcceptanceData(ref, bgm, cluster=subject, cluster_name="subject"), ["icgm"]
+        AcceptanceData(ref, bgm, cluster=subject, cluster_name="subject"), JudgeSettings(("icgm",))
     )
     clustered = clustered.set_index("id")
     assert clustered.loc["G", "percent"] == plain.loc["G", "percent"] == 85.0
-    # the design effect by hand: between-subject variance of the ratio estimator
-    p, m = 0.85, 20
-    y = np.r_[np.full(5, 20.0), np.full(5, 14.0)]
-    variance = 10 / 9 * ((y - p * m) ** 2).sum() / 200**2
-    n_eff = p * (1 - p) / variance
-    expected = proportion_confint(p * n_eff, n_eff, alpha=0.10, method="beta")[0]
-    assert clustered.loc["G", "lower_bound_percent"] == pytest.approx(100 * expected, abs=1e-6)
+    assert clustered.loc["G", "bound"] == "kg" and plain.loc["G", "bound"] == "cp"
     assert clustered.loc["G", "lower_bound_percent"] < plain.loc["G", "lower_bound_percent"] - 2
     assert any("Korn–Graubard" in note and "subject" in note for note in notes)
+    # a CGM standard judged without clusters says what that means; with them it does not
+    assert any("without a sensor or subject column" in note for note in plain_notes)
+    assert not any("without a sensor or subject column" in note for note in notes)
 
 
 def test_rate_of_change_criteria_from_paired_times(tmp_path):
@@ -129,24 +131,33 @@ def test_rate_of_change_criteria_from_paired_times(tmp_path):
     )
     path = tmp_path / "paired.csv"
     rows.to_csv(path, index=False)
-    report = meter_report(read_pairs(path), None, profiles=("icgm",))
+    every_pair = JudgeSettings(("icgm",), measuring_range=None)
+    report = meter_report(read_pairs(path), None, judge=every_pair)
     table = report.acceptance.set_index("id")
-    assert table.loc["J", "n"] == 11  # 11 consecutive intervals, every one falling
-    assert table.loc["J", "count"] == 1 and table.loc["J", "passes"] is False
-    assert table.loc["K", "n"] == 0 and table.loc["K", "passes"] is None
-    ref_rate, sensor_rate = rates_of_change(ref, bgm, times, times)
-    assert np.isnan(ref_rate[0]) and ref_rate[1] == pytest.approx(-3.0)
-    assert sensor_rate[4] == pytest.approx(2.0)
+    # J over the pairs whose sensor rises > 1 mg/dL/min: the one, while the reference falls
+    assert (table.loc["J", "count"], table.loc["J", "n"]) == (1, 1)
+    assert table.loc["J", "passes"] is False
+    # beside it, over the 11 pairs whose reference falls > 2 mg/dL/min
+    assert (table.loc["J", "reference_count"], table.loc["J", "reference_n"]) == (1, 11)
+    # K over the 10 falling sensor rates (the one after the jump falls 13 mg/dL in 5 min)
+    assert (table.loc["K", "count"], table.loc["K", "n"]) == (0, 10)
+    assert table.loc["K", "passes"] is True
+    assert table.loc["K", "reference_n"] == 0
+    rates = rates_of_change(ref, bgm, times, times)
+    assert np.isnan(rates.ref_rate[0]) and rates.ref_rate[1] == pytest.approx(-3.0)
+    assert rates.sensor_rate[4] == pytest.approx(2.0)
+    assert rates.missing["first pair of the file"] == 1
 
 
 def test_iso_profile_keeps_the_standards_rule():
     ref = np.full(100, 200.0)
     bgm = np.r_[np.full(95, 230.0), np.full(5, 231.0)]  # 95 % within 15 %: passes exactly
-    table = acceptance_table(AcceptanceData(ref, bgm), ["iso15197"])[0].set_index("id")
+    iso = JudgeSettings(("iso15197",))
+    table = acceptance_table(AcceptanceData(ref, bgm), iso)[0].set_index("id")
     assert table.loc["1", "count"] == 95 and table.loc["1", "passes"] is True
     # Parkes type 1: A, just above the B upper line (B), just above C (C), D, E corner
     ref, bgm = np.array([(100, 100), (15, 51), (40, 71), (65, 171), (0, 600)], float).T
-    row = acceptance_table(AcceptanceData(ref, bgm), ["iso15197"])[0].iloc[1]
+    row = acceptance_table(AcceptanceData(ref, bgm), iso)[0].iloc[1]
     assert row["count"] == 2 and row["n"] == 5 and row["passes"] is False
 
 
@@ -159,7 +170,7 @@ def test_binomial_test_never_meets_without_a_compliant_pair():
 
 
 def test_acceptance_in_the_json(tmp_path):
-    report = meter_report(read_pairs(SAMPLE), None)
+    report = meter_report(read_pairs(SAMPLE), None, profiles=("iso15197", "icgm"))
     records = json.loads(json.dumps(report.to_dict()))["acceptance"]
     assert {r["profile"] for r in records} == {"iso15197", "icgm"}
     keys = {

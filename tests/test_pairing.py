@@ -13,6 +13,7 @@ from ranking_core.cli import app
 from ranking_core.inputs import InputError
 from ranking_core.inputs.series import read_series
 from ranking_core.meter import meter_report, read_pairs
+from ranking_core.meter.acceptance import JudgeSettings
 from ranking_core.meter.pairing import PAIRED_COLUMNS, nearest_in_window, pair_series
 from ranking_core.validation import counted
 
@@ -241,10 +242,12 @@ def test_paired_series_carry_their_times_to_the_rate_of_change_criteria(tmp_path
     pairing = pair_series(_series(text(minutes + 1, bgm)), _series(text(minutes, ref)))
     pairs = pairing.meter_pairs()
     assert set(pairs.extra) == {"reference_time", "sensor_time"}
-    table = meter_report(pairs, None, profiles=("icgm",)).acceptance.set_index("id")
+    every_pair = JudgeSettings(("icgm",), measuring_range=None)
+    table = meter_report(pairs, None, judge=every_pair).acceptance.set_index("id")
     # by hand: 11 intervals, each with the reference falling 3 mg/dL/min; one sensor rise
-    assert table.loc["J", "n"] == 11 and table.loc["J", "count"] == 1
-    assert table.loc["K", "n"] == 0
+    assert table.loc["J", "n"] == 1 and table.loc["J", "count"] == 1
+    assert table.loc["J", "reference_n"] == 11 and table.loc["J", "reference_count"] == 1
+    assert table.loc["K", "reference_n"] == 0
     # the same criteria as for the file `riskgrid pair` writes
     out = tmp_path / "pairs.csv"
     assert (
@@ -253,7 +256,7 @@ def test_paired_series_carry_their_times_to_the_rate_of_change_criteria(tmp_path
         ).exit_code
         == 0
     )
-    written = meter_report(read_pairs(out), None, profiles=("icgm",)).acceptance
+    written = meter_report(read_pairs(out), None, judge=every_pair).acceptance
     pd.testing.assert_frame_equal(written.set_index("id"), table)
 
 

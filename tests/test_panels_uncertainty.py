@@ -75,6 +75,18 @@ def test_band_needs_a_noise_level_for_a_plain_ranker():
     assert risk_band(ranker, noise_sd=0.2).sd.min() > 0
 
 
+def test_band_refuses_a_ranker_solved_in_the_primal_form():
+    """The primal form of a linear kernel keeps no training inputs: the posterior, a kernel
+    expansion over them, is refused with the reason instead of failing on a missing array."""
+    X, y = _data(30, 4)
+    ranker = SpectralRanker(kernel="linear", solver="primal", lam=LAM).fit(X, y)
+    assert ranker.X_fit_ is None
+    with pytest.raises(ValueError, match="primal form"):
+        risk_band(ranker, noise_sd=0.2)
+    with pytest.raises(ValueError, match="primal form"):
+        posterior_sd(ranker, np.ones(30), 0.2, X[:3])
+
+
 def test_band_files_hold_the_band_as_grid_files_do(tmp_path):
     X, y = _data(80, 5)
     model = RobustRanker(SpectralRanker(kernel="gaussian", gamma=GAMMA, lam=LAM), signed=True).fit(

@@ -106,7 +106,7 @@ try:
             help="ml-100k: u.data; ml-1m: ratings.dat; jester: jester-data-N "
             "(CSV/XLS); jester-long: user_id,joke_id,rating",
         )
-        if source == "Data folder":  # a data set the operator put there, never a typed path
+        if source == "Data folder" and folder is not None:  # put there by the operator
             entries = sorted(p.name for p in folder.iterdir() if not p.name.startswith("."))
             chosen = st.selectbox(
                 "data set",
@@ -139,7 +139,7 @@ protocol = st.radio(
     help="Half of a reviewer's rated items train: a quarter fits, a quarter "
     "chooses λ. The papers do not say which function is then tested.",
 )
-config_base = {"shift": JESTER_SHIFT if jester else 0.0, "protocol": protocol}
+rating_shift = JESTER_SHIFT if jester else 0.0
 c = st.columns(3)
 c[0].metric("users", f"{data.n_users:,}")
 c[1].metric("items", f"{data.n_items:,}")
@@ -159,7 +159,7 @@ group = c[0].selectbox(
     format_func=lambda g: f"{g} items",
 )
 chosen_filter = c[1].selectbox("learner", sorted(FILTERS), key="cf_filter")
-config = PerUserConfig(group=GROUPS[group], **config_base)
+config = PerUserConfig(group=GROUPS[group], shift=rating_shift, protocol=protocol)
 candidates = data.users_in(*config.test_range)
 if candidates.size == 0:
     st.warning(f"No user has {config.test_range[0]}–{config.test_range[1]} ratings.")
@@ -178,11 +178,11 @@ try:
 except ValueError as exc:
     st.error(plain(exc))
 else:
-    c = st.columns(4)
-    c[0].metric("user id", str(result.user))
-    c[1].metric("held-out items", str(result.true.size))
-    c[2].metric("pairwise misranking", f"{100 * result.misranking:.1f} %")
-    c[3].metric("NDCG@10", f"{result.ndcg10:.3f}")
+    user_stats = st.columns(4)
+    user_stats[0].metric("user id", str(result.user))
+    user_stats[1].metric("held-out items", str(result.true.size))
+    user_stats[2].metric("pairwise misranking", f"{100 * result.misranking:.1f} %")
+    user_stats[3].metric("NDCG@10", f"{result.ndcg10:.3f}")
     fig = go.Figure(
         go.Box(
             x=result.true, y=result.predicted, boxpoints="all", jitter=0.4, name="held-out items"
@@ -220,20 +220,21 @@ if st.button("Run the experiment", key="cf_run", disabled=not learners):
         n_test_users=int(test_users),
         repeats=int(repeats),
         learners=tuple(learners),
-        **config_base,
+        shift=rating_shift,
+        protocol=protocol,
     )
     bar = st.progress(0.0, text="test reviewers")
     key = (data.source, data.n_ratings, repr(experiment))
+    matrix = data  # a RatingMatrix here (the page stopped above without one)
+
+    def report(done: int, total: int) -> None:
+        bar.progress(done / total, text=f"test reviewers: {done}/{total}")
+
     try:
         st.session_state["cf_results"] = shared_result(
             "cf-experiment",
             key,
-            lambda: run_per_user(
-                data,
-                experiment,
-                scheduler=SYNCHRONOUS,
-                progress=lambda d, t: bar.progress(d / t, text=f"test reviewers: {d}/{t}"),
-            ),
+            lambda: run_per_user(matrix, experiment, scheduler=SYNCHRONOUS, progress=report),
         )
     except ValueError as exc:
         st.error(plain(exc))
@@ -250,9 +251,9 @@ if summary:
             mean, sd = scale * values[metric]["mean"], scale * values[metric]["sd"]
             row[metric] = f"{mean:.2f} ± {sd:.2f}"
         paper = published.get(name)
-        synthetic = "synthetic" in data.source
+        is_synthetic = "synthetic" in data.source
         row["Kriukova et al. 2014, Table 2 misranking"] = (
-            "—" if paper is None or synthetic else f"{100 * paper[0]:.2f} ± {100 * paper[1]:.2f}"
+            "—" if paper is None or is_synthetic else f"{100 * paper[0]:.2f} ± {100 * paper[1]:.2f}"
         )
         rows.append(row)
     st.dataframe(pd.DataFrame(rows), hide_index=True, key="cf_results_table")

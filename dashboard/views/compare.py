@@ -28,7 +28,7 @@ from ranking_core.experiments.learners import compare_learners
 from ranking_core.experiments.seg import learning_curves
 from ranking_core.filters import FILTERS
 from ranking_core.grids.compare import DIFFERENCE_BINS, RISK_CATEGORIES, compare_grids
-from ranking_core.grids.files import GridFileError, read_grid_file
+from ranking_core.grids.files import GRID_FILE_SUFFIXES, GridFileError, read_grid_file
 from ranking_core.grids.learned import GLUCOSE_AXIS
 from ranking_core.grids.registry import get_grid
 from ranking_core.grids.seg import SEGTable
@@ -67,7 +67,7 @@ if not public_mode():  # the public demo takes no uploads
     ):
         upload = st.file_uploader(
             "Grid file: 601 × 601 risks, rows = reference, columns = measured 0–600 mg/dL",
-            type=["npy", "csv"],
+            type=[suffix.removeprefix(".") for suffix in GRID_FILE_SUFFIXES],
             key="compare_upload",
         )
 uploaded_grids: dict[str, NDArray] = {}
@@ -81,7 +81,7 @@ if upload is not None:
 def grid_by_name(name: str) -> NDArray:
     if name in uploaded_grids:
         return uploaded_grids[name]
-    if name == "SEG":
+    if name == "SEG" and seg.table is not None:  # offered only with a table
         return seg.table.absolute
     if name == BUILT_IN:
         return parkes_surface()
@@ -101,27 +101,27 @@ init_state(
     compare_a=names[0],
     compare_b=next(label for label, grid in ZONE_GRIDS.items() if grid == "parkes-type1"),
 )
-for key in ("compare_a", "compare_b"):  # a deleted grid or a removed SEG table
-    if st.session_state[key] not in names:
-        st.session_state[key] = names[0]
+for state_key in ("compare_a", "compare_b"):  # a deleted grid or a removed SEG table
+    if st.session_state[state_key] not in names:
+        st.session_state[state_key] = names[0]
 
-c = st.columns(2)
-name_a = c[0].selectbox("reference grid", names, key="compare_a")
-name_b = c[1].selectbox("other grid", names, key="compare_b")
+picks = st.columns(2)
+name_a = picks[0].selectbox("reference grid", names, key="compare_a")
+name_b = picks[1].selectbox("other grid", names, key="compare_b")
 grid_a, grid_b = grid_by_name(name_a), grid_by_name(name_b)
 title_a, title_b = title_lines(f"reference: {name_a}"), title_lines(f"other: {name_b}")
 comparison = compare_grids(grid_a, grid_b)
 
-c = st.columns(4)
-c[0].metric(
+stats = st.columns(4)
+stats[0].metric(
     "misranking",
     f"{100 * comparison.misranking:.2f} %",
     help=f"pairwise misranking of the other grid against the reference on "
     f"{comparison.n_points:,} random lattice points (Kriukova et al. 2014, eq. 1)",
 )
-c[1].metric("risk category agreement", f"{100 * comparison.category_agreement:.1f} %")
-c[2].metric("mean |Δ|", f"{comparison.mean_abs_difference:.3f}")
-c[3].metric("max |Δ|", f"{comparison.max_abs_difference:.3f}")
+stats[1].metric("risk category agreement", f"{100 * comparison.category_agreement:.1f} %")
+stats[2].metric("mean |Δ|", f"{comparison.mean_abs_difference:.3f}")
+stats[3].metric("max |Δ|", f"{comparison.max_abs_difference:.3f}")
 
 # one grid per row, the width of the page: each plot at least 400 px wide at 1280 px
 st.plotly_chart(
@@ -141,8 +141,8 @@ st.plotly_chart(
     ),
     key="compare_fig_difference",
 )
-c = st.columns(2)
-c[0].plotly_chart(
+charts = st.columns(2)
+charts[0].plotly_chart(
     figures.shares_bar(
         DIFFERENCE_BINS,
         comparison.difference_shares,
@@ -151,7 +151,7 @@ c[0].plotly_chart(
     ),
     key="compare_fig_shares",
 )
-c[1].plotly_chart(
+charts[1].plotly_chart(
     figures.confusion_heatmap(
         comparison.category_confusion, RISK_CATEGORIES, "risk categories", title_a, title_b
     ),
@@ -177,26 +177,28 @@ st.caption(
 init_state(
     curve_filters=["lavrentiev", "iterated-lavrentiev"], curve_sizes=[50, 100, 200], curve_repeats=3
 )
-c = st.columns(3)
-chosen_filters = c[0].multiselect("filters", sorted(FILTERS), key="curve_filters")
-sizes = c[1].multiselect("m", [50, 100, 200, 300, 400], key="curve_sizes")
-repeats = c[2].number_input("repetitions", 1, size_limit("curve_repeats", 20), key="curve_repeats")
+curve_inputs = st.columns(3)
+chosen_filters = curve_inputs[0].multiselect("filters", sorted(FILTERS), key="curve_filters")
+sizes = curve_inputs[1].multiselect("m", [50, 100, 200, 300, 400], key="curve_sizes")
+repeats = curve_inputs[2].number_input(
+    "repetitions", 1, size_limit("curve_repeats", 20), key="curve_repeats"
+)
 
 
 if st.button("Run learning curves", key="curve_run", disabled=not (chosen_filters and sizes)):
-    table = seg.table if seg.available else SEGTable(np.asarray(parkes_surface()), BUILT_IN)
-    bar = st.progress(0.0, text="learning curves")
-    key = (curve_reference, tuple(chosen_filters), tuple(sorted(sizes)), int(repeats))
+    table = seg.table if seg.table is not None else SEGTable(np.asarray(parkes_surface()), BUILT_IN)
+    curve_bar = st.progress(0.0, text="learning curves")
+    curve_key = (curve_reference, tuple(chosen_filters), tuple(sorted(sizes)), int(repeats))
+
+    def curve_progress(done: int, total: int) -> None:
+        curve_bar.progress(min(done / total, 1.0), text=f"fits: {done}/{total}")
+
     st.session_state["curve_results"] = shared_result(
         "learning-curves",
-        key,
-        lambda: learning_curves(
-            table,
-            *key[1:],
-            progress=lambda d, t: bar.progress(min(d / t, 1.0), text=f"fits: {d}/{t}"),
-        ),
+        curve_key,
+        lambda: learning_curves(table, *curve_key[1:], progress=curve_progress),
     )
-    bar.empty()
+    curve_bar.empty()
 
 results = st.session_state.get("curve_results")
 if results:
@@ -209,15 +211,15 @@ if results:
     errors = {
         k: [100 * v["sizes"][str(m)]["misranking_sd"] for m in m_values] for k, v in curves.items()
     }
-    c = st.columns(2)
-    c[0].plotly_chart(
+    curve_charts = st.columns(2)
+    curve_charts[0].plotly_chart(
         figures.line_chart(
             m_values, series, "misranking vs m (mean ± sd)", "m", "misranking (%)", errors=errors
         ),
         key="curve_fig",
     )
     rule, m_max = results["apriori"], max(m_values)
-    c[1].plotly_chart(
+    curve_charts[1].plotly_chart(
         figures.apriori_plot(rule.sizes, rule.lam_plus, rule.alpha, rule.beta, m_max),
         key="curve_fig_apriori",
     )
@@ -253,42 +255,42 @@ st.caption(
     "`riskgrid learners compare`."
 )
 init_state(learners_chosen=LEARNER_DEFAULTS, learners_m=100, learners_reps=1)
-c = st.columns([3, 1, 1])
-chosen_learners = c[0].multiselect(
+learner_inputs = st.columns([3, 1, 1])
+chosen_learners = learner_inputs[0].multiselect(
     "learners",
     list(LEARNERS),
     key="learners_chosen",
     format_func=lambda name: f"{name}: {LEARNERS[name].description}",
 )
-learners_m = c[1].number_input(
+learners_m = learner_inputs[1].number_input(
     "ratings m", 20, size_limit("learners_m", 2000), step=20, key="learners_m"
 )
-learners_reps = c[2].number_input(
+learners_reps = learner_inputs[2].number_input(
     "repetitions", 1, size_limit("learners_reps", 20), key="learners_reps"
 )
 
 if st.button("Run learners", key="learners_run", disabled=not chosen_learners):
-    reference = seg.table if seg.available else parkes_surface()
-    bar = st.progress(0.0, text="learners")
-    key = (
+    reference = seg.table if seg.table is not None else parkes_surface()
+    learners_bar = st.progress(0.0, text="learners")
+    learners_key = (
         curve_reference,
-        seg.table.fingerprint if seg.available else "",
+        seg.table.fingerprint if seg.table is not None else "",
         tuple(chosen_learners),
         int(learners_m),
         int(learners_reps),
     )
+
+    def learners_progress(done: int, total: int) -> None:
+        learners_bar.progress(min(done / total, 1.0), text=f"fits: {done}/{total}")
+
     st.session_state["learner_results"] = shared_result(
         "learners",
-        key,
+        learners_key,
         lambda: compare_learners(
-            reference,
-            key[2],
-            key[3],
-            key[4],
-            progress=lambda d, t: bar.progress(min(d / t, 1.0), text=f"fits: {d}/{t}"),
+            reference, learners_key[2], learners_key[3], learners_key[4], progress=learners_progress
         ),
     )
-    bar.empty()
+    learners_bar.empty()
 
 learner_rows = st.session_state.get("learner_results")
 if learner_rows:
@@ -303,8 +305,8 @@ if learner_rows:
             "note": [f"capped at m = {r['m']}" if r["capped"] else "" for r in learner_rows],
         }
     )
-    c = st.columns(2)
-    c[0].plotly_chart(
+    learner_charts = st.columns(2)
+    learner_charts[0].plotly_chart(
         figures.error_bars(
             frame["learner"],
             frame["misranking %"],
@@ -314,7 +316,7 @@ if learner_rows:
         ),
         key="learners_fig",
     )
-    c[1].dataframe(
+    learner_charts[1].dataframe(
         frame,
         hide_index=True,
         key="learners_table",

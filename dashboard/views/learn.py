@@ -44,6 +44,7 @@ from ranking_core.grids.compare import RISK_CATEGORIES, compare_grids
 from ranking_core.grids.files import grid_csv, grid_npy, grid_png
 from ranking_core.grids.learned import GLUCOSE_AXIS
 from ranking_core.grids.raster import grade_lines, grid_image, png_bytes
+from ranking_core.inputs import format_names, upload_types
 from ranking_core.learn import (
     CRITERIA,
     CRITERION_LABELS,
@@ -212,8 +213,9 @@ if source == SOURCES[0]:
 elif source == SOURCES[1]:
     c = st.columns([4, 1])
     upload = c[0].file_uploader(
-        "Rating set: columns reference, estimate, rating (0–4), optionally rater; CSV, TSV or XLSX",
-        type=["csv", "tsv", "txt", "xlsx"],
+        "Rating set: columns reference, estimate, rating (0–4), optionally rater; "
+        f"{format_names()}",
+        type=upload_types(),
         key="learn_upload",
     )
     unit = c[1].radio(

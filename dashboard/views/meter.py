@@ -24,9 +24,12 @@ from dashboard.common import (
 )
 from ranking_core.grids.registry import get_grid
 from ranking_core.grids.seg import MISSING_SEG_MESSAGE
-from ranking_core.inputs import MGDL_PER_MMOLL, UNITS, InputError
+from ranking_core.inputs import MGDL_PER_MMOLL, UNITS, InputError, format_names, upload_types
 from ranking_core.inputs.series import SERIES_FORMATS, GlucoseSeries, read_series
 from ranking_core.meter import MeterPairs, MeterReport, PairsFileError, meter_report, read_pairs
+from ranking_core.meter.acceptance import JudgeSettings, default_standards
+from ranking_core.meter.bounds import BOUNDS
+from ranking_core.meter.cg_diva import CG_DIVA_CAPTION
 from ranking_core.meter.display import FAILS, MEETS, NO_PAIRS, PASSES, VERDICT, display_frame
 from ranking_core.meter.document import (
     VERDICT_COLOURS,
@@ -37,9 +40,10 @@ from ranking_core.meter.document import (
 )
 from ranking_core.meter.export import figure_html, safe_csv
 from ranking_core.meter.figures import bland_altman_figure
-from ranking_core.meter.grid_plots import PNG_DPI, figure_png, grid_plot
+from ranking_core.meter.grid_plots import PNG_DPI, cg_diva_plot, figure_png, grid_plot
 from ranking_core.meter.pairing import Pairing, pair_series
-from ranking_core.meter.report import HYPO_MISSED_RULE, pair_results
+from ranking_core.meter.report import HYPO_MISSED_RULE, device_of, pair_results
+from ranking_core.meter.standards import DEVICES, STANDARDS
 from ranking_core.panels import simulate_panel
 
 DEMO_PAIRS = 200  # pairs in the built-in demonstration set
@@ -154,7 +158,7 @@ def pair_columns(report: MeterReport) -> dict:
     }
 
 
-TEXT_TYPES = ["csv", "tsv", "txt", "xlsx"]
+TEXT_TYPES = upload_types()  # the formats of the input layer (READERS)
 source = st.radio(
     "Pairs",
     ("Built-in demo",)
@@ -272,7 +276,7 @@ elif source == "Sensor + reference":
             )
 elif source == "Upload":
     upload = st.file_uploader(
-        "BGM and REF columns (CSV, TSV or XLSX)", type=TEXT_TYPES, key="meter_upload"
+        f"BGM and REF columns ({format_names()})", type=TEXT_TYPES, key="meter_upload"
     )
     if upload is not None:
         unit = unit_choice(upload.file_id)
@@ -343,6 +347,51 @@ if learned is not None:
 
 given["SEG table"] = seg.used  # which table: file name, sha256 prefix, who provided it
 
+# the standards: the device picks the default (ISO 15197 for a meter, iCGM for a CGM); both
+# choices belong to this data (a new file starts from its own device)
+detected = device_of(pairs) if isinstance(pairs, MeterPairs) else "bgm"
+data_key = sha256(repr(pairs_key).encode()).hexdigest()[:12]
+c = st.columns([1, 2, 1])
+device_type = c[0].radio(
+    "Device",
+    tuple(DEVICES),
+    index=tuple(DEVICES).index(detected),
+    format_func=lambda d: DEVICES[d],
+    key=f"meter_device_{data_key}",
+    help="Detected from the file: a sensor column or sensor times mean a CGM.",
+)
+standards_chosen = c[1].multiselect(
+    "Standards to judge by",
+    tuple(STANDARDS),
+    default=list(default_standards(device_type)),
+    format_func=lambda n: STANDARDS[n].title,
+    key=f"meter_standards_{data_key}_{device_type}",
+)
+bound_choice = c[2].selectbox(
+    "Lower bound (A–G)",
+    ("default", *BOUNDS),
+    format_func=lambda b: (
+        "Korn–Graubard with clusters, else Clopper–Pearson" if b == "default" else BOUNDS[b].label
+    ),
+    key="meter_bound",
+)
+range_choice = st.radio(
+    "Measuring range",
+    ("own", "none"),
+    format_func=lambda r: (
+        "each standard's own (iCGM: 40–400 mg/dL by the sensor's reading)"
+        if r == "own"
+        else "judge every pair"
+    ),
+    horizontal=True,
+    key="meter_range",
+)
+judge = JudgeSettings(
+    tuple(standards_chosen),
+    measuring_range="default" if range_choice == "own" else None,
+    bound=None if bound_choice == "default" else bound_choice,
+)
+
 
 @st.cache_data(show_spinner="Computing the report…", max_entries=8)
 def cached_report(
@@ -352,10 +401,20 @@ def cached_report(
     _learned: object,
     parkes_type: int,
     given: dict[str, str],
+    judge: JudgeSettings,
+    device: str,
 ) -> MeterReport:
-    """The report, computed once per (pairs, SEG table, learned grid, Parkes type)."""
+    """The report, computed once per (pairs, SEG table, learned grid, Parkes type, standards)."""
     del key  # cache key only
-    return meter_report(_pairs, _seg, _learned, parkes_type=parkes_type, provenance=given)
+    return meter_report(
+        _pairs,
+        _seg,
+        _learned,
+        parkes_type=parkes_type,
+        provenance=given,
+        judge=judge,
+        device=device,
+    )
 
 
 try:
@@ -371,6 +430,8 @@ try:
         learned,
         parkes_type,
         given,
+        judge,
+        device_type,
     )
 except (PairsFileError, ValueError) as exc:
     st.error(f"No report: {plain(exc)}")
@@ -414,13 +475,13 @@ c[3].markdown(f"binomial test: {verdict(binomial['meets'], MEETS)}")
 for caveat in report.caveats:
     st.warning(plain(caveat))
 
-st.subheader("Acceptance criteria")
+st.subheader("Acceptance criteria: " + ", ".join(STANDARDS[n].title for n in report.standards))
 st.caption(
-    "ISO 15197:2013 (blood glucose meters): a criterion passes when its observed share "
-    "reaches the required share. FDA iCGM special controls (21 CFR 862.1355; ranges by "
-    "the sensor's reading): A–G pass when the one-sided 95 % lower confidence bound "
-    "exceeds the required share; H and I allow no pair. "
-    + " ".join(plain(n) for n in report.acceptance_notes)
+    plain(
+        " ".join(f"{STANDARDS[n].title}: {STANDARDS[n].citation}." for n in report.standards)
+        + " "
+        + " ".join(report.acceptance_notes)
+    )
 )
 
 
@@ -445,7 +506,10 @@ def show_table(name: str, frame: pd.DataFrame, where=st) -> None:
     where.table(styled)
 
 
-show_table("acceptance", report.acceptance)
+if report.standards:
+    show_table("acceptance", report.acceptance)
+else:
+    st.info("No standard chosen: pick one or more above to see their verdicts.")
 
 notes = [m for m in report.messages if m != MISSING_SEG_MESSAGE]
 if notes:
@@ -517,6 +581,12 @@ for i, name in enumerate(side_by_side):
     if name in report.zone_grids:
         column.caption(plain(get_grid(report.zone_grids[name]).purpose))
     show_table(name, tables[name], column)
+    if name == "cg_diva" and report.cg_diva is not None:
+        column.image(
+            figure_png(cg_diva_plot(report.cg_diva), dpi=SCREEN_DPI),
+            width="stretch",
+            caption=CG_DIVA_CAPTION,
+        )
 if "risk_categories" in tables:
     st.markdown(f"**{titles['risk_categories']}**")
     show_table("risk_categories", tables["risk_categories"])

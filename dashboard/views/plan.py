@@ -12,6 +12,7 @@ import streamlit as st
 from dashboard import figures
 from dashboard.common import init_state, plain, public_mode, read_upload, size_limit
 from ranking_core.grids.learned import GLUCOSE_AXIS
+from ranking_core.inputs import format_names, upload_types
 from ranking_core.learn import learn_panel
 from ranking_core.meter.export import safe_csv
 from ranking_core.panels import (
@@ -43,7 +44,7 @@ init_state(plan_k=20, plan_seed=0, plan_method="imse")
 
 
 @st.cache_data(show_spinner="Checking the upload…", max_entries=4)
-def uploaded(content: bytes, name: str, unit: str) -> RatingSet:
+def uploaded(content: bytes, name: str, unit: str | None) -> RatingSet:
     return read_rating_set(io.BytesIO(content), unit=unit, name=name)
 
 
@@ -62,8 +63,8 @@ data_key = "none"
 if source == SOURCES[1]:
     c = st.columns([3, 1])
     upload = c[0].file_uploader(
-        "Ratings: columns reference, estimate, rating (0..4), optional rater; CSV, TSV or XLSX",
-        type=["csv", "tsv", "txt", "xlsx"],
+        f"Ratings: columns reference, estimate, rating (0..4), optional rater; {format_names()}",
+        type=upload_types(),
         key="plan_upload",
     )
     unit = c[1].radio(
@@ -74,12 +75,13 @@ if source == SOURCES[1]:
         help="Not chosen: named in the headers, else mg/dL.",
     )
     if upload is not None:
-        ratings = read_upload(lambda: uploaded(upload.getvalue(), upload.name, unit))
+        content, upload_name = upload.getvalue(), upload.name
+        ratings = read_upload(lambda: uploaded(content, upload_name, unit))
         if ratings is not None:
             data_key = f"upload:{upload.file_id}:{unit}"
 elif source == SOURCES[2]:
-    c = st.columns(2)
-    m = c[0].number_input(
+    demo_inputs = st.columns(2)
+    m = demo_inputs[0].number_input(
         "Number of ratings",
         40,
         size_limit("plan_demo_m", 600),
@@ -87,7 +89,7 @@ elif source == SOURCES[2]:
         step=10,
         key="plan_demo_m",
     )
-    demo_seed = c[1].number_input(
+    demo_seed = demo_inputs[1].number_input(
         "Simulation draw",
         0,
         10_000,
@@ -113,23 +115,27 @@ seed = c[1].number_input(
     help="the random candidate pairs the proposal is chosen from",
 )
 method = c[2].selectbox(
-    "How the pairs are chosen", tuple(METHODS), format_func=METHODS.get, key="plan_method"
+    "How the pairs are chosen",
+    tuple(METHODS),
+    format_func=lambda name: METHODS[name],
+    key="plan_method",
 )
 enough = ratings is not None and len(ratings.frame) >= MIN_RATINGS
 if ratings is not None and not enough:
     st.info(f"Fewer than {MIN_RATINGS} ratings: the proposal is a space-filling start.")
 
 fit = None
-if enough:
+if ratings is not None and enough:
     fit_key = ("plan_fit", data_key)
     if st.session_state.get("plan_fit_key") != fit_key:
         bar = st.progress(0.0, text="Learning the grid from the ratings so far…")
-        fit = learn_panel(
-            ratings,
-            progress=lambda done, total: bar.progress(
+
+        def report_fit(done: int, total: int) -> None:
+            bar.progress(
                 min(done / max(total, 1), 1.0), text="Learning the grid from the ratings so far…"
-            ),
-        )
+            )
+
+        fit = learn_panel(ratings, progress=report_fit)
         band = risk_band(fit.model)
         bar.empty()
         st.session_state.update(plan_fit_key=fit_key, plan_fit=fit, plan_band=band)
@@ -254,15 +260,15 @@ if fit is None:  # with ratings, the uncertainty map above shows the pairs
 else:
     left = st.container()
 left.dataframe(table, hide_index=True, height=min(480, 36 + 35 * len(pairs)))
-c = st.columns(2)
-c[0].download_button(
+downloads = st.columns(2)
+downloads[0].download_button(
     "Rating form (CSV)",
     rating_form_csv(pairs),
     file_name="next_pairs.csv",
     mime="text/csv",
     key="plan_csv",
 )
-c[1].download_button(
+downloads[1].download_button(
     "Printable sheet (HTML)",
     rating_form_html(pairs),
     file_name="next_pairs.html",

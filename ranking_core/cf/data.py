@@ -24,14 +24,14 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, cast
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
-from ranking_core.inputs import Limits, open_binary, read_text
+from ranking_core.inputs import Limits, open_binary, read_text, reader_named
 
 Source = str | os.PathLike | IO[bytes] | bytes
 
@@ -285,7 +285,7 @@ def _jester_table(source: Source, label: str) -> tuple[NDArray[np.float64], NDAr
         raise ValueError(
             f"{label}: the legacy Excel .xls format is not accepted; save the sheet as .xlsx or CSV"
         )
-    if suffix in (".xlsx", ".xlsm"):
+    if suffix in reader_named("xlsx").suffixes:
         from ranking_core.inputs.xlsx import xlsx_rows
 
         with open_binary(source, label) as binary, xlsx_rows(binary, label, Limits()) as (rows, _):
@@ -319,8 +319,9 @@ def read_jester(path: Source, errors: str = "raise", name: str | None = None) ->
             f"found {table.shape[1]} column(s)"
         )
     check = _Checker(source, len(table), errors)
+    finite_rows = cast(NDArray[np.bool_], np.isfinite(table).all(axis=1))  # one per row (2-D)
     check.rule(
-        ~np.isfinite(table).all(axis=1),
+        ~finite_rows,
         numbers,
         f"{table.shape[1]} numeric cells (count, then {table.shape[1] - 1} jokes)",
     )

@@ -110,7 +110,7 @@ def read_movie_info(path: str | Path, item_ids: NDArray[np.int64]) -> MovieInfo:
     missing = np.setdiff1d(item_ids, position.index.to_numpy())
     if missing.size:
         raise ValueError(f"{path}: no metadata for movie id(s) {missing[:10].tolist()}")
-    rows = position.loc[item_ids].to_numpy()
+    rows = position.loc[pd.Index(item_ids)].to_numpy()
     return MovieInfo(year[rows], np.nan_to_num(genres[rows]))
 
 
@@ -173,16 +173,16 @@ def sample_pairs(
     sorted_users = users[order]
     starts = np.searchsorted(sorted_users, sorted_users, side="left")
     counts = np.searchsorted(sorted_users, sorted_users, side="right") - starts
-    pairs, total = [], 0
+    chunks, total = [], 0
     while total < n:
         k = rng.integers(0, len(order), size=2 * (n - total) + 100)
         other = starts[k] + rng.integers(0, counts[k])
         first, second = order[k], order[other]
         keep = ratings[first] != ratings[second]
         chosen = np.column_stack([first[keep], second[keep]])
-        pairs.append(chosen)
+        chunks.append(chosen)
         total += len(chosen)
-    pairs = np.vstack(pairs)[:n]
+    pairs = np.vstack(chunks)[:n]
     swap = ratings[pairs[:, 0]] < ratings[pairs[:, 1]]
     pairs[swap] = pairs[swap][:, ::-1]
     return pairs, ratings[pairs[:, 0]] - ratings[pairs[:, 1]]
@@ -212,6 +212,8 @@ class PairsConfig:
                 f"PairsConfig: experiments must be 1..20 (five parts give 20 "
                 f"(validation, test) assignments); got {self.experiments!r}"
             )
+        if not self.alphas:
+            raise ValueError("PairsConfig: alphas must list at least one α; got none")
         unknown = [loss for loss in self.losses if loss not in LOSSES]
         if unknown or not self.losses:
             raise ValueError(f"PairsConfig: losses must be among {LOSSES}; got {self.losses!r}")
@@ -272,15 +274,16 @@ def run_pairs(
             for n in config.train_pairs:
                 X_train, pairs, weights = split["train"]
                 used, local = _compact(pairs[:n])
-                best = (np.inf, None, 0.0)
+                best: tuple[float, PairwiseLinearRanker, float] | None = None
                 for alpha in config.alphas:
                     model = PairwiseLinearRanker(loss, alpha, epsilon=config.epsilon).fit(
                         X_train[used], local, weights[:n]
                     )
                     X_val, val_pairs, val_weights = split["validation"]
                     value = weighted_disagreement(model.predict(X_val), val_pairs, val_weights)
-                    if value < best[0]:
+                    if best is None or value < best[0]:
                         best = (value, model, alpha)
+                assert best is not None, "PairsConfig checks that alphas is not empty"
                 X_test, test_pairs, test_weights = split["test"]
                 losses[loss][n].append(
                     weighted_disagreement(best[1].predict(X_test), test_pairs, test_weights)

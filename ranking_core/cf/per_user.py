@@ -187,7 +187,7 @@ def plan_tasks(data: RatingMatrix, config: PerUserConfig) -> list[Task]:
         raise ValueError(
             f"the reference group {config.group[0]}–{config.group[1]} holds fewer than two users"
         )
-    tasks = []
+    tasks: list[tuple[int, int, int]] = []
     n = min(config.n_test_users, eligible.size)
     for rep in range(config.repeats):
         rng = np.random.default_rng(np.random.SeedSequence((config.seed, rep)))

@@ -55,6 +55,16 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "app",
         "Collaborative-filtering experiments of the papers (MovieLens, Jester).",
     ),
+    "plan-study": (
+        "ranking_core.cli.plan_study",
+        "plan_study",
+        "Probability that a device passes a standard in a planned study; sensors needed.",
+    ),
+    "conformance": (
+        "ranking_core.cli.conformance",
+        "conformance",
+        "Check riskgrid's statistics against public test vectors; write docs/CONFORMANCE.md.",
+    ),
     "records": (
         "ranking_core.cli.records",
         "app",

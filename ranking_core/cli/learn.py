@@ -19,6 +19,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ranking_core.filters import FILTERS
+from ranking_core.inputs import format_names
 from ranking_core.learn import KERNELS, PRESET_LABELS, PRESETS, RULES
 
 console = Console()
@@ -63,7 +64,7 @@ def learn(
     ratings: Annotated[
         Path,
         typer.Argument(
-            help="Rating set: CSV, TSV or XLSX with columns reference, estimate, rating (0..4)."
+            help=f"Rating set: {format_names()} with columns reference, estimate, rating (0..4)."
         ),
     ],
     out_dir: Annotated[

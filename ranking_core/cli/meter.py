@@ -23,12 +23,33 @@ from ranking_core.grids.seg import (
     SEGTableMissing,
     find_seg_table,
 )
-from ranking_core.inputs import MGDL_PER_MMOLL, with_limits
+from ranking_core.inputs import MGDL_PER_MMOLL, format_names, with_limits
+from ranking_core.meter.acceptance import default_standards
+from ranking_core.meter.bounds import BOUNDS
 from ranking_core.meter.pairs import PairsFileError, read_pairs
-from ranking_core.meter.report import MeterReport
+from ranking_core.meter.report import MeterReport, device_of
 from ranking_core.meter.report import meter_report as build_report
+from ranking_core.meter.standards import DEVICES, profile_names
 
 console = Console()
+STANDARD_NAMES = profile_names()
+BOUND_NAMES = tuple(BOUNDS)
+
+
+def _standards(profile: str | None) -> tuple[str, ...] | None:
+    """--profile NAME[,NAME] or all → the standards' names (None: the device's default)."""
+    if profile is None:
+        return None
+    names = tuple(n.strip() for n in profile.split(",") if n.strip())
+    if names == ("all",):
+        return STANDARD_NAMES
+    unknown = [n for n in names if n not in STANDARD_NAMES]
+    if unknown or not names:
+        raise ValueError(
+            f"--profile: choose from {', '.join(STANDARD_NAMES)} or all (comma-separated); "
+            f"got {shown(profile)}"
+        )
+    return tuple(dict.fromkeys(names))
 
 
 def _print_table(title: str, text: pd.DataFrame, caption: str | None = None) -> None:
@@ -53,10 +74,14 @@ def _print_tables(report: MeterReport) -> None:
 
     titles = report.titles()
     for name, frame in report.tables().items():
-        if name == "acceptance":  # one table per profile, narrow enough for 80 columns
-            for profile, rows in frame.groupby("profile", sort=False):
+        if name == "acceptance":  # one table per standard, narrow enough for 80 columns
+            keys = ["group", "profile"] if "group" in frame else ["profile"]
+            for key, rows in frame.groupby(keys, sort=False):
+                group, profile = key if len(keys) == 2 else ("", key[0])
                 text = display_frame(rows, name, report.glucose_unit)
-                text = text.drop(columns=["Profile", "Rule"]).rename(
+                text = text.drop(
+                    columns=[c for c in ("Group", "Profile", "Rule") if c in text]
+                ).rename(
                     columns={
                         "Criterion": "",
                         "Pairs counted / in range": "Pairs",
@@ -65,15 +90,15 @@ def _print_tables(report: MeterReport) -> None:
                         "Required (%)": "Needs %",
                     }
                 )
+                rules = "; ".join(
+                    f"{', '.join(part['id'])}: {rule}"
+                    for rule, part in rows.groupby("rule", sort=False)
+                )
+                where = f" — {report.group_column} {group}" if group != "" else ""
                 _print_table(
-                    f"{get_profile(str(profile)).title} acceptance criteria",
+                    f"{get_profile(str(profile)).title} acceptance criteria{where}",
                     text,
-                    f"Verdict: {rows['rule'].iloc[0]}"
-                    + (
-                        ""
-                        if rows["rule"].nunique() == 1
-                        else " (A–G); H, I: no pair allowed; J, K: observed share < required"
-                    ),
+                    f"Verdict: {rules}",
                 )
             continue
         purpose = get_grid(report.zone_grids[name]).purpose if name in report.zone_grids else None
@@ -114,7 +139,9 @@ def _learned_provenance(path: Path) -> dict[str, str]:
 def meter_report(
     pairs: Annotated[
         Path,
-        typer.Argument(help="CSV, TSV or XLSX with BGM and REF columns (see README, Input files)."),
+        typer.Argument(
+            help=f"{format_names()} with BGM and REF columns (see README, Input files)."
+        ),
     ],
     unit: Annotated[
         str | None,
@@ -180,15 +207,68 @@ def meter_report(
             "(tables, error-grid plots, ISO criteria, statistics by range).",
         ),
     ] = None,
+    device: Annotated[
+        str | None,
+        typer.Option(
+            "--device",
+            help="bgm (a blood glucose meter) or cgm (a continuous glucose monitor): picks the "
+            "default standard (ISO 15197 for a meter, the FDA iCGM special controls for a CGM). "
+            "Default: cgm when the file has sensor times or a sensor column, else bgm.",
+        ),
+    ] = None,
     profile: Annotated[
-        str,
+        str | None,
         typer.Option(
             "--profile",
-            help="Acceptance criteria to judge the pairs by: iso15197 (ISO "
-            "15197:2013), icgm (FDA iCGM special controls, 21 CFR 862.1355) "
-            "or all.",
+            help="Standards to judge the pairs by, comma-separated, or all: "
+            f"{', '.join(STANDARD_NAMES)}. Default: the device's standard.",
         ),
-    ] = "all",
+    ] = None,
+    measuring_range: Annotated[
+        str | None,
+        typer.Option(
+            "--measuring-range",
+            help="LOW-HIGH mg/dL (inclusive, by the device's reading) inside which every chosen "
+            "standard judges, or none for every pair. Default: each standard's own (iCGM: "
+            "40-400; the meter standards: none).",
+        ),
+    ] = None,
+    bound: Annotated[
+        str | None,
+        typer.Option(
+            "--bound",
+            help="Lower confidence bound of the criteria judged by one: "
+            f"{', '.join(BOUND_NAMES)}. Default: kg with a sensor or subject column, else cp.",
+        ),
+    ] = None,
+    resamples: Annotated[
+        int,
+        typer.Option(
+            "--resamples", min=100, max=100_000, help="Bootstrap resamples (--bound bootstrap)."
+        ),
+    ] = 10_000,
+    seed: Annotated[
+        int,
+        typer.Option("--seed", min=0, max=2**32 - 1, help="Seed of the bootstrap."),
+    ] = 1,
+    rate_gap: Annotated[
+        float,
+        typer.Option(
+            "--rate-gap",
+            min=0.1,
+            max=1440,
+            help="Minutes: consecutive pairs of a sensor at most this far apart give a rate of "
+            "change (criteria J and K).",
+        ),
+    ] = 30.0,
+    by: Annotated[
+        str | None,
+        typer.Option(
+            "--by",
+            help="A column of the file (population, site, lot) whose values each get every "
+            "standard judged again.",
+        ),
+    ] = None,
     pairs_out: Annotated[
         Path | None,
         typer.Option(
@@ -202,16 +282,18 @@ def meter_report(
 ) -> None:
     """Meter accuracy report of BGM/REF pairs: the official SEG tool's tables, DTS, Clarke and
     Parkes zones, ISO 15197:2013 criteria, statistics by glucose range."""
-    from ranking_core.meter.acceptance import profile_names
+    from ranking_core.meter.acceptance import JudgeSettings, parse_measuring_range
 
-    if profile not in (*profile_names(), "all"):
-        console.print(
-            f"--profile: choose one of {', '.join(profile_names())} or all; got {shown(profile)}",
-            style="red",
-            highlight=False,
-        )
-        raise typer.Exit(1)
-    profiles = profile_names() if profile == "all" else (profile,)
+    try:
+        standards = _standards(profile)
+        span = "default" if measuring_range is None else parse_measuring_range(measuring_range)
+        if device is not None and device not in DEVICES:
+            raise ValueError(f"--device: choose bgm or cgm; got {shown(device)}")
+        if bound is not None and bound not in BOUND_NAMES:
+            raise ValueError(f"--bound: choose one of {', '.join(BOUND_NAMES)}; got {shown(bound)}")
+    except ValueError as exc:
+        console.print(shown(exc), style="red", highlight=False)
+        raise typer.Exit(1) from exc
     if report_file is not None:
         from ranking_core.meter.document import REPORT_FORMATS
 
@@ -227,7 +309,7 @@ def meter_report(
         None, max_rows=max_rows, max_bytes=None if max_mb is None else int(max_mb * 2**20)
     )
     try:
-        data = read_pairs(pairs, unit=unit, sheet=sheet, limits=limits)
+        data = read_pairs(pairs, unit=unit, sheet=sheet, limits=limits, by=by)
     except PairsFileError as exc:
         console.print(shown(exc), style="red", highlight=False)
         raise typer.Exit(1) from exc
@@ -263,8 +345,23 @@ def meter_report(
             raise typer.Exit(1) from None
         given.update(_learned_provenance(learned_grid))
     try:
+        chosen = device or device_of(data)
+        judge = JudgeSettings(
+            standards or default_standards(chosen),
+            measuring_range=span,
+            bound=bound,
+            resamples=resamples,
+            seed=seed,
+        )
         report = build_report(
-            data, table, learned, parkes_type=parkes_type, profiles=profiles, provenance=given
+            data,
+            table,
+            learned,
+            parkes_type=parkes_type,
+            provenance=given,
+            judge=judge,
+            device=chosen,
+            rate_gap=rate_gap,
         )
     except ValueError as exc:
         console.print(shown(exc), style="red", highlight=False)
@@ -313,4 +410,9 @@ def meter_report(
         for name, figure in report_figures(report, table, learned).items():
             paths.append(out_dir / f"{name}.png")  # the report's plots: no browser needed
             paths[-1].write_bytes(figure_png(figure))
+        if report.cg_diva is not None:
+            from ranking_core.meter.grid_plots import cg_diva_plot
+
+            paths.append(out_dir / "cg_diva.png")
+            paths[-1].write_bytes(figure_png(cg_diva_plot(report.cg_diva)))
         console.print(f"wrote {len(paths)} files to {shown(out_dir)}", highlight=False)

@@ -9,6 +9,7 @@ import typer
 from rich.console import Console
 
 from ranking_core.cli import shown
+from ranking_core.inputs import format_names
 
 console = Console()
 
@@ -17,8 +18,8 @@ def pair(
     sensor: Annotated[
         Path,
         typer.Argument(
-            help="Sensor series: generic CSV (timestamp, "
-            "glucose), Dexcom Clarity or LibreView export."
+            help=f"Sensor series ({format_names()}): a generic table (timestamp, "
+            "glucose), a Dexcom Clarity or LibreView export."
         ),
     ],
     reference: Annotated[

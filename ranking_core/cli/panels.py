@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 
 from ranking_core.cli import shown
+from ranking_core.inputs import format_names
 
 console = Console()
 
@@ -18,7 +19,7 @@ def plan_panel(
     ratings: Annotated[
         Path | None,
         typer.Argument(
-            help="Ratings so far (CSV, TSV or XLSX with columns reference, estimate, rating and "
+            help=f"Ratings so far ({format_names()} with columns reference, estimate, rating and "
             "optionally rater). Leave out to get a space-filling start design."
         ),
     ] = None,

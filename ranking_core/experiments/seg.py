@@ -34,7 +34,7 @@ from ranking_core.learn import (
     preset_name,
     with_diagonal_anchors,
 )
-from ranking_core.metrics import pairwise_misranking
+from ranking_core.metrics import Predictor, pairwise_misranking
 from ranking_core.selection import fit_apriori_lambda
 
 __all__ = [
@@ -69,7 +69,7 @@ def draw_seg_ratings(
 
 
 def _evaluate(
-    model: object, table: SEGTable, rng: np.random.Generator, n_test: int
+    model: Predictor, table: SEGTable, rng: np.random.Generator, n_test: int
 ) -> tuple[float, NDArray]:
     X_test, y_test = draw_seg_ratings(table, n_test, rng)
     predicted = model.predict(X_test)

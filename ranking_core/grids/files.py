@@ -34,6 +34,7 @@ from ranking_core.grids.seg import GLUCOSE_MAX
 
 __all__ = [
     "GRID_FILES",
+    "GRID_FILE_SUFFIXES",
     "SIZE",
     "GridFileError",
     "grid_csv",
@@ -171,6 +172,10 @@ def _read_csv(stream: IO[bytes], name: str) -> NDArray:
     return grid.reshape(SIZE, SIZE)
 
 
+_GRID_READERS = {".npy": _read_npy, ".csv": _read_csv}
+GRID_FILE_SUFFIXES = tuple(_GRID_READERS)  # the grid files read back (read_grid_file)
+
+
 def read_grid_file(
     source: str | os.PathLike | bytes,
     name: str | None = None,
@@ -195,14 +200,12 @@ def read_grid_file(
             ) from None
     suffix = Path(label).suffix.lower()
     with opened as stream:
-        if suffix == ".npy":
-            grid = _read_npy(stream, label)
-        elif suffix == ".csv":
-            grid = _read_csv(stream, label)
-        else:
+        if suffix not in _GRID_READERS:
             raise GridFileError(
-                f"{label}: a grid file is .npy or .csv (as written by riskgrid learn)"
+                f"{label}: a grid file is {' or '.join(GRID_FILE_SUFFIXES)} (as written by "
+                "riskgrid learn)"
             )
+        grid = _GRID_READERS[suffix](stream, label)
     grid = np.asarray(grid, dtype=np.float64)
     if not np.isfinite(grid).all():
         raise GridFileError(

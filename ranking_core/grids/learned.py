@@ -10,6 +10,8 @@ fitted model is evaluated through its own blocked ``predict``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
@@ -80,10 +82,16 @@ def learned_grid(model, axis: ArrayLike = GLUCOSE_AXIS) -> NDArray[np.float64]:
     transform = None
     if isinstance(kernel, TransformedKernel):
         transform, kernel = kernel.transform, kernel.base
-    lattice = {GaussianKernel: gaussian_lattice, LaplacianKernel: laplacian_lattice}.get(
-        type(kernel)
-    )
-    if lattice is not None and getattr(model, "X_fit_", None) is not None:
+    lattices: dict[type, Callable[..., NDArray[np.float64]]] = {
+        GaussianKernel: gaussian_lattice,
+        LaplacianKernel: laplacian_lattice,
+    }
+    lattice = lattices.get(type(kernel))
+    if (
+        lattice is not None
+        and isinstance(kernel, GaussianKernel | LaplacianKernel)
+        and getattr(model, "X_fit_", None) is not None
+    ):
         from sklearn.utils.validation import check_is_fitted  # on use: the meter report needs none
 
         check_is_fitted(model, "coef_")

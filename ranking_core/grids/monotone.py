@@ -106,11 +106,11 @@ def monotone_violations(grid: ArrayLike) -> dict[str, float]:
     i, j = np.meshgrid(np.arange(n - 1), np.arange(n), indexing="ij")
     # step from column i to i + 1 in row j (and, transposed, row i to i + 1 in column j):
     # moving away from the diagonal when i ≥ j
-    falls = []
+    parts = []
     for surface in (grid.T, grid):  # rows of the grid, then its columns
         step = surface[1:, :] - surface[:-1, :]
-        falls.append(np.where(i >= j, -step, step))
-    falls = np.concatenate([f.ravel() for f in falls])
+        parts.append(np.where(i >= j, -step, step))
+    falls = np.concatenate([f.ravel() for f in parts])
     return {
         "share": float(np.mean(falls > 0)),
         "largest": float(max(falls.max(), 0.0)),

@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 from functools import lru_cache
 from pathlib import Path
+from typing import cast
 
 import contourpy
 import numpy as np
@@ -51,8 +52,13 @@ def grade_lines(
     (REF, measured) in mg/dL."""
     z = np.abs(np.asarray(grid, dtype=np.float64))[::step, ::step].T
     axis = np.arange(0, SIZE, step, dtype=np.float64)
-    generator = contourpy.contour_generator(x=axis, y=axis, z=z)
-    return [line for level in levels for line in generator.lines(level)]
+    generator = contourpy.contour_generator(
+        x=axis, y=axis, z=z, line_type=contourpy.LineType.Separate
+    )
+    # LineType.Separate: lines(level) is a list of (k, 2) float64 vertex arrays.
+    return [
+        line for level in levels for line in cast(list[NDArray[np.float64]], generator.lines(level))
+    ]
 
 
 def _difference_rgb(values: NDArray[np.float64], bound: float) -> NDArray[np.uint8]:
@@ -142,11 +148,11 @@ def grid_image(
     draw.text((LEFT, 10), title, fill="black", font=font)
     draw.rectangle((LEFT - 1, TOP - 1, LEFT + SIZE, TOP + SIZE), outline="black")
     for tick in range(0, GLUCOSE_MAX + 1, 100):
-        x, y = LEFT + tick, TOP + GLUCOSE_MAX - tick
-        draw.line((x, TOP + SIZE, x, TOP + SIZE + 5), fill="black")
-        draw.text((x, TOP + SIZE + 8), str(tick), fill="black", font=font, anchor="mt")
-        draw.line((LEFT - 6, y, LEFT, y), fill="black")
-        draw.text((LEFT - 9, y), str(tick), fill="black", font=font, anchor="rm")
+        tick_x, tick_y = LEFT + tick, TOP + GLUCOSE_MAX - tick
+        draw.line((tick_x, TOP + SIZE, tick_x, TOP + SIZE + 5), fill="black")
+        draw.text((tick_x, TOP + SIZE + 8), str(tick), fill="black", font=font, anchor="mt")
+        draw.line((LEFT - 6, tick_y, LEFT, tick_y), fill="black")
+        draw.text((LEFT - 9, tick_y), str(tick), fill="black", font=font, anchor="rm")
     for label, height in labels:
         draw.text(
             (LEFT + SIZE + 52, TOP + round(height * GLUCOSE_MAX)),
@@ -163,11 +169,11 @@ def grid_image(
         font=font,
         anchor="mt",
     )
-    label = Image.new("RGB", (SIZE, 28), "white")
-    ImageDraw.Draw(label).text(
+    axis_label = Image.new("RGB", (SIZE, 28), "white")
+    ImageDraw.Draw(axis_label).text(
         (SIZE // 2, 14), "measured glucose (mg/dL)", fill="black", font=font, anchor="mm"
     )
-    image.paste(label.rotate(90, expand=True), (8, TOP))
+    image.paste(axis_label.rotate(90, expand=True), (8, TOP))
     return image
 
 

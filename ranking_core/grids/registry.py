@@ -20,6 +20,7 @@ import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import TypeVar, overload
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -192,6 +193,13 @@ def report_grids(diabetes_type: int = 1, kind: type[ErrorGrid] = ZoneGrid) -> di
     }
 
 
+GridKind = TypeVar("GridKind", bound=ErrorGrid)
+
+
+@overload
+def get_grid(name: str) -> ErrorGrid: ...
+@overload
+def get_grid(name: str, kind: type[GridKind]) -> GridKind: ...
 def get_grid(name: str, kind: type[ErrorGrid] = ErrorGrid) -> ErrorGrid:
     """The grid registered under ``name``; :class:`UnknownGridError` lists the choices when there
     is none (of that kind)."""

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import IO
+from typing import IO, Literal
 
 import numpy as np
 import pandas as pd
@@ -23,6 +23,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ranking_core.grids.lattice import GLUCOSE_MAX
 from ranking_core.grids.registry import risk_grid
+from ranking_core.inputs import reader_named
 from ranking_core.validation import describe_rows
 
 __all__ = [
@@ -31,6 +32,7 @@ __all__ = [
     "MISSING_SEG_MESSAGE",
     "SEG_COLUMNS",
     "SEG_TABLE_ENV",
+    "SEG_TABLE_SUFFIXES",
     "SEGTable",
     "SEGTableError",
     "SEGTableMissing",
@@ -40,6 +42,9 @@ __all__ = [
 ]
 
 SEG_TABLE_ENV = "SEG_TABLE"
+# the SEG table's files: CSV, gzip-compressed CSV, and the input layer's workbooks (READERS)
+WORKBOOK_SUFFIXES = reader_named("xlsx").suffixes
+SEG_TABLE_SUFFIXES = (".csv", ".gz", *WORKBOOK_SUFFIXES)
 SEG_COLUMNS = ("RiskPairID", "REF", "BGM", "RiskFactor", "abs_risk")
 MISSING_SEG_MESSAGE = (
     "No SEG risk table is configured. riskgrid does not ship the official Surveillance Error Grid "
@@ -143,8 +148,8 @@ def seg_table_from_frame(frame: pd.DataFrame, source: str = "") -> SEGTable:
         )
     cols = {c: pd.to_numeric(frame[by_lower[c.lower()]], errors="coerce") for c in SEG_COLUMNS[1:]}
     problems = []
-    for name, values in cols.items():
-        bad = np.flatnonzero(~np.isfinite(values.to_numpy(dtype=np.float64)))
+    for name, column in cols.items():
+        bad = np.flatnonzero(~np.isfinite(column.to_numpy(dtype=np.float64)))
         if bad.size:
             problems.append(_problem(f"{name} is not a finite number", bad))
     ref = cols["REF"].to_numpy(dtype=np.float64)
@@ -188,7 +193,7 @@ def seg_table_from_frame(frame: pd.DataFrame, source: str = "") -> SEGTable:
     return SEGTable(signed.reshape(GLUCOSE_MAX + 1, GLUCOSE_MAX + 1), source)
 
 
-def load_seg_table(path: str | os.PathLike | IO[bytes], name: str | None = None) -> SEGTable:
+def load_seg_table(path: str | os.PathLike[str] | IO[bytes], name: str | None = None) -> SEGTable:
     """Read and check a RiskPairData table from CSV, CSV.gz (compression inferred) or XLSX.
 
     ``path`` may be a file-like object (an upload); ``name`` then gives its file name for the
@@ -201,10 +206,11 @@ def load_seg_table(path: str | os.PathLike | IO[bytes], name: str | None = None)
             f"{label}: the legacy Excel .xls format is not accepted; accepted: CSV, CSV.gz or XLSX"
         )
     try:
-        if suffixes and suffixes[-1].lower() == ".xlsx":
+        if suffixes and suffixes[-1].lower() in WORKBOOK_SUFFIXES:
             frame = pd.read_excel(path, engine="openpyxl")
         else:
-            compression = "gzip" if suffixes and suffixes[-1].lower() == ".gz" else "infer"
+            gzip = bool(suffixes) and suffixes[-1].lower() == ".gz"
+            compression: Literal["gzip", "infer"] = "gzip" if gzip else "infer"
             frame = pd.read_csv(path, compression=compression, encoding_errors="strict")
     except FileNotFoundError as exc:
         raise SEGTableMissing(f"SEG table file not found: {label}. {MISSING_SEG_MESSAGE}") from exc

@@ -5,11 +5,14 @@ reference glucose series, collaborative-filtering uploads.
 :class:`Schema` of roles and returns a :class:`TableRead`: the typed columns of the valid rows, the
 refused rows grouped by rule with their line numbers, notes, and a summary ("n rows read, k
 refused"). Glucose is converted to mg/dL (:mod:`ranking_core.inputs.units`). The rules and limits
-are listed in the README section "Input files".
+are listed in the README section "Input files". The formats accepted are the entries of
+:data:`READERS` (upload widgets, help texts and messages read it: :func:`upload_types`,
+:func:`format_names`, :func:`accepted_formats`).
 """
 
-from ranking_core.inputs.table import (
-    ACCEPTED_FORMATS,
+from ranking_core.inputs.decoding import open_binary, read_text
+from ranking_core.inputs.rows import Reader
+from ranking_core.inputs.schema import (
     Field,
     HeaderNotFound,
     InputError,
@@ -19,11 +22,20 @@ from ranking_core.inputs.table import (
     Schema,
     TableRead,
     name_lines,
-    open_binary,
     quote,
-    read_table,
-    read_text,
     with_limits,
+)
+from ranking_core.inputs.table import (
+    ACCEPTED_FORMATS,
+    READERS,
+    accepted_formats,
+    format_names,
+    read_table,
+    reader_for,
+    reader_named,
+    register_reader,
+    unregister_reader,
+    upload_types,
 )
 from ranking_core.inputs.units import (
     MGDL_PER_MMOLL,
@@ -39,23 +51,32 @@ __all__ = [
     "ACCEPTED_FORMATS",
     "MGDL_PER_MMOLL",
     "PHYSICAL_MAX_MGDL",
+    "READERS",
     "UNITS",
     "Field",
     "HeaderNotFound",
     "InputError",
     "Limits",
+    "Reader",
     "RefusedRows",
     "Role",
     "Schema",
     "TableRead",
     "UnitError",
+    "accepted_formats",
     "check_unit",
+    "format_names",
     "from_mgdl",
     "name_lines",
     "open_binary",
     "quote",
     "read_table",
     "read_text",
+    "reader_for",
+    "reader_named",
+    "register_reader",
     "to_mgdl",
+    "unregister_reader",
+    "upload_types",
     "with_limits",
 ]

@@ -4,6 +4,8 @@ The archive's declared uncompressed sizes are checked first (all parts, the shar
 and the worksheet read), so a zip bomb or a huge shared-string table is refused before any of it
 is decompressed; :mod:`zipfile` never inflates a member beyond its declared size. The sheet is
 then read row by row with openpyxl's read-only mode (first sheet unless one is named).
+:func:`read_xlsx` is the table reader's XLSX format (:data:`ranking_core.inputs.table.READERS`):
+the header is the first non-blank row naming every required role.
 """
 
 from __future__ import annotations
@@ -16,14 +18,23 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import IO
 
+import numpy as np
 from openpyxl import Workbook
 from openpyxl.reader.excel import ExcelReader
 from openpyxl.styles.stylesheet import apply_stylesheet
 from openpyxl.worksheet._read_only import ReadOnlyWorksheet
 
-from ranking_core.inputs.table import InputError, Limits, quote
+from ranking_core.inputs.rows import (
+    CHUNK_ROWS,
+    Chunk,
+    Refusals,
+    Rows,
+    match_header,
+    missing_header,
+)
+from ranking_core.inputs.schema import InputError, Limits, Schema, name_lines, quote
 
-__all__ = ["xlsx_rows"]
+__all__ = ["read_xlsx", "xlsx_rows"]
 
 
 def _cell_text(value: object) -> str:
@@ -155,3 +166,74 @@ def xlsx_rows(
             book._archive.close()
     finally:
         archive.close()
+
+
+@contextmanager
+def read_xlsx(
+    binary: IO[bytes],
+    schema: Schema,
+    label: str,
+    limits: Limits,
+    refuse: Refusals,
+    sheet: str | None,
+) -> Iterator[Rows]:
+    """The XLSX reader: the header and the rows of one sheet (the first unless ``sheet`` names
+    one), streamed while the workbook is open; rows are numbered as the spreadsheet numbers
+    them."""
+    with xlsx_rows(binary, label, limits, sheet) as (sheet_rows, sheet_note):
+        yield _sheet_header(sheet_rows, schema, label, limits, sheet_note)
+
+
+def _sheet_header(
+    sheet_rows: Iterator[tuple[int, list[str]]],
+    schema: Schema,
+    label: str,
+    limits: Limits,
+    sheet_note: str,
+) -> Rows:
+    above: list[int] = []
+    header = None
+    first_cells: list[str] = []
+    for number, cells in sheet_rows:
+        if not any(c.strip() for c in cells):
+            continue
+        first_cells = first_cells or cells
+        header = match_header(cells, schema, label)
+        if header is not None:
+            break
+        above.append(number)
+        if len(above) >= limits.header_lines:
+            break
+    if header is None:
+        if not first_cells:
+            raise InputError(f"{label}: the sheet is empty")
+        raise missing_header(first_cells, schema, label, ", ".join(c for c in first_cells if c))
+    notes = [sheet_note] if sheet_note else []
+    if above:
+        notes.append(
+            f"{label}: {name_lines(np.asarray(above), 'row')} above the header skipped "
+            "(title or comment)"
+        )
+    width = header.width
+
+    def chunks() -> Iterator[Chunk]:
+        rows: list[list[str]] = []
+        numbers: list[int] = []
+        for number, cells in sheet_rows:
+            if not any(c.strip() for c in cells):
+                continue
+            # a sheet pads rows to its widest one: trailing empty cells are not fields
+            last = max(i for i, c in enumerate(cells) if c.strip()) + 1
+            rows.append(
+                cells[: max(last, width)]
+                if last > width
+                else cells[:width] + [""] * (width - len(cells))
+            )
+            numbers.append(number)
+            if len(rows) == CHUNK_ROWS:
+                yield Chunk(numbers, rows=rows)
+                rows, numbers = [], []
+        if rows:
+            yield Chunk(numbers, rows=rows)
+
+    return Rows(header, chunks(), "row", notes, True)

@@ -20,9 +20,9 @@ BaseEstimator)``, and defines ``__init__`` (its parameters, stored by :func:`sto
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -32,6 +32,9 @@ from sklearn.utils.validation import check_is_fitted
 from ranking_core.kernels import Kernel, make_kernel
 from ranking_core.metrics import pairwise_misranking
 from ranking_core.validation import check_inputs, check_training_data, positive_float
+
+if TYPE_CHECKING:
+    from ranking_core.spectral import Spectrum
 
 __all__ = [
     "BLOCK_ENTRIES",
@@ -76,6 +79,9 @@ class CheckedInputsMixin:
 class RankingScoreMixin:
     """``score`` = 1 − pairwise misranking (Kriukova et al. 2014, eq. (1)): higher is better."""
 
+    # defined by the learner (annotation only: nothing is set on the class)
+    predict: Callable[[ArrayLike], NDArray[np.float64]]
+
     def score(self, X: ArrayLike, y: ArrayLike, sample_weight: Any = None) -> float:
         """1 − the share of pairs with y_i > y_j that the predictions rank f_i ≤ f_j."""
         if sample_weight is not None:
@@ -90,6 +96,18 @@ class KernelMixin:
     ``kernel_``, ``X_fit_`` (``None`` for explicit features: then f(x) = xᵀc + b), ``coef_``
     ((p,) or (p, v)) and ``intercept_``.
     """
+
+    # the learner's parameters and fitted attributes, and CheckedInputsMixin's check
+    # (annotations only: nothing is set on the class)
+    kernel: str | Kernel
+    gamma: float | ArrayLike | None
+    degree: int | None
+    coef0: float | None
+    kernel_: Kernel
+    X_fit_: NDArray[np.float64] | None
+    coef_: NDArray[np.float64]
+    intercept_: float | NDArray[np.float64]
+    _check_prediction_inputs: Callable[[ArrayLike], NDArray[np.float64]]
 
     def _resolve_kernel(self) -> Kernel:
         """The kernel object; parameters left at ``None`` take the kernel class's defaults."""
@@ -117,9 +135,9 @@ class KernelMixin:
     def predict(self, X: ArrayLike) -> NDArray[np.float64]:
         """f(x) = Σ c_i K(x, x_i) + b on the rating scale, shape (n,) (or (n, v) for v outputs)."""
         check_is_fitted(self, "coef_")
-        X = self._check_prediction_inputs(X)
-        out = np.empty((len(X), *np.shape(self.coef_)[1:]))
-        for rows, features in self._feature_blocks(X):
+        values = self._check_prediction_inputs(X)
+        out = np.empty((len(values), *np.shape(self.coef_)[1:]))
+        for rows, features in self._feature_blocks(values):
             out[rows] = features @ self.coef_
         return out + self.intercept_
 
@@ -145,9 +163,9 @@ class RegularizationPath:
 
     def predict(self, X: ArrayLike) -> NDArray[np.float64]:
         """Predictions for every λ, shape (L, n); O(n·m·L) after one kernel block per row chunk."""
-        X = self.estimator._check_prediction_inputs(X)
-        out = np.empty((len(self.lams), len(X)))
-        for rows, features in self.estimator._feature_blocks(X):
+        values = self.estimator._check_prediction_inputs(X)
+        out = np.empty((len(self.lams), len(values)))
+        for rows, features in self.estimator._feature_blocks(values):
             out[:, rows] = self.coef @ features.T
         return out + self.intercept[:, None]
 
@@ -160,6 +178,16 @@ class RegularizationPath:
 class LambdaPathMixin:
     """``path`` and ``resolve`` for a learner that decomposes once in ``fit`` (``spectrum_``) and
     defines ``_solution(lams) -> (coef (L, p[, v]), intercept (L[, v]), factors (L, r))``."""
+
+    # the learner's parameter, fitted attributes and methods, KernelMixin's and
+    # CheckedInputsMixin's (annotations only: nothing is set on the class)
+    lam: float
+    spectrum_: Spectrum
+    coef_: NDArray[np.float64]
+    intercept_: float | NDArray[np.float64]
+    _solution: Callable[[NDArray[np.float64]], tuple[NDArray, NDArray, NDArray]]
+    _check_prediction_inputs: Callable[[ArrayLike], NDArray[np.float64]]
+    _feature_blocks: Callable[[NDArray[np.float64]], Iterator[tuple[slice, NDArray]]]
 
     def _set_solution(self, lam: float) -> None:
         coef, intercept, _ = self._solution(np.array([lam]))

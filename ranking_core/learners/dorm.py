@@ -129,18 +129,24 @@ def _solve_dual(gram: NDArray, delta: NDArray, budget: float, start: NDArray) ->
 
 
 def _slsqp(scaled: NDArray, delta: NDArray, start: NDArray) -> scipy.optimize.OptimizeResult:
+    def objective(beta: NDArray[np.float64]) -> float:
+        return 0.5 * beta @ scaled @ beta - delta @ beta
+
+    def gradient(beta: NDArray[np.float64]) -> NDArray[np.float64]:
+        return scaled @ beta - delta
+
+    def budget_left(beta: NDArray[np.float64]) -> float:
+        return 1.0 - beta.sum()
+
+    def budget_gradient(beta: NDArray[np.float64]) -> NDArray[np.float64]:
+        return -np.ones_like(beta)
+
     return scipy.optimize.minimize(
-        lambda beta: 0.5 * beta @ scaled @ beta - delta @ beta,
+        objective,
         start,
-        jac=lambda beta: scaled @ beta - delta,
+        jac=gradient,
         bounds=[(0.0, 1.0)] * delta.size,
-        constraints=[
-            {
-                "type": "ineq",
-                "fun": lambda beta: 1.0 - beta.sum(),
-                "jac": lambda beta: -np.ones_like(beta),
-            }
-        ],
+        constraints=[{"type": "ineq", "fun": budget_left, "jac": budget_gradient}],
         method="SLSQP",
         options={"ftol": 1e-12, "maxiter": 500},
     )

@@ -84,7 +84,11 @@ def preference_laplacian(
     cols = np.concatenate([head, tail, tail, head])
     values = np.concatenate([w2, w2, -w2, -w2])
     laplacian = scipy.sparse.coo_array((values, (rows, cols)), shape=(m, m)).tocsr()
-    mn = np.bincount(head, weights=w2z, minlength=m) - np.bincount(tail, weights=w2z, minlength=m)
+    # float64: the counts are weighted by w2z
+    mn = np.asarray(
+        np.bincount(head, weights=w2z, minlength=m) - np.bincount(tail, weights=w2z, minlength=m),
+        dtype=np.float64,
+    )
     return laplacian, mn
 
 

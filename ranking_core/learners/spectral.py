@@ -15,6 +15,7 @@ choice of λ) keeps the plain spectral formula.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterable
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -92,7 +93,7 @@ class _SpectralEstimator(
         self._check_params()
         X, y = self._check_training_data(X, y)
         self.y_mean_ = float(y.mean()) if self._centered else 0.0
-        self.gram_ = None
+        self.gram_: NDArray[np.float64] | None = None
         self.spectrum_ = self._decompose(X, y)
         self.X_fit_ = None if self.spectrum_.method == "primal" else X
         self._set_solution(positive_float(self.lam, "lam", type(self).__name__))
@@ -150,9 +151,12 @@ class _SpectralEstimator(
         if self._centered:
             v = v - v.mean()
         out = np.empty(len(v))
-        blocks = (
-            self._feature_blocks(self.X_fit_) if self.gram_ is None else [(slice(None), self.gram_)]
-        )
+        blocks: Iterable[tuple[slice, NDArray]]
+        if self.gram_ is not None:
+            blocks = [(slice(None), self.gram_)]
+        else:
+            assert self.X_fit_ is not None, "the dense solution keeps its training inputs"
+            blocks = self._feature_blocks(self.X_fit_)
         for rows, features in blocks:
             out[rows] = features @ v
         if self._centered:

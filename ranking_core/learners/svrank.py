@@ -109,7 +109,10 @@ class SVRank(KernelMixin, RankingScoreMixin, CheckedInputsMixin, RegressorMixin,
         )
         beta = result.x[:n] - result.x[n:]
         self.dual_coef_ = beta
-        self.coef_ = np.bincount(first, beta, m) - np.bincount(second, beta, m)  # Eᵀβ
+        # Eᵀβ (float64: the counts are weighted by β)
+        self.coef_ = np.asarray(
+            np.bincount(first, beta, m) - np.bincount(second, beta, m), dtype=np.float64
+        )
         train = K @ self.coef_
         self.intercept_ = float(y.mean() - train.mean())
         residual = np.abs((train[first] - train[second]) - target)

@@ -45,6 +45,7 @@ COLUMN_NAMES = {
     "zone": "Zone",
     "meaning": "Meaning",
     "profile": "Profile",
+    "group": "Group",
     "criterion": "Criterion",
     "required_percent": "Required (%)",
     "rule": "Rule",
@@ -67,8 +68,21 @@ _OVERRIDES = {
         "pairs": "Pairs counted / in range",
     },
     "binomial": {"n": "Pairs analysed"},
+    "cg_diva": {
+        "range": "Comparator range (mg/dL)",
+        "unit": "Deviation unit",
+        "pairs": "Pairs",
+        "sensors": "Sensors",
+        "median": "Median deviation",
+        "di1_lower": "Inner interval, lower",
+        "di1_upper": "Inner interval, upper",
+        "di2_lower": "Outer interval, lower",
+        "di2_upper": "Outer interval, upper",
+        "between_sensor_min": "Sensor medians, smallest",
+        "between_sensor_max": "Sensor medians, largest",
+        "within_sensor_90": "Within-sensor 90 % range, median",
+    },
 }
-_PROFILE_TITLES = {"iso15197": "ISO 15197:2013", "icgm": "FDA iCGM"}
 _MGDL = re.compile(r"(?<![\d.])(?:(\d+(?:\.\d+)?)–)?(\d+(?:\.\d+)?) mg/dL")
 
 
@@ -102,6 +116,12 @@ def _number(value: object) -> str:
     return str(value)
 
 
+def _standard_title(name: str) -> str:
+    from ranking_core.meter.standards import STANDARDS
+
+    return STANDARDS[name].title if name in STANDARDS else name
+
+
 def _verdict(value: object, met: str) -> str:
     if value is None or (isinstance(value, float) and np.isnan(value)):
         return NO_PAIRS
@@ -111,7 +131,7 @@ def _verdict(value: object, met: str) -> str:
 def _merge_intervals(frame: pd.DataFrame) -> pd.DataFrame:
     """Each pair of columns ``X_ci_lower_percent`` / ``X_ci_upper_percent`` (or
     ``X_ci_lower_percent``) as one text column "lower–upper" named ``X_ci`` in their place."""
-    out = {}
+    out: dict[str, list[str] | pd.Series] = {}
     for column in frame.columns:
         if column.endswith("ci_upper_percent"):
             continue
@@ -147,6 +167,7 @@ def display_frame(
         )
         frame = frame[
             [
+                *(["group"] if "group" in frame else []),
                 "profile",
                 "id",
                 "criterion",
@@ -167,7 +188,7 @@ def display_frame(
         if column in ("passes", "meets"):
             text[column] = [_verdict(v, MEETS if column == "meets" else PASSES) for v in values]
         elif column == "profile":
-            text[column] = [_PROFILE_TITLES.get(v, v) for v in values]
+            text[column] = [_standard_title(v) for v in values]
         elif column == "bias_mmol_l":
             text[column] = [f"{v:.2f}" if np.isfinite(v) else "—" for v in values]
         elif values.dtype == object or isinstance(values.dtype, pd.CategoricalDtype):

@@ -31,9 +31,10 @@ from reportlab.platypus import Flowable
 from ranking_core.grids.registry import RiskGrid, get_grid, grids
 from ranking_core.grids.seg import MISSING_SEG_MESSAGE, SEGTable
 from ranking_core.inputs.text import printable
+from ranking_core.meter.cg_diva import CG_DIVA_ABOUT, CG_DIVA_CAPTION, cg_diva_frame
 from ranking_core.meter.display import FAILS, MEETS, PASSES, display_frame
-from ranking_core.meter.grid_plots import figure_png, grid_plot
-from ranking_core.meter.report import MeterReport
+from ranking_core.meter.grid_plots import cg_diva_plot, figure_png, grid_plot
+from ranking_core.meter.report import TABLE_TITLES, MeterReport
 from ranking_core.version import riskgrid_version
 
 __all__ = [
@@ -116,6 +117,19 @@ def figure_caption(name: str, n: int, unit: str = "mg/dL") -> str:
     )
 
 
+def cg_diva_blocks(report: MeterReport) -> list[Block]:
+    """CG-DIVA's heading, table and figure when the report has it (pairs with sensors)."""
+    if report.cg_diva is None:
+        return []
+    name = "cg_diva"
+    return [
+        Heading("CG-DIVA"),
+        Text(CG_DIVA_ABOUT),
+        TableBlock(TABLE_TITLES[name], display_frame(cg_diva_frame(report.cg_diva), name)),
+        FigureBlock(CG_DIVA_CAPTION, cg_diva_plot(report.cg_diva)),
+    ]
+
+
 def report_blocks(
     report: MeterReport,
     seg_table: SEGTable | None = None,
@@ -147,7 +161,7 @@ def report_blocks(
             "used" if seg_table is not None else "not configured (SEG tables and plot left out)"
         ),
         "created": created.strftime("%Y-%m-%d %H:%M UTC"),
-        **report.provenance,
+        **{k: f"{v:,}" if isinstance(v, int) else str(v) for k, v in report.provenance.items()},
     }
     blocks: list[Block] = [
         Heading(f"Meter accuracy report: {name}", 0),
@@ -197,6 +211,7 @@ def report_blocks(
             table = table_of[name]
             blocks.append(TableBlock(titles[table], display_frame(tables[table], table, unit)))
         blocks.append(FigureBlock(figure_caption(name, included, unit), figure))
+    blocks += cg_diva_blocks(report)
     blocks.append(Heading("Error grids known to riskgrid"))
     for grid in grids():
         used = grid.name in figures

@@ -9,12 +9,15 @@ browser-based export (kaleido) needs seconds per figure.
 from __future__ import annotations
 
 import io
+from collections.abc import Sequence
 from functools import lru_cache
 
 import matplotlib as mpl
 import numpy as np
+from matplotlib.axes import Axes
 from matplotlib.colors import LinearSegmentedColormap, ListedColormap
 from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
 from matplotlib.ticker import NullFormatter
 from numpy.typing import ArrayLike, NDArray
 from scipy import ndimage
@@ -24,11 +27,13 @@ from ranking_core.grids.registry import ErrorGrid, RiskGrid, ZoneGrid, get_grid
 from ranking_core.grids.risk_scale import RISK_COLOR_STOPS, RISK_GRADE_EDGES, RISK_MAX
 from ranking_core.grids.zone_grid import zone_grid
 from ranking_core.inputs import MGDL_PER_MMOLL
+from ranking_core.meter.cg_diva import CgDivaRange
 
 __all__ = [
     "DENSITY_FROM",
     "FIGURE_INCHES",
     "PNG_DPI",
+    "cg_diva_plot",
     "figure_png",
     "figure_svg",
     "grid_plot",
@@ -117,7 +122,7 @@ def grid_plot(
     bgm = np.asarray(bgm, dtype=np.float64)
     fig = Figure(figsize=(FIGURE_INCHES, FIGURE_INCHES))  # fixed margins: no layout engine
     ax = fig.add_axes((0.1, 0.09, 0.72, 0.84))
-    bar = fig.add_axes((0.9 if unit == "mmol/L" else 0.86, 0.09, 0.022, 0.84))
+    bar: Axes | None = fig.add_axes((0.9 if unit == "mmol/L" else 0.86, 0.09, 0.022, 0.84))
     extent = (-0.5, GLUCOSE_MAX + 0.5, -0.5, GLUCOSE_MAX + 0.5)
     if isinstance(grid, ZoneGrid):
         colours = ListedColormap(list(grid.colours))
@@ -154,9 +159,9 @@ def grid_plot(
                 gid=f"zone letter {letter}",
             )
     else:
+        assert isinstance(grid, RiskGrid)
         if surface is None:
             raise ValueError(f"grid_plot: {grid.title} needs {grid.needs}")
-        assert isinstance(grid, RiskGrid)
         values = np.abs(np.asarray(getattr(surface, "absolute", surface), dtype=np.float64))
         image = ax.imshow(
             values.T,
@@ -215,3 +220,58 @@ def figure_svg(fig: Figure) -> str:
     with mpl.rc_context({"svg.fonttype": "none"}):
         fig.savefig(buffer, format="svg")
     return buffer.getvalue()
+
+
+def cg_diva_plot(results: Sequence[CgDivaRange], title: str = "CG-DIVA") -> Figure:
+    """CG-DIVA's deviation intervals per comparator range (Eichenlaub et al., J Diabetes Sci
+    Technol 2022, their Fig. "Deviation Intervals"): the outer interval (98 / 99 / 99 %) as a
+    light box, the inner one (85 / 70 / 80 / 87 %) as a dark box, the median as a line across
+    them, and to the right of each the between-sensor variability (smallest to largest sensor
+    median) as a capped bar. Deviations in mg/dL below comparator 70, % from 70 (total: %)."""
+    fig = Figure(figsize=(FIGURE_INCHES, FIGURE_INCHES * 0.68))
+    ax = fig.add_axes((0.11, 0.25, 0.86, 0.67))
+    width = 0.5
+    for x, row in enumerate(results, start=1):
+        if row.di2_lower is not None and row.di2_upper is not None:
+            ax.add_patch(
+                Rectangle(
+                    (x - width / 2, row.di2_lower),
+                    width,
+                    row.di2_upper - row.di2_lower,
+                    facecolor="0.85",
+                    edgecolor="black",
+                    label="outer interval (98 / 99 / 99 %)" if x == 1 else None,
+                )
+            )
+        ax.add_patch(
+            Rectangle(
+                (x - width / 2, row.di1_lower),
+                width,
+                row.di1_upper - row.di1_lower,
+                facecolor="0.45",
+                edgecolor="black",
+                label="inner interval (85 / 70 / 80 / 87 %)" if x == 1 else None,
+            )
+        )
+        ax.plot([x - width / 3, x + width / 3], [row.median] * 2, color="white", linewidth=2)
+        ax.errorbar(
+            x + width / 2 + 0.12,
+            (row.between_sensor_min + row.between_sensor_max) / 2,
+            yerr=(row.between_sensor_max - row.between_sensor_min) / 2,
+            color="tab:blue",
+            capsize=4,
+            label="sensor medians, smallest to largest" if x == 1 else None,
+        )
+    ax.axhline(0.0, color="0.3", linewidth=0.8)
+    ax.set_xlim(0.4, len(results) + 0.7)
+    ax.set_xticks(range(1, len(results) + 1))
+    ax.set_xticklabels([f"{row.range}\n({row.unit})" for row in results])
+    ax.set_xlabel("comparator glucose range (mg/dL)")
+    ax.set_ylabel("deviation (mg/dL or %)")
+    ax.grid(axis="y", color="0.9")
+    ax.set_axisbelow(True)
+    ax.autoscale(axis="y")
+    ax.margins(y=0.05)
+    fig.legend(loc="lower center", ncol=2, fontsize=8, frameon=False)
+    ax.set_title(title, fontsize=13)
+    return fig

@@ -28,11 +28,12 @@ from ranking_core.grids.risk_scale import (
 from ranking_core.grids.seg import GLUCOSE_MAX, MISSING_SEG_MESSAGE, SEGTable
 from ranking_core.inputs import MGDL_PER_MMOLL
 from ranking_core.meter.acceptance import (
-    AcceptanceData,
-    acceptance_table,
-    profile_names,
-    rates_of_change,
+    RATE_GAP_MINUTES,
+    JudgeSettings,
+    default_standards,
+    get_profile,
 )
+from ranking_core.meter.cg_diva import CgDivaRange, cg_diva_frame
 from ranking_core.meter.pairs import MeterPairs, name_rows, pairs_from_frame
 from ranking_core.meter.statistics import (
     add_intervals,
@@ -43,6 +44,8 @@ from ranking_core.meter.statistics import (
     proportion_interval,
     range_statistics,
 )
+from ranking_core.meter.trend import TrendAgreement
+from ranking_core.meter.verdicts import cg_diva_of, device_of, judge_pairs, trend_of
 from ranking_core.version import riskgrid_version
 
 __all__ = [
@@ -68,6 +71,10 @@ TABLE_TITLES = {
     "acceptance": "Acceptance criteria (ISO 15197:2013, FDA iCGM)",
     "ranges": "MARD, bias and shares within ±15/15 and ±20/20 by glucose range",
     "learned_categories": "Risk categories on the learned grid",
+    "trend_agreement": "Trend agreement: sensor rate × reference rate (mg/dL/min), pairs and row %",
+    "trend_concurrence": "Clinical trend concurrence (CTCA): pairs and share in zones A–D, MARoC",
+    "cg_diva": "CG-DIVA: median deviation, deviation intervals and sensor variability "
+    "(mg/dL below comparator 70, % from 70)",
 }
 # ISO 15197 bands of |BGM − REF| (mg/dL below REF 100, % of REF from 100), upper bound included
 ISO_RANGES = (
@@ -173,9 +180,12 @@ class MeterReport:
     iso_ranges : id, range, count, percent.
     binomial : n, compliant, compliant_percent, lower_bound, lower_bound_percent, meets,
         ci_lower_percent, ci_upper_percent.
-    acceptance : the criteria of the chosen acceptance profiles (ISO 15197:2013, FDA iCGM), one
-        row each: profile, id, criterion, count, n, percent, lower_bound_percent,
-        required_percent, rule, passes (:mod:`ranking_core.meter.acceptance`).
+    acceptance : the criteria of the chosen acceptance standards, one row each: profile, id,
+        criterion, count, n, percent, lower_bound_percent, required_percent, rule, passes,
+        bound, the measuring range and the pairs outside it (and a group column first with
+        ``--by``; :mod:`ranking_core.meter.acceptance`).
+    device : "bgm" or "cgm", the device the pairs were judged as.
+    standards : the names of the standards judged.
     acceptance_notes : the bound's method and the criteria left out.
     provenance : what the report was made from, item → text (riskgrid version, input file and
         its sha256, pairs read / refused, unit, SEG table and learned grid checksums).
@@ -210,7 +220,12 @@ class MeterReport:
     source: str = ""
     glucose_unit: str = "mg/dL"
     acceptance_notes: tuple[str, ...] = ()
-    provenance: dict[str, str] = field(default_factory=dict)
+    provenance: dict[str, Any] = field(default_factory=dict)
+    device: str = "bgm"
+    standards: tuple[str, ...] = ()
+    group_column: str = ""
+    trend: TrendAgreement | None = None
+    cg_diva: tuple[CgDivaRange, ...] | None = None
 
     def tables(self) -> dict[str, pd.DataFrame]:
         """The summary tables present, by name, in report order (zone tables by grid family)."""
@@ -228,6 +243,12 @@ class MeterReport:
         tables.update(self.zones)
         if self.learned_categories is not None:
             tables["learned_categories"] = self.learned_categories
+        if self.trend is not None:
+            tables["trend_agreement"] = self.trend.frame()
+            if self.trend.concurrence is not None:
+                tables["trend_concurrence"] = self.trend.concurrence.frame()
+        if self.cg_diva is not None:
+            tables["cg_diva"] = cg_diva_frame(self.cg_diva)
         return tables
 
     def titles(self) -> dict[str, str]:
@@ -252,6 +273,16 @@ class MeterReport:
             "riskgrid_version": riskgrid_version(),
             "parkes_type": self.parkes_type,
             "seg_table_used": self.risk_grades is not None,
+            "device": self.device,
+            "group_column": self.group_column or None,
+            "standards": [
+                {
+                    "name": name,
+                    "title": get_profile(name).title,
+                    "citation": get_profile(name).citation,
+                }
+                for name in self.standards
+            ],
         }
         out.update({name: _records(table) for name, table in self.tables().items()})
         out["grids"] = {
@@ -263,6 +294,10 @@ class MeterReport:
             }
             for family, grid in ((f, get_grid(n)) for f, n in self.zone_grids.items())
         }
+        if self.trend is not None:
+            out["trend_agreement"] = self.trend.to_dict()
+        if self.cg_diva is not None:
+            out["cg_diva"] = [row.to_dict() for row in self.cg_diva]
         out["provenance"] = dict(self.provenance)
         out["acceptance_notes"] = list(self.acceptance_notes)
         out["caveats"] = list(self.caveats)
@@ -309,7 +344,10 @@ def meter_report(
     *,
     parkes_type: int = 1,
     profiles: tuple[str, ...] | None = None,
-    provenance: dict[str, str] | None = None,
+    provenance: dict[str, Any] | None = None,
+    judge: JudgeSettings | None = None,
+    device: str | None = None,
+    rate_gap: float = RATE_GAP_MINUTES,
 ) -> MeterReport:
     """The meter accuracy report for (BGM, REF) pairs in mg/dL.
 
@@ -322,9 +360,13 @@ def meter_report(
     learned_risk : optional (601, 601) learned risk surface indexed [REF, BGM] on the SEG's
         0..4 scale; its 8 risk categories are counted.
     parkes_type : diabetes type of the Parkes grid (1 or 2).
-    profiles : acceptance profiles to judge the pairs by (default every registered one:
-        "iso15197", "icgm"); pairs with ``subject``/``sensor`` columns get clustered bounds,
+    profiles : acceptance standards to judge the pairs by (default: the one of the device,
+        :func:`device_of`); pairs with ``subject``/``sensor`` columns get clustered bounds,
         pairs with ``reference_time``/``sensor_time`` the rate-of-change criteria.
+    judge : the full judging settings (standards, measuring range, bound method); overrides
+        ``profiles``.
+    device : "bgm" or "cgm" (default :func:`device_of` the pairs): picks the default standard.
+    rate_gap : minutes; consecutive pairs of a sensor further apart give no rate of change.
     provenance : items to state first in the report's provenance (the input file's name and
         sha256, the learned grid's name, λ and ratings checksum, from the caller); the version,
         pairs, unit and the SEG and learned grids' checksums are added here.
@@ -436,9 +478,11 @@ def meter_report(
         per_pair[family] = _labels(grid.zones, index.astype(np.int8)[inverse], included)
 
     ranges = range_statistics(r, b, count)
-    acceptance, acceptance_notes = acceptance_table(
-        _acceptance_data(pairs, included, r, b, count, parkes_type),
-        profile_names() if profiles is None else profiles,
+    device = device or device_of(pairs)
+    if judge is None:
+        judge = JudgeSettings(profiles or default_standards(device))
+    acceptance, acceptance_notes = judge_pairs(
+        pairs, included, r, b, count, parkes_type, judge, rate_gap
     )
 
     risk_grades = risk_categories = learned_categories = None
@@ -468,6 +512,8 @@ def meter_report(
         learned_categories = _category_table(learned, count)
         per_pair["learned_risk"] = _spread(learned[inverse], included)
 
+    divas, diva_notes = cg_diva_of(pairs, included)
+    messages.extend(diva_notes)
     return MeterReport(
         pair_types=pair_types,
         accuracy=accuracy,
@@ -488,6 +534,11 @@ def meter_report(
         source=pairs.source,
         glucose_unit=pairs.glucose_unit,
         provenance=_provenance(pairs, seg_table, learned_risk, provenance or {}),
+        device=device,
+        standards=tuple(judge.standards),
+        group_column=pairs.group_column,
+        trend=trend_of(pairs, included, rate_gap),
+        cg_diva=None if divas is None else tuple(divas),
     )
 
 
@@ -501,15 +552,15 @@ def _provenance(
     pairs: MeterPairs,
     seg_table: SEGTable | None,
     learned_risk: ArrayLike | None,
-    given: dict[str, str],
-) -> dict[str, str]:
+    given: dict[str, Any],
+) -> dict[str, Any]:
     read = pairs.table
-    out = {"riskgrid version": riskgrid_version(), **given}
+    out: dict[str, Any] = {"riskgrid version": riskgrid_version(), **given}
     if read is not None:
-        out["pairs read"] = f"{read.n_read:,}"
-        out["pairs refused"] = f"{read.n_refused:,}"
+        out["pairs read"] = int(read.n_read)
+        out["pairs refused"] = int(read.n_refused)
     else:
-        out["pairs read"] = f"{len(pairs):,}"
+        out["pairs read"] = len(pairs)
     out["glucose unit of the input"] = pairs.glucose_unit
     out["SEG table sha256 (risk values)"] = (
         "not used" if seg_table is None else values_sha256(seg_table.signed)
@@ -517,40 +568,3 @@ def _provenance(
     if learned_risk is not None:
         out["learned grid sha256 (risk values)"] = values_sha256(learned_risk)
     return out
-
-
-def _acceptance_data(
-    pairs: MeterPairs,
-    included: NDArray[np.bool_],
-    r: NDArray[np.float64],
-    b: NDArray[np.float64],
-    count: NDArray[np.int64],
-    parkes_type: int,
-) -> AcceptanceData:
-    """What the acceptance criteria read: the distinct points with their pairs, or, when the
-    pairs carry clusters (subject, else sensor) or times, every included pair."""
-    extra = {k: v[included] for k, v in pairs.extra.items()}
-    cluster_name = next((k for k in ("subject", "sensor") if k in extra), "")
-    timed = "reference_time" in extra and "sensor_time" in extra
-    if not cluster_name and not timed:
-        return AcceptanceData(r, b, count, parkes_type=parkes_type)
-    ref, bgm = pairs.ref[included], pairs.bgm[included]
-    cluster = (
-        pd.factorize(pd.Series(extra[cluster_name], dtype=object).fillna(""))[0]
-        if cluster_name
-        else None
-    )
-    rates = (
-        rates_of_change(ref, bgm, extra["reference_time"], extra["sensor_time"], cluster)
-        if timed
-        else (None, None)
-    )
-    return AcceptanceData(
-        ref,
-        bgm,
-        cluster=cluster,
-        cluster_name=cluster_name,
-        ref_rate=rates[0],
-        sensor_rate=rates[1],
-        parkes_type=parkes_type,
-    )

@@ -258,11 +258,12 @@ def caveats(ranges: pd.DataFrame) -> tuple[str, ...]:
             f"Only {total} pairs (fewer than {MIN_PAIRS}): every percentage is "
             "imprecise; read the 95 % intervals, not the point values."
         )
-    for row in ranges[ranges["range"] != "all"].itertuples():
-        if row.n < MIN_PAIRS_PER_RANGE:
-            have = "no pairs" if row.n == 0 else f"only {row.n} pair" + "s" * (row.n > 1)
+    rest = ranges[ranges["range"] != "all"]
+    for label, n in zip(rest["range"].tolist(), rest["n"].tolist(), strict=True):
+        if n < MIN_PAIRS_PER_RANGE:
+            have = "no pairs" if n == 0 else f"only {n} pair" + "s" * (n > 1)
             notes.append(
-                f"Range {row.range} has {have} (fewer than {MIN_PAIRS_PER_RANGE}): "
+                f"Range {label} has {have} (fewer than {MIN_PAIRS_PER_RANGE}): "
                 "its MARD, bias and shares are unreliable."
             )
     return tuple(notes)

@@ -32,7 +32,8 @@ from ranking_core.grids.monotone import MonotoneRisk
 from ranking_core.grids.seg import GLUCOSE_MAX
 from ranking_core.grids.signed import AbsoluteRisk
 from ranking_core.learners.robust import RobustRanker
-from ranking_core.panels.uncertainty import posterior_covariance
+from ranking_core.learners.spectral import SpectralRanker
+from ranking_core.panels.uncertainty import posterior_covariance, training_inputs
 from ranking_core.ratings import MAX_ROWS, RatingSet
 from ranking_core.validation import one_of
 
@@ -116,13 +117,13 @@ def _pairs(points: NDArray) -> pd.DataFrame:
     )
 
 
-def _solved_parts(model) -> tuple[object, NDArray]:
+def _solved_parts(model) -> tuple[SpectralRanker, NDArray]:
     if isinstance(model, MonotoneRisk):
         model = model.model
     inner = model.signed_model if isinstance(model, AbsoluteRisk) else model
     if isinstance(inner, RobustRanker):
         return inner.model_, inner.weights_
-    return inner, np.ones(len(inner.X_fit_))
+    return inner, np.ones(len(training_inputs(inner)))
 
 
 def greedy_design(model, candidates: NDArray, k: int, method: str) -> NDArray[np.intp]:
@@ -131,7 +132,8 @@ def greedy_design(model, candidates: NDArray, k: int, method: str) -> NDArray[np
     by the rank-one formula of a new rating of weight 1."""
     ranker, weights = _solved_parts(model)
     cov = posterior_covariance(ranker, weights, candidates)
-    noise = len(ranker.X_fit_) * ranker.lam  # a weight-1 rating's noise per unit amplitude
+    # a weight-1 rating's noise per unit amplitude
+    noise = len(training_inputs(ranker)) * ranker.lam
     chosen: list[int] = []
     for _ in range(min(k, len(candidates))):
         variance = np.diag(cov)

@@ -44,6 +44,7 @@ __all__ = [
     "posterior_covariance",
     "posterior_sd",
     "risk_band",
+    "training_inputs",
 ]
 
 BAND_STEP = 5  # mg/dL between the lattice points where the variance is computed
@@ -80,9 +81,20 @@ class RiskBand:
         return self.upper - self.lower
 
 
+def training_inputs(ranker: SpectralRanker) -> NDArray[np.float64]:
+    """The ranker's training inputs X_fit_; the posterior needs the kernel form (the primal form
+    of a linear kernel keeps none)."""
+    if ranker.X_fit_ is None:
+        raise ValueError(
+            "the posterior variance needs a ranker solved in kernel form; this one was solved "
+            "in the primal form (solver='primal') and keeps no training inputs"
+        )
+    return ranker.X_fit_
+
+
 def _kriging_system(ranker: SpectralRanker, weights: NDArray) -> tuple[tuple, NDArray]:
     """Cholesky factor of A = K + mλW⁻¹ and A⁻¹1."""
-    X = ranker.X_fit_
+    X = training_inputs(ranker)
     m = len(X)
     A = ranker.kernel_(X, X) + m * ranker.lam * np.diag(1.0 / np.maximum(weights, 1e-6))
     factor = scipy.linalg.cho_factor(A, lower=True)
@@ -95,7 +107,7 @@ def posterior_covariance(
     """v(x, x') / a² at ``points`` (n, 2): the posterior covariance of the module docstring per
     unit prior amplitude, (n, n); O(m³ + n·m² + n²·m)."""
     factor, ones = _kriging_system(ranker, weights)
-    k = ranker.kernel_(ranker.X_fit_, points)
+    k = ranker.kernel_(training_inputs(ranker), points)
     solved = scipy.linalg.cho_solve(factor, k)
     trend = 1.0 - ones @ k
     return ranker.kernel_(points, points) - k.T @ solved + np.outer(trend, trend) / ones.sum()
@@ -107,7 +119,7 @@ def posterior_sd(
     """√v(x) at ``points`` (n, 2) for a Lavrentiev ranker solved at λ with rating weights
     (see the module docstring); O(m³ + n·m²)."""
     factor, ones = _kriging_system(ranker, weights)
-    X = ranker.X_fit_
+    X = training_inputs(ranker)
     variance = np.empty(len(points))
     step = max(1, (1 << 22) // len(X))
     for start in range(0, len(points), step):
@@ -143,7 +155,7 @@ def risk_band(
         ranker, weights = inner.model_, inner.weights_
         noise = inner.noise_sd_ if noise_sd is None else noise_sd
     elif isinstance(inner, SpectralRanker) and noise_sd is not None:
-        ranker, weights, noise = inner, np.ones(len(inner.X_fit_)), noise_sd
+        ranker, weights, noise = inner, np.ones(len(training_inputs(inner))), noise_sd
     else:
         raise TypeError(
             "risk_band: needs a fitted RobustRanker, or a SpectralRanker with "

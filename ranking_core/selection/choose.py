@@ -25,13 +25,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeAlias
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, clone
 from sklearn.model_selection import KFold
 
-from ranking_core.metrics import pairwise_misranking, pairwise_misranking_rows
+from ranking_core.metrics import Predictor, pairwise_misranking, pairwise_misranking_rows
 from ranking_core.validation import check_training_data, one_of
 
 __all__ = [
@@ -78,7 +79,7 @@ CRITERIA = ("misranking", "absolute-error")
 # 0.70 % to 0.81 % at m = 2,000.
 TIE_TOLERANCE = 1e-9
 
-Estimator = BaseEstimator | Callable[[object], BaseEstimator]
+Estimator: TypeAlias = BaseEstimator | Callable[[object], BaseEstimator]
 Progress = Callable[[int, int], None]
 
 
@@ -181,7 +182,7 @@ def _fit_at(
     return clone(estimator).set_params(**{param: value}).fit(X, y)
 
 
-Views = Callable[[BaseEstimator, NDArray], Sequence[object]]
+Views = Callable[[BaseEstimator, NDArray], Sequence[Predictor]]
 
 
 def _validation(
@@ -290,11 +291,14 @@ def choose(
     candidates = _candidates(estimator, gammas)
     gammas = None if gammas is None else tuple(gammas)
     if rule in ("apriori", "manual"):
-        if rule == "apriori" and apriori is None:
-            raise ValueError("choose: rule='apriori' needs apriori (a rule λ(m))")
-        if rule == "manual" and value is None:
-            raise ValueError("choose: rule='manual' needs value")
-        chosen = float(apriori(len(y))) if rule == "apriori" else value
+        if rule == "apriori":
+            if apriori is None:
+                raise ValueError("choose: rule='apriori' needs apriori (a rule λ(m))")
+            chosen = float(apriori(len(y)))
+        else:
+            if value is None:
+                raise ValueError("choose: rule='manual' needs value")
+            chosen = value
         model = _fit_at(candidates[0], param, chosen, X, y)
         _Steps(1, progress)()
         return Choice(chosen, param, None, None, None, None, model, rule, True)

@@ -31,7 +31,7 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator
 
 from ranking_core.filters import Lavrentiev, make_filter
-from ranking_core.kernels import make_kernel
+from ranking_core.kernels import Kernel, make_kernel
 from ranking_core.validation import check_training_data, positive_float
 
 __all__ = ["leave_pair_out", "leave_pair_out_differences", "leave_pair_out_squared"]
@@ -40,7 +40,7 @@ __all__ = ["leave_pair_out", "leave_pair_out_differences", "leave_pair_out_squar
 PAIR_BLOCK = 1 << 16
 
 
-def _lavrentiev_setup(ranker: BaseEstimator, owner: str) -> tuple[object, float]:
+def _lavrentiev_setup(ranker: BaseEstimator, owner: str) -> tuple[Kernel, float]:
     params = ranker.get_params()
     if not isinstance(make_filter(params.get("filter", "lavrentiev")), Lavrentiev):
         raise ValueError(

@@ -253,7 +253,7 @@ def seg_table_from_bytes(content: bytes, file_name: str) -> SEGTable:
     """The SEG table in an uploaded file's bytes (CSV, CSV.gz or XLSX), read by the SEG table
     reader within :data:`SEG_TABLE_MAX_BYTES`: the file, what a gzip file expands to and what an
     XLSX archive declares its parts expand to are checked before the table is parsed."""
-    from ranking_core.grids.seg import SEGTableError, load_seg_table
+    from ranking_core.grids.seg import WORKBOOK_SUFFIXES, SEGTableError, load_seg_table
 
     label = Path(str(file_name)).name or "uploaded SEG table"
     if not isinstance(content, bytes | bytearray) or len(content) > SEG_TABLE_MAX_BYTES:
@@ -273,7 +273,7 @@ def seg_table_from_bytes(content: bytes, file_name: str) -> SEGTable:
             return load_seg_table(
                 io.BytesIO(text_bytes), name=label.removesuffix(".gz").removesuffix(".GZ")
             )
-        if suffix == ".xlsx":
+        if suffix in WORKBOOK_SUFFIXES:
             with zipfile.ZipFile(io.BytesIO(content)) as archive:
                 declared = sum(info.file_size for info in archive.infolist())
             if declared > 4 * SEG_TABLE_MAX_BYTES:

@@ -1,0 +1,274 @@
+"""Conformance of riskgrid's statistics with public test vectors: data another project published
+with the numbers that project computed from it (``$RISKGRID_CONFORMANCE``, one folder per
+vector, described in that folder's README). Each vector gives rows of :class:`Comparison` —
+the published number, ours, their difference and, where they differ, the known reason — and
+:func:`conformance_markdown` writes them as the tables of ``docs/CONFORMANCE.md``.
+
+Vectors (:data:`VECTORS`):
+
+* ``ifdtulm-ci`` — agreement rates of an iCGM study and their one-sided 95 % lower bounds
+  (Clopper–Pearson, clustered continuity-corrected Wilson, BCa bootstrap over sensors) from the
+  IfDTUlm reference implementation (Stephan et al., Diabetes Technol Ther 2022).
+* ``ega`` — Clarke and Parkes (type 1) zone counts of the R package ega's example data.
+* ``seg-app`` — the official SEG app's reports of its two example files (needs the SEG table).
+* ``cg-diva`` — CG-DIVA deviation intervals and sensor variability of the IfDTUlm test data
+  (Eichenlaub et al., J Diabetes Sci Technol 2022); optional: left out when the data folder has
+  no ``cg-diva/`` (:data:`OPTIONAL_VECTORS`).
+* ``ctca`` — the Clinical Trend Concurrence Analysis of the IfDTUlm trend test data (Eichenlaub,
+  Pleus, Freckmann); optional like ``cg-diva``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = [
+    "CONFORMANCE_ENV",
+    "MAX_VECTOR_BYTES",
+    "OPTIONAL_VECTORS",
+    "VECTORS",
+    "Comparison",
+    "ConformanceDataError",
+    "check_file",
+    "compare_all",
+    "conformance_markdown",
+    "left_out_vectors",
+]
+
+CONFORMANCE_ENV = "RISKGRID_CONFORMANCE"
+MAX_VECTOR_BYTES = 16 * 2**20  # every vector file is far smaller; larger ones are refused
+
+
+class ConformanceDataError(ValueError):
+    """A vector's file is missing, too large or not in the published layout (the message names
+    the file and the rule)."""
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One published number against ours.
+
+    ``tolerance`` is the largest |ours − expected| counted as agreement (in the statistic's own
+    unit); ``decimals`` how many decimals the table shows; ``explanation`` the known reason when
+    the two differ by more (empty when they agree). ``ours`` is None when we have no number.
+    """
+
+    vector: str
+    source: str
+    statistic: str
+    expected: float
+    ours: float | None
+    tolerance: float
+    decimals: int
+    explanation: str = ""
+
+    @property
+    def difference(self) -> float:
+        return math.nan if self.ours is None else self.ours - self.expected
+
+    @property
+    def agrees(self) -> bool:
+        """|ours − expected| ≤ tolerance (plus rounding slack of 1e-9)."""
+        return abs(self.difference) <= self.tolerance + 1e-9
+
+    @property
+    def status(self) -> str:
+        """ "agrees", "explained" (differs for the stated known reason) or "differs"."""
+        if self.agrees:
+            return "agrees"
+        return "explained" if self.explanation else "differs"
+
+
+def check_file(path: Path) -> Path:
+    """``path`` if it is a file of at most :data:`MAX_VECTOR_BYTES`; else
+    :class:`ConformanceDataError`."""
+    if not path.is_file():
+        raise ConformanceDataError(
+            f"{path}: missing (the conformance folder's layout is in its README)"
+        )
+    size = path.stat().st_size
+    if size > MAX_VECTOR_BYTES:
+        raise ConformanceDataError(
+            f"{path}: {size:,} bytes, more than the {MAX_VECTOR_BYTES:,} a vector file may have"
+        )
+    return path
+
+
+def _ifdtulm(data: Path, seg_table: object | None) -> list[Comparison]:
+    from ranking_core.conformance.ifdtulm import compare_ifdtulm
+
+    return compare_ifdtulm(data / "ifdtulm-ci")
+
+
+def _ega(data: Path, seg_table: object | None) -> list[Comparison]:
+    from ranking_core.conformance.ega import compare_ega
+
+    return compare_ega(data / "ega")
+
+
+def _seg_app(data: Path, seg_table: object | None) -> list[Comparison]:
+    from ranking_core.conformance.seg_app import compare_seg_app
+
+    return compare_seg_app(data / "seg-app", seg_table)  # type: ignore[arg-type]
+
+
+def _cg_diva(data: Path, seg_table: object | None) -> list[Comparison]:
+    from ranking_core.conformance.cg_diva import compare_cg_diva
+
+    return compare_cg_diva(data / "cg-diva")
+
+
+def _ctca(data: Path, seg_table: object | None) -> list[Comparison]:
+    from ranking_core.conformance.ctca import compare_ctca
+
+    return compare_ctca(data / "ctca")
+
+
+# name → (title, what it checks, comparison function of (data folder, SEG table or None))
+VECTORS: dict[str, tuple[str, str, Callable[[Path, object | None], list[Comparison]]]] = {
+    "ifdtulm-ci": (
+        "iCGM agreement rates and their lower confidence bounds",
+        "IfDTUlm CGM_Performance_Assessment, “Confidence Intervals” (commit 1627801c): "
+        "3,600 pairs of 24 sensors; their Python and R results. Ranges by the CGM value; "
+        "criteria A–G of 21 CFR 862.1355 through the iCGM acceptance profile of "
+        "`riskgrid meter-report`, the other cells by the same rule; bounds by "
+        "`ranking_core.meter.bounds.lower_bound`. Tolerances: rates and Clopper–Pearson and "
+        "Wilson bounds to 0.0001 percentage point, the intra-class correlation to 1e-6; the BCa "
+        "bootstrap (10,000 resamples, seed 1) is Monte Carlo with random numbers of its own "
+        "(their R and Python results differ by up to 0.09 point), compared to 0.75 point.",
+        _ifdtulm,
+    ),
+    "ega": (
+        "Clarke and Parkes (type 1) zones",
+        "R package ega 2.0.0 (commit 04e9e90b): `glucose_data`, 5,072 pairs; zone counts "
+        "published in its vignette. Ours from the registered grids `clarke` and "
+        "`parkes-type1`.",
+        _ega,
+    ),
+    "seg-app": (
+        "The official SEG app's example reports",
+        "segtools (the DTS SEG app's R package, commit 529b29bb): its two example files "
+        "through `riskgrid meter-report FILE --seg-table $SEG_TABLE --json out.json`; the "
+        "app's reports give percentages to one decimal: ours agree when within half that last "
+        "digit (0.05).",
+        _seg_app,
+    ),
+    "cg-diva": (
+        "CG-DIVA deviation intervals and sensor variability",
+        "IfDTUlm CGM_Performance_Assessment, “CG-DIVA” v1.0 (commit 1627801c): 3,600 pairs of "
+        "24 sensors; their Python and R results (10,000 resamples over sensors, seed 1). Ranges "
+        "by the comparator value; deviations in mg/dL below 70, % from 70 (Total: %). Ours from "
+        "`ranking_core.meter.cg_diva.cg_diva` (what `riskgrid meter-report` shows for pairs "
+        "with a sensor column). Medians and variabilities are deterministic (tolerance 1e-6; "
+        "their smallest and largest sensor medians are printed to two decimals: 0.005); their "
+        "Python draws the same resamples as ours (1e-6); their R draws its own, compared within "
+        "1 (inner interval) and 4 (outer interval) — the Monte Carlo error of 10,000 resamples.",
+        _cg_diva,
+    ),
+    "ctca": (
+        "Clinical Trend Concurrence Analysis",
+        "IfDTUlm CGM_Performance_Assessment, “Clinical Trend Concurrence Analysis” (commit "
+        "1627801c): 2,634 pairs with the comparator's rate of change and both categories; "
+        "their results as published in their figure `CTCA.png` (shares to one decimal: "
+        "tolerance 0.05; MARoC to two: 0.005). Our categories of the comparator's rate "
+        "(`ranking_core.meter.trend.ctca_category`) against theirs pair by pair (128 rates lie "
+        "exactly on a category edge), then the concurrence matrix, zones A–D and MARoC from "
+        "their categories by `ranking_core.meter.trend.trend_concurrence`.",
+        _ctca,
+    ),
+}
+# vectors left out, with a sentence saying so, when the data folder lacks their subfolder
+OPTIONAL_VECTORS = ("cg-diva", "ctca")
+
+
+def compare_all(
+    data: Path, seg_table: object | None = None, vectors: tuple[str, ...] | None = None
+) -> dict[str, list[Comparison]]:
+    """Every vector's comparisons (``vectors``: a subset of :data:`VECTORS`), from the folder
+    ``data``; ``seg_table`` is the SEG table (the ``seg-app`` vector is left out without it)."""
+    chosen = tuple(VECTORS) if vectors is None else vectors
+    out = {}
+    for name in chosen:
+        if name == "seg-app" and seg_table is None:
+            continue
+        if name in OPTIONAL_VECTORS and not (data / name).is_dir():
+            continue
+        out[name] = VECTORS[name][2](data, seg_table)
+    return out
+
+
+def _number(value: float | None, decimals: int, signed: bool = False) -> str:
+    if value is None or not math.isfinite(value):
+        return "—"
+    value = round(value, decimals) + 0.0  # no "−0"
+    if decimals == 0:
+        text = f"{value:+,.0f}" if signed else f"{value:,.0f}"
+    else:
+        text = f"{value:+.{decimals}f}" if signed else f"{value:.{decimals}f}"
+    return text.replace("-", "−")
+
+
+def _explanation(row: Comparison) -> str:
+    if row.status == "agrees":
+        return f"agrees (tolerance ±{row.tolerance:g})" if row.tolerance else "equal"
+    if row.status == "explained":
+        return row.explanation
+    return "**differs beyond the tolerance; no known reason**"
+
+
+def conformance_markdown(results: dict[str, list[Comparison]], left_out: str = "") -> str:
+    """``docs/CONFORMANCE.md``: a summary and one table per vector with the columns vector,
+    source, statistic, expected, ours, difference, explanation. ``left_out`` is a sentence on
+    vectors that were not run."""
+    rows = [row for table in results.values() for row in table]
+    counts = {s: sum(row.status == s for row in rows) for s in ("agrees", "explained", "differs")}
+    lines = [
+        "# Conformance with public test vectors",
+        "",
+        "riskgrid's statistics against numbers published by projects nobody here wrote, on the "
+        "data they published. Regenerate this file with "
+        "`riskgrid conformance --data DIR --out docs/CONFORMANCE.md` (DIR: the vectors, "
+        f"default `${CONFORMANCE_ENV}`; the SEG table from `--seg-table` or `$SEG_TABLE`); "
+        "`tests/test_conformance.py` checks that it is up to date.",
+        "",
+        f"Statistics compared: {len(rows)}; within their tolerance: {counts['agrees']}; "
+        f"different for a known reason stated beside them: {counts['explained']}; different "
+        f"without a known reason: {counts['differs']}.",
+    ]
+    if left_out:
+        lines += ["", left_out]
+    header = "| vector | source | statistic | expected | ours | difference | explanation |"
+    for name, table in results.items():
+        title, about, _ = VECTORS[name]
+        lines += ["", f"## {name}: {title}", "", about, "", header, "|" + " --- |" * 7]
+        for row in table:
+            cells = (
+                row.vector,
+                row.source,
+                row.statistic,
+                _number(row.expected, row.decimals),
+                _number(row.ours, row.decimals),
+                _number(row.difference, row.decimals, signed=True),
+                _explanation(row),
+            )
+            lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def left_out_vectors(data: Path) -> str:
+    """A sentence naming the optional vectors whose folder ``data`` lacks (empty when none)."""
+    absent = [name for name in OPTIONAL_VECTORS if not (data / name).is_dir()]
+    if not absent:
+        return ""
+    names = ", ".join(absent)
+    return f"Left out for want of their folder in the data folder: {names}."
+
+
+def default_data_folder(environ: dict[str, str] | None = None) -> Path | None:
+    """The folder named by ``$RISKGRID_CONFORMANCE``, or None."""
+    value = (os.environ if environ is None else environ).get(CONFORMANCE_ENV)
+    return Path(value) if value else None

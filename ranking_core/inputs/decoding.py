@@ -1,0 +1,202 @@
+"""Opening an input and decoding its text: the size limit checked before reading, the encoding
+found (or the file refused, naming the encoding it looks like), line ends counted as editors
+count them.
+
+* line ends: LF, CRLF, CR CR LF (a run of CRs followed by LF is one line end) and CR alone;
+  lines are numbered as editors (and ``awk``) number them;
+* encodings: UTF-8 with or without BOM, UTF-16 with BOM; anything else refuses the file, naming the
+  encoding it looks like.
+"""
+
+from __future__ import annotations
+
+import codecs
+import io
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO
+
+import pandas as pd
+
+from ranking_core.inputs.schema import InputError, Limits
+
+__all__ = ["LineEnds", "decode_error", "open_binary", "read_text", "source_label", "text_stream"]
+
+
+def source_label(source: object, name: str | None) -> str:
+    """What messages call an input: ``name``, the path, "table" or the upload's name."""
+    if name:
+        return str(name)
+    if isinstance(source, str | os.PathLike):
+        return str(source)
+    if isinstance(source, pd.DataFrame):
+        return "table"
+    return str(getattr(source, "name", "") or "upload")
+
+
+def open_binary(
+    source: str | os.PathLike | IO[bytes] | bytes, label: str, limits: Limits | None = None
+) -> IO[bytes]:
+    """A seekable binary stream of at most ``limits.max_bytes`` bytes (checked before reading
+    a path; an upload is read up to one byte past the limit)."""
+    limits = limits or Limits()
+    too_big = (
+        f"{label}: larger than the {limits.max_bytes:,}-byte limit (split the file or "
+        "raise the limit)"
+    )
+    if isinstance(source, bytes | bytearray | memoryview):
+        if len(source) > limits.max_bytes:
+            raise InputError(too_big)
+        return io.BytesIO(bytes(source))
+    if isinstance(source, str | os.PathLike):
+        path = Path(source)
+        try:
+            if path.is_dir():
+                raise InputError(f"{label}: is a folder, not a file")
+            if path.stat().st_size > limits.max_bytes:
+                raise InputError(too_big)
+            return path.open("rb")
+        except FileNotFoundError as exc:
+            raise InputError(f"{label}: file not found") from exc
+        except OSError as exc:
+            raise InputError(f"{label}: cannot be opened ({exc.strerror})") from exc
+    data = source.read(limits.max_bytes + 1)
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    if len(data) > limits.max_bytes:
+        raise InputError(too_big)
+    return io.BytesIO(data)
+
+
+def _guess_encoding(sample: bytes) -> str:
+    if sample.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
+        return "UTF-32"
+    even, odd = sample[0::2], sample[1::2]
+    if sample and max(even.count(0), odd.count(0)) > 0.3 * len(sample) / 2:
+        return "UTF-16 without a byte-order mark"
+    try:
+        sample.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if len(sample) == 65536 and exc.start >= len(sample) - 4:  # a character cut by the sample
+            return "UTF-8"
+        return "an 8-bit code page such as Windows-1252 or Latin-1 (not UTF-8)"
+    return "UTF-8"
+
+
+def read_text(
+    source: str | os.PathLike | IO[bytes] | bytes,
+    name: str | None = None,
+    limits: Limits | None = None,
+) -> str:
+    """The whole input as text (UTF-8 ± BOM or UTF-16 with BOM, at most ``limits.max_bytes``;
+    a run of CRs before LF read as LF, so that lines count as editors count them);
+    :class:`InputError` otherwise, naming the encoding."""
+    label = source_label(source, name)
+    binary = open_binary(source, label, limits)
+    try:
+        text, encoding = text_stream(binary, label)
+        return LineEnds(text).read()
+    except UnicodeDecodeError as exc:
+        raise decode_error(label, encoding, exc) from exc
+    finally:
+        binary.close()
+
+
+def decode_error(label: str, encoding: str, exc: UnicodeDecodeError) -> InputError:
+    bad = exc.object[exc.start : exc.start + 1].hex().upper()
+    return InputError(
+        f"{label}: not valid {encoding} text (byte 0x{bad}; it looks like "
+        f"{_guess_encoding(bytes(exc.object))}); accepted: UTF-8 with or "
+        "without BOM, UTF-16 with BOM (save the file as UTF-8)"
+    )
+
+
+class LineEnds:
+    """A text stream with line ends as editors count them: a run of CRs followed by LF (LF,
+    CRLF, CR CR LF) is one line end, given as LF; a CR not followed by LF ends a line by itself
+    (old Mac files). Reads like a file: ``read``, ``readline`` and line iteration."""
+
+    def __init__(self, inner: IO[str]) -> None:
+        self.inner = inner
+        self.buf = ""  # text read from ``inner`` and not given out yet
+
+    def _more(self) -> bool:
+        data = self.inner.read(1 << 16)
+        self.buf += data
+        return bool(data)
+
+    def read(self, size: int = -1) -> str:
+        data = self.buf + self.inner.read(-1 if size < 0 else max(size - len(self.buf), 0))
+        self.buf = ""
+        if data.endswith("\r"):  # the run of CRs may go on to its LF
+            while (tail := self.inner.read(1)) == "\r":
+                data += tail
+            if tail == "\n":
+                data += tail
+            else:
+                self.buf = tail
+        return _CRS_LF.sub("\n", data) if "\r" in data else data
+
+    def readline(self, limit: int = -1) -> str:
+        found = None
+        while (
+            (found := _ANY_END.search(self.buf)) is None
+            and not (0 <= limit <= len(self.buf))
+            and self._more()
+        ):
+            pass
+        if found is None or 0 <= limit <= found.start():
+            end = len(self.buf) if limit < 0 else min(limit, len(self.buf))
+            line, self.buf = self.buf[:end], self.buf[end:]
+            return line
+        i = found.start()
+        j = i + 1
+        if self.buf[i] == "\r":
+            while True:
+                while j < len(self.buf) and self.buf[j] == "\r":
+                    j += 1
+                if j < len(self.buf) or not self._more():
+                    break
+            if j < len(self.buf) and self.buf[j] == "\n":
+                line, self.buf = self.buf[:i] + "\n", self.buf[j + 1 :]
+                return line
+            j = i + 1
+        line, self.buf = self.buf[:j], self.buf[j:]
+        return line
+
+    def __iter__(self) -> Iterator[str]:
+        rest = ""
+        while block := self.read(1 << 16):
+            lines = io.StringIO(rest + block, newline="").readlines()
+            rest = "" if lines[-1].endswith(("\n", "\r")) else lines.pop()
+            yield from lines
+        if rest:
+            yield rest
+
+
+_CRS_LF = re.compile("\r+\n")
+_ANY_END = re.compile("[\r\n]")
+
+
+def text_stream(binary: IO[bytes], label: str) -> tuple[IO[str], str]:
+    """A text stream (universal newlines kept for the csv module) and the encoding's name."""
+    head = binary.read(65536)
+    binary.seek(0)
+    if head.startswith(codecs.BOM_UTF8):
+        return io.TextIOWrapper(binary, "utf-8-sig", newline=""), "UTF-8"
+    guess = _guess_encoding(head)
+    if guess == "UTF-32":
+        raise InputError(
+            f"{label}: the text is UTF-32; accepted: UTF-8 with or without BOM, "
+            "UTF-16 with BOM (save the file as UTF-8)"
+        )
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return io.TextIOWrapper(binary, "utf-16", newline=""), "UTF-16"
+    if guess != "UTF-8":
+        raise InputError(
+            f"{label}: the text looks like {guess}; accepted: UTF-8 with or "
+            "without BOM, UTF-16 with BOM (save the file as UTF-8)"
+        )
+    return io.TextIOWrapper(binary, "utf-8", newline=""), "UTF-8"

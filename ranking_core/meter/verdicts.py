@@ -1,0 +1,144 @@
+"""From read pairs to verdicts: which device the pairs come from, the acceptance table over
+their values as measured (by group with ``--by``), and the trend agreement table when they carry
+their times, and CG-DIVA when they carry sensors (:mod:`ranking_core.meter.acceptance`,
+:mod:`ranking_core.meter.trend`, :mod:`ranking_core.meter.cg_diva`)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from ranking_core.meter.acceptance import (
+    AcceptanceData,
+    JudgeSettings,
+    acceptance_table,
+    rates_of_change,
+)
+from ranking_core.meter.cg_diva import CgDivaRange, cg_diva, cg_diva_notes
+from ranking_core.meter.pairs import MeterPairs
+from ranking_core.meter.trend import TrendAgreement, trend_agreement
+
+__all__ = [
+    "CG_DIVA_MAX_PAIRS",
+    "CG_DIVA_MAX_SENSORS",
+    "cg_diva_of",
+    "device_of",
+    "judge_pairs",
+    "trend_of",
+]
+
+# CG-DIVA's bootstrap costs resamples × sensors × log(pairs): beyond these it is left out
+CG_DIVA_MAX_SENSORS = 500
+CG_DIVA_MAX_PAIRS = 200_000
+
+
+def trend_of(
+    pairs: MeterPairs, included: NDArray[np.bool_], rate_gap: float
+) -> TrendAgreement | None:
+    """The trend agreement table of the included pairs when they carry both times."""
+    extra = {k: v[included] for k, v in pairs.extra.items()}
+    if "reference_time" not in extra or "sensor_time" not in extra:
+        return None
+    ref, bgm = (v[included] for v in pairs.measured)
+    cluster_name = next((k for k in ("subject", "sensor") if k in extra), "")
+    cluster = (
+        pd.factorize(pd.Series(extra[cluster_name], dtype=object))[0] if cluster_name else None
+    )
+    rates = rates_of_change(
+        ref, bgm, extra["reference_time"], extra["sensor_time"], cluster, rate_gap
+    )
+    return trend_agreement(rates.sensor_rate, rates.ref_rate)
+
+
+def cg_diva_of(
+    pairs: MeterPairs, included: NDArray[np.bool_]
+) -> tuple[list[CgDivaRange] | None, list[str]]:
+    """CG-DIVA of the included pairs with a reference above 0 (reference = comparator, values as
+    measured) when they carry a ``sensor`` column (else a ``subject`` one, resampled alike), and
+    the report's notes on it; None without either column, without such pairs, or beyond
+    :data:`CG_DIVA_MAX_SENSORS` sensors or :data:`CG_DIVA_MAX_PAIRS` pairs (then a note says so)."""
+    name = next((k for k in ("sensor", "subject") if k in pairs.extra), "")
+    ref, cgm = (v[included] for v in pairs.measured)
+    if not name or ref.size == 0:
+        return None, []
+    keep = ref > 0  # the relative deviation needs a reference above 0
+    ref, cgm, sensor = ref[keep], cgm[keep], pairs.extra[name][included][keep]
+    n_sensors = len(pd.unique(sensor))
+    if ref.size == 0:
+        return None, []
+    if n_sensors > CG_DIVA_MAX_SENSORS or ref.size > CG_DIVA_MAX_PAIRS:
+        return None, [
+            f"CG-DIVA left out: {n_sensors:,} {name}s and {ref.size:,} pairs; it is computed "
+            f"for at most {CG_DIVA_MAX_SENSORS:,} {name}s and {CG_DIVA_MAX_PAIRS:,} pairs."
+        ]
+    results = cg_diva(ref, cgm, sensor)
+    return results, cg_diva_notes(results)
+
+
+def device_of(pairs: MeterPairs) -> str:
+    """ "cgm" when the pairs carry sensor times or a sensor column, else "bgm"."""
+    return "cgm" if ("sensor_time" in pairs.extra or "sensor" in pairs.extra) else "bgm"
+
+
+def judge_pairs(
+    pairs: MeterPairs,
+    included: NDArray[np.bool_],
+    r: NDArray[np.float64],
+    b: NDArray[np.float64],
+    count: NDArray[np.int64],
+    parkes_type: int,
+    judge: JudgeSettings,
+    rate_gap: float,
+) -> tuple[pd.DataFrame, list[str]]:
+    """The acceptance table: every standard over the included pairs, values as measured; with a
+    group column (``--by``), every standard again for each group, a ``group`` column first."""
+    extra = {k: v[included] for k, v in pairs.extra.items()}
+    ref, bgm = (v[included] for v in pairs.measured)
+    groups = extra.get("group")
+    if groups is None:
+        data = _acceptance_data(ref, bgm, extra, r, b, count, parkes_type, rate_gap)
+        return acceptance_table(data, judge)
+    frames, notes = [], []
+    for value in pd.unique(groups):
+        mask = groups == value
+        part = {k: v[mask] for k, v in extra.items()}
+        data = _acceptance_data(ref[mask], bgm[mask], part, None, None, None, parkes_type, rate_gap)
+        frame, group_notes = acceptance_table(data, judge, group=f"{pairs.group_column} {value}")
+        frame.insert(0, "group", str(value))
+        frames.append(frame)
+        notes += group_notes
+    return pd.concat(frames, ignore_index=True), notes
+
+
+def _acceptance_data(
+    ref: NDArray[np.float64],
+    bgm: NDArray[np.float64],
+    extra: dict[str, NDArray],
+    r: NDArray[np.float64] | None,
+    b: NDArray[np.float64] | None,
+    count: NDArray[np.int64] | None,
+    parkes_type: int,
+    rate_gap: float,
+) -> AcceptanceData:
+    """What the acceptance criteria read: every pair as measured or, when the values are whole
+    mg/dL and the pairs carry no clusters or times, the distinct points with their pairs."""
+    cluster_name = next((k for k in ("subject", "sensor") if k in extra), "")
+    timed = "reference_time" in extra and "sensor_time" in extra
+    whole = (
+        r is not None and np.array_equal(ref, np.rint(ref)) and np.array_equal(bgm, np.rint(bgm))
+    )
+    if not cluster_name and not timed and whole:
+        assert r is not None and b is not None
+        return AcceptanceData(r, b, weight=count, parkes_type=parkes_type)
+    cluster = (
+        pd.factorize(pd.Series(extra[cluster_name], dtype=object))[0] if cluster_name else None
+    )
+    rates = (
+        rates_of_change(ref, bgm, extra["reference_time"], extra["sensor_time"], cluster, rate_gap)
+        if timed
+        else None
+    )
+    return AcceptanceData(
+        ref, bgm, cluster=cluster, cluster_name=cluster_name, rates=rates, parkes_type=parkes_type
+    )
