@@ -55,7 +55,7 @@ def test_no_raw_field_names_and_no_hidden_columns(browser_page, path):
     assert not raw, f"{PAGES[path]}: raw field names as headers: {raw}"
     assert page.evaluate(HIDDEN_JS) == [], f"{PAGES[path]}: a table hides columns"
     if path == "meter":
-        assert {"Verdict", "95 % lower bound (%)", "DTS zone", "Hypo missed"} <= set(headers)
+        assert {"Verdict", "95 % lower bound (%)", "DTS", "Hypo missed"} <= set(headers)
 
 
 def test_compare_offers_every_zone_grid_and_draws_them_wide(browser_page):

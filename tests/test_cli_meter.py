@@ -70,7 +70,9 @@ def test_report_without_seg_table_explains_and_reports_the_rest(pairs_file, tmp_
     assert (tmp_path / "files" / "bland_altman.html").exists()
     assert (tmp_path / "files" / "iso_ranges.csv").exists()
     files = {p.name for p in (tmp_path / "files").glob("*.png")}
-    assert files == {"dts.png", "clarke.png", "parkes-type1.png"}  # no SEG plot without its table
+    plots = {"dts", "clarke", "parkes-type1", "bland_altman"}  # no SEG plot without its table
+    assert files == {f"{name}.png" for name in plots}
+    assert {p.name for p in (tmp_path / "files").glob("*.pdf")} == {f"{n}.pdf" for n in plots}
 
 
 def test_unreadable_pairs_exit_with_the_rule(tmp_path):
@@ -176,3 +178,87 @@ def test_reports_never_hold_the_file_names_controls_raw(tmp_path, monkeypatch, s
         text = "".join(page.extract_text() for page in PdfReader(report).pages)
     assert "\x1b" not in text and "\u202e" not in text
     assert "\\x1b" in text and "\\u202e" in text  # shown escaped, not dropped
+
+
+def _write_pairs(path, pairs):
+    path.write_text("BGM,REF\n" + "".join(f"{b},{r}\n" for b, r in pairs))
+    return path
+
+
+def test_fail_on_verdict_exits_3_after_writing_and_names_the_failures(tmp_path, monkeypatch):
+    monkeypatch.delenv("SEG_TABLE", raising=False)
+    # ISO 15197 criterion 1 by hand: 5 of 10 pairs within ±15 % (50 % < 95 %) fails
+    source = _write_pairs(
+        tmp_path / "p.csv",
+        [(r, r) for r in range(120, 170, 10)] * 1 + [(2 * r, r) for r in range(120, 170, 10)],
+    )
+    out = tmp_path / "r.json"
+    args = ["meter-report", str(source), "--profile", "iso15197", "--json", str(out)]
+    result = runner.invoke(app, [*args, "--fail-on-verdict"])
+    assert result.exit_code == 3, result.output
+    data = json.loads(out.read_text())  # written before the exit
+    failed = [f"ISO 15197:2013 {r['id']}" for r in data["acceptance"] if r["passes"] is False]
+    assert "ISO 15197:2013 1" in failed
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert lines == [
+        f"meter-report: {len(failed)} of 2 acceptance criteria failed: {', '.join(failed)}"
+    ]
+    assert runner.invoke(app, args).exit_code == 0  # without the option: 0 whatever the verdicts
+
+
+def test_fail_on_verdict_passes_when_nothing_judged_fails(tmp_path, monkeypatch):
+    monkeypatch.delenv("SEG_TABLE", raising=False)
+    # 400 exact readings in 70–180 mg/dL: iCGM B, E, G pass (E's 95 % lower bound, 0.05^(1/n),
+    # exceeds 99 % from n = 299 on); A, C, D, F, H, I have no pair in range: not judged
+    source = _write_pairs(tmp_path / "p.csv", [(r, r) for r in range(80, 180)] * 4)
+    out = tmp_path / "r.json"
+    result = runner.invoke(
+        app,
+        ["meter-report", str(source), "--profile", "icgm", "--json", str(out), "--fail-on-verdict"],
+    )
+    assert result.exit_code == 0, result.output
+    verdicts = {r["id"]: r["passes"] for r in json.loads(out.read_text())["acceptance"]}
+    assert {k for k, v in verdicts.items() if v is None} == set("ACDFHI")
+    assert {k for k, v in verdicts.items() if v is True} == set("BEG")
+
+
+def test_out_dir_writes_the_bland_altman_plot_without_a_browser(tmp_path, monkeypatch):
+    monkeypatch.delenv("SEG_TABLE", raising=False)
+    monkeypatch.setenv("BROWSER_PATH", "/nonexistent/chromium")
+    source = _write_pairs(tmp_path / "p.csv", [(r + 7, r) for r in range(40, 400, 9)])
+    result = runner.invoke(app, ["meter-report", str(source), "--out-dir", str(tmp_path / "o")])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "o" / "bland_altman.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (tmp_path / "o" / "bland_altman.pdf").read_bytes()[:5] == b"%PDF-"
+
+
+def test_fail_on_verdict_names_the_group_of_each_failure(tmp_path, monkeypatch):
+    monkeypatch.delenv("SEG_TABLE", raising=False)
+    # site A reads exactly; site B reads double on half its pairs: ISO 15197 criterion 1 fails
+    rows = [(r, r, "A") for r in range(100, 200, 5)]
+    rows += [(r * (2 if i % 2 else 1), r, "B") for i, r in enumerate(range(100, 200, 5))]
+    source = tmp_path / "p.csv"
+    source.write_text("BGM,REF,site\n" + "".join(f"{b},{r},{s}\n" for b, r, s in rows))
+    out = tmp_path / "r.json"
+    result = runner.invoke(
+        app,
+        [
+            "meter-report",
+            str(source),
+            "--by",
+            "site",
+            "--profile",
+            "iso15197",
+            "--json",
+            str(out),
+            "--fail-on-verdict",
+        ],
+    )
+    assert result.exit_code == 3, result.output
+    rows_out = json.loads(out.read_text())["acceptance"]
+    failed = [f"ISO 15197:2013 {r['id']} ({r['group']})" for r in rows_out if r["passes"] is False]
+    assert "ISO 15197:2013 1 (B)" in failed and not any("(A)" in f for f in failed)
+    assert result.stderr.strip() == (
+        f"meter-report: {len(failed)} of {len(rows_out)} acceptance criteria failed: "
+        + ", ".join(failed)
+    )

@@ -81,3 +81,37 @@ def test_pairs_with_sensors_show_cg_diva_on_the_page(tmp_path, monkeypatch):
     columns = [c.replace("\\", "") for c in table.columns]  # headers are Markdown-escaped
     assert columns == ["Measure", "<70", "70-180", ">180", "total"]
     assert not at.exception  # the CG-DIVA figure beside the table was drawn without error
+
+
+def test_page_names_the_profiles_and_offers_the_bland_altman_plot(tmp_path, monkeypatch):
+    fresh_machine(tmp_path, monkeypatch)
+    at = open_app("meter")
+    assert not at.exception
+    # a meter by default: ISO 15197 alone, named in the title of the criteria
+    assert "Acceptance criteria (ISO 15197:2013)" in [h.value for h in at.subheader]
+    labels = {b.proto.label for b in at.get("download_button")}
+    assert {"Bland–Altman plot as PNG", "Bland–Altman plot as PDF"} <= labels
+    captions = [i.proto.imgs[0].caption for i in at.get("image")]
+    assert any(c.startswith("Modified Bland–Altman plot: 200 analysed pairs") for c in captions)
+    pairs = next(d for d in at.dataframe if "seg_risk_category_id" not in d.value.columns)
+    assert "error_direction" not in pairs.value.columns  # in the download only
+
+
+def test_the_per_pair_table_fits_the_page_whatever_the_report_holds():
+    import numpy as np
+    import pandas as pd
+
+    from dashboard.meter_pairs import PAGE_WIDTH, page_columns
+    from ranking_core.grids import SEGTable
+    from ranking_core.meter import meter_report
+    from ranking_core.meter.pairs import pairs_from_frame
+    from ranking_core.meter.report import pair_results
+
+    frame = pd.DataFrame({"BGM": [5.5, 40.0, 8.0], "REF": [6.0, 7.0, 8.1]})  # 40 mmol/L: > 600
+    pairs = pairs_from_frame(frame, "pairs", first_row=2, unit="line", glucose_unit="mmol/L")
+    zeros = np.zeros((601, 601))
+    report = meter_report(pairs, SEGTable(zeros, "flat"), learned_risk=zeros)
+    results = pair_results(report)  # every column there is: mmol/L, excluded, SEG, learned
+    columns = page_columns(report, list(results.columns))
+    assert sum(width for _, width in columns.values()) <= PAGE_WIDTH
+    assert {"BGM_mmol_L", "included", "seg_risk_category", "learned_risk"} <= set(columns)

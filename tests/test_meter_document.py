@@ -65,6 +65,8 @@ def test_pdf_opens_and_names_every_grid_and_the_data(parts):
         "Binomial accuracy test",
         "by glucose range",
         "≥ 100 mg/dL",
+        "Modified Bland–Altman plot",
+        "95 % limits of agreement",
     ):
         assert needle in text, needle
     counts = report.zones["dts"]["count"].tolist()
@@ -76,8 +78,10 @@ def test_html_escapes_text_and_embeds_the_same_figures(parts):
     page = report_html(blocks)
     assert "study &lt;A&gt;.csv" in page and "<A>" not in page
     figures = sum(1 for b in blocks if type(b).__name__ == "FigureBlock")
-    assert figures == 5  # SEG, DTS, Clarke, Parkes type 1, learned
+    assert figures == 6  # Bland–Altman, SEG, DTS, Clarke, Parkes type 1, learned
     assert page.count("data:image/png;base64,") == figures
+    assert "<figcaption>Modified Bland–Altman plot: " in page
+    assert "<h2>Modified Bland–Altman plot</h2>" in page
     for grid in grids():
         assert grid.title in page
 
@@ -144,3 +148,113 @@ def test_cli_writes_the_pdf(tmp_path):
     assert "pairs.csv" in text and "Surveillance Error Grid" in text
     bad = CliRunner().invoke(app, ["meter-report", str(data), "--report", str(tmp_path / "r.doc")])
     assert bad.exit_code == 1 and ".pdf or .html" in bad.output
+
+
+def _text_runs(page) -> list[tuple[str, float, float]]:
+    """(text, left, right) in points of every text run drawn on a PDF page, its width measured
+    with the font it is drawn in (DejaVu Sans or DejaVu Sans Bold)."""
+    from reportlab.pdfbase.pdfmetrics import stringWidth
+
+    from ranking_core.meter.pdf import BOLD, FONT, _fonts
+
+    _fonts()
+    runs = []
+
+    def visit(text, cm, tm, font, size):
+        if not text.strip():
+            return
+        scale = (tm[0] ** 2 + tm[1] ** 2) ** 0.5 * cm[0]
+        left = tm[4] * cm[0] + tm[5] * cm[2] + cm[4]
+        bold = "Bold" in str((font or {}).get("/BaseFont", ""))
+        width = stringWidth(text.strip(), BOLD if bold else FONT, size * scale)
+        runs.append((text.strip(), left, left + width))
+
+    page.extract_text(visitor_text=visit)
+    return runs
+
+
+def test_pdf_keeps_every_column_inside_the_page_with_header_and_page_numbers(parts):
+    from ranking_core.meter.pdf import MARGIN
+
+    report, blocks = parts
+    reader = PdfReader(io.BytesIO(report_pdf(blocks)))
+    total = len(reader.pages)
+    drawn = []
+    for number, page in enumerate(reader.pages, 1):
+        runs = _text_runs(page)
+        width = float(page.mediabox.width)
+        outside = [(t, round(right)) for t, _, right in runs if right > width - MARGIN + 2]
+        assert not outside, f"page {number}: text beyond the right margin: {outside[:3]}"
+        assert min(left for _, left, _ in runs) >= MARGIN - 0.5
+        texts = [t for t, _, _ in runs]
+        assert f"page {number} of {total}" in texts
+        assert "Meter accuracy report: study <A>.csv" in texts  # the running header
+        drawn += texts
+    # every verdict of the acceptance table printed whole, in order, under its header
+    verdicts = display_frame(report.acceptance, "acceptance")["Verdict"].tolist()
+    verdicts.append("meets" if report.binomial["meets"].iloc[0] else "fails")  # binomial test
+    words = ("passes", "fails", "meets", "no pairs in range")
+    assert [t for t in drawn if t in words] == verdicts
+    assert {"passes", "fails"} <= set(verdicts)  # the data have both
+    assert "Verdict" in drawn  # the column header, whole
+
+
+def test_a_table_too_wide_for_a_portrait_page_gets_a_landscape_page():
+    from ranking_core.meter.document import Heading, TableBlock, Text
+    from ranking_core.meter.pdf import MARGIN
+
+    words = [f"column{i}-unbroken" for i in range(8)]  # 8 × ~85 pt: landscape only
+    frame = pd.DataFrame({w: [f"value{i}-row{r}" for r in range(3)] for i, w in enumerate(words)})
+    blocks = [
+        Heading("Wide tables", 0),
+        Text("before"),
+        TableBlock("eight long columns", frame),
+        Text("after the wide table"),
+    ]
+    reader = PdfReader(io.BytesIO(report_pdf(blocks, header="header text")))
+    shapes = [(float(p.mediabox.width), float(p.mediabox.height)) for p in reader.pages]
+    assert shapes[0][0] < shapes[0][1] and shapes[-1][0] < shapes[-1][1]  # portrait around it
+    turned = [i for i, (w, h) in enumerate(shapes) if w > h]
+    assert len(turned) == 1
+    page = reader.pages[turned[0]]
+    runs = _text_runs(page)
+    texts = [t for t, _, _ in runs]
+    assert set(words) <= set(texts) and "value7-row2" in texts  # every word whole
+    assert max(right for _, _, right in runs) <= shapes[turned[0]][0] - MARGIN + 2
+    assert "after the wide table" in reader.pages[turned[0] + 1].extract_text()
+    assert f"page {turned[0] + 1} of {len(shapes)}" in texts and "header text" in texts
+
+
+def test_column_widths_fill_the_width_and_never_cut_a_word():
+    from ranking_core.meter.pdf import _text_width, column_widths
+
+    frame = pd.DataFrame(
+        {"a": ["short"], "b": ["a much longer text that can wrap over several lines " * 3]}
+    )
+    natural = column_widths(frame, 10_000)
+    assert natural[1] == pytest.approx(220.0)  # a long text wraps even when there is room
+    widths = column_widths(frame, 150)
+    assert sum(widths) == pytest.approx(150, abs=0.01)
+    assert widths[0] == pytest.approx(natural[0])  # the narrow column keeps its width
+    assert widths[1] >= _text_width("several") + 7  # the longest word of the wrapped column
+    assert column_widths(pd.DataFrame({"x": ["unbreakable-word-" * 10]}), 100) is None
+
+
+def test_headings_name_only_the_profiles_judged():
+    from ranking_core.meter.acceptance import get_profile
+
+    icgm, iso = get_profile("icgm"), get_profile("iso15197")
+    report = meter_report(pd.DataFrame({"BGM": BGM, "REF": REF}), None, profiles=("icgm",))
+    assert report.titles()["acceptance"] == f"Acceptance criteria ({icgm.title})"
+    blocks = report_blocks(report)
+    headings = [b.text for b in blocks if type(b).__name__ == "Heading"]
+    assert f"Acceptance criteria: {icgm.title}" in headings
+    named = headings + [b.title for b in blocks if type(b).__name__ == "TableBlock"]
+    assert not [h for h in named if iso.title in h]
+    summary = [b.text for b in blocks if type(b).__name__ == "Text" and "Verdicts" in b.text]
+    assert len(summary) == 1 and summary[0].startswith(f"{icgm.title}: {icgm.citation}")
+    page = report_html(blocks)
+    assert f"<h2>Acceptance criteria: {icgm.title}</h2>" in page
+    assert f"<h4>Acceptance criteria ({icgm.title})</h4>" in page
+    both = meter_report(pd.DataFrame({"BGM": BGM, "REF": REF}), None, profiles=("iso15197", "icgm"))
+    assert both.titles()["acceptance"] == f"Acceptance criteria ({iso.title}, {icgm.title})"

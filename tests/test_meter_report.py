@@ -274,3 +274,58 @@ def test_dts_zone_counts_and_json_key():
     assert [r["count"] for r in data["dts"]] == [1, 1, 1, 1, 2]
     assert data["grids"]["dts"]["title"] == "DTS Error Grid" and data["unit"] == "mg/dL"
     assert report.titles()["parkes"] == "Parkes Error Grid, type 1: zones"
+
+
+def test_per_pair_categories_read_back_as_text_with_their_number():
+    """pandas' default missing-value texts ("None", "NA", "null", …) never label a category;
+    excluded pairs have empty cells; each pair's category is the one of its risk, by hand."""
+    import io
+
+    from pandas._libs.parsers import STR_NA_VALUES
+
+    from ranking_core.grids.risk_scale import RISK_CATEGORIES, RISK_CATEGORY_FILE_LABELS
+    from ranking_core.meter.export import safe_csv
+    from ranking_core.meter.report import pair_results
+
+    assert not set(RISK_CATEGORY_FILE_LABELS) & set(STR_NA_VALUES)
+    assert RISK_CATEGORY_FILE_LABELS[1:] == RISK_CATEGORIES[1:]
+    # risk = |REF − BGM| / 100 on this table: 0, 0.5, 0.51, 1.2, 3.6 and a pair left out
+    table = SEGTable(np.abs(np.subtract.outer(np.arange(SIZE), np.arange(SIZE))) / 100.0, "toy")
+    bgm, ref = [100, 150, 151, 220, 460, 700], [100, 100, 100, 100, 100, 100]
+    report = meter_report(_pairs(bgm, ref), table)
+    read = pd.read_csv(io.StringIO(safe_csv(pair_results(report))))
+    assert read["seg_risk_category"].tolist()[:5] == [
+        "No risk",  # 0: [0, 0.5]
+        "No risk",  # 0.5: the upper bound is inside
+        "Slight, lower",  # 0.51
+        "Slight, higher",  # 1.2
+        "Extreme",  # 3.6 > 3.5
+    ]
+    assert read["seg_risk_category_id"].tolist()[:5] == [0, 0, 1, 2, 7]
+    assert read["included"].tolist() == [True] * 5 + [False]
+    left_out = read.iloc[5]
+    assert pd.isna(left_out["seg_risk_category"]) and pd.isna(left_out["seg_risk_category_id"])
+    assert read["seg_risk_category"].iloc[:5].notna().all()  # no pair of no risk read as missing
+
+
+def test_provenance_and_every_number_in_the_json_are_numbers(tmp_path):
+    from ranking_core.meter.pairs import read_pairs
+
+    path = tmp_path / "pairs.csv"
+    rows = "".join(f"{100 + i},{100 + 2 * i}\n" for i in range(1200))
+    path.write_text("BGM,REF\n" + rows + "x,1\n")
+    report = meter_report(read_pairs(path), None, provenance={"learned grid λ": 0.25})
+    data = json.loads(json.dumps(report.to_dict()))
+    assert data["provenance"]["pairs read"] == 1201 and data["provenance"]["pairs refused"] == 1
+    assert data["provenance"]["learned grid λ"] == 0.25
+
+    def strings(value):
+        if isinstance(value, dict):
+            return [s for v in value.values() for s in strings(v)]
+        if isinstance(value, list):
+            return [s for v in value for s in strings(v)]
+        return [value] if isinstance(value, str) else []
+
+    number = __import__("re").compile(r"[-+−]?[\d,]*\d(\.\d+)?\s*%?")
+    formatted = [s for s in strings(data) if number.fullmatch(s.strip())]
+    assert set(formatted) <= {"1", "2"}  # ISO 15197 criterion ids, names not numbers

@@ -22,6 +22,7 @@ from dashboard.common import (
     saved_record_picker,
     seg_status,
 )
+from dashboard.meter_pairs import show_pairs
 from ranking_core.grids.registry import get_grid
 from ranking_core.grids.seg import MISSING_SEG_MESSAGE
 from ranking_core.inputs import MGDL_PER_MMOLL, UNITS, InputError, format_names, upload_types
@@ -30,24 +31,32 @@ from ranking_core.meter import MeterPairs, MeterReport, PairsFileError, meter_re
 from ranking_core.meter.acceptance import JudgeSettings, default_standards
 from ranking_core.meter.bounds import BOUNDS
 from ranking_core.meter.cg_diva import CG_DIVA_CAPTION
-from ranking_core.meter.display import FAILS, MEETS, NO_PAIRS, PASSES, VERDICT, display_frame
+from ranking_core.meter.display import (
+    FAILS,
+    MEETS,
+    NO_PAIRS,
+    PASSES,
+    VERDICT,
+    acceptance_summary,
+    display_frame,
+    value_text,
+)
 from ranking_core.meter.document import (
     VERDICT_COLOURS,
+    bland_altman_report_plot,
     figure_caption,
     report_blocks,
     report_html,
     report_pdf,
 )
-from ranking_core.meter.export import figure_html, safe_csv
-from ranking_core.meter.figures import bland_altman_figure
-from ranking_core.meter.grid_plots import PNG_DPI, cg_diva_plot, figure_png, grid_plot
+from ranking_core.meter.export import safe_csv
+from ranking_core.meter.grid_plots import PNG_DPI, cg_diva_plot, figure_pdf, figure_png, grid_plot
 from ranking_core.meter.pairing import Pairing, pair_series
-from ranking_core.meter.report import HYPO_MISSED_RULE, device_of, pair_results
+from ranking_core.meter.report import device_of
 from ranking_core.meter.standards import DEVICES, STANDARDS
 from ranking_core.panels import simulate_panel
 
 DEMO_PAIRS = 200  # pairs in the built-in demonstration set
-PAIRS_SHOWN = 5_000  # rows of the per-pair table sent to the browser (the download has all)
 SCREEN_DPI = 120  # the error-grid plot on the page: 768 px, half the time of the download (PNG_DPI)
 
 st.title("Meter accuracy report")
@@ -127,35 +136,6 @@ def show_reading(messages: list[str] | tuple[str, ...]) -> None:
     if len(messages) > 1:
         with st.expander(f"Refused rows and notes ({len(messages) - 1})"):
             st.text("\n".join(messages[1:]))
-
-
-def pair_columns(report: MeterReport) -> dict:
-    """Human headers (with units) and widths in px of the per-pair results table: every column
-    within the page's width at 1280 px (the caption above spells out the short names)."""
-    names = {
-        "line": ("Line", 50),
-        "BGM": ("BGM mg/dL", 80),
-        "REF": ("REF mg/dL", 80),
-        "BGM_mmol_L": ("BGM mmol/L", 85),
-        "REF_mmol_L": ("REF mmol/L", 85),
-        "included": ("Analysed", 70),
-        "seg_risk": ("SEG risk", 65),
-        "seg_risk_category": ("SEG category", 110),
-        "learned_risk": ("Learned risk", 90),
-        "iso_within_15": ("ISO ±15", 65),
-        "error_direction": ("Direction", 85),
-        "hypoglycaemia_missed": ("Hypo missed", 90),
-    }
-    names.update(
-        {
-            f"{family}_zone": (f"{get_grid(grid).title.split(' ')[0]} zone", 60)
-            for family, grid in report.zone_grids.items()
-        }
-    )
-    return {
-        column: st.column_config.Column(label, width=width)
-        for column, (label, width) in names.items()
-    }
 
 
 TEXT_TYPES = upload_types()  # the formats of the input layer (READERS)
@@ -475,14 +455,9 @@ c[3].markdown(f"binomial test: {verdict(binomial['meets'], MEETS)}")
 for caveat in report.caveats:
     st.warning(plain(caveat))
 
-st.subheader("Acceptance criteria: " + ", ".join(STANDARDS[n].title for n in report.standards))
-st.caption(
-    plain(
-        " ".join(f"{STANDARDS[n].title}: {STANDARDS[n].citation}." for n in report.standards)
-        + " "
-        + " ".join(report.acceptance_notes)
-    )
-)
+titles = report.titles()
+st.subheader(titles["acceptance"])
+st.caption(plain(" ".join([*acceptance_summary(report.acceptance), *report.acceptance_notes])))
 
 
 def show_table(name: str, frame: pd.DataFrame, where=st) -> None:
@@ -516,7 +491,7 @@ if notes:
     with st.expander(f"Notes on the data ({len(notes)})"):
         st.text("\n".join(notes))
 with st.expander("Provenance: what this report was made from"):
-    st.text("\n".join(f"{item}: {value}" for item, value in report.provenance.items()))
+    st.text("\n".join(f"{item}: {value_text(value)}" for item, value in report.provenance.items()))
 
 included = report.pairs[report.pairs["included"]]
 ref, bgm = included["REF"].to_numpy(), included["BGM"].to_numpy()
@@ -566,11 +541,30 @@ c[0].image(
     width="stretch",
     caption=figure_caption(shown_grid, len(ref), unit),
 )
-bland_altman = bland_altman_figure(report)
-c[1].plotly_chart(bland_altman, key="meter_fig_bland_altman")
+
+
+@st.cache_data(show_spinner="Drawing the Bland–Altman plot…", max_entries=8)
+def bland_altman_files(key: tuple, _report: MeterReport) -> tuple[bytes, bytes, bytes, str]:
+    """The report's modified Bland–Altman plot as PNG for the page, PNG and PDF to download,
+    and its caption (the same as in the PDF and HTML report)."""
+    del key  # cache key only
+    plot, caption = bland_altman_report_plot(_report)
+    return figure_png(plot, SCREEN_DPI), figure_png(plot), figure_pdf(plot), caption
+
+
+report_key = (  # what the report and its downloads were made from
+    dataset,
+    parkes_type,
+    learned_choice,
+    surface_keys["seg"],
+    hash(report.pairs[["REF", "BGM"]].to_numpy().tobytes()),
+    repr(judge),
+    device_type,
+)
+ba_screen, ba_png, ba_pdf, ba_caption = bland_altman_files(report_key, report)
+c[1].image(ba_screen, width="stretch", caption=ba_caption)
 
 tables = report.tables()
-titles = report.titles()
 side_by_side = [n for n in tables if n not in ("acceptance", "ranges", "risk_categories")]
 st.subheader(titles["ranges"])
 show_table("ranges", report.ranges)
@@ -591,64 +585,10 @@ if "risk_categories" in tables:
     st.markdown(f"**{titles['risk_categories']}**")
     show_table("risk_categories", tables["risk_categories"])
 
-st.subheader("Every pair")
-results = pair_results(report)
-if results["included"].all():
-    results = results.drop(columns="included")
-st.caption(
-    f"One row per valid pair of the input. SEG risk: 0 none … 4 extreme. ISO ±15: within "
-    "±15 mg/dL below 100 mg/dL, ±15 % from 100 mg/dL on. Direction: of the meter's error. "
-    f"Hypo missed (hypoglycaemia missed): {HYPO_MISSED_RULE}."
-)
-c = st.columns(4)
-zone_family = c[0].selectbox(
-    "filter by zone of",
-    list(report.zone_grids),
-    key="meter_filter_grid",
-    format_func=lambda f: get_grid(report.zone_grids[f]).title,
-)
-zones = c[1].multiselect(
-    "zones",
-    list(get_grid(report.zone_grids[zone_family]).zones),
-    key="meter_filter_zones",
-    placeholder="every zone",
-)
-outside = c[2].checkbox("only outside ISO ±15", key="meter_filter_outside")
-missed = c[3].checkbox("only hypoglycaemia missed", key="meter_filter_missed")
-shown = results
-if zones:
-    shown = shown[shown[f"{zone_family}_zone"].isin(zones)]
-if outside:
-    shown = shown[shown["iso_within_15"].eq(False)]
-if missed:
-    shown = shown[shown["hypoglycaemia_missed"]]
-st.caption(f"{len(shown):,} of {len(results):,} pairs shown")
-st.dataframe(
-    shown.head(PAIRS_SHOWN),
-    hide_index=True,
-    key="meter_pairs",
-    width="stretch",
-    column_config=pair_columns(report),
-)
-if len(shown) > PAIRS_SHOWN:
-    st.caption(f"The first {PAIRS_SHOWN:,} shown; the download has every one.")
-st.download_button(
-    "These pairs as CSV",
-    lambda: safe_csv(shown),
-    "pairs.csv",
-    "text/csv",
-    key="meter_download_pairs",
-)
+show_pairs(report)
 
 st.subheader("Report and downloads")
 # the report and every download are built when asked for, never on a rerun
-report_key = (
-    dataset,
-    parkes_type,
-    learned_choice,
-    surface_keys["seg"],
-    hash(report.pairs[["REF", "BGM"]].to_numpy().tobytes()),
-)
 c = st.columns(3)
 if c[0].button("Build the report (PDF)", type="primary", key="meter_build_report"):
     with st.spinner("Building the report: tables, error-grid plots, PDF…"):
@@ -696,10 +636,11 @@ c[2].download_button(
     "image/png",
     key="meter_download_grid_png",
 )
-c[2].download_button(
-    "Bland–Altman plot as HTML",
-    lambda: figure_html(bland_altman, "cdn"),
-    "bland_altman.html",
-    "text/html",
-    key="meter_download_bland_altman_html",
-)
+for data, suffix, mime in ((ba_png, "png", "image/png"), (ba_pdf, "pdf", "application/pdf")):
+    c[2].download_button(
+        f"Bland–Altman plot as {suffix.upper()}",
+        data,
+        f"bland_altman.{suffix}",
+        mime,
+        key=f"meter_download_bland_altman_{suffix}",
+    )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from pathlib import Path
 from typing import Annotated
 
@@ -123,13 +124,16 @@ def _seg_provenance(option: Path | None) -> str:
     return f"{path.name} (sha256 {_sha256(path)[:12]}, the operator's file: {given_by})"
 
 
-def _learned_provenance(path: Path) -> dict[str, str]:
+def _learned_provenance(path: Path) -> dict[str, str | int | float]:
     """The learned grid's file name and, from the grid.json written beside it by riskgrid
-    learn (when present and readable), its λ and the checksum of its ratings."""
-    out = {"learned grid": path.name}
+    learn (when present and readable), its λ (a number) and the checksum of its ratings."""
+    out: dict[str, str | int | float] = {"learned grid": path.name}
     try:
         meta = json.loads((path.parent / "grid.json").read_text(encoding="utf-8"))
-        out["learned grid λ"] = f"{float(meta['lambda']):.4g}"
+        lam = float(meta["lambda"])
+        if not math.isfinite(lam):
+            raise ValueError(lam)
+        out["learned grid λ"] = lam
         out["learned grid ratings checksum"] = str(meta["ratings_checksum"])
     except (OSError, ValueError, KeyError, TypeError):
         out["learned grid λ"] = "unknown (no grid.json beside the grid file)"
@@ -188,15 +192,15 @@ def meter_report(
     out_dir: Annotated[
         Path | None,
         typer.Option(
-            help="Also write the tables (formula-safe CSV), figures (HTML) and the report's "
-            "error-grid plots (PNG) here."
+            help="Also write the tables (formula-safe CSV), the interactive figures (HTML) and "
+            "the report's plots (error grids, bland_altman) as PNG and PDF here."
         ),
     ] = None,
     png: Annotated[
         bool,
         typer.Option(
-            help="With --out-dir, also write the figures as PNG "
-            "(needs Chrome/Chromium for kaleido)."
+            help="With --out-dir, also write the interactive SEG heat map as PNG "
+            "(needs Chrome/Chromium for kaleido; the report's plots need no browser)."
         ),
     ] = False,
     report_file: Annotated[
@@ -279,6 +283,15 @@ def meter_report(
             "BGM >= 70 mg/dL) as CSV here.",
         ),
     ] = None,
+    fail_on_verdict: Annotated[
+        bool,
+        typer.Option(
+            "--fail-on-verdict",
+            help="Exit with status 3, after writing every output, when an acceptance criterion "
+            "that was judged fails (criteria with no pairs in range are not judged and do not "
+            "fail); the failed criteria are named on stderr.",
+        ),
+    ] = False,
 ) -> None:
     """Meter accuracy report of BGM/REF pairs: the official SEG tool's tables, DTS, Clarke and
     Parkes zones, ISO 15197:2013 criteria, statistics by glucose range."""
@@ -332,7 +345,10 @@ def meter_report(
         console.print(shown(exc), style="red", highlight=False)
         raise typer.Exit(1) from exc
     learned = None
-    given = {"input file": pairs.name, "input file sha256": _sha256(pairs)}
+    given: dict[str, str | int | float] = {
+        "input file": pairs.name,
+        "input file sha256": _sha256(pairs),
+    }
     if table is not None:  # which SEG table: file name, sha256 prefix, who provided it
         given["SEG table"] = _seg_provenance(seg_table)
     if learned_grid is not None:
@@ -393,26 +409,41 @@ def meter_report(
         json_out.write_text(json.dumps(payload, indent=2))
         console.print(f"wrote {shown(json_out)}", highlight=False)
     if out_dir is not None:
+        from ranking_core.meter.document import bland_altman_report_plot, report_figures
         from ranking_core.meter.export import FigureExportError, write_report_files
         from ranking_core.meter.figures import bland_altman_figure, seg_heatmap
 
         figures = {"bland_altman": bland_altman_figure(report)}
         if table is not None:
             figures["seg_heatmap"] = seg_heatmap(table, report)
-        try:
-            paths = write_report_files(report, out_dir, figures, png=png)
-        except FigureExportError as exc:
-            console.print(shown(exc), style="red", highlight=False)
-            raise typer.Exit(1) from exc
-        from ranking_core.meter.document import report_figures
-        from ranking_core.meter.grid_plots import figure_png
-
-        for name, figure in report_figures(report, table, learned).items():
-            paths.append(out_dir / f"{name}.png")  # the report's plots: no browser needed
-            paths[-1].write_bytes(figure_png(figure))
+        # the report's plots as PNG and PDF (matplotlib: no browser needed)
+        plots = report_figures(report, table, learned)
+        plots["bland_altman"] = bland_altman_report_plot(report)[0]
         if report.cg_diva is not None:
             from ranking_core.meter.grid_plots import cg_diva_plot
 
-            paths.append(out_dir / "cg_diva.png")
-            paths[-1].write_bytes(figure_png(cg_diva_plot(report.cg_diva)))
+            plots["cg_diva"] = cg_diva_plot(report.cg_diva)
+        try:
+            paths = write_report_files(report, out_dir, figures, png=png, plots=plots)
+        except FigureExportError as exc:
+            console.print(shown(exc), style="red", highlight=False)
+            raise typer.Exit(1) from exc
         console.print(f"wrote {len(paths)} files to {shown(out_dir)}", highlight=False)
+    if fail_on_verdict:  # last: every output above is written whatever the verdicts
+        from ranking_core.inputs.text import printable
+        from ranking_core.meter.display import profile_title
+
+        judged = report.tables()["acceptance"]
+        failed = [
+            printable(f"{profile_title(row['profile'])} {row['id']}")
+            + (f" ({printable(row['group'])})" if pd.notna(row.get("group")) else "")
+            for _, row in judged.iterrows()
+            if pd.notna(row["passes"]) and not row["passes"]
+        ]
+        if failed:
+            typer.echo(
+                f"meter-report: {len(failed)} of {len(judged)} acceptance criteria "
+                f"failed: {', '.join(failed)}",
+                err=True,
+            )
+            raise typer.Exit(3)

@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ranking_core.conformance import Comparison, ConformanceDataError, check_file
+from ranking_core.conformance.common import Comparison, ConformanceDataError, check_file
 from ranking_core.conformance.ifdtulm import read_test_data
 from ranking_core.meter.cg_diva import CG_DIVA_RANGES, RESAMPLES, SEED, CgDivaRange, cg_diva
 

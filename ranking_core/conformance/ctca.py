@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ranking_core.conformance import Comparison, ConformanceDataError, check_file
+from ranking_core.conformance.common import Comparison, ConformanceDataError, check_file
 from ranking_core.meter.trend import CTCA_CATEGORIES, ctca_category, trend_concurrence
 
 __all__ = ["PUBLISHED", "compare_ctca", "read_ctca_data"]

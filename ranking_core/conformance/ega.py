@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from ranking_core.conformance import Comparison, ConformanceDataError, check_file
+from ranking_core.conformance.common import Comparison, ConformanceDataError, check_file
 from ranking_core.grids.registry import ZoneGrid, get_grid
 
 __all__ = [

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from ranking_core.conformance import Comparison, ConformanceDataError, check_file
+from ranking_core.conformance.common import Comparison, ConformanceDataError, check_file
 from ranking_core.meter.acceptance import (
     AcceptanceData,
     JudgeSettings,

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ranking_core.conformance import Comparison, check_file
+from ranking_core.conformance.common import Comparison, check_file
 from ranking_core.grids.seg import SEGTable
 from ranking_core.meter.pairs import read_pairs
 from ranking_core.meter.report import meter_report

@@ -6,6 +6,9 @@ its colours (Klonoff et al., "The Surveillance Error Grid", J Diabetes Sci Techn
 * Categories: None [0, 0.5], Slight lower (0.5, 1.0], Slight higher (1.0, 1.5], …, Extreme > 3.5
   (each including its upper bound; negative values, which a learned grid may produce, fall in
   None and values above 4 in Extreme).
+* File labels: the categories as written in per-pair files (``--pairs-out``), where category 0
+  is "No risk": "None" is one of the texts that pandas, R and spreadsheets read as a missing
+  value, which would mix the pairs of no risk with the pairs left out of the analysis.
 * Colours: the official SEG heat-map colours at risk 0, 0.4375, 1.0625, 2.75 and 4, linearly
   interpolated in between; zone grids colour zone k (A = 0 … E = 4) like risk k.
 
@@ -20,6 +23,7 @@ from numpy.typing import ArrayLike, NDArray
 __all__ = [
     "RISK_CATEGORIES",
     "RISK_CATEGORY_EDGES",
+    "RISK_CATEGORY_FILE_LABELS",
     "RISK_CATEGORY_RANGES",
     "RISK_COLORSCALE",
     "RISK_COLOR_STOPS",
@@ -47,6 +51,8 @@ RISK_CATEGORIES = (
     "Severe, higher",
     "Extreme",
 )
+# the categories in per-pair files: no label that a CSV reader takes for a missing value
+RISK_CATEGORY_FILE_LABELS = ("No risk", *RISK_CATEGORIES[1:])
 RISK_CATEGORY_RANGES = (
     "[0, 0.5]",
     "(0.5, 1.0]",

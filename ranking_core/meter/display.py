@@ -13,7 +13,18 @@ import pandas as pd
 
 from ranking_core.inputs import MGDL_PER_MMOLL
 
-__all__ = ["COLUMN_NAMES", "FAILS", "PASSES", "VERDICT", "display_frame", "glucose_text"]
+__all__ = [
+    "ACCEPTANCE_SHOWN",
+    "COLUMN_NAMES",
+    "FAILS",
+    "PASSES",
+    "VERDICT",
+    "acceptance_summary",
+    "display_frame",
+    "glucose_text",
+    "profile_title",
+    "value_text",
+]
 
 WIDE = 8  # tables with more columns are shown transposed (one column per row of the original)
 PASSES, FAILS, MEETS, NO_PAIRS = "passes", "fails", "meets", "no pairs in range"
@@ -83,6 +94,20 @@ _OVERRIDES = {
         "within_sensor_90": "Within-sensor 90 % range, median",
     },
 }
+# the acceptance table's columns shown to a reader, in order, those present (a table may carry
+# more: they stay in the JSON and CSV files)
+ACCEPTANCE_SHOWN = (
+    "group",
+    "profile",
+    "id",
+    "criterion",
+    "pairs",
+    "percent",
+    "lower_bound_percent",
+    "required_percent",
+    "rule",
+    "passes",
+)
 _MGDL = re.compile(r"(?<![\d.])(?:(\d+(?:\.\d+)?)–)?(\d+(?:\.\d+)?) mg/dL")
 
 
@@ -102,6 +127,51 @@ def glucose_text(text: str, unit: str) -> str:
     return _MGDL.sub(both, text)
 
 
+def profile_title(name: object) -> str:
+    """The title of a registered acceptance profile (its registry's ``title``); an unknown name
+    as it is."""
+    from ranking_core.meter.acceptance import get_profile
+
+    try:
+        return str(get_profile(str(name)).title)
+    except ValueError:
+        return str(name)
+
+
+def acceptance_summary(acceptance: pd.DataFrame) -> list[str]:
+    """One sentence per judged profile (those in the table, in order): its title, its citation
+    from the registry and how each of its criteria is judged, e.g. "FDA iCGM: 21 CFR 862.1355…
+    Verdicts, by criterion: A, …, G: 95 % lower bound > required; H, I: no pair allowed."."""
+    from ranking_core.meter.acceptance import get_profile
+
+    sentences = []
+    for name, rows in acceptance.groupby("profile", sort=False):
+        try:
+            profile = get_profile(str(name))
+            title, citation = str(profile.title), str(getattr(profile, "citation", ""))
+            source = citation if citation.startswith(title) else f"{title}: {citation}"
+        except ValueError:
+            source = str(name)
+        rules = [
+            f"{', '.join(dict.fromkeys(map(str, same['id'])))}: {rule}"
+            for rule, same in rows.groupby("rule", sort=False)
+        ]
+        sentences.append(f"{source}. Verdicts, by criterion: {'; '.join(rules)}.")
+    return sentences
+
+
+def value_text(value: object) -> str:
+    """A provenance value as text: whole numbers with thousands separators, other numbers to 4
+    significant digits, text as it is."""
+    if isinstance(value, bool | np.bool_):
+        return "yes" if value else "no"
+    if isinstance(value, int | np.integer):
+        return f"{int(value):,}"
+    if isinstance(value, float | np.floating):
+        return f"{float(value):.4g}"
+    return str(value)
+
+
 def _number(value: object) -> str:
     if value is None or (isinstance(value, float | np.floating) and np.isnan(value)):
         return "—"
@@ -114,12 +184,6 @@ def _number(value: object) -> str:
         # never show 99.98 % as 100.0 or 0.02 % as 0.0
         return f"{value:.2f}" if float(text) != value and float(text) in (0.0, 100.0) else text
     return str(value)
-
-
-def _standard_title(name: str) -> str:
-    from ranking_core.meter.standards import STANDARDS
-
-    return STANDARDS[name].title if name in STANDARDS else name
 
 
 def _verdict(value: object, met: str) -> str:
@@ -165,20 +229,7 @@ def display_frame(
         frame = frame.drop(columns=["count", "n"]).assign(
             pairs=[f"{c:,} / {n:,}" for c, n in zip(frame["count"], frame["n"], strict=True)]
         )
-        frame = frame[
-            [
-                *(["group"] if "group" in frame else []),
-                "profile",
-                "id",
-                "criterion",
-                "pairs",
-                "percent",
-                "lower_bound_percent",
-                "required_percent",
-                "rule",
-                "passes",
-            ]
-        ]
+        frame = frame[[c for c in ACCEPTANCE_SHOWN if c in frame]]
     if unit == "mmol/L" and "bias_mg_dl" in frame:
         at = list(frame.columns).index("bias_mg_dl") + 1
         frame.insert(at, "bias_mmol_l", frame["bias_mg_dl"] / MGDL_PER_MMOLL)
@@ -188,7 +239,7 @@ def display_frame(
         if column in ("passes", "meets"):
             text[column] = [_verdict(v, MEETS if column == "meets" else PASSES) for v in values]
         elif column == "profile":
-            text[column] = [_standard_title(v) for v in values]
+            text[column] = [profile_title(v) for v in values]
         elif column == "bias_mmol_l":
             text[column] = [f"{v:.2f}" if np.isfinite(v) else "—" for v in values]
         elif values.dtype == object or isinstance(values.dtype, pd.CategoricalDtype):

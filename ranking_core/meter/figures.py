@@ -13,7 +13,7 @@ from ranking_core.grids.raster import grade_lines
 from ranking_core.grids.risk_scale import RISK_COLORSCALE, RISK_MAX
 from ranking_core.grids.seg import GLUCOSE_MAX, SEGTable
 from ranking_core.inputs import MGDL_PER_MMOLL
-from ranking_core.meter.grid_plots import DENSITY_COLOURS, DENSITY_FROM
+from ranking_core.meter.grid_plots import DENSITY_COLOURS, DENSITY_FROM, bland_altman
 from ranking_core.meter.report import ISO_COMPLIANT, MeterReport
 
 __all__ = [
@@ -188,7 +188,8 @@ def seg_heatmap(
 
 def bland_altman_figure(report: MeterReport, title: str = "Modified Bland–Altman") -> go.Figure:
     """rel = (BGM − REF)/REF in % against REF (mg/dL), with the ISO 15197 bounds: ±15 mg/dL
-    (±1500/REF %) below REF 100 and ±15 % from REF 100 on. Pairs with REF = 0 are not drawn.
+    (±1500/REF %) below REF 100 and ±15 % from REF 100 on, on the axis of the report's plot
+    (±50 %, widened to hold every pair). Pairs with REF = 0 are not drawn.
     From ``DENSITY_FROM`` pairs on, as in the error-grid plots, the pairs are drawn as density
     (pairs per cell of 5 mg/dL × 1/120 of the height; empty cells left blank) instead of one
     marker each, which a browser draws far faster."""
@@ -196,7 +197,8 @@ def bland_altman_figure(report: MeterReport, title: str = "Modified Bland–Altm
     rel = 100.0 * pairs["rel"].to_numpy()
     ref_axis = np.arange(10.0, GLUCOSE_MAX + 1)
     bound = np.where(ref_axis < 100, 100.0 * ISO_COMPLIANT / ref_axis, ISO_COMPLIANT)
-    limit = min(max(50.0, 1.1 * float(np.abs(rel).max())) if rel.size else 50.0, 300.0)
+    # ±50 % like the official SEG tool, widened to hold every pair (the report's plot's axis)
+    limit = bland_altman(pairs["REF"].to_numpy(), pairs["BGM"].to_numpy()).axis
     if rel.size >= DENSITY_FROM:
         counts, ref_edges, rel_edges = np.histogram2d(
             pairs["REF"].to_numpy(dtype=np.float64),

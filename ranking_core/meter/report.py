@@ -19,6 +19,7 @@ from scipy.stats import binom
 from ranking_core.grids.registry import RiskGrid, ZoneGrid, get_grid, report_grids
 from ranking_core.grids.risk_scale import (
     RISK_CATEGORIES,
+    RISK_CATEGORY_FILE_LABELS,
     RISK_CATEGORY_RANGES,
     RISK_GRADE_RANGES,
     RISK_GRADES,
@@ -34,6 +35,7 @@ from ranking_core.meter.acceptance import (
     get_profile,
 )
 from ranking_core.meter.cg_diva import CgDivaRange, cg_diva_frame
+from ranking_core.meter.display import profile_title
 from ranking_core.meter.pairs import MeterPairs, name_rows, pairs_from_frame
 from ranking_core.meter.statistics import (
     add_intervals,
@@ -60,7 +62,8 @@ __all__ = [
     "pair_results",
 ]
 
-# a human title for each table of the report (CLI and dashboard); zone tables take their grid's
+# a human title for each table of the report (CLI and dashboard); zone tables take their grid's,
+# the acceptance table adds the titles of the profiles judged (MeterReport.titles)
 TABLE_TITLES = {
     "pair_types": "Pair types",
     "accuracy": "Bias, MARD, CV and 95 % limits of agreement (%)",
@@ -68,7 +71,7 @@ TABLE_TITLES = {
     "risk_categories": "SEG risk categories",
     "iso_ranges": "ISO 15197 ranges",
     "binomial": "Binomial accuracy test (95 % within 15)",
-    "acceptance": "Acceptance criteria (ISO 15197:2013, FDA iCGM)",
+    "acceptance": "Acceptance criteria",
     "ranges": "MARD, bias and shares within ±15/15 and ±20/20 by glucose range",
     "learned_categories": "Risk categories on the learned grid",
     "trend_agreement": "Trend agreement: sensor rate × reference rate (mg/dL/min), pairs and row %",
@@ -96,7 +99,9 @@ PAIR_RESULT_COLUMNS = {
     "REF": "reference glucose, mg/dL (as analysed)",
     "included": "in the analysis (false: REF or BGM above 600 mg/dL or below 0)",
     "seg_risk": "SEG risk 0–4 (empty without the SEG table)",
-    "seg_risk_category": "SEG risk category",
+    "seg_risk_category": "SEG risk category: No risk, Slight, lower, …, Extreme (empty when "
+    "left out or without the SEG table; never a text that CSV readers take for missing)",
+    "seg_risk_category_id": "SEG risk category as a number: 0 no risk … 7 extreme",
     "dts_zone": "DTS Error Grid zone",
     "clarke_zone": "Clarke Error Grid zone",
     "parkes_zone": "Parkes Error Grid zone (the report's diabetes type)",
@@ -187,8 +192,9 @@ class MeterReport:
     device : "bgm" or "cgm", the device the pairs were judged as.
     standards : the names of the standards judged.
     acceptance_notes : the bound's method and the criteria left out.
-    provenance : what the report was made from, item → text (riskgrid version, input file and
-        its sha256, pairs read / refused, unit, SEG table and learned grid checksums).
+    provenance : what the report was made from, item → value (riskgrid version, input file and
+        its sha256, unit, SEG table and learned grid checksums as text; pairs read / refused as
+        int; a learned grid's λ as float): numbers stay numbers in :meth:`to_dict`.
     ranges : MARD (bootstrap interval), bias, ±15/15 and ±20/20 shares (Wilson intervals) by
         glucose range (:func:`~ranking_core.meter.statistics.range_statistics`).
     caveats : small-sample warnings (n < 100, a range with < 20 pairs), shown with the tables.
@@ -251,12 +257,23 @@ class MeterReport:
             tables["cg_diva"] = cg_diva_frame(self.cg_diva)
         return tables
 
+    def judged_profiles(self) -> tuple[str, ...]:
+        """Titles of the acceptance standards judged (those with a row in :attr:`acceptance`,
+        else :attr:`standards`), in order, from the registry
+        (:func:`~ranking_core.meter.acceptance.get_profile`)."""
+        names = dict.fromkeys(self.acceptance["profile"]) if "profile" in self.acceptance else {}
+        return tuple(profile_title(name) for name in names or self.standards)
+
     def titles(self) -> dict[str, str]:
-        """A human title for each table of :meth:`tables` (zone tables: their grid's title)."""
+        """A human title for each table of :meth:`tables` (zone tables: their grid's title; the
+        acceptance table names the profiles judged, "Acceptance criteria (ISO 15197:2013)")."""
+        judged = ", ".join(self.judged_profiles())
         return {
             name: (
                 f"{get_grid(self.zone_grids[name]).title}: zones"
                 if name in self.zones
+                else f"{TABLE_TITLES[name]} ({judged})"
+                if name == "acceptance" and judged
                 else TABLE_TITLES[name]
             )
             for name in self.tables()
@@ -318,7 +335,10 @@ def pair_results(report: MeterReport) -> pd.DataFrame:
     out["included"] = pairs["included"]
     if "abs_risk" in pairs:
         out["seg_risk"] = pairs["abs_risk"].round(3)
-        out["seg_risk_category"] = pairs["risk_category"]
+        category = pairs["risk_category"]
+        out["seg_risk_category"] = category.cat.rename_categories(list(RISK_CATEGORY_FILE_LABELS))
+        codes = category.cat.codes.to_numpy()
+        out["seg_risk_category_id"] = pd.arrays.IntegerArray(codes, mask=codes < 0)
     for family in report.zone_grids:
         out[f"{family}_zone"] = pairs[family]
     if "learned_risk" in pairs:
