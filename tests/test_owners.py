@@ -10,6 +10,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import io
+import json
 import re
 
 import pandas as pd
@@ -219,3 +220,23 @@ def test_a_seg_upload_by_another_user_is_refused_on_the_dashboard(
     provenance = "\n".join(t.value for t in at.text)
     digest = hashlib.sha256(official).hexdigest()[:12]
     assert f"SEG table: RiskPairData.csv (sha256 {digest}, stored by {ADA})" in provenance
+
+
+def test_the_cli_meter_report_names_the_seg_table_it_used(tmp_path):
+    from typer.testing import CliRunner
+
+    from ranking_core.cli import app
+
+    table = write_synthetic_seg(tmp_path / "RiskPairData.csv")
+    pairs = tmp_path / "pairs.csv"
+    pairs.write_text("REF,BGM\n50,300\n100,110\n")
+    out = tmp_path / "report.json"
+    result = CliRunner().invoke(
+        app, ["meter-report", str(pairs), "--seg-table", str(table), "--json", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    provenance = json.loads(out.read_text())["provenance"]
+    digest = hashlib.sha256(table.read_bytes()).hexdigest()[:12]
+    assert provenance["SEG table"] == (
+        f"RiskPairData.csv (sha256 {digest}, the operator's file: --seg-table)"
+    )
