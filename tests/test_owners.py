@@ -184,7 +184,7 @@ def sidebar_app() -> None:
 
 
 def _sidebar(user: str) -> AppTest:
-    at = AppTest.from_function(sidebar_app, default_timeout=60)
+    at = AppTest.from_function(sidebar_app, default_timeout=180)
     at.secrets["auth"] = AUTH
     at.user = {"is_logged_in": True, "email": user}
     return at.run()
