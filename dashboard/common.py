@@ -9,6 +9,7 @@ filled before the server starts, see :mod:`dashboard.server`), ``st.cache_data``
 
 from __future__ import annotations
 
+import hashlib
 import io
 import os
 import re
@@ -39,6 +40,7 @@ from ranking_core.storage import (
     Store,
     default_database_url,
     display_name,
+    owner_label,
 )
 
 T = TypeVar("T")
@@ -144,11 +146,13 @@ def get_store() -> Store:
 
 @dataclass(frozen=True)
 class SEGStatus:
-    """Where the SEG table comes from, the table itself, or why there is none."""
+    """Where the SEG table comes from, the table itself, or why there is none; ``used`` names
+    the table for a report's provenance (file name, SHA-256 prefix, who provided it)."""
 
     table: SEGTable | None
     source: str
     problem: str | None = None
+    used: str = "none"
 
     @property
     def available(self) -> bool:
@@ -156,15 +160,18 @@ class SEGStatus:
 
 
 @st.cache_resource(show_spinner="Reading the SEG table…", max_entries=2)
-def _seg_from_path(path: str, mtime: float) -> SEGTable:
+def _seg_from_path(path: str, mtime: float) -> tuple[SEGTable, str]:
+    """The table in the server's file and the file's SHA-256 (hex)."""
     del mtime  # part of the cache key: a replaced file is read again
-    return load_seg_table(path)
+    return load_seg_table(path), hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 @st.cache_resource(show_spinner="Reading the stored SEG table…", max_entries=2)
-def _seg_from_record(url: str, name: str, version: str) -> SEGTable:
+def _seg_from_record(url: str, name: str, version: str) -> tuple[SEGTable, str]:
+    """The stored table and which it is (:meth:`StoredSEGTable.describe`)."""
     del version  # part of the cache key: a re-upload under the same name is read again
-    return _store(url).load_seg_table_record(name).load()
+    stored = _store(url).load_seg_table_record(name)
+    return stored.load(), stored.describe()
 
 
 def seg_status() -> SEGStatus:
@@ -175,7 +182,9 @@ def seg_status() -> SEGStatus:
         name = Path(path).name
         source = f"{SEG_TABLE_ENV} / --seg-table: {name}"
         try:
-            return SEGStatus(_seg_from_path(path, Path(path).stat().st_mtime), source)
+            table, digest = _seg_from_path(path, Path(path).stat().st_mtime)
+            used = f"{name} (sha256 {digest[:12]}, the server's file: {SEG_TABLE_ENV})"
+            return SEGStatus(table, source, used=used)
         except FileNotFoundError:
             return SEGStatus(
                 None, source, f"SEG table file not found: {name}. {MISSING_SEG_MESSAGE}"
@@ -186,9 +195,12 @@ def seg_status() -> SEGStatus:
     saved = store.list_records("seg_table")
     if saved:
         info = saved[0]
-        source = f"stored upload “{display_name(info.name)}”"
+        source = (
+            f"stored upload “{display_name(info.name)}”, stored by {owner_label(info.saved_by)}"
+        )
         try:
-            return SEGStatus(_seg_from_record(store.url, info.name, info.version), source)
+            table, used = _seg_from_record(store.url, info.name, info.version)
+            return SEGStatus(table, source, used=display_name(used))
         except StorageError as exc:
             return SEGStatus(None, source, str(exc))
     return SEGStatus(None, "none", MISSING_SEG_MESSAGE)

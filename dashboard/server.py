@@ -60,8 +60,9 @@ def warm() -> float:
 
 
 def database_problem() -> str | None:
-    """Why the database the pages use cannot be opened (and upgraded), or None (also in the
-    public demo, which opens none)."""
+    """Why the database the pages use cannot be opened and upgraded to this riskgrid's schema
+    (the dashboard's start is where it is upgraded, once; its pages' reads never do), or None
+    (also in the public demo, which opens none)."""
     from dashboard import public_mode  # not dashboard.common: see main()
     from ranking_core.storage import StorageError, Store
 
@@ -69,7 +70,9 @@ def database_problem() -> str | None:
         return None
 
     try:
-        Store().dispose()
+        store = Store()
+        store.upgrade()
+        store.dispose()
     except StorageError as exc:
         return str(exc)
     return None

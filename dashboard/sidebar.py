@@ -1,8 +1,10 @@
 """The shared sidebar: SEG table status, an upload stored for later sessions, a way to forget it.
 
-The stored table (the uploaded file's checked bytes, never a server path) is shared by everyone who
-uses this server, so replacing or forgetting it asks for a confirmation first; with a login only
-the one who stored it may replace or forget it; the public demo offers neither.
+The stored table (the uploaded file's checked bytes, never a server path) is the one SEG table
+record, used by every page and report of this server, so replacing or forgetting it asks for a
+confirmation first; with a login only the one who stored it may replace or forget it (an upload
+by anyone else, under any file name, is refused with a sentence); the public demo offers
+neither.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import streamlit as st
 
 from dashboard.common import current_user, get_store, plain, public_mode, seg_status, shown
 from ranking_core.grids.seg import SEG_TABLE_SUFFIXES
-from ranking_core.storage import StorageError
+from ranking_core.storage import StorageError, owner_label
 
 
 def seg_sidebar() -> None:
@@ -27,6 +29,7 @@ def seg_sidebar() -> None:
         return
     if status.available:
         st.sidebar.success(f"SEG table loaded ({plain(status.source)}). SEG features are on.")
+        st.sidebar.caption(f"In use: {plain(status.used)}")
     else:
         st.sidebar.warning(
             "No SEG table: pages use the built-in reference surface and grids. "
@@ -36,7 +39,13 @@ def seg_sidebar() -> None:
             st.text(status.problem)
     store = get_store()
     stored = store.list_records("seg_table")
+    user = current_user()
     with st.sidebar.expander("Upload a SEG table (kept for later sessions)"):
+        if stored and user is not None and stored[0].saved_by != user:
+            st.caption(
+                f"The stored table was stored by {shown(owner_label(stored[0].saved_by))}: "
+                "only they may replace or forget it."
+            )
         upload = st.file_uploader(
             "RiskPairData (CSV, CSV.gz or XLSX)",
             type=[suffix.removeprefix(".") for suffix in SEG_TABLE_SUFFIXES],
@@ -54,7 +63,7 @@ def seg_sidebar() -> None:
                         content=upload.getvalue(),
                         file_name=upload.name,
                         replace=True,
-                        saved_by=current_user(),
+                        saved_by=user,
                     )
                 except StorageError as exc:
                     st.error(f"Not stored: {plain(exc)}")
@@ -69,7 +78,7 @@ def seg_sidebar() -> None:
             )
             if st.button("Forget it", key="seg_forget", disabled=not confirmed):
                 try:
-                    store.delete("seg_table", stored[0].name, by=current_user())
+                    store.delete("seg_table", stored[0].name, by=user)
                 except StorageError as exc:
                     st.error(f"Not forgotten: {plain(exc)}")
                 else:

@@ -7,9 +7,11 @@ progress. A wrong, revoked or closed link shows one sentence. Every answer is co
 ``Save and next`` callback before the page draws the next pair; saving the same place again
 (double click, going back) updates the one stored answer.
 
-The organiser's page shows progress per rater, test-retest and check answers, the panel report
-and the grid learned from the answers so far with its uncertainty band (one fit per new batch of
-answers, shared by every session), and adds raters, batches, exports and closes the survey.
+The organiser's page (reached by the organiser's link, or by the survey's owner signed in on the
+Surveys page; never by another signed-in user) shows progress per rater, test-retest and check
+answers, the panel report and the grid learned from the answers so far with its uncertainty band
+(one fit per new batch of answers, shared by every session), and adds raters, batches, exports
+and closes the survey.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from streamlit.logger import get_logger
 
 from dashboard.common import get_store, plain, public_mode, shared_result
 from ranking_core.storage import StorageError
-from ranking_core.surveys import RISK_OPTIONS, SurveyStore, risk_label
+from ranking_core.surveys import RISK_OPTIONS, InviteInterrupted, SurveyStore, risk_label
 from ranking_core.surveys.design import shown_value
 from ranking_core.surveys.storage import RaterAccess, Survey
 
@@ -331,6 +333,9 @@ def _actions(surveys: SurveyStore, survey: Survey) -> None:
             listed = [n.strip() for n in names.splitlines() if n.strip()]
             try:
                 links = surveys.invite(survey.name, listed or int(count))
+            except InviteInterrupted as exc:  # the raters invited before it keep their links
+                st.error(f"Not all invited: {plain(exc)}")
+                st.session_state["survey_links"] = exc.links
             except StorageError as exc:
                 st.error(f"Not invited: {plain(exc)}")
             else:

@@ -19,7 +19,9 @@ def fresh_machine(tmp_path, monkeypatch) -> Store:
     monkeypatch.delenv("SEG_TABLE", raising=False)
     url = f"sqlite:///{tmp_path / 'riskgrid.sqlite3'}"
     monkeypatch.setenv("RISKGRID_DATABASE_URL", url)
-    return Store(url)
+    store = Store(url)
+    store.upgrade()  # as the dashboard's start does
+    return store
 
 
 def open_app(page: str | None = None, **state) -> AppTest:

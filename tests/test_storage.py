@@ -38,6 +38,7 @@ from ranking_core.storage import (
     METADATA,
     MIGRATIONS,
     RECORDS,
+    SCHEMA_REVISION,
     RecordNotFound,
     StorageError,
     Store,
@@ -244,7 +245,10 @@ def test_seg_table_is_stored_as_its_checked_bytes(store, seg_csv):
     assert table.absolute[100, 300] == pytest.approx(2.0)
     assert table.risk([50], [40], signed=True)[0] == pytest.approx(0.1)
     packed = gzip.compress(content)
-    store.save_seg_table("packed", packed, "RiskPairData.csv.gz")
+    with pytest.raises(StorageError, match="a SEG table is in use"):  # one table in use
+        store.save_seg_table("packed", packed, "RiskPairData.csv.gz")
+    store.save_seg_table("packed", packed, "RiskPairData.csv.gz", replace=True)
+    assert [r.name for r in store.list_records("seg_table")] == ["packed"]
     assert np.array_equal(store.load_seg_table_record("packed").load().absolute, table.absolute)
     with pytest.raises(TypeError):  # no way to name a server path any more
         store.save_seg_table("on disk", path=seg_csv)
@@ -488,6 +492,9 @@ def _grid_as_shown_by_the_earlier_version(m: int, seed: int, model, signed: bool
 def test_records_saved_by_the_previous_version_load_as_grids(database_url, tmp_path):
     _earlier_records(database_url, tmp_path)
     store = Store(database_url)
+    with pytest.raises(StorageError, match=r"older schema .* run `riskgrid db upgrade`"):
+        store.list_records("learned_grid")  # a read never upgrades (nor waits for a lock)
+    assert store.upgrade() == "outdated" and store.upgrade() == "current"
     names = {r.name: r for r in store.list_records("learned_grid")}
     assert set(names) == {"plain ranker", "signed gaussian", "regressor", "tampered"}
     assert names["plain ranker"].saved_by == "ada@example.org"
@@ -535,6 +542,7 @@ def test_an_earlier_record_whose_signed_flag_is_text_is_damaged_not_read_as_true
 ):
     _earlier_records(database_url, tmp_path, signed_as="false")
     store = Store(database_url)
+    store.upgrade()
     with pytest.raises(StorageError, match="'signed' must be true or false, not 'false'"):
         store.load_learned_grid("signed gaussian")
     assert store.load_learned_grid("plain ranker").grid.shape == (601, 601)
@@ -559,6 +567,7 @@ def test_an_earlier_seg_table_record_naming_a_server_path_is_never_opened(
         Path, "open", lambda self, *a, **k: opened.append(self) or real_open(self, *a, **k)
     )
     store = Store(database_url)
+    store.upgrade()
     with pytest.raises(StorageError, match=r"names a file on the server .* never opened"):
         store.latest_seg_table()
     assert not any("environ" in str(p) for p in opened)
@@ -588,9 +597,10 @@ def test_rename_keeps_the_content_and_refuses_a_taken_name(store):
 
 def test_database_failures_are_storage_errors_with_a_message(tmp_path):
     with pytest.raises(StorageError, match="failed in the database: connection failed"):
-        Store("postgresql+psycopg://nobody@127.0.0.1:1/none")
+        Store("postgresql+psycopg://nobody@127.0.0.1:1/none").list_records("rating_set")
     folder = tmp_path / "ro"
     store = Store(f"sqlite:///{folder / 'db.sqlite3'}")
+    store.upgrade()
     with store.engine.begin() as conn:
         conn.execute(text("drop table blobs"))
     with pytest.raises(StorageError, match="failed in the database: no such table: blobs"):
@@ -623,10 +633,12 @@ def test_a_database_from_before_migrations_is_upgraded_and_keeps_its_records(tmp
         )
         conn.execute("insert into blobs values (1, 1, 'frame', ?)", (frame_to_bytes(frame),))
     store = Store(f"sqlite:///{path}")
-    (info,) = store.list_records("rating_set")
+    with pytest.raises(StorageError, match=r"older schema .* run `riskgrid db upgrade`"):
+        store.list_records("rating_set")
+    store.save_rating_set("new", frame, saved_by="bo")  # the first write upgrades it
+    info = store.list_records("rating_set")[1]
     assert info.name == "kept" and info.saved_by is None and info.meta == {"rows": 12}
     assert_frame_equal_loose(store.load_rating_set("kept").frame, frame)
-    store.save_rating_set("new", frame, saved_by="bo")
     assert store.list_records("rating_set")[0].saved_by == "bo"
     with store.engine.connect() as conn:
         assert (
@@ -637,7 +649,11 @@ def test_a_database_from_before_migrations_is_upgraded_and_keeps_its_records(tmp
 
 def test_the_migrations_build_exactly_the_schema_the_code_uses(store):
     """Alembic's own comparison of the migrated database with the table definitions in
-    ranking_core.storage finds no difference (a column added without a migration fails here)."""
+    ranking_core.storage finds no difference (a column added without a migration fails here);
+    the store knows the newest revision without reading the migration scripts."""
+    import ranking_core.surveys.tables  # noqa: F401 - the survey tables join METADATA
+
+    assert store.upgrade() == "empty" and SCHEMA_REVISION == _head_revision()
     with store.engine.connect() as conn:
         context = MigrationContext.configure(conn, opts={"compare_type": True})
         assert compare_metadata(context, METADATA) == []
@@ -702,11 +718,20 @@ def test_a_database_that_cannot_be_opened_is_a_storage_error(tmp_path):
     blocker.write_text("x")
     with pytest.raises(StorageError, match="opening the database failed"):
         Store(f"sqlite:///{blocker / 'sub' / 'db.sqlite3'}")
-    with pytest.raises(StorageError, match="failed"):
+    with pytest.raises(StorageError, match="names a nosuchdriver database; riskgrid keeps"):
         Store("nosuchdriver://x/y")
     newer = tmp_path / "newer.sqlite3"
-    Store(f"sqlite:///{newer}").dispose()
+    Store(f"sqlite:///{newer}").upgrade()
     with sqlite3.connect(newer) as conn:
         conn.execute("update alembic_version set version_num = 'from_the_future'")
-    with pytest.raises(StorageError, match="newer riskgrid"):
-        Store(f"sqlite:///{newer}")
+    for use in (lambda s: s.list_records("rating_set"), Store.upgrade):
+        with pytest.raises(StorageError, match="made by a newer riskgrid"):
+            use(Store(f"sqlite:///{newer}"))
+
+
+def test_the_stored_grid_size_is_the_seg_lattice():
+    """storage names the lattice size without importing the grid modules; it is theirs."""
+    from ranking_core.grids.seg import GLUCOSE_MAX
+    from ranking_core.storage import GRID_SIZE
+
+    assert GRID_SIZE == GLUCOSE_MAX + 1

@@ -325,6 +325,8 @@ if learned is not None:
     )
 
 
+given["SEG table"] = seg.used  # which table: file name, sha256 prefix, who provided it
+
 # the standards: the device picks the default (ISO 15197 for a meter, iCGM for a CGM); both
 # choices belong to this data (a new file starts from its own device)
 detected = device_of(pairs) if isinstance(pairs, MeterPairs) else "bgm"

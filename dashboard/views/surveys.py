@@ -1,9 +1,11 @@
 """The organiser's surveys for a signed-in user (in the navigation only when a login is
-configured): create a survey, and see a survey's live results as its organiser link shows them."""
+configured): create a survey, and see a survey's live results as its organiser link shows them.
+Each survey belongs to the one who created it: the page lists, shows and changes the signed-in
+user's own surveys only (a rater's link works for its rater whoever owns the survey)."""
 
 import streamlit as st
 
-from dashboard.common import plain
+from dashboard.common import current_user, plain
 from dashboard.surveys import organiser_page, survey_store
 from ranking_core.panels import start_design
 from ranking_core.storage import StorageError
@@ -11,7 +13,7 @@ from ranking_core.surveys import SurveySettings
 from ranking_core.surveys.design import UNITS, default_instructions
 
 st.title("Surveys")
-surveys = survey_store()
+surveys = survey_store().acting_for(current_user())  # this user's surveys only
 with st.expander("Create a survey", expanded=not surveys.list_surveys()):
     with st.form("survey_create"):
         name = st.text_input("Name (shown to raters, part of the links)", key="survey_new_name")
@@ -59,7 +61,7 @@ with st.expander("Create a survey", expanded=not surveys.list_surveys()):
                 st.code(survey.organiser_link(token), language=None)
 stored = surveys.list_surveys()
 if not stored:
-    st.info("No survey yet.")
+    st.info("You have no survey yet.")
 else:
     chosen = st.selectbox("Survey", [s.name for s in stored], key="surveys_pick")
     organiser_page(surveys, next(s for s in stored if s.name == chosen))

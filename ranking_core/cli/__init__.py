@@ -70,6 +70,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "app",
         "List, export and delete saved records (the dashboard's database).",
     ),
+    "db": (
+        "ranking_core.cli.db",
+        "app",
+        "The records database: upgrade its schema after an update, show its state.",
+    ),
     "dashboard": ("ranking_core.cli.dashboard", "app", "Start the web dashboard."),
 }
 

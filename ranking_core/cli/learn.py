@@ -282,6 +282,11 @@ def learn(
             f"the {settings.rule} rule"
         )
     changed = settings != PRESETS[recipe]
+    saving = None
+    if save is not None:  # the database opens and takes the name before the fit, not after it
+        from ranking_core.cli.records import store_for_saving
+
+        saving = store_for_saving(save)
     console.print(
         f"recipe: {recipe}{' (changed by the options)' if changed else ''}, "
         f"{PRESET_LABELS[recipe]}: {why}",
@@ -316,7 +321,7 @@ def learn(
     if save is not None:
         from ranking_core.cli.records import save_learned
 
-        save_learned(shown_grid, save, ratings.name)
+        save_learned(shown_grid, save, ratings.name, saving)
     if band:
         from ranking_core.panels import risk_band
 

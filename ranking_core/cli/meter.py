@@ -20,6 +20,7 @@ from ranking_core.cli.output import OutputError, check_outputs, fail, write_outp
 from ranking_core.grids.registry import get_grid
 from ranking_core.grids.seg import (
     MISSING_SEG_MESSAGE,
+    SEG_TABLE_ENV,
     SEGTableError,
     SEGTableMissing,
     find_seg_table,
@@ -148,6 +149,16 @@ def _sha256(path: Path) -> str:
         for block in iter(lambda: stream.read(2**20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+def _seg_provenance(option: Path | None) -> str:
+    """The SEG table used, for the report's provenance: its file name, the first 12 hex digits of
+    the file's SHA-256 and who gave it (the operator, by --seg-table or $SEG_TABLE)."""
+    import os
+
+    path = Path(option if option is not None else os.environ[SEG_TABLE_ENV])
+    given_by = "--seg-table" if option is not None else f"${SEG_TABLE_ENV}"
+    return f"{path.name} (sha256 {_sha256(path)[:12]}, the operator's file: {given_by})"
 
 
 def _learned_provenance(path: Path) -> dict[str, str | int | float]:
@@ -377,6 +388,8 @@ def meter_report(
         "input file": pairs.name,
         "input file sha256": _sha256(pairs),
     }
+    if table is not None:  # which SEG table: file name, sha256 prefix, who provided it
+        given["SEG table"] = _seg_provenance(seg_table)
     if learned_grid is not None:
         from ranking_core.grids.files import GridFileError, read_grid_file
 

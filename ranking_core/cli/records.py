@@ -41,14 +41,27 @@ def _store():
         raise _fail(exc) from None
 
 
-def save_learned(result, name: str, source: str | None) -> None:
+def store_for_saving(name: str):
+    """``learn --save NAME``, before the fit: the database opens, accepts writes and has no
+    learned grid named ``name`` (else one sentence, exit 1); returns the store."""
+    from ranking_core.storage import StorageError, Store
+
+    try:
+        store = Store()
+        store.check_can_save("learned_grid", name)
+    except StorageError as exc:
+        raise _fail(f"not learned: --save {name.strip()!r}: {exc}") from None
+    return store
+
+
+def save_learned(result, name: str, source: str | None, store=None) -> None:
     """``learn --save NAME``: store the grid shown (written) with its grid.json metadata; a taken
     name is refused (exit 1), nothing is replaced."""
     from ranking_core.learn import grid_metadata
     from ranking_core.storage import StorageError
 
     try:
-        _store().save_learned_grid(name, result.grid, grid_metadata(result, source))
+        (store or _store()).save_learned_grid(name, result.grid, grid_metadata(result, source))
     except StorageError as exc:
         raise _fail(f"not saved: {exc}") from None
     console.print(

@@ -54,9 +54,13 @@ def read_capped(path: Path, cap: int, option: str) -> str:
 
 
 def _surveys():
+    from ranking_core.storage import StorageError
     from ranking_core.surveys import SurveyStore
 
-    return SurveyStore()
+    try:
+        return SurveyStore()
+    except StorageError as exc:  # the database URL cannot be used
+        _fail(exc)
 
 
 @app.command()
@@ -215,6 +219,7 @@ def invite(
 
     from ranking_core.inputs.text import safe_csv
     from ranking_core.storage import StorageError
+    from ranking_core.surveys import InviteInterrupted
 
     try:
         check_output(links_out, "--out", [names])
@@ -234,6 +239,10 @@ def invite(
         else:
             _fail("give --raters N or --names FILE")
         links = _surveys().invite(name, who)
+    except InviteInterrupted as exc:  # the links of the raters invited before it still count
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(safe_csv(pd.DataFrame(exc.links, columns=["rater", "link"])), "utf-8")
+        _fail(f"{exc}; their links are in {out}")
     except (OSError, StorageError, ValueError) as exc:
         _fail(exc)
     text = safe_csv(pd.DataFrame(links, columns=["rater", "link"]))

@@ -16,10 +16,11 @@ from ranking_core.surveys.design import (
     token_hash,
     tokens_match,
 )
-from ranking_core.surveys.storage import SurveyError, SurveyStore
+from ranking_core.surveys.storage import InviteInterrupted, SurveyError, SurveyStore
 
 __all__ = [
     "RISK_OPTIONS",
+    "InviteInterrupted",
     "SurveyError",
     "SurveySettings",
     "SurveyStore",

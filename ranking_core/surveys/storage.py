@@ -8,41 +8,30 @@ order: (rater, position) → pair, role) and ``survey_answers`` (one row per (ra
 saving an answer again, after a double click, a reload or going back, updates that row, so an
 answer is never stored twice).
 
-Every write is one transaction (``BEGIN IMMEDIATE`` on SQLite; on PostgreSQL an advisory lock per
-survey for changes to its queues, an ``INSERT … ON CONFLICT`` for answers), committed before the
-call returns.
+Every write is one short transaction (``BEGIN IMMEDIATE`` on SQLite; on PostgreSQL an advisory
+lock per survey for changes to its queues, an ``INSERT … ON CONFLICT`` for answers), committed
+before the call returns; inviting many raters writes them in batches of about
+:data:`INVITE_ROWS` queue places, each its own transaction, so no answer or page waits long for
+it. Reads take no lock.
+
+Every survey belongs to its owner: the signed-in user who created it, or the operator (command
+line, a dashboard without a login; no owner stored). A :class:`SurveyStore` made for a user
+(``SurveyStore(store, by=user)``) lists and opens that user's surveys only, and refuses every
+organiser action on another's; a rater's link works whoever owns the survey.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import (
-    JSON,
-    Column,
-    Connection,
-    DateTime,
-    Float,
-    ForeignKey,
-    Integer,
-    String,
-    Table,
-    Text,
-    UniqueConstraint,
-    func,
-    insert,
-    select,
-    update,
-)
+from sqlalchemy import Connection, func, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
-from ranking_core.storage import METADATA, NAME_MAX, StorageError, Store, check_record_name
+from ranking_core.storage import SAVED_BY_MAX, StorageError, Store, check_record_name
 from ranking_core.surveys.design import (
     RISK_OPTIONS,
     SurveySettings,
@@ -55,192 +44,65 @@ from ranking_core.surveys.design import (
     token_hash,
     tokens_match,
 )
-
-__all__ = ["INSTRUCTIONS_MAX", "QueueItem", "RaterAccess", "Survey", "SurveyError", "SurveyStore"]
-
-INSTRUCTIONS_MAX = 20_000  # characters
-HASH_LENGTH = 64  # hex SHA-256
-
-SURVEYS = Table(
-    "surveys",
-    METADATA,
-    Column("id", Integer, primary_key=True),
-    Column("name", String(NAME_MAX), nullable=False, unique=True),
-    Column("created_at", DateTime(timezone=True), nullable=False),
-    Column("closed_at", DateTime(timezone=True), nullable=True),
-    Column("organiser_hash", String(HASH_LENGTH), nullable=False),
-    Column("settings", JSON, nullable=False),
-    Column("instructions", Text, nullable=False),
-    Column("batches", Integer, nullable=False),
-)
-PAIRS = Table(
-    "survey_pairs",
-    METADATA,
-    Column("id", Integer, primary_key=True),
-    Column(
-        "survey_id",
-        Integer,
-        ForeignKey("surveys.id", ondelete="CASCADE"),
-        nullable=False,
-        index=True,
-    ),
-    Column("batch", Integer, nullable=False),
-    Column("reference", Float, nullable=False),
-    Column("estimate", Float, nullable=False),
-    Column("expected", String(16), nullable=True),  # check pairs: "none" or "extreme"
-)
-RATERS = Table(
-    "survey_raters",
-    METADATA,
-    Column("id", Integer, primary_key=True),
-    Column("survey_id", Integer, ForeignKey("surveys.id", ondelete="CASCADE"), nullable=False),
-    Column("name", String(NAME_MAX), nullable=False),
-    Column("token_hash", String(HASH_LENGTH), nullable=False, unique=True),
-    Column("invited", Integer, nullable=False),  # 0, 1, … in order of invitation
-    Column("created_at", DateTime(timezone=True), nullable=False),
-    Column("revoked_at", DateTime(timezone=True), nullable=True),
-    UniqueConstraint("survey_id", "name", name="uq_survey_raters_name"),
-)
-QUEUE = Table(
-    "survey_queue",
-    METADATA,
-    Column(
-        "rater_id", Integer, ForeignKey("survey_raters.id", ondelete="CASCADE"), primary_key=True
-    ),
-    Column("position", Integer, primary_key=True),
-    Column("pair_id", Integer, ForeignKey("survey_pairs.id", ondelete="CASCADE"), nullable=False),
-    Column("role", String(16), nullable=False),
-    Column("batch", Integer, nullable=False),
-)
-ANSWERS = Table(
-    "survey_answers",
-    METADATA,
-    Column(
-        "rater_id", Integer, ForeignKey("survey_raters.id", ondelete="CASCADE"), primary_key=True
-    ),
-    Column("position", Integer, primary_key=True),
-    Column("rating", Float, nullable=False),
-    Column("first_answered_at", DateTime(timezone=True), nullable=False),
-    Column("answered_at", DateTime(timezone=True), nullable=False),
+from ranking_core.surveys.tables import (
+    ANSWERS,
+    INSTRUCTIONS_MAX,
+    PAIRS,
+    QUEUE,
+    RATERS,
+    SURVEYS,
+    InviteInterrupted,
+    QueueItem,
+    RaterAccess,
+    Survey,
+    SurveyError,
+    _check_pairs_frame,
+    _now,
+    _survey,
+    check_instructions,
 )
 
+__all__ = [
+    "INSTRUCTIONS_MAX",
+    "INVITE_ROWS",
+    "InviteInterrupted",
+    "QueueItem",
+    "RaterAccess",
+    "Survey",
+    "SurveyError",
+    "SurveyStore",
+]
 
-class SurveyError(StorageError):
-    """A survey operation was refused; the message says why in one sentence."""
-
-
-@dataclass(frozen=True)
-class Survey:
-    """A stored survey (what every page and command reads first)."""
-
-    id: int
-    name: str
-    settings: SurveySettings
-    instructions: str
-    created_at: datetime
-    closed_at: datetime | None
-    batches: int
-
-    @property
-    def is_open(self) -> bool:
-        return self.closed_at is None
-
-    def rater_link(self, token: str) -> str:
-        return _link(self.settings.base_url, self.name, "token", token)
-
-    def organiser_link(self, token: str) -> str:
-        return _link(self.settings.base_url, self.name, "organiser", token)
-
-
-@dataclass(frozen=True)
-class RaterAccess:
-    """A rater's open link: the survey and who they are."""
-
-    survey: Survey
-    rater_id: int
-    rater: str
-
-
-@dataclass(frozen=True)
-class QueueItem:
-    """One place in a rater's queue, with the rater's answer if given."""
-
-    position: int
-    reference: float
-    estimate: float
-    role: str
-    rating: float | None
-
-
-def _link(base_url: str, name: str, key: str, token: str) -> str:
-    from urllib.parse import urlencode
-
-    return f"{base_url.rstrip('/')}/?{urlencode({'survey': name, key: token})}"
-
-
-def _now() -> datetime:
-    return datetime.now(UTC)
-
-
-def _aware(value: datetime | None) -> datetime | None:
-    if value is not None and value.tzinfo is None:  # SQLite returns naive datetimes
-        return value.replace(tzinfo=UTC)
-    return value
-
-
-def _survey(row: Any) -> Survey:
-    return Survey(
-        row.id,
-        row.name,
-        SurveySettings.from_dict(dict(row.settings)),
-        row.instructions,
-        _aware(row.created_at),
-        _aware(row.closed_at),
-        row.batches,
-    )
-
-
-def check_instructions(text: str) -> str:
-    """Instructions as plain text: at most :data:`INSTRUCTIONS_MAX` characters, no control
-    characters other than line breaks and tabs."""
-    text = text.replace("\r\n", "\n").strip()
-    if len(text) > INSTRUCTIONS_MAX:
-        raise SurveyError(
-            f"the instructions are {len(text):,} characters long; at most "
-            f"{INSTRUCTIONS_MAX:,} are kept"
-        )
-    bad = sorted({c for c in text if not c.isprintable() and c not in "\n\t"})
-    if bad:
-        shown = ", ".join(f"U+{ord(c):04X}" for c in bad)
-        raise SurveyError(f"the instructions must be plain text; they contain {shown}")
-    return text
-
-
-def _check_pairs_frame(pairs: pd.DataFrame, settings: SurveySettings) -> pd.DataFrame:
-    """Whole-mg/dL pairs inside the survey's range, without repeats; the message names the
-    rows that break a rule."""
-    values = pairs[["reference", "estimate"]].apply(pd.to_numeric, errors="coerce")
-    low, high = settings.glucose_range
-    bad = ~np.isfinite(values.to_numpy(np.float64)).all(axis=1)
-    outside = ~bad & ~values.apply(lambda c: c.between(low, high)).all(axis=1).to_numpy()
-    if bad.any() or outside.any():
-        rows = np.flatnonzero(bad | outside)[:10] + 1
-        raise SurveyError(
-            f"pairs {', '.join(map(str, rows))} are not numbers inside the survey's "
-            f"range {low:g}-{high:g} mg/dL"
-        )
-    if not len(values):
-        raise SurveyError("a survey needs at least one pair")
-    return values.round().drop_duplicates().reset_index(drop=True)
+# queue places written by one transaction of an invitation (a few milliseconds of writing)
+INVITE_ROWS = 2_000
 
 
 class SurveyStore:
     """Surveys kept in the database of a :class:`~ranking_core.storage.Store` (same URL, same
-    migrations, same transactions)."""
+    migrations, same transactions).
 
-    def __init__(self, store: Store | str | None = None) -> None:
+    Parameters
+    ----------
+    store : the record store (or its URL; default: the user's database).
+    by : the signed-in user this store acts for: surveys it creates are theirs, and it lists,
+        opens and changes theirs only. None: the operator (command line, a dashboard without a
+        login, a survey's organiser link, batches planned for raters), who may act on any.
+    """
+
+    def __init__(self, store: Store | str | None = None, *, by: str | None = None) -> None:
         self.store = store if isinstance(store, Store) else Store(store)
         self.engine = self.store.engine
+        self.by = None if by is None else check_record_name(by, "owner")[:SAVED_BY_MAX]
+
+    def acting_for(self, by: str | None) -> SurveyStore:
+        """The same surveys, for the signed-in user ``by`` (None: the operator)."""
+        return SurveyStore(self.store, by=by)
+
+    def _read(self, action: str):
+        return self.store._read(action)
+
+    def _mine(self, row: Any) -> bool:
+        return self.by is None or row.owner == self.by
 
     @contextmanager
     def _write(self, action: str, survey: str) -> Iterator[Connection]:
@@ -270,6 +132,7 @@ class SurveyStore:
                     settings=settings.to_dict(),
                     instructions=instructions,
                     batches=1,
+                    owner=self.by,
                 )
                 .returning(SURVEYS.c.id)
             ).scalar_one()
@@ -297,19 +160,30 @@ class SurveyStore:
         return self.get(name), token
 
     def get(self, name: str) -> Survey:
-        """The survey of that name; :class:`SurveyError` if there is none."""
-        with self.engine.connect() as conn:
+        """The survey of that name; :class:`SurveyError` if there is none, or if it is not the
+        user's this store acts for."""
+        with self._read(f"reading survey {name!r}") as conn:
             row = conn.execute(select(SURVEYS).where(SURVEYS.c.name == str(name))).first()
         if row is None:
             raise SurveyError(f"no survey named {name!r} is stored")
+        if not self._mine(row):
+            raise SurveyError(
+                f"survey {name!r} is not yours: only the one who created it may see its "
+                "results or change it"
+            )
         return _survey(row)
 
     def list_surveys(self) -> list[Survey]:
-        with self.engine.connect() as conn:
-            return [_survey(r) for r in conn.execute(select(SURVEYS).order_by(SURVEYS.c.id))]
+        """The surveys this store may open (for a signed-in user: the ones they created)."""
+        query = select(SURVEYS).order_by(SURVEYS.c.id)
+        if self.by is not None:
+            query = query.where(SURVEYS.c.owner == self.by)
+        with self._read("listing the surveys") as conn:
+            return [_survey(r) for r in conn.execute(query)]
 
     def close(self, name: str) -> Survey:
         """Stop answers (idempotent); export still works."""
+        self.get(name)  # there, and the user's
         with self._write(f"closing survey {name!r}", name) as conn:
             conn.execute(
                 update(SURVEYS)
@@ -322,67 +196,116 @@ class SurveyStore:
     def invite(self, name: str, raters: int | Sequence[str]) -> list[tuple[str, str]]:
         """Invite raters (a number, named rater-1, …, or their names); each gets the pairs of the
         start design due to them (:func:`~ranking_core.surveys.design.start_chunk`) with repeats
-        and checks. Returns (rater, personal link) for each."""
+        and checks. Returns (rater, personal link) for each.
+
+        The raters are written in batches of about :data:`INVITE_ROWS` queue places, each batch
+        its own short transaction (a reader or a rater's answer waits for one batch at most).
+        Names are checked before anything is written; a failure after some batches were stored
+        is an :class:`InviteInterrupted` carrying the links of the raters already invited."""
         survey = self.get(name)
         if not survey.is_open:
             raise SurveyError(f"survey {name!r} is closed; no raters can be invited")
-        settings = survey.settings
-        with self._write(f"inviting raters to survey {name!r}", name) as conn:
-            invited = conn.scalar(select(func.count()).where(RATERS.c.survey_id == survey.id))
-            names = (
-                [f"rater-{invited + i + 1}" for i in range(int(raters))]
-                if isinstance(raters, int)
-                else [check_record_name(r, "rater") for r in raters]
-            )
-            if not names:
-                raise SurveyError("no raters to invite")
+        if isinstance(raters, int | np.integer):
+            listed, total = None, int(raters)
+        else:
+            listed = [check_record_name(r, "rater") for r in raters]
+            total = len(listed)
+            repeated = sorted({n for n in listed if listed.count(n) > 1})
+            if repeated:
+                raise SurveyError(
+                    f"rater names must be unique in a survey; {repeated[0]!r} is taken"
+                )
+        if total < 1:
+            raise SurveyError("no raters to invite")
+        with self._read(f"reading survey {name!r}") as conn:
             taken = set(conn.scalars(select(RATERS.c.name).where(RATERS.c.survey_id == survey.id)))
-            clash = sorted(set(names) & taken) or sorted({n for n in names if names.count(n) > 1})
-            if clash:
-                raise SurveyError(f"rater names must be unique in a survey; {clash[0]!r} is taken")
             pairs = conn.execute(
                 select(PAIRS.c.id, PAIRS.c.expected)
                 .where(PAIRS.c.survey_id == survey.id, PAIRS.c.batch == 0)
                 .order_by(PAIRS.c.id)
             ).all()
-            design = [p.id for p in pairs if p.expected is None]
-            checks = [p.id for p in pairs if p.expected is not None]
-            try:
-                check_invitation(len(names), len(design), settings)
-            except ValueError as exc:
-                raise SurveyError(str(exc)) from None
-            links = []
-            for offset, rater in enumerate(names):
-                index = invited + offset
-                token = new_token()
-                rater_id = conn.execute(
-                    insert(RATERS)
-                    .values(
-                        survey_id=survey.id,
-                        name=rater,
-                        token_hash=token_hash(token),
-                        invited=index,
-                        created_at=_now(),
-                    )
-                    .returning(RATERS.c.id)
-                ).scalar_one()
-                chunk = [design[i] for i in start_chunk(len(design), settings.per_rater, index)]
-                rng = np.random.default_rng([settings.seed, index])
-                order = queue_order(chunk, checks, settings.repeats, rng)
-                conn.execute(
-                    insert(QUEUE),
-                    [
-                        {
-                            "rater_id": rater_id,
-                            "position": p,
-                            "pair_id": pair,
-                            "role": role,
-                            "batch": 0,
-                        }
-                        for p, (pair, role) in enumerate(order)
-                    ],
+        clash = sorted(set(listed or ()) & taken)
+        if clash:
+            raise SurveyError(f"rater names must be unique in a survey; {clash[0]!r} is taken")
+        design = [p.id for p in pairs if p.expected is None]
+        checks = [p.id for p in pairs if p.expected is not None]
+        try:
+            check_invitation(total, len(design), survey.settings)
+        except ValueError as exc:
+            raise SurveyError(str(exc)) from None
+        links: list[tuple[str, str]] = []
+        try:
+            while len(links) < total:
+                with self._write(f"inviting raters to survey {name!r}", name) as conn:
+                    left = total - len(links)
+                    links += self._invite_batch(conn, survey, listed, left, design, checks)
+        except StorageError as exc:
+            if not links:
+                raise
+            raise InviteInterrupted(
+                f"{exc}; {len(links)} of {total} raters were invited before that", links
+            ) from exc
+        return links
+
+    def _invite_batch(
+        self,
+        conn: Connection,
+        survey: Survey,
+        listed: list[str] | None,
+        left: int,
+        design: list[int],
+        checks: list[int],
+    ) -> list[tuple[str, str]]:
+        """Invite up to ``left`` more raters in this transaction, stopping once about
+        :data:`INVITE_ROWS` queue places are written; returns their links."""
+        settings = survey.settings
+        if conn.scalar(select(SURVEYS.c.closed_at).where(SURVEYS.c.id == survey.id)):
+            raise SurveyError(f"survey {survey.name!r} was closed; no raters can be invited")
+        invited = int(conn.scalar(select(func.count()).where(RATERS.c.survey_id == survey.id)) or 0)
+        done = 0 if listed is None else len(listed) - left
+        links, rows = [], 0
+        for offset in range(left):
+            index = invited + offset
+            rater = f"rater-{index + 1}" if listed is None else listed[done + offset]
+            if listed is None and conn.scalar(
+                select(RATERS.c.id).where(RATERS.c.survey_id == survey.id, RATERS.c.name == rater)
+            ):
+                raise SurveyError(
+                    f"rater names must be unique in a survey; {rater!r} is taken (rename that "
+                    "rater's invitation or invite by names)"
                 )
-                links.append((rater, survey.rater_link(token)))
+            token = new_token()
+            rater_id = conn.execute(
+                insert(RATERS)
+                .values(
+                    survey_id=survey.id,
+                    name=rater,
+                    token_hash=token_hash(token),
+                    invited=index,
+                    created_at=_now(),
+                )
+                .returning(RATERS.c.id)
+            ).scalar_one()
+            chunk = [design[i] for i in start_chunk(len(design), settings.per_rater, index)]
+            rng = np.random.default_rng([settings.seed, index])
+            order = queue_order(chunk, checks, settings.repeats, rng)
+            conn.execute(
+                insert(QUEUE),
+                [
+                    {
+                        "rater_id": rater_id,
+                        "position": p,
+                        "pair_id": pair,
+                        "role": role,
+                        "batch": 0,
+                    }
+                    for p, (pair, role) in enumerate(order)
+                ],
+            )
+            links.append((rater, survey.rater_link(token)))
+            rows += len(order)
+            if rows >= INVITE_ROWS:
+                break
         return links
 
     def revoke(self, name: str, rater: str) -> None:
@@ -400,7 +323,7 @@ class SurveyStore:
     # -- links -----------------------------------------------------------------------------------
     def organiser(self, name: str, token: str) -> Survey | None:
         """The survey if ``token`` is its organiser token, else None."""
-        with self.engine.connect() as conn:
+        with self._read("opening an organiser link") as conn:
             row = conn.execute(select(SURVEYS).where(SURVEYS.c.name == str(name))).first()
         if row is None or not tokens_match(str(token), row.organiser_hash):
             return None
@@ -420,7 +343,7 @@ class SurveyStore:
             .join(RATERS, RATERS.c.survey_id == SURVEYS.c.id)
             .where(SURVEYS.c.name == str(name), RATERS.c.token_hash == digest)
         )
-        with self.engine.connect() as conn:
+        with self._read("opening a rater link") as conn:
             row = conn.execute(query).first()
         if (
             row is None
@@ -450,7 +373,7 @@ class SurveyStore:
             .where(QUEUE.c.rater_id == rater_id)
             .order_by(QUEUE.c.position)
         )
-        with self.engine.connect() as conn:
+        with self._read("reading a rater's queue") as conn:
             return [QueueItem(*row) for row in conn.execute(query)]
 
     def answer(self, access: RaterAccess, position: int, rating: float) -> None:
@@ -521,7 +444,7 @@ class SurveyStore:
             .where(RATERS.c.survey_id == survey.id)
             .order_by(RATERS.c.invited, QUEUE.c.position)
         )
-        with self.engine.connect() as conn:
+        with self._read(f"reading the answers of survey {name!r}") as conn:
             frame = pd.DataFrame(
                 conn.execute(query).all(),
                 columns=[
@@ -548,7 +471,7 @@ class SurveyStore:
     def raters(self, name: str) -> pd.DataFrame:
         """The invited raters: rater, invited (order), revoked."""
         survey = self.get(name)
-        with self.engine.connect() as conn:
+        with self._read(f"reading the raters of survey {name!r}") as conn:
             rows = conn.execute(
                 select(RATERS.c.name, RATERS.c.invited, RATERS.c.revoked_at.isnot(None))
                 .where(RATERS.c.survey_id == survey.id)
