@@ -47,7 +47,8 @@ def _as_arrays(sigma: ArrayLike, lam: ArrayLike) -> tuple[NDArray, NDArray]:
     lam = np.asarray(lam, dtype=np.float64)
     if np.any(lam <= 0) or not np.all(np.isfinite(lam)):
         raise ValueError(f"lam must be positive and finite, got {lam!r}")
-    return np.broadcast_arrays(sigma, lam)
+    sigma_b, lam_b = np.broadcast_arrays(sigma, lam)
+    return sigma_b, lam_b
 
 
 def _one_minus_power_over_t(t: NDArray, k: NDArray | float, sign: float) -> NDArray:

@@ -20,7 +20,8 @@ from ranking_core.learn import (
     rating_positions,
     with_diagonal_anchors,
 )
-from ranking_core.learners.robust import _truncated_mean, kfold_robust
+from ranking_core.learners.panel_answers import truncated_mean
+from ranking_core.learners.robust import kfold_robust
 from ranking_core.metrics import pairwise_misranking
 from ranking_core.panels import RobustRanker, rating_step
 from ranking_core.ratings import read_rating_set
@@ -126,9 +127,9 @@ def test_truncated_mean_matches_scipy():
     high = low + rng.choice([0.5, 1.0, np.inf], 500)
     low[::5] = -np.inf
     want = truncnorm.mean((low - mean) / sd, (high - mean) / sd, loc=mean, scale=sd)
-    np.testing.assert_allclose(_truncated_mean(low, high, mean, sd), want, atol=1e-9)
+    np.testing.assert_allclose(truncated_mean(low, high, mean, sd), want, atol=1e-9)
     point = np.array([1.5])
-    assert _truncated_mean(point, point, np.array([3.0]), np.array([1.0]))[0] == 1.5
+    assert truncated_mean(point, point, np.array([3.0]), np.array([1.0]))[0] == 1.5
 
 
 def test_coarse_answers_stand_for_their_rounding_interval():

@@ -8,10 +8,13 @@ module is imported when the command is called or asked for its own help.
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING
 
-import click
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperGroup, TyperOption
+
+if TYPE_CHECKING:  # Typer's own copy of click: the classes its groups and commands are built on
+    from typer._click import Command, Context, HelpFormatter
 
 # name → (module, attribute: a Typer app or a command function, one line of help)
 COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -97,7 +100,7 @@ def shown(text: object) -> str:
     return terminal(text)
 
 
-def _readable_help(command: click.Command) -> None:
+def _readable_help(command: Command) -> None:
     """Help that reads whole in 80 columns: arguments named in upper case in the usage line
     (PAIRS, not {pairs}) and, in a group's listing, each command's whole first paragraph (click
     cuts at the first full stop, as in "et al."). Typer brings its own copy of click, so the
@@ -110,8 +113,8 @@ def _readable_help(command: click.Command) -> None:
                 lambda p=param: p.metavar if p.required else f"[{p.metavar}]"
             )
         elif (
-            len(choices := getattr(getattr(param, "type_descriptor", None), "choices", None) or ())
-            > 6
+            isinstance(param, TyperOption)
+            and len(choices := getattr(param.type_descriptor, "choices", None) or ()) > 6
         ):  # a long list of choices: one word, the choices in the help
             param.metavar = param.name.upper()
             param.help = (
@@ -127,18 +130,21 @@ def _readable_help(command: click.Command) -> None:
 class LazyCommands(TyperGroup):
     """A command group whose subcommands are imported only when one of them is used."""
 
-    def list_commands(self, ctx: click.Context) -> list[str]:
+    def list_commands(self, ctx: Context) -> list[str]:
         return list(COMMANDS)
 
-    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+    def get_command(self, ctx: Context, name: str) -> Command | None:
         if name not in COMMANDS:
             return None
         module, attribute, _ = COMMANDS[name]
         target = getattr(importlib.import_module(module), attribute)
-        if isinstance(target, typer.Typer) and not (
-            target.registered_commands or target.registered_groups
+        if (
+            isinstance(target, typer.Typer)
+            and not (target.registered_commands or target.registered_groups)
+            and target.registered_callback is not None
         ):  # a Typer app with only a callback is one command, not a group (no COMMAND usage)
             target = target.registered_callback.callback
+        command: Command
         if isinstance(target, typer.Typer):  # a group, even with one command (as add_typer did)
             target.rich_markup_mode = None  # plain help: whole words in an 80-column terminal
             command = typer.main.get_group(target)
@@ -150,7 +156,7 @@ class LazyCommands(TyperGroup):
         _readable_help(command)
         return command
 
-    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+    def format_commands(self, ctx: Context, formatter: HelpFormatter) -> None:
         with formatter.section("Commands"):
             formatter.write_dl([(name, text) for name, (_, _, text) in COMMANDS.items()])
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import numpy as np
 import typer
@@ -25,7 +25,7 @@ from ranking_core.cli.output import OutputError, check_output, fail, write_outpu
 from ranking_core.filters import FILTERS, MAX_LAMBDA, MAX_ORDER
 from ranking_core.inputs import format_names
 from ranking_core.inputs.text import named
-from ranking_core.learn import KERNELS, PRESET_LABELS, PRESETS, RULES
+from ranking_core.learn import KERNELS, PRESET_LABELS, PRESETS, RULES, LearnSettings
 
 console = Console(highlight=False, soft_wrap=True)
 MAX_ANCHORS = 10_000  # zero-risk diagonal points (the default is 101)
@@ -37,11 +37,12 @@ def _names(registry) -> str:
     return ", ".join(names[:-1]) + " or " + names[-1]
 
 
-def settings_from_options(recipe: str, **options: object):
+def settings_from_options(recipe: str, **options: object) -> LearnSettings:
     """The preset ``recipe`` changed by the command's options (None = the preset's value); a
     new kernel without ``gamma`` takes that kernel's own default width."""
     base = PRESETS[recipe]
-    given = {k: v for k, v in options.items() if v is not None}
+    # options of several types, one per settings field: LearnSettings checks each value
+    given: dict[str, Any] = {k: v for k, v in options.items() if v is not None}
     if "kernel" in given and "gamma" not in given:
         given["gamma"] = None
     return dataclasses.replace(base, **given)

@@ -240,9 +240,13 @@ def invite(
             _fail("give --raters N or --names FILE")
         links = _surveys().invite(name, who)
     except InviteInterrupted as exc:  # the links of the raters invited before it still count
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(safe_csv(pd.DataFrame(exc.links, columns=["rater", "link"])), "utf-8")
-        _fail(f"{exc}; their links are in {out}")
+        text = safe_csv(pd.DataFrame(exc.links, columns=["rater", "link"]))
+        try:
+            write_output(links_out, text, "--out")
+        except OutputError as error:
+            typer.echo(text)
+            _fail(f"{exc}; {error}; their links are printed above instead")
+        _fail(f"{exc}; their links are in {printable(links_out)}")
     except (OSError, StorageError, ValueError) as exc:
         _fail(exc)
     text = safe_csv(pd.DataFrame(links, columns=["rater", "link"]))

@@ -20,7 +20,7 @@ import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TypeVar, overload
+from typing import Any, TypeVar, overload
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -183,7 +183,16 @@ def grid_names(kind: type[ErrorGrid] = ErrorGrid) -> tuple[str, ...]:
     return tuple(g.name for g in grids(kind))
 
 
-def report_grids(diabetes_type: int = 1, kind: type[ErrorGrid] = ZoneGrid) -> dict[str, ErrorGrid]:
+GridKind = TypeVar("GridKind", bound=ErrorGrid)
+
+
+@overload
+def report_grids(diabetes_type: int = 1) -> dict[str, ZoneGrid]: ...
+@overload
+def report_grids(diabetes_type: int, kind: type[GridKind]) -> dict[str, GridKind]: ...
+def report_grids(
+    diabetes_type: int = 1, kind: type[ErrorGrid] = ZoneGrid
+) -> dict[str, Any]:  # the overloads above type the result by ``kind``
     """One grid per family, by family ("dts", "clarke", "parkes"), in order: where a family has
     one grid per diabetes type (Parkes), the grid for ``diabetes_type``."""
     return {
@@ -191,9 +200,6 @@ def report_grids(diabetes_type: int = 1, kind: type[ErrorGrid] = ZoneGrid) -> di
         for g in grids(kind)
         if g.diabetes_type is None or g.diabetes_type == diabetes_type
     }
-
-
-GridKind = TypeVar("GridKind", bound=ErrorGrid)
 
 
 @overload

@@ -34,8 +34,9 @@ from ranking_core.selection import paper_lambda_grid
 
 
 class LearnSettings(Protocol):
-    """The fields of :class:`ranking_core.learn.settings.LearnSettings` a plan reads (the
-    settings build through this module, so it names them by their shape, not by import)."""
+    """The fields of :class:`ranking_core.learn.settings.LearnSettings` a plan reads or carries
+    to its engine (the settings build through this module, so it names them by their shape, not
+    by import)."""
 
     @property
     def kernel(self) -> str: ...
@@ -82,6 +83,16 @@ class LearnSettings(Protocol):
     @property
     def method(self) -> str: ...
 
+    # carried by the plan to the engine that computes λ (ranking_core.learn.fit)
+    @property
+    def refit_all(self) -> bool: ...
+
+    @property
+    def n_splits(self) -> int: ...
+
+    @property
+    def criterion(self) -> str: ...
+
 
 __all__ = [
     "CHOLESKY_UP_TO",
@@ -97,6 +108,7 @@ __all__ = [
     "glucose_ranker",
     "glucose_transform",
     "plan_fit",
+    "settings_kernel",
     "settings_ranker",
 ]
 
@@ -129,11 +141,12 @@ def glucose_transform(settings: LearnSettings) -> GlucoseTransform | None:
 
 
 def glucose_kernel(
-    kernel: str, gamma: float | tuple[float, float], transform: GlucoseTransform | None
+    kernel: str, gamma: float | tuple[float, float] | None, transform: GlucoseTransform | None
 ) -> Kernel:
     """The kernel on (reference, estimate) in mg/dL: ``kernel`` (a name of
-    :data:`~ranking_core.learn.settings.KERNELS`) of width γ, after the per-coordinate glucose
-    ``transform`` when given."""
+    :data:`~ranking_core.learn.settings.KERNELS`) of width γ (None: the kernel class's default,
+    :func:`~ranking_core.kernels.make_kernel`), after the per-coordinate glucose ``transform``
+    when given."""
     base: Kernel = make_kernel(kernel, gamma=gamma)
     return base if transform is None else TransformedKernel(base, transform)
 
@@ -150,6 +163,15 @@ def glucose_ranker(
     if not isinstance(kernel, Kernel):
         kernel = glucose_kernel(kernel, gamma, transform)
     return SpectralRanker(kernel=kernel, filter=filter)
+
+
+def settings_kernel(settings: LearnSettings) -> Kernel:
+    """The kernel of ``settings``: its name, width γ and glucose coordinates. Raises
+    ``ValueError`` for settings without a width (:class:`~ranking_core.learn.settings.
+    LearnSettings` sets the kernel's own width when none is given)."""
+    if settings.gamma is None:
+        raise ValueError(f"the {settings.kernel} kernel of these settings has no width γ")
+    return glucose_kernel(settings.kernel, float(settings.gamma), glucose_transform(settings))
 
 
 def settings_ranker(settings: LearnSettings, kernel: Kernel) -> SpectralRanker | RobustRanker:
@@ -227,7 +249,7 @@ def plan_fit(settings: LearnSettings, n_ratings: int) -> FitPlan:
     what that method fits in the budget, or when the lattice is asked for a kernel it cannot
     solve; nothing is computed then (the kernel is only built, not evaluated).
     """
-    kernel = glucose_kernel(settings.kernel, float(settings.gamma), glucose_transform(settings))
+    kernel = settings_kernel(settings)
     lavrentiev_kfold = settings.rule == "kfold" and settings.filter == "lavrentiev"
     lattice = settings.filter == "lavrentiev" and lattice_kernel_parts(kernel) is not None
     if not lavrentiev_kfold:

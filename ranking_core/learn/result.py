@@ -78,7 +78,9 @@ class LearnedGrid:
     @property
     def points_fitted(self) -> int:
         """Training points the model was fitted on (half of them for the paper's hold-out)."""
-        return len(self.model.X_fit_)
+        fitted = self.model.X_fit_
+        assert fitted is not None, "a glucose kernel's fit keeps its training inputs"
+        return len(fitted)
 
     @property
     def computed_by(self) -> str:
@@ -159,11 +161,13 @@ class LearnedGrid:
 def settings_advice(result: LearnedGrid) -> list[str]:
     """Short warnings about choices that are likely to give a poor grid (plain sentences)."""
     settings, advice = result.settings, []
-    low, high = KERNELS[settings.kernel].suited_widths
-    if not low <= settings.gamma <= high:
+    suited = KERNELS[settings.kernel].suited_widths  # set for every kernel of KERNELS
+    gamma = settings.gamma  # set by LearnSettings (the kernel's own width when not given)
+    if suited is not None and gamma is not None and not suited[0] <= gamma <= suited[1]:
+        low, high = suited
         unit = KERNELS[settings.kernel].width_unit
         advice.append(
-            f"The kernel width {settings.gamma:,.0f} {unit} is outside the range that suits the "
+            f"The kernel width {gamma:,.0f} {unit} is outside the range that suits the "
             f"{KERNEL_LABELS[settings.kernel].split(',')[0]} kernel ({low:,.0f}–{high:,.0f} "
             f"{unit}); the grid is likely too rough or too flat."
         )

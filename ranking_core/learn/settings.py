@@ -30,8 +30,8 @@ from ranking_core.kernels import Kernel
 from ranking_core.learn.plan import (
     ROBUST_LAM_STRIDE,
     candidate_lams,
-    glucose_kernel,
     glucose_transform,
+    settings_kernel,
     settings_ranker,
 )
 from ranking_core.learners.direct import METHODS
@@ -183,8 +183,8 @@ class LearnSettings:
 
     def glucose_kernel(self) -> Kernel:
         """The kernel built from its name, width and coordinates
-        (:func:`~ranking_core.learn.plan.glucose_kernel`)."""
-        return glucose_kernel(self.kernel, float(self.gamma), glucose_transform(self))
+        (:func:`~ranking_core.learn.plan.settings_kernel`)."""
+        return settings_kernel(self)
 
     def ranker(self, kernel: Kernel | None = None) -> SpectralRanker | RobustRanker:
         """The unfitted ranker: kernel, width, coordinates and filter (inside a

@@ -36,16 +36,22 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.special import log_ndtr
 from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
 from ranking_core.learners.base import RegularizationPath, store_params
 from ranking_core.learners.direct import DirectRanker
+from ranking_core.learners.panel_answers import (
+    RATING_MAX,
+    PanelAnswers,
+    rating_step,
+    split_rater_column,
+    truncated_mean,
+)
 from ranking_core.learners.spectral import SpectralRanker
 from ranking_core.selection import Choice, kfold_curves, near_minimum
 from ranking_core.spectral import kernel_spectrum
-from ranking_core.validation import check_inputs, check_training_data, one_of, positive_float
+from ranking_core.validation import check_training_data, one_of, positive_float
 
 __all__ = [
     "HUBER_C",
@@ -65,89 +71,6 @@ TUKEY_AFTER = 10  # Tukey's weights redescend: the first iterations use Huber's 
 OUTLIER_Z = 3.0  # a rating is flagged when its standardised residual exceeds this
 MAD_TO_SD = 1.4826  # sd of a normal distribution per median absolute deviation
 SCALE_LIMITS = (0.5, 2.0)  # a rater's scale is kept in this range (a flat answerer is noisy)
-RATING_MAX = 4.0
-STEPS = (1.0, 0.5)  # answer scales recognised by rating_step
-
-
-def rating_step(ratings: ArrayLike) -> float:
-    """The answer scale's step: 1 when every rating is a whole number, 0.5 when every rating is a
-    multiple of 0.5, otherwise 0 (continuous answers)."""
-    values = np.asarray(ratings, dtype=np.float64)
-    for step in STEPS:
-        if values.size and np.allclose(values / step, np.round(values / step), atol=1e-9):
-            return step
-    return 0.0
-
-
-def split_rater_column(X: ArrayLike, owner: str) -> tuple[NDArray[np.float64], NDArray[np.intp]]:
-    """(REF, estimate) in mg/dL and the rater codes (−1 = unknown) of (n, 2) or (n, 3) inputs."""
-    X = check_inputs(X, owner)
-    if X.shape[1] not in (2, 3):
-        raise ValueError(
-            f"{owner}: X must have the columns reference, estimate and optionally a "
-            f"rater code; got {X.shape[1]} columns"
-        )
-    if X.shape[1] == 2:
-        return X, np.full(len(X), -1, dtype=np.intp)
-    codes = X[:, 2]
-    if np.any(codes != np.round(codes)) or np.any(codes < -1):
-        raise ValueError(
-            f"{owner}: the rater codes (third column) must be whole numbers ≥ 0, or "
-            "−1 for an unknown rater"
-        )
-    return X[:, :2], codes.astype(np.intp)
-
-
-@dataclass(frozen=True)
-class _Panel:
-    """The training answers on the absolute scale, with their intervals and raters."""
-
-    y: NDArray[np.float64]  # targets as given (signed when the learner is signed)
-    side: NDArray[np.float64]  # +1/−1 side of the diagonal when signed, else 1
-    fixed: NDArray[np.bool_]  # exact prior points (on the diagonal, risk 0): weight 1, no rater
-    answer: NDArray[np.float64]  # absolute answers a_i
-    low: NDArray[np.float64]  # the interval of the unrounded, unclipped answer
-    high: NDArray[np.float64]
-    codes: NDArray[np.intp]  # rater index 0..R−1 per row, R for "no rater"
-    n_raters: int
-
-    @classmethod
-    def build(
-        cls,
-        X: NDArray,
-        y: NDArray,
-        codes: NDArray[np.intp],
-        signed: bool,
-        coarse: str,
-        step: float | None,
-    ) -> _Panel:
-        on_diagonal = X[:, 0] == X[:, 1]
-        side = np.sign(X[:, 0] - X[:, 1]) if signed else np.ones(len(y))
-        fixed = on_diagonal & (y == 0)
-        answer = np.where(fixed, 0.0, y * np.where(side == 0, 1.0, side))
-        h = rating_step(answer[~fixed]) if step is None else float(step)
-        half = h / 2 if coarse == "interval" else 0.0
-        low = np.where(answer <= 0, -np.inf, answer - half)
-        high = np.where(answer >= RATING_MAX, np.inf, answer + half)
-        low[fixed], high[fixed] = 0.0, 0.0
-        known = codes >= 0
-        names, index = np.unique(codes[known], return_inverse=True)
-        rater = np.full(len(y), names.size, dtype=np.intp)
-        rater[known] = index
-        rater[fixed] = names.size
-        return cls(y, side, fixed, answer, low, high, rater, int(names.size))
-
-    @property
-    def width(self) -> NDArray[np.float64]:
-        """Width of each answer's interval: h for a rounded answer, 0 for an exact one, ∞ for an
-        answer clipped at 0 or 4."""
-        return self.high - self.low
-
-    @property
-    def rounding_variance(self) -> NDArray[np.float64]:
-        """Variance of each answer's rounding error, width²/12 (Sheppard; 0 where clipped)."""
-        width = self.width
-        return np.where(np.isfinite(width), width**2 / 12, 0.0)
 
 
 @dataclass(frozen=True)
@@ -176,23 +99,6 @@ def _fitted_values(ranker: SpectralRanker, lams: NDArray, targets: NDArray) -> N
     projection = (targets - mean) @ spectrum.vectors / m
     gain = spectrum.values * spectrum.factors(ranker.filter_, lams)
     return m * (gain * projection) @ spectrum.vectors.T + mean
-
-
-def _truncated_mean(low: NDArray, high: NDArray, mean: NDArray, sd: NDArray) -> NDArray:
-    """E[Z | low ≤ Z ≤ high] for Z ~ N(mean, sd²), elementwise (the point itself where the
-    interval is a point). With α, β the standardised ends, the mean is
-    mean + sd·(φ(α) − φ(β))/(Φ(β) − Φ(α)); intervals above the mean are reflected below it and
-    the ratio is formed in logarithms (``log_ndtr``), so that far tails stay finite."""
-    a, b = (low - mean) / sd, (high - mean) / sd
-    flip = a > 0
-    a, b = np.where(flip, -b, a), np.where(flip, -a, b)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        log_pa, log_pb = log_ndtr(a), log_ndtr(b)
-        log_z = log_pb + np.log(-np.expm1(log_pa - log_pb))
-        shift = (np.exp(-(a**2) / 2 - log_z) - np.exp(-(b**2) / 2 - log_z)) / np.sqrt(2 * np.pi)
-    out = mean + sd * np.where(flip, -shift, shift)
-    out = np.where(np.isfinite(out) & (high > low), out, mean)
-    return np.clip(out, low, high)
 
 
 def _group_median(values: NDArray, groups: NDArray[np.intp], n_groups: int) -> NDArray:
@@ -304,7 +210,7 @@ class RobustRanker(RegressorMixin, BaseEstimator):
         if not self._direct and self.plain_.spectrum_.method == "primal":
             raise ValueError(f"{owner}: needs a kernel solver (dense or low-rank), not 'primal'")
         self.n_features_in_ = X.shape[1]
-        self.panel_ = _Panel.build(points, y, codes, self.signed, self.coarse, self.step)
+        self.panel_ = PanelAnswers.build(points, y, codes, self.signed, self.coarse, self.step)
         self.step_ = (
             rating_step(self.panel_.answer[~self.panel_.fixed])
             if self.step is None
@@ -371,7 +277,7 @@ class RobustRanker(RegressorMixin, BaseEstimator):
             sd = self._noise_sd(residual, rounding / s**2, panel, free)
             raw_sd = sd[:, panel.codes] * s
             if self.coarse == "interval":
-                latent = _truncated_mean(panel.low, panel.high, b + s * consensus, raw_sd)
+                latent = truncated_mean(panel.low, panel.high, b + s * consensus, raw_sd)
             corrected = (latent - b) / s
             z = np.where(free, (corrected - consensus) / sd[:, panel.codes], 0.0)
             robust = self._robust_weights(z, n_iter)
@@ -418,7 +324,7 @@ class RobustRanker(RegressorMixin, BaseEstimator):
         return bias, scale
 
     def _noise_sd(
-        self, residual: NDArray, rounding: NDArray, panel: _Panel, free: NDArray
+        self, residual: NDArray, rounding: NDArray, panel: PanelAnswers, free: NDArray
     ) -> NDArray:
         """(L, R + 1) robust noise sd per rater on the consensus scale: the MAD of the residuals
         less the mean rounding variance ``rounding`` of the group's answers (Sheppard's

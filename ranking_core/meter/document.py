@@ -77,7 +77,9 @@ def report_figures(
     (DTS, Clarke, Parkes), learned (with its surface), each with the included pairs."""
     pairs = report.pairs[report.pairs["included"]]
     ref, bgm = pairs["REF"].to_numpy(), pairs["BGM"].to_numpy()
-    surfaces = {"seg": seg_table} if seg_table is not None else {}
+    surfaces: dict[str, ArrayLike | SEGTable | None] = (
+        {"seg": seg_table} if seg_table is not None else {}
+    )
     surfaces.update(dict.fromkeys(report.zone_grids.values()))
     if learned_risk is not None:
         surfaces["learned"] = learned_risk

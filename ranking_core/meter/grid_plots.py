@@ -26,6 +26,7 @@ from scipy import ndimage
 from ranking_core.grids.lattice import GLUCOSE_MAX
 from ranking_core.grids.registry import ErrorGrid, RiskGrid, ZoneGrid, get_grid
 from ranking_core.grids.risk_scale import RISK_COLOR_STOPS, RISK_GRADE_EDGES, RISK_MAX
+from ranking_core.grids.seg import SEGTable
 from ranking_core.grids.zone_grid import zone_grid
 from ranking_core.inputs import MGDL_PER_MMOLL
 from ranking_core.meter.cg_diva import CgDivaRange
@@ -109,7 +110,7 @@ def grid_plot(
     ref: ArrayLike,
     bgm: ArrayLike,
     *,
-    surface: ArrayLike | None = None,
+    surface: ArrayLike | SEGTable | None = None,
     title: str | None = None,
     unit: str = "mg/dL",
 ) -> Figure:

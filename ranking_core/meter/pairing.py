@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
+from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -157,7 +158,10 @@ def repeated_times(
         .agg(low=("t", "min"), line=("line", "first"))
     )
     return [
-        RepeatedTimes(int(row.low), int(high), int(row.line)) for high, row in spans.iterrows()
+        RepeatedTimes(int(low), int(high), int(line))
+        for high, low, line in zip(
+            spans.index.to_numpy(), spans["low"].to_numpy(), spans["line"].to_numpy(), strict=True
+        )
     ], ordered
 
 
@@ -168,9 +172,13 @@ def _clock_text(ns: int) -> str:
 def iso_times(times: NDArray[np.datetime64], utc: bool) -> NDArray[np.str_]:
     """ISO 8601 text to the second, or to the finest sub-second digit the times need."""
     ns = times.astype("datetime64[ns]").astype(np.int64)
-    unit = next(
-        (u for u, step in (("s", 10**9), ("ms", 10**6), ("us", 10**3)) if not np.any(ns % step)),
-        "ns",
+    steps: tuple[tuple[Literal["s", "ms", "us"], int], ...] = (
+        ("s", 10**9),
+        ("ms", 10**6),
+        ("us", 10**3),
+    )
+    unit: Literal["s", "ms", "us", "ns"] = next(
+        (u for u, step in steps if not np.any(ns % step)), "ns"
     )
     text = np.datetime_as_string(times.astype("datetime64[ns]"), unit=unit)
     return np.char.add(text, "+00:00") if utc else text

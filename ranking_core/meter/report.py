@@ -165,7 +165,8 @@ def _labels(
     else:
         codes = np.full(included.shape, -1, dtype=np.int8)
         codes[included] = index
-    return pd.Categorical.from_codes(codes, categories=list(names))
+    # pandas takes any array-like of int codes; its stubs declare only Sequence[int]
+    return pd.Categorical.from_codes(codes, categories=pd.Index(names))  # type: ignore[arg-type]
 
 
 def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
@@ -488,7 +489,12 @@ def meter_report(
 
     # the per-pair columns, made into one frame at the end without copying (setting a column of
     # a frame copies it)
-    per_pair = {"row": pairs.rows, "BGM": bgm, "REF": ref, "included": included}
+    per_pair: dict[str, NDArray[Any] | pd.Categorical] = {
+        "row": pairs.rows,
+        "BGM": bgm,
+        "REF": ref,
+        "included": included,
+    }
     per_pair["rel"] = _spread(rel[inverse], included)
     per_pair["iso_diff"] = _spread(diff[inverse], included)
     zones = {}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import overload
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -39,6 +40,10 @@ class AprioriRule:
     sizes: NDArray[np.int64]
     lam_plus: NDArray[np.float64] = field(repr=False)
 
+    @overload
+    def __call__(self, m: int) -> float: ...
+    @overload
+    def __call__(self, m: ArrayLike) -> NDArray[np.float64] | float: ...
     def __call__(self, m: int | ArrayLike) -> NDArray[np.float64] | float:
         lam = self.alpha * np.asarray(m, dtype=np.float64) ** (-self.beta / 2.0)
         return float(lam) if np.ndim(lam) == 0 else lam

@@ -352,11 +352,14 @@ class RuleCall:
 
 def _given_value(call: RuleCall) -> Choice:
     """``"apriori"`` (λ(m) of a fitted rule) and ``"manual"`` (a given value): one fit."""
-    if call.rule == "apriori" and call.apriori is None:
-        raise ValueError("choose: rule='apriori' needs apriori (a rule λ(m))")
-    if call.rule == "manual" and call.value is None:
-        raise ValueError("choose: rule='manual' needs value")
-    chosen = float(call.apriori(len(call.y))) if call.rule == "apriori" else call.value
+    if call.rule == "apriori":
+        if call.apriori is None:
+            raise ValueError("choose: rule='apriori' needs apriori (a rule λ(m))")
+        chosen = float(call.apriori(len(call.y)))
+    else:
+        if call.value is None:
+            raise ValueError("choose: rule='manual' needs value")
+        chosen = call.value
     model = call.fit_at(chosen)
     _Steps(1, call.progress)()
     return Choice(chosen, call.param, None, None, None, None, model, call.rule, True)

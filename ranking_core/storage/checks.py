@@ -117,7 +117,9 @@ def frame_to_bytes(frame: pd.DataFrame) -> bytes:
         if values.dtype.kind not in "biufU":
             raise StorageError(f"column {names[int(key[1:])]!r} has dtype {values.dtype}")
     buffer = io.BytesIO()
-    np.savez(buffer, __columns__=np.array(names, dtype=str), **columns)
+    # no member needs pickle (kinds checked above); naming allow_pickle also keeps the members
+    # (keys c0, c1, …) apart from savez's own keyword
+    np.savez(buffer, allow_pickle=False, __columns__=np.array(names, dtype=str), **columns)
     return buffer.getvalue()
 
 

@@ -57,7 +57,9 @@ class _Blob(_Base):
 
 
 METADATA = _Base.metadata
-RECORDS, BLOBS = _Record.__table__, _Blob.__table__
+# the mapped classes' Table objects (``__table__`` is declared only as a FromClause)
+RECORDS = METADATA.tables[_Record.__tablename__]
+BLOBS = METADATA.tables[_Blob.__tablename__]
 
 
 # -- public records -----------------------------------------------------------------------------

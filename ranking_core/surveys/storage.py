@@ -493,6 +493,8 @@ class SurveyStore:
         design = _check_pairs_frame(pairs, settings)
         with self._write(f"adding a batch to survey {name!r}", name) as conn:
             batches = conn.scalar(select(SURVEYS.c.batches).where(SURVEYS.c.id == survey.id))
+            if batches is None:  # deleted since it was read above
+                raise SurveyError(f"no survey named {name!r} is stored")
             if batches != after_batches:
                 return int(batches)
             if conn.scalar(select(SURVEYS.c.closed_at).where(SURVEYS.c.id == survey.id)):

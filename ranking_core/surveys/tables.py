@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 import pandas as pd
@@ -161,6 +161,12 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
+@overload
+def _aware(value: datetime) -> datetime: ...
+@overload
+def _aware(value: None) -> None: ...
+@overload
+def _aware(value: datetime | None) -> datetime | None: ...
 def _aware(value: datetime | None) -> datetime | None:
     if value is not None and value.tzinfo is None:  # SQLite returns naive datetimes
         return value.replace(tzinfo=UTC)
