@@ -13,8 +13,10 @@ import dataclasses
 import json
 from collections.abc import Iterable
 
+import numpy as np
 import pandas as pd
 import streamlit as st
+from numpy.typing import NDArray
 
 from dashboard import figures
 from dashboard.common import (
@@ -68,6 +70,7 @@ from ranking_core.learn import (
 from ranking_core.panels import DESIGNS, risk_band
 from ranking_core.panels.uncertainty import band_csv
 from ranking_core.ratings import UNITS, RatingSet, read_rating_set
+from ranking_core.selection import AprioriRule
 
 SOURCES = ("Simulated panel", "Upload a file", "Saved rating set")
 GAMMAS = (30.0, 100.0, 200.0, 500.0, 1e3, 2e3, 4e3, 1e4, 1.6e4, 4e4, 1e5, 4e5)
@@ -178,6 +181,28 @@ def saved(url: str, name: str, version: str) -> RatingSet:
     return read_rating_set(store.load_rating_set(name).frame, name=name)
 
 
+def save_rating_set_form(ratings: RatingSet, source: str) -> None:
+    """A form that saves the uploaded ``ratings`` (read from the file ``source``) by name."""
+    with st.expander("Save this rating set"):
+        save_form(
+            "save_rating_set",
+            "Name",
+            source,
+            "Save rating set",
+            "rating set",
+            lambda name: store.save_rating_set(
+                name,
+                ratings.frame,
+                {
+                    "unit": ratings.unit,
+                    "source": source,
+                    "problems": [p.message for p in ratings.problems],
+                },
+                saved_by=current_user(),
+            ),
+        )
+
+
 learn_ref = learn_reference(seg)
 reference_name, reference = learn_ref.name, learn_ref.surface
 
@@ -192,7 +217,10 @@ if source == SOURCES[0]:
         "Number of ratings", 20, size_limit("learn_m", 2000), step=50, key="learn_m"
     )
     design = c[1].selectbox(
-        "Where the rated pairs lie", DESIGNS, key="learn_design", format_func=DESIGN_LABELS.get
+        "Where the rated pairs lie",
+        DESIGNS,
+        key="learn_design",
+        format_func=DESIGN_LABELS.__getitem__,
     )
     noise = c[2].slider("Rater noise (risk units)", 0.0, 1.0, step=0.05, key="learn_noise")
     outliers = c[3].slider(
@@ -227,27 +255,11 @@ elif source == SOURCES[1]:
         "like mmol/L are refused until it is chosen.",
     )
     if upload is not None:
-        ratings = read_upload(lambda: uploaded_ratings(upload.getvalue(), upload.name, unit))
+        content, upload_name = upload.getvalue(), upload.name
+        ratings = read_upload(lambda: uploaded_ratings(content, upload_name, unit))
         if ratings is not None:
             data_key = f"upload:{upload.file_id}:{unit}"
-            with st.expander("Save this rating set"):
-                save_form(
-                    "save_rating_set",
-                    "Name",
-                    upload.name,
-                    "Save rating set",
-                    "rating set",
-                    lambda name: store.save_rating_set(
-                        name,
-                        ratings.frame,
-                        {
-                            "unit": ratings.unit,
-                            "source": upload.name,
-                            "problems": [p.message for p in ratings.problems],
-                        },
-                        saved_by=current_user(),
-                    ),
-                )
+            save_rating_set_form(ratings, upload_name)
 else:
     info = saved_record_picker(
         store,
@@ -301,7 +313,7 @@ with left:
     st.selectbox(
         "Spectral filter",
         sorted(FILTERS),
-        format_func=FILTER_LABELS.get,
+        format_func=FILTER_LABELS.__getitem__,
         key="learn_filter",
         on_change=apply_setting,
         args=("learn_filter",),
@@ -336,7 +348,7 @@ with left:
     st.selectbox(
         "How λ is chosen",
         list(RULES),
-        format_func=RULE_LABELS.get,
+        format_func=RULE_LABELS.__getitem__,
         key="learn_rule",
         on_change=apply_setting,
         args=("learn_rule",),
@@ -390,8 +402,8 @@ key = (data_key, settings)
 
 
 @st.fragment(run_every=2)
-def wait_for_background_fit() -> None:
-    """Poll the worker process's fit; rerun the page when it is done."""
+def wait_for_background_fit(ratings: RatingSet) -> None:
+    """Poll the worker process's fit of ``ratings``; rerun the page when it is done."""
     try:
         state = background_fit(data_key, ratings, settings)
     except ValueError:
@@ -421,20 +433,19 @@ if st.session_state.get("learn_result_key") != key:
             except ValueError as exc:
                 show_fit_error(exc)
             if not isinstance(state, LearnedGrid):
-                wait_for_background_fit()
+                wait_for_background_fit(ratings)
                 st.stop()
             result = state
         else:
             bar = st.progress(0.0, text="Fitting the ranker…")
-            try:
-                result = fitted(
-                    data_key,
-                    ratings,
-                    settings,
-                    progress=lambda done, total: bar.progress(
-                        min(done / total, 1.0), text=f"Fitting the ranker: step {done} of {total}"
-                    ),
+
+            def report_fit(done: int, total: int) -> None:
+                bar.progress(
+                    min(done / total, 1.0), text=f"Fitting the ranker: step {done} of {total}"
                 )
+
+            try:
+                result = fitted(data_key, ratings, settings, progress=report_fit)
             except ValueError as exc:
                 bar.empty()
                 show_fit_error(exc)
@@ -442,18 +453,24 @@ if st.session_state.get("learn_result_key") != key:
     st.session_state["learn_result"] = result
     st.session_state["learn_result_key"] = key
     st.session_state["learn_lam"] = result.lam
-result: LearnedGrid = st.session_state["learn_result"]
+result = st.session_state["learn_result"]
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def comparison_at(key: tuple, lam: float, _grid: object, _reference: object, reference_id: str):
+def comparison_at(
+    key: tuple,
+    lam: float,
+    _grid: NDArray[np.float64],
+    _reference: NDArray[np.float64],
+    reference_id: str,
+):
     """The comparison with the reference of the grid at λ (cached per fit, λ and reference)."""
     del key, lam, reference_id  # cache key only
     return compare_grids(_reference, _grid)
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
-def reference_lines(reference_id: str, _reference: object) -> list:
+def reference_lines(reference_id: str, _reference: NDArray[np.float64]) -> list:
     """The reference grid's grade boundaries, once per reference."""
     del reference_id  # cache key only
     return grade_lines(_reference)
@@ -528,23 +545,24 @@ def grid_picture(
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
-def curve_picture(key: tuple, _result: LearnedGrid) -> bytes:
-    """The λ rule's curve as a PNG (cached per fit)."""
+def curve_picture(
+    key: tuple, _result: LearnedGrid, ylabel: str, _values: NDArray[np.float64]
+) -> bytes:
+    """The λ rule's curve (``ylabel``, ``_values``: its ``curve_in_words``) as a PNG (cached
+    per fit)."""
     del key  # cache key only
-    ylabel, values = _result.curve_in_words
-    return figures.lambda_curve_picture(_result.lams, values, _result.lam_chosen, ylabel)
+    return figures.lambda_curve_picture(_result.lams, _values, _result.lam_chosen, ylabel)
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
-def apriori_picture(key: tuple, _result: LearnedGrid) -> bytes:
-    """The a-priori rule's fit as a PNG (cached per fit)."""
+def apriori_picture(key: tuple, _rule: AprioriRule, n: int) -> bytes:
+    """The a-priori rule's fit to ``n`` training points as a PNG (cached per fit)."""
     del key  # cache key only
-    a = _result.apriori
-    return figures.apriori_picture(a.sizes, a.lam_plus, a.alpha, a.beta, len(_result.y))
+    return figures.apriori_picture(_rule.sizes, _rule.lam_plus, _rule.alpha, _rule.beta, n)
 
 
 @st.fragment
-def result_view(reference_id: str) -> None:
+def result_view(reference_id: str, rating_set_name: str) -> None:
     """λ slider, figures of merit, the heat map and the downloads: a λ step reruns only this."""
     result: LearnedGrid = st.session_state["learn_result"]
     options = sorted({*map(float, result.lams), float(result.lam_chosen)})
@@ -653,14 +671,14 @@ def result_view(reference_id: str) -> None:
             },
             key="learn_confusion",
         )
-    downloads(shown)
+    downloads(shown, rating_set_name)
     if not public_mode():  # the public demo keeps no records
-        save_grid_form(shown, comparison)
+        save_grid_form(shown, comparison, rating_set_name)
 
 
-def downloads(shown: LearnedGrid) -> None:
-    """The grid as files: built when clicked, from the grid on screen (never a previous one)."""
-    name = ratings.name
+def downloads(shown: LearnedGrid, name: str) -> None:
+    """The grid as files: built when clicked, from the grid on screen (never a previous one);
+    ``name``: the rating set's, for ``grid.json``."""
     st.caption(
         "Download the grid shown (rows: reference 0–600 mg/dL, columns: measured "
         "0–600 mg/dL, risk 0–4):"
@@ -723,8 +741,9 @@ def downloads(shown: LearnedGrid) -> None:
         )
 
 
-def save_grid_form(shown: LearnedGrid, comparison) -> None:
-    """Save the grid shown, with its comparison with the reference, for the Compare page."""
+def save_grid_form(shown: LearnedGrid, comparison, rating_set_name: str) -> None:
+    """Save the grid shown, with its comparison with the reference, for the Compare page
+    (``grid.json`` names the rating set ``rating_set_name``)."""
     metrics = {"reference": reference_name, **comparison.to_dict()}
     with st.expander("Save this grid for the Compare page"):
         save_form(
@@ -736,7 +755,7 @@ def save_grid_form(shown: LearnedGrid, comparison) -> None:
             lambda name: store.save_learned_grid(
                 name,
                 shown.grid,
-                grid_metadata(shown, ratings.name),
+                grid_metadata(shown, rating_set_name),
                 metrics,
                 saved_by=current_user(),
             ),
@@ -772,9 +791,10 @@ with right:
         key="learn_interactive",
         help="slower to open and to redraw than the pictures shown otherwise",
     )
-    if result.curve is not None:
+    curve = result.curve_in_words
+    if curve is not None:
+        ylabel, values = curve
         if interactive:
-            ylabel, values = result.curve_in_words
             st.plotly_chart(
                 figures.lambda_curve(result.lams, values, result.lam_chosen, ylabel),
                 key="learn_fig_curve",
@@ -782,7 +802,8 @@ with right:
             )
         else:
             st.image(
-                curve_picture(st.session_state["learn_result_key"], result), output_format="PNG"
+                curve_picture(st.session_state["learn_result_key"], result, ylabel, values),
+                output_format="PNG",
             )
     elif result.apriori is not None:
         a = result.apriori
@@ -794,7 +815,8 @@ with right:
             )
         else:
             st.image(
-                apriori_picture(st.session_state["learn_result_key"], result), output_format="PNG"
+                apriori_picture(st.session_state["learn_result_key"], a, len(result.y)),
+                output_format="PNG",
             )
         st.caption(
             f"λ(m) = α·m^(−β/2) with α = {a.alpha:.4g} ± {a.alpha_sd:.2g}, "
@@ -803,7 +825,7 @@ with right:
         )
     else:
         st.info("λ set by hand: move the slider; no validation curve is drawn.")
-    result_view(learn_ref.key)
+    result_view(learn_ref.key, ratings.name)
     with st.expander("All settings and data of this result"):
         words = describe_settings(result.settings)
         words |= {

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Sequence
 from hashlib import sha256
 
 import numpy as np
 import pandas as pd
 import streamlit as st
+from numpy.typing import NDArray
+from streamlit.delta_generator import DeltaGenerator
 
 from dashboard.common import (
     current_user,
@@ -24,7 +27,7 @@ from dashboard.common import (
 )
 from dashboard.meter_pairs import show_pairs
 from ranking_core.grids.registry import get_grid
-from ranking_core.grids.seg import MISSING_SEG_MESSAGE
+from ranking_core.grids.seg import MISSING_SEG_MESSAGE, SEGTable
 from ranking_core.inputs import MGDL_PER_MMOLL, UNITS, InputError, format_names, upload_types
 from ranking_core.inputs.series import SERIES_FORMATS, GlucoseSeries, read_series
 from ranking_core.meter import MeterPairs, MeterReport, PairsFileError, meter_report, read_pairs
@@ -121,7 +124,8 @@ def paired(
 ) -> tuple[Pairing, MeterPairs]:
     """The pairing and its pairs for the report (with their times: iCGM J/K)."""
     pairing = pair_series(
-        *(series(*file, format, unit, dayfirst) for file in (sensor, reference)),
+        series(*sensor, format, unit, dayfirst),
+        series(*reference, format, unit, dayfirst),
         window=window,
         lag=lag,
         device=device,
@@ -165,6 +169,7 @@ def unit_choice(files: str) -> str | None:
     )
 
 
+c: Sequence[DeltaGenerator]  # the columns of the row being laid out (2, 3 or 4 of them)
 pairs: MeterPairs | pd.DataFrame | None = None
 pairs_key: tuple = ()  # what the pairs were read from (a cache key)
 given: dict[str, str] = {}  # what the report states it was made from (its provenance)
@@ -196,7 +201,7 @@ elif source == "Sensor + reference":
     series_format = c[2].selectbox("format", SERIES_FORMATS, key="meter_format")
     if sensor is not None and reference is not None:
         files = f"{sensor.file_id} {reference.file_id}"
-        unit = unit_choice(files)
+        file_unit = unit_choice(files)
         order = st.radio(
             "day/month order of the dates",
             list(ORDERS),
@@ -208,7 +213,7 @@ elif source == "Sensor + reference":
         )
         try:
             files_read = ((sensor.getvalue(), sensor.name), (reference.getvalue(), reference.name))
-            devices = series(*files_read[0], series_format, unit, ORDERS[order]).devices
+            devices = series(*files_read[0], series_format, file_unit, ORDERS[order]).devices
             names = [] if devices is None else list(np.unique(devices.astype(str)))
             device = None
             if len(names) > 1:  # a Dexcom export from several sensors (Source Device ID)
@@ -222,7 +227,13 @@ elif source == "Sensor + reference":
                 )
                 device = None if chosen == ALL_DEVICES else str(chosen)
             pairing, pairs = paired(
-                *files_read, series_format, unit, ORDERS[order], float(window), float(lag), device
+                *files_read,
+                series_format,
+                file_unit,
+                ORDERS[order],
+                float(window),
+                float(lag),
+                device,
             )
             dataset = f"{sensor.name} + {reference.name}"
             pairs_key = (
@@ -230,7 +241,7 @@ elif source == "Sensor + reference":
                 sensor.file_id,
                 reference.file_id,
                 series_format,
-                unit,
+                file_unit,
                 order,
                 float(window),
                 float(lag),
@@ -259,10 +270,12 @@ elif source == "Upload":
         f"BGM and REF columns ({format_names()})", type=TEXT_TYPES, key="meter_upload"
     )
     if upload is not None:
-        unit = unit_choice(upload.file_id)
+        file_unit = unit_choice(upload.file_id)
+        upload_name = upload.name
         try:
-            pairs, dataset = uploaded(upload.getvalue(), upload.name, unit), upload.name
-            pairs_key = ("upload", upload.file_id, unit)
+            upload_pairs = uploaded(upload.getvalue(), upload_name, file_unit)
+            pairs, dataset = upload_pairs, upload_name
+            pairs_key = ("upload", upload.file_id, file_unit)
             given = {
                 "input file": upload.name,
                 "input file sha256": sha256(upload.getvalue()).hexdigest(),
@@ -271,20 +284,20 @@ elif source == "Upload":
             st.error("Not usable:")
             st.text(str(exc))
         else:
-            show_reading(pairs.messages)
+            show_reading(upload_pairs.messages)
             save_form(
                 "save_meter",
                 "Save these pairs as",
-                upload.name,
+                upload_name,
                 "Save meter data",
                 "meter data",
                 lambda name: store.save_meter_data(
                     name,
-                    pairs.frame,
+                    upload_pairs.frame,
                     {
-                        "source": upload.name,
-                        "unit": pairs.glucose_unit,
-                        "messages": list(pairs.messages),
+                        "source": upload_name,
+                        "unit": upload_pairs.glucose_unit,
+                        "messages": list(upload_pairs.messages),
                     },
                     saved_by=current_user(),
                 ),
@@ -377,8 +390,8 @@ judge = JudgeSettings(
 def cached_report(
     key: tuple,
     _pairs: MeterPairs | pd.DataFrame,
-    _seg: object,
-    _learned: object,
+    _seg: SEGTable | None,
+    _learned: NDArray[np.float64] | None,
     parkes_type: int,
     given: dict[str, str],
     judge: JudgeSettings,
@@ -401,7 +414,7 @@ try:
     report = cached_report(
         (
             pairs_key,
-            seg.table.fingerprint if seg.available else "",
+            seg.table.fingerprint if seg.table is not None else "",
             learned_choice,
             learned_versions.get(learned_choice, ""),
         ),
@@ -495,7 +508,10 @@ with st.expander("Provenance: what this report was made from"):
 
 included = report.pairs[report.pairs["included"]]
 ref, bgm = included["REF"].to_numpy(), included["BGM"].to_numpy()
-surfaces = {"seg": seg.table} if seg.available else {}
+# each grid's risk surface for its plot (None: a zone grid); the SEG table's absolute risk
+surfaces: dict[str, NDArray[np.float64] | None] = (
+    {"seg": seg.table.absolute} if seg.table is not None else {}
+)
 surfaces.update(dict.fromkeys(report.zone_grids.values()))
 if learned is not None:
     surfaces["learned"] = learned
@@ -507,7 +523,7 @@ def grid_png(
     ref: np.ndarray,
     bgm: np.ndarray,
     surface_key: str,
-    _surface: object,
+    _surface: NDArray[np.float64] | None,
     dpi: int = PNG_DPI,
     unit: str = "mg/dL",
 ) -> bytes:
@@ -516,7 +532,7 @@ def grid_png(
 
 
 surface_keys = {
-    "seg": seg.table.fingerprint if seg.available else "",
+    "seg": seg.table.fingerprint if seg.table is not None else "",
     "learned": f"{learned_choice} {learned_versions.get(learned_choice, '')}",
 }
 c = st.columns(2)
@@ -611,7 +627,7 @@ c[0].download_button(
     key="meter_download_report_html",
 )
 table_name = c[1].selectbox(
-    "table", list(tables), format_func=titles.get, key="meter_download_table"
+    "table", list(tables), format_func=titles.__getitem__, key="meter_download_table"
 )
 c[1].download_button(
     "Table as CSV",
