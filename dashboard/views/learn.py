@@ -4,19 +4,17 @@ decomposition inside a fragment that redraws one figure.
 
 State: ``learn_settings`` (a frozen ``LearnSettings``) is the one source of truth for the settings;
 the widgets write to it through their callbacks and are refilled from it when Streamlit forgets
-them. ``learn_result`` is the result shown, with the key (data, settings) it was computed for.
+them (:mod:`dashboard.learn_settings`). ``learn_result`` is the result shown, with the key (data,
+settings) it was computed for.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterable
 
-import numpy as np
 import pandas as pd
 import streamlit as st
-from numpy.typing import NDArray
 
 from dashboard import figures
 from dashboard.common import (
@@ -41,67 +39,46 @@ from dashboard.learn_data import (
     learn_reference,
     simulated_panel,
 )
-from ranking_core.filters import FILTERS
-from ranking_core.grids.compare import RISK_CATEGORIES, compare_grids
+from dashboard.learn_pictures import (
+    VIEWS,
+    apriori_picture,
+    band_at,
+    comparison_at,
+    curve_picture,
+    grid_figure,
+    grid_picture,
+)
+from dashboard.learn_settings import (
+    FIELDS,
+    fill_widgets,
+    refit_on_all,
+    settings_panel,
+    use_robust_recipe,
+)
+from ranking_core.grids.compare import RISK_CATEGORIES
 from ranking_core.grids.files import grid_csv, grid_npy, grid_png
 from ranking_core.grids.learned import GLUCOSE_AXIS
-from ranking_core.grids.raster import grade_lines, grid_image, png_bytes
 from ranking_core.inputs import format_names, upload_types
 from ranking_core.learn import (
-    CRITERIA,
-    CRITERION_LABELS,
-    FILTER_LABELS,
-    KERNEL_LABELS,
     PRESET_LABELS,
     PRESETS,
-    ROBUST_LABELS,
-    RULE_LABELS,
-    RULES,
-    VALIDATED_RULES,
     LearnedGrid,
     LearnSettings,
     default_recipe,
     describe_settings,
     grid_metadata,
-    robust_settings,
     settings_advice,
-    with_robust,
 )
-from ranking_core.panels import DESIGNS, risk_band
+from ranking_core.panels import DESIGNS
 from ranking_core.panels.uncertainty import band_csv
 from ranking_core.ratings import UNITS, RatingSet, read_rating_set
-from ranking_core.selection import AprioriRule
 
 SOURCES = ("Simulated panel", "Upload a file", "Saved rating set")
-GAMMAS = (30.0, 100.0, 200.0, 500.0, 1e3, 2e3, 4e3, 1e4, 1.6e4, 4e4, 1e5, 4e5)
-SCALE_LABELS = {"log": "log scale (finer at low glucose)", "linear": "mg/dL as measured"}
 DESIGN_LABELS = {
     "uniform": "spread evenly",
     "log-uniform": "more at low glucose",
     "near-diagonal": "near the diagonal",
 }
-VIEWS = ("Learned", "Difference", "Reference", "Uncertainty")  # the last with robust learning
-FIGURE_HEIGHT = 620  # px of the heat map
-# widget key → LearnSettings field
-FIELDS = {
-    "learn_kernel": "kernel",
-    "learn_gamma": "gamma",
-    "learn_scale": "scale",
-    "learn_filter": "filter",
-    "learn_order": "order",
-    "learn_signed": "signed",
-    "learn_anchors": "anchors",
-    "learn_rule": "rule",
-    "learn_refit_all": "refit_all",
-    "learn_criterion": "criterion",
-    "learn_robust": "robust",
-    "learn_monotone": "monotone",
-}
-# a widget whose change sets another setting too: the kernel its own width, robust learning the
-# shape (ranking_core.learn.with_robust)
-DEPENDENT = {"learn_kernel": "learn_gamma", "learn_robust": "learn_monotone"}
-NO_ROBUST = "none"  # the robust-learning widget's option for robust=None (a widget value of None
-# would read as "nothing chosen")
 
 st.title("Learn a risk grid")
 st.caption(
@@ -122,56 +99,8 @@ init_state(
 settings: LearnSettings = st.session_state["learn_settings"]
 
 
-def widget_value(settings: LearnSettings, widget: str) -> object:
-    """The value the widget ``widget`` shows for ``settings``."""
-    value = getattr(settings, FIELDS[widget])
-    return NO_ROBUST if widget == "learn_robust" and value is None else value
-
-
-def fill_widgets(settings: LearnSettings, widgets: Iterable[str] = FIELDS) -> None:
-    """Show ``settings`` in ``widgets`` (all by default)."""
-    for widget in widgets:
-        st.session_state[widget] = widget_value(settings, widget)
-
-
 # refill the widgets Streamlit dropped (never the reverse)
 fill_widgets(settings, [widget for widget in FIELDS if widget not in st.session_state])
-
-
-def apply_setting(widget: str) -> None:
-    """Widget callback: the new value goes into the settings object (the source of truth)."""
-    value = st.session_state[widget]
-    if widget == "learn_robust" and value == NO_ROBUST:
-        value = None
-    changes = {FIELDS[widget]: value}
-    if widget == "learn_kernel":  # another kernel starts from its own width
-        changes["gamma"] = None
-    if widget == "learn_rule" and value == "manual":  # by hand, from the λ shown
-        changes["lam"] = st.session_state.get("learn_lam", 1e-3)
-    try:
-        current = st.session_state["learn_settings"]
-        if widget == "learn_robust":  # the one policy of every front end: robust → monotone
-            st.session_state["learn_settings"] = with_robust(current, value)
-        else:
-            st.session_state["learn_settings"] = dataclasses.replace(current, **changes)
-        st.session_state["learn_own_settings"] = True
-        if widget in DEPENDENT:
-            fill_widgets(st.session_state["learn_settings"], [DEPENDENT[widget]])
-    except ValueError as exc:  # keep the last valid settings and say why
-        st.session_state["learn_setting_error"] = str(exc)
-        fill_widgets(st.session_state["learn_settings"], [widget])
-
-
-def refit_on_all() -> None:
-    st.session_state["learn_refit_all"] = True
-    apply_setting("learn_refit_all")
-
-
-def use_robust_recipe() -> None:
-    """Button callback: the settings shown, learning as the robust recipe does."""
-    st.session_state["learn_settings"] = robust_settings(st.session_state["learn_settings"])
-    st.session_state["learn_own_settings"] = True
-    fill_widgets(st.session_state["learn_settings"])
 
 
 # -- data -----------------------------------------------------------------------------------------
@@ -284,114 +213,7 @@ if ratings is not None and not st.session_state["learn_own_settings"]:
 # -- settings (always drawn, so an upload never resets them) --------------------------------------
 left, right = st.columns([1, 2.6], gap="large")
 with left:
-    st.subheader("Settings")
-    st.radio(
-        "Kernel",
-        list(KERNEL_LABELS),
-        format_func=KERNEL_LABELS.get,
-        key="learn_kernel",
-        on_change=apply_setting,
-        args=("learn_kernel",),
-    )
-    st.select_slider(
-        "Kernel width γ",
-        GAMMAS,
-        key="learn_gamma",
-        format_func=lambda g: f"{g:,.0f}",
-        on_change=apply_setting,
-        args=("learn_gamma",),
-        help="Laplacian: mg/dL of the glucose coordinates; Gaussian: (mg/dL)²",
-    )
-    st.radio(
-        "Glucose coordinates",
-        list(SCALE_LABELS),
-        format_func=SCALE_LABELS.get,
-        key="learn_scale",
-        on_change=apply_setting,
-        args=("learn_scale",),
-    )
-    st.selectbox(
-        "Spectral filter",
-        sorted(FILTERS),
-        format_func=FILTER_LABELS.__getitem__,
-        key="learn_filter",
-        on_change=apply_setting,
-        args=("learn_filter",),
-    )
-    if settings.filter == "iterated-lavrentiev":
-        st.number_input(
-            "Order of the iteration",
-            1,
-            6,
-            key="learn_order",
-            on_change=apply_setting,
-            args=("learn_order",),
-        )
-    st.toggle(
-        "Learn the signed risk",
-        key="learn_signed",
-        on_change=apply_setting,
-        args=("learn_signed",),
-        help="learn the risk with the sign of (reference − measured) and show its size: "
-        "a surface without a crease along the diagonal",
-    )
-    st.number_input(
-        "Zero-risk points on the diagonal",
-        0,
-        200,
-        key="learn_anchors",
-        on_change=apply_setting,
-        args=("learn_anchors",),
-        help="an exact reading carries no risk: points (g, g) rated 0, spread "
-        "evenly over 0–600 mg/dL, are added to the ratings",
-    )
-    st.selectbox(
-        "How λ is chosen",
-        list(RULES),
-        format_func=RULE_LABELS.__getitem__,
-        key="learn_rule",
-        on_change=apply_setting,
-        args=("learn_rule",),
-    )
-    if settings.rule == "holdout":
-        st.checkbox(
-            "Refit on all ratings at the chosen λ",
-            key="learn_refit_all",
-            on_change=apply_setting,
-            args=("learn_refit_all",),
-        )
-    if settings.rule in VALIDATED_RULES:
-        st.radio(
-            "Validation score (lowest wins)",
-            CRITERIA,
-            key="learn_criterion",
-            format_func=CRITERION_LABELS.get,
-            on_change=apply_setting,
-            args=("learn_criterion",),
-            help="the mean absolute error is steadier on noisy panels",
-        )
-    st.selectbox(
-        "Robust learning",
-        [NO_ROBUST, *(k for k in ROBUST_LABELS if k)],
-        key="learn_robust",
-        on_change=apply_setting,
-        args=("learn_robust",),
-        format_func=lambda v: ROBUST_LABELS[None if v == NO_ROBUST else v].capitalize(),
-        help="for real panels: outlying ratings weigh less, each rater's offset and "
-        "scale are estimated (with a rater column), answers on a scale of 0.5 or 1 "
-        "stand for their rounding interval",
-    )
-    st.toggle(
-        "Monotone grid",
-        key="learn_monotone",
-        on_change=apply_setting,
-        args=("learn_monotone",),
-        help="the nearest grid that is 0 on the diagonal and rises away from it along "
-        "every row and column, as the SEG does",
-    )
-    problem = st.session_state.pop("learn_setting_error", None)
-    if problem:
-        st.error(f"Setting not applied: {plain(problem)}")
+    settings_panel(settings)
 
 if ratings is None:
     right.info("Choose a rating set to learn a grid.")
@@ -454,111 +276,6 @@ if st.session_state.get("learn_result_key") != key:
     st.session_state["learn_result_key"] = key
     st.session_state["learn_lam"] = result.lam
 result = st.session_state["learn_result"]
-
-
-@st.cache_data(show_spinner=False, max_entries=64)
-def comparison_at(
-    key: tuple,
-    lam: float,
-    _grid: NDArray[np.float64],
-    _reference: NDArray[np.float64],
-    reference_id: str,
-):
-    """The comparison with the reference of the grid at λ (cached per fit, λ and reference)."""
-    del key, lam, reference_id  # cache key only
-    return compare_grids(_reference, _grid)
-
-
-@st.cache_data(show_spinner=False, max_entries=4)
-def reference_lines(reference_id: str, _reference: NDArray[np.float64]) -> list:
-    """The reference grid's grade boundaries, once per reference."""
-    del reference_id  # cache key only
-    return grade_lines(_reference)
-
-
-@st.cache_data(show_spinner="Computing the uncertainty band…", max_entries=16)
-def band_at(key: tuple, lam: float, _shown: LearnedGrid):
-    """The 95 % band of the robust fit at λ (cached per fit and λ)."""
-    del key, lam  # cache key only
-    return risk_band(_shown.risk_model)
-
-
-def grid_figure(shown: LearnedGrid, view: str, points: bool, reference_id: str) -> object:
-    """The interactive (Plotly) heat map of ``view``."""
-    if view == VIEWS[0]:
-        return figures.risk_heatmap(
-            shown.grid,
-            GLUCOSE_AXIS,
-            "Learned grid",
-            contours=reference,
-            points=shown.rating_points if points else None,
-            flagged=shown.flagged_points,
-            height=FIGURE_HEIGHT,
-        )
-    if view == VIEWS[1]:
-        return figures.difference_heatmap(
-            shown.grid - reference,
-            GLUCOSE_AXIS,
-            f"Learned − {reference_name}",
-            height=FIGURE_HEIGHT,
-        )
-    if view == VIEWS[3]:
-        band = band_at(st.session_state["learn_result_key"], shown.lam, shown)
-        return figures.band_width_heatmap(
-            band.width, GLUCOSE_AXIS, f"Width of the {band.level:.0%} band (risk units)"
-        )
-    return figures.risk_heatmap(
-        reference,
-        GLUCOSE_AXIS,
-        f"Reference: {reference_name}",
-        contours=reference,
-        height=FIGURE_HEIGHT,
-    )
-
-
-@st.cache_data(show_spinner=False, max_entries=64)
-def grid_picture(
-    key: tuple, lam: float, view: str, points: bool, reference_id: str, _shown: LearnedGrid
-) -> bytes:
-    """The heat map of ``view`` as a PNG, one pixel per mg/dL (cached per fit, λ and view)."""
-    lines = reference_lines(reference_id, reference)
-    if view == VIEWS[0]:
-        image = grid_image(
-            _shown.grid,
-            "Learned grid",
-            lines=lines,
-            points=_shown.rating_points if points else None,
-            flagged=_shown.flagged_points,
-        )
-    elif view == VIEWS[1]:
-        image = grid_image(_shown.grid - reference, f"Learned − {reference_name}", difference=True)
-    elif view == VIEWS[3]:
-        band = band_at(key, lam, _shown)
-        image = grid_image(
-            _shown.grid,
-            f"Pale: risk category left open by the {band.level:.0%} band",
-            pale=band.uncertain,
-        )
-    else:
-        image = grid_image(reference, f"Reference: {reference_name}", lines=lines)
-    return png_bytes(image, small=False)
-
-
-@st.cache_data(show_spinner=False, max_entries=8)
-def curve_picture(
-    key: tuple, _result: LearnedGrid, ylabel: str, _values: NDArray[np.float64]
-) -> bytes:
-    """The λ rule's curve (``ylabel``, ``_values``: its ``curve_in_words``) as a PNG (cached
-    per fit)."""
-    del key  # cache key only
-    return figures.lambda_curve_picture(_result.lams, _values, _result.lam_chosen, ylabel)
-
-
-@st.cache_data(show_spinner=False, max_entries=8)
-def apriori_picture(key: tuple, _rule: AprioriRule, n: int) -> bytes:
-    """The a-priori rule's fit to ``n`` training points as a PNG (cached per fit)."""
-    del key  # cache key only
-    return figures.apriori_picture(_rule.sizes, _rule.lam_plus, _rule.alpha, _rule.beta, n)
 
 
 @st.fragment
@@ -629,12 +346,18 @@ def result_view(reference_id: str, rating_set_name: str) -> None:
     points = st.toggle("Show the rating points", key="learn_points")
     if st.session_state["learn_interactive"]:
         st.plotly_chart(
-            grid_figure(shown, view, points, reference_id), key="learn_fig_grid", width="stretch"
+            grid_figure(shown, view, points, learn_ref), key="learn_fig_grid", width="stretch"
         )
     else:
         st.image(
             grid_picture(
-                st.session_state["learn_result_key"], lam, view, points, reference_id, shown
+                st.session_state["learn_result_key"],
+                lam,
+                view,
+                points,
+                reference_id,
+                shown,
+                learn_ref,
             ),
             output_format="PNG",
         )

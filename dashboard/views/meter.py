@@ -3,7 +3,6 @@ ISO 15197:2013 criteria, statistics by range, and the whole report as one PDF on
 
 from __future__ import annotations
 
-import io
 import json
 from collections.abc import Sequence
 from hashlib import sha256
@@ -25,12 +24,23 @@ from dashboard.common import (
     saved_record_picker,
     seg_status,
 )
+from dashboard.meter_inputs import (
+    ALL_DEVICES,
+    DEMO_PAIRS,
+    ORDERS,
+    demo_pairs,
+    paired,
+    series,
+    show_reading,
+    unit_choice,
+    uploaded,
+)
 from dashboard.meter_pairs import show_pairs
 from ranking_core.grids.registry import get_grid
 from ranking_core.grids.seg import MISSING_SEG_MESSAGE, SEGTable
-from ranking_core.inputs import MGDL_PER_MMOLL, UNITS, InputError, format_names, upload_types
-from ranking_core.inputs.series import SERIES_FORMATS, GlucoseSeries, read_series
-from ranking_core.meter import MeterPairs, MeterReport, PairsFileError, meter_report, read_pairs
+from ranking_core.inputs import InputError, format_names, upload_types
+from ranking_core.inputs.series import SERIES_FORMATS
+from ranking_core.meter import MeterPairs, MeterReport, PairsFileError, meter_report
 from ranking_core.meter.acceptance import JudgeSettings, default_standards
 from ranking_core.meter.bounds import BOUNDS
 from ranking_core.meter.cg_diva import CG_DIVA_CAPTION
@@ -54,12 +64,9 @@ from ranking_core.meter.document import (
 )
 from ranking_core.meter.export import safe_csv
 from ranking_core.meter.grid_plots import PNG_DPI, cg_diva_plot, figure_pdf, figure_png, grid_plot
-from ranking_core.meter.pairing import Pairing, pair_series
 from ranking_core.meter.report import device_of
 from ranking_core.meter.standards import DEVICES, STANDARDS
-from ranking_core.panels import simulate_panel
 
-DEMO_PAIRS = 200  # pairs in the built-in demonstration set
 SCREEN_DPI = 120  # the error-grid plot on the page: 768 px, half the time of the download (PNG_DPI)
 
 st.title("Meter accuracy report")
@@ -74,74 +81,6 @@ init_state(
     meter_format="auto",
 )
 
-
-@st.cache_data(show_spinner=False, max_entries=4)
-def demo_pairs(n: int) -> pd.DataFrame:
-    """Simulated meter readings near the diagonal (the panel simulator's near-diagonal design:
-    estimate = REF·exp(N(0, 0.25²))), as BGM/REF pairs."""
-    panel = simulate_panel(n, design="near-diagonal", outlier_fraction=0.0, random_state=7)
-    return pd.DataFrame({"BGM": panel["estimate"], "REF": panel["reference"]})
-
-
-# how messages name the page's controls (their labels below)
-UNIT_CONTROL = 'the "glucose unit of this file" choice'
-ORDER_CONTROL = 'the "day/month order of the dates" choice'
-DEVICE_CONTROL = 'the "sensor device" choice'
-ORDERS = {"automatic": None, "day first": True, "month first": False}  # → read_series dayfirst
-ALL_DEVICES = "every device (refused if they overlap in time)"
-
-
-@st.cache_data(show_spinner="Reading the pairs…", max_entries=8)
-def uploaded(content: bytes, name: str, unit: str | None) -> MeterPairs:
-    return read_pairs(io.BytesIO(content), name=name, unit=unit, unit_option=UNIT_CONTROL)
-
-
-@st.cache_data(show_spinner="Reading the series…", max_entries=8)
-def series(
-    content: bytes, name: str, format: str, unit: str | None, dayfirst: bool | None
-) -> GlucoseSeries:
-    return read_series(
-        content,
-        format,
-        unit=unit,
-        name=name,
-        unit_option=UNIT_CONTROL,
-        dayfirst=dayfirst,
-        order_option=ORDER_CONTROL,
-    )
-
-
-@st.cache_data(show_spinner="Pairing the series…", max_entries=4)
-def paired(
-    sensor: tuple[bytes, str],
-    reference: tuple[bytes, str],
-    format: str,
-    unit: str | None,
-    dayfirst: bool | None,
-    window: float,
-    lag: float,
-    device: str | None,
-) -> tuple[Pairing, MeterPairs]:
-    """The pairing and its pairs for the report (with their times: iCGM J/K)."""
-    pairing = pair_series(
-        series(*sensor, format, unit, dayfirst),
-        series(*reference, format, unit, dayfirst),
-        window=window,
-        lag=lag,
-        device=device,
-        device_option=DEVICE_CONTROL,
-    )
-    return pairing, pairing.meter_pairs()
-
-
-def show_reading(messages: list[str] | tuple[str, ...]) -> None:
-    """The reader's summary and its refusals and notes, as plain text (never Markdown)."""
-    st.text(messages[0])
-    if len(messages) > 1:
-        with st.expander(f"Refused rows and notes ({len(messages) - 1})"):
-            st.text("\n".join(messages[1:]))
-
-
 TEXT_TYPES = upload_types()  # the formats of the input layer (READERS)
 source = st.radio(
     "Pairs",
@@ -151,22 +90,6 @@ source = st.radio(
     horizontal=True,
     key="meter_source",
 )
-
-
-def unit_choice(files: str) -> str | None:
-    """The glucose unit chosen for these files (``files`` names them: a new file starts with no
-    choice, so that a unit never carries over to the next upload)."""
-    return st.radio(
-        "glucose unit of this file",
-        UNITS,
-        index=None,
-        horizontal=True,
-        key=f"meter_unit {files}",
-        help="Not chosen: the unit named in the column "
-        "headers, else mg/dL; values that look like mmol/L are refused until it is "
-        "chosen, and mmol/L chosen for values that look like mg/dL is refused. "
-        f"mmol/L is converted with {MGDL_PER_MMOLL} mg/dL per mmol/L.",
-    )
 
 
 c: Sequence[DeltaGenerator]  # the columns of the row being laid out (2, 3 or 4 of them)
