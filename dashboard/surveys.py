@@ -340,9 +340,9 @@ def _actions(surveys: SurveyStore, survey: Survey) -> None:
                 st.error(f"Not invited: {plain(exc)}")
             else:
                 st.session_state["survey_links"] = links
-    links = st.session_state.get("survey_links")
-    if links:
-        table = pd.DataFrame(links, columns=["rater", "link"])
+    invited = st.session_state.get("survey_links")
+    if invited:
+        table = pd.DataFrame(invited, columns=["rater", "link"])
         st.dataframe(table, hide_index=True)
         st.download_button(
             "Download the links (CSV)",
@@ -352,8 +352,8 @@ def _actions(surveys: SurveyStore, survey: Survey) -> None:
             key="survey_links_csv",
             on_click="ignore",
         )
-    active = surveys.raters(survey.name)
-    active = active.loc[~active["revoked"], "rater"].tolist()
+    raters = surveys.raters(survey.name)
+    active = raters.loc[~raters["revoked"], "rater"].tolist()
     if active:
         c = st.columns([2, 1])
         rater = c[0].selectbox("Revoke the link of", active, key="survey_revoke_who")

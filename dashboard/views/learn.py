@@ -4,14 +4,14 @@ decomposition inside a fragment that redraws one figure.
 
 State: ``learn_settings`` (a frozen ``LearnSettings``) is the one source of truth for the settings;
 the widgets write to it through their callbacks and are refilled from it when Streamlit forgets
-them. ``learn_result`` is the result shown, with the key (data, settings) it was computed for.
+them (:mod:`dashboard.learn_settings`). ``learn_result`` is the result shown, with the key (data,
+settings) it was computed for.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterable
 
 import pandas as pd
 import streamlit as st
@@ -39,66 +39,46 @@ from dashboard.learn_data import (
     learn_reference,
     simulated_panel,
 )
-from ranking_core.filters import FILTERS
-from ranking_core.grids.compare import RISK_CATEGORIES, compare_grids
+from dashboard.learn_pictures import (
+    VIEWS,
+    apriori_picture,
+    band_at,
+    comparison_at,
+    curve_picture,
+    grid_figure,
+    grid_picture,
+)
+from dashboard.learn_settings import (
+    FIELDS,
+    fill_widgets,
+    refit_on_all,
+    settings_panel,
+    use_robust_recipe,
+)
+from ranking_core.grids.compare import RISK_CATEGORIES
 from ranking_core.grids.files import grid_csv, grid_npy, grid_png
 from ranking_core.grids.learned import GLUCOSE_AXIS
-from ranking_core.grids.raster import grade_lines, grid_image, png_bytes
 from ranking_core.inputs import format_names, upload_types
 from ranking_core.learn import (
-    CRITERIA,
-    CRITERION_LABELS,
-    FILTER_LABELS,
-    KERNEL_LABELS,
     PRESET_LABELS,
     PRESETS,
-    ROBUST_LABELS,
-    RULE_LABELS,
-    RULES,
-    VALIDATED_RULES,
     LearnedGrid,
     LearnSettings,
     default_recipe,
     describe_settings,
     grid_metadata,
-    robust_settings,
     settings_advice,
-    with_robust,
 )
-from ranking_core.panels import DESIGNS, risk_band
+from ranking_core.panels import DESIGNS
 from ranking_core.panels.uncertainty import band_csv
 from ranking_core.ratings import UNITS, RatingSet, read_rating_set
 
 SOURCES = ("Simulated panel", "Upload a file", "Saved rating set")
-GAMMAS = (30.0, 100.0, 200.0, 500.0, 1e3, 2e3, 4e3, 1e4, 1.6e4, 4e4, 1e5, 4e5)
-SCALE_LABELS = {"log": "log scale (finer at low glucose)", "linear": "mg/dL as measured"}
 DESIGN_LABELS = {
     "uniform": "spread evenly",
     "log-uniform": "more at low glucose",
     "near-diagonal": "near the diagonal",
 }
-VIEWS = ("Learned", "Difference", "Reference", "Uncertainty")  # the last with robust learning
-FIGURE_HEIGHT = 620  # px of the heat map
-# widget key → LearnSettings field
-FIELDS = {
-    "learn_kernel": "kernel",
-    "learn_gamma": "gamma",
-    "learn_scale": "scale",
-    "learn_filter": "filter",
-    "learn_order": "order",
-    "learn_signed": "signed",
-    "learn_anchors": "anchors",
-    "learn_rule": "rule",
-    "learn_refit_all": "refit_all",
-    "learn_criterion": "criterion",
-    "learn_robust": "robust",
-    "learn_monotone": "monotone",
-}
-# a widget whose change sets another setting too: the kernel its own width, robust learning the
-# shape (ranking_core.learn.with_robust)
-DEPENDENT = {"learn_kernel": "learn_gamma", "learn_robust": "learn_monotone"}
-NO_ROBUST = "none"  # the robust-learning widget's option for robust=None (a widget value of None
-# would read as "nothing chosen")
 
 st.title("Learn a risk grid")
 st.caption(
@@ -119,56 +99,8 @@ init_state(
 settings: LearnSettings = st.session_state["learn_settings"]
 
 
-def widget_value(settings: LearnSettings, widget: str) -> object:
-    """The value the widget ``widget`` shows for ``settings``."""
-    value = getattr(settings, FIELDS[widget])
-    return NO_ROBUST if widget == "learn_robust" and value is None else value
-
-
-def fill_widgets(settings: LearnSettings, widgets: Iterable[str] = FIELDS) -> None:
-    """Show ``settings`` in ``widgets`` (all by default)."""
-    for widget in widgets:
-        st.session_state[widget] = widget_value(settings, widget)
-
-
 # refill the widgets Streamlit dropped (never the reverse)
 fill_widgets(settings, [widget for widget in FIELDS if widget not in st.session_state])
-
-
-def apply_setting(widget: str) -> None:
-    """Widget callback: the new value goes into the settings object (the source of truth)."""
-    value = st.session_state[widget]
-    if widget == "learn_robust" and value == NO_ROBUST:
-        value = None
-    changes = {FIELDS[widget]: value}
-    if widget == "learn_kernel":  # another kernel starts from its own width
-        changes["gamma"] = None
-    if widget == "learn_rule" and value == "manual":  # by hand, from the λ shown
-        changes["lam"] = st.session_state.get("learn_lam", 1e-3)
-    try:
-        current = st.session_state["learn_settings"]
-        if widget == "learn_robust":  # the one policy of every front end: robust → monotone
-            st.session_state["learn_settings"] = with_robust(current, value)
-        else:
-            st.session_state["learn_settings"] = dataclasses.replace(current, **changes)
-        st.session_state["learn_own_settings"] = True
-        if widget in DEPENDENT:
-            fill_widgets(st.session_state["learn_settings"], [DEPENDENT[widget]])
-    except ValueError as exc:  # keep the last valid settings and say why
-        st.session_state["learn_setting_error"] = str(exc)
-        fill_widgets(st.session_state["learn_settings"], [widget])
-
-
-def refit_on_all() -> None:
-    st.session_state["learn_refit_all"] = True
-    apply_setting("learn_refit_all")
-
-
-def use_robust_recipe() -> None:
-    """Button callback: the settings shown, learning as the robust recipe does."""
-    st.session_state["learn_settings"] = robust_settings(st.session_state["learn_settings"])
-    st.session_state["learn_own_settings"] = True
-    fill_widgets(st.session_state["learn_settings"])
 
 
 # -- data -----------------------------------------------------------------------------------------
@@ -176,6 +108,28 @@ def use_robust_recipe() -> None:
 def saved(url: str, name: str, version: str) -> RatingSet:
     del version  # cache key only
     return read_rating_set(store.load_rating_set(name).frame, name=name)
+
+
+def save_rating_set_form(ratings: RatingSet, source: str) -> None:
+    """A form that saves the uploaded ``ratings`` (read from the file ``source``) by name."""
+    with st.expander("Save this rating set"):
+        save_form(
+            "save_rating_set",
+            "Name",
+            source,
+            "Save rating set",
+            "rating set",
+            lambda name: store.save_rating_set(
+                name,
+                ratings.frame,
+                {
+                    "unit": ratings.unit,
+                    "source": source,
+                    "problems": [p.message for p in ratings.problems],
+                },
+                saved_by=current_user(),
+            ),
+        )
 
 
 learn_ref = learn_reference(seg)
@@ -192,7 +146,10 @@ if source == SOURCES[0]:
         "Number of ratings", 20, size_limit("learn_m", 2000), step=50, key="learn_m"
     )
     design = c[1].selectbox(
-        "Where the rated pairs lie", DESIGNS, key="learn_design", format_func=DESIGN_LABELS.get
+        "Where the rated pairs lie",
+        DESIGNS,
+        key="learn_design",
+        format_func=DESIGN_LABELS.__getitem__,
     )
     noise = c[2].slider("Rater noise (risk units)", 0.0, 1.0, step=0.05, key="learn_noise")
     outliers = c[3].slider(
@@ -227,27 +184,11 @@ elif source == SOURCES[1]:
         "like mmol/L are refused until it is chosen.",
     )
     if upload is not None:
-        ratings = read_upload(lambda: uploaded_ratings(upload.getvalue(), upload.name, unit))
+        content, upload_name = upload.getvalue(), upload.name
+        ratings = read_upload(lambda: uploaded_ratings(content, upload_name, unit))
         if ratings is not None:
             data_key = f"upload:{upload.file_id}:{unit}"
-            with st.expander("Save this rating set"):
-                save_form(
-                    "save_rating_set",
-                    "Name",
-                    upload.name,
-                    "Save rating set",
-                    "rating set",
-                    lambda name: store.save_rating_set(
-                        name,
-                        ratings.frame,
-                        {
-                            "unit": ratings.unit,
-                            "source": upload.name,
-                            "problems": [p.message for p in ratings.problems],
-                        },
-                        saved_by=current_user(),
-                    ),
-                )
+            save_rating_set_form(ratings, upload_name)
 else:
     info = saved_record_picker(
         store,
@@ -272,114 +213,7 @@ if ratings is not None and not st.session_state["learn_own_settings"]:
 # -- settings (always drawn, so an upload never resets them) --------------------------------------
 left, right = st.columns([1, 2.6], gap="large")
 with left:
-    st.subheader("Settings")
-    st.radio(
-        "Kernel",
-        list(KERNEL_LABELS),
-        format_func=KERNEL_LABELS.get,
-        key="learn_kernel",
-        on_change=apply_setting,
-        args=("learn_kernel",),
-    )
-    st.select_slider(
-        "Kernel width γ",
-        GAMMAS,
-        key="learn_gamma",
-        format_func=lambda g: f"{g:,.0f}",
-        on_change=apply_setting,
-        args=("learn_gamma",),
-        help="Laplacian: mg/dL of the glucose coordinates; Gaussian: (mg/dL)²",
-    )
-    st.radio(
-        "Glucose coordinates",
-        list(SCALE_LABELS),
-        format_func=SCALE_LABELS.get,
-        key="learn_scale",
-        on_change=apply_setting,
-        args=("learn_scale",),
-    )
-    st.selectbox(
-        "Spectral filter",
-        sorted(FILTERS),
-        format_func=FILTER_LABELS.get,
-        key="learn_filter",
-        on_change=apply_setting,
-        args=("learn_filter",),
-    )
-    if settings.filter == "iterated-lavrentiev":
-        st.number_input(
-            "Order of the iteration",
-            1,
-            6,
-            key="learn_order",
-            on_change=apply_setting,
-            args=("learn_order",),
-        )
-    st.toggle(
-        "Learn the signed risk",
-        key="learn_signed",
-        on_change=apply_setting,
-        args=("learn_signed",),
-        help="learn the risk with the sign of (reference − measured) and show its size: "
-        "a surface without a crease along the diagonal",
-    )
-    st.number_input(
-        "Zero-risk points on the diagonal",
-        0,
-        200,
-        key="learn_anchors",
-        on_change=apply_setting,
-        args=("learn_anchors",),
-        help="an exact reading carries no risk: points (g, g) rated 0, spread "
-        "evenly over 0–600 mg/dL, are added to the ratings",
-    )
-    st.selectbox(
-        "How λ is chosen",
-        list(RULES),
-        format_func=RULE_LABELS.get,
-        key="learn_rule",
-        on_change=apply_setting,
-        args=("learn_rule",),
-    )
-    if settings.rule == "holdout":
-        st.checkbox(
-            "Refit on all ratings at the chosen λ",
-            key="learn_refit_all",
-            on_change=apply_setting,
-            args=("learn_refit_all",),
-        )
-    if settings.rule in VALIDATED_RULES:
-        st.radio(
-            "Validation score (lowest wins)",
-            CRITERIA,
-            key="learn_criterion",
-            format_func=CRITERION_LABELS.get,
-            on_change=apply_setting,
-            args=("learn_criterion",),
-            help="the mean absolute error is steadier on noisy panels",
-        )
-    st.selectbox(
-        "Robust learning",
-        [NO_ROBUST, *(k for k in ROBUST_LABELS if k)],
-        key="learn_robust",
-        on_change=apply_setting,
-        args=("learn_robust",),
-        format_func=lambda v: ROBUST_LABELS[None if v == NO_ROBUST else v].capitalize(),
-        help="for real panels: outlying ratings weigh less, each rater's offset and "
-        "scale are estimated (with a rater column), answers on a scale of 0.5 or 1 "
-        "stand for their rounding interval",
-    )
-    st.toggle(
-        "Monotone grid",
-        key="learn_monotone",
-        on_change=apply_setting,
-        args=("learn_monotone",),
-        help="the nearest grid that is 0 on the diagonal and rises away from it along "
-        "every row and column, as the SEG does",
-    )
-    problem = st.session_state.pop("learn_setting_error", None)
-    if problem:
-        st.error(f"Setting not applied: {plain(problem)}")
+    settings_panel(settings)
 
 if ratings is None:
     right.info("Choose a rating set to learn a grid.")
@@ -390,8 +224,8 @@ key = (data_key, settings)
 
 
 @st.fragment(run_every=2)
-def wait_for_background_fit() -> None:
-    """Poll the worker process's fit; rerun the page when it is done."""
+def wait_for_background_fit(ratings: RatingSet) -> None:
+    """Poll the worker process's fit of ``ratings``; rerun the page when it is done."""
     try:
         state = background_fit(data_key, ratings, settings)
     except ValueError:
@@ -421,20 +255,19 @@ if st.session_state.get("learn_result_key") != key:
             except ValueError as exc:
                 show_fit_error(exc)
             if not isinstance(state, LearnedGrid):
-                wait_for_background_fit()
+                wait_for_background_fit(ratings)
                 st.stop()
             result = state
         else:
             bar = st.progress(0.0, text="Fitting the ranker…")
-            try:
-                result = fitted(
-                    data_key,
-                    ratings,
-                    settings,
-                    progress=lambda done, total: bar.progress(
-                        min(done / total, 1.0), text=f"Fitting the ranker: step {done} of {total}"
-                    ),
+
+            def report_fit(done: int, total: int) -> None:
+                bar.progress(
+                    min(done / total, 1.0), text=f"Fitting the ranker: step {done} of {total}"
                 )
+
+            try:
+                result = fitted(data_key, ratings, settings, progress=report_fit)
             except ValueError as exc:
                 bar.empty()
                 show_fit_error(exc)
@@ -442,109 +275,11 @@ if st.session_state.get("learn_result_key") != key:
     st.session_state["learn_result"] = result
     st.session_state["learn_result_key"] = key
     st.session_state["learn_lam"] = result.lam
-result: LearnedGrid = st.session_state["learn_result"]
-
-
-@st.cache_data(show_spinner=False, max_entries=64)
-def comparison_at(key: tuple, lam: float, _grid: object, _reference: object, reference_id: str):
-    """The comparison with the reference of the grid at λ (cached per fit, λ and reference)."""
-    del key, lam, reference_id  # cache key only
-    return compare_grids(_reference, _grid)
-
-
-@st.cache_data(show_spinner=False, max_entries=4)
-def reference_lines(reference_id: str, _reference: object) -> list:
-    """The reference grid's grade boundaries, once per reference."""
-    del reference_id  # cache key only
-    return grade_lines(_reference)
-
-
-@st.cache_data(show_spinner="Computing the uncertainty band…", max_entries=16)
-def band_at(key: tuple, lam: float, _shown: LearnedGrid):
-    """The 95 % band of the robust fit at λ (cached per fit and λ)."""
-    del key, lam  # cache key only
-    return risk_band(_shown.risk_model)
-
-
-def grid_figure(shown: LearnedGrid, view: str, points: bool, reference_id: str) -> object:
-    """The interactive (Plotly) heat map of ``view``."""
-    if view == VIEWS[0]:
-        return figures.risk_heatmap(
-            shown.grid,
-            GLUCOSE_AXIS,
-            "Learned grid",
-            contours=reference,
-            points=shown.rating_points if points else None,
-            flagged=shown.flagged_points,
-            height=FIGURE_HEIGHT,
-        )
-    if view == VIEWS[1]:
-        return figures.difference_heatmap(
-            shown.grid - reference,
-            GLUCOSE_AXIS,
-            f"Learned − {reference_name}",
-            height=FIGURE_HEIGHT,
-        )
-    if view == VIEWS[3]:
-        band = band_at(st.session_state["learn_result_key"], shown.lam, shown)
-        return figures.band_width_heatmap(
-            band.width, GLUCOSE_AXIS, f"Width of the {band.level:.0%} band (risk units)"
-        )
-    return figures.risk_heatmap(
-        reference,
-        GLUCOSE_AXIS,
-        f"Reference: {reference_name}",
-        contours=reference,
-        height=FIGURE_HEIGHT,
-    )
-
-
-@st.cache_data(show_spinner=False, max_entries=64)
-def grid_picture(
-    key: tuple, lam: float, view: str, points: bool, reference_id: str, _shown: LearnedGrid
-) -> bytes:
-    """The heat map of ``view`` as a PNG, one pixel per mg/dL (cached per fit, λ and view)."""
-    lines = reference_lines(reference_id, reference)
-    if view == VIEWS[0]:
-        image = grid_image(
-            _shown.grid,
-            "Learned grid",
-            lines=lines,
-            points=_shown.rating_points if points else None,
-            flagged=_shown.flagged_points,
-        )
-    elif view == VIEWS[1]:
-        image = grid_image(_shown.grid - reference, f"Learned − {reference_name}", difference=True)
-    elif view == VIEWS[3]:
-        band = band_at(key, lam, _shown)
-        image = grid_image(
-            _shown.grid,
-            f"Pale: risk category left open by the {band.level:.0%} band",
-            pale=band.uncertain,
-        )
-    else:
-        image = grid_image(reference, f"Reference: {reference_name}", lines=lines)
-    return png_bytes(image, small=False)
-
-
-@st.cache_data(show_spinner=False, max_entries=8)
-def curve_picture(key: tuple, _result: LearnedGrid) -> bytes:
-    """The λ rule's curve as a PNG (cached per fit)."""
-    del key  # cache key only
-    ylabel, values = _result.curve_in_words
-    return figures.lambda_curve_picture(_result.lams, values, _result.lam_chosen, ylabel)
-
-
-@st.cache_data(show_spinner=False, max_entries=8)
-def apriori_picture(key: tuple, _result: LearnedGrid) -> bytes:
-    """The a-priori rule's fit as a PNG (cached per fit)."""
-    del key  # cache key only
-    a = _result.apriori
-    return figures.apriori_picture(a.sizes, a.lam_plus, a.alpha, a.beta, len(_result.y))
+result = st.session_state["learn_result"]
 
 
 @st.fragment
-def result_view(reference_id: str) -> None:
+def result_view(reference_id: str, rating_set_name: str) -> None:
     """λ slider, figures of merit, the heat map and the downloads: a λ step reruns only this."""
     result: LearnedGrid = st.session_state["learn_result"]
     options = sorted({*map(float, result.lams), float(result.lam_chosen)})
@@ -611,12 +346,18 @@ def result_view(reference_id: str) -> None:
     points = st.toggle("Show the rating points", key="learn_points")
     if st.session_state["learn_interactive"]:
         st.plotly_chart(
-            grid_figure(shown, view, points, reference_id), key="learn_fig_grid", width="stretch"
+            grid_figure(shown, view, points, learn_ref), key="learn_fig_grid", width="stretch"
         )
     else:
         st.image(
             grid_picture(
-                st.session_state["learn_result_key"], lam, view, points, reference_id, shown
+                st.session_state["learn_result_key"],
+                lam,
+                view,
+                points,
+                reference_id,
+                shown,
+                learn_ref,
             ),
             output_format="PNG",
         )
@@ -653,14 +394,14 @@ def result_view(reference_id: str) -> None:
             },
             key="learn_confusion",
         )
-    downloads(shown)
+    downloads(shown, rating_set_name)
     if not public_mode():  # the public demo keeps no records
-        save_grid_form(shown, comparison)
+        save_grid_form(shown, comparison, rating_set_name)
 
 
-def downloads(shown: LearnedGrid) -> None:
-    """The grid as files: built when clicked, from the grid on screen (never a previous one)."""
-    name = ratings.name
+def downloads(shown: LearnedGrid, name: str) -> None:
+    """The grid as files: built when clicked, from the grid on screen (never a previous one);
+    ``name``: the rating set's, for ``grid.json``."""
     st.caption(
         "Download the grid shown (rows: reference 0–600 mg/dL, columns: measured "
         "0–600 mg/dL, risk 0–4):"
@@ -723,8 +464,9 @@ def downloads(shown: LearnedGrid) -> None:
         )
 
 
-def save_grid_form(shown: LearnedGrid, comparison) -> None:
-    """Save the grid shown, with its comparison with the reference, for the Compare page."""
+def save_grid_form(shown: LearnedGrid, comparison, rating_set_name: str) -> None:
+    """Save the grid shown, with its comparison with the reference, for the Compare page
+    (``grid.json`` names the rating set ``rating_set_name``)."""
     metrics = {"reference": reference_name, **comparison.to_dict()}
     with st.expander("Save this grid for the Compare page"):
         save_form(
@@ -736,7 +478,7 @@ def save_grid_form(shown: LearnedGrid, comparison) -> None:
             lambda name: store.save_learned_grid(
                 name,
                 shown.grid,
-                grid_metadata(shown, ratings.name),
+                grid_metadata(shown, rating_set_name),
                 metrics,
                 saved_by=current_user(),
             ),
@@ -772,9 +514,10 @@ with right:
         key="learn_interactive",
         help="slower to open and to redraw than the pictures shown otherwise",
     )
-    if result.curve is not None:
+    curve = result.curve_in_words
+    if curve is not None:
+        ylabel, values = curve
         if interactive:
-            ylabel, values = result.curve_in_words
             st.plotly_chart(
                 figures.lambda_curve(result.lams, values, result.lam_chosen, ylabel),
                 key="learn_fig_curve",
@@ -782,7 +525,8 @@ with right:
             )
         else:
             st.image(
-                curve_picture(st.session_state["learn_result_key"], result), output_format="PNG"
+                curve_picture(st.session_state["learn_result_key"], result, ylabel, values),
+                output_format="PNG",
             )
     elif result.apriori is not None:
         a = result.apriori
@@ -794,7 +538,8 @@ with right:
             )
         else:
             st.image(
-                apriori_picture(st.session_state["learn_result_key"], result), output_format="PNG"
+                apriori_picture(st.session_state["learn_result_key"], a, len(result.y)),
+                output_format="PNG",
             )
         st.caption(
             f"λ(m) = α·m^(−β/2) with α = {a.alpha:.4g} ± {a.alpha_sd:.2g}, "
@@ -803,7 +548,7 @@ with right:
         )
     else:
         st.info("λ set by hand: move the slider; no validation curve is drawn.")
-    result_view(learn_ref.key)
+    result_view(learn_ref.key, ratings.name)
     with st.expander("All settings and data of this result"):
         words = describe_settings(result.settings)
         words |= {

@@ -3,13 +3,15 @@ ISO 15197:2013 criteria, statistics by range, and the whole report as one PDF on
 
 from __future__ import annotations
 
-import io
 import json
+from collections.abc import Sequence
 from hashlib import sha256
 
 import numpy as np
 import pandas as pd
 import streamlit as st
+from numpy.typing import NDArray
+from streamlit.delta_generator import DeltaGenerator
 
 from dashboard.common import (
     current_user,
@@ -22,12 +24,23 @@ from dashboard.common import (
     saved_record_picker,
     seg_status,
 )
+from dashboard.meter_inputs import (
+    ALL_DEVICES,
+    DEMO_PAIRS,
+    ORDERS,
+    demo_pairs,
+    paired,
+    series,
+    show_reading,
+    unit_choice,
+    uploaded,
+)
 from dashboard.meter_pairs import show_pairs
 from ranking_core.grids.registry import get_grid
-from ranking_core.grids.seg import MISSING_SEG_MESSAGE
-from ranking_core.inputs import MGDL_PER_MMOLL, UNITS, InputError, format_names, upload_types
-from ranking_core.inputs.series import SERIES_FORMATS, GlucoseSeries, read_series
-from ranking_core.meter import MeterPairs, MeterReport, PairsFileError, meter_report, read_pairs
+from ranking_core.grids.seg import MISSING_SEG_MESSAGE, SEGTable
+from ranking_core.inputs import InputError, format_names, upload_types
+from ranking_core.inputs.series import SERIES_FORMATS
+from ranking_core.meter import MeterPairs, MeterReport, PairsFileError, meter_report
 from ranking_core.meter.acceptance import JudgeSettings, default_standards
 from ranking_core.meter.bounds import BOUNDS
 from ranking_core.meter.cg_diva import CG_DIVA_CAPTION
@@ -51,12 +64,9 @@ from ranking_core.meter.document import (
 )
 from ranking_core.meter.export import safe_csv
 from ranking_core.meter.grid_plots import PNG_DPI, cg_diva_plot, figure_pdf, figure_png, grid_plot
-from ranking_core.meter.pairing import Pairing, pair_series
 from ranking_core.meter.report import device_of
 from ranking_core.meter.standards import DEVICES, STANDARDS
-from ranking_core.panels import simulate_panel
 
-DEMO_PAIRS = 200  # pairs in the built-in demonstration set
 SCREEN_DPI = 120  # the error-grid plot on the page: 768 px, half the time of the download (PNG_DPI)
 
 st.title("Meter accuracy report")
@@ -71,73 +81,6 @@ init_state(
     meter_format="auto",
 )
 
-
-@st.cache_data(show_spinner=False, max_entries=4)
-def demo_pairs(n: int) -> pd.DataFrame:
-    """Simulated meter readings near the diagonal (the panel simulator's near-diagonal design:
-    estimate = REF·exp(N(0, 0.25²))), as BGM/REF pairs."""
-    panel = simulate_panel(n, design="near-diagonal", outlier_fraction=0.0, random_state=7)
-    return pd.DataFrame({"BGM": panel["estimate"], "REF": panel["reference"]})
-
-
-# how messages name the page's controls (their labels below)
-UNIT_CONTROL = 'the "glucose unit of this file" choice'
-ORDER_CONTROL = 'the "day/month order of the dates" choice'
-DEVICE_CONTROL = 'the "sensor device" choice'
-ORDERS = {"automatic": None, "day first": True, "month first": False}  # → read_series dayfirst
-ALL_DEVICES = "every device (refused if they overlap in time)"
-
-
-@st.cache_data(show_spinner="Reading the pairs…", max_entries=8)
-def uploaded(content: bytes, name: str, unit: str | None) -> MeterPairs:
-    return read_pairs(io.BytesIO(content), name=name, unit=unit, unit_option=UNIT_CONTROL)
-
-
-@st.cache_data(show_spinner="Reading the series…", max_entries=8)
-def series(
-    content: bytes, name: str, format: str, unit: str | None, dayfirst: bool | None
-) -> GlucoseSeries:
-    return read_series(
-        content,
-        format,
-        unit=unit,
-        name=name,
-        unit_option=UNIT_CONTROL,
-        dayfirst=dayfirst,
-        order_option=ORDER_CONTROL,
-    )
-
-
-@st.cache_data(show_spinner="Pairing the series…", max_entries=4)
-def paired(
-    sensor: tuple[bytes, str],
-    reference: tuple[bytes, str],
-    format: str,
-    unit: str | None,
-    dayfirst: bool | None,
-    window: float,
-    lag: float,
-    device: str | None,
-) -> tuple[Pairing, MeterPairs]:
-    """The pairing and its pairs for the report (with their times: iCGM J/K)."""
-    pairing = pair_series(
-        *(series(*file, format, unit, dayfirst) for file in (sensor, reference)),
-        window=window,
-        lag=lag,
-        device=device,
-        device_option=DEVICE_CONTROL,
-    )
-    return pairing, pairing.meter_pairs()
-
-
-def show_reading(messages: list[str] | tuple[str, ...]) -> None:
-    """The reader's summary and its refusals and notes, as plain text (never Markdown)."""
-    st.text(messages[0])
-    if len(messages) > 1:
-        with st.expander(f"Refused rows and notes ({len(messages) - 1})"):
-            st.text("\n".join(messages[1:]))
-
-
 TEXT_TYPES = upload_types()  # the formats of the input layer (READERS)
 source = st.radio(
     "Pairs",
@@ -149,22 +92,7 @@ source = st.radio(
 )
 
 
-def unit_choice(files: str) -> str | None:
-    """The glucose unit chosen for these files (``files`` names them: a new file starts with no
-    choice, so that a unit never carries over to the next upload)."""
-    return st.radio(
-        "glucose unit of this file",
-        UNITS,
-        index=None,
-        horizontal=True,
-        key=f"meter_unit {files}",
-        help="Not chosen: the unit named in the column "
-        "headers, else mg/dL; values that look like mmol/L are refused until it is "
-        "chosen, and mmol/L chosen for values that look like mg/dL is refused. "
-        f"mmol/L is converted with {MGDL_PER_MMOLL} mg/dL per mmol/L.",
-    )
-
-
+c: Sequence[DeltaGenerator]  # the columns of the row being laid out (2, 3 or 4 of them)
 pairs: MeterPairs | pd.DataFrame | None = None
 pairs_key: tuple = ()  # what the pairs were read from (a cache key)
 given: dict[str, str] = {}  # what the report states it was made from (its provenance)
@@ -196,7 +124,7 @@ elif source == "Sensor + reference":
     series_format = c[2].selectbox("format", SERIES_FORMATS, key="meter_format")
     if sensor is not None and reference is not None:
         files = f"{sensor.file_id} {reference.file_id}"
-        unit = unit_choice(files)
+        file_unit = unit_choice(files)
         order = st.radio(
             "day/month order of the dates",
             list(ORDERS),
@@ -208,7 +136,7 @@ elif source == "Sensor + reference":
         )
         try:
             files_read = ((sensor.getvalue(), sensor.name), (reference.getvalue(), reference.name))
-            devices = series(*files_read[0], series_format, unit, ORDERS[order]).devices
+            devices = series(*files_read[0], series_format, file_unit, ORDERS[order]).devices
             names = [] if devices is None else list(np.unique(devices.astype(str)))
             device = None
             if len(names) > 1:  # a Dexcom export from several sensors (Source Device ID)
@@ -222,7 +150,13 @@ elif source == "Sensor + reference":
                 )
                 device = None if chosen == ALL_DEVICES else str(chosen)
             pairing, pairs = paired(
-                *files_read, series_format, unit, ORDERS[order], float(window), float(lag), device
+                *files_read,
+                series_format,
+                file_unit,
+                ORDERS[order],
+                float(window),
+                float(lag),
+                device,
             )
             dataset = f"{sensor.name} + {reference.name}"
             pairs_key = (
@@ -230,7 +164,7 @@ elif source == "Sensor + reference":
                 sensor.file_id,
                 reference.file_id,
                 series_format,
-                unit,
+                file_unit,
                 order,
                 float(window),
                 float(lag),
@@ -259,10 +193,12 @@ elif source == "Upload":
         f"BGM and REF columns ({format_names()})", type=TEXT_TYPES, key="meter_upload"
     )
     if upload is not None:
-        unit = unit_choice(upload.file_id)
+        file_unit = unit_choice(upload.file_id)
+        upload_name = upload.name
         try:
-            pairs, dataset = uploaded(upload.getvalue(), upload.name, unit), upload.name
-            pairs_key = ("upload", upload.file_id, unit)
+            upload_pairs = uploaded(upload.getvalue(), upload_name, file_unit)
+            pairs, dataset = upload_pairs, upload_name
+            pairs_key = ("upload", upload.file_id, file_unit)
             given = {
                 "input file": upload.name,
                 "input file sha256": sha256(upload.getvalue()).hexdigest(),
@@ -271,20 +207,20 @@ elif source == "Upload":
             st.error("Not usable:")
             st.text(str(exc))
         else:
-            show_reading(pairs.messages)
+            show_reading(upload_pairs.messages)
             save_form(
                 "save_meter",
                 "Save these pairs as",
-                upload.name,
+                upload_name,
                 "Save meter data",
                 "meter data",
                 lambda name: store.save_meter_data(
                     name,
-                    pairs.frame,
+                    upload_pairs.frame,
                     {
-                        "source": upload.name,
-                        "unit": pairs.glucose_unit,
-                        "messages": list(pairs.messages),
+                        "source": upload_name,
+                        "unit": upload_pairs.glucose_unit,
+                        "messages": list(upload_pairs.messages),
                     },
                     saved_by=current_user(),
                 ),
@@ -377,8 +313,8 @@ judge = JudgeSettings(
 def cached_report(
     key: tuple,
     _pairs: MeterPairs | pd.DataFrame,
-    _seg: object,
-    _learned: object,
+    _seg: SEGTable | None,
+    _learned: NDArray[np.float64] | None,
     parkes_type: int,
     given: dict[str, str],
     judge: JudgeSettings,
@@ -401,7 +337,7 @@ try:
     report = cached_report(
         (
             pairs_key,
-            seg.table.fingerprint if seg.available else "",
+            seg.table.fingerprint if seg.table is not None else "",
             learned_choice,
             learned_versions.get(learned_choice, ""),
         ),
@@ -495,7 +431,10 @@ with st.expander("Provenance: what this report was made from"):
 
 included = report.pairs[report.pairs["included"]]
 ref, bgm = included["REF"].to_numpy(), included["BGM"].to_numpy()
-surfaces = {"seg": seg.table} if seg.available else {}
+# each grid's risk surface for its plot (None: a zone grid); the SEG table's absolute risk
+surfaces: dict[str, NDArray[np.float64] | None] = (
+    {"seg": seg.table.absolute} if seg.table is not None else {}
+)
 surfaces.update(dict.fromkeys(report.zone_grids.values()))
 if learned is not None:
     surfaces["learned"] = learned
@@ -507,7 +446,7 @@ def grid_png(
     ref: np.ndarray,
     bgm: np.ndarray,
     surface_key: str,
-    _surface: object,
+    _surface: NDArray[np.float64] | None,
     dpi: int = PNG_DPI,
     unit: str = "mg/dL",
 ) -> bytes:
@@ -516,7 +455,7 @@ def grid_png(
 
 
 surface_keys = {
-    "seg": seg.table.fingerprint if seg.available else "",
+    "seg": seg.table.fingerprint if seg.table is not None else "",
     "learned": f"{learned_choice} {learned_versions.get(learned_choice, '')}",
 }
 c = st.columns(2)
@@ -611,7 +550,7 @@ c[0].download_button(
     key="meter_download_report_html",
 )
 table_name = c[1].selectbox(
-    "table", list(tables), format_func=titles.get, key="meter_download_table"
+    "table", list(tables), format_func=titles.__getitem__, key="meter_download_table"
 )
 c[1].download_button(
     "Table as CSV",

@@ -77,7 +77,8 @@ if source == SOURCES[1]:
         help="Not chosen: named in the headers, else mg/dL.",
     )
     if upload is not None:
-        ratings = read_upload(lambda: uploaded_ratings(upload.getvalue(), upload.name, unit))
+        content, upload_name = upload.getvalue(), upload.name
+        ratings = read_upload(lambda: uploaded_ratings(content, upload_name, unit))
         if ratings is not None:
             data_key = f"upload:{upload.file_id}:{unit}"
 elif source == SOURCES[2]:
@@ -116,7 +117,10 @@ seed = c[1].number_input(
     help="the random candidate pairs the proposal is chosen from",
 )
 method = c[2].selectbox(
-    "How the pairs are chosen", PLAN_METHODS, format_func=PLAN_METHOD_LABELS.get, key="plan_method"
+    "How the pairs are chosen",
+    PLAN_METHODS,
+    format_func=PLAN_METHOD_LABELS.__getitem__,
+    key="plan_method",
 )
 enough = ratings is not None and len(ratings.frame) >= MIN_RATINGS
 if ratings is not None and not enough:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import zipfile
+from functools import partial
 
 import pandas as pd
 import streamlit as st
@@ -82,6 +83,11 @@ def grid_files(url: str, name: str, version: str) -> dict[str, bytes]:
     return grid_file_contents(stored.grid, stored.metadata)
 
 
+def grid_file(key: tuple[str, str, str], name: str) -> bytes:
+    """One file of a saved learned grid (:func:`grid_files`), built when its download is clicked."""
+    return grid_files(*key)[name]
+
+
 def zipped(files: dict[str, bytes]) -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
@@ -109,7 +115,7 @@ def grid_downloads(key: tuple[str, str, str]) -> None:
     for column, file_name in zip(c, GRID_FILES, strict=False):
         column.download_button(
             file_name,
-            lambda name=file_name: grid_files(*key)[name],
+            partial(grid_file, key, file_name),
             file_name,
             MIME[file_name],
             key=f"records_dl_{file_name}",

@@ -17,19 +17,25 @@ surveys = survey_store().acting_for(current_user())  # this user's surveys only
 with st.expander("Create a survey", expanded=not surveys.list_surveys()):
     with st.form("survey_create"):
         name = st.text_input("Name (shown to raters, part of the links)", key="survey_new_name")
-        c = st.columns(4)
-        n = c[0].number_input("Start design: pairs", 1, 2000, 60, key="survey_new_n")
-        low = c[1].number_input("Range from (mg/dL)", 0, 599, 20, key="survey_new_low")
-        high = c[2].number_input("Range to (mg/dL)", 1, 600, 600, key="survey_new_high")
-        unit = c[3].selectbox("Unit shown", UNITS, key="survey_new_unit")
-        c = st.columns(5)
-        per_rater = c[0].number_input(
+        design_inputs = st.columns(4)
+        n = design_inputs[0].number_input("Start design: pairs", 1, 2000, 60, key="survey_new_n")
+        low = design_inputs[1].number_input("Range from (mg/dL)", 0, 599, 20, key="survey_new_low")
+        high = design_inputs[2].number_input("Range to (mg/dL)", 1, 600, 600, key="survey_new_high")
+        unit = design_inputs[3].selectbox("Unit shown", UNITS, key="survey_new_unit")
+        rater_inputs = st.columns(5)
+        per_rater = rater_inputs[0].number_input(
             "Pairs per rater (0: all)", 0, 2000, 0, key="survey_new_per_rater"
         )
-        overlap = c[1].number_input("Raters per pair", 1, 50, 2, key="survey_new_overlap")
-        repeats = c[2].number_input("Share repeated", 0.0, 1.0, 0.1, 0.05, key="survey_new_repeats")
-        checks = c[3].number_input("Check pairs", 0, 20, 2, key="survey_new_checks")
-        batch = c[4].number_input("Adaptive batch (0: off)", 0, 500, 20, key="survey_new_batch")
+        overlap = rater_inputs[1].number_input(
+            "Raters per pair", 1, 50, 2, key="survey_new_overlap"
+        )
+        repeats = rater_inputs[2].number_input(
+            "Share repeated", 0.0, 1.0, 0.1, 0.05, key="survey_new_repeats"
+        )
+        checks = rater_inputs[3].number_input("Check pairs", 0, 20, 2, key="survey_new_checks")
+        batch = rater_inputs[4].number_input(
+            "Adaptive batch (0: off)", 0, 500, 20, key="survey_new_batch"
+        )
         base_url = st.text_input(
             "Address of this dashboard (for the links)",
             "http://127.0.0.1:8501",
