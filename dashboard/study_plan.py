@@ -56,7 +56,10 @@ def show_study_plan(standards: tuple[str, ...]) -> None:
         )
         bound = str(
             c[3].selectbox(
-                "Bound", tuple(PLAN_BOUNDS), format_func=PLAN_BOUNDS.get, key="plan_study_bound"
+                "Bound",
+                list(PLAN_BOUNDS),
+                format_func=PLAN_BOUNDS.__getitem__,
+                key="plan_study_bound",
             )
         )
         judged = [k for k in standard.criteria if k.rule in ("lower-bound", "share")]

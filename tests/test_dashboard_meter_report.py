@@ -115,3 +115,41 @@ def test_the_per_pair_table_fits_the_page_whatever_the_report_holds():
     columns = page_columns(report, list(results.columns))
     assert sum(width for _, width in columns.values()) <= PAGE_WIDTH
     assert {"BGM_mmol_L", "included", "seg_risk_category", "learned_risk"} <= set(columns)
+
+
+def test_the_meter_page_plans_a_study(tmp_path, monkeypatch):
+    """The Plan a study section gives the CLI's numbers for the same plan."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from ranking_core.cli import app
+
+    fresh_machine(tmp_path, monkeypatch)
+    at = open_app("meter")
+    next(r for r in at.radio if r.label == "Device").set_value("cgm").run()
+    at.number_input(key="plan_study_sensors").set_value(10).run()
+    at.multiselect(key="plan_study_ids_icgm").set_value(["A"]).run()
+    at.number_input(key="plan_study_icgm_A").set_value(0.9).run()
+    assert not at.exception
+    table = next(t.value for t in at.table if "P(pass)" in t.value.columns)
+    out = tmp_path / "plan.json"
+    result = CliRunner().invoke(
+        app,
+        [
+            "plan-study",
+            "--agreement",
+            "A=0.9",
+            "--sensors",
+            "10",
+            "--pairs-per-sensor",
+            "30",
+            "--target",
+            "0.8",
+            "--json",
+            str(out),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    expected = json.loads(out.read_text())["criteria"][0]["probability_pass"]
+    assert table["P(pass)"].iloc[0] == f"{expected:.3f}"

@@ -13,7 +13,12 @@ from scipy.stats import bootstrap
 
 from ranking_core.grids.registry import report_grids
 from ranking_core.meter import meter_report, statistics
-from ranking_core.meter.acceptance import AcceptanceData, acceptance_table, profile_names
+from ranking_core.meter.acceptance import (
+    AcceptanceData,
+    JudgeSettings,
+    acceptance_table,
+    profile_names,
+)
 from ranking_core.meter.statistics import (
     BOOTSTRAP_MAX_PAIRS,
     mard_interval,
@@ -48,9 +53,9 @@ def test_statistics_of_grouped_pairs_equal_those_of_the_pairs():
     points = pair_points(ref, bgm)
     grouped = range_statistics(points.ref, points.bgm, points.count)
     pd.testing.assert_frame_equal(grouped, range_statistics(ref, bgm), rtol=1e-12)
-    names = profile_names()
+    names = JudgeSettings(profile_names())
     pd.testing.assert_frame_equal(
-        acceptance_table(AcceptanceData(points.ref, points.bgm, points.count), names)[0],
+        acceptance_table(AcceptanceData(points.ref, points.bgm, weight=points.count), names)[0],
         acceptance_table(AcceptanceData(ref, bgm), names)[0],
     )
 

@@ -36,6 +36,7 @@ from dashboard.meter_inputs import (
     uploaded,
 )
 from dashboard.meter_pairs import show_pairs
+from dashboard.study_plan import show_study_plan
 from ranking_core.grids.registry import get_grid
 from ranking_core.grids.seg import MISSING_SEG_MESSAGE, SEGTable
 from ranking_core.inputs import InputError, format_names, upload_types
@@ -421,6 +422,7 @@ if report.standards:
     show_table("acceptance", report.acceptance)
 else:
     st.info("No standard chosen: pick one or more above to see their verdicts.")
+show_study_plan(report.standards)
 
 notes = [m for m in report.messages if m != MISSING_SEG_MESSAGE]
 if notes:

@@ -109,11 +109,20 @@ class _Settings(Protocol):
 class LearnedGridLike(Protocol):
     """What the files of a learned grid read of it (:class:`ranking_core.learn.LearnedGrid`)."""
 
-    settings: _Settings
-    lam: float
-    lam_chosen: float
-    n_ratings: int
-    checksum: str
+    @property
+    def settings(self) -> _Settings: ...
+
+    @property
+    def lam(self) -> float: ...
+
+    @property
+    def lam_chosen(self) -> float: ...
+
+    @property
+    def n_ratings(self) -> int: ...
+
+    @property
+    def checksum(self) -> str: ...
 
     @property
     def grid(self) -> NDArray[np.float64]: ...
