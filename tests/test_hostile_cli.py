@@ -604,3 +604,10 @@ def test_cf_per_user_prints_json_only_when_asked(tmp_path):
     piped = run(*small, "--json", "-")
     assert piped.exit_code == 0
     assert json.loads(piped.stdout)["config"]["repeats"] == 1  # standard output: JSON alone
+
+
+def test_records_errors_go_to_stderr(tmp_path, monkeypatch):
+    monkeypatch.setenv("RISKGRID_DATABASE_URL", f"sqlite:///{tmp_path / 'r.sqlite3'}")
+    result = run("records", "export", "no such [b]record[/b]", "--out-dir", tmp_path)
+    assert result.exit_code == 1 and not result.stdout.strip()
+    assert "no such [b]record[/b]" in " ".join(result.stderr.split())

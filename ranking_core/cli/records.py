@@ -25,10 +25,15 @@ app = typer.Typer(
     add_completion=False,
 )
 console = Console(highlight=False)
+err = Console(highlight=False, stderr=True)
 
 
 def _fail(message: object) -> typer.Exit:
-    console.print(Text(str(message), style="red"), soft_wrap=True)
+    """The error as one sentence on standard error (escaped, never markup); raise what it
+    returns: exit status 1."""
+    from ranking_core.inputs.text import printable
+
+    err.print(Text(printable(message, keep="\n"), style="red"), soft_wrap=True)
     return typer.Exit(1)
 
 
