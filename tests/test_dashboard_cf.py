@@ -34,8 +34,8 @@ def test_cf_page_on_built_in_synthetic_ratings_and_a_small_experiment(fresh):
     expected = user_ranking(data, int(data.users_in(*config.test_range)[0]), config)
     assert shown["user id"] == str(expected.user)
     assert shown["pairwise misranking"] == f"{100 * expected.misranking:.1f} %"
-    table = run_for_table(at, "cf_run", "learner")
-    assert list(table["learner"]) == ["iterated-lavrentiev", "lavrentiev"]
+    table = run_for_table(at, "cf_run", "Learner")
+    assert list(table["Learner"]) == ["iterated-lavrentiev", "lavrentiev"]
     summary = run_per_user(
         data,
         PerUserConfig(
@@ -47,7 +47,7 @@ def test_cf_page_on_built_in_synthetic_ratings_and_a_small_experiment(fresh):
         scheduler="synchronous",
     )
     value = summary["learners"]["lavrentiev"]["pairwise_misranking"]
-    assert table["pairwise_misranking"][1] == f"{100 * value['mean']:.2f} ± {100 * value['sd']:.2f}"
+    assert table["Misranking (%)"][1] == f"{100 * value['mean']:.2f} ± {100 * value['sd']:.2f}"
 
 
 def test_cf_page_runs_the_protocol_reading_chosen(fresh):
@@ -60,7 +60,7 @@ def test_cf_page_runs_the_protocol_reading_chosen(fresh):
     config = PerUserConfig(group=(40, 60), protocol="split")
     expected = user_ranking(data, int(data.users_in(*config.test_range)[0]), config)
     assert metrics(at)["pairwise misranking"] == f"{100 * expected.misranking:.1f} %"
-    table = run_for_table(at, "cf_run", "learner")
+    table = run_for_table(at, "cf_run", "Learner")
     summary = run_per_user(
         data,
         PerUserConfig(
@@ -69,7 +69,7 @@ def test_cf_page_runs_the_protocol_reading_chosen(fresh):
         scheduler="synchronous",
     )
     value = summary["learners"]["lavrentiev"]["pairwise_misranking"]
-    assert table["pairwise_misranking"][0] == f"{100 * value['mean']:.2f} ± {100 * value['sd']:.2f}"
+    assert table["Misranking (%)"][0] == f"{100 * value['mean']:.2f} ± {100 * value['sd']:.2f}"
     assert any("Protocol split" in c.value for c in at.caption)
 
 
@@ -89,3 +89,17 @@ def test_cf_page_with_an_uploaded_file_reports_skipped_lines(fresh):
     assert any("line 4" in w.value for w in at.warning)
     assert metrics(at)["ratings"] == f"{len(lines) - 2:,}"
     assert any("shifted by +10" in c.value for c in at.caption)
+
+
+def test_the_learner_choice_survives_a_run_that_does_not_draw_it(tmp_path, monkeypatch):
+    """A run that stops before the experiment's widgets (here: an empty upload source) keeps the
+    user's learners; with none chosen, the page says why Run is disabled."""
+    fresh_machine(tmp_path, monkeypatch)
+    at = open_app("cf")
+    at.multiselect(key="cf_learners").set_value(["lavrentiev"]).run()
+    at.radio(key="cf_source").set_value(at.radio(key="cf_source").options[-1]).run()
+    at.radio(key="cf_source").set_value(at.radio(key="cf_source").options[0]).run()
+    assert not at.exception
+    assert at.multiselect(key="cf_learners").value == ["lavrentiev"]
+    at.multiselect(key="cf_learners").set_value([]).run()
+    assert any("Choose at least one learner" in c.value for c in at.caption)

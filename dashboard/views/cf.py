@@ -20,7 +20,13 @@ from dashboard.common import (
 )
 from ranking_core.cf import FORMATS, RatingMatrix, read_ratings, synthetic_ratings
 from ranking_core.cf.parallel import SYNCHRONOUS, run_per_user
-from ranking_core.cf.per_user import JESTER_SHIFT, LEARNERS, METRICS, PerUserConfig
+from ranking_core.cf.per_user import (
+    JESTER_SHIFT,
+    LEARNERS,
+    METRIC_LABELS,
+    METRICS,
+    PerUserConfig,
+)
 from ranking_core.cf.published import KRIUKOVA_2014_TABLE2
 from ranking_core.experiments.cf_user import user_ranking
 from ranking_core.filters import FILTERS
@@ -49,6 +55,10 @@ init_state(
     cf_repeats=2,
     cf_learners=["iterated-lavrentiev", "lavrentiev"],
 )
+# the choices survive runs in which their widgets are not drawn (an upload still being read, a
+# page stopped early): Streamlit forgets a widget's value when a run does not draw it
+for _key in ("cf_group", "cf_filter", "cf_test_users", "cf_repeats", "cf_learners"):
+    st.session_state[_key] = st.session_state[_key]
 
 
 @st.cache_data(show_spinner="Generating ratings…", max_entries=4)
@@ -214,6 +224,8 @@ test_users = c[0].number_input(
 )
 repeats = c[1].number_input("repetitions", 1, size_limit("cf_repeats", 10), key="cf_repeats")
 learners = c[2].multiselect("learners", LEARNERS, key="cf_learners")
+if not learners:
+    st.caption("Choose at least one learner to run the experiment.")
 if st.button("Run the experiment", key="cf_run", disabled=not learners):
     experiment = PerUserConfig(
         group=GROUPS[group],
@@ -245,11 +257,11 @@ if summary:
     published = KRIUKOVA_2014_TABLE2.get((dataset, group), {})
     rows = []
     for name, values in summary["learners"].items():
-        row = {"learner": name}
+        row = {"Learner": name}
         for metric in METRICS:
             scale = 100 if metric == "pairwise_misranking" else 1
             mean, sd = scale * values[metric]["mean"], scale * values[metric]["sd"]
-            row[metric] = f"{mean:.2f} ± {sd:.2f}"
+            row[METRIC_LABELS[metric]] = f"{mean:.2f} ± {sd:.2f}"
         paper = published.get(name)
         is_synthetic = "synthetic" in data.source
         row["Kriukova et al. 2014, Table 2 misranking"] = (

@@ -89,6 +89,13 @@ LEARNERS = (
     ),
 )
 METRICS = ("pairwise_misranking", "msd", "m1d", "ndcg10")
+# what a table calls each metric (misranking in %, the others as computed)
+METRIC_LABELS = {
+    "pairwise_misranking": "Misranking (%)",
+    "msd": "Mean squared difference",
+    "m1d": "Mean absolute difference",
+    "ndcg10": "NDCG@10",
+}
 MISSING = ("minus-one", "median")
 SPLIT_ATTEMPTS = 100
 Task = tuple[int, int, int]  # (repetition, slot, test user row)
