@@ -208,7 +208,10 @@ def confusion_heatmap(
             y=list(labels),
             colorscale="Blues",
             text=counts,
-            texttemplate="%{text}",
+            # counts in three significant digits ("361k"), at a readable fixed size: plotly would
+            # shrink them to fit 64 cells of a half-page figure (6 px)
+            texttemplate="%{text:.3s}",
+            textfont={"size": 12},
             showscale=False,
         )
     )
@@ -216,7 +219,7 @@ def confusion_heatmap(
         title=title,
         xaxis_title=column_name,
         yaxis_title=row_name,
-        height=420,
+        height=480,
         margin={"l": 10, "r": 10, "t": 40, "b": 10},
     )
     fig.update_yaxes(autorange="reversed")
