@@ -287,10 +287,10 @@ standards_chosen = c[1].multiselect(
 bound_choice = c[2].selectbox(
     "Lower bound (A–G)",
     ("default", *BOUNDS),
-    format_func=lambda b: (
-        "Korn–Graubard with clusters, else Clopper–Pearson" if b == "default" else BOUNDS[b].label
-    ),
+    format_func=lambda b: "automatic" if b == "default" else BOUNDS[b].label,
     key="meter_bound",
+    help="automatic: Korn–Graubard when the pairs have a sensor or subject column, else "
+    "Clopper–Pearson",
 )
 range_choice = st.radio(
     "Measuring range",
