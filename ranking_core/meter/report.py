@@ -47,7 +47,13 @@ from ranking_core.meter.statistics import (
     range_statistics,
 )
 from ranking_core.meter.trend import TrendAgreement
-from ranking_core.meter.verdicts import cg_diva_of, device_of, judge_pairs, trend_of
+from ranking_core.meter.verdicts import (
+    cg_diva_of,
+    device_of,
+    judge_pairs,
+    pair_rates,
+    trend_of,
+)
 from ranking_core.version import riskgrid_version
 
 __all__ = [
@@ -507,8 +513,9 @@ def meter_report(
     device = device or device_of(pairs)
     if judge is None:
         judge = JudgeSettings(profiles or default_standards(device))
+    rates = pair_rates(pairs, included, rate_gap)  # J, K and the trend table share them
     acceptance, acceptance_notes = judge_pairs(
-        pairs, included, r, b, count, parkes_type, judge, rate_gap
+        pairs, included, r, b, count, parkes_type, judge, rate_gap, rates
     )
 
     risk_grades = risk_categories = learned_categories = None
@@ -563,7 +570,7 @@ def meter_report(
         device=device,
         standards=tuple(judge.standards),
         group_column=pairs.group_column,
-        trend=trend_of(pairs, included, rate_gap),
+        trend=trend_of(rates),
         cg_diva=None if divas is None else tuple(divas),
     )
 

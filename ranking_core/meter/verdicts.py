@@ -12,6 +12,7 @@ from numpy.typing import NDArray
 from ranking_core.meter.acceptance import (
     AcceptanceData,
     JudgeSettings,
+    RateSummary,
     acceptance_table,
     rates_of_change,
 )
@@ -25,6 +26,7 @@ __all__ = [
     "cg_diva_of",
     "device_of",
     "judge_pairs",
+    "pair_rates",
     "trend_of",
 ]
 
@@ -33,22 +35,42 @@ CG_DIVA_MAX_SENSORS = 500
 CG_DIVA_MAX_PAIRS = 200_000
 
 
-def trend_of(
-    pairs: MeterPairs, included: NDArray[np.bool_], rate_gap: float
-) -> TrendAgreement | None:
-    """The trend agreement table of the included pairs when they carry both times."""
-    extra = {k: v[included] for k, v in pairs.extra.items()}
+CLUSTER_COLUMNS = ("sensor", "subject")  # the pairs' clusters: a sensor's, else a person's
+
+
+def _clusters(extra: dict[str, NDArray]) -> tuple[str, NDArray[np.intp] | None]:
+    """The cluster column present (:data:`CLUSTER_COLUMNS`, in that order) and its codes."""
+    name = next((k for k in CLUSTER_COLUMNS if k in extra), "")
+    if not name:
+        return "", None
+    return name, pd.factorize(pd.Series(extra[name], dtype=object))[0]
+
+
+def _rates(
+    ref: NDArray[np.float64], bgm: NDArray[np.float64], extra: dict[str, NDArray], rate_gap: float
+) -> RateSummary | None:
+    """Rates of change of pairs carrying both times (consecutive pairs of one cluster)."""
     if "reference_time" not in extra or "sensor_time" not in extra:
         return None
-    ref, bgm = (v[included] for v in pairs.measured)
-    cluster_name = next((k for k in ("subject", "sensor") if k in extra), "")
-    cluster = (
-        pd.factorize(pd.Series(extra[cluster_name], dtype=object))[0] if cluster_name else None
-    )
-    rates = rates_of_change(
+    cluster = _clusters(extra)[1]
+    return rates_of_change(
         ref, bgm, extra["reference_time"], extra["sensor_time"], cluster, rate_gap
     )
-    return trend_agreement(rates.sensor_rate, rates.ref_rate)
+
+
+def pair_rates(
+    pairs: MeterPairs, included: NDArray[np.bool_], rate_gap: float
+) -> RateSummary | None:
+    """The rates of change of the included pairs (values as measured), or None without times:
+    computed once per report for the criteria J and K and the trend table."""
+    extra = {k: v[included] for k, v in pairs.extra.items()}
+    ref, bgm = (v[included] for v in pairs.measured)
+    return _rates(ref, bgm, extra, rate_gap)
+
+
+def trend_of(rates: RateSummary | None) -> TrendAgreement | None:
+    """The trend agreement table of :func:`pair_rates` (None without times)."""
+    return None if rates is None else trend_agreement(rates.sensor_rate, rates.ref_rate)
 
 
 def cg_diva_of(
@@ -58,7 +80,7 @@ def cg_diva_of(
     measured) when they carry a ``sensor`` column (else a ``subject`` one, resampled alike), and
     the report's notes on it; None without either column, without such pairs, or beyond
     :data:`CG_DIVA_MAX_SENSORS` sensors or :data:`CG_DIVA_MAX_PAIRS` pairs (then a note says so)."""
-    name = next((k for k in ("sensor", "subject") if k in pairs.extra), "")
+    name = next((k for k in CLUSTER_COLUMNS if k in pairs.extra), "")
     ref, cgm = (v[included] for v in pairs.measured)
     if not name or ref.size == 0:
         return None, []
@@ -90,14 +112,16 @@ def judge_pairs(
     parkes_type: int,
     judge: JudgeSettings,
     rate_gap: float,
+    rates: RateSummary | None = None,
 ) -> tuple[pd.DataFrame, list[str]]:
     """The acceptance table: every standard over the included pairs, values as measured; with a
-    group column (``--by``), every standard again for each group, a ``group`` column first."""
+    group column (``--by``), every standard again for each group, a ``group`` column first.
+    ``rates``: :func:`pair_rates` of these pairs, when already computed."""
     extra = {k: v[included] for k, v in pairs.extra.items()}
     ref, bgm = (v[included] for v in pairs.measured)
     groups = extra.get("group")
     if groups is None:
-        data = _acceptance_data(ref, bgm, extra, r, b, count, parkes_type, rate_gap)
+        data = _acceptance_data(ref, bgm, extra, r, b, count, parkes_type, rate_gap, rates)
         return acceptance_table(data, judge)
     frames, notes = [], []
     for value in pd.unique(groups):
@@ -120,10 +144,11 @@ def _acceptance_data(
     count: NDArray[np.int64] | None,
     parkes_type: int,
     rate_gap: float,
+    rates: RateSummary | None = None,
 ) -> AcceptanceData:
     """What the acceptance criteria read: every pair as measured or, when the values are whole
     mg/dL and the pairs carry no clusters or times, the distinct points with their pairs."""
-    cluster_name = next((k for k in ("subject", "sensor") if k in extra), "")
+    cluster_name, cluster = _clusters(extra)
     timed = "reference_time" in extra and "sensor_time" in extra
     whole = (
         r is not None and np.array_equal(ref, np.rint(ref)) and np.array_equal(bgm, np.rint(bgm))
@@ -131,14 +156,8 @@ def _acceptance_data(
     if not cluster_name and not timed and whole:
         assert r is not None and b is not None
         return AcceptanceData(r, b, weight=count, parkes_type=parkes_type)
-    cluster = (
-        pd.factorize(pd.Series(extra[cluster_name], dtype=object))[0] if cluster_name else None
-    )
-    rates = (
-        rates_of_change(ref, bgm, extra["reference_time"], extra["sensor_time"], cluster, rate_gap)
-        if timed
-        else None
-    )
+    if rates is None:
+        rates = _rates(ref, bgm, extra, rate_gap)
     return AcceptanceData(
         ref, bgm, cluster=cluster, cluster_name=cluster_name, rates=rates, parkes_type=parkes_type
     )
