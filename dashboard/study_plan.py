@@ -8,12 +8,12 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from ranking_core.meter.bounds import BOUNDS
 from ranking_core.meter.standards import STANDARDS
-from ranking_core.meter.study_plan import MAX_PAIRS, MAX_SENSORS, plan
+from ranking_core.meter.study_plan import MAX_PAIRS, MAX_SENSORS, PLAN_BOUNDS, plan
 
 __all__ = ["show_study_plan"]
 
-PLAN_BOUNDS = {"cp": "Clopper–Pearson", "kg": "Korn–Graubard", "wilson-cc": "clustered Wilson"}
 # agreement shares offered by default: a little above each criterion's requirement
 _SUGGESTED = 0.03
 
@@ -58,7 +58,7 @@ def show_study_plan(standards: tuple[str, ...]) -> None:
             c[3].selectbox(
                 "Bound",
                 list(PLAN_BOUNDS),
-                format_func=PLAN_BOUNDS.__getitem__,
+                format_func=lambda b: BOUNDS[b].label,
                 key="plan_study_bound",
             )
         )

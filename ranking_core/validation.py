@@ -5,6 +5,9 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+# the largest random seed a command takes (NumPy's legacy seeds are 32-bit; one bound everywhere)
+MAX_SEED = 2**32 - 1
+
 __all__ = [
     "check_inputs",
     "check_training_data",

@@ -29,7 +29,7 @@ from ranking_core.cli.progress import progress_bar
 from ranking_core.inputs.text import named
 from ranking_core.learners.pairwise_linear import LOSSES
 from ranking_core.selection import PROTOCOLS
-from ranking_core.surveys.design import MAX_SEED
+from ranking_core.validation import MAX_SEED
 
 app = typer.Typer(
     help="Collaborative-filtering experiments of the papers (MovieLens, Jester).",

@@ -33,6 +33,7 @@ from ranking_core.meter.pairs import PairsFileError, read_pairs
 from ranking_core.meter.report import MeterReport, device_of
 from ranking_core.meter.report import meter_report as build_report
 from ranking_core.meter.standards import DEVICES, profile_names
+from ranking_core.validation import MAX_SEED
 
 console = Console(highlight=False, soft_wrap=True)
 STANDARD_NAMES = profile_names()
@@ -288,7 +289,7 @@ def meter_report(
     ] = 10_000,
     seed: Annotated[
         int,
-        typer.Option("--seed", min=0, max=2**32 - 1, help="Seed of the bootstrap."),
+        typer.Option("--seed", min=0, max=MAX_SEED, help="Seed of the bootstrap."),
     ] = 1,
     rate_gap: Annotated[
         float,

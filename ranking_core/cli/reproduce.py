@@ -20,6 +20,7 @@ from ranking_core.grids.compare import DIFFERENCE_BINS
 from ranking_core.grids.seg import SEGTable, SEGTableError, SEGTableMissing, find_seg_table
 from ranking_core.inputs.text import named
 from ranking_core.selection import PROTOCOLS
+from ranking_core.validation import MAX_SEED
 
 app = typer.Typer(
     help="Reproduce the experiments of the source papers.",
@@ -53,7 +54,7 @@ def academic(
         list[int] | None, typer.Option("--m", help="Training-set sizes.", min=4, max=MAX_SIZE)
     ] = None,
     reps: Annotated[int, typer.Option(help="Repetitions per size.", min=1, max=MAX_REPS)] = 10,
-    seed: Annotated[int, typer.Option(help="Random seed.", min=0, max=2**32 - 1)] = 0,
+    seed: Annotated[int, typer.Option(help="Random seed.", min=0, max=MAX_SEED)] = 0,
     protocol: Annotated[
         str,
         typer.Option(
@@ -152,7 +153,7 @@ RecipeOption = Annotated[
     ),
 ]
 RepsOption = Annotated[int, typer.Option(help="Repetitions per size.", min=1, max=MAX_REPS)]
-SeedOption = Annotated[int, typer.Option(help="Random seed.", min=0, max=2**32 - 1)]
+SeedOption = Annotated[int, typer.Option(help="Random seed.", min=0, max=MAX_SEED)]
 JsonOutOption = Annotated[Path | None, typer.Option("--json", "--out", help="Write JSON here.")]
 
 

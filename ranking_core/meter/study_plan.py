@@ -30,12 +30,22 @@ from scipy.stats import binom
 from ranking_core.meter.bounds import lower_bound
 from ranking_core.meter.standards import Criterion, get_profile
 
-__all__ = ["MAX_PAIRS", "MAX_SENSORS", "CriterionPlan", "StudyPlan", "pass_probability", "plan"]
+__all__ = [
+    "MAX_PAIRS",
+    "MAX_SENSORS",
+    "PLAN_BOUNDS",
+    "CriterionPlan",
+    "StudyPlan",
+    "pass_probability",
+    "plan",
+]
 
 MAX_SENSORS = 5_000
 MAX_PAIRS = 10_000  # per sensor
 MAX_TOTAL = 2_000_000  # pairs per criterion
 SIMULATIONS = 4_000
+# the bound methods a plan simulates (the bootstrap's 10,000 resamples per draw are too costly)
+PLAN_BOUNDS = ("cp", "kg", "wilson-cc")
 
 
 @dataclass(frozen=True)
@@ -195,6 +205,8 @@ def plan(
         raise ValueError(f"--pairs-per-sensor: between 1 and {MAX_PAIRS:,}; got {pairs_per_sensor}")
     if sensors * pairs_per_sensor > MAX_TOTAL:
         raise ValueError(f"--sensors × --pairs-per-sensor: at most {MAX_TOTAL:,} pairs")
+    if bound not in PLAN_BOUNDS:
+        raise ValueError(f"--bound: choose one of {', '.join(PLAN_BOUNDS)}; got {bound!r}")
     if not 0 <= icc < 1:
         raise ValueError(f"--icc: between 0 and 1 (exclusive of 1); got {icc}")
     if target is not None and not 0 < target < 1:

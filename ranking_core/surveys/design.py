@@ -27,6 +27,7 @@ import pandas as pd
 
 from ranking_core.inputs import MGDL_PER_MMOLL
 from ranking_core.panels.design import DEFAULT_RANGE, check_range
+from ranking_core.validation import MAX_SEED
 
 __all__ = [
     "CHECK_EXTREME",
@@ -72,7 +73,6 @@ MAX_CHECKS = 20  # check pairs per rater
 MAX_OVERLAP = 100  # raters per pair
 MAX_RATERS = 1_000  # raters invited at once
 MAX_QUEUE_ROWS = 1_000_000  # queue places added by one invitation (raters × pairs each)
-MAX_SEED = 2**32 - 1
 # the corner of the glucose plane where a reading is extremely dangerous on the SEG (risk ≥ 3.5:
 # a reference of at most 50 mg/dL read as at least 350 mg/dL, insulin given in hypoglycaemia);
 # extreme check pairs are placed there, and only when the survey's range reaches it
