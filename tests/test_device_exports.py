@@ -115,3 +115,13 @@ def test_not_an_export_is_one_sentence(tmp_path):
     result = runner.invoke(app, ["pair", str(source), "-o", str(tmp_path / "p.csv")])
     assert result.exit_code == 1 and "Traceback" not in result.output
     assert "not a Nightscout or Tidepool export" in " ".join(result.output.split())
+
+
+def test_a_json_file_beyond_its_cap_is_refused_before_parsing(tmp_path, monkeypatch):
+    from ranking_core.inputs import json_records
+
+    monkeypatch.setattr(json_records, "MAX_JSON_BYTES", 1000)
+    source = tmp_path / "big.json"
+    source.write_text(json.dumps([{"type": "sgv", "sgv": 100, "date": T0 + i} for i in range(50)]))
+    result = runner.invoke(app, ["pair", str(source), "-o", str(tmp_path / "p.csv")])
+    assert result.exit_code == 1 and "limit for JSON" in " ".join(result.output.split())

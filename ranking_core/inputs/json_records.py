@@ -3,7 +3,8 @@
 are first met), each record a row numbered from 1 ("record 12"); a value that is itself an object
 or a list is kept as its JSON text, a missing key as an empty cell. A record that is not an object
 is refused by its number. The file's size is checked before it is read
-(:attr:`~ranking_core.inputs.Limits.max_bytes`), the number of records against
+(:attr:`~ranking_core.inputs.Limits.max_bytes`, at most :data:`MAX_JSON_BYTES`: JSON is parsed
+whole), the number of records against
 :attr:`~ranking_core.inputs.Limits.max_rows`.
 """
 
@@ -17,7 +18,11 @@ from typing import IO
 from ranking_core.inputs.rows import CHUNK_ROWS, Chunk, Refusals, Rows, match_header, missing_header
 from ranking_core.inputs.schema import InputError, Limits, Schema
 
-__all__ = ["read_json_records"]
+__all__ = ["MAX_JSON_BYTES", "read_json_records"]
+
+# JSON is parsed whole into Python objects, about ten times its size in memory: a JSON file may
+# be at most this large (a year of 5-minute CGM readings in Nightscout's entries.json is ~25 MB)
+MAX_JSON_BYTES = 64 * 2**20
 
 
 def _cell(value: object) -> str:
@@ -43,9 +48,10 @@ def read_json_records(
 ) -> Iterator[Rows]:
     """Records of a JSON list as rows of the keys' columns."""
     del sheet  # no sheets in JSON
-    data = binary.read(limits.max_bytes + 1)
-    if len(data) > limits.max_bytes:
-        raise InputError(f"{label}: larger than {limits.max_bytes / 2**20:g} MiB (the limit)")
+    cap = min(limits.max_bytes, MAX_JSON_BYTES)
+    data = binary.read(cap + 1)
+    if len(data) > cap:
+        raise InputError(f"{label}: larger than {cap / 2**20:g} MiB (the limit for JSON)")
     try:
         records = json.loads(data.decode("utf-8-sig"))
     except UnicodeDecodeError:
