@@ -61,8 +61,11 @@ def _ega(data: Path, seg_table: object | None) -> list[Comparison]:
 
 def _seg_app(data: Path, seg_table: object | None) -> list[Comparison]:
     from ranking_core.conformance.seg_app import compare_seg_app
+    from ranking_core.grids.seg import SEGTable
 
-    return compare_seg_app(data / "seg-app", seg_table)  # type: ignore[arg-type]
+    if not isinstance(seg_table, SEGTable):  # the vectors table leaves seg-app out without one
+        raise ConformanceDataError("seg-app needs the SEG table (--seg-table or $SEG_TABLE)")
+    return compare_seg_app(data / "seg-app", seg_table)
 
 
 def _cg_diva(data: Path, seg_table: object | None) -> list[Comparison]:

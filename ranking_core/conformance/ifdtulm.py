@@ -174,8 +174,8 @@ def compare_ifdtulm(folder: Path) -> list[Comparison]:
         criterion = CELL_CRITERIA.get((name, limit))
         cell = f"{name} AR{limit}" + (f" (iCGM {criterion})" if criterion else "")
         if criterion:
-            share = float(judged.loc[criterion, "percent"])  # type: ignore[arg-type]
-            cp = float(judged.loc[criterion, "lower_bound_percent"])  # type: ignore[arg-type]
+            row = judged.loc[criterion]
+            share, cp = float(row["percent"]), float(row["lower_bound_percent"])
         else:
             share = 100.0 * float(hit[scope].mean())
             cp = lower_bound("cp", hit[scope]).lower_percent

@@ -127,9 +127,9 @@ class JudgeSettings:
     seed: int = 1
 
     def range_of(self, standard: Standard) -> tuple[float, float] | None:
-        if self.measuring_range == "default":
+        if isinstance(self.measuring_range, str):  # "default"
             return standard.measuring_range
-        return self.measuring_range  # type: ignore[return-value]
+        return self.measuring_range
 
 
 def parse_measuring_range(text: str) -> tuple[float, float] | None:
