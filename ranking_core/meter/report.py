@@ -82,6 +82,7 @@ TABLE_TITLES = {
     "learned_categories": "Risk categories on the learned grid",
     "trend_agreement": "Trend agreement: sensor rate × reference rate (mg/dL/min), pairs and row %",
     "trend_concurrence": "Clinical trend concurrence (CTCA): pairs and share in zones A–D, MARoC",
+    "cg_ega": "CG-EGA: accurate readings, benign errors and erroneous readings by glycaemic state",
     "cg_diva": "CG-DIVA: median deviation, deviation intervals and sensor variability "
     "(mg/dL below comparator 70, % from 70)",
 }
@@ -257,9 +258,7 @@ class MeterReport:
         if self.learned_categories is not None:
             tables["learned_categories"] = self.learned_categories
         if self.trend is not None:
-            tables["trend_agreement"] = self.trend.frame()
-            if self.trend.concurrence is not None:
-                tables["trend_concurrence"] = self.trend.concurrence.frame()
+            tables.update(self.trend.tables())
         if self.cg_diva is not None:
             tables["cg_diva"] = cg_diva_frame(self.cg_diva)
         return tables
@@ -319,7 +318,7 @@ class MeterReport:
             for family, grid in ((f, get_grid(n)) for f, n in self.zone_grids.items())
         }
         if self.trend is not None:
-            out["trend_agreement"] = self.trend.to_dict()
+            out.update(self.trend.json_blocks())  # trend_agreement, cg_ega
         if self.cg_diva is not None:
             out["cg_diva"] = [row.to_dict() for row in self.cg_diva]
         out["provenance"] = dict(self.provenance)
@@ -570,7 +569,7 @@ def meter_report(
         device=device,
         standards=tuple(judge.standards),
         group_column=pairs.group_column,
-        trend=trend_of(rates),
+        trend=trend_of(rates, *(v[included] for v in pairs.measured)),
         cg_diva=None if divas is None else tuple(divas),
     )
 
