@@ -62,7 +62,8 @@ beside it (`reference_count`, `reference_n`, `reference_percent`). The 5 × 5 ta
 categories is in the JSON under `trend_agreement`.
 
 **CG-EGA** (continuous glucose-error grid analysis, Kovatchev et al., Diabetes Care
-2004;27:1922–1928) is computed from the same rates for pairs with both times and is in the JSON
+2004;27:1922–1928) is computed from the same rates (its own definition: the change between
+consecutive readings over the time between them) for pairs with both times and is in the JSON
 under `cg_ega` (point and rate zone counts; accurate readings, benign errors and erroneous
 readings by glycaemic state: reference ≤ 70, > 70 to ≤ 180, > 180 mg/dL) and in the PDF and HTML
 reports. Its borders and its error matrix, with their sources and the two places where the

@@ -19,8 +19,11 @@ Three parts, each pair (reference, sensor) with both rates of change:
   of A, B and D by 20 mg/dL; rising at 1 < r ≤ 2 the lower borders of A, B and D are lowered by
   10 mg/dL; rising faster (r > 2) by 20 mg/dL (the rate intervals as Fig. 8.3 labels them, the
   same as the 5 × 5 trend table's, :func:`ranking_core.meter.trend.rate_category`). dotXem's
-  code moves the upper and the lower borders together, and those of C, D and E too, whichever
-  way the reference moves.
+  code differs in four ways, none of which moves a pair of its documented example: it moves the
+  upper and the lower borders together (and C's and E's with them) whichever way the reference
+  moves, at −2 < r ≤ −1 / 1 ≤ r < 2 (10) and r ≤ −2 / r ≥ 2 (20); it draws the upper B/C border
+  from (70, 180) with slope 22/17 instead of Clarke's REF + 110; and it takes REF ≤ 70 where
+  Clarke's zones A and D have REF < 70.
 * **R-EGA** (rate accuracy, Fig. 8.4; the inequalities of dotXem's ``r_ega.py``), with r the
   reference and s the sensor rate (mg/dL/min), d = s − r:
   A if |d| ≤ 1 or s lies between r/2 and 2r (A widens to ±2 at ±4 mg/dL/min); else B if
@@ -212,7 +215,7 @@ class CgEga:
         """The per-state table as printed: pairs and share (%, one decimal) of each class."""
         rows = []
         for row in self.states():
-            shown = {"state": row["state"], "reference (mg/dL)": row["reference_mg_dl"]}
+            shown = {"state": row["state"], "reference": row["reference_mg_dl"]}
             shown["pairs"] = f"{row['n']:,}"
             for c in CLASSES:
                 p = row[f"{c}_percent"]
