@@ -453,8 +453,7 @@ def _write_outputs(
     """Every output of ``meter-report`` through :func:`~ranking_core.cli.output.write_output`
     (never an input file, never through a symbolic link, one sentence on failure)."""
     if pairs_out is not None:
-        from ranking_core.meter.export import safe_csv
-        from ranking_core.meter.report import pair_results
+        from ranking_core.meter.export import pair_results, safe_csv
 
         write_output(pairs_out, safe_csv(pair_results(report)), "--pairs-out", inputs)
         console.print(f"wrote {shown(pairs_out)}")

@@ -19,7 +19,6 @@ from scipy.stats import binom
 from ranking_core.grids.registry import RiskGrid, ZoneGrid, get_grid, report_grids
 from ranking_core.grids.risk_scale import (
     RISK_CATEGORIES,
-    RISK_CATEGORY_FILE_LABELS,
     RISK_CATEGORY_RANGES,
     RISK_GRADE_RANGES,
     RISK_GRADES,
@@ -27,7 +26,6 @@ from ranking_core.grids.risk_scale import (
     risk_grade,
 )
 from ranking_core.grids.seg import GLUCOSE_MAX, MISSING_SEG_MESSAGE, SEGTable
-from ranking_core.inputs import MGDL_PER_MMOLL
 from ranking_core.meter.acceptance import (
     RATE_GAP_MINUTES,
     JudgeSettings,
@@ -65,7 +63,6 @@ __all__ = [
     "binomial_lower_bound",
     "iso_difference",
     "meter_report",
-    "pair_results",
 ]
 
 # a human title for each table of the report (CLI and dashboard); zone tables take their grid's,
@@ -326,35 +323,6 @@ class MeterReport:
         out["caveats"] = list(self.caveats)
         out["messages"] = list(self.messages)
         return out
-
-
-def pair_results(report: MeterReport) -> pd.DataFrame:
-    """One row per valid input pair with the columns of :data:`PAIR_RESULT_COLUMNS` (SEG and
-    learned columns only when the report has them; for mmol/L input also BGM and REF in mmol/L).
-    Zones and risks are empty for pairs left out of the analysis."""
-    pairs = report.pairs
-    bgm, ref = pairs["BGM"].to_numpy(), pairs["REF"].to_numpy()
-    out = {"line": pairs["row"], "BGM": bgm.astype(np.int64), "REF": ref.astype(np.int64)}
-    if report.glucose_unit != "mg/dL":
-        out["BGM_mmol_L"] = np.round(bgm / MGDL_PER_MMOLL, 2)
-        out["REF_mmol_L"] = np.round(ref / MGDL_PER_MMOLL, 2)
-    out["included"] = pairs["included"]
-    if "abs_risk" in pairs:
-        out["seg_risk"] = pairs["abs_risk"].round(3)
-        category = pairs["risk_category"]
-        out["seg_risk_category"] = category.cat.rename_categories(list(RISK_CATEGORY_FILE_LABELS))
-        codes = category.cat.codes.to_numpy()
-        out["seg_risk_category_id"] = pd.arrays.IntegerArray(codes, mask=codes < 0)
-    for family in report.zone_grids:
-        out[f"{family}_zone"] = pairs[family]
-    if "learned_risk" in pairs:
-        out["learned_risk"] = pairs["learned_risk"].round(3)
-    out["iso_within_15"] = pairs["iso_diff"].le(ISO_COMPLIANT).where(pairs["included"])
-    out["error_direction"] = np.where(
-        bgm > ref, "BGM > REF", np.where(bgm < ref, "BGM < REF", "BGM = REF")
-    )
-    out["hypoglycaemia_missed"] = (ref < HYPO_LIMIT) & (bgm >= HYPO_LIMIT)
-    return pd.DataFrame(out).reset_index(drop=True)
 
 
 def _as_pairs(pairs: MeterPairs | pd.DataFrame) -> MeterPairs:
