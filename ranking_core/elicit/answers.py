@@ -148,7 +148,7 @@ def _read(source: str | os.PathLike, schema: Schema, max_rows: int) -> _Rows:
     table = refuse_cut_last_line(table, source)
     frame = pd.DataFrame({k: v for k, v in table.values.items()})
     frame["line"] = table.lines
-    rows = _Rows(table.source, frame, table.messages())
+    rows = _Rows(os.path.basename(table.source), frame, table.messages())
     blank = (frame["rater"] == "") | (frame["scenario"] == "")
     rows.refuse(blank, "rater or scenario is blank")
     return rows
