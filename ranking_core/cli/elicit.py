@@ -135,7 +135,7 @@ def elicit(
             help="Points (REF, BGM) drawn in 20-580 mg/dL from each rater's map per scenario, "
             "rated with that rater's mapped risk, to learn from.",
         ),
-    ] = 5,
+    ] = 3,
     seed: Annotated[int, typer.Option(min=0, max=MAX_SEED, help="Seed of the points drawn.")] = 0,
     ratings: Annotated[
         Path | None,
