@@ -19,7 +19,7 @@ import typer
 from ranking_core.cli.output import OutputError, check_output, err, fail, say, write_outputs
 from ranking_core.inputs import format_names
 from ranking_core.inputs.text import named
-from ranking_core.validation import MAX_SEED
+from ranking_core.validation import MAX_SEED, counted
 
 MAX_PER_MAP = 200  # points drawn per rater map
 MAX_LEARNED_RATINGS = 6_000  # mapped points plus --ratings rows: the lattice solver's range
@@ -241,11 +241,11 @@ def elicit(
     except OutputError as exc:
         fail(exc)
     say(
-        f"{len(answers.raters):,} raters, {len(grids.scenarios):,} scenarios, "
-        f"{grids.n_maps:,} rater maps used, {len(answers.exclusions):,} excluded"
+        f"{counted(len(answers.raters), 'rater')}, {counted(len(grids.scenarios), 'scenario')}, "
+        f"{counted(grids.n_maps, 'rater map')} used, {len(answers.exclusions):,} excluded"
     )
     for name, raters in grids.raters.items():
-        say(f"scenario {named(name)}: {len(raters):,} raters")
+        say(f"scenario {named(name)}: {counted(len(raters), 'rater')}")
     for path in paths:
         say(f"wrote {path}")
     if propose is not None:

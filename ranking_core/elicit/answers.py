@@ -170,13 +170,14 @@ def _actions(rows: _Rows, column: str, allowed: tuple[str, ...]) -> pd.Series:
 
 
 def _repeats(rows: _Rows, keys: list[str], what: str) -> None:
-    ok = rows.ok.to_numpy()
-    repeated = rows.frame[keys].duplicated().to_numpy() & ok
+    ok = np.flatnonzero(rows.ok.to_numpy())
+    kept = rows.frame.iloc[ok]
+    repeated = kept[keys].duplicated().to_numpy()
     if repeated.any():
-        first = rows.frame[ok].drop_duplicates(keys).set_index(keys)["line"]
-        for i in np.flatnonzero(repeated):
-            earlier = first.loc[tuple(rows.frame.iloc[i][keys])]
-            rows.rules.iloc[i] = f"repeats the {what} of line {int(earlier)}"
+        first = kept.drop_duplicates(keys).set_index(keys)["line"]
+        for i in ok[repeated]:
+            earlier = first.loc[tuple(rows.frame.iloc[int(i)][keys])]
+            rows.rules.iloc[int(i)] = f"repeats the {what} of line {int(earlier)}"
 
 
 def _excluded_rows(
@@ -191,7 +192,7 @@ def _excluded_rows(
         messages.append(f"{rule} in {name_lines(group['line'].to_numpy())} of {rows.label}")
     keyed = bad[attributable].assign(rule=rows.rules[bad.index][attributable])
     for (rater, scenario, rule), group in keyed.groupby(["rater", "scenario", "rule"], sort=False):
-        key = (rater, scenario)
+        key = (str(rater), str(scenario))
         where = group["line"].to_numpy()
         reasons.setdefault(key, []).append(f"{rule} in {name_lines(where)} of {rows.label}")
         lines.setdefault(key, {}).setdefault(rows.label, []).extend(int(n) for n in where)
