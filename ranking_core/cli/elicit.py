@@ -31,7 +31,7 @@ def _learn(frame, out_dir: Path, source: str, inputs: list[Path], save: str | No
     """Learn the grid of the rating set ``frame`` with the default recipe for a rater panel
     (robust, so that the band exists) and write its files and band into ``out_dir``."""
     from ranking_core.blas_threads import fit_threads
-    from ranking_core.cli.learn import OnScale, _write_band
+    from ranking_core.cli.learn import OnScale, write_band
     from ranking_core.cli.progress import progress_bar
     from ranking_core.grids.files import grid_file_contents
     from ranking_core.grids.risk_scale import GridOffScale, check_learned_grid
@@ -73,7 +73,7 @@ def _learn(frame, out_dir: Path, source: str, inputs: list[Path], save: str | No
         paths = write_outputs(out_dir, files, "--out-dir", inputs)
         with err.status("computing the uncertainty band…"):
             band = risk_band(result.risk_model)
-            paths += _write_band(band, shown.grid, out_dir, inputs[0])
+            paths += write_band(band, shown.grid, out_dir, inputs[0])
     except OutputError as exc:
         fail(exc)
     say(
