@@ -7,6 +7,8 @@ Names and descriptions are user text: shown in tables and text elements, never a
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pandas as pd
 import streamlit as st
 
@@ -24,6 +26,7 @@ from ranking_core.surveys.seg_method import (
     flag_sentence,
 )
 from ranking_core.surveys.seg_storage import (
+    SegRow,
     create_seg_survey,
     seg_answers,
     seg_export,
@@ -108,11 +111,11 @@ def _cuts_text(cuts: tuple[int, ...], unit: str) -> str:
     )
 
 
-def progress_table(frame: pd.DataFrame, unit: str) -> pd.DataFrame:
+def progress_table(answers: list[SegRow], unit: str) -> pd.DataFrame:
     """Per rater and scenario: thresholds (in ``unit``), matrix, flags; missing values as "—"
     with the reason (never None or nan)."""
     rows = []
-    for r in frame.itertuples(index=False):
+    for r in answers:
         a = r.answer
         if a.thresholds is None:
             thresholds = f"{MISSING} not answered yet"
@@ -137,13 +140,13 @@ def seg_organiser_page(surveys: SurveyStore, survey: Survey) -> None:
     """Scenarios, progress per rater and scenario, flags, raters, close and export."""
     unit = survey.settings.unit
     scenarios = stored_scenarios(surveys, survey)
-    frame = seg_answers(surveys, survey.name)
-    complete = sum(a.done for a in frame["answer"])
-    answered = sum(a.thresholds is not None or a.matrix is not None for a in frame["answer"])
+    answers = seg_answers(surveys, survey.name)
+    complete = sum(r.answer.done for r in answers)
+    answered = sum(r.answer.thresholds is not None or r.answer.matrix is not None for r in answers)
     st.title(f"Survey “{plain(survey.name)}”")
     st.caption(
         f"{'Open' if survey.is_open else 'Closed'} · SEG method · {len(scenarios)} scenarios · "
-        f"shown in {unit} · {complete} of {len(frame)} scenario answers complete"
+        f"shown in {unit} · {complete} of {len(answers)} scenario answers complete"
     )
     st.subheader("Scenarios")
     if answered or not survey.is_open:
@@ -166,16 +169,11 @@ def seg_organiser_page(surveys: SurveyStore, survey: Survey) -> None:
                 else:
                     st.success("Scenarios saved.")
     st.subheader("Raters")
-    if frame.empty:
+    if not answers:
         st.info("No raters yet: invite them below.")
     else:
-        st.dataframe(progress_table(frame, unit), hide_index=True)
-        flagged = [
-            (r.rater, r.scenario, flag_sentence(f))
-            for r in frame.itertuples(index=False)
-            if r.flags
-            for f in r.flags
-        ]
+        st.dataframe(progress_table(answers, unit), hide_index=True)
+        flagged = [(r.rater, r.scenario, flag_sentence(f)) for r in answers for f in r.flags or ()]
         if flagged:
             st.markdown("**Flags** (risk falls as the ranges move apart; a note, not an error)")
             st.dataframe(
@@ -228,10 +226,14 @@ def _export(surveys: SurveyStore, survey: Survey) -> None:
         "riskgrid elicit."
     )
     c = st.columns(2)
+
+    def table(part: int) -> Callable[[], str]:
+        return lambda: safe_csv(seg_export(surveys, survey.name)[part])
+
     for column, (file, part) in zip(c, (("thresholds.csv", 0), ("matrix.csv", 1)), strict=True):
         column.download_button(
             f"Export {file}",
-            lambda part=part: safe_csv(seg_export(surveys, survey.name)[part]),
+            table(part),
             file,
             "text/csv",
             key=f"seg_export_{part}",

@@ -26,6 +26,7 @@ from ranking_core.surveys.design import SurveySettings, new_token, token_hash
 from ranking_core.surveys.seg_method import (
     ACTIONS,
     SEG_METHOD,
+    Flag,
     Scenario,
     check_matrix,
     check_scenarios,
@@ -50,6 +51,7 @@ from ranking_core.surveys.tables import (
 
 __all__ = [
     "SegAnswer",
+    "SegRow",
     "StoredScenario",
     "create_seg_survey",
     "default_seg_instructions",
@@ -325,30 +327,39 @@ def rater_answers(surveys: SurveyStore, access: RaterAccess) -> dict[int, SegAns
     return {r.scenario_id: _answer(r) for r in rows}
 
 
-def seg_answers(surveys: SurveyStore, name: str) -> pd.DataFrame:
-    """One row per (rater, scenario), raters in order of invitation: rater, revoked, scenario,
-    position, answer (:class:`SegAnswer`), flags (None without a matrix)."""
+@dataclass(frozen=True)
+class SegRow:
+    """One rater's answers for one scenario, as the organiser reads them; ``flags`` is None
+    without a matrix."""
+
+    rater: str
+    revoked: bool
+    scenario: str
+    position: int
+    answer: SegAnswer
+    flags: list[Flag] | None
+
+
+def seg_answers(surveys: SurveyStore, name: str) -> list[SegRow]:
+    """One row per (rater, scenario), raters in order of invitation, scenarios in order."""
     survey = _seg_survey(surveys, name)
     with surveys._read(f"reading the answers of survey {name!r}") as conn:
         rows = conn.execute(_answers_query(survey.id)).all()
-    records = []
+    found = []
     for r in rows:
         answer = _answer(r)
         flags = None if answer.matrix is None else consistency_flags(answer.matrix)
-        records.append((r.rater, bool(r.revoked), r.scenario, r.position, answer, flags))
-    return pd.DataFrame(
-        records, columns=["rater", "revoked", "scenario", "position", "answer", "flags"]
-    )
+        found.append(SegRow(r.rater, bool(r.revoked), r.scenario, r.position, answer, flags))
+    return found
 
 
 def seg_export(surveys: SurveyStore, name: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``thresholds.csv`` (rater, scenario, action, max: whole mg/dL, A..D) and ``matrix.csv``
     (rater, scenario, measured, actual, score: all 25 cells, the diagonal 1) of every answer
     saved, by rater and scenario."""
-    frame = seg_answers(surveys, name)
     thresholds: list[tuple] = []
     matrices: list[tuple] = []
-    for row in frame.itertuples(index=False):
+    for row in seg_answers(surveys, name):
         if row.answer.thresholds is not None:
             thresholds += threshold_rows(row.rater, row.scenario, row.answer.thresholds)
         if row.answer.matrix is not None:
@@ -361,22 +372,22 @@ def seg_status(surveys: SurveyStore, name: str) -> dict:
     """The survey's state as plain data (``riskgrid survey status`` for a SEG-method survey):
     per rater the scenarios with thresholds, with a matrix, complete, and the flags raised."""
     survey = _seg_survey(surveys, name)
-    frame = seg_answers(surveys, name)
+    rows = seg_answers(surveys, name)
     scenarios = stored_scenarios(surveys, survey)
     raters = surveys.raters(name)
     per_rater = []
-    for r in raters.itertuples(index=False):
-        mine = frame[frame["rater"] == r.rater]
-        answers = list(mine["answer"])
+    for rater, revoked in zip(raters["rater"], raters["revoked"], strict=True):
+        mine = [row for row in rows if row.rater == rater]
+        answers = [row.answer for row in mine]
         per_rater.append(
             {
-                "rater": r.rater,
-                "revoked": bool(r.revoked),
+                "rater": str(rater),
+                "revoked": bool(revoked),
                 "thresholds": sum(a.thresholds is not None for a in answers),
                 "matrices": sum(a.matrix is not None for a in answers),
                 "complete": sum(a.done for a in answers),
                 "scenarios": len(scenarios),
-                "flags": sum(len(f) for f in mine["flags"] if f is not None),
+                "flags": sum(len(row.flags or ()) for row in mine),
             }
         )
     return {
