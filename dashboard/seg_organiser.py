@@ -187,6 +187,7 @@ def seg_organiser_page(surveys: SurveyStore, survey: Survey) -> None:
 def _invite_and_close(surveys: SurveyStore, survey: Survey) -> None:
     from ranking_core.inputs.text import safe_csv
 
+    st.subheader("Invite raters")
     with st.form("seg_invite"):
         count = st.number_input("Raters to invite", 1, 500, 1, key="seg_invite_n")
         names = st.text_area("Or their names, one per line", key="seg_invite_names")

@@ -1,13 +1,14 @@
 """End to end in Chromium: a SEG-method survey (``riskgrid survey create --method seg`` with a
 scenarios file, shown in mmol/L) answered through two raters' links — a threshold refused with
-its rule, a matrix with a consistency note, a rater who leaves after one scenario and comes back
-through the link — then ``riskgrid survey export -o DIR``: thresholds.csv and matrix.csv hold
-exactly what was typed (mmol/L × 18.016, rounded to whole mg/dL). Needs Debian's
-/usr/bin/chromium (never downloads a browser)."""
+its rule, a matrix with a consistency note, the server killed (SIGKILL) after the first scenario
+and started again, the raters back through their links where they stopped — then ``riskgrid
+survey export -o DIR``: thresholds.csv and matrix.csv hold exactly what was typed (mmol/L ×
+18.016, rounded to whole mg/dL). Needs Debian's /usr/bin/chromium (never downloads a browser)."""
 
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 
@@ -121,9 +122,13 @@ def test_two_raters_answer_a_seg_survey_and_the_export_holds_what_they_typed(tmp
             bo.get_by_text("Scenario 1 of 2").wait_for(timeout=TIMEOUT)
             _answer_scenario(ann, "ann", 0, 2)
             _answer_scenario(bo, "bo", 0, 2)
-            # bo leaves and comes back through the link: scenario 2 is where they stopped
-            bo.goto(links["link"][1])
-            bo.get_by_text("Scenario 2 of 2").wait_for(timeout=TIMEOUT)
+            # the server is killed (SIGKILL) and started again; both raters open their links
+            # again and find scenario 2, where they stopped
+            stop(server, signal.SIGKILL)
+            server = launch(port, env)
+            for page, link in ((ann, links["link"][0]), (bo, links["link"][1])):
+                page.goto(link)
+                page.get_by_text("Scenario 2 of 2").wait_for(timeout=TIMEOUT)
             bo.get_by_text("*No* <b>insulin</b>").wait_for(timeout=TIMEOUT)
             _answer_scenario(bo, "bo", 1, 2)
             _answer_scenario(ann, "ann", 1, 2)
