@@ -16,6 +16,7 @@ from sqlalchemy import create_engine, text
 from typer.testing import CliRunner
 
 from ranking_core.cli import app
+from ranking_core.elicit.answers import read_answers
 from ranking_core.inputs import InputError
 from ranking_core.surveys import SurveySettings, SurveyStore
 from ranking_core.surveys.scenarios_file import read_scenarios
@@ -174,7 +175,7 @@ def _seg_survey(database_url, unit="mg/dL", by=None):
     return surveys, survey, access
 
 
-def test_answers_are_saved_updated_in_place_and_exported(database_url):
+def test_answers_are_saved_updated_in_place_and_exported(database_url, tmp_path):
     surveys, survey, (ann, bo) = _seg_survey(database_url, unit="mmol/L")
     assert survey.method == "seg" and surveys.answers("seg").empty  # no pair queued
     first, second = stored_scenarios(surveys, survey)
@@ -196,6 +197,12 @@ def test_answers_are_saved_updated_in_place_and_exported(database_url):
     cell = matrix.set_index(["measured", "actual"])["score"]
     for i, j in itertools.product(range(5), range(5)):  # rows measured, columns actual
         assert cell[(ACTIONS[i], ACTIONS[j])] == SMOOTH[i, j]
+    # riskgrid elicit uses ann's complete answer and leaves out bo's, which has no matrix yet
+    thresholds.to_csv(tmp_path / "t.csv", index=False)
+    matrix.to_csv(tmp_path / "m.csv", index=False)
+    read = read_answers(tmp_path / "t.csv", tmp_path / "m.csv")
+    assert [(m.rater, m.scenario) for m in read.maps] == [("ann", first.name)]
+    assert [(e.rater, e.scenario) for e in read.exclusions] == [("bo", second.name)]
     state = seg_status(surveys, "seg")
     assert [(r["thresholds"], r["matrices"], r["complete"]) for r in state["raters"]] == [
         (1, 1, 1),
@@ -336,6 +343,13 @@ def test_cli_create_status_and_export_of_a_seg_survey(tmp_path, monkeypatch):
     assert thresholds["max"].tolist() == [round(v * 18.016) for v in (3.9, 4.4, 7.8, 10.0)]
     assert (thresholds["scenario"] == "Type 2 diabetes, no insulin").all()
     assert matrix["score"].tolist() == SMOOTH.ravel().tolist()
+    # the export is riskgrid elicit's input: risk(REF, BGM) = (S[action(BGM), action(REF)] − 1)/2
+    answers = read_answers(folder / "thresholds.csv", folder / "matrix.csv")
+    assert not answers.exclusions and len(answers.maps) == 1
+    cuts = np.array([round(v * 18.016) for v in (3.9, 4.4, 7.8, 10.0)])
+    action = (np.arange(601)[:, None] > cuts[None, :]).sum(axis=1)  # A: g <= max_A, …, E
+    expected = (SMOOTH[action[None, :], action[:, None]] - 1) / 2  # [REF, BGM]
+    assert np.array_equal(answers.maps[0].grid(), expected)
     file = tmp_path / "file.csv"
     file.write_text("keep")
     result = runner.invoke(app, ["survey", "export", "seg", "-o", str(file)])

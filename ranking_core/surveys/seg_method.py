@@ -28,6 +28,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ranking_core.elicit.mapping import ACTION_LABELS, ACTIONS, SCORE_MAX, SCORE_MIN
+from ranking_core.elicit.mapping import THRESHOLD_ACTIONS as CUT_ACTIONS
+from ranking_core.grids.lattice import GLUCOSE_MAX as GLUCOSE_TOP
 from ranking_core.inputs.units import MGDL_PER_MMOLL, to_mgdl
 
 __all__ = [
@@ -59,18 +62,10 @@ __all__ = [
 
 PAIRS_METHOD, SEG_METHOD = "pairs", "seg"
 METHODS = (PAIRS_METHOD, SEG_METHOD)  # how a survey asks: rated pairs, or the SEG's method
-ACTIONS = ("A", "B", "C", "D", "E")
-CUT_ACTIONS = ACTIONS[:4]  # the actions with a cut point; E runs to GLUCOSE_TOP
-ACTION_NAMES = {
-    "A": "emergency treatment of a low",
-    "B": "take oral glucose",
-    "C": "no action",
-    "D": "take insulin",
-    "E": "emergency treatment of a high",
-}
-NO_INSULIN_D = "exercise and eat less"  # action D for a patient not treated with insulin
-GLUCOSE_TOP = 600  # mg/dL: the top of the whole range (E runs to it)
-SCORE_RANGE = (1, 9)  # the risk scale of the matrix; 1 = no risk (the diagonal)
+# the actions and the score scale are riskgrid elicit's (ranking_core.elicit.mapping), which reads
+# this survey's export; a rater sees D as "insulin" or, without insulin, "exercise and eat less"
+INSULIN_D, NO_INSULIN_D = "insulin", "exercise and eat less"
+SCORE_RANGE = (SCORE_MIN, SCORE_MAX)  # the risk scale of the matrix; 1 = no risk (the diagonal)
 MAX_SCENARIOS = 12
 SCENARIO_NAME_MAX = 80  # characters
 DESCRIPTION_MAX = 1_000  # characters
@@ -115,8 +110,10 @@ DEFAULT_SCENARIOS = (
 
 
 def action_name(letter: str, insulin: bool = True) -> str:
-    """The action's words (D: take insulin, or exercise and eat less without insulin)."""
-    return NO_INSULIN_D if letter == "D" and not insulin else ACTION_NAMES[letter]
+    """The action's words (D: insulin, or exercise and eat less without insulin)."""
+    if letter == "D":
+        return INSULIN_D if insulin else NO_INSULIN_D
+    return ACTION_LABELS[letter]
 
 
 def action_label(letter: str, insulin: bool = True) -> str:
