@@ -93,6 +93,11 @@ def _save(surveys: SurveyStore, access: RaterAccess, position: int, last: bool) 
 
 def rater_page(surveys: SurveyStore, access: RaterAccess) -> None:
     """Instructions, then the first pair not answered yet (or the one before, after Back)."""
+    if access.survey.method == "seg":  # scenarios, thresholds and risk matrices
+        from dashboard.seg_rater import seg_rater_page
+
+        seg_rater_page(surveys, access)
+        return
     survey = access.survey
     queue = surveys.queue(access.rater_id)
     open_places = [item.position for item in queue if item.rating is None]
@@ -211,6 +216,11 @@ def organiser_page(surveys: SurveyStore, survey: Survey) -> None:
     """Progress, reliability, the grid so far, and the organiser's actions."""
     from ranking_core.surveys.results import batch_answered, rater_progress
 
+    if survey.method == "seg":  # per rater and scenario: thresholds, matrix, flags
+        from dashboard.seg_organiser import seg_organiser_page
+
+        seg_organiser_page(surveys, survey)
+        return
     frame = surveys.answers(survey.name)
     st.title(f"Survey “{plain(survey.name)}”")
     answered = int(frame["rating"].notna().sum())

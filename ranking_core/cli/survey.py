@@ -130,6 +130,22 @@ def create(
     seed: Annotated[
         int, typer.Option(min=0, max=MAX_SEED, help="Seed of the design and the shuffles.")
     ] = 0,
+    method: Annotated[
+        str,
+        typer.Option(
+            "--method",
+            help="How raters answer: pairs (rate pairs) or seg (the SEG's method: per scenario "
+            "the action thresholds, then a 5 x 5 risk matrix).",
+        ),
+    ] = "pairs",
+    scenarios: Annotated[
+        Path | None,
+        typer.Option(
+            "--scenarios",
+            help="--method seg: a file with columns name, description (optional insulin: "
+            "yes/no); default: the SEG's four scenarios.",
+        ),
+    ] = None,
 ) -> None:
     """Create a survey and print the organiser's link (keep it: it is shown once)."""
     from ranking_core.inputs import InputError
@@ -140,6 +156,22 @@ def create(
     from ranking_core.surveys.pairs_file import read_survey_pairs
     from ranking_core.surveys.storage import INSTRUCTIONS_MAX
 
+    if method not in ("pairs", "seg"):
+        fail(f"--method is pairs or seg; got {named(method)}", 2)
+    if method == "seg":
+        from ranking_core.cli.survey_seg import create_seg
+
+        text = None
+        if instructions is not None:
+            try:
+                text = read_capped(instructions, 4 * INSTRUCTIONS_MAX, "--instructions")
+            except ValueError as exc:
+                _fail(exc)
+        given = pairs is not None or design is not None
+        create_seg(_surveys(), name, scenarios, unit, base_url, text, given)
+        return
+    if scenarios is not None:
+        fail("--scenarios is for --method seg", 2)
     if (pairs is None) == (design is None):
         _fail("give the start design as either --pairs FORM.csv or --design N")
     messages: tuple[str, ...] = ()
@@ -284,9 +316,13 @@ def status(
     """Progress per rater: answered, time per answer, test-retest agreement, check pairs."""
     from rich.table import Table
 
+    from ranking_core.cli.survey_seg import is_seg, seg_status
     from ranking_core.storage import StorageError
     from ranking_core.surveys.results import status as survey_status
 
+    if is_seg(_surveys(), name):
+        seg_status(_surveys(), name, json_out)
+        return
     try:
         if json_out is not None:
             check_output(json_out, "--json")
@@ -344,10 +380,13 @@ def next_(
     """Plan the next batch from the answers so far and add it to the raters' queues now."""
     from ranking_core.blas_threads import fit_threads
     from ranking_core.cli.progress import progress_bar
+    from ranking_core.cli.survey_seg import is_seg, refuse_batches
     from ranking_core.storage import StorageError
     from ranking_core.surveys.results import next_batch
 
     surveys = _surveys()
+    if is_seg(surveys, name):
+        refuse_batches(name)
     added: dict = {}
     try:
         with progress_bar("learning from the answers so far") as update, fit_threads(1000):
@@ -371,15 +410,27 @@ def next_(
 def export(
     name: Annotated[str, typer.Argument(help="The survey.")],
     ratings_out: Annotated[
-        Path, typer.Option("--out", "-o", help="Ratings to write (CSV).")
+        Path,
+        typer.Option(
+            "--out",
+            "-o",
+            help="Ratings to write (CSV); for a SEG-method survey the folder that gets "
+            "thresholds.csv and matrix.csv.",
+        ),
     ] = Path("ratings.csv"),
 ) -> None:
     """Write every answer (reference, estimate, rating, rater, answered_at, role); the file is a
-    rating set for `riskgrid learn`."""
+    rating set for `riskgrid learn`. A SEG-method survey writes two tables into the folder -o:
+    thresholds.csv (rater, scenario, action, max in mg/dL) and matrix.csv (rater, scenario,
+    measured, actual, score 1-9), the input of `riskgrid elicit`."""
+    from ranking_core.cli.survey_seg import export_seg, is_seg
     from ranking_core.inputs.text import safe_csv
     from ranking_core.storage import StorageError
     from ranking_core.surveys.results import export_frame
 
+    if is_seg(_surveys(), name):
+        export_seg(_surveys(), name, ratings_out)
+        return
     try:
         check_output(ratings_out, "--out")
         frame = export_frame(_surveys().answers(name))
