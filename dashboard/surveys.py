@@ -255,13 +255,16 @@ def _overlap_note(surveys: SurveyStore, survey: Survey) -> None:
     """How many raters the overlap needs, and a warning when the active raters leave start
     pairs short of it (:mod:`ranking_core.surveys.coverage`)."""
     from ranking_core.surveys.admin import survey_coverage
-    from ranking_core.surveys.coverage import coverage_warning, overlap_needs
+    from ranking_core.surveys.coverage import batch_warning, coverage_warning, overlap_needs
 
     state = survey_coverage(surveys, survey.name)
     st.caption(plain(overlap_needs(state.n_pairs, survey.settings, "pairs per rater")))
-    warning = coverage_warning(state)
-    if warning:
-        st.warning(plain(warning[:1].upper() + warning[1:]))
+    warnings = [coverage_warning(state)]
+    if survey.settings.batch or survey.batches > 1:  # batches are shared among active raters
+        warnings.append(batch_warning(state.raters, survey.settings.overlap))
+    for warning in warnings:
+        if warning and state.raters:
+            st.warning(plain(warning[:1].upper() + warning[1:]))
 
 
 def _progress_table(progress: pd.DataFrame) -> pd.DataFrame:

@@ -221,3 +221,17 @@ def test_missing_figures_are_a_dash_with_their_reason():
     assert REASONS["alpha"] in reason_note({"alpha": "α"}, {"alpha": [0.5, None]})
     frame = pd.DataFrame({"x": [1.0, float("nan")]})
     assert shown(frame["x"].iloc[1], "{:.1f}", "agreement", reason=False) == MISSING
+
+
+def test_a_batch_shared_by_fewer_raters_than_the_overlap_is_warned_about(tmp_path, monkeypatch):
+    runner, url = _cli(tmp_path, monkeypatch)
+    args = ["survey", "create", "s", "--design", "6", "--overlap", "3"]
+    assert runner.invoke(app, args).exit_code == 0
+    invited = runner.invoke(app, ["survey", "invite", "s", "--raters", "2"])
+    assert "overlap 3 needs 3" in invited.stderr and "1 more rater " in invited.stderr
+    result = runner.invoke(app, ["survey", "next", "s", "--batch", "4"])
+    assert result.exit_code == 0, result.output
+    assert "each pair of a batch is rated by 2 raters only" in result.stderr
+    frame = SurveyStore(url).answers("s")
+    batch = frame[frame["batch"] == 1]
+    assert set(batch.groupby("pair_id")["rater"].nunique()) == {2}  # as the warning says

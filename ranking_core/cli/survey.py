@@ -22,7 +22,7 @@ from ranking_core.cli.output import (
     write_output,
 )
 from ranking_core.inputs.text import named, printable
-from ranking_core.surveys.coverage import coverage_warning, overlap_needs
+from ranking_core.surveys.coverage import batch_warning, coverage_warning, overlap_needs
 from ranking_core.surveys.design import (
     MAX_CHECKS,
     MAX_OVERLAP,
@@ -406,6 +406,9 @@ def next_(
         f"batch {added['batch']} added: {added['pairs']} pairs in "
         f"{added['raters']} raters' queues ({after} batches)"
     )
+    short = batch_warning(added["raters"], surveys.get(name).settings.overlap)
+    if short is not None:
+        err.print(Text(f"warning: {short}", style="yellow"))
 
 
 @app.command()

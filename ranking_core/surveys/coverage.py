@@ -23,6 +23,7 @@ from ranking_core.surveys.design import SurveySettings
 
 __all__ = [
     "Coverage",
+    "batch_warning",
     "coverage",
     "coverage_warning",
     "overlap_needs",
@@ -168,4 +169,17 @@ def coverage_warning(state: Coverage) -> str | None:
         f"{state.overlap} needs {state.needed:,}: {', '.join(parts)}{alpha}; invite "
         f"{state.more:,} more rater{'s' if state.more != 1 else ''} to rate every pair "
         f"{_times(state.overlap)}"
+    )
+
+
+def batch_warning(active: int, overlap: int) -> str | None:
+    """One sentence when a batch is shared among fewer active raters than the overlap (each of
+    its pairs then has ``active`` raters, :func:`~ranking_core.surveys.design.batch_chunk`);
+    None otherwise."""
+    if active >= overlap:
+        return None
+    return (
+        f"{active:,} active rater{'s' if active != 1 else ''} but overlap {overlap}: each pair "
+        f"of a batch is rated by {active:,} rater{'s' if active != 1 else ''} only; invite "
+        f"{overlap - active:,} more to give later batches their overlap"
     )
