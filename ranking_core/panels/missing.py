@@ -18,9 +18,9 @@ REASONS: dict[str, str] = {
     "retest_agreement": "not measurable: no pair rated twice by this rater yet",
     "retest_difference": "not measurable: no pair rated twice by this rater yet",
     "alpha": "not measurable: no pair rated by two raters",
-    "bias": "not estimated: the robust fit gave this rater no offset or scale",
-    "scale": "not estimated: the robust fit gave this rater no offset or scale",
-    "noise_sd": "not estimated: the robust fit gave this rater no offset or scale",
+    "bias": "not estimated: the learner fitted no offset or scale for this rater",
+    "scale": "not estimated: the learner fitted no offset or scale for this rater",
+    "noise_sd": "not estimated: the learner fitted no offset or scale for this rater",
     "agreement": "not measurable: fewer than 3 ratings, or no spread in them",
     "consensus_r2": "not measurable: the ratings do not vary",
 }
