@@ -111,3 +111,19 @@ def test_learn_warns_on_standard_error_when_lambda_is_the_smallest_candidate(tmp
     edge = [line for line in result.stderr.splitlines() if "smallest candidate" in line]
     assert len(edge) == 1 and f"{smallest:.3g}" in edge[0]
     assert "smallest candidate" not in result.stdout
+
+
+def test_the_learn_page_warns_when_lambda_is_the_smallest_candidate(tmp_path, monkeypatch):
+    from dashboard_support import fresh_machine, open_app
+
+    fresh_machine(tmp_path, monkeypatch)
+    at = open_app(learn_source="Upload a file")
+    data = _ratings(20, 1).to_csv(index=False).encode()
+    at.file_uploader(key="learn_upload").set_value(("r20.csv", data, "text/csv"))
+    at.run()
+    assert not at.exception, at.exception
+    result = at.session_state["learn_result"]
+    assert result.lam_chosen == pytest.approx(float(np.min(result.lams)), rel=1e-12)
+    edge = [w.value for w in at.warning if "smallest candidate" in w.value]
+    assert len(edge) == 1 and f"{float(np.min(result.lams)):.3g}" in edge[0]
+    assert "\n" not in edge[0]
