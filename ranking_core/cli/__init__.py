@@ -43,6 +43,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "learn",
         "Learn a risk grid from a rating set and write it as files.",
     ),
+    "elicit": (
+        "ranking_core.cli.elicit",
+        "elicit",
+        "Map SEG-method answers (action ranges, risk scores) to a grid; learn and propose pairs.",
+    ),
     "plan-panel": (
         "ranking_core.cli.panels",
         "plan_panel",

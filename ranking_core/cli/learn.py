@@ -332,7 +332,7 @@ def learn(
             learned_band = risk_band(result.risk_model)
             try:
                 assert out_dir is not None  # --band needs --out-dir (checked above)
-                paths = _write_band(learned_band, shown_grid.grid, out_dir, ratings)
+                paths = write_band(learned_band, shown_grid.grid, out_dir, ratings)
             except OutputError as exc:
                 fail(exc)
         console.print(
@@ -387,7 +387,7 @@ def _write_grid(result, out_dir: Path, ratings: Path) -> list[Path]:
     return write_outputs(out_dir, files, "--out-dir", [ratings])
 
 
-def _write_band(band, grid, out_dir: Path, ratings: Path) -> list[Path]:
+def write_band(band, grid, out_dir: Path, ratings: Path) -> list[Path]:
     """The band's files (``ranking_core.learn.write_band_files``), made in a private temporary
     folder and each written into ``out_dir`` safely."""
     import tempfile
