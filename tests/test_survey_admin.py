@@ -127,6 +127,13 @@ def test_a_revoked_rater_no_longer_counts_for_the_overlap(tmp_path):
     surveys.revoke("s", "rater-2")
     state = survey_coverage(surveys, "s")
     assert (state.raters, state.full, state.not_asked) == (1, 5, 5)
+    # the next raters take the next chunks (the revoked rater's index is not given again):
+    # the number of further raters the warning names is the number that completes the design
+    assert state.more == 2
+    surveys.invite("s", 1)
+    assert not survey_coverage(surveys, "s").complete
+    surveys.invite("s", 1)
+    assert survey_coverage(surveys, "s").complete
 
 
 def test_list_delete_and_link_from_the_command_line(tmp_path, monkeypatch):

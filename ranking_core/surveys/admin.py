@@ -176,9 +176,10 @@ def survey_coverage(surveys: SurveyStore, name: str) -> Coverage:
             )
             or 0
         )
-        invited = conn.scalars(
-            select(RATERS.c.invited).where(
-                RATERS.c.survey_id == survey.id, RATERS.c.revoked_at.is_(None)
+        rows = conn.execute(
+            select(RATERS.c.invited, RATERS.c.revoked_at.is_(None)).where(
+                RATERS.c.survey_id == survey.id
             )
         ).all()
-    return coverage(n_pairs, survey.settings, list(invited))
+    active = [int(index) for index, is_active in rows if is_active]
+    return coverage(n_pairs, survey.settings, active, next_index=len(rows))

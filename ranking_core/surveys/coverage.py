@@ -5,7 +5,7 @@ order of invitation, from 0) gets the K = ``per_rater`` pairs jK, jK + 1, … (m
 of n pairs. The chunks of the first ⌈n·R / K⌉ raters together run R times round the design, so
 every pair is rated by ``overlap`` = R raters (R + 1 for the pairs where the last chunk wraps
 past the R-th round) once that many raters are invited; with fewer raters the first pairs are
-asked once and the last ones not at all, and no pair is rated twice before ⌈n / K⌉ raters are
+asked once and the last ones not at all, and no pair is rated twice until more than n / K raters are
 in. With no ``per_rater`` every rater rates every pair, and R raters are needed.
 
 Krippendorff's α (and every agreement between raters) needs pairs rated by two raters at least;
@@ -88,9 +88,16 @@ class Coverage:
     """
 
     def __init__(
-        self, n_pairs: int, per_rater: int | None, overlap: int, invited: Iterable[int]
+        self,
+        n_pairs: int,
+        per_rater: int | None,
+        overlap: int,
+        invited: Iterable[int],
+        next_index: int | None = None,
     ) -> None:
         indices = sorted(int(i) for i in invited)
+        if next_index is None:  # the next rater invited takes the next index
+            next_index = (indices[-1] + 1) if indices else 0
         counts = start_counts(n_pairs, per_rater, indices)
         self.n_pairs, self.overlap, self.raters = n_pairs, int(overlap), len(indices)
         self.needed = raters_needed(n_pairs, per_rater, overlap)
@@ -98,7 +105,7 @@ class Coverage:
         self.not_asked = int((counts == 0).sum())
         self.fewer = n_pairs - self.full - self.not_asked
         self.shared = int((counts >= 2).sum())
-        self.more = self._more(counts, per_rater, (indices[-1] + 1) if indices else 0)
+        self.more = self._more(counts, per_rater, int(next_index))
 
     def _more(self, counts: np.ndarray, per_rater: int | None, first: int) -> int:
         """The fewest further raters (indices ``first``, ``first`` + 1, …) after whom every pair
@@ -124,11 +131,18 @@ class Coverage:
         return self.full == self.n_pairs
 
 
-def coverage(n_pairs: int, settings: SurveySettings, invited: Iterable[int] | int) -> Coverage:
+def coverage(
+    n_pairs: int,
+    settings: SurveySettings,
+    invited: Iterable[int] | int,
+    next_index: int | None = None,
+) -> Coverage:
     """The :class:`Coverage` of the start design by the raters of these invitation indices
-    (or by the first ``invited`` raters when a number is given)."""
+    (or by the first ``invited`` raters when a number is given); ``next_index``: the index the
+    next rater invited gets (every rater ever invited, revoked ones too; default: one past the
+    last given)."""
     indices = range(invited) if isinstance(invited, int) else invited
-    return Coverage(n_pairs, settings.per_rater, settings.overlap, indices)
+    return Coverage(n_pairs, settings.per_rater, settings.overlap, indices, next_index)
 
 
 def overlap_needs(
