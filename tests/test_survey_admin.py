@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 
+import numpy as np
 import pandas as pd
 import pytest
 from sqlalchemy import func, select
@@ -26,6 +27,7 @@ from ranking_core.surveys.coverage import (
     coverage,
     coverage_warning,
     overlap_needs,
+    pair_ranges,
     raters_needed,
     start_counts,
 )
@@ -83,6 +85,9 @@ def test_two_raters_of_an_overlap_needing_five_are_warned_about_what_is_left_out
     assert state.fewer == 24 and state.more == 3
     warning = coverage_warning(state)
     assert "6 not asked" in warning and "24 rated fewer times" in warning
+    missing = sorted(set(range(30)) - set(brute))  # 0-based; the warning counts from 1
+    assert missing == list(range(24, 30))
+    assert f"not asked at all (pairs {missing[0] + 1}-{missing[-1] + 1})" in warning
     assert "not measurable" in warning and "\n" not in warning
     assert coverage_warning(coverage(30, settings, 5)) is None
 
@@ -242,3 +247,16 @@ def test_a_batch_shared_by_fewer_raters_than_the_overlap_is_warned_about(tmp_pat
     frame = SurveyStore(url).answers("s")
     batch = frame[frame["batch"] == 1]
     assert set(batch.groupby("pair_id")["rater"].nunique()) == {2}  # as the warning says
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_pair_ranges_name_exactly_the_given_pairs(seed):
+    rng = np.random.default_rng(seed)
+    indices = np.flatnonzero(rng.random(40) < 0.5)
+    text = pair_ranges(indices, shown=100)
+    named_pairs = set()
+    for part in text.split(" ", 1)[1].split(", "):
+        first, _, last = part.partition("-")
+        named_pairs |= set(range(int(first), int(last or first) + 1))
+    assert named_pairs == {int(i) + 1 for i in indices}
+    assert "more ranges" in pair_ranges(np.array([0, 2, 4, 6, 8]), shown=3)

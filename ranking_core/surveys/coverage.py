@@ -27,6 +27,7 @@ __all__ = [
     "coverage",
     "coverage_warning",
     "overlap_needs",
+    "pair_ranges",
     "raters_needed",
     "start_counts",
 ]
@@ -84,6 +85,7 @@ class Coverage:
     fewer : pairs rated, but by fewer than ``overlap`` raters.
     not_asked : pairs no active rater is asked.
     shared : pairs rated by two raters at least (what Krippendorff's α is measured on).
+    counts : (n_pairs,) raters of each start pair, in the order the pairs are stored.
     more : further raters to invite for every pair to reach the overlap (0: none).
     """
 
@@ -105,6 +107,7 @@ class Coverage:
         self.not_asked = int((counts == 0).sum())
         self.fewer = n_pairs - self.full - self.not_asked
         self.shared = int((counts >= 2).sum())
+        self.counts = counts
         self.more = self._more(counts, per_rater, int(next_index))
 
     def _more(self, counts: np.ndarray, per_rater: int | None, first: int) -> int:
@@ -162,17 +165,34 @@ def overlap_needs(
     )
 
 
+def pair_ranges(indices: np.ndarray, shown: int = 3) -> str:
+    """Start pairs by their place in the stored design (from 1), as ranges: "pairs 25-30",
+    "pairs 1-6, 13-18"; at most ``shown`` ranges, then how many more."""
+    if not len(indices):
+        return "none"
+    breaks = np.flatnonzero(np.diff(indices) > 1)
+    starts = np.concatenate([[indices[0]], indices[breaks + 1]]) + 1
+    ends = np.concatenate([indices[breaks], [indices[-1]]]) + 1
+    ranges = [f"{a}" if a == b else f"{a}-{b}" for a, b in zip(starts, ends, strict=True)]
+    more = f" and {len(ranges) - shown:,} more ranges" if len(ranges) > shown else ""
+    return f"pair{'s' if len(indices) > 1 else ''} {', '.join(ranges[:shown])}{more}"
+
+
 def coverage_warning(state: Coverage) -> str | None:
     """One sentence saying what the raters so far leave out of the overlap (None when every
     start pair has it): pairs rated fewer times, pairs not asked, and whether Krippendorff's α
     can be measured."""
     if state.complete or state.n_pairs == 0:
         return None
+    counts = state.counts
     parts = [f"{state.full:,} of {state.n_pairs:,} start pairs are rated {_times(state.overlap)}"]
     if state.fewer:
-        parts.append(f"{state.fewer:,} rated fewer times")
+        fewer = np.flatnonzero((counts > 0) & (counts < state.overlap))
+        parts.append(f"{state.fewer:,} rated fewer times ({pair_ranges(fewer)})")
     if state.not_asked:
-        parts.append(f"{state.not_asked:,} not asked at all")
+        parts.append(
+            f"{state.not_asked:,} not asked at all ({pair_ranges(np.flatnonzero(counts == 0))})"
+        )
     alpha = (
         "; no pair is rated twice, so Krippendorff's α and rater agreement are not measurable"
         if state.shared == 0
