@@ -356,3 +356,23 @@ def test_cli_create_status_and_export_of_a_seg_survey(tmp_path, monkeypatch):
     assert result.exit_code == 1 and "is a file" in result.output and file.read_text() == "keep"
     result = runner.invoke(app, ["survey", "next", "seg"])
     assert result.exit_code == 1 and "batches of pairs are for pairs surveys" in result.output
+
+
+def test_a_seg_survey_is_listed_by_its_method_and_deleted_with_its_answers(database_url):
+    from sqlalchemy import func, select
+
+    from ranking_core.surveys.admin import delete_survey, survey_summaries
+    from ranking_core.surveys.seg_tables import SCENARIOS, SEG_MATRICES, SEG_THRESHOLDS
+
+    surveys, survey, (ann, bo) = _seg_survey(database_url)
+    first, second = stored_scenarios(surveys, survey)
+    save_thresholds(surveys, ann, first.id, [50, 70, 180, 250], unit="mg/dL")
+    save_matrix(surveys, ann, first.id, SMOOTH.tolist())
+    save_thresholds(surveys, bo, second.id, [55, 75, 170, 260], unit="mg/dL")
+    (listed,) = survey_summaries(surveys)
+    assert (listed.name, listed.method, listed.raters, listed.answers) == ("seg", "seg", 2, 3)
+    assert delete_survey(surveys, "seg") == {"raters": 2, "answers": 3, "pairs": 0}
+    with surveys._read("counting") as conn:
+        for table in (SCENARIOS, SEG_THRESHOLDS, SEG_MATRICES):
+            assert conn.scalar(select(func.count()).select_from(table)) == 0
+    assert survey_summaries(surveys) == []

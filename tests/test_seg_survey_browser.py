@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -161,3 +162,37 @@ def test_two_raters_answer_a_seg_survey_and_the_export_holds_what_they_typed(tmp
     }
     got_scores = {(r.rater, r.scenario, r.measured, r.actual): r.score for r in matrix.itertuples()}
     assert got_scores == expected_scores
+
+    # ... and `riskgrid elicit` turns the export into the grid the typed answers define:
+    # risk(REF, BGM) = (score[action(BGM), action(REF)] - 1) / 2, averaged over the raters of a
+    # scenario, then over the scenarios (computed here cell block by cell block from what was typed)
+    out = tmp_path / "grid"
+    subprocess.run(
+        [
+            *(sys.executable, "-m", "ranking_core.cli", "elicit"),
+            *(str(folder / "thresholds.csv"), str(folder / "matrix.csv")),
+            *("--out-dir", str(out), "--no-learn"),
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    glucose = np.arange(601)
+    scenario_means = []
+    for s in range(len(SCENARIOS)):
+        maps = []
+        for rater in ("ann", "bo"):
+            cuts = [round(float(v) * 18.016) for v in CUTS[(rater, s)]]
+            risk = np.empty((601, 601))
+            for i in range(5):  # measured action: the BGM column block
+                bgm = (glucose > (cuts[i - 1] if i else -1)) & (glucose <= ([*cuts, 600])[i])
+                for j in range(5):  # actual action: the REF row block
+                    ref = (glucose > (cuts[j - 1] if j else -1)) & (glucose <= ([*cuts, 600])[j])
+                    risk[np.ix_(ref, bgm)] = (MATRICES[(rater, s)][i][j] - 1) / 2
+            maps.append(risk)
+        scenario_means.append(np.mean(maps, axis=0))
+    np.testing.assert_allclose(
+        np.load(out / "grid.npy"), np.mean(scenario_means, axis=0), atol=1e-9
+    )

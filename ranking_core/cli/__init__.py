@@ -56,7 +56,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "survey": (
         "ranking_core.cli.survey",
         "app",
-        "Run a rating survey in the browser: create, invite, status, next, export.",
+        "Rating surveys in the browser (rated pairs or the SEG's method): create, list, export, ….",
     ),
     "cf": (
         "ranking_core.cli.cf",

@@ -62,8 +62,10 @@ def _show(result, paths: list[Path]) -> None:
     table.add_row("Points fitted", f"{result.points_fitted:,} of {len(result.y):,}")
     console.print(table)
     console.print(f"ratings checksum {result.checksum}", soft_wrap=True)
-    for advice in settings_advice(result):
-        console.print(f"[yellow]note:[/yellow] {shown(advice)}")
+    from ranking_core.cli.output import err
+
+    for advice in settings_advice(result):  # warnings: on standard error, one line each
+        err.print(f"[yellow]note:[/yellow] {shown(advice)}")
     for path in paths:
         console.print(f"wrote {shown(path)}")
 

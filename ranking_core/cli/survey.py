@@ -12,8 +12,17 @@ from typing import Annotated, NoReturn
 import typer
 from rich.text import Text
 
-from ranking_core.cli.output import OutputError, check_output, fail, out, say, write_output
+from ranking_core.cli.output import (
+    OutputError,
+    check_output,
+    err,
+    fail,
+    out,
+    say,
+    write_output,
+)
 from ranking_core.inputs.text import named, printable
+from ranking_core.surveys.coverage import batch_warning, coverage_warning, overlap_needs
 from ranking_core.surveys.design import (
     MAX_CHECKS,
     MAX_OVERLAP,
@@ -208,6 +217,7 @@ def create(
         f"{settings.glucose_range[0]:g}-{settings.glucose_range[1]:g} mg/dL; "
         "invite raters with 'riskgrid survey invite'"
     )
+    say(overlap_needs(stored, survey.settings))
     say("organiser link (keep it private):")
     typer.echo(survey.organiser_link(token))
 
@@ -291,6 +301,26 @@ def invite(
         f"invited {len(links)} raters; wrote their links to {printable(links_out)} (send each "
         "rater their own link only)"
     )
+    warn_coverage(name, say_needs=True)
+
+
+def warn_coverage(name: str, *, say_needs: bool = False) -> None:
+    """Print (with ``say_needs``) how many raters the survey's overlap needs, and warn in one
+    line on standard error when its active raters leave start pairs short of the overlap."""
+    from ranking_core.storage import StorageError
+    from ranking_core.surveys.admin import survey_coverage
+
+    try:
+        state = survey_coverage(_surveys(), name)
+        needs = overlap_needs(state.n_pairs, _surveys().get(name).settings)
+    except StorageError as exc:  # the survey was changed meanwhile: the figures are not known
+        err.print(Text(f"warning: the raters' coverage cannot be read: {printable(exc)}"))
+        return
+    if say_needs:
+        say(needs)
+    warning = coverage_warning(state)
+    if warning is not None:
+        err.print(Text(f"warning: {warning}", style="yellow"))
 
 
 @app.command()
@@ -317,6 +347,7 @@ def status(
     from rich.table import Table
 
     from ranking_core.cli.survey_seg import is_seg, seg_status
+    from ranking_core.panels.missing import reason_note, shown
     from ranking_core.storage import StorageError
     from ranking_core.surveys.results import status as survey_status
 
@@ -350,12 +381,22 @@ def status(
             Text(printable(r["rater"])),
             str(r["answered"]),
             str(r["queued"]),
-            "–" if r["seconds_per_answer"] is None else f"{r['seconds_per_answer']:.1f}",
-            "–" if r["retest_agreement"] is None else f"{r['retest_agreement']:.0%}",
+            shown(r["seconds_per_answer"], "{:.1f}", "seconds_per_answer", reason=False),
+            shown(r["retest_agreement"], "{:.0%}", "retest_agreement", reason=False),
             f"{r['checks_passed']} of {r['checks_answered']}",
             "revoked" if r["revoked"] else "open",
         )
     out.print(table)
+    note = reason_note(
+        {"seconds_per_answer": "s per answer", "retest_agreement": "retest agreement"},
+        {
+            key: [r[key] for r in state["raters"]]
+            for key in ("seconds_per_answer", "retest_agreement")
+        },
+    )
+    if note is not None:
+        say(note)
+    warn_coverage(name)
     if json_out is not None:
         try:
             write_output(json_out, json.dumps(state, indent=2), "--json")
@@ -404,6 +445,9 @@ def next_(
         f"batch {added['batch']} added: {added['pairs']} pairs in "
         f"{added['raters']} raters' queues ({after} batches)"
     )
+    short = batch_warning(added["raters"], surveys.get(name).settings.overlap)
+    if short is not None:
+        err.print(Text(f"warning: {short}", style="yellow"))
 
 
 @app.command()
@@ -450,3 +494,9 @@ def close(name: Annotated[str, typer.Argument(help="The survey.")]) -> None:
     except StorageError as exc:
         _fail(exc)
     say(f"survey {named(name)} is closed")
+
+
+# list, delete and link: ranking_core/cli/survey_admin.py
+from ranking_core.cli.survey_admin import register  # noqa: E402
+
+register(app)
