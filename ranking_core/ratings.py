@@ -19,7 +19,6 @@ valid rows are kept. Nothing here unpickles or evaluates input.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from dataclasses import dataclass, field
 from typing import IO
@@ -227,20 +226,3 @@ def read_rating_set(
     return RatingSet(
         out, tuple(problems), tuple(warnings_), table.source, summary, table.unit or "mg/dL"
     )
-
-
-def without_cut_last_rating(data: RatingSet, source: str | os.PathLike) -> RatingSet:
-    """The rating set without the row of a last line that looks cut off (no final line break,
-    fewer fields or characters than the lines above), refused by line in its report
-    (:func:`~ranking_core.inputs.series.cut_last_line_of`)."""
-    from ranking_core.inputs.series import cut_last_line_of
-
-    cut = cut_last_line_of(source)
-    if cut is None or cut[0] not in data.frame.index:
-        return data
-    line, rule = cut
-    frame = data.frame.drop(index=line)
-    problem = RowProblem(rule, (line,))
-    if frame.empty:
-        raise RatingSetError(f"{data.name}: no valid rating; {problem.message}")
-    return dataclasses.replace(data, frame=frame, problems=(*data.problems, problem))

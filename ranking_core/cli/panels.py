@@ -85,9 +85,7 @@ def plan_panel(
     data = None
     try:
         if ratings is not None:
-            from ranking_core.ratings import without_cut_last_rating
-
-            data = without_cut_last_rating(read_rating_set(ratings, unit=unit), ratings)
+            data = read_rating_set(ratings, unit=unit)
             if data.report():
                 console.print(
                     f"[yellow]{len(data.frame)} ratings kept; refused or noted:"
