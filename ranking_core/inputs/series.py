@@ -39,7 +39,7 @@ from typing import IO
 import numpy as np
 from numpy.typing import NDArray
 
-from ranking_core.inputs.table import (
+from ranking_core.inputs.schema import (
     Field,
     HeaderNotFound,
     InputError,
@@ -48,8 +48,8 @@ from ranking_core.inputs.table import (
     Schema,
     TableRead,
     name_lines,
-    read_table,
 )
+from ranking_core.inputs.table import read_table
 from ranking_core.inputs.units import PHYSICAL_MAX_MGDL
 
 __all__ = [

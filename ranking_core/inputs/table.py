@@ -45,7 +45,6 @@ from ranking_core.inputs.decoding import (
     cut_last_line,
     decode_error,
     open_binary,
-    read_text,
     source_label,
     text_stream,
 )
@@ -60,51 +59,22 @@ from ranking_core.inputs.rows import (
     match_header,
     missing_header,
 )
-from ranking_core.inputs.schema import (
-    QUOTE_CHARS,
-    Field,
-    HeaderNotFound,
-    InputError,
-    Limits,
-    RefusedRows,
-    Role,
-    Schema,
-    TableRead,
-    name_lines,
-    quote,
-    with_limits,
-)
+from ranking_core.inputs.schema import InputError, Limits, Schema, TableRead, name_lines, quote
 from ranking_core.inputs.times import Clock
 from ranking_core.inputs.units import UnitError, check_unit
 from ranking_core.inputs.xlsx import read_xlsx
 
 __all__ = [
     "ACCEPTED_FORMATS",
-    "CHUNK_ROWS",
-    "QUOTE_CHARS",
     "READERS",
-    "Field",
-    "HeaderNotFound",
-    "InputError",
-    "Limits",
-    "Reader",
-    "RefusedRows",
-    "Role",
-    "Schema",
-    "TableRead",
     "accepted_formats",
     "format_names",
-    "name_lines",
-    "open_binary",
-    "quote",
     "read_table",
-    "read_text",
     "reader_for",
     "reader_named",
     "register_reader",
     "unregister_reader",
     "upload_types",
-    "with_limits",
 ]
 
 CHUNK_CHARS = 1 << 22  # text is read in chunks of about 4 million characters

@@ -47,7 +47,7 @@ from ranking_core.meter.grid_plots import (
     figure_png,
     grid_plot,
 )
-from ranking_core.meter.report import TABLE_TITLES, MeterReport
+from ranking_core.meter.report import SEG_TOOL_TABLES, TABLE_TITLES, MeterReport
 
 __all__ = [
     "REPORT_FORMATS",
@@ -60,14 +60,6 @@ __all__ = [
 ]
 
 REPORT_FORMATS = (".pdf", ".html")
-SEG_TOOL_TABLES = (
-    "pair_types",
-    "accuracy",
-    "risk_grades",
-    "risk_categories",
-    "iso_ranges",
-    "binomial",
-)
 
 
 def report_figures(
