@@ -55,25 +55,21 @@ RATING_MAX = 4.0
 UNKNOWN_RATER = "unknown"  # the rater of rows whose rater cell is blank
 MAX_ROWS = 200_000  # a panel rates hundreds to thousands of scenarios; beyond this is a wrong file
 _GRID = f"outside 0..{GLUCOSE_MAX} mg/dL (the grid)"
+
+
+def _grid_glucose(name: str, aliases: tuple[str, ...]) -> Role:
+    """A glucose column of a rating set: mg/dL (or converted) on the grid's 0..600."""
+    rule = f"{name} glucose is {_GRID}"
+    return Role(
+        name, glucose=True, low=0.0, high=float(GLUCOSE_MAX), range_rule=rule, aliases=aliases
+    )
+
+
 RATING_SCHEMA = Schema(
     "rating set",
     (
-        Role(
-            "reference",
-            glucose=True,
-            low=0.0,
-            high=float(GLUCOSE_MAX),
-            range_rule=f"reference glucose is {_GRID}",
-            aliases=("ref", "reference glucose"),
-        ),
-        Role(
-            "estimate",
-            glucose=True,
-            low=0.0,
-            high=float(GLUCOSE_MAX),
-            range_rule=f"estimate glucose is {_GRID}",
-            aliases=("estimated", "bgm", "meter"),
-        ),
+        _grid_glucose("reference", ("ref", "reference glucose")),
+        _grid_glucose("estimate", ("estimated", "bgm", "meter")),
         Role(
             "rating",
             low=0.0,

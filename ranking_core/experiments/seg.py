@@ -101,14 +101,7 @@ def run_seg_table3(
     with ddof = 1); every repetition draws fresh training and test sets.
     """
     rng = np.random.default_rng(seed)
-    result: dict = {
-        "protocol": "Kriukova et al. 2014, §4.3 (Table 3)",
-        "recipe": {"name": preset_name(recipe), **recipe.to_dict()},
-        "repeats": repeats,
-        "n_test": n_test,
-        "seed": seed,
-        "sizes": {},
-    }
+    result = _result_head("Kriukova et al. 2014, §4.3 (Table 3)", recipe, repeats, n_test, seed)
     done, total = 0, len(sizes) * repeats
     for m in sizes:
         misranking, shares, lams = [], [], []
@@ -123,6 +116,16 @@ def run_seg_table3(
                 progress(done, total)
         result["sizes"][str(m)] = _summary(misranking, shares, {"lambda": lams})
     return result
+
+
+def _result_head(
+    protocol: str, recipe: LearnSettings, repeats: int, n_test: int, seed: int, **more: object
+) -> dict:
+    """The JSON-able head of a reproduction's result: the protocol, the recipe (its preset name
+    and settings), ``more``, the repetitions, test points and seed; ``sizes`` left to fill."""
+    recipe_fields = {"name": preset_name(recipe), **recipe.to_dict()}
+    head = {"protocol": protocol, "recipe": recipe_fields, **more}
+    return {**head, "repeats": repeats, "n_test": n_test, "seed": seed, "sizes": {}}
 
 
 def run_apriori(
@@ -146,18 +149,17 @@ def run_apriori(
     """
     rng = np.random.default_rng(seed)
     ranker = recipe.least_squares().ranker()
-    result: dict = {
-        "protocol": "Kriukova et al. 2014, §4.4 (a-priori λ)",
-        "recipe": {"name": preset_name(recipe), **recipe.to_dict()},
-        "gamma": recipe.gamma,
-        "small_sizes": list(small_sizes),
-        "draws": draws,
-        "beta_max": beta_max,
-        "repeats": repeats,
-        "n_test": n_test,
-        "seed": seed,
-        "sizes": {},
-    }
+    result = _result_head(
+        "Kriukova et al. 2014, §4.4 (a-priori λ)",
+        recipe,
+        repeats,
+        n_test,
+        seed,
+        gamma=recipe.gamma,
+        small_sizes=list(small_sizes),
+        draws=draws,
+        beta_max=beta_max,
+    )
     done, total = 0, len(sizes) * repeats
     for m in sizes:
         misranking, shares, rules = [], [], []
