@@ -34,11 +34,7 @@ from ranking_core.meter.blocks import (
     escaped,
 )
 from ranking_core.meter.cg_diva import CG_DIVA_ABOUT, CG_DIVA_CAPTION, cg_diva_frame
-from ranking_core.meter.display import (
-    acceptance_summary,
-    display_frame,
-    value_text,
-)
+from ranking_core.meter.display import acceptance_summary, display_frame, value_text
 from ranking_core.meter.grid_plots import (
     bland_altman,
     bland_altman_caption,
