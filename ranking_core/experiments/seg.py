@@ -102,20 +102,38 @@ def run_seg_table3(
     """
     rng = np.random.default_rng(seed)
     result = _result_head("Kriukova et al. 2014, §4.3 (Table 3)", recipe, repeats, n_test, seed)
-    done, total = 0, len(sizes) * repeats
+
+    def one(m: int) -> tuple[float, NDArray, object]:
+        learned = learn_grid(draw_seg_ratings(table, m, rng), recipe)
+        return (*_evaluate(learned.risk_model, table, rng, n_test), learned.lam)
+
+    result["sizes"] = _per_size(sizes, repeats, one, "lambda", progress)
+    return result
+
+
+def _per_size(
+    sizes: Sequence[int],
+    repeats: int,
+    one: Callable[[int], tuple[float, NDArray, object]],
+    kept: str,
+    progress: Progress | None,
+) -> dict:
+    """``repeats`` repetitions of ``one(m)`` (misranking, |Δy| bin shares, a value kept under
+    ``kept``) for each size m, in order, summarised per size (:func:`_summary`);
+    ``progress(done, total)`` after each repetition."""
+    done, total, summaries = 0, len(sizes) * repeats, {}
     for m in sizes:
-        misranking, shares, lams = [], [], []
+        misranking, shares, values = [], [], []
         for _ in range(repeats):
-            learned = learn_grid(draw_seg_ratings(table, int(m), rng), recipe)
-            score, share = _evaluate(learned.risk_model, table, rng, n_test)
+            score, share, value = one(int(m))
             misranking.append(score)
             shares.append(share)
-            lams.append(learned.lam)
+            values.append(value)
             done += 1
             if progress is not None:
                 progress(done, total)
-        result["sizes"][str(m)] = _summary(misranking, shares, {"lambda": lams})
-    return result
+        summaries[str(m)] = _summary(misranking, shares, {kept: values})
+    return summaries
 
 
 def _result_head(
@@ -160,35 +178,29 @@ def run_apriori(
         draws=draws,
         beta_max=beta_max,
     )
-    done, total = 0, len(sizes) * repeats
-    for m in sizes:
-        misranking, shares, rules = [], [], []
-        for _ in range(repeats):
-            X, y = with_diagonal_anchors(recipe.anchors, *draw_seg_ratings(table, int(m), rng))
-            targets = signed_ratings(X, y) if recipe.signed else y
-            rule = fit_apriori_lambda(
-                ranker,
-                X,
-                targets,
-                sizes=small_sizes,
-                draws=draws,
-                lams=recipe.lams(),
-                beta_max=beta_max,
-                n_bootstrap=0,
-                random_state=int(rng.integers(2**31)),
-            )
-            lam = float(rule(int(m)))
-            model = clone(ranker).set_params(lam=lam).fit(X, targets)
-            if recipe.signed:
-                model = AbsoluteRisk(model)
-            score, share = _evaluate(model, table, rng, n_test)
-            misranking.append(score)
-            shares.append(share)
-            rules.append({"alpha": rule.alpha, "beta": rule.beta, "lambda": lam})
-            done += 1
-            if progress is not None:
-                progress(done, total)
-        result["sizes"][str(m)] = _summary(misranking, shares, {"rules": rules})
+
+    def one(m: int) -> tuple[float, NDArray, object]:
+        X, y = with_diagonal_anchors(recipe.anchors, *draw_seg_ratings(table, m, rng))
+        targets = signed_ratings(X, y) if recipe.signed else y
+        rule = fit_apriori_lambda(
+            ranker,
+            X,
+            targets,
+            sizes=small_sizes,
+            draws=draws,
+            lams=recipe.lams(),
+            beta_max=beta_max,
+            n_bootstrap=0,
+            random_state=int(rng.integers(2**31)),
+        )
+        lam = float(rule(m))
+        model = clone(ranker).set_params(lam=lam).fit(X, targets)
+        if recipe.signed:
+            model = AbsoluteRisk(model)
+        score, share = _evaluate(model, table, rng, n_test)
+        return score, share, {"alpha": rule.alpha, "beta": rule.beta, "lambda": lam}
+
+    result["sizes"] = _per_size(sizes, repeats, one, "rules", progress)
     return result
 
 
