@@ -15,16 +15,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import IO
 
-from ranking_core.inputs.rows import (
-    CHUNK_ROWS,
-    Chunk,
-    Refusals,
-    Rows,
-    cell_text,
-    match_header,
-    missing_header,
-)
-from ranking_core.inputs.schema import InputError, Limits, Schema
+from ranking_core.inputs.rows import CHUNK_ROWS, Chunk, Refusals, Rows, match_header, missing_header
+from ranking_core.inputs.schema import InputError, Limits, Schema, cell_text
 
 __all__ = ["MAX_JSON_BYTES", "read_json_records"]
 
@@ -35,7 +27,7 @@ MAX_JSON_BYTES = 64 * 2**20
 
 def _cell(value: object) -> str:
     """A JSON value as cell text: objects and lists as compact JSON, booleans as JSON spells
-    them, the rest as :func:`~ranking_core.inputs.rows.cell_text` gives it."""
+    them, the rest as :func:`~ranking_core.inputs.schema.cell_text` gives it."""
     if isinstance(value, dict | list):
         return json.dumps(value, separators=(",", ":"))
     return cell_text(value, ("false", "true"))

@@ -10,7 +10,6 @@ refuse the file, naming both.
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
@@ -37,7 +36,6 @@ __all__ = [
     "Reader",
     "Refusals",
     "Rows",
-    "cell_text",
     "frame_rows",
     "match_header",
     "missing_header",
@@ -45,21 +43,6 @@ __all__ = [
 
 CHUNK_ROWS = 100_000
 _UNIT_IN_NAME = re.compile(r"^(.*?)[\s_]*[(\[]?\s*(mg/dl|mmol/l)\s*[)\]]?$")
-
-
-def cell_text(value: object, boolean: tuple[str, str] = ("FALSE", "TRUE")) -> str:
-    """A cell's value as the text the collector reads: None blank, a bool as ``boolean``
-    (false, true), a float by ``repr`` (every digit kept), a date or time in ISO 8601,
-    anything else by ``str``."""
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return boolean[value]
-    if isinstance(value, float):
-        return repr(value)
-    if isinstance(value, dt.datetime | dt.date | dt.time):
-        return value.isoformat()
-    return str(value)
 
 
 def _normalise(name: object) -> tuple[str, str | None]:

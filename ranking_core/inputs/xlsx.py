@@ -23,16 +23,8 @@ from openpyxl.reader.excel import ExcelReader
 from openpyxl.styles.stylesheet import apply_stylesheet
 from openpyxl.worksheet._read_only import ReadOnlyWorksheet
 
-from ranking_core.inputs.rows import (
-    CHUNK_ROWS,
-    Chunk,
-    Refusals,
-    Rows,
-    cell_text,
-    match_header,
-    missing_header,
-)
-from ranking_core.inputs.schema import InputError, Limits, Schema, name_lines, quote
+from ranking_core.inputs.rows import CHUNK_ROWS, Chunk, Refusals, Rows, match_header, missing_header
+from ranking_core.inputs.schema import InputError, Limits, Schema, cell_text, name_lines, quote
 
 __all__ = ["read_xlsx", "xlsx_rows"]
 
