@@ -482,22 +482,14 @@ def test_pair_plan_and_invite_outputs_that_cannot_be_written(database, tmp_path,
             assert args[0] != "survey" or "/?survey=s&token=" in result.stdout
 
 
-def test_an_invitation_that_fails_midway_writes_the_links_made(database, tmp_path, monkeypatch):
-    from ranking_core.storage import StorageError
+def test_an_invitation_that_fails_midway_writes_the_links_made(
+    database, tmp_path, monkeypatch, third_invite_batch_fails
+):
     from ranking_core.surveys import SurveyStore
     from ranking_core.surveys import storage as survey_storage
 
     assert run("survey", "create", "s", "--design", "5").exit_code == 0
     monkeypatch.setattr(survey_storage, "INVITE_ROWS", 1)  # one rater per transaction
-    real, calls = SurveyStore._invite_batch, []
-
-    def failing(self, *args):
-        calls.append(1)
-        if len(calls) == 3:
-            raise StorageError("the disk is full")
-        return real(self, *args)
-
-    monkeypatch.setattr(SurveyStore, "_invite_batch", failing)
     links = tmp_path / "out" / "links.csv"
     result = run("survey", "invite", "s", "--raters", "4", "-o", links)
     assert result.exit_code == 1, result.output
