@@ -42,6 +42,16 @@ MAX_ORDER = 100
 MAX_LAMBDA = 100.0
 
 
+def _iteration_step(sigma: NDArray, step: float | None, owner: str) -> float:
+    """The step μ of a gradient iteration on eigenvalues ``sigma``: ``step``, or 1/max σ when
+    None (1 for σ = 0); the iteration converges only for 0 < μ·max σ ≤ 1 (ValueError else)."""
+    top = float(sigma.max(initial=0.0))
+    mu = step if step is not None else (1.0 / top if top > 0 else 1.0)
+    if mu <= 0 or mu * top > 1.0 + 1e-12:
+        raise ValueError(f"{owner} step must satisfy 0 < step*max(sigma) <= 1, got {mu!r}")
+    return mu
+
+
 def _as_arrays(sigma: ArrayLike, lam: ArrayLike) -> tuple[NDArray, NDArray]:
     sigma = np.maximum(np.asarray(sigma, dtype=np.float64), 0.0)  # clip round-off negatives
     lam = np.asarray(lam, dtype=np.float64)
@@ -164,10 +174,7 @@ class Landweber(Filter):
 
     def factors(self, sigma: ArrayLike, lam: ArrayLike) -> NDArray[np.float64]:
         sigma, lam = _as_arrays(sigma, lam)
-        top = float(sigma.max(initial=0.0))
-        mu = self.step if self.step is not None else (1.0 / top if top > 0 else 1.0)
-        if mu <= 0 or mu * top > 1.0 + 1e-12:
-            raise ValueError(f"Landweber step must satisfy 0 < step*max(sigma) <= 1, got {mu!r}")
+        mu = _iteration_step(sigma, self.step, "Landweber")
         steps = np.ceil(1.0 / lam)
         t = np.minimum(mu * sigma, 1.0)
         return mu * _one_minus_power_over_t(t, steps, -1.0)
@@ -226,10 +233,7 @@ class NuMethod(Filter):
 
     def factors(self, sigma: ArrayLike, lam: ArrayLike) -> NDArray[np.float64]:
         sigma, lam = _as_arrays(sigma, lam)
-        top = float(sigma.max(initial=0.0))
-        mu = self.step if self.step is not None else (1.0 / top if top > 0 else 1.0)
-        if mu <= 0 or mu * top > 1.0 + 1e-12:
-            raise ValueError(f"NuMethod step must satisfy 0 < step*max(sigma) <= 1, got {mu!r}")
+        mu = _iteration_step(sigma, self.step, "NuMethod")
         t = np.minimum(mu * sigma, 1.0)
         steps = np.ceil(lam**-0.5)
         nu, out = float(self.nu), np.zeros_like(t)

@@ -21,7 +21,6 @@ valid rows are kept. Nothing here unpickles or evaluates input.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from dataclasses import dataclass, field
 from typing import IO
@@ -62,25 +61,21 @@ UNKNOWN_RATER = "unknown"  # the rater of rows whose rater cell is blank
 RETEST_ROLES = ("repeat", "retest")
 MAX_ROWS = 200_000  # a panel rates hundreds to thousands of scenarios; beyond this is a wrong file
 _GRID = f"outside 0..{GLUCOSE_MAX} mg/dL (the grid)"
+
+
+def _grid_glucose(name: str, aliases: tuple[str, ...]) -> Role:
+    """A glucose column of a rating set: mg/dL (or converted) on the grid's 0..600."""
+    rule = f"{name} glucose is {_GRID}"
+    return Role(
+        name, glucose=True, low=0.0, high=float(GLUCOSE_MAX), range_rule=rule, aliases=aliases
+    )
+
+
 RATING_SCHEMA = Schema(
     "rating set",
     (
-        Role(
-            "reference",
-            glucose=True,
-            low=0.0,
-            high=float(GLUCOSE_MAX),
-            range_rule=f"reference glucose is {_GRID}",
-            aliases=("ref", "reference glucose"),
-        ),
-        Role(
-            "estimate",
-            glucose=True,
-            low=0.0,
-            high=float(GLUCOSE_MAX),
-            range_rule=f"estimate glucose is {_GRID}",
-            aliases=("estimated", "bgm", "meter"),
-        ),
+        _grid_glucose("reference", ("ref", "reference glucose")),
+        _grid_glucose("estimate", ("estimated", "bgm", "meter")),
         Role(
             "rating",
             low=0.0,
@@ -250,20 +245,3 @@ def _repeated_rows(frame: pd.DataFrame) -> NDArray[np.bool_]:
     retest = role.isin(RETEST_ROLES)
     key = frame.drop(columns="role").assign(retest=retest)
     return key.duplicated(keep="first").to_numpy()
-
-
-def without_cut_last_rating(data: RatingSet, source: str | os.PathLike) -> RatingSet:
-    """The rating set without the row of a last line that looks cut off (no final line break,
-    fewer fields or characters than the lines above), refused by line in its report
-    (:func:`~ranking_core.inputs.series.cut_last_line_of`)."""
-    from ranking_core.inputs.series import cut_last_line_of
-
-    cut = cut_last_line_of(source)
-    if cut is None or cut[0] not in data.frame.index:
-        return data
-    line, rule = cut
-    frame = data.frame.drop(index=line)
-    problem = RowProblem(rule, (line,))
-    if frame.empty:
-        raise RatingSetError(f"{data.name}: no valid rating; {problem.message}")
-    return dataclasses.replace(data, frame=frame, problems=(*data.problems, problem))

@@ -62,3 +62,21 @@ def downloads(monkeypatch):
 
     monkeypatch.setattr(MediaFileManager, "add_deferred", record)
     return made
+
+
+@pytest.fixture
+def third_invite_batch_fails(monkeypatch):
+    """The survey store's third invitation transaction fails with a full disk (StorageError);
+    the ones before it commit, as on a disk that fills up midway."""
+    from ranking_core.storage import StorageError
+    from ranking_core.surveys import SurveyStore
+
+    real, calls = SurveyStore._invite_batch, []
+
+    def failing(self, *args):
+        calls.append(1)
+        if len(calls) == 3:
+            raise StorageError("the disk is full")
+        return real(self, *args)
+
+    monkeypatch.setattr(SurveyStore, "_invite_batch", failing)

@@ -11,6 +11,14 @@ from streamlit.testing.v1 import AppTest
 from dashboard import APP_PATH
 from ranking_core.storage import Store
 
+# a login configured for the app (an OpenID provider that is never reached in these tests)
+LOGIN_SECRETS = {
+    "redirect_uri": "http://localhost:8501/oauth2callback",
+    "cookie_secret": "x" * 32,
+    "client_id": "riskgrid",
+    "client_secret": "secret",
+    "server_metadata_url": "https://id.invalid/.well-known/openid",
+}
 TEST_M = 200  # ratings of the simulated panel in these tests (the page's default is larger)
 
 

@@ -15,15 +15,14 @@ import pytest
 from ranking_core.meter import meter_report, standards
 from ranking_core.meter.display import display_frame
 from ranking_core.meter.pairs import read_pairs
-from ranking_core.meter.standards import Criterion, PairsView, Standard, profile_names
+from ranking_core.meter.standards import Standard, profile_names
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "data" / "sample_meter_pairs.csv"
-# the throw-away standard, as source: the CLI test registers it in a fresh process before the
-# command line is imported, as an edit of standards.py would
+# the throw-away standard, as source: defined here from it, and registered by the CLI test in a
+# fresh process before the command line is imported, as an edit of standards.py would
 THROWAWAY_SOURCE = """
 import numpy as np
-from ranking_core.meter import standards
 from ranking_core.meter.standards import Criterion, Standard
 
 def within(limit):
@@ -39,27 +38,10 @@ THROWAWAY = Standard(
         Criterion("T2", "within ±30 mg/dL", 90.0, "share", within(30)),
     ),
 )
-standards.STANDARDS[THROWAWAY.name] = THROWAWAY
 """
-
-
-def _within(limit: float):
-    def select(d: PairsView) -> tuple[np.ndarray, np.ndarray]:
-        return np.ones(d.ref.size, dtype=bool), np.abs(d.bgm - d.ref) <= limit
-
-    return select
-
-
-THROWAWAY = Standard(
-    name="throwaway",
-    title="Throw-away Standard",
-    device="bgm",
-    citation="none: a standard made up for a test",
-    criteria=(
-        Criterion("T1", "within ±10 mg/dL", 50.0, "share", _within(10)),
-        Criterion("T2", "within ±30 mg/dL", 90.0, "share", _within(30)),
-    ),
-)
+_DEFINED: dict = {}
+exec(THROWAWAY_SOURCE, _DEFINED)
+THROWAWAY: Standard = _DEFINED["THROWAWAY"]
 
 
 @pytest.fixture
@@ -85,6 +67,8 @@ def test_a_registered_standard_is_judged_by_the_report(registered):
 def test_meter_report_judges_by_a_registered_standard():
     probe = (
         THROWAWAY_SOURCE
+        + "from ranking_core.meter import standards\n"
+        + "standards.STANDARDS[THROWAWAY.name] = THROWAWAY\n"
         + "from ranking_core.cli import app\n"
         + f"app(['meter-report', {str(SAMPLE)!r}, '--profile', 'throwaway'])\n"
     )

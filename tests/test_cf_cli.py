@@ -11,38 +11,19 @@ from ranking_core.cf import synthetic_ratings
 from ranking_core.cli import app
 
 runner = CliRunner()
-SMALL = [
-    "--test-users",
-    "4",
-    "--repeats",
-    "2",
-    "--reference",
-    "60",
-    "--test-range",
-    "50-150",
-    "--scheduler",
-    "synchronous",
-]
+SMALL = "--test-users 4 --repeats 2 --reference 60 --test-range 50-150 --scheduler synchronous"
+SYNTHETIC = "cf per-user --format synthetic --group 20-60 --learner lavrentiev"
+
+
+def invoke(words: str, *more: str | Path):
+    """``riskgrid`` with the space-separated ``words`` and then ``more`` (paths, spaced
+    values)."""
+    return runner.invoke(app, [*words.split(), *map(str, more)])
 
 
 def test_per_user_synthetic_writes_the_four_metrics(tmp_path: Path) -> None:
     out = tmp_path / "result.json"
-    result = runner.invoke(
-        app,
-        [
-            "cf",
-            "per-user",
-            "--format",
-            "synthetic",
-            "--group",
-            "20-60",
-            "--learner",
-            "lavrentiev",
-            *SMALL,
-            "--json",
-            str(out),
-        ],
-    )
+    result = invoke(f"{SYNTHETIC} {SMALL} --json", out)
     assert result.exit_code == 0, result.output
     saved = json.loads(out.read_text())
     for metric in ("pairwise_misranking", "msd", "m1d", "ndcg10"):
@@ -66,25 +47,12 @@ def test_per_user_jester_long_is_shifted_by_ten(tmp_path: Path) -> None:
         )
     )
     out = tmp_path / "jester.json"
-    result = runner.invoke(
-        app,
-        [
-            "cf",
-            "per-user",
-            "--data",
-            str(path),
-            "--format",
-            "jester-long",
-            "--group",
-            "20-40",
-            "--learner",
-            "iterated-lavrentiev",
-            "--learner",
-            "rankboost",
-            *SMALL,
-            "--json",
-            str(out),
-        ],
+    result = invoke(
+        "cf per-user --format jester-long --group 20-40 --learner iterated-lavrentiev "
+        f"--learner rankboost {SMALL} --json",
+        out,
+        "--data",
+        path,
     )
     assert result.exit_code == 0, result.output
     saved = json.loads(out.read_text())
@@ -97,9 +65,7 @@ def test_per_user_jester_long_is_shifted_by_ten(tmp_path: Path) -> None:
 def test_per_user_reports_a_malformed_file_by_line(tmp_path: Path) -> None:
     path = tmp_path / "u.data"
     path.write_text("1\t1\t5\t0\n1\t2\tfive\t0\n")
-    result = runner.invoke(
-        app, ["cf", "per-user", "--data", str(path), "--format", "ml-100k", *SMALL]
-    )
+    result = invoke(f"cf per-user --format ml-100k {SMALL} --data", path)
     assert result.exit_code != 0
     # the message sits in a box wrapped at the terminal width: compare it without box and breaks
     text = " ".join(result.output.replace("│", " ").split())
@@ -112,69 +78,29 @@ def test_per_user_offers_both_readings_of_the_protocol(tmp_path: Path) -> None:
     misranking = {}
     for protocol in ("split", "refit", None):
         out = tmp_path / f"{protocol}.json"
-        chosen = [] if protocol is None else ["--protocol", protocol]
-        result = runner.invoke(
-            app,
-            [
-                "cf",
-                "per-user",
-                "--format",
-                "synthetic",
-                "--group",
-                "20-60",
-                "--learner",
-                "lavrentiev",
-                *SMALL,
-                *chosen,
-                "--json",
-                str(out),
-            ],
-        )
+        chosen = "" if protocol is None else f"--protocol {protocol}"
+        result = invoke(f"{SYNTHETIC} {SMALL} {chosen} --json", out)
         assert result.exit_code == 0, result.output
         saved = json.loads(out.read_text())
         assert saved["config"]["protocol"] == (protocol or "refit")
         misranking[protocol] = saved["pairwise_misranking"]["per_repeat"]
     assert misranking["split"] != misranking["refit"] == misranking[None]
-    result = runner.invoke(
-        app, ["cf", "per-user", "--format", "synthetic", "--protocol", "half", *SMALL]
-    )
+    result = invoke(f"cf per-user --format synthetic --protocol half {SMALL}")
     text = " ".join(result.output.replace("│", " ").split())
     assert result.exit_code != 0 and "'protocol' must be one of" in text
 
 
 def test_per_user_rejects_a_bad_group() -> None:
-    result = runner.invoke(
-        app, ["cf", "per-user", "--format", "synthetic", "--group", "forty", *SMALL]
-    )
+    result = invoke(f"cf per-user --format synthetic --group forty {SMALL}")
     assert result.exit_code != 0 and "40-60" in result.output
 
 
 def test_pairs_synthetic(tmp_path: Path) -> None:
     out = tmp_path / "pairs.json"
-    result = runner.invoke(
-        app,
-        [
-            "cf",
-            "pairs",
-            "--format",
-            "synthetic",
-            "--train-pairs",
-            "400",
-            "--test-pairs",
-            "1000",
-            "--validation-pairs",
-            "400",
-            "--experiments",
-            "2",
-            "--alpha",
-            "0.01",
-            "--loss",
-            "hinge",
-            "--loss",
-            "value-linear",
-            "--json",
-            str(out),
-        ],
+    result = invoke(
+        "cf pairs --format synthetic --train-pairs 400 --test-pairs 1000 --validation-pairs 400 "
+        "--experiments 2 --alpha 0.01 --loss hinge --loss value-linear --json",
+        out,
     )
     assert result.exit_code == 0, result.output
     saved = json.loads(out.read_text())
@@ -184,5 +110,5 @@ def test_pairs_synthetic(tmp_path: Path) -> None:
 
 def test_pairs_needs_movie_metadata(tmp_path: Path) -> None:
     (tmp_path / "u.data").write_text("1\t1\t5\t0\n1\t2\t3\t0\n")
-    result = runner.invoke(app, ["cf", "pairs", "--data", str(tmp_path), "--format", "ml-100k"])
+    result = invoke("cf pairs --format ml-100k --data", tmp_path)
     assert result.exit_code != 0 and "u.item" in result.output

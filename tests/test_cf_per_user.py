@@ -275,9 +275,7 @@ RECORDED_PER_USER_NUMBERS = [
 
 def test_per_user_learners_reproduce_the_numbers_recorded_before_the_shared_registry() -> None:
     data = synthetic_ratings(n_users=120, n_items=200, median_ratings=60, seed=11)
-    config = PerUserConfig(
-        group=(20, 60),
-        test_range=(50, 150),
+    config = small(
         n_reference=60,
         n_test_users=3,
         repeats=1,

@@ -146,16 +146,7 @@ def test_cli_replaces_itself_with_streamlit_with_the_chosen_options(tmp_path, mo
     assert result.exit_code == 0, result.output
     cwd, (file, command, env) = calls
     assert cwd == APP_PATH.parent and file == sys.executable and command[0] == sys.executable
-    assert command[-8:] == [
-        "--server.port",
-        "9123",
-        "--server.address",
-        "127.0.0.1",
-        "--server.headless",
-        "true",
-        "--client.showErrorDetails",
-        "none",
-    ]
+    assert command[-8:] == streamlit_command(APP_PATH, 9123, True)[-8:]
     assert env["SEG_TABLE"] == str(seg.resolve()) and env["RISKGRID_PUBLIC"] == "1"
     assert env["RISKGRID_DATA_DIR"] == str(tmp_path.resolve())
 

@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from rating_support import continuous_ratings
 from typer.testing import CliRunner
 
 from ranking_core.cli import app
@@ -19,18 +20,6 @@ def _learn(tmp_path, frame: pd.DataFrame, *options: str):
     out = tmp_path / "grid"
     result = CliRunner().invoke(app, ["learn", str(source), "--out-dir", str(out), *options])
     return result, out
-
-
-def _continuous(m: int, seed: int = 0) -> pd.DataFrame:
-    rng = np.random.default_rng(seed)
-    X = rng.uniform(20, 580, (m, 2))
-    return pd.DataFrame(
-        {
-            "reference": X[:, 0],
-            "estimate": X[:, 1],
-            "rating": np.clip(np.abs(np.log(X[:, 0] / X[:, 1])) * 3, 0, 4),
-        }
-    )
 
 
 def test_a_panel_is_learned_with_the_robust_recipe_and_the_line_says_why(tmp_path):
@@ -46,7 +35,7 @@ def test_a_panel_is_learned_with_the_robust_recipe_and_the_line_says_why(tmp_pat
 
 
 def test_continuous_ratings_keep_the_best_recipe_and_write_no_manual_lambda(tmp_path):
-    result, out = _learn(tmp_path, _continuous(40))
+    result, out = _learn(tmp_path, continuous_ratings(40))
     assert result.exit_code == 0, result.output
     assert (
         "recipe: best, the best recipe for clean ratings: continuous ratings without a "
@@ -58,7 +47,9 @@ def test_continuous_ratings_keep_the_best_recipe_and_write_no_manual_lambda(tmp_
 
 
 def test_another_kernel_takes_its_own_width(tmp_path):
-    result, out = _learn(tmp_path, _continuous(40), "--kernel", "gaussian", "--rule", "holdout")
+    result, out = _learn(
+        tmp_path, continuous_ratings(40), "--kernel", "gaussian", "--rule", "holdout"
+    )
     assert result.exit_code == 0, result.output
     assert json.loads((out / "grid.json").read_text())["settings"]["gamma"] == 1e4
 
@@ -86,7 +77,7 @@ def test_degenerate_rating_sets_are_refused_with_a_sentence(tmp_path, ratings, s
 
 
 def test_a_size_beyond_the_memory_budget_is_refused_at_once_naming_the_limit(tmp_path):
-    result, out = _learn(tmp_path, _continuous(7000), "--filter", "showalter")
+    result, out = _learn(tmp_path, continuous_ratings(7000), "--filter", "showalter")
     assert result.exit_code == 1
     assert "at most 7,000 points with these settings" in " ".join(result.output.split())
     assert not out.exists()

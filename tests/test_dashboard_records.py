@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 import numpy as np
 import pandas as pd
 import pytest
-from dashboard_support import TEST_M, download_content, fresh_machine, open_app
+from dashboard_support import LOGIN_SECRETS, TEST_M, download_content, fresh_machine, open_app
 from streamlit.testing.v1 import AppTest
 from synthetic_seg import write_synthetic_seg
 
@@ -85,13 +85,7 @@ def test_a_signed_in_viewer_cannot_rename_or_delete_another_users_record(fresh):
     fresh.save_rating_set("ada's panel", frame, saved_by="ada@example.org")
     fresh.save_rating_set("bo's panel", frame, saved_by="bo@example.org")
     at = AppTest.from_file(str(APP_PATH), default_timeout=180)
-    at.secrets["auth"] = {
-        "redirect_uri": "http://localhost:8501/oauth2callback",
-        "cookie_secret": "x" * 32,
-        "client_id": "riskgrid",
-        "client_secret": "secret",
-        "server_metadata_url": "https://id.invalid/.well-known/openid",
-    }
+    at.secrets["auth"] = dict(LOGIN_SECRETS)
     at.user = {"is_logged_in": True, "email": "bo@example.org"}
     at.session_state["learn_m"] = TEST_M
     at.run()

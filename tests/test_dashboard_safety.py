@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from dashboard_support import fresh_machine, open_app
+from dashboard_support import LOGIN_SECRETS, fresh_machine, open_app
 from markdown_it import MarkdownIt
 from streamlit import config as streamlit_config
 from streamlit.testing.v1 import AppTest
@@ -258,13 +258,7 @@ def test_cf_data_sets_come_from_the_data_folder_only(fresh, monkeypatch, tmp_pat
 
 def test_with_a_login_configured_nothing_is_shown_before_signing_in(fresh):
     at = AppTest.from_file(str(APP_PATH), default_timeout=60)
-    at.secrets["auth"] = {
-        "redirect_uri": "http://localhost:8501/oauth2callback",
-        "cookie_secret": "x" * 32,
-        "client_id": "riskgrid",
-        "client_secret": "secret",
-        "server_metadata_url": "https://id.invalid/.well-known/openid",
-    }
+    at.secrets["auth"] = dict(LOGIN_SECRETS)
     at.run()
     assert not at.exception
     assert [b.label for b in at.button] == ["Sign in"]

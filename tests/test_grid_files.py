@@ -7,6 +7,7 @@ import dataclasses
 import io
 import json
 import pickle
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -132,26 +133,16 @@ def _rating_file(tmp_path, m: int = 60, unit_factor: float = 1.0) -> tuple:
     return path, frame
 
 
+def _learn(ratings: Path, out: Path, options: str):
+    """``riskgrid learn RATINGS --out-dir OUT`` with the space-separated ``options``."""
+    return runner.invoke(app, ["learn", str(ratings), "--out-dir", str(out), *options.split()])
+
+
 def test_cli_learn_writes_what_the_library_learns(tmp_path):
     path, _ = _rating_file(tmp_path)
     out = tmp_path / "out"
-    result = runner.invoke(
-        app,
-        [
-            "learn",
-            str(path),
-            "--out-dir",
-            str(out),
-            "--rule",
-            "holdout",
-            "--kernel",
-            "gaussian",
-            "--gamma",
-            "10000",
-            "--unsigned",
-            "--recipe",
-            "best",
-        ],
+    result = _learn(
+        path, out, "--rule holdout --kernel gaussian --gamma 10000 --unsigned --recipe best"
     )
     assert result.exit_code == 0, result.output
     settings = LearnSettings(rule="holdout", kernel="gaussian", gamma=1e4, signed=False)
@@ -170,21 +161,7 @@ def test_cli_learn_writes_what_the_library_learns(tmp_path):
 def test_cli_learn_reads_mmol_per_litre(tmp_path):
     path, frame = _rating_file(tmp_path, unit_factor=MGDL_PER_MMOLL)
     out = tmp_path / "out"
-    result = runner.invoke(
-        app,
-        [
-            "learn",
-            str(path),
-            "--out-dir",
-            str(out),
-            "--unit",
-            "mmol/L",
-            "--rule",
-            "manual",
-            "--lambda",
-            "0.01",
-        ],
-    )
+    result = _learn(path, out, "--unit mmol/L --rule manual --lambda 0.01")
     assert result.exit_code == 0, result.output
     ratings = read_rating_set(frame)
     meta = json.loads((out / "grid.json").read_text())

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from rating_support import continuous_ratings
 from typer.testing import CliRunner
 
 from ranking_core.cli import app
@@ -56,18 +57,6 @@ def pairs_csv(tmp_path) -> Path:
         path, index=False
     )
     return path
-
-
-def ratings_frame(m: int = 60, seed: int = 0) -> pd.DataFrame:
-    rng = np.random.default_rng(seed)
-    X = rng.uniform(20, 580, (m, 2))
-    return pd.DataFrame(
-        {
-            "reference": X[:, 0],
-            "estimate": X[:, 1],
-            "rating": np.clip(np.abs(np.log(X[:, 0] / X[:, 1])) * 3, 0, 4),
-        }
-    )
 
 
 # -- bounds, before any work -------------------------------------------------------------------
@@ -257,7 +246,7 @@ def test_two_requests_for_the_next_batch_add_one_and_say_so(database, monkeypatc
 
 def test_a_flat_grid_is_refused_for_files_and_database(database, tmp_path):
     source = tmp_path / "ratings.csv"
-    ratings_frame().to_csv(source, index=False)
+    continuous_ratings().to_csv(source, index=False)
     out = tmp_path / "grid"
     args = ("learn", source, "--rule", "manual", "--lambda", "100", "--unsigned")
     result = run(*args, "--out-dir", out, "--save", "flat")
@@ -357,7 +346,7 @@ def test_a_cut_last_line_of_meter_pairs_or_ratings_is_refused_by_line(tmp_path):
     assert "looks cut off" in " ".join(result.output.split()) and "line 4" in result.output
     assert pd.read_csv(out)["REF"].tolist() == [110, 130]
     ratings = tmp_path / "ratings.csv"
-    frame = ratings_frame(30).round(2)
+    frame = continuous_ratings(30).round(2)
     text = frame.to_csv(index=False, lineterminator="\n").rstrip("\n")
     ratings.write_text(text[: text.rindex(",") + 2])  # the last rating cut to one character
     result = run("learn", ratings, "--out-dir", tmp_path / "g")
@@ -385,7 +374,7 @@ def test_learn_never_writes_its_grid_over_the_ratings(tmp_path):
     folder = tmp_path / "out"
     folder.mkdir()
     source = folder / "grid.csv"
-    ratings_frame().to_csv(source, index=False)
+    continuous_ratings().to_csv(source, index=False)
     before = digest(source)
     result = run("learn", source, "--out-dir", folder)
     assert result.exit_code == 1
@@ -395,7 +384,7 @@ def test_learn_never_writes_its_grid_over_the_ratings(tmp_path):
 
 def test_records_export_never_follows_a_link_planted_in_the_folder(database, tmp_path):
     source = tmp_path / "ratings.csv"
-    ratings_frame().to_csv(source, index=False)
+    continuous_ratings().to_csv(source, index=False)
     assert run("learn", source, "--save", "kept").exit_code == 0
     folder = tmp_path / "export"
     folder.mkdir()
@@ -461,7 +450,7 @@ def test_survey_outputs_that_cannot_be_written(database, tmp_path, kind, command
 @pytest.mark.parametrize("option", ["--panel-report", "--out-dir"])
 def test_learn_outputs_that_cannot_be_written_are_refused_before_the_fit(tmp_path, kind, option):
     source = tmp_path / "ratings.csv"
-    ratings_frame().to_csv(source, index=False)
+    continuous_ratings().to_csv(source, index=False)
     target = bad_targets(tmp_path)[kind]
     if option == "--out-dir" and kind == "folder":
         (target / "grid.npy").mkdir()  # a folder where a grid file goes
@@ -493,22 +482,14 @@ def test_pair_plan_and_invite_outputs_that_cannot_be_written(database, tmp_path,
             assert args[0] != "survey" or "/?survey=s&token=" in result.stdout
 
 
-def test_an_invitation_that_fails_midway_writes_the_links_made(database, tmp_path, monkeypatch):
-    from ranking_core.storage import StorageError
+def test_an_invitation_that_fails_midway_writes_the_links_made(
+    database, tmp_path, monkeypatch, third_invite_batch_fails
+):
     from ranking_core.surveys import SurveyStore
     from ranking_core.surveys import storage as survey_storage
 
     assert run("survey", "create", "s", "--design", "5").exit_code == 0
     monkeypatch.setattr(survey_storage, "INVITE_ROWS", 1)  # one rater per transaction
-    real, calls = SurveyStore._invite_batch, []
-
-    def failing(self, *args):
-        calls.append(1)
-        if len(calls) == 3:
-            raise StorageError("the disk is full")
-        return real(self, *args)
-
-    monkeypatch.setattr(SurveyStore, "_invite_batch", failing)
     links = tmp_path / "out" / "links.csv"
     result = run("survey", "invite", "s", "--raters", "4", "-o", links)
     assert result.exit_code == 1, result.output
@@ -522,7 +503,7 @@ def test_an_invitation_that_fails_midway_writes_the_links_made(database, tmp_pat
 
 def test_learn_panel_report_on_a_full_disk_is_one_sentence(tmp_path):
     source = tmp_path / "ratings.csv"
-    ratings_frame(30).to_csv(source, index=False)
+    continuous_ratings(30).to_csv(source, index=False)
     result = run("learn", source, "--out-dir", tmp_path / "g", "--panel-report", "/dev/full")
     assert result.exit_code == 1
     one_sentence(result, "/dev/full", "no space left")

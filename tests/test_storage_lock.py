@@ -176,20 +176,12 @@ def test_a_big_invitation_is_written_in_short_transactions(tmp_path, monkeypatch
     pd.testing.assert_frame_equal(queues[10], queues[10**9])
 
 
-def test_an_invitation_that_fails_midway_keeps_and_returns_the_links_made(tmp_path, monkeypatch):
+def test_an_invitation_that_fails_midway_keeps_and_returns_the_links_made(
+    tmp_path, monkeypatch, third_invite_batch_fails
+):
     monkeypatch.setattr(survey_storage, "INVITE_ROWS", 7)  # one rater per transaction
     store = Store(f"sqlite:///{tmp_path / 'db.sqlite3'}")
     surveys = _survey(store)
-    real = SurveyStore._invite_batch
-    calls = []
-
-    def failing(self, *args):
-        calls.append(1)
-        if len(calls) == 3:
-            raise StorageError("the disk is full")
-        return real(self, *args)
-
-    monkeypatch.setattr(SurveyStore, "_invite_batch", failing)
     with pytest.raises(
         InviteInterrupted, match="the disk is full; 2 of 5 raters were invited"
     ) as caught:

@@ -24,12 +24,11 @@ from ranking_core.cf.parallel import run_per_user
 from ranking_core.cf.per_user import JESTER_SHIFT, LEARNERS, METRICS, PerUserConfig
 from ranking_core.cf.published import CORTES_2007_TABLE1, KRIUKOVA_2014_TABLE2
 from ranking_core.cli import MAX_CF_PAIRS, MAX_REPS, MAX_ROUNDS, MAX_USERS, MAX_WORKERS, shown
+from ranking_core.cli.options import ProtocolOption, SeedOption
 from ranking_core.cli.output import OutputError, check_output, fail, write_output
 from ranking_core.cli.progress import progress_bar
 from ranking_core.inputs.text import named
 from ranking_core.learners.pairwise_linear import LOSSES
-from ranking_core.selection import PROTOCOLS
-from ranking_core.validation import MAX_SEED
 
 app = typer.Typer(
     help="Collaborative-filtering experiments of the papers (MovieLens, Jester).",
@@ -38,7 +37,6 @@ app = typer.Typer(
 )
 console = Console(highlight=False)  # the readable tables: standard output
 JSON_HELP = "Write the results as JSON here ('-': on standard output, the table then on stderr)."
-SeedOption = Annotated[int, typer.Option(help="Random seed.", min=0, max=MAX_SEED)]
 
 
 class DataFormat(StrEnum):
@@ -154,14 +152,7 @@ def per_user(
     max_rounds: Annotated[
         int, typer.Option(help="RankBoost's largest number of rounds.", min=1, max=MAX_ROUNDS)
     ] = 200,
-    protocol: Annotated[
-        str,
-        typer.Option(
-            help="Which function is tested: "
-            + "; ".join(f"{name}: {text}" for name, text in PROTOCOLS.items())
-            + "."
-        ),
-    ] = "refit",
+    protocol: ProtocolOption = "refit",
     seed: SeedOption = 0,
     scheduler: Annotated[
         str | None,

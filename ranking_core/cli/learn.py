@@ -218,7 +218,7 @@ def learn(
         learn_grid,
         with_robust,
     )
-    from ranking_core.ratings import RatingSetError, read_rating_set, without_cut_last_rating
+    from ranking_core.ratings import RatingSetError, read_rating_set
 
     if lam is not None and not (math.isfinite(lam) and 0 < lam <= MAX_LAMBDA):
         fail(
@@ -234,7 +234,7 @@ def learn(
             from ranking_core.storage import check_record_name
 
             check_record_name(save, "learned_grid")  # before the fit, not after it
-        data = without_cut_last_rating(read_rating_set(ratings, unit=unit), ratings)
+        data = read_rating_set(ratings, unit=unit)
     except (RatingSetError, ValueError, OSError) as exc:
         fail(exc)
     if data.report():

@@ -11,12 +11,12 @@ from rich.console import Console
 from rich.table import Table
 
 from ranking_core.cli import MAX_REPS, MAX_SIZE, MAX_TEST_SIZE, shown
+from ranking_core.cli.options import SeedOption
 from ranking_core.cli.output import OutputError, check_output, fail, write_output
 from ranking_core.cli.progress import progress_bar
 from ranking_core.experiments.learners import check_learner_names, compare_learners
 from ranking_core.grids import find_seg_table
 from ranking_core.learners import LEARNERS
-from ranking_core.validation import MAX_SEED
 
 app = typer.Typer(
     help="Compare the ranking learners of the source papers.",
@@ -46,7 +46,7 @@ def compare(
         int, typer.Option(help="Unseen test inputs per repetition.", min=1, max=MAX_TEST_SIZE)
     ] = 1000,
     gamma: Annotated[float, typer.Option(help="Gaussian kernel width γ (mg/dL²).")] = 1e4,
-    seed: Annotated[int, typer.Option(help="Random seed.", min=0, max=MAX_SEED)] = 0,
+    seed: SeedOption = 0,
     out: Annotated[Path | None, typer.Option("--json", help="Write JSON here.")] = None,
 ) -> None:
     """Misranking (Kriukova et al. 2014, eq. (1)) of every learner on the SEG reconstruction, mean ±

@@ -109,41 +109,6 @@ def _print_tables(report: MeterReport) -> None:
         _print_table(titles[name], display_frame(frame, name, report.glucose_unit), purpose)
 
 
-def without_cut_last_line(data, source: Path):
-    """The pairs without the row of a last line that looks cut off (no final line break and
-    fewer fields or characters than the lines above: a REF of 1 where 180 was written), refused
-    by line in the messages (:func:`~ranking_core.inputs.series.refuse_cut_last_line`)."""
-    import dataclasses
-
-    import numpy as np
-
-    from ranking_core.inputs.series import refuse_cut_last_line
-
-    if data.table is None:
-        return data
-    table = refuse_cut_last_line(data.table, source)
-    if table is data.table:
-        return data
-    keep = np.isin(data.rows, table.lines)
-    if not keep.any():
-        raise PairsFileError(f"{table.source}: no valid pair; {table.refused[-1].message()}")
-    return dataclasses.replace(
-        data,
-        bgm=data.bgm[keep],
-        ref=data.ref[keep],
-        rows=data.rows[keep],
-        extra={name: values[keep] for name, values in data.extra.items()},
-        bgm_measured=None if data.bgm_measured is None else data.bgm_measured[keep],
-        ref_measured=None if data.ref_measured is None else data.ref_measured[keep],
-        table=table,
-        messages=(
-            table.summary(),
-            table.refused[-1].message(table.where),
-            *data.messages[1:],
-        ),
-    )
-
-
 def _sha256(path: Path) -> str:
     digest = hashlib.sha256()
     with path.open("rb") as stream:
@@ -372,7 +337,6 @@ def meter_report(
     )
     try:
         data = read_pairs(pairs, unit=unit, sheet=sheet, limits=limits, by=by)
-        data = without_cut_last_line(data, pairs)
     except PairsFileError as exc:
         fail(exc)
     console.print(shown(data.messages[0]), highlight=False)

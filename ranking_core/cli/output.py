@@ -23,15 +23,18 @@ import errno
 import os
 import stat
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import typer
 from rich.console import Console
 from rich.text import Text
 
 from ranking_core.inputs.text import printable
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 __all__ = [
     "OutputError",
@@ -41,6 +44,7 @@ __all__ = [
     "fail",
     "out",
     "say",
+    "titled_table",
     "write_output",
     "write_outputs",
 ]
@@ -215,3 +219,14 @@ def write_outputs(
         write_output(target, content, option, inputs)
         for target, content in zip(targets, files.values(), strict=True)
     ]
+
+
+def titled_table(title: str, columns: Sequence[str], left: Sequence[str] = ()) -> Table:
+    """A Rich table of results: ``title`` above it on the left, ``columns`` right-aligned (for
+    numbers) except those named in ``left``."""
+    from rich.table import Table
+
+    table = Table(title=title, title_justify="left")
+    for column in columns:
+        table.add_column(column, justify="left" if column in left else "right")
+    return table

@@ -4,8 +4,9 @@ Tidepool export (:mod:`ranking_core.meter.device_exports`)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -13,6 +14,9 @@ from rich.console import Console
 from ranking_core.cli import shown
 from ranking_core.cli.output import OutputError, check_output, fail, write_output
 from ranking_core.inputs import format_names
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 console = Console(highlight=False, soft_wrap=True)
 
@@ -133,15 +137,13 @@ def pair(
         result = pair_series(sensor_series, reference_series, window=window, lag=lag, device=device)
     except (InputError, ValueError, OutputError) as exc:
         fail(exc)
-    for message in result.messages:
-        console.print(shown(message))
-    if result.pairs.empty:
-        fail("no reference reading has a sensor reading in the window; nothing written")
-    try:
-        write_output(output, result.pairs.to_csv(index=False), "--output", [sensor, reference])
-    except OutputError as exc:
-        fail(exc)
-    console.print(f"wrote {len(result.pairs):,} pairs to {shown(output)}")
+    _write_pairs(
+        result.pairs,
+        result.messages,
+        output,
+        [sensor, reference],
+        "no reference reading has a sensor reading in the window",
+    )
 
 
 def _pair_export(source: Path, output: Path, before: float, max_rows: int | None) -> None:
@@ -155,12 +157,26 @@ def _pair_export(source: Path, output: Path, before: float, max_rows: int | None
         result = pair_export(source, before, limits=with_limits(None, max_rows=max_rows))
     except (InputError, ValueError, OutputError) as exc:
         fail(exc)
-    for message in result.messages:
+    _write_pairs(
+        result.frame,
+        result.messages,
+        output,
+        [source],
+        "no meter reading has a CGM reading before it in the window",
+    )
+
+
+def _write_pairs(
+    pairs: pd.DataFrame, messages: Sequence[str], output: Path, inputs: list[Path], none: str
+) -> None:
+    """Print the pairing's ``messages``, then write ``pairs`` as CSV to ``output`` (never over
+    one of ``inputs``); fail with ``none`` when no pair was made."""
+    for message in messages:
         console.print(shown(message))
-    if result.frame.empty:
-        fail("no meter reading has a CGM reading before it in the window; nothing written")
+    if pairs.empty:
+        fail(f"{none}; nothing written")
     try:
-        write_output(output, result.frame.to_csv(index=False), "--output", [source])
+        write_output(output, pairs.to_csv(index=False), "--output", inputs)
     except OutputError as exc:
         fail(exc)
-    console.print(f"wrote {len(result.frame):,} pairs to {shown(output)}")
+    console.print(f"wrote {len(pairs):,} pairs to {shown(output)}")

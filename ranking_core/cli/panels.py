@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.text import Text
 
 from ranking_core.cli import shown
-from ranking_core.cli.output import OutputError, check_outputs, fail, write_output
+from ranking_core.cli.output import OutputError, check_outputs, fail, titled_table, write_output
 from ranking_core.inputs import format_names
 from ranking_core.panels.design import DEFAULT_PLAN_METHOD, PLAN_METHOD_LABELS
 from ranking_core.validation import MAX_SEED
@@ -86,9 +86,7 @@ def plan_panel(
     data = None
     try:
         if ratings is not None:
-            from ranking_core.ratings import without_cut_last_rating
-
-            data = without_cut_last_rating(read_rating_set(ratings, unit=unit), ratings)
+            data = read_rating_set(ratings, unit=unit)
             if data.report():
                 console.print(
                     f"[yellow]{len(data.frame)} ratings kept; refused or noted:"
@@ -127,8 +125,6 @@ def show_panel_report(fit, path: Path, inputs: list[Path | None] | None = None) 
     """Print the panel report of a :class:`~ranking_core.learn.PanelFit`; write the ratings with
     their weights and flags to ``path`` and the per-rater table beside it (never over one of
     ``inputs``; a file that cannot be written ends the command with one sentence)."""
-    from rich.table import Table
-
     from ranking_core.inputs.text import safe_csv
     from ranking_core.panels import panel_report
     from ranking_core.panels.missing import MISSING, REASONS, reason_note
@@ -144,18 +140,11 @@ def show_panel_report(fit, path: Path, inputs: list[Path | None] | None = None) 
         write_output(raters_path, safe_csv(report.raters), "--panel-report", inputs or [])
     except OutputError as exc:
         fail(exc)
-    table = Table(title="Raters", title_justify="left")
-    for column in (
-        "Rater",
-        "Ratings",
-        "Offset",
-        "Scale",
-        "Noise sd",
-        "Agreement",
-        "Flagged",
-        "Mean weight",
-    ):
-        table.add_column(column, justify="left" if column == "Rater" else "right")
+    table = titled_table(
+        "Raters",
+        ("Rater", "Ratings", "Offset", "Scale", "Noise sd", "Agreement", "Flagged", "Mean weight"),
+        left=("Rater",),
+    )
     # the flagged share in %, a column of numbers (a row's fields are typed as any scalar)
     raters = report.raters.assign(flagged_percent=100 * report.raters["flagged_share"])
     for row in raters.itertuples(index=False):
@@ -197,18 +186,8 @@ def show_panel_report(fit, path: Path, inputs: list[Path | None] | None = None) 
             highlight=False,
         )
     if len(report.flagged):
-        flagged = Table(title="Flagged ratings (largest residual first)", title_justify="left")
-        for column in (
-            "Line",
-            "Reference mg/dL",
-            "Estimate mg/dL",
-            "Rating",
-            "Rater",
-            "Consensus",
-            "Residual",
-            "Weight",
-        ):
-            flagged.add_column(column, justify="right")
+        columns = "Line|Reference mg/dL|Estimate mg/dL|Rating|Rater|Consensus|Residual|Weight"
+        flagged = titled_table("Flagged ratings (largest residual first)", columns.split("|"))
         for line, rating in report.flagged.head(20).iterrows():
             flagged.add_row(
                 str(line),

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ranking_core.cli import MAX_REPS, MAX_SIZE, shown
+from ranking_core.cli.options import ProtocolOption, SeedOption
 from ranking_core.cli.output import OutputError, check_output, fail, write_output
 from ranking_core.cli.progress import progress_bar
 from ranking_core.experiments.academic import PAPER_TABLE1, run_academic
@@ -20,7 +21,6 @@ from ranking_core.grids.compare import DIFFERENCE_BINS
 from ranking_core.grids.seg import SEGTable, SEGTableError, SEGTableMissing, find_seg_table
 from ranking_core.inputs.text import named
 from ranking_core.selection import PROTOCOLS
-from ranking_core.validation import MAX_SEED
 
 app = typer.Typer(
     help="Reproduce the experiments of the source papers.",
@@ -54,15 +54,8 @@ def academic(
         list[int] | None, typer.Option("--m", help="Training-set sizes.", min=4, max=MAX_SIZE)
     ] = None,
     reps: Annotated[int, typer.Option(help="Repetitions per size.", min=1, max=MAX_REPS)] = 10,
-    seed: Annotated[int, typer.Option(help="Random seed.", min=0, max=MAX_SEED)] = 0,
-    protocol: Annotated[
-        str,
-        typer.Option(
-            help="Which function is tested: "
-            + "; ".join(f"{name}: {text}" for name, text in PROTOCOLS.items())
-            + "."
-        ),
-    ] = "refit",
+    seed: SeedOption = 0,
+    protocol: ProtocolOption = "refit",
     out: Annotated[Path | None, typer.Option("--out", "--json", help="Write JSON here.")] = None,
 ) -> None:
     """Kriukova et al. 2014, §4.1 (Table 1): ranking vs regression on x ∈ {0..100}, y = ⌊x/10⌋, γ =
@@ -153,7 +146,6 @@ RecipeOption = Annotated[
     ),
 ]
 RepsOption = Annotated[int, typer.Option(help="Repetitions per size.", min=1, max=MAX_REPS)]
-SeedOption = Annotated[int, typer.Option(help="Random seed.", min=0, max=MAX_SEED)]
 JsonOutOption = Annotated[Path | None, typer.Option("--json", "--out", help="Write JSON here.")]
 
 

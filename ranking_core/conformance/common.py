@@ -5,19 +5,25 @@ check of a vector's files."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+import pandas as pd
 
 __all__ = [
     "CONFORMANCE_ENV",
     "MAX_VECTOR_BYTES",
+    "MAX_VECTOR_PAIRS",
     "Comparison",
     "ConformanceDataError",
     "check_file",
+    "read_pairs_table",
 ]
 
 CONFORMANCE_ENV = "RISKGRID_CONFORMANCE"
 MAX_VECTOR_BYTES = 16 * 2**20  # every vector file is far smaller; larger ones are refused
+MAX_VECTOR_PAIRS = 1_000_000  # rows of a vector's table of pairs (each has a few thousand)
 
 
 class ConformanceDataError(ValueError):
@@ -73,3 +79,16 @@ def check_file(path: Path) -> Path:
             f"{path}: {size:,} bytes, more than the {MAX_VECTOR_BYTES:,} a vector file may have"
         )
     return path
+
+
+def read_pairs_table(path: Path, columns: Sequence[str]) -> pd.DataFrame:
+    """A vector's CSV table of pairs, read after :func:`check_file`; :class:`ConformanceDataError`
+    when one of ``columns`` is missing or it has more than :data:`MAX_VECTOR_PAIRS` rows (read
+    no further than that)."""
+    frame = pd.read_csv(check_file(path), nrows=MAX_VECTOR_PAIRS + 1)
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise ConformanceDataError(f"{path}: no column {', '.join(missing)}")
+    if len(frame) > MAX_VECTOR_PAIRS:
+        raise ConformanceDataError(f"{path}: more than {MAX_VECTOR_PAIRS:,} pairs")
+    return frame

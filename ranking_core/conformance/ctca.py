@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ranking_core.conformance.common import Comparison, ConformanceDataError, check_file
+from ranking_core.conformance.common import Comparison, ConformanceDataError, read_pairs_table
 from ranking_core.meter.trend import CTCA_CATEGORIES, ctca_category, trend_concurrence
 
 __all__ = ["PUBLISHED", "compare_ctca", "read_ctca_data"]
@@ -30,7 +30,6 @@ __all__ = ["PUBLISHED", "compare_ctca", "read_ctca_data"]
 VECTOR = "ctca"
 SOURCE = "their figure (Python/CTCA.png)"
 _COLUMNS = ("Comp_ROC", "Comp_ROC_Cat", "CGM_ROC_Cat")
-_MAX_PAIRS = 1_000_000
 # their figure: rows sensor category < −3 … > +3, columns comparator category (% of the column;
 # "-" in the figure is 0)
 PUBLISHED_COLUMN_PERCENT = (
@@ -56,13 +55,8 @@ PUBLISHED = {
 def read_ctca_data(folder: Path) -> pd.DataFrame:
     """``Test_Data.csv`` with its three columns as numbers; :class:`ConformanceDataError` naming
     the line when a value is not a number or a category not a whole number from −3 to 3."""
-    path = check_file(folder / "Test_Data.csv")
-    frame = pd.read_csv(path, nrows=_MAX_PAIRS + 1)
-    missing = [c for c in _COLUMNS if c not in frame.columns]
-    if missing:
-        raise ConformanceDataError(f"{path}: no column {', '.join(missing)}")
-    if len(frame) > _MAX_PAIRS:
-        raise ConformanceDataError(f"{path}: more than {_MAX_PAIRS:,} pairs")
+    path = folder / "Test_Data.csv"
+    frame = read_pairs_table(path, _COLUMNS)
     for column in _COLUMNS:
         values = pd.to_numeric(frame[column], errors="coerce").to_numpy(dtype=float)
         bad = ~np.isfinite(values)

@@ -18,7 +18,12 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from ranking_core.conformance.common import Comparison, ConformanceDataError, check_file
+from ranking_core.conformance.common import (
+    Comparison,
+    ConformanceDataError,
+    check_file,
+    read_pairs_table,
+)
 from ranking_core.meter.acceptance import (
     AcceptanceData,
     JudgeSettings,
@@ -63,19 +68,13 @@ KNOWN_FACTS = {
 }
 MEASURING_RANGE = get_profile("icgm").measuring_range or (40.0, 400.0)  # mg/dL
 _COLUMNS = ("SensorID", "Comp", "CGM")
-_MAX_PAIRS = 1_000_000
 
 
 def read_test_data(folder: Path) -> pd.DataFrame:
     """``Test_Data.csv``: SensorID, Comp and CGM (mg/dL) per pair; :class:`ConformanceDataError`
     when a column is missing, a value is not a finite number or there are too many rows."""
-    path = check_file(folder / "Test_Data.csv")
-    frame = pd.read_csv(path, nrows=_MAX_PAIRS + 1)
-    missing = [c for c in _COLUMNS if c not in frame.columns]
-    if missing:
-        raise ConformanceDataError(f"{path}: no column {', '.join(missing)}")
-    if len(frame) > _MAX_PAIRS:
-        raise ConformanceDataError(f"{path}: more than {_MAX_PAIRS:,} pairs")
+    path = folder / "Test_Data.csv"
+    frame = read_pairs_table(path, _COLUMNS)
     for column in ("Comp", "CGM"):
         values = pd.to_numeric(frame[column], errors="coerce")
         bad = np.flatnonzero(~np.isfinite(values.to_numpy(dtype=float)) | (values <= 0))

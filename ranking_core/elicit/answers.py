@@ -31,7 +31,6 @@ import pandas as pd
 from ranking_core.elicit.mapping import ACTIONS, SCORE_MAX, SCORE_MIN, THRESHOLD_ACTIONS, RaterMap
 from ranking_core.grids.lattice import GLUCOSE_MAX
 from ranking_core.inputs import InputError, Limits, Role, Schema, name_lines, read_table
-from ranking_core.inputs.series import refuse_cut_last_line
 from ranking_core.inputs.text import named
 
 __all__ = [
@@ -145,7 +144,6 @@ class _Rows:
 
 def _read(source: str | os.PathLike, schema: Schema, max_rows: int) -> _Rows:
     table = read_table(source, schema, limits=Limits(max_bytes=MAX_BYTES, max_rows=max_rows))
-    table = refuse_cut_last_line(table, source)
     frame = pd.DataFrame({k: v for k, v in table.values.items()})
     frame["line"] = table.lines
     rows = _Rows(os.path.basename(table.source), frame, table.messages())

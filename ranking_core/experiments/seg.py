@@ -101,28 +101,49 @@ def run_seg_table3(
     with ddof = 1); every repetition draws fresh training and test sets.
     """
     rng = np.random.default_rng(seed)
-    result: dict = {
-        "protocol": "Kriukova et al. 2014, §4.3 (Table 3)",
-        "recipe": {"name": preset_name(recipe), **recipe.to_dict()},
-        "repeats": repeats,
-        "n_test": n_test,
-        "seed": seed,
-        "sizes": {},
-    }
-    done, total = 0, len(sizes) * repeats
+    result = _result_head("Kriukova et al. 2014, §4.3 (Table 3)", recipe, repeats, n_test, seed)
+
+    def one(m: int) -> tuple[float, NDArray, object]:
+        learned = learn_grid(draw_seg_ratings(table, m, rng), recipe)
+        return (*_evaluate(learned.risk_model, table, rng, n_test), learned.lam)
+
+    result["sizes"] = _per_size(sizes, repeats, one, "lambda", progress)
+    return result
+
+
+def _per_size(
+    sizes: Sequence[int],
+    repeats: int,
+    one: Callable[[int], tuple[float, NDArray, object]],
+    kept: str,
+    progress: Progress | None,
+) -> dict:
+    """``repeats`` repetitions of ``one(m)`` (misranking, |Δy| bin shares, a value kept under
+    ``kept``) for each size m, in order, summarised per size (:func:`_summary`);
+    ``progress(done, total)`` after each repetition."""
+    done, total, summaries = 0, len(sizes) * repeats, {}
     for m in sizes:
-        misranking, shares, lams = [], [], []
+        misranking, shares, values = [], [], []
         for _ in range(repeats):
-            learned = learn_grid(draw_seg_ratings(table, int(m), rng), recipe)
-            score, share = _evaluate(learned.risk_model, table, rng, n_test)
+            score, share, value = one(int(m))
             misranking.append(score)
             shares.append(share)
-            lams.append(learned.lam)
+            values.append(value)
             done += 1
             if progress is not None:
                 progress(done, total)
-        result["sizes"][str(m)] = _summary(misranking, shares, {"lambda": lams})
-    return result
+        summaries[str(m)] = _summary(misranking, shares, {kept: values})
+    return summaries
+
+
+def _result_head(
+    protocol: str, recipe: LearnSettings, repeats: int, n_test: int, seed: int, **more: object
+) -> dict:
+    """The JSON-able head of a reproduction's result: the protocol, the recipe (its preset name
+    and settings), ``more``, the repetitions, test points and seed; ``sizes`` left to fill."""
+    recipe_fields = {"name": preset_name(recipe), **recipe.to_dict()}
+    head = {"protocol": protocol, "recipe": recipe_fields, **more}
+    return {**head, "repeats": repeats, "n_test": n_test, "seed": seed, "sizes": {}}
 
 
 def run_apriori(
@@ -146,47 +167,40 @@ def run_apriori(
     """
     rng = np.random.default_rng(seed)
     ranker = recipe.least_squares().ranker()
-    result: dict = {
-        "protocol": "Kriukova et al. 2014, §4.4 (a-priori λ)",
-        "recipe": {"name": preset_name(recipe), **recipe.to_dict()},
-        "gamma": recipe.gamma,
-        "small_sizes": list(small_sizes),
-        "draws": draws,
-        "beta_max": beta_max,
-        "repeats": repeats,
-        "n_test": n_test,
-        "seed": seed,
-        "sizes": {},
-    }
-    done, total = 0, len(sizes) * repeats
-    for m in sizes:
-        misranking, shares, rules = [], [], []
-        for _ in range(repeats):
-            X, y = with_diagonal_anchors(recipe.anchors, *draw_seg_ratings(table, int(m), rng))
-            targets = signed_ratings(X, y) if recipe.signed else y
-            rule = fit_apriori_lambda(
-                ranker,
-                X,
-                targets,
-                sizes=small_sizes,
-                draws=draws,
-                lams=recipe.lams(),
-                beta_max=beta_max,
-                n_bootstrap=0,
-                random_state=int(rng.integers(2**31)),
-            )
-            lam = float(rule(int(m)))
-            model = clone(ranker).set_params(lam=lam).fit(X, targets)
-            if recipe.signed:
-                model = AbsoluteRisk(model)
-            score, share = _evaluate(model, table, rng, n_test)
-            misranking.append(score)
-            shares.append(share)
-            rules.append({"alpha": rule.alpha, "beta": rule.beta, "lambda": lam})
-            done += 1
-            if progress is not None:
-                progress(done, total)
-        result["sizes"][str(m)] = _summary(misranking, shares, {"rules": rules})
+    result = _result_head(
+        "Kriukova et al. 2014, §4.4 (a-priori λ)",
+        recipe,
+        repeats,
+        n_test,
+        seed,
+        gamma=recipe.gamma,
+        small_sizes=list(small_sizes),
+        draws=draws,
+        beta_max=beta_max,
+    )
+
+    def one(m: int) -> tuple[float, NDArray, object]:
+        X, y = with_diagonal_anchors(recipe.anchors, *draw_seg_ratings(table, m, rng))
+        targets = signed_ratings(X, y) if recipe.signed else y
+        rule = fit_apriori_lambda(
+            ranker,
+            X,
+            targets,
+            sizes=small_sizes,
+            draws=draws,
+            lams=recipe.lams(),
+            beta_max=beta_max,
+            n_bootstrap=0,
+            random_state=int(rng.integers(2**31)),
+        )
+        lam = float(rule(m))
+        model = clone(ranker).set_params(lam=lam).fit(X, targets)
+        if recipe.signed:
+            model = AbsoluteRisk(model)
+        score, share = _evaluate(model, table, rng, n_test)
+        return score, share, {"alpha": rule.alpha, "beta": rule.beta, "lambda": lam}
+
+    result["sizes"] = _per_size(sizes, repeats, one, "rules", progress)
     return result
 
 

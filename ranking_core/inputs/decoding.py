@@ -5,16 +5,20 @@ count them.
 * line ends: LF, CRLF, CR CR LF (a run of CRs followed by LF is one line end) and CR alone;
   lines are numbered as editors (and ``awk``) number them;
 * encodings: UTF-8 with or without BOM, UTF-16 with BOM; anything else refuses the file, naming the
-  encoding it looks like.
+  encoding it looks like;
+* a last line cut off (:func:`cut_last_line`): a text table that ends inside its last line (no
+  final line break) with fewer fields than the header, or a last field shorter than every other
+  line's, was cut short by its writer; the text reader refuses that line by number.
 """
 
 from __future__ import annotations
 
 import codecs
+import csv
 import io
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO
 
@@ -22,7 +26,18 @@ import pandas as pd
 
 from ranking_core.inputs.schema import InputError, Limits
 
-__all__ = ["LineEnds", "decode_error", "open_binary", "read_text", "source_label", "text_stream"]
+__all__ = [
+    "TAIL_LINES",
+    "LineEnds",
+    "cut_last_line",
+    "decode_error",
+    "open_binary",
+    "read_text",
+    "source_label",
+    "text_stream",
+]
+
+TAIL_LINES = 2000  # the lines above the last one that a cut last line is judged against
 
 
 def source_label(source: object, name: str | None) -> str:
@@ -200,3 +215,45 @@ def text_stream(binary: IO[bytes], label: str) -> tuple[IO[str], str]:
             "without BOM, UTF-16 with BOM (save the file as UTF-8)"
         )
     return io.TextIOWrapper(binary, "utf-8", newline=""), "UTF-8"
+
+
+def cut_last_line(lines: Sequence[str], delimiter: str, width: int) -> str | None:
+    """Why the last of ``lines`` (the end of a text table, up to :data:`TAIL_LINES` lines with
+    their line ends, line ends as :class:`LineEnds` gives them) looks cut off, or None when it
+    looks whole. The rule is worded to be followed by "in line N".
+
+    A last line is judged only when the file does not end with a line break (a writer that
+    finished ends its last line) and other lines stand above it. A cut keeps the fields before
+    it whole and shortens the last one, so the line is cut when it has fewer fields (split by
+    ``delimiter``, quotes as the csv module reads them) than the header's ``width``, or when
+    all of these hold: the line is shorter than every other line, its last field is shorter
+    than every other line's last field, and the fields before it are at least as long as the
+    shortest such part above (``150,1`` under ``100,110`` and ``120,130`` is cut; ``95,180``,
+    ``1000,12`` and ``150;130`` under ``100,5;110,5`` are whole).
+    """
+    if not lines or lines[-1].endswith(("\n", "\r")) or not lines[-1].strip():
+        return None
+    last = lines[-1]
+    before = [line.rstrip("\r\n") for line in lines[:-1] if line.strip()]
+    if not before:
+        return None
+    fields = next(csv.reader([last], delimiter=delimiter), [])
+    if len(fields) < width:
+        return (
+            f"the file ends without a line break inside a line of {len(fields)} field(s) where "
+            f"the header has {width} (it looks cut off)"
+        )
+    if len(fields) != width:
+        return None
+    shortest = min(map(len, before))
+    shortest_last = min(len(line.rsplit(delimiter, 1)[-1]) for line in before)
+    shortest_head = min(len(line) - len(line.rsplit(delimiter, 1)[-1]) for line in before)
+    head = len(last) - len(last.rsplit(delimiter, 1)[-1])
+    if len(last) < shortest and len(fields[-1]) < shortest_last and head >= shortest_head:
+        return (
+            f"the file ends without a line break inside a line of {len(last)} characters "
+            f"whose last field has {len(fields[-1])}, where every other line's has at least "
+            f"{shortest_last}: it looks cut off (end the file with a line break if the line "
+            "is whole)"
+        )
+    return None

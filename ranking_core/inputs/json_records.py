@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from typing import IO
 
 from ranking_core.inputs.rows import CHUNK_ROWS, Chunk, Refusals, Rows, match_header, missing_header
-from ranking_core.inputs.schema import InputError, Limits, Schema
+from ranking_core.inputs.schema import InputError, Limits, Schema, cell_text
 
 __all__ = ["MAX_JSON_BYTES", "read_json_records"]
 
@@ -26,15 +26,11 @@ MAX_JSON_BYTES = 64 * 2**20
 
 
 def _cell(value: object) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return repr(value)
+    """A JSON value as cell text: objects and lists as compact JSON, booleans as JSON spells
+    them, the rest as :func:`~ranking_core.inputs.schema.cell_text` gives it."""
     if isinstance(value, dict | list):
         return json.dumps(value, separators=(",", ":"))
-    return str(value)
+    return cell_text(value, ("false", "true"))
 
 
 @contextmanager

@@ -7,6 +7,7 @@ once, before anything large is allocated.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -27,6 +28,7 @@ __all__ = [
     "Role",
     "Schema",
     "TableRead",
+    "cell_text",
     "name_lines",
     "quote",
     "with_limits",
@@ -196,6 +198,21 @@ class TableRead:
     def messages(self) -> list[str]:
         """The summary, each group of refused rows, then the notes."""
         return [self.summary()] + [r.message(self.where) for r in self.refused] + list(self.notes)
+
+
+def cell_text(value: object, boolean: tuple[str, str] = ("FALSE", "TRUE")) -> str:
+    """A cell's value as the text the collector reads: None blank, a bool as ``boolean``
+    (false, true), a float by ``repr`` (every digit kept), a date or time in ISO 8601,
+    anything else by ``str``."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return boolean[value]
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, dt.datetime | dt.date | dt.time):
+        return value.isoformat()
+    return str(value)
 
 
 def quote(cell: str, limit: int = QUOTE_CHARS) -> str:

@@ -25,9 +25,8 @@ every time or on none). The day/month order of dates written with the year last 
 the whole file (a number above 12 can only be a day) or given (``dayfirst``); a file where nothing
 decides it is refused. Partial dates (2024, 2024-05), dates without a time of day and years
 outside 1900..2200 are refused with their lines. Glucose is converted to mg/dL and refused
-outside 0..3000 mg/dL. A text file that ends inside its last line (no final line break, and
-fewer fields or characters than the lines above: a copy cut short) has that line refused
-(:func:`~ranking_core.inputs.text.cut_last_line`).
+outside 0..3000 mg/dL. A text file that ends inside its last line (a copy cut short) has that
+line refused by the text reader (:func:`~ranking_core.inputs.decoding.cut_last_line`).
 """
 
 from __future__ import annotations
@@ -38,31 +37,26 @@ from dataclasses import dataclass, field
 from typing import IO
 
 import numpy as np
-import pandas as pd
 from numpy.typing import NDArray
 
-from ranking_core.inputs.table import (
+from ranking_core.inputs.schema import (
     Field,
     HeaderNotFound,
     InputError,
     Limits,
-    RefusedRows,
     Role,
     Schema,
     TableRead,
     name_lines,
-    read_table,
 )
-from ranking_core.inputs.text import TAIL_BYTES, cut_last_line, file_tail
+from ranking_core.inputs.table import read_table
 from ranking_core.inputs.units import PHYSICAL_MAX_MGDL
 
 __all__ = [
     "BEYOND_RANGE",
     "SERIES_FORMATS",
     "GlucoseSeries",
-    "cut_last_line_of",
     "read_series",
-    "refuse_cut_last_line",
 ]
 
 SERIES_FORMATS = ("auto", "generic", "dexcom", "libre")
@@ -257,8 +251,6 @@ def read_series(
             other = " (nor a Dexcom Clarity or LibreView export)" if format == "auto" else ""
             raise HeaderNotFound(f"{exc}{other}") from exc
         break
-    if not isinstance(source, pd.DataFrame):
-        table = refuse_cut_last_line(table, source)
     marks = table.values.get("beyond")
     marked = np.zeros(len(table), dtype=bool) if marks is None else marks != ""
     if marked.any():
@@ -285,43 +277,4 @@ def read_series(
         beyond_times=table.values["timestamp"][marked],
         beyond_lines=table.lines[marked],
         beyond_devices=None if devices is None else devices[marked],
-    )
-
-
-def cut_last_line_of(source: object) -> tuple[int, str] | None:
-    """(line number, rule) of a text file's (path or bytes) last line when it looks cut off
-    (:func:`~ranking_core.inputs.text.cut_last_line`), else None (also for XLSX workbooks and
-    for anything unreadable)."""
-    try:
-        if isinstance(source, bytes | bytearray):
-            tail = bytes(source[-TAIL_BYTES:])
-            last = source.count(b"\n") + 1 if b"\n" in source else source.count(b"\r") + 1
-        elif isinstance(source, str | os.PathLike):
-            tail, last = file_tail(source)
-        else:
-            return None
-    except OSError:
-        return None
-    if tail.startswith(b"PK\x03\x04"):
-        return None
-    rule = cut_last_line(tail)
-    return None if rule is None else (last, rule)
-
-
-def refuse_cut_last_line(table: TableRead, source: object) -> TableRead:
-    """``table`` without the row of a text file's last line when that line looks cut off
-    (:func:`cut_last_line_of`): the row is refused by line, the others kept. XLSX workbooks
-    and frames are returned as they are."""
-    cut = None if table.where != "line" else cut_last_line_of(source)
-    if cut is None:
-        return table
-    last, rule = cut
-    keep = table.lines != last
-    if keep.all():  # already refused by another rule
-        return table
-    return dataclasses.replace(
-        table,
-        values={k: v[keep] for k, v in table.values.items()},
-        lines=table.lines[keep],
-        refused=(*table.refused, RefusedRows(rule, np.array([last], dtype=np.int64))),
     )

@@ -15,7 +15,9 @@ The text reader (here): the delimiter ``,`` ``;`` or tab is found together with 
 first line naming every required role); lines above it are skipped and reported. Reading goes in
 chunks of about :data:`CHUNK_CHARS` characters of whole lines; a chunk of plain numbers is parsed
 at once by pandas' C reader (:func:`_plain_block`), any other by the row-by-row rules, with the
-same result.
+same result. A last line that looks cut off (no final line break; fewer fields than the header,
+or shorter than every line above: :func:`~ranking_core.inputs.decoding.cut_last_line`) is
+refused by its number before it is split, so every table read as text gets the check once.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import itertools
 import operator
 import os
 import re
+from collections import deque
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -37,10 +40,11 @@ from numpy.typing import NDArray
 
 from ranking_core.inputs.collect import collect
 from ranking_core.inputs.decoding import (
+    TAIL_LINES,
     LineEnds,
+    cut_last_line,
     decode_error,
     open_binary,
-    read_text,
     source_label,
     text_stream,
 )
@@ -55,51 +59,22 @@ from ranking_core.inputs.rows import (
     match_header,
     missing_header,
 )
-from ranking_core.inputs.schema import (
-    QUOTE_CHARS,
-    Field,
-    HeaderNotFound,
-    InputError,
-    Limits,
-    RefusedRows,
-    Role,
-    Schema,
-    TableRead,
-    name_lines,
-    quote,
-    with_limits,
-)
+from ranking_core.inputs.schema import InputError, Limits, Schema, TableRead, name_lines, quote
 from ranking_core.inputs.times import Clock
 from ranking_core.inputs.units import UnitError, check_unit
 from ranking_core.inputs.xlsx import read_xlsx
 
 __all__ = [
     "ACCEPTED_FORMATS",
-    "CHUNK_ROWS",
-    "QUOTE_CHARS",
     "READERS",
-    "Field",
-    "HeaderNotFound",
-    "InputError",
-    "Limits",
-    "Reader",
-    "RefusedRows",
-    "Role",
-    "Schema",
-    "TableRead",
     "accepted_formats",
     "format_names",
-    "name_lines",
-    "open_binary",
-    "quote",
     "read_table",
-    "read_text",
     "reader_for",
     "reader_named",
     "register_reader",
     "unregister_reader",
     "upload_types",
-    "with_limits",
 ]
 
 CHUNK_CHARS = 1 << 22  # text is read in chunks of about 4 million characters
@@ -171,10 +146,29 @@ def _text_rows(
         )
         return True
 
+    def whole(lines: Iterable[str], first: int) -> Iterator[str]:
+        """``lines`` (the first numbered ``first``) without a last line that looks cut off,
+        refused by its number (:func:`~ranking_core.inputs.decoding.cut_last_line`)."""
+        recent: deque[str] = deque(maxlen=TAIL_LINES + 1)
+        count = 0
+        for line in lines:
+            if recent:
+                yield recent[-1]
+            recent.append(line)
+            count += 1
+        if not recent:
+            return
+        rule = cut_last_line(list(recent), delimiter, width)
+        if rule is None:
+            yield recent[-1]
+        else:
+            refuse.add(rule, [first + count - 1], quote(recent[-1]), unsplit=True)
+
     def quoted(lines: Iterable[str], first: int) -> Iterator[Chunk]:
         """The csv module's reading (quoted fields may hold delimiters and line breaks)."""
         guarded = (
-            "\n" if too_long(line, number) else line for number, line in enumerate(lines, first)
+            "\n" if too_long(line, number) else line
+            for number, line in enumerate(whole(lines, first), first)
         )
         reader = csv.reader(guarded, delimiter=delimiter)
         rows: list[list[str]] = []
@@ -223,6 +217,10 @@ def _text_rows(
                 return
             if not block.endswith("\n"):
                 block += text.readline()  # whole lines only
+            if not block.endswith(("\n", "\r")):  # the last line, without a line break
+                block = "".join(whole(io.StringIO(block, newline="").readlines(), first))
+                if not block:
+                    return
             values = _plain_block(block, delimiter, width, limits.max_cell) if numeric else None
             if values is not None:
                 yield Chunk(range(first, first + values.shape[1]), numbers=values)

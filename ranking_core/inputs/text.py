@@ -16,7 +16,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 import unicodedata
 
@@ -24,11 +23,8 @@ import pandas as pd
 
 __all__ = [
     "FORMULA_PREFIXES",
-    "TAIL_BYTES",
     "UNSAFE",
     "UNSAFE_RULE",
-    "cut_last_line",
-    "file_tail",
     "named",
     "neutralise",
     "printable",
@@ -115,52 +111,3 @@ def safe_csv(frame: pd.DataFrame) -> str:
         if not pd.api.types.is_numeric_dtype(safe[column]):
             safe[column] = safe[column].map(neutralise)
     return safe.to_csv(index=False, lineterminator="\r\n")
-
-
-TAIL_BYTES = 1 << 16  # the end of a file read to judge its last line (about 2,000 lines of data)
-
-
-def cut_last_line(tail: bytes) -> str | None:
-    """Why the last line of a text table looks cut off, or None when it looks whole.
-
-    ``tail`` is the end of the file (its last :data:`TAIL_BYTES` bytes or all of it). A last
-    line is judged only when the file does not end with a line break (a writer that finished
-    ends its last line): it is cut when it has fewer fields than the line before it (commas,
-    semicolons or tabs), or fewer characters than every other line in the tail, e.g. a lone
-    ``1`` or ``2024-05-01T08:05:00,1`` below lines of 23 characters. The rule is worded to
-    be followed by "in line N"."""
-    if not tail or tail.endswith((b"\n", b"\r")):
-        return None
-    lines = tail.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
-    last = lines[-1]
-    before = [line for line in lines[1:-1] if line.strip()]  # lines[0] may be cut by the tail
-    if not last.strip() or not before:
-        return None
-    for mark in (b"\t", b";", b","):
-        if before[-1].count(mark) > last.count(mark):
-            return (
-                f"the file ends without a line break inside a line of "
-                f"{last.count(mark) + 1} field(s) where the line above has "
-                f"{before[-1].count(mark) + 1} (it looks cut off)"
-            )
-    shortest = min(len(line) for line in before)
-    if len(last) < shortest:
-        return (
-            f"the file ends without a line break inside a line of {len(last)} characters where "
-            f"every other line has at least {shortest} (it looks cut off; end the file with a "
-            "line break if the line is whole)"
-        )
-    return None
-
-
-def file_tail(path: str | os.PathLike) -> tuple[bytes, int]:
-    """The last :data:`TAIL_BYTES` bytes of a file and the number of its last line (counting
-    line breaks; read in blocks, never the whole file at once)."""
-    size = os.path.getsize(path)
-    breaks = 0
-    with open(path, "rb") as stream:
-        for block in iter(lambda: stream.read(1 << 20), b""):
-            breaks += block.count(b"\n") or block.count(b"\r")
-        stream.seek(max(0, size - TAIL_BYTES))
-        tail = stream.read(TAIL_BYTES)
-    return tail, breaks + 1

@@ -10,7 +10,6 @@ the header is the first non-blank row naming every required role.
 
 from __future__ import annotations
 
-import datetime as dt
 import time
 import warnings
 import zipfile
@@ -24,29 +23,10 @@ from openpyxl.reader.excel import ExcelReader
 from openpyxl.styles.stylesheet import apply_stylesheet
 from openpyxl.worksheet._read_only import ReadOnlyWorksheet
 
-from ranking_core.inputs.rows import (
-    CHUNK_ROWS,
-    Chunk,
-    Refusals,
-    Rows,
-    match_header,
-    missing_header,
-)
-from ranking_core.inputs.schema import InputError, Limits, Schema, name_lines, quote
+from ranking_core.inputs.rows import CHUNK_ROWS, Chunk, Refusals, Rows, match_header, missing_header
+from ranking_core.inputs.schema import InputError, Limits, Schema, cell_text, name_lines, quote
 
 __all__ = ["read_xlsx", "xlsx_rows"]
-
-
-def _cell_text(value: object) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "TRUE" if value else "FALSE"
-    if isinstance(value, float):
-        return repr(value)
-    if isinstance(value, dt.datetime | dt.date | dt.time):
-        return value.isoformat()
-    return str(value)
 
 
 def _damaged(label: str, exc: Exception) -> InputError:
@@ -157,7 +137,7 @@ def xlsx_rows(
                                 f"{limits.max_xlsx_seconds:g} s (stopped at row {number:,}); "
                                 "save it as CSV, which reads far faster"
                             )
-                        yield number, [_cell_text(v) for v in values]
+                        yield number, [cell_text(v) for v in values]
                 except InputError:
                     raise
                 except Exception as exc:  # a damaged sheet part

@@ -11,7 +11,8 @@ The fit runs in three steps: the training set (:func:`~ranking_core.learn.traini
 training_set`: ratings, rater codes, diagonal points, signed targets), the plan
 (:func:`~ranking_core.learn.plan.plan_fit`: method, the kernel built once, the candidate λ, the
 memory limit) and one engine of :data:`ENGINES`, a table from the plan's engine name to the
-function that computes λ and the model: ``"spectral"`` (every rule by
+function that computes λ and the model from an :class:`EngineCall` (the plan, whose candidate λ
+it searches, and the training points): ``"spectral"`` (every rule by
 :func:`~ranking_core.selection.choose` on the spectral decomposition), ``"direct"``
 (:func:`~ranking_core.learners.direct.fast_kfold_lambda`) and ``"robust"``
 (:func:`~ranking_core.learners.robust.kfold_robust`).
@@ -20,6 +21,7 @@ function that computes λ and the model: ``"spectral"`` (every rule by
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
@@ -33,82 +35,79 @@ from ranking_core.learners.robust import kfold_robust, rating_step
 from ranking_core.ratings import RatingSet
 from ranking_core.selection import AprioriRule, Choice, choose, fit_apriori_lambda
 
-__all__ = ["APRIORI_SIZES", "ENGINES", "learn_grid", "learn_panel"]
+__all__ = ["APRIORI_SIZES", "ENGINES", "EngineCall", "learn_grid", "learn_panel"]
 
 Progress = Callable[[int, int], None]
-Engine = Callable[[FitPlan, NDArray, NDArray, NDArray, AprioriRule | None, Progress | None], Choice]
 APRIORI_SIZES = (20, 30, 40, 50)  # subset sizes for λ₊ (Kriukova et al. 2014, §4.4)
 
 
-def _common(plan: FitPlan, progress: Progress | None) -> dict:
-    """The fold arguments every engine takes: the folds of ``choose(rule="kfold")``."""
-    settings = plan.settings
-    return {
-        "n_splits": int(settings.n_splits),
-        "random_state": 0,
-        "progress": progress,
-        "criterion": settings.criterion,
-    }
+@dataclass(frozen=True)
+class EngineCall:
+    """What an engine of :data:`ENGINES` is given: the plan (its candidate λ, ``plan.lams``,
+    are the grid every engine searches), the training points ``X`` (m, 2) in mg/dL and targets
+    ``y`` (m,), the a-priori rule when that rule chooses, and ``progress(done, total)``."""
+
+    plan: FitPlan
+    X: NDArray
+    y: NDArray
+    apriori: AprioriRule | None = None
+    progress: Progress | None = None
+
+    def folds(self) -> dict:
+        """The fold arguments every engine takes: the folds of ``choose(rule="kfold")``."""
+        settings = self.plan.settings
+        return {
+            "n_splits": int(settings.n_splits),
+            "random_state": 0,
+            "progress": self.progress,
+            "criterion": settings.criterion,
+        }
 
 
-def _spectral(
-    plan: FitPlan,
-    X: NDArray,
-    y: NDArray,
-    lams: NDArray,
-    apriori: AprioriRule | None,
-    progress: Progress | None,
-) -> Choice:
+Engine = Callable[[EngineCall], Choice]
+
+
+def _spectral(call: EngineCall) -> Choice:
     """Every rule as :func:`~ranking_core.selection.choose` states it, on the decomposition."""
-    settings = plan.settings
+    settings = call.plan.settings
     return choose(
-        plan.ranker,
-        X,
-        y,
+        call.plan.ranker,
+        call.X,
+        call.y,
         rule=settings.rule,
-        grid=lams,
+        grid=call.plan.lams,
         refit=settings.refit_all or settings.rule != "holdout",
-        apriori=apriori,
+        apriori=call.apriori,
         value=settings.lam,
-        **_common(plan, progress),
+        **call.folds(),
     )
 
 
-def _direct(
-    plan: FitPlan,
-    X: NDArray,
-    y: NDArray,
-    lams: NDArray,
-    apriori: AprioriRule | None,
-    progress: Progress | None,
-) -> Choice:
+def _direct(call: EngineCall) -> Choice:
     """k-fold on the first fold or the glucose lattice and one direct refit."""
-    return fast_kfold_lambda(plan.ranker, X, y, lams, method=plan.method, **_common(plan, progress))
+    plan = call.plan
+    return fast_kfold_lambda(
+        plan.ranker, call.X, call.y, plan.lams, method=plan.method, **call.folds()
+    )
 
 
-def _robust(
-    plan: FitPlan,
-    X: NDArray,
-    y: NDArray,
-    lams: NDArray,
-    apriori: AprioriRule | None,
-    progress: Progress | None,
-) -> Choice:
+def _robust(call: EngineCall) -> Choice:
     """Robust fits against least-squares fits on the same folds, the lower curve wins: every
     fold (``"exact"``), or beyond the first fold on at most ONE_FOLD_TRAIN points and the refit
     by one direct factorisation (Cholesky, or the sparse lattice for the largest sets)."""
+    plan = call.plan
     if plan.method == "exact":
-        return kfold_robust(plan.ranker, X, y, lams, **_common(plan, progress))
+        return kfold_robust(plan.ranker, call.X, call.y, plan.lams, **call.folds())
     solver = "cholesky" if plan.method == "one-fold" else "lattice"
     return kfold_robust(
         plan.ranker,
-        X,
-        y,
-        lams,
+        call.X,
+        call.y,
+        plan.lams,
         folds=1,
         max_train=ONE_FOLD_TRAIN,
         refit_with=DirectRanker(plan.kernel, solver=solver),
-        **_common(plan, progress),
+        **call.folds(),
     )
 
 
@@ -162,7 +161,7 @@ def learn_grid(
             progress=None if progress is None else lambda done, _total: progress(done, steps),
         )
         report = None if progress is None else (lambda _done, _total: progress(steps, steps))
-    choice = ENGINES[plan.engine](plan, X, y, lams, apriori, report)
+    choice = ENGINES[plan.engine](EngineCall(plan, X, y, apriori, report))
     lam = float(choice.value)
     return LearnedGrid(
         settings,

@@ -171,7 +171,8 @@ def settings_kernel(settings: LearnSettings) -> Kernel:
     LearnSettings` sets the kernel's own width when none is given)."""
     if settings.gamma is None:
         raise ValueError(f"the {settings.kernel} kernel of these settings has no width γ")
-    return glucose_kernel(settings.kernel, float(settings.gamma), glucose_transform(settings))
+    transform = glucose_transform(settings)
+    return glucose_kernel(settings.kernel, float(settings.gamma), transform)
 
 
 def settings_ranker(settings: LearnSettings, kernel: Kernel) -> SpectralRanker | RobustRanker:
@@ -182,7 +183,7 @@ def settings_ranker(settings: LearnSettings, kernel: Kernel) -> SpectralRanker |
         if settings.filter == "iterated-lavrentiev"
         else settings.filter
     )
-    ranker = glucose_ranker(kernel, None, None, spectral_filter)
+    ranker = SpectralRanker(kernel=kernel, filter=spectral_filter)
     if settings.robust is None:
         return ranker
     return RobustRanker(ranker, loss=settings.robust, signed=settings.signed)
@@ -249,6 +250,7 @@ def plan_fit(settings: LearnSettings, n_ratings: int) -> FitPlan:
     what that method fits in the budget, or when the lattice is asked for a kernel it cannot
     solve; nothing is computed then (the kernel is only built, not evaluated).
     """
+    lams = candidate_lams(settings)
     kernel = settings_kernel(settings)
     lavrentiev_kfold = settings.rule == "kfold" and settings.filter == "lavrentiev"
     lattice = settings.filter == "lavrentiev" and lattice_kernel_parts(kernel) is not None
@@ -272,7 +274,7 @@ def plan_fit(settings: LearnSettings, n_ratings: int) -> FitPlan:
         plan_engine,
         kernel,
         settings_ranker(settings, kernel),
-        candidate_lams(settings),
+        lams,
     )
     limit = _LIMITS[method]
     if limit is not None and plan.points > limit:

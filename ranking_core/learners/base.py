@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ranking_core.kernels import Kernel, make_kernel
@@ -40,6 +40,7 @@ __all__ = [
     "BLOCK_ENTRIES",
     "CheckedInputsMixin",
     "KernelMixin",
+    "KernelPathEstimator",
     "LambdaPathMixin",
     "RankingScoreMixin",
     "RegularizationPath",
@@ -219,3 +220,16 @@ class LambdaPathMixin:
         other.lam = lam
         other._set_solution(lam)
         return other
+
+
+class KernelPathEstimator(
+    KernelMixin,
+    LambdaPathMixin,
+    RankingScoreMixin,
+    CheckedInputsMixin,
+    RegressorMixin,
+    BaseEstimator,
+):
+    """The bases of a kernel learner that decomposes once and solves every λ from it (spectral,
+    Nyström, preference graph): kernel expansion, λ path, ranking score, input checks, and a
+    scikit-learn regressor."""

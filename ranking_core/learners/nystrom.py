@@ -19,18 +19,10 @@ import dataclasses
 import numpy as np
 import scipy.linalg
 from numpy.typing import ArrayLike, NDArray
-from sklearn.base import BaseEstimator, RegressorMixin
 
 from ranking_core.filters import Filter, make_filter
 from ranking_core.kernels import Kernel
-from ranking_core.learners.base import (
-    BLOCK_ENTRIES,
-    CheckedInputsMixin,
-    KernelMixin,
-    LambdaPathMixin,
-    RankingScoreMixin,
-    store_params,
-)
+from ranking_core.learners.base import BLOCK_ENTRIES, KernelPathEstimator, store_params
 from ranking_core.learners.spectral import SpectralRanker
 from ranking_core.spectral import pivoted_cholesky
 from ranking_core.validation import one_of, positive_float
@@ -60,14 +52,7 @@ def nystrom_features(
     return features, transform
 
 
-class NystromRanker(
-    KernelMixin,
-    LambdaPathMixin,
-    RankingScoreMixin,
-    CheckedInputsMixin,
-    RegressorMixin,
-    BaseEstimator,
-):
+class NystromRanker(KernelPathEstimator):
     """Regularized ranking with the subset-of-regressors (Nyström) approximation.
 
     .. math:: f(x) = \\sum_{r \\in R} a_r K(x, x_r), \\quad

@@ -26,16 +26,9 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse
 from numpy.typing import ArrayLike, NDArray
-from sklearn.base import BaseEstimator, RegressorMixin
 
 from ranking_core.kernels import Kernel, LinearKernel
-from ranking_core.learners.base import (
-    CheckedInputsMixin,
-    KernelMixin,
-    LambdaPathMixin,
-    RankingScoreMixin,
-    store_params,
-)
+from ranking_core.learners.base import KernelPathEstimator, store_params
 from ranking_core.spectral import Spectrum
 from ranking_core.validation import check_inputs, describe_rows, one_of, positive_float
 
@@ -92,14 +85,7 @@ def preference_laplacian(
     return laplacian, mn
 
 
-class PreferenceRanker(
-    KernelMixin,
-    LambdaPathMixin,
-    RankingScoreMixin,
-    CheckedInputsMixin,
-    RegressorMixin,
-    BaseEstimator,
-):
+class PreferenceRanker(KernelPathEstimator):
     """RankRLS (Pahikkala et al. 2009, eqs. (16)–(17), (20)–(22), (28), (31)) on a preference graph.
 
     Parameters

@@ -19,18 +19,10 @@ from collections.abc import Iterable
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from sklearn.base import BaseEstimator, RegressorMixin
 
 from ranking_core.filters import Filter, make_filter
 from ranking_core.kernels import Kernel, LinearKernel
-from ranking_core.learners.base import (
-    BLOCK_ENTRIES,
-    CheckedInputsMixin,
-    KernelMixin,
-    LambdaPathMixin,
-    RankingScoreMixin,
-    store_params,
-)
+from ranking_core.learners.base import BLOCK_ENTRIES, KernelPathEstimator, store_params
 from ranking_core.spectral import (
     Spectrum,
     dense_spectrum,
@@ -54,14 +46,7 @@ AUTO_LOW_RANK_FROM = 2000
 REFINED_ORDER = 8
 
 
-class _SpectralEstimator(
-    KernelMixin,
-    LambdaPathMixin,
-    RankingScoreMixin,
-    CheckedInputsMixin,
-    RegressorMixin,
-    BaseEstimator,
-):
+class _SpectralEstimator(KernelPathEstimator):
     """Shared machinery; subclasses fix whether the operator is centred (ranking) or not."""
 
     _centered: bool = True

@@ -35,11 +35,7 @@ from ranking_core.meter.blocks import (
 )
 from ranking_core.meter.cg_diva import CG_DIVA_ABOUT, CG_DIVA_CAPTION, cg_diva_frame
 from ranking_core.meter.cg_ega import CG_EGA_ABOUT
-from ranking_core.meter.display import (
-    acceptance_summary,
-    display_frame,
-    value_text,
-)
+from ranking_core.meter.display import acceptance_summary, display_frame, value_text
 from ranking_core.meter.grid_plots import (
     bland_altman,
     bland_altman_caption,
@@ -48,7 +44,7 @@ from ranking_core.meter.grid_plots import (
     figure_png,
     grid_plot,
 )
-from ranking_core.meter.report import TABLE_TITLES, MeterReport
+from ranking_core.meter.report import SEG_TOOL_TABLES, TABLE_TITLES, MeterReport
 
 __all__ = [
     "REPORT_FORMATS",
@@ -61,14 +57,6 @@ __all__ = [
 ]
 
 REPORT_FORMATS = (".pdf", ".html")
-SEG_TOOL_TABLES = (
-    "pair_types",
-    "accuracy",
-    "risk_grades",
-    "risk_categories",
-    "iso_ranges",
-    "binomial",
-)
 
 
 def report_figures(

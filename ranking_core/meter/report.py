@@ -58,6 +58,7 @@ __all__ = [
     "HYPO_MISSED_RULE",
     "ISO_RANGES",
     "PAIR_RESULT_COLUMNS",
+    "SEG_TOOL_TABLES",
     "TABLE_TITLES",
     "MeterReport",
     "binomial_lower_bound",
@@ -83,6 +84,10 @@ TABLE_TITLES = {
     "cg_diva": "CG-DIVA: median deviation, deviation intervals and sensor variability "
     "(mg/dL below comparator 70, % from 70)",
 }
+# the official SEG tool's tables, in its order
+SEG_TOOL_TABLES = tuple(
+    "pair_types accuracy risk_grades risk_categories iso_ranges binomial".split()
+)
 # ISO 15197 bands of |BGM − REF| (mg/dL below REF 100, % of REF from 100), upper bound included
 ISO_RANGES = (
     "<= 5 % or 5 mg/dL",
@@ -240,16 +245,7 @@ class MeterReport:
 
     def tables(self) -> dict[str, pd.DataFrame]:
         """The summary tables present, by name, in report order (zone tables by grid family)."""
-        names = (
-            "pair_types",
-            "accuracy",
-            "risk_grades",
-            "risk_categories",
-            "iso_ranges",
-            "binomial",
-            "acceptance",
-            "ranges",
-        )
+        names = (*SEG_TOOL_TABLES, "acceptance", "ranges")
         tables = {n: getattr(self, n) for n in names if getattr(self, n) is not None}
         tables.update(self.zones)
         if self.learned_categories is not None:

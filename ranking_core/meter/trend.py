@@ -83,6 +83,14 @@ def ctca_category(rate: NDArray[np.float64]) -> NDArray[np.intp]:
     return index.astype(np.intp)
 
 
+def share_percent(counts: NDArray[np.int64], axis: int) -> NDArray[np.float64]:
+    """Each cell of a table of ``counts`` as a share (%) of its column (``axis=0``) or row
+    (``axis=1``); NaN where that column or row is empty."""
+    totals = counts.sum(axis=axis, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(totals > 0, 100.0 * counts / totals, np.nan)
+
+
 @dataclass(frozen=True)
 class TrendConcurrence:
     """CTCA: counts[i, j] pairs with the sensor's rate in category i and the comparator's in j
@@ -94,9 +102,7 @@ class TrendConcurrence:
     @property
     def column_percent(self) -> NDArray[np.float64]:
         """Each cell's share of its comparator column (%), NaN in an empty column."""
-        totals = self.counts.sum(axis=0, keepdims=True)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(totals > 0, 100.0 * self.counts / totals, np.nan)
+        return share_percent(self.counts, axis=0)
 
     @property
     def zone_counts(self) -> dict[str, int]:
@@ -187,9 +193,8 @@ class TrendAgreement:
 
     @property
     def row_percent(self) -> NDArray[np.float64]:
-        totals = self.counts.sum(axis=1, keepdims=True)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(totals > 0, 100.0 * self.counts / totals, np.nan)
+        """Each cell's share of its sensor-rate row (%), NaN in an empty row."""
+        return share_percent(self.counts, axis=1)
 
     @property
     def concurrence_percent(self) -> float:

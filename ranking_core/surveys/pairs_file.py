@@ -9,8 +9,7 @@ until it is given) converted to mg/dL, limits on bytes, rows and archives checke
 reading, refused rows named by line. Beyond them: a pair outside the survey's range is
 refused by line, at most :data:`~ranking_core.surveys.design.MAX_PAIRS` rows are read, and a
 pair that repeats an earlier one once both are rounded to whole mg/dL (as stored) is named
-and kept once. A cut last line is refused
-(:func:`~ranking_core.inputs.series.refuse_cut_last_line`).
+and kept once. A cut last line is refused by the input layer's text reader.
 """
 
 from __future__ import annotations
@@ -22,7 +21,6 @@ import numpy as np
 import pandas as pd
 
 from ranking_core.inputs import InputError, Limits, Role, Schema, name_lines, read_table
-from ranking_core.inputs.series import refuse_cut_last_line
 from ranking_core.panels.design import check_range
 from ranking_core.surveys.design import MAX_PAIRS
 
@@ -78,7 +76,6 @@ def read_survey_pairs(
     if max_bytes is not None:
         limits = Limits(max_rows=MAX_PAIRS, max_bytes=max_bytes)
     table = read_table(source, survey_pairs_schema(glucose_range), unit=unit, limits=limits)
-    table = refuse_cut_last_line(table, source)
     if not len(table):
         raise InputError(f"{table.source}: no pair can be kept; " + "; ".join(table.messages()))
     values = np.rint(np.column_stack([table.values["reference"], table.values["estimate"]])).astype(

@@ -49,8 +49,6 @@ from ranking_core.version import riskgrid_version
 
 revision = "grid_arrays"
 down_revision = "saved_by"
-branch_labels = None
-depends_on = None
 
 # The classes an earlier learned-grid record may name (by exact class name), and nothing else.
 ALLOWED_CLASSES: Mapping[str, type] = {

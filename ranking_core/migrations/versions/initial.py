@@ -7,10 +7,10 @@ Revises:
 import sqlalchemy as sa
 from alembic import op
 
+from ranking_core.migrations.columns import parent_key
+
 revision = "initial"
 down_revision = None
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:
@@ -26,12 +26,7 @@ def upgrade() -> None:
     op.create_table(
         "blobs",
         sa.Column("id", sa.Integer(), primary_key=True),
-        sa.Column(
-            "record_id",
-            sa.Integer(),
-            sa.ForeignKey("records.id", ondelete="CASCADE"),
-            nullable=False,
-        ),
+        parent_key("record_id", "records", nullable=False),
         sa.Column("key", sa.String(64), nullable=False),
         sa.Column("content", sa.LargeBinary(), nullable=False),
         sa.UniqueConstraint("record_id", "key", name="uq_blobs_record_key"),

@@ -4,19 +4,8 @@ Revision ID: saved_by
 Revises: initial
 """
 
-import sqlalchemy as sa
-from alembic import op
+from ranking_core.migrations.columns import added_text_column
 
 revision = "saved_by"
 down_revision = "initial"
-branch_labels = None
-depends_on = None
-
-
-def upgrade() -> None:
-    op.add_column("records", sa.Column("saved_by", sa.String(320), nullable=True))
-
-
-def downgrade() -> None:
-    with op.batch_alter_table("records") as batch:
-        batch.drop_column("saved_by")
+upgrade, downgrade = added_text_column("records", "saved_by", 320)

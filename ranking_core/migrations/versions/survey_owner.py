@@ -5,19 +5,8 @@ Revision ID: survey_owner
 Revises: surveys
 """
 
-import sqlalchemy as sa
-from alembic import op
+from ranking_core.migrations.columns import added_text_column
 
 revision = "survey_owner"
 down_revision = "surveys"
-branch_labels = None
-depends_on = None
-
-
-def upgrade() -> None:
-    op.add_column("surveys", sa.Column("owner", sa.String(320), nullable=True))
-
-
-def downgrade() -> None:
-    with op.batch_alter_table("surveys") as batch:
-        batch.drop_column("owner")
+upgrade, downgrade = added_text_column("surveys", "owner", 320)

@@ -7,10 +7,10 @@ Revises: grid_arrays
 import sqlalchemy as sa
 from alembic import op
 
+from ranking_core.migrations.columns import parent_key
+
 revision = "surveys"
 down_revision = "grid_arrays"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:
@@ -28,13 +28,7 @@ def upgrade() -> None:
     op.create_table(
         "survey_pairs",
         sa.Column("id", sa.Integer(), primary_key=True),
-        sa.Column(
-            "survey_id",
-            sa.Integer(),
-            sa.ForeignKey("surveys.id", ondelete="CASCADE"),
-            nullable=False,
-            index=True,
-        ),
+        parent_key("survey_id", "surveys", nullable=False, index=True),
         sa.Column("batch", sa.Integer(), nullable=False),
         sa.Column("reference", sa.Float(), nullable=False),
         sa.Column("estimate", sa.Float(), nullable=False),
@@ -43,12 +37,7 @@ def upgrade() -> None:
     op.create_table(
         "survey_raters",
         sa.Column("id", sa.Integer(), primary_key=True),
-        sa.Column(
-            "survey_id",
-            sa.Integer(),
-            sa.ForeignKey("surveys.id", ondelete="CASCADE"),
-            nullable=False,
-        ),
+        parent_key("survey_id", "surveys", nullable=False),
         sa.Column("name", sa.String(200), nullable=False),
         sa.Column("token_hash", sa.String(64), nullable=False, unique=True),
         sa.Column("invited", sa.Integer(), nullable=False),
@@ -58,30 +47,15 @@ def upgrade() -> None:
     )
     op.create_table(
         "survey_queue",
-        sa.Column(
-            "rater_id",
-            sa.Integer(),
-            sa.ForeignKey("survey_raters.id", ondelete="CASCADE"),
-            primary_key=True,
-        ),
+        parent_key("rater_id", "survey_raters", primary_key=True),
         sa.Column("position", sa.Integer(), primary_key=True),
-        sa.Column(
-            "pair_id",
-            sa.Integer(),
-            sa.ForeignKey("survey_pairs.id", ondelete="CASCADE"),
-            nullable=False,
-        ),
+        parent_key("pair_id", "survey_pairs", nullable=False),
         sa.Column("role", sa.String(16), nullable=False),
         sa.Column("batch", sa.Integer(), nullable=False),
     )
     op.create_table(
         "survey_answers",
-        sa.Column(
-            "rater_id",
-            sa.Integer(),
-            sa.ForeignKey("survey_raters.id", ondelete="CASCADE"),
-            primary_key=True,
-        ),
+        parent_key("rater_id", "survey_raters", primary_key=True),
         sa.Column("position", sa.Integer(), primary_key=True),
         sa.Column("rating", sa.Float(), nullable=False),
         sa.Column("first_answered_at", sa.DateTime(timezone=True), nullable=False),
