@@ -21,6 +21,8 @@ from ranking_core.cli.output import (
     say,
     write_output,
 )
+from ranking_core.cli.survey_admin import open_surveys as _surveys
+from ranking_core.cli.survey_admin import register
 from ranking_core.inputs.text import named, printable
 from ranking_core.surveys.coverage import batch_warning, coverage_warning, overlap_needs
 from ranking_core.surveys.design import (
@@ -60,16 +62,6 @@ def read_capped(path: Path, cap: int, option: str) -> str:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise ValueError(f"{option} {printable(path)}: not UTF-8 text") from None
-
-
-def _surveys():
-    from ranking_core.storage import StorageError
-    from ranking_core.surveys import SurveyStore
-
-    try:
-        return SurveyStore()
-    except StorageError as exc:  # the database URL cannot be used
-        _fail(exc)
 
 
 @app.command()
@@ -497,6 +489,5 @@ def close(name: Annotated[str, typer.Argument(help="The survey.")]) -> None:
 
 
 # list, delete and link: ranking_core/cli/survey_admin.py
-from ranking_core.cli.survey_admin import register  # noqa: E402
 
 register(app)

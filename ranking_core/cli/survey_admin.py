@@ -14,10 +14,16 @@ from ranking_core.cli.output import err, fail, out, say
 from ranking_core.inputs.text import named, printable
 
 
-def _surveys():
-    from ranking_core.cli.survey import _surveys as surveys
+def open_surveys():
+    """The survey store of the database riskgrid is configured with (the command line acts as
+    the operator); a database URL that cannot be used is one sentence and exit status 1."""
+    from ranking_core.storage import StorageError
+    from ranking_core.surveys import SurveyStore
 
-    return surveys()
+    try:
+        return SurveyStore()
+    except StorageError as exc:
+        fail(exc)
 
 
 def list_surveys(
@@ -31,7 +37,7 @@ def list_surveys(
     from ranking_core.storage import StorageError
     from ranking_core.surveys.admin import MAX_LISTED, survey_count, survey_summaries
 
-    surveys = _surveys()
+    surveys = open_surveys()
     try:
         listed = survey_summaries(surveys, MAX_LISTED)
         total = survey_count(surveys) if len(listed) >= MAX_LISTED else len(listed)
@@ -75,7 +81,7 @@ def delete(
     from ranking_core.storage import StorageError
     from ranking_core.surveys.admin import delete_survey
 
-    surveys = _surveys()
+    surveys = open_surveys()
     try:
         survey = surveys.get(name)  # an unknown name is refused before anything is asked
     except StorageError as exc:
@@ -108,7 +114,7 @@ def link(name: Annotated[str, typer.Argument(help="The survey.")]) -> None:
     from ranking_core.surveys.admin import new_organiser_token
 
     try:
-        survey, token = new_organiser_token(_surveys(), name)
+        survey, token = new_organiser_token(open_surveys(), name)
     except StorageError as exc:
         fail(exc)
     say(f"survey {named(survey.name)}: the old organiser link no longer works")
