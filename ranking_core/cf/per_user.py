@@ -349,7 +349,8 @@ def summarize(config: PerUserConfig, tasks: Sequence[Task], values: NDArray[np.f
     """Per repetition: mean over test reviewers; then mean and sd (ddof = 1) over repetitions.
 
     ``values`` is (len(tasks), learners, metrics) in task order. ``skipped_test_users`` counts
-    reviewers whose ratings could not be split (NaN for every learner); each learner's
+    reviewers without a misranking for any learner: their ratings could not be split, or (with
+    ``tie_threshold`` > 0) no two of their test ratings differ by more than it; each learner's
     ``test_users_run`` counts the reviewers it was scored on (fewer when its ``max_m`` is below
     some reviewers' training half)."""
     reps = np.array([task[0] for task in tasks])
