@@ -34,7 +34,13 @@ BLOCK = 10  # the paper's number of simulations per m
 VARIANTS = ("as_run", "smallest_tied_lambda", "lattice_test", "oracle_lambda")
 
 
-def _one_draw(learner, X, y, x_test, lams) -> dict[str, float]:
+def _one_draw(
+    learner: SpectralRanker | SpectralRegressor,
+    X: np.ndarray,
+    y: np.ndarray,
+    x_test: np.ndarray,
+    lams: np.ndarray,
+) -> dict[str, float]:
     """Test misranking (fractions) of one draw under every variant."""
     half = y.size // 2
     lattice = np.arange(0, 101, dtype=np.float64)[:, None]
@@ -68,7 +74,9 @@ def main() -> None:
     rng = np.random.default_rng(args.seed)  # drawn in the order of run_academic
     out: dict = {}
     for m in (12, 20, 28):
-        scores = {name: {v: [] for v in VARIANTS} for name in learners}
+        scores: dict[str, dict[str, list[float]]] = {
+            name: {v: [] for v in VARIANTS} for name in learners
+        }
         for _ in range(args.reps):
             X, y = _draw(rng, m)
             x_test = rng.integers(0, 101, size=100).astype(np.float64)[:, None]
@@ -78,7 +86,7 @@ def main() -> None:
         out[str(m)] = {}
         for name, by_variant in scores.items():
             paper = PAPER_TABLE1[m][name][0]
-            row = {}
+            row: dict[str, object] = {}
             for variant, values in by_variant.items():
                 v = 100 * np.asarray(values)
                 row[variant] = {
