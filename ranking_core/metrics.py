@@ -23,6 +23,7 @@ __all__ = [
     "mrr",
     "ndcg",
     "pairwise_misranking",
+    "pairwise_misranking_margin",
     "pairwise_misranking_rows",
     "precision_at",
     "wta",
@@ -83,6 +84,37 @@ def pairwise_misranking(y_true: ArrayLike, y_score: ArrayLike) -> float:
         c_minus_d = round(tau * math.sqrt(total - tied_y) * math.sqrt(total - tied_f))
         concordant = (untied + c_minus_d) // 2
     return (ordered - concordant) / ordered
+
+
+# rows of the pair table handled at once by pairwise_misranking_margin (booleans, so bytes)
+_MARGIN_BUDGET = 1 << 24
+
+
+def pairwise_misranking_margin(y_true: ArrayLike, y_score: ArrayLike, margin: float) -> float:
+    """Eq. (1) counted only over pairs whose ratings differ by more than ``margin`` (rating units).
+
+    .. math:: E_t = \\frac{\\sum_{i,j} 1\\{y_i - y_j > t \\wedge f_i \\le f_j\\}}
+                           {\\sum_{i,j} 1\\{y_i - y_j > t\\}}
+
+    With t = 0 this is :func:`pairwise_misranking` (Kriukova et al. 2014, eq. (1): only exactly
+    equal ratings are not pairs). Continuous ratings (Jester's −10..10 in steps of 0.05) make
+    near-equal ratings a pair that eq. (1) asks the scores to order; t > 0 leaves them out, as
+    whole-star ratings (MovieLens) do by construction for t < 1. Ties in the scores still count
+    as errors. O(n²) time in row blocks of at most 2^24 pairs. Returns NaN when no pair differs by
+    more than t.
+    """
+    if not (math.isfinite(margin) and margin >= 0):
+        raise ValueError(f"margin must be a finite number >= 0; got {margin!r}")
+    y, f = _pair(y_true, y_score)
+    if margin == 0:
+        return pairwise_misranking(y, f)
+    step = max(1, _MARGIN_BUDGET // max(1, y.size))
+    pairs = errors = 0
+    for start in range(0, y.size, step):
+        ordered = (y[start : start + step, None] - y[None, :]) > margin
+        pairs += int(ordered.sum())
+        errors += int((ordered & (f[start : start + step, None] <= f[None, :])).sum())
+    return errors / pairs if pairs else math.nan
 
 
 # pairs × rows handled at once by pairwise_misranking_rows (booleans, so bytes)

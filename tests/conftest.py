@@ -1,5 +1,6 @@
-"""Test configuration: point SEG_TABLE, MOVIELENS_100K and RISKGRID_CONFORMANCE at ../shared when
-they are unset; databases for the storage tests on SQLite and on a throw-away PostgreSQL server."""
+"""Test configuration: point SEG_TABLE, MOVIELENS_100K, JESTER and RISKGRID_CONFORMANCE at ../shared
+when they are unset; databases for the storage tests on SQLite and on a throw-away PostgreSQL
+server."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 for variable, default in (
     ("SEG_TABLE", SHARED / "data" / "seg" / "RiskPairData.csv.gz"),
     ("MOVIELENS_100K", SHARED / "data" / "cf" / "ml-100k"),
+    ("JESTER", SHARED / "data" / "cf" / "jester"),
     ("RISKGRID_CONFORMANCE", SHARED / "data" / "conformance"),
 ):
     if not os.environ.get(variable) and default.exists():

@@ -90,6 +90,44 @@ def test_per_user_offers_both_readings_of_the_protocol(tmp_path: Path) -> None:
     assert result.exit_code != 0 and "'protocol' must be one of" in text
 
 
+def test_per_user_tie_threshold_leaves_out_close_pairs(tmp_path: Path) -> None:
+    """--tie-threshold t: only test pairs whose ratings differ by more than t count. The synthetic
+    ratings are whole stars, so t = 0.5 leaves out no pair (the same figures as eq. (1)) while
+    t = 1 leaves out the pairs one star apart (other figures); the value is recorded."""
+    misranking = {}
+    for threshold in ("0", "0.5", "1"):
+        out = tmp_path / f"tie-{threshold}.json"
+        result = runner.invoke(
+            app,
+            [
+                "cf",
+                "per-user",
+                "--format",
+                "synthetic",
+                "--group",
+                "20-60",
+                "--learner",
+                "lavrentiev",
+                *SMALL,
+                "--tie-threshold",
+                threshold,
+                "--json",
+                str(out),
+            ],
+        )
+        assert result.exit_code == 0, result.output
+        saved = json.loads(out.read_text())
+        assert saved["config"]["tie_threshold"] == float(threshold)
+        misranking[threshold] = saved["pairwise_misranking"]["per_repeat"]
+    assert misranking["0"] == misranking["0.5"] != misranking["1"]
+    for bad in ("-1", "nan"):
+        result = runner.invoke(
+            app, ["cf", "per-user", "--format", "synthetic", "--tie-threshold", bad, *SMALL]
+        )
+        text = " ".join(result.output.replace("│", " ").split())
+        assert result.exit_code == 2 and "tie" in text.lower(), text
+
+
 def test_per_user_rejects_a_bad_group() -> None:
     result = invoke(f"cf per-user --format synthetic --group forty {SMALL}")
     assert result.exit_code != 0 and "40-60" in result.output

@@ -164,6 +164,25 @@ def test_real_movielens_100k() -> None:
     assert len(data.users_in(50, 300)) == 515
 
 
+def test_real_jester_dataset_1() -> None:
+    """Jester dataset 1 as published: 24,983 users who rated 36 or more of the 100 jokes. The
+    groups of the per-user protocol are checked against a count read with pandas from the file's
+    first column (the number of jokes each user rated)."""
+    root = os.environ.get("JESTER")
+    if not root:
+        pytest.skip("JESTER is not set (path to the folder holding jester-data-1.csv)")
+    path = Path(root) / "jester-data-1.csv"
+    if not path.exists():
+        pytest.skip(f"JESTER holds no jester-data-1.csv ({root})")
+    data = cf.read_jester(path)
+    assert (data.n_users, data.n_items) == (24_983, 100)
+    assert data.counts().min() == 36
+    counts = pd.read_csv(path, header=None, usecols=[0])[0].to_numpy()
+    assert data.n_ratings == counts.sum()
+    for low, high in ((20, 40), (40, 60), (60, 80), (50, 300)):
+        assert len(data.users_in(low, high)) == ((counts >= low) & (counts <= high)).sum()
+
+
 def test_uploads_are_read_through_the_input_layer() -> None:
     content = b"1\t10\t5\t0\n1\t20\t3\t0\n"
     assert dense(cf.read_ratings(content, "ml-100k", name="u.data")) == {(1, 10): 5.0, (1, 20): 3.0}

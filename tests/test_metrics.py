@@ -14,6 +14,7 @@ from ranking_core.metrics import (
     mrr,
     ndcg,
     pairwise_misranking,
+    pairwise_misranking_margin,
     pairwise_misranking_rows,
     precision_at,
     wta,
@@ -47,6 +48,47 @@ def test_misranking_rows_equals_per_row_calls(n: int) -> None:
     F = np.round(rng.normal(size=(7, n)) + 0.2 * y, 1)
     expected = [brute_misranking(y, row) if n <= 300 else pairwise_misranking(y, row) for row in F]
     np.testing.assert_allclose(pairwise_misranking_rows(y, F), expected, atol=1e-14)
+
+
+def loop_misranking_margin(y: np.ndarray, f: np.ndarray, margin: float) -> float:
+    """Eq. (1) over the pairs with y_i − y_j > margin, one pair at a time."""
+    pairs = wrong = 0
+    for i in range(y.size):
+        for j in range(y.size):
+            if y[i] - y[j] > margin:
+                pairs += 1
+                wrong += bool(f[i] <= f[j])
+    return wrong / pairs
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("margin", [0.0, 0.05, 0.5, 2.0])
+def test_misranking_margin_matches_a_pair_loop(seed: int, margin: float) -> None:
+    """Jester-like ratings (−10..10 in steps of 0.05, shifted by 10) and scores with ties."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(10, 120))
+    y = np.round(rng.uniform(-10, 10, n) / 0.05) * 0.05 + 10.0
+    f = np.round(0.1 * y + rng.normal(size=n), 1)
+    assert pairwise_misranking_margin(y, f, margin) == pytest.approx(
+        loop_misranking_margin(y, f, margin), abs=1e-15
+    )
+
+
+def test_misranking_margin_edges() -> None:
+    y = np.array([1.0, 1.2, 3.0, 3.1])
+    f = np.array([1.0, 0.0, 3.0, 2.0])  # both close pairs wrong, the four far pairs right
+    assert pairwise_misranking_margin(y, f, 0.0) == pairwise_misranking(y, f) == 2 / 6
+    assert pairwise_misranking_margin(y, f, 0.5) == 0.0  # the two close pairs left out
+    f[1] = 2.5  # now (3.1, 1.2) is misranked too: 1 of the 4 far pairs
+    assert pairwise_misranking_margin(y, f, 0.5) == 1 / 4
+    assert np.isnan(pairwise_misranking_margin(y, f, 5.0))  # no pair differs by more than 5
+    # whole-number ratings never differ by less than 1: a margin below 1 removes no pair
+    z = np.array([1.0, 2, 2, 3, 5])
+    g = np.array([0.3, 0.1, 0.2, 0.2, 0.9])
+    assert pairwise_misranking_margin(z, g, 0.99) == pairwise_misranking(z, g)
+    for bad in (-0.1, np.nan, np.inf):
+        with pytest.raises(ValueError, match="margin must be a finite number >= 0"):
+            pairwise_misranking_margin(y, f, bad)
 
 
 def test_misranking_extremes() -> None:

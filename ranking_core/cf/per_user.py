@@ -48,7 +48,7 @@ from ranking_core.metrics import (
     mean_1norm_difference,
     mean_squared_difference,
     ndcg,
-    pairwise_misranking,
+    pairwise_misranking_margin,
     pairwise_misranking_rows,
 )
 from ranking_core.selection import choose, paper_lambda_grid, protocol_refits
@@ -125,6 +125,9 @@ class PerUserConfig:
         at the chosen λ or number of rounds).
     max_rounds : RankBoost's largest number of rounds.
     ndcg_k : cut-off of NDCG (exponential gain 2^y − 1 on the shifted ratings).
+    tie_threshold : in the reported misranking, test pairs whose ratings differ by no more than
+        this (rating units) are not pairs (:func:`ranking_core.metrics.pairwise_misranking_margin`);
+        0 is eq. (1) as printed (only equal ratings are not pairs). λ is still chosen by eq. (1).
     seed : root of every random draw.
     """
 
@@ -143,6 +146,7 @@ class PerUserConfig:
     protocol: str = "refit"
     max_rounds: int = 200
     ndcg_k: int = 10
+    tie_threshold: float = 0.0
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -159,6 +163,11 @@ class PerUserConfig:
                 raise ValueError(
                     f"PerUserConfig: {name} must satisfy 0 < low <= high; got {(low, high)!r}"
                 )
+        if not (np.isfinite(self.tie_threshold) and self.tie_threshold >= 0):
+            raise ValueError(
+                "PerUserConfig: tie_threshold must be a finite number >= 0; "
+                f"got {self.tie_threshold!r}"
+            )
         if self.test_range[0] < 8:
             raise ValueError(
                 "PerUserConfig: test reviewers need at least 8 ratings to split "
@@ -316,7 +325,7 @@ def evaluate_user(data: RatingMatrix, config: PerUserConfig, task: Task) -> NDAr
             continue
         prediction = _prediction(spec, X, y, parts, config)
         out[row] = (
-            pairwise_misranking(y_test, prediction),
+            pairwise_misranking_margin(y_test, prediction, config.tie_threshold),
             mean_squared_difference(y_test, prediction),
             mean_1norm_difference(y_test, prediction),
             ndcg(y_test, prediction, k=config.ndcg_k),
@@ -340,7 +349,8 @@ def summarize(config: PerUserConfig, tasks: Sequence[Task], values: NDArray[np.f
     """Per repetition: mean over test reviewers; then mean and sd (ddof = 1) over repetitions.
 
     ``values`` is (len(tasks), learners, metrics) in task order. ``skipped_test_users`` counts
-    reviewers whose ratings could not be split (NaN for every learner); each learner's
+    reviewers without a misranking for any learner: their ratings could not be split, or (with
+    ``tie_threshold`` > 0) no two of their test ratings differ by more than it; each learner's
     ``test_users_run`` counts the reviewers it was scored on (fewer when its ``max_m`` is below
     some reviewers' training half)."""
     reps = np.array([task[0] for task in tasks])

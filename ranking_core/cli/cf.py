@@ -153,6 +153,15 @@ def per_user(
         int, typer.Option(help="RankBoost's largest number of rounds.", min=1, max=MAX_ROUNDS)
     ] = 200,
     protocol: ProtocolOption = "refit",
+    tie_threshold: Annotated[
+        float,
+        typer.Option(
+            help="Misranking counts only test pairs whose ratings differ by more than this "
+            "(rating units); 0 is eq. (1) as printed, where only equal ratings are not pairs. "
+            "λ is still chosen by eq. (1).",
+            min=0.0,
+        ),
+    ] = 0.0,
     seed: SeedOption = 0,
     scheduler: Annotated[
         str | None,
@@ -184,6 +193,7 @@ def per_user(
             max_rounds=max_rounds,
             seed=seed,
             protocol=protocol,
+            tie_threshold=tie_threshold,
             shift=(JESTER_SHIFT if jester else 0.0) if shift is None else shift,
         )
     except ValueError as error:
