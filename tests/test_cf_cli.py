@@ -108,7 +108,7 @@ def test_per_user_tie_threshold_leaves_out_close_pairs(tmp_path: Path) -> None:
                 "20-60",
                 "--learner",
                 "lavrentiev",
-                *SMALL,
+                *SMALL.split(),
                 "--tie-threshold",
                 threshold,
                 "--json",
