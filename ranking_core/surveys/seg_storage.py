@@ -22,7 +22,7 @@ from sqlalchemy import delete, func, insert, select
 from sqlalchemy.dialects import postgresql, sqlite
 
 from ranking_core.storage import check_record_name
-from ranking_core.surveys.design import SurveySettings, new_token, token_hash
+from ranking_core.surveys.design import SurveySettings, new_token
 from ranking_core.surveys.seg_method import (
     ACTIONS,
     SEG_METHOD,
@@ -139,22 +139,9 @@ def create_seg_survey(
         raise SurveyError(str(exc)) from None
     token = new_token()
     with surveys._write(f"creating survey {name!r}", name) as conn:
-        if conn.scalar(select(SURVEYS.c.id).where(SURVEYS.c.name == name)) is not None:
-            raise SurveyError(f"a survey named {name!r} already exists; choose another name")
-        survey_id = conn.execute(
-            insert(SURVEYS)
-            .values(
-                name=name,
-                created_at=_now(),
-                organiser_hash=token_hash(token),
-                settings=settings.to_dict(),
-                instructions=instructions,
-                batches=1,
-                owner=surveys.by,
-                method=SEG_METHOD,
-            )
-            .returning(SURVEYS.c.id)
-        ).scalar_one()
+        survey_id = surveys.insert_survey(
+            conn, name, token, settings, instructions, method=SEG_METHOD
+        )
         conn.execute(insert(SCENARIOS), _scenario_rows(survey_id, kept))
     return surveys.get(name), token
 

@@ -121,21 +121,7 @@ class SurveyStore:
         checks = check_pairs(settings.checks, settings.glucose_range)
         token = new_token()
         with self._write(f"creating survey {name!r}", name) as conn:
-            if conn.scalar(select(SURVEYS.c.id).where(SURVEYS.c.name == name)) is not None:
-                raise SurveyError(f"a survey named {name!r} already exists; choose another name")
-            survey_id = conn.execute(
-                insert(SURVEYS)
-                .values(
-                    name=name,
-                    created_at=_now(),
-                    organiser_hash=token_hash(token),
-                    settings=settings.to_dict(),
-                    instructions=instructions,
-                    batches=1,
-                    owner=self.by,
-                )
-                .returning(SURVEYS.c.id)
-            ).scalar_one()
+            survey_id = self.insert_survey(conn, name, token, settings, instructions)
             rows = [
                 {
                     "survey_id": survey_id,
@@ -158,6 +144,35 @@ class SurveyStore:
             ]
             conn.execute(insert(PAIRS), rows)
         return self.get(name), token
+
+    def insert_survey(
+        self,
+        conn,
+        name: str,
+        token: str,
+        settings: SurveySettings,
+        instructions: str,
+        method: str = "pairs",
+    ) -> int:
+        """Insert the survey's row (owned by the store's user, one batch, the organiser token's
+        hash) in the open transaction ``conn``; its id. :class:`SurveyError` when the name is
+        taken."""
+        if conn.scalar(select(SURVEYS.c.id).where(SURVEYS.c.name == name)) is not None:
+            raise SurveyError(f"a survey named {name!r} already exists; choose another name")
+        return conn.execute(
+            insert(SURVEYS)
+            .values(
+                name=name,
+                created_at=_now(),
+                organiser_hash=token_hash(token),
+                settings=settings.to_dict(),
+                instructions=instructions,
+                batches=1,
+                owner=self.by,
+                method=method,
+            )
+            .returning(SURVEYS.c.id)
+        ).scalar_one()
 
     def get(self, name: str) -> Survey:
         """The survey of that name; :class:`SurveyError` if there is none, or if it is not the
