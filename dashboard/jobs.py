@@ -37,6 +37,26 @@ def job_runner() -> JobRunner:
     return JobRunner(JobLimits())
 
 
+def _warm_worker(*, progress: Callable[[int, int], None]) -> None:
+    """Runs in a worker: import what the pages' jobs import, so that the first job a visitor
+    starts does not wait for a fresh interpreter's imports (several seconds)."""
+    import dashboard.learn_data  # noqa: F401 - the Learn page's fit (ranking_core.learn)
+    import ranking_core.cf.parallel
+    import ranking_core.experiments.learners
+    import ranking_core.experiments.seg
+    import ranking_core.meter.document  # noqa: F401 - the Meter page's report (matplotlib)
+
+    progress(1, 1)
+
+
+def warm_workers() -> None:
+    """Start the runner's worker processes and their imports now (the server's warm-up), one
+    job per worker; nothing waits for them."""
+    runner = job_runner()
+    for worker in range(runner.limits.workers):
+        runner.submit(("warm-up", worker), _warm_worker, owner=f"warm-up {worker}")
+
+
 def session_owner() -> str:
     """This browser session, as the owner of the jobs it starts (bounded per owner)."""
     ctx = get_script_run_ctx()
