@@ -32,6 +32,7 @@ from dashboard.jobs import (
     start_job,
 )
 from ranking_core.jobs import JobRefused
+from ranking_core.panels.missing import REASONS, reason_note, shown
 from ranking_core.storage import StorageError
 from ranking_core.surveys import RISK_OPTIONS, InviteInterrupted, SurveyStore, risk_label
 from ranking_core.surveys.design import shown_value
@@ -102,6 +103,11 @@ def _save(surveys: SurveyStore, access: RaterAccess, position: int, last: bool) 
 
 def rater_page(surveys: SurveyStore, access: RaterAccess) -> None:
     """Instructions, then the first pair not answered yet (or the one before, after Back)."""
+    if access.survey.method == "seg":  # scenarios, thresholds and risk matrices
+        from dashboard.seg_rater import seg_rater_page
+
+        seg_rater_page(surveys, access)
+        return
     survey = access.survey
     queue = surveys.queue(access.rater_id)
     open_places = [item.position for item in queue if item.rating is None]
@@ -222,6 +228,11 @@ def organiser_page(surveys: SurveyStore, survey: Survey) -> None:
     """Progress, reliability, the grid so far, and the organiser's actions."""
     from ranking_core.surveys.results import batch_answered, rater_progress
 
+    if survey.method == "seg":  # per rater and scenario: thresholds, matrix, flags
+        from dashboard.seg_organiser import seg_organiser_page
+
+        seg_organiser_page(surveys, survey)
+        return
     frame = surveys.answers(survey.name)
     st.title(f"Survey “{plain(survey.name)}”")
     answered = int(frame["rating"].notna().sum())
@@ -247,27 +258,59 @@ def organiser_page(surveys: SurveyStore, survey: Survey) -> None:
                 _batch_job(surveys, survey.name), "Planning the next batch", "survey_planning"
             )
     st.subheader("Raters")
+    _overlap_note(surveys, survey)
     progress = rater_progress(frame)
     if progress.empty:
         st.info("No raters yet: invite them below.")
     else:
         st.dataframe(_progress_table(progress), hide_index=True)
+        note = reason_note(
+            {
+                "seconds_per_answer": "Seconds per answer",
+                "retest_agreement": "Retest agreement",
+            },
+            {k: progress[k].tolist() for k in ("seconds_per_answer", "retest_agreement")},
+        )
+        if note:
+            st.caption(note)
     _learned_so_far(survey, frame, answered)
     if survey.is_open:
         _actions(surveys, survey)
     _export(surveys, survey)
 
 
+def _overlap_note(surveys: SurveyStore, survey: Survey) -> None:
+    """How many raters the overlap needs, and a warning when the active raters leave start
+    pairs short of it (:mod:`ranking_core.surveys.coverage`)."""
+    from ranking_core.surveys.admin import survey_coverage
+    from ranking_core.surveys.coverage import batch_warning, coverage_warning, overlap_needs
+
+    state = survey_coverage(surveys, survey.name)
+    st.caption(plain(overlap_needs(state.n_pairs, survey.settings, "pairs per rater")))
+    warnings = [coverage_warning(state)]
+    if survey.settings.batch or survey.batches > 1:  # batches are shared among active raters
+        warnings.append(batch_warning(state.raters, survey.settings.overlap))
+    for warning in warnings:
+        if warning and state.raters:
+            st.warning(plain(warning[:1].upper() + warning[1:]))
+
+
 def _progress_table(progress: pd.DataFrame) -> pd.DataFrame:
+    """The raters' progress as text: a figure that cannot be measured shows "—" (the reason is
+    in the caption under the table), never None."""
+
+    def column(name: str, fmt: str, unit: str = "") -> list[str]:
+        return [shown(v, fmt, name, unit, reason=False) for v in progress[name]]
+
     return pd.DataFrame(
         {
             "Rater": progress["rater"],
             "Answered": progress["answered"],
             "Queued": progress["queued"],
-            "Seconds per answer (median)": progress["seconds_per_answer"].round(1),
+            "Seconds per answer (median)": column("seconds_per_answer", "{:.1f}", " s"),
             "Repeats answered": progress["repeats"],
-            "Retest agreement (within 0.5)": (100 * progress["retest_agreement"]).round(0),
-            "Retest mean |difference|": progress["retest_difference"].round(2),
+            "Retest agreement (within 0.5)": column("retest_agreement", "{:.0%}"),
+            "Retest mean |difference|": column("retest_difference", "{:.2f}", " risk units"),
             "Check pairs as expected": [
                 f"{p} of {a}"
                 for p, a in zip(progress["checks_passed"], progress["checks_answered"], strict=True)
@@ -293,7 +336,7 @@ def _learned_so_far(survey: Survey, frame: pd.DataFrame, answered: int) -> None:
         return
     fit, report, band = result
     n_fit = len(fit.ratings)
-    alpha = "not measurable" if report.alpha is None else f"{report.alpha:.2f}"
+    alpha = shown(report.alpha, "{:.2f}", "alpha", reason=False)
     c = st.columns(4)
     c[0].metric("Answers learned from", f"{n_fit}")
     c[1].metric("Krippendorff's α", alpha)
@@ -302,6 +345,7 @@ def _learned_so_far(survey: Survey, frame: pd.DataFrame, answered: int) -> None:
     st.caption(
         f"Learned from the first {n_fit} answers; refitted after every {step} new "
         f"answers. Pale: the risk category the {band.level:.0%} band leaves open."
+        + ("" if report.alpha is not None else f" Krippendorff's α: {REASONS['alpha']}.")
     )
     image = grid_image(fit.learned.grid, f"Learned from {n_fit} answers", pale=band.uncertain)
     st.image(png_bytes(image, small=False), width=640)
@@ -312,16 +356,28 @@ def _learned_so_far(survey: Survey, frame: pd.DataFrame, answered: int) -> None:
             {
                 "Rater": table["rater"],
                 "Ratings": table["ratings"],
-                "Offset (risk units)": table["bias"].round(2),
-                "Scale": table["scale"].round(2),
-                "Noise sd": table["noise_sd"].round(2),
-                "Agreement": table["agreement"].round(2),
+                "Offset (risk units)": [
+                    shown(v, "{:+.2f}", "bias", reason=False) for v in table["bias"]
+                ],
+                "Scale": [shown(v, "{:.2f}", "scale", reason=False) for v in table["scale"]],
+                "Noise sd (risk units)": [
+                    shown(v, "{:.2f}", "noise_sd", reason=False) for v in table["noise_sd"]
+                ],
+                "Agreement": [
+                    shown(v, "{:.2f}", "agreement", reason=False) for v in table["agreement"]
+                ],
                 "Flagged %": (100 * table["flagged_share"]).round(1),
                 "Mean weight": table["mean_weight"].round(2),
             }
         ),
         hide_index=True,
     )
+    note = reason_note(
+        {"bias": "Offset", "agreement": "Agreement"},
+        {k: table[k].tolist() for k in ("bias", "agreement")},
+    )
+    if note:
+        st.caption(note)
     if len(report.flagged):
         flagged = report.flagged
         st.dataframe(

@@ -9,6 +9,8 @@ estimate   estimated / meter glucose, same unit; also ``estimated``, ``bgm``, ``
 rating     risk on the SEG scale 0 (none) … 4 (extreme), fractions allowed; also ``risk``
 rater      optional rater identifier (printable text; blank → "unknown", with a warning); also
            ``rater id``, ``clinician``
+role       optional, as a survey export writes it: a row whose role is ``repeat`` (or
+           ``retest``) is a test-retest answer, kept even when it equals an earlier answer
 =========  ===========================================================================
 
 mmol/L values are converted with 18.016 mg/dL per mmol/L
@@ -54,6 +56,10 @@ __all__ = [
 RATING_COLUMNS = ("reference", "estimate", "rating")
 RATING_MAX = 4.0
 UNKNOWN_RATER = "unknown"  # the rater of rows whose rater cell is blank
+# the roles of a test-retest answer: "repeat" is what a survey export writes (the roles of
+# ranking_core.surveys.design.ROLES), "retest" a hand-made file's word; such a row repeats an
+# earlier answer on purpose and is kept
+RETEST_ROLES = ("repeat", "retest")
 MAX_ROWS = 200_000  # a panel rates hundreds to thousands of scenarios; beyond this is a wrong file
 _GRID = f"outside 0..{GLUCOSE_MAX} mg/dL (the grid)"
 RATING_SCHEMA = Schema(
@@ -83,6 +89,7 @@ RATING_SCHEMA = Schema(
             aliases=("risk",),
         ),
         Role("rater", kind="text", required=False, aliases=("rater id", "clinician")),
+        Role("role", kind="text", required=False, aliases=("answer role",)),
     ),
 )
 
@@ -164,7 +171,10 @@ def read_rating_set(
     Rules beyond the input layer's: a blank rater cell (in a file with a rater column) is
     named "unknown", with a warning; a row repeating an earlier row exactly is refused when there
     is a rater column; without one, repeats are kept and named in a warning (several raters may
-    rate the same scenario alike).
+    rate the same scenario alike). A test-retest answer (role ``repeat`` or ``retest``, as in a
+    survey export) is not a repeat of the first answer: it is kept, and only refused when it
+    repeats an earlier test-retest row. The role column is kept in the frame (a stored rating
+    set reads back the same).
 
     Raises
     ------
@@ -208,7 +218,7 @@ def read_rating_set(
                 f"{name_lines(out.index[blank].to_numpy(), where)}; these ratings are taken as"
                 f" one rater named '{UNKNOWN_RATER}'"
             )
-    repeats = out.duplicated(keep="first").to_numpy()
+    repeats = _repeated_rows(out)
     if repeats.any() and "rater" in out:
         problems.append(
             RowProblem(
@@ -227,6 +237,19 @@ def read_rating_set(
     return RatingSet(
         out, tuple(problems), tuple(warnings_), table.source, summary, table.unit or "mg/dL"
     )
+
+
+def _repeated_rows(frame: pd.DataFrame) -> NDArray[np.bool_]:
+    """Rows that repeat an earlier row exactly. With a role column (a survey export), a
+    test-retest answer (:data:`RETEST_ROLES`) is compared with the earlier test-retest answers
+    only: the same answer given again on purpose is evidence, not a duplicate; every other row
+    is compared as before, its role not counted."""
+    if "role" not in frame:
+        return frame.duplicated(keep="first").to_numpy()
+    role = frame["role"].astype(str).str.strip().str.lower()
+    retest = role.isin(RETEST_ROLES)
+    key = frame.drop(columns="role").assign(retest=retest)
+    return key.duplicated(keep="first").to_numpy()
 
 
 def without_cut_last_rating(data: RatingSet, source: str | os.PathLike) -> RatingSet:

@@ -60,6 +60,22 @@ sensor-conditional share first (`count`, `n`, `percent`: among pairs whose senso
 ±1 mg/dL/min, as FDA labelling's concurrence tables read it) and the reference-conditional share
 beside it (`reference_count`, `reference_n`, `reference_percent`). The 5 × 5 table of rate
 categories is in the JSON under `trend_agreement`.
+
+**CG-EGA** (continuous glucose-error grid analysis, Kovatchev et al., Diabetes Care
+2004;27:1922–1928) is computed from the same rates (its own definition: the change between
+consecutive readings over the time between them) for pairs with both times and is in the JSON
+under `cg_ega` (point and rate zone counts; accurate readings, benign errors and erroneous
+readings by glycaemic state: reference ≤ 70, > 70 to ≤ 180, > 180 mg/dL) and in the PDF and HTML
+reports. Its borders and its error matrix, with their sources and the two places where the
+published description and the open reference implementation (github dotXem/CG-EGA) differ, are
+in `ranking_core/meter/cg_ega.py`; the reference implementation's example is the optional
+conformance vector `cg-ega`.
+
+**DTS Trend Accuracy Matrix** (Klonoff DC et al., J Diabetes Sci Technol 2024;18(6):1346–1361):
+not computed. Its published abstract names five trend risk categories (1–5) for CGM trend
+indicators against reference trends, but the matrix itself (the rate categories and the risk of
+each cell) was not available to us: searches of documentation, code and stored web pages found
+only the abstract, so nothing of it is implemented.
 """
 
 

@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 from ranking_core.cli import app
 from ranking_core.conformance import ConformanceDataError, compare_all, left_out_vectors
 from ranking_core.conformance.cg_diva import compare_cg_diva, published_results
+from ranking_core.conformance.cg_ega import compare_cg_ega, read_example
 from ranking_core.conformance.ctca import PUBLISHED as PUBLISHED_CTCA
 from ranking_core.conformance.ctca import compare_ctca
 from ranking_core.conformance.ega import PUBLISHED_ZONES, differing_pairs, vignette_zones
@@ -246,11 +247,12 @@ def test_cg_diva_results_reader_takes_the_r_files_stray_quote_apart(tmp_path: Pa
 
 
 def test_absent_optional_folders_are_left_out_with_a_sentence(tmp_path: Path) -> None:
-    assert left_out_vectors(tmp_path).endswith("folder: cg-diva, ctca.")
-    assert compare_all(tmp_path, vectors=("cg-diva", "ctca")) == {}
+    assert left_out_vectors(tmp_path).endswith("folder: cg-diva, ctca, cg-ega.")
+    assert compare_all(tmp_path, vectors=("cg-diva", "ctca", "cg-ega")) == {}
     (tmp_path / "cg-diva").mkdir()
-    assert left_out_vectors(tmp_path).endswith("folder: ctca.")
+    assert left_out_vectors(tmp_path).endswith("folder: ctca, cg-ega.")
     (tmp_path / "ctca").mkdir()
+    (tmp_path / "cg-ega").mkdir()
     assert left_out_vectors(tmp_path) == ""
     with pytest.raises(ConformanceDataError, match=r"Test_Data\.csv: missing"):
         compare_all(tmp_path, vectors=("cg-diva",))
@@ -264,6 +266,42 @@ def test_ctca_matches_their_published_figure(vectors: Path) -> None:
     assert all(row.agrees for row in rows), [r for r in rows if not r.agrees]
     assert rows[0].ours == 0.0  # every comparator category as theirs, edges included
     assert len(rows) == 1 + 7 * 8 + len(PUBLISHED_CTCA)
+
+
+# -- cg-ega (optional) ---------------------------------------------------------------------------
+
+
+def test_cg_ega_matches_the_reference_examples_published_shares(vectors: Path) -> None:
+    """dotXem/CG-EGA's README: AP, BE, EP = 205, 31, 9 of 245 pairs. Ours equal for accurate
+    readings; 2 hyperglycaemic lD pairs move from benign to erroneous (the published matrix),
+    and with those 2 counted as their filters count them all three are theirs."""
+    folder = vectors / "cg-ega"
+    if not folder.is_dir():
+        pytest.skip(f"{folder} is absent (example.npy of github dotXem/CG-EGA, commit d4a8898)")
+    rows = compare_cg_ega(folder)
+    assert [row.status for row in rows] == ["agrees", "explained", "explained", *["agrees"] * 3]
+    assert rows[1].ours == pytest.approx(100 * 29 / 245)
+    assert rows[2].ours == pytest.approx(100 * 11 / 245)
+    assert "2 pairs" in rows[1].explanation and "(183.1, 139.5)" in rows[1].explanation
+
+
+def test_cg_ega_example_reader_refuses_other_arrays(tmp_path: Path) -> None:
+    folder = tmp_path / "cg-ega"
+    folder.mkdir()
+    with pytest.raises(ConformanceDataError, match=r"example\.npy: missing"):
+        read_example(folder)
+    np.save(folder / "example.npy", np.zeros((3, 5)))
+    with pytest.raises(ConformanceDataError, match=r"shape \(2, 1, n\)"):
+        read_example(folder)
+    np.save(folder / "example.npy", np.array([[1.0, np.nan], [2.0, 3.0]]))
+    with pytest.raises(ConformanceDataError, match="finite"):
+        read_example(folder)
+    (folder / "example.npy").write_bytes(b"not an array")
+    with pytest.raises(ConformanceDataError, match="not a NumPy array file"):
+        read_example(folder)
+    np.save(folder / "example.npy", np.array([[100.0, 110.0, 125.0], [104.0, 112.0, 130.0]]))
+    reference, estimate = read_example(folder)
+    assert reference.tolist() == [100.0, 110.0, 125.0] and estimate[-1] == 130.0
 
 
 # -- the command and the committed document -----------------------------------------------------

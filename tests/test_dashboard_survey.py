@@ -136,7 +136,7 @@ def test_the_organiser_sees_progress_and_the_grid_so_far(tmp_path, monkeypatch):
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Answers learned from"] == str(int(table["Answered"].sum()))
     assert metrics["Still uncertain"].endswith("%")
-    assert metrics["Krippendorff's α"] != "not measurable"  # every pair rated by 3 raters
+    assert not metrics["Krippendorff's α"].startswith("—")  # every pair rated by 3 raters
     assert len(at.get("image")) == 1  # the grid learned so far, its open categories pale
 
 
@@ -154,6 +154,32 @@ def test_a_signed_in_organiser_creates_a_survey_on_the_surveys_page(tmp_path, mo
     survey = SurveyStore(store).get("pilot <b>1</b>")
     assert survey.settings.glucose_range == (40.0, 600.0)
     assert SurveyStore(store).organiser("pilot <b>1</b>", link.split("organiser=")[1])
+
+
+def test_the_organiser_is_told_what_the_overlap_needs_and_sees_dashes_not_none(
+    tmp_path, monkeypatch
+):
+    surveys = SurveyStore(fresh_machine(tmp_path, monkeypatch))
+    settings = SurveySettings(per_rater=6, overlap=2, checks=0, repeats=0.0, batch=0)
+    _, organiser = surveys.create("short", start_design(14, seed=3), settings, "")
+    for _, link in surveys.invite("short", 2):  # 2 raters; the overlap needs ⌈14·2/6⌉ = 5
+        access = surveys.rater("short", _token(link))
+        for item in surveys.queue(access.rater_id):
+            surveys.answer(
+                access, item.position, min(4.0, round(abs(item.reference - item.estimate) / 60) / 2)
+            )
+    at = _open("short", organiser=organiser)
+    captions = " ".join(c.value for c in at.caption)
+    assert "needs at least 2 raters" in captions and "5 raters are invited" in captions
+    warning = " ".join(w.value for w in at.warning)
+    assert "2 not asked" in warning and "not measurable" in warning
+    table = at.dataframe[0].value
+    assert table["Retest agreement (within 0.5)"].tolist() == ["—", "—"]
+    assert "None" not in table.astype(str).to_numpy().ravel().tolist()
+    assert "no pair rated twice" in captions
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Krippendorff's α"] == "—"  # no pair rated by two raters
+    assert "no pair rated by two raters" in captions
 
 
 @pytest.mark.slow

@@ -11,7 +11,8 @@ README = ROOT / "README.md"
 LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
 INSTALL = "python3 -m venv .venv && .venv/bin/pip install -e . && .venv/bin/riskgrid dashboard"
 TESTS = (
-    'python3 -m venv .venv && .venv/bin/pip install -e ".[dev]" && .venv/bin/python -m pytest -q'
+    'python3 -m venv .venv && .venv/bin/pip install -e ".[dev]" && '
+    ".venv/bin/python -m pytest -q -n 2"
 )
 
 
@@ -20,7 +21,7 @@ def test_the_readme_is_short_and_gives_the_two_set_up_commands():
     text = README.read_text(encoding="utf-8")
     assert f"```bash\n{INSTALL}\n```" in text and f"```bash\n{TESTS}\n```" in text
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
-    assert 'pip install --quiet -e ".[dev]"' in ci and "python -m pytest -q" in ci
+    assert 'pip install --quiet -e ".[dev]"' in ci and "python -m pytest -q -n 2" in ci
 
 
 def test_every_relative_link_of_the_documents_leads_to_a_file():

@@ -284,8 +284,7 @@ def test_per_pair_categories_read_back_as_text_with_their_number():
     from pandas._libs.parsers import STR_NA_VALUES
 
     from ranking_core.grids.risk_scale import RISK_CATEGORIES, RISK_CATEGORY_FILE_LABELS
-    from ranking_core.meter.export import safe_csv
-    from ranking_core.meter.report import pair_results
+    from ranking_core.meter.export import pair_results, safe_csv
 
     assert not set(RISK_CATEGORY_FILE_LABELS) & set(STR_NA_VALUES)
     assert RISK_CATEGORY_FILE_LABELS[1:] == RISK_CATEGORIES[1:]

@@ -63,7 +63,8 @@ def grid_file(content: bytes, name: str) -> NDArray:
 upload = None
 if not public_mode():  # the public demo takes no uploads
     with st.expander(
-        "Add a grid file (grid.npy or grid.csv, as written by the Learn page or riskgrid learn)"
+        "Add a grid file (grid.npy or grid.csv, as written by the Learn page, riskgrid learn "
+        "or riskgrid elicit)"
     ):
         upload = st.file_uploader(
             "Grid file: 601 × 601 risks, rows = reference, columns = measured 0–600 mg/dL",

@@ -36,6 +36,7 @@ from ranking_core.panels.design import (
     rating_form_csv,
     rating_form_html,
 )
+from ranking_core.panels.missing import MISSING, REASONS, reason_note, shown
 from ranking_core.panels.report import LOW_WEIGHT
 from ranking_core.ratings import UNITS, RatingSet, read_rating_set
 
@@ -175,7 +176,7 @@ if fit is not None:
     st.metric("Share of the grid whose risk category is uncertain", f"{band.uncertain_share:.1%}")
     st.subheader("Panel report")
     alpha = (
-        "not measurable (no scenario was rated by two raters)"
+        f"{MISSING} ({REASONS['alpha']})"
         if report.alpha is None
         else f"{report.alpha:.3f} over {report.shared_scenarios} shared scenarios"
     )
@@ -190,8 +191,19 @@ if fit is not None:
             f"{LOW_WEIGHT:g} on average: their answers lie far from the consensus "
             "throughout. Check them before the next round."
         )
+    figures_shown = {  # text, so that a figure that cannot be measured reads "—", not None
+        figure: [shown(v, fmt, figure, reason=False) for v in report.raters[figure]]
+        for figure, fmt in (
+            ("bias", "{:+.2f}"),
+            ("scale", "{:.2f}"),
+            ("noise_sd", "{:.2f}"),
+            ("agreement", "{:.2f}"),
+        )
+    }
     st.dataframe(
-        report.raters.assign(flagged_share=100 * report.raters["flagged_share"]).rename(
+        report.raters.assign(
+            flagged_share=100 * report.raters["flagged_share"], **figures_shown
+        ).rename(
             columns={
                 "rater": "Rater",
                 "ratings": "Ratings",
@@ -205,14 +217,16 @@ if fit is not None:
         ),
         hide_index=True,
         column_config={
-            "Offset": st.column_config.NumberColumn(format="%+.2f"),
-            "Scale": st.column_config.NumberColumn(format="%.2f"),
-            "Noise sd": st.column_config.NumberColumn(format="%.2f"),
-            "Agreement with consensus": st.column_config.NumberColumn(format="%.2f"),
             "Share flagged": st.column_config.NumberColumn(format="%.1f %%"),
             "Mean weight": st.column_config.NumberColumn(format="%.2f"),
         },
     )
+    note = reason_note(
+        {"bias": "Offset, scale and noise sd", "agreement": "Agreement with consensus"},
+        {k: report.raters[k].tolist() for k in ("bias", "agreement")},
+    )
+    if note:
+        st.caption(note)
     st.download_button(
         "Every rating with its weight and flag (CSV)",
         safe_csv(fit.ratings),

@@ -65,6 +65,10 @@ with st.expander("Create a survey", expanded=not surveys.list_surveys()):
             else:
                 st.success("Created. The organiser's link (shown once; keep it private):")
                 st.code(survey.organiser_link(token), language=None)
+with st.expander("Create a SEG-method survey (scenarios, thresholds, risk matrices)"):
+    from dashboard.seg_organiser import seg_create_form
+
+    seg_create_form(surveys)
 stored = surveys.list_surveys()
 if not stored:
     st.info("You have no survey yet.")

@@ -43,6 +43,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "learn",
         "Learn a risk grid from a rating set and write it as files.",
     ),
+    "elicit": (
+        "ranking_core.cli.elicit",
+        "elicit",
+        "Map SEG-method answers (action ranges, risk scores) to a grid; learn and propose pairs.",
+    ),
     "plan-panel": (
         "ranking_core.cli.panels",
         "plan_panel",
@@ -51,7 +56,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "survey": (
         "ranking_core.cli.survey",
         "app",
-        "Run a rating survey in the browser: create, invite, status, next, export.",
+        "Rating surveys in the browser (rated pairs or the SEG's method): create, list, export, ….",
     ),
     "cf": (
         "ranking_core.cli.cf",

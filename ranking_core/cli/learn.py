@@ -62,8 +62,10 @@ def _show(result, paths: list[Path]) -> None:
     table.add_row("Points fitted", f"{result.points_fitted:,} of {len(result.y):,}")
     console.print(table)
     console.print(f"ratings checksum {result.checksum}", soft_wrap=True)
-    for advice in settings_advice(result):
-        console.print(f"[yellow]note:[/yellow] {shown(advice)}")
+    from ranking_core.cli.output import err
+
+    for advice in settings_advice(result):  # warnings: on standard error, one line each
+        err.print(f"[yellow]note:[/yellow] {shown(advice)}")
     for path in paths:
         console.print(f"wrote {shown(path)}")
 
@@ -330,7 +332,7 @@ def learn(
             learned_band = risk_band(result.risk_model)
             try:
                 assert out_dir is not None  # --band needs --out-dir (checked above)
-                paths = _write_band(learned_band, shown_grid.grid, out_dir, ratings)
+                paths = write_band(learned_band, shown_grid.grid, out_dir, ratings)
             except OutputError as exc:
                 fail(exc)
         console.print(
@@ -385,7 +387,7 @@ def _write_grid(result, out_dir: Path, ratings: Path) -> list[Path]:
     return write_outputs(out_dir, files, "--out-dir", [ratings])
 
 
-def _write_band(band, grid, out_dir: Path, ratings: Path) -> list[Path]:
+def write_band(band, grid, out_dir: Path, ratings: Path) -> list[Path]:
     """The band's files (``ranking_core.learn.write_band_files``), made in a private temporary
     folder and each written into ``out_dir`` safely."""
     import tempfile

@@ -164,10 +164,18 @@ def _seg_provenance(option: Path | None) -> str:
 
 def _learned_provenance(path: Path) -> dict[str, str | int | float]:
     """The learned grid's file name and, from the grid.json written beside it by riskgrid
-    learn (when present and readable), its λ (a number) and the checksum of its ratings."""
+    learn (when present and readable), its λ (a number) and the checksum of its ratings; for a
+    grid written by riskgrid elicit, its number of raters and the checksums of its inputs."""
     out: dict[str, str | int | float] = {"learned grid": path.name}
     try:
         meta = json.loads((path.parent / "grid.json").read_text(encoding="utf-8"))
+        if isinstance(meta, dict) and meta.get("kind") == "elicited grid":  # riskgrid elicit
+            out["learned grid λ"] = "none (elicited by the SEG method, not learned)"
+            out["learned grid raters"] = len(meta["raters"])
+            out["learned grid inputs checksum"] = ", ".join(
+                str(item["sha256"]) for item in meta["inputs"].values()
+            )
+            return out
         lam = float(meta["lambda"])
         if not math.isfinite(lam):
             raise ValueError(lam)
@@ -453,8 +461,7 @@ def _write_outputs(
     """Every output of ``meter-report`` through :func:`~ranking_core.cli.output.write_output`
     (never an input file, never through a symbolic link, one sentence on failure)."""
     if pairs_out is not None:
-        from ranking_core.meter.export import safe_csv
-        from ranking_core.meter.report import pair_results
+        from ranking_core.meter.export import pair_results, safe_csv
 
         write_output(pairs_out, safe_csv(pair_results(report)), "--pairs-out", inputs)
         console.print(f"wrote {shown(pairs_out)}")

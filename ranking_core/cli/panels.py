@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from ranking_core.cli import shown
 from ranking_core.cli.output import OutputError, check_outputs, fail, write_output
@@ -130,6 +131,8 @@ def show_panel_report(fit, path: Path, inputs: list[Path | None] | None = None) 
 
     from ranking_core.inputs.text import safe_csv
     from ranking_core.panels import panel_report
+    from ranking_core.panels.missing import MISSING, REASONS, reason_note
+    from ranking_core.panels.missing import shown as shown_value
     from ranking_core.panels.report import LOW_WEIGHT
 
     report = panel_report(fit)
@@ -159,22 +162,29 @@ def show_panel_report(fit, path: Path, inputs: list[Path | None] | None = None) 
         table.add_row(
             shown(row.rater),
             f"{row.ratings:,}",
-            f"{row.bias:+.2f}",
-            f"{row.scale:.2f}",
-            f"{row.noise_sd:.2f}",
-            f"{row.agreement:.2f}",
+            shown_value(row.bias, "{:+.2f}", "bias", reason=False),
+            shown_value(row.scale, "{:.2f}", "scale", reason=False),
+            shown_value(row.noise_sd, "{:.2f}", "noise_sd", reason=False),
+            shown_value(row.agreement, "{:.2f}", "agreement", reason=False),
             f"{row.flagged_percent:.1f} %",
             f"{row.mean_weight:.2f}",
         )
     console.print(table)
+    note = reason_note(
+        {"bias": "Offset, scale and noise", "agreement": "Agreement"},
+        {k: report.raters[k].tolist() for k in ("bias", "agreement")},
+    )
+    if note is not None:
+        console.print(Text(note))
     alpha = (
-        "not measurable (no scenario was rated by two raters)"
+        f"{MISSING} ({REASONS['alpha']})"
         if report.alpha is None
         else f"{report.alpha:.3f} over {report.shared_scenarios} shared scenarios"
     )
     console.print(f"Krippendorff's α (interval): {alpha}", highlight=False)
+    explained = shown_value(100 * report.consensus_r2, "{:.1f}", "consensus_r2", " %")
     console.print(
-        f"Consensus explains {100 * report.consensus_r2:.1f} % of the ratings' "
+        f"Consensus explains {explained} of the ratings' "
         f"variance; answer step {report.step:g}; {len(report.flagged)} of "
         f"{report.n_ratings} ratings flagged as outlying",
         highlight=False,

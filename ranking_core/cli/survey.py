@@ -12,8 +12,17 @@ from typing import Annotated, NoReturn
 import typer
 from rich.text import Text
 
-from ranking_core.cli.output import OutputError, check_output, fail, out, say, write_output
+from ranking_core.cli.output import (
+    OutputError,
+    check_output,
+    err,
+    fail,
+    out,
+    say,
+    write_output,
+)
 from ranking_core.inputs.text import named, printable
+from ranking_core.surveys.coverage import batch_warning, coverage_warning, overlap_needs
 from ranking_core.surveys.design import (
     MAX_CHECKS,
     MAX_OVERLAP,
@@ -130,6 +139,22 @@ def create(
     seed: Annotated[
         int, typer.Option(min=0, max=MAX_SEED, help="Seed of the design and the shuffles.")
     ] = 0,
+    method: Annotated[
+        str,
+        typer.Option(
+            "--method",
+            help="How raters answer: pairs (rate pairs) or seg (the SEG's method: per scenario "
+            "the action thresholds, then a 5 x 5 risk matrix).",
+        ),
+    ] = "pairs",
+    scenarios: Annotated[
+        Path | None,
+        typer.Option(
+            "--scenarios",
+            help="--method seg: a file with columns name, description (optional insulin: "
+            "yes/no); default: the SEG's four scenarios.",
+        ),
+    ] = None,
 ) -> None:
     """Create a survey and print the organiser's link (keep it: it is shown once)."""
     from ranking_core.inputs import InputError
@@ -140,6 +165,22 @@ def create(
     from ranking_core.surveys.pairs_file import read_survey_pairs
     from ranking_core.surveys.storage import INSTRUCTIONS_MAX
 
+    if method not in ("pairs", "seg"):
+        fail(f"--method is pairs or seg; got {named(method)}", 2)
+    if method == "seg":
+        from ranking_core.cli.survey_seg import create_seg
+
+        text = None
+        if instructions is not None:
+            try:
+                text = read_capped(instructions, 4 * INSTRUCTIONS_MAX, "--instructions")
+            except ValueError as exc:
+                _fail(exc)
+        given = pairs is not None or design is not None
+        create_seg(_surveys(), name, scenarios, unit, base_url, text, given)
+        return
+    if scenarios is not None:
+        fail("--scenarios is for --method seg", 2)
     if (pairs is None) == (design is None):
         _fail("give the start design as either --pairs FORM.csv or --design N")
     messages: tuple[str, ...] = ()
@@ -176,6 +217,7 @@ def create(
         f"{settings.glucose_range[0]:g}-{settings.glucose_range[1]:g} mg/dL; "
         "invite raters with 'riskgrid survey invite'"
     )
+    say(overlap_needs(stored, survey.settings))
     say("organiser link (keep it private):")
     typer.echo(survey.organiser_link(token))
 
@@ -259,6 +301,26 @@ def invite(
         f"invited {len(links)} raters; wrote their links to {printable(links_out)} (send each "
         "rater their own link only)"
     )
+    warn_coverage(name, say_needs=True)
+
+
+def warn_coverage(name: str, *, say_needs: bool = False) -> None:
+    """Print (with ``say_needs``) how many raters the survey's overlap needs, and warn in one
+    line on standard error when its active raters leave start pairs short of the overlap."""
+    from ranking_core.storage import StorageError
+    from ranking_core.surveys.admin import survey_coverage
+
+    try:
+        state = survey_coverage(_surveys(), name)
+        needs = overlap_needs(state.n_pairs, _surveys().get(name).settings)
+    except StorageError as exc:  # the survey was changed meanwhile: the figures are not known
+        err.print(Text(f"warning: the raters' coverage cannot be read: {printable(exc)}"))
+        return
+    if say_needs:
+        say(needs)
+    warning = coverage_warning(state)
+    if warning is not None:
+        err.print(Text(f"warning: {warning}", style="yellow"))
 
 
 @app.command()
@@ -284,9 +346,14 @@ def status(
     """Progress per rater: answered, time per answer, test-retest agreement, check pairs."""
     from rich.table import Table
 
+    from ranking_core.cli.survey_seg import is_seg, seg_status
+    from ranking_core.panels.missing import reason_note, shown
     from ranking_core.storage import StorageError
     from ranking_core.surveys.results import status as survey_status
 
+    if is_seg(_surveys(), name):
+        seg_status(_surveys(), name, json_out)
+        return
     try:
         if json_out is not None:
             check_output(json_out, "--json")
@@ -314,12 +381,22 @@ def status(
             Text(printable(r["rater"])),
             str(r["answered"]),
             str(r["queued"]),
-            "–" if r["seconds_per_answer"] is None else f"{r['seconds_per_answer']:.1f}",
-            "–" if r["retest_agreement"] is None else f"{r['retest_agreement']:.0%}",
+            shown(r["seconds_per_answer"], "{:.1f}", "seconds_per_answer", reason=False),
+            shown(r["retest_agreement"], "{:.0%}", "retest_agreement", reason=False),
             f"{r['checks_passed']} of {r['checks_answered']}",
             "revoked" if r["revoked"] else "open",
         )
     out.print(table)
+    note = reason_note(
+        {"seconds_per_answer": "s per answer", "retest_agreement": "retest agreement"},
+        {
+            key: [r[key] for r in state["raters"]]
+            for key in ("seconds_per_answer", "retest_agreement")
+        },
+    )
+    if note is not None:
+        say(note)
+    warn_coverage(name)
     if json_out is not None:
         try:
             write_output(json_out, json.dumps(state, indent=2), "--json")
@@ -344,10 +421,13 @@ def next_(
     """Plan the next batch from the answers so far and add it to the raters' queues now."""
     from ranking_core.blas_threads import fit_threads
     from ranking_core.cli.progress import progress_bar
+    from ranking_core.cli.survey_seg import is_seg, refuse_batches
     from ranking_core.storage import StorageError
     from ranking_core.surveys.results import next_batch
 
     surveys = _surveys()
+    if is_seg(surveys, name):
+        refuse_batches(name)
     added: dict = {}
     try:
         with progress_bar("learning from the answers so far") as update, fit_threads(1000):
@@ -365,21 +445,36 @@ def next_(
         f"batch {added['batch']} added: {added['pairs']} pairs in "
         f"{added['raters']} raters' queues ({after} batches)"
     )
+    short = batch_warning(added["raters"], surveys.get(name).settings.overlap)
+    if short is not None:
+        err.print(Text(f"warning: {short}", style="yellow"))
 
 
 @app.command()
 def export(
     name: Annotated[str, typer.Argument(help="The survey.")],
     ratings_out: Annotated[
-        Path, typer.Option("--out", "-o", help="Ratings to write (CSV).")
+        Path,
+        typer.Option(
+            "--out",
+            "-o",
+            help="Ratings to write (CSV); for a SEG-method survey the folder that gets "
+            "thresholds.csv and matrix.csv.",
+        ),
     ] = Path("ratings.csv"),
 ) -> None:
     """Write every answer (reference, estimate, rating, rater, answered_at, role); the file is a
-    rating set for `riskgrid learn`."""
+    rating set for `riskgrid learn`. A SEG-method survey writes two tables into the folder -o:
+    thresholds.csv (rater, scenario, action, max in mg/dL) and matrix.csv (rater, scenario,
+    measured, actual, score 1-9), the input of `riskgrid elicit`."""
+    from ranking_core.cli.survey_seg import export_seg, is_seg
     from ranking_core.inputs.text import safe_csv
     from ranking_core.storage import StorageError
     from ranking_core.surveys.results import export_frame
 
+    if is_seg(_surveys(), name):
+        export_seg(_surveys(), name, ratings_out)
+        return
     try:
         check_output(ratings_out, "--out")
         frame = export_frame(_surveys().answers(name))
@@ -399,3 +494,9 @@ def close(name: Annotated[str, typer.Argument(help="The survey.")]) -> None:
     except StorageError as exc:
         _fail(exc)
     say(f"survey {named(name)} is closed")
+
+
+# list, delete and link: ranking_core/cli/survey_admin.py
+from ranking_core.cli.survey_admin import register  # noqa: E402
+
+register(app)

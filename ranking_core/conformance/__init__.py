@@ -16,6 +16,8 @@ Vectors (:data:`VECTORS`):
   no ``cg-diva/`` (:data:`OPTIONAL_VECTORS`).
 * ``ctca`` — the Clinical Trend Concurrence Analysis of the IfDTUlm trend test data (Eichenlaub,
   Pleus, Freckmann); optional like ``cg-diva``.
+* ``cg-ega`` — the continuous glucose-error grid analysis of the documented example of the open
+  Python implementation dotXem/CG-EGA (Kovatchev et al., Diabetes Care 2004); optional.
 """
 
 from __future__ import annotations
@@ -80,6 +82,12 @@ def _ctca(data: Path, seg_table: object | None) -> list[Comparison]:
     return compare_ctca(data / "ctca")
 
 
+def _cg_ega(data: Path, seg_table: object | None) -> list[Comparison]:
+    from ranking_core.conformance.cg_ega import compare_cg_ega
+
+    return compare_cg_ega(data / "cg-ega")
+
+
 # name → (title, what it checks, comparison function of (data folder, SEG table or None))
 VECTORS: dict[str, tuple[str, str, Callable[[Path, object | None], list[Comparison]]]] = {
     "ifdtulm-ci": (
@@ -132,9 +140,21 @@ VECTORS: dict[str, tuple[str, str, Callable[[Path, object | None], list[Comparis
         "their categories by `ranking_core.meter.trend.trend_concurrence`.",
         _ctca,
     ),
+    "cg-ega": (
+        "Continuous glucose-error grid analysis (CG-EGA)",
+        "dotXem/CG-EGA (De Bois 2019, doi:10.5281/zenodo.3459485; commit d4a8898): its "
+        "documented example `example.npy`, 246 reference and estimate readings 5 min apart, and "
+        "the shares of accurate readings, benign errors and erroneous readings its README "
+        "prints. Ours: rates of change as `riskgrid meter-report` computes them "
+        "(`ranking_core.meter.acceptance.rates_of_change`), then "
+        "`ranking_core.meter.cg_ega.cg_ega`; every pair's point and rate zone equals theirs, "
+        "the error matrix follows the published one where their filters differ (tolerance: "
+        "the same ratio of counts, 1e-9 point).",
+        _cg_ega,
+    ),
 }
 # vectors left out, with a sentence saying so, when the data folder lacks their subfolder
-OPTIONAL_VECTORS = ("cg-diva", "ctca")
+OPTIONAL_VECTORS = ("cg-diva", "ctca", "cg-ega")
 
 
 def compare_all(

@@ -32,7 +32,15 @@ from ranking_core.ratings import RatingSet
 from ranking_core.selection import AprioriRule
 from ranking_core.validation import positive_float
 
-__all__ = ["NO_RATER", "LearnedGrid", "PanelFit", "panel_fit", "settings_advice"]
+__all__ = [
+    "NO_RATER",
+    "SEARCHING_RULES",
+    "LearnedGrid",
+    "PanelFit",
+    "lambda_at_edge",
+    "panel_fit",
+    "settings_advice",
+]
 
 
 @dataclass(frozen=True)
@@ -158,6 +166,37 @@ class LearnedGrid:
         return dataclasses.replace(self, model=solved, lam=lam)
 
 
+# the rules that search the candidate grid of λ (the a-priori and manual rules do not)
+SEARCHING_RULES = ("kfold", "holdout", "quasi-optimality")
+
+
+def lambda_at_edge(result: LearnedGrid) -> str | None:
+    """One sentence when the rule chose the smallest or the largest candidate λ of its grid
+    (λ₀·q^j, j < n_lams; Kriukova et al. 2014, §4.1): the criterion's minimum may then lie
+    beyond the grid, and the grid fits the ratings too closely (smallest) or is smoothed as far
+    as the grid allows (largest). None inside the grid, for rules that do not search it, and for
+    a grid of fewer than 3 candidates."""
+    lams = np.asarray(result.lams, dtype=np.float64)
+    if result.settings.rule not in SEARCHING_RULES or lams.size < 3:
+        return None
+    low, high = float(lams.min()), float(lams.max())
+    chosen = float(result.lam_chosen)
+    span = f"the grid runs from {low:.3g} to {high:.3g}"
+    if np.isclose(chosen, low, rtol=1e-9, atol=0.0):
+        return (
+            f"λ = {chosen:.3g} is the smallest candidate ({span}): the rule found no minimum "
+            "inside the grid, so the grid may follow the ratings' noise; add ratings, or choose "
+            "λ with the a-priori rule or by hand (rule manual) and compare the grids."
+        )
+    if np.isclose(chosen, high, rtol=1e-9, atol=0.0):
+        return (
+            f"λ = {chosen:.3g} is the largest candidate ({span}): the rule found no minimum "
+            "inside the grid, so the grid may be smoothed too far (nearly flat); check that the "
+            "ratings vary with the pairs, add ratings, or choose λ by hand (rule manual)."
+        )
+    return None
+
+
 def settings_advice(result: LearnedGrid) -> list[str]:
     """Short warnings about choices that are likely to give a poor grid (plain sentences)."""
     settings, advice = result.settings, []
@@ -179,6 +218,9 @@ def settings_advice(result: LearnedGrid) -> list[str]:
                 "(0, 1]: the subsets did not determine it, so λ(m) is an extrapolation. Prefer "
                 "k-fold validation."
             )
+    edge = lambda_at_edge(result)
+    if edge is not None:
+        advice.append(edge)
     if settings.rule == "holdout" and not settings.refit_all:
         advice.append(
             f"Hold-out fits the grid on half of the ratings ({result.points_fitted} of "

@@ -79,6 +79,15 @@ _OVERRIDES = {
         "pairs": "Pairs counted / in range",
     },
     "binomial": {"n": "Pairs analysed"},
+    "cg_ega": {
+        "state": "Glycaemic state",
+        "reference": "Reference (mg/dL)",
+        "pairs": "Pairs",
+        "accurate": "Accurate readings",
+        "benign": "Benign errors",
+        "error": "Erroneous readings",
+    },
+    "cg_ega_zones": {"grid": "Grid", "pairs": "Pairs", "percent": "Share of the pairs"},
     "cg_diva": {
         "range": "Comparator range (mg/dL)",
         "unit": "Deviation unit",

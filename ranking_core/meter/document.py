@@ -35,6 +35,7 @@ from ranking_core.meter.blocks import (
     escaped,
 )
 from ranking_core.meter.cg_diva import CG_DIVA_ABOUT, CG_DIVA_CAPTION, cg_diva_frame
+from ranking_core.meter.cg_ega import CG_EGA_ABOUT
 from ranking_core.meter.display import (
     acceptance_summary,
     display_frame,
@@ -128,6 +129,23 @@ def cg_diva_blocks(report: MeterReport) -> list[Block]:
     ]
 
 
+def cg_ega_blocks(report: MeterReport) -> list[Block]:
+    """The CG-EGA's heading, its table by glycaemic state and its zone counts, when the report
+    has it (pairs with both times: the trend table's rates)."""
+    analysis = None if report.trend is None else report.trend.cg_ega
+    if analysis is None:
+        return []
+    return [
+        Heading("Continuous glucose-error grid analysis (CG-EGA)"),
+        Text(CG_EGA_ABOUT),
+        TableBlock(TABLE_TITLES["cg_ega"], display_frame(analysis.frame(), "cg_ega")),
+        TableBlock(
+            "CG-EGA: pairs in each point (P-EGA) and rate (R-EGA) zone",
+            display_frame(analysis.zone_frame(), "cg_ega_zones"),
+        ),
+    ]
+
+
 def report_blocks(
     report: MeterReport,
     seg_table: SEGTable | None = None,
@@ -216,6 +234,7 @@ def report_blocks(
             blocks.append(TableBlock(titles[table], display_frame(tables[table], table, unit)))
         blocks.append(FigureBlock(figure_caption(name, included, unit), figure))
     blocks += cg_diva_blocks(report)
+    blocks += cg_ega_blocks(report)
     blocks.append(Heading("Error grids known to riskgrid"))
     for grid in grids():
         used = grid.name in figures

@@ -1,25 +1,30 @@
-"""Exports of the meter accuracy report: tables as CSV safe against formula injection, Plotly
-figures as HTML (and PNG through a browser), the report's matplotlib plots as PNG and PDF."""
+"""Exports of the meter accuracy report: the per-pair results (:func:`pair_results`), tables
+as CSV safe against formula injection, Plotly figures as HTML (and PNG through a browser), the
+report's matplotlib plots as PNG and PDF."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import plotly.graph_objects as go
 from matplotlib.figure import Figure
 
 from ranking_core.grids.risk_scale import RISK_CATEGORY_FILE_LABELS
+from ranking_core.inputs import MGDL_PER_MMOLL
 from ranking_core.inputs.text import FORMULA_PREFIXES, safe_csv
 from ranking_core.meter.grid_plots import figure_pdf
 from ranking_core.meter.grid_plots import figure_png as static_png
-from ranking_core.meter.report import MeterReport
+from ranking_core.meter.report import HYPO_LIMIT, ISO_COMPLIANT, MeterReport
 
 __all__ = [
     "FORMULA_PREFIXES",
     "FigureExportError",
     "figure_html",
     "figure_png",
+    "pair_results",
     "safe_csv",
     "write_report_files",
 ]
@@ -93,3 +98,33 @@ def write_report_files(
         path.write_bytes(content)
         written.append(path)
     return written
+
+
+def pair_results(report: MeterReport) -> pd.DataFrame:
+    """One row per valid input pair with the columns of
+    :data:`~ranking_core.meter.report.PAIR_RESULT_COLUMNS` (SEG and learned columns only when the
+    report has them; for mmol/L input also BGM and REF in mmol/L).
+    Zones and risks are empty for pairs left out of the analysis."""
+    pairs = report.pairs
+    bgm, ref = pairs["BGM"].to_numpy(), pairs["REF"].to_numpy()
+    out = {"line": pairs["row"], "BGM": bgm.astype(np.int64), "REF": ref.astype(np.int64)}
+    if report.glucose_unit != "mg/dL":
+        out["BGM_mmol_L"] = np.round(bgm / MGDL_PER_MMOLL, 2)
+        out["REF_mmol_L"] = np.round(ref / MGDL_PER_MMOLL, 2)
+    out["included"] = pairs["included"]
+    if "abs_risk" in pairs:
+        out["seg_risk"] = pairs["abs_risk"].round(3)
+        category = pairs["risk_category"]
+        out["seg_risk_category"] = category.cat.rename_categories(list(RISK_CATEGORY_FILE_LABELS))
+        codes = category.cat.codes.to_numpy()
+        out["seg_risk_category_id"] = pd.arrays.IntegerArray(codes, mask=codes < 0)
+    for family in report.zone_grids:
+        out[f"{family}_zone"] = pairs[family]
+    if "learned_risk" in pairs:
+        out["learned_risk"] = pairs["learned_risk"].round(3)
+    out["iso_within_15"] = pairs["iso_diff"].le(ISO_COMPLIANT).where(pairs["included"])
+    out["error_direction"] = np.where(
+        bgm > ref, "BGM > REF", np.where(bgm < ref, "BGM < REF", "BGM = REF")
+    )
+    out["hypoglycaemia_missed"] = (ref < HYPO_LIMIT) & (bgm >= HYPO_LIMIT)
+    return pd.DataFrame(out).reset_index(drop=True)

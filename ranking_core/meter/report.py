@@ -19,7 +19,6 @@ from scipy.stats import binom
 from ranking_core.grids.registry import RiskGrid, ZoneGrid, get_grid, report_grids
 from ranking_core.grids.risk_scale import (
     RISK_CATEGORIES,
-    RISK_CATEGORY_FILE_LABELS,
     RISK_CATEGORY_RANGES,
     RISK_GRADE_RANGES,
     RISK_GRADES,
@@ -27,7 +26,6 @@ from ranking_core.grids.risk_scale import (
     risk_grade,
 )
 from ranking_core.grids.seg import GLUCOSE_MAX, MISSING_SEG_MESSAGE, SEGTable
-from ranking_core.inputs import MGDL_PER_MMOLL
 from ranking_core.meter.acceptance import (
     RATE_GAP_MINUTES,
     JudgeSettings,
@@ -65,7 +63,6 @@ __all__ = [
     "binomial_lower_bound",
     "iso_difference",
     "meter_report",
-    "pair_results",
 ]
 
 # a human title for each table of the report (CLI and dashboard); zone tables take their grid's,
@@ -82,6 +79,7 @@ TABLE_TITLES = {
     "learned_categories": "Risk categories on the learned grid",
     "trend_agreement": "Trend agreement: sensor rate × reference rate (mg/dL/min), pairs and row %",
     "trend_concurrence": "Clinical trend concurrence (CTCA): pairs and share in zones A–D, MARoC",
+    "cg_ega": "CG-EGA: accurate readings, benign errors and erroneous readings by glycaemic state",
     "cg_diva": "CG-DIVA: median deviation, deviation intervals and sensor variability "
     "(mg/dL below comparator 70, % from 70)",
 }
@@ -257,9 +255,7 @@ class MeterReport:
         if self.learned_categories is not None:
             tables["learned_categories"] = self.learned_categories
         if self.trend is not None:
-            tables["trend_agreement"] = self.trend.frame()
-            if self.trend.concurrence is not None:
-                tables["trend_concurrence"] = self.trend.concurrence.frame()
+            tables.update(self.trend.tables())
         if self.cg_diva is not None:
             tables["cg_diva"] = cg_diva_frame(self.cg_diva)
         return tables
@@ -319,7 +315,7 @@ class MeterReport:
             for family, grid in ((f, get_grid(n)) for f, n in self.zone_grids.items())
         }
         if self.trend is not None:
-            out["trend_agreement"] = self.trend.to_dict()
+            out.update(self.trend.json_blocks())  # trend_agreement, cg_ega
         if self.cg_diva is not None:
             out["cg_diva"] = [row.to_dict() for row in self.cg_diva]
         out["provenance"] = dict(self.provenance)
@@ -327,35 +323,6 @@ class MeterReport:
         out["caveats"] = list(self.caveats)
         out["messages"] = list(self.messages)
         return out
-
-
-def pair_results(report: MeterReport) -> pd.DataFrame:
-    """One row per valid input pair with the columns of :data:`PAIR_RESULT_COLUMNS` (SEG and
-    learned columns only when the report has them; for mmol/L input also BGM and REF in mmol/L).
-    Zones and risks are empty for pairs left out of the analysis."""
-    pairs = report.pairs
-    bgm, ref = pairs["BGM"].to_numpy(), pairs["REF"].to_numpy()
-    out = {"line": pairs["row"], "BGM": bgm.astype(np.int64), "REF": ref.astype(np.int64)}
-    if report.glucose_unit != "mg/dL":
-        out["BGM_mmol_L"] = np.round(bgm / MGDL_PER_MMOLL, 2)
-        out["REF_mmol_L"] = np.round(ref / MGDL_PER_MMOLL, 2)
-    out["included"] = pairs["included"]
-    if "abs_risk" in pairs:
-        out["seg_risk"] = pairs["abs_risk"].round(3)
-        category = pairs["risk_category"]
-        out["seg_risk_category"] = category.cat.rename_categories(list(RISK_CATEGORY_FILE_LABELS))
-        codes = category.cat.codes.to_numpy()
-        out["seg_risk_category_id"] = pd.arrays.IntegerArray(codes, mask=codes < 0)
-    for family in report.zone_grids:
-        out[f"{family}_zone"] = pairs[family]
-    if "learned_risk" in pairs:
-        out["learned_risk"] = pairs["learned_risk"].round(3)
-    out["iso_within_15"] = pairs["iso_diff"].le(ISO_COMPLIANT).where(pairs["included"])
-    out["error_direction"] = np.where(
-        bgm > ref, "BGM > REF", np.where(bgm < ref, "BGM < REF", "BGM = REF")
-    )
-    out["hypoglycaemia_missed"] = (ref < HYPO_LIMIT) & (bgm >= HYPO_LIMIT)
-    return pd.DataFrame(out).reset_index(drop=True)
 
 
 def _as_pairs(pairs: MeterPairs | pd.DataFrame) -> MeterPairs:
@@ -570,7 +537,7 @@ def meter_report(
         device=device,
         standards=tuple(judge.standards),
         group_column=pairs.group_column,
-        trend=trend_of(rates),
+        trend=trend_of(rates, *(v[included] for v in pairs.measured)),
         cg_diva=None if divas is None else tuple(divas),
     )
 

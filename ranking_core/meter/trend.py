@@ -25,6 +25,8 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from ranking_core.meter.cg_ega import CgEga, cg_ega
+
 __all__ = [
     "CTCA_CATEGORIES",
     "CTCA_ZONES",
@@ -159,11 +161,29 @@ def trend_concurrence(
 @dataclass(frozen=True)
 class TrendAgreement:
     """counts[i, j]: pairs whose sensor rate is in category i and reference rate in j; with the
-    CTCA measures of the same rates (``concurrence``)."""
+    CTCA measures of the same rates (``concurrence``) and, given the pairs' values, their CG-EGA
+    (``cg_ega``, :mod:`ranking_core.meter.cg_ega`)."""
 
     counts: NDArray[np.int64]
     without_rate: int
     concurrence: TrendConcurrence | None = None
+    cg_ega: CgEga | None = None
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """The report tables of these rates, by name: the 5 × 5 table, CTCA, CG-EGA by state."""
+        out = {"trend_agreement": self.frame()}
+        if self.concurrence is not None:
+            out["trend_concurrence"] = self.concurrence.frame()
+        if self.cg_ega is not None:
+            out["cg_ega"] = self.cg_ega.frame()
+        return out
+
+    def json_blocks(self) -> dict[str, dict]:
+        """The JSON report's blocks: ``trend_agreement`` and, with it, ``cg_ega``."""
+        out = {"trend_agreement": self.to_dict()}
+        if self.cg_ega is not None:
+            out["cg_ega"] = self.cg_ega.to_dict()
+        return out
 
     @property
     def row_percent(self) -> NDArray[np.float64]:
@@ -210,9 +230,13 @@ class TrendAgreement:
 
 
 def trend_agreement(
-    sensor_rate: NDArray[np.float64], ref_rate: NDArray[np.float64]
+    sensor_rate: NDArray[np.float64],
+    ref_rate: NDArray[np.float64],
+    reference: NDArray[np.float64] | None = None,
+    sensor: NDArray[np.float64] | None = None,
 ) -> TrendAgreement:
-    """The 5 × 5 table of sensor-rate category × reference-rate category."""
+    """The 5 × 5 table of sensor-rate category × reference-rate category; with the pairs'
+    ``reference`` and ``sensor`` values (mg/dL, aligned with the rates) also their CG-EGA."""
     s, r = rate_category(sensor_rate), rate_category(ref_rate)
     both = (s >= 0) & (r >= 0)
     counts = np.zeros((5, 5), dtype=np.int64)
@@ -220,4 +244,7 @@ def trend_agreement(
     concurrence = trend_concurrence(
         ctca_category(sensor_rate), ctca_category(ref_rate), np.asarray(ref_rate)[both]
     )
-    return TrendAgreement(counts, int(np.count_nonzero(~both)), concurrence)
+    analysis = None
+    if reference is not None and sensor is not None:
+        analysis = cg_ega(reference, sensor, ref_rate, sensor_rate)
+    return TrendAgreement(counts, int(np.count_nonzero(~both)), concurrence, analysis)

@@ -1,7 +1,8 @@
 """From read pairs to verdicts: which device the pairs come from, the acceptance table over
-their values as measured (by group with ``--by``), and the trend agreement table when they carry
-their times, and CG-DIVA when they carry sensors (:mod:`ranking_core.meter.acceptance`,
-:mod:`ranking_core.meter.trend`, :mod:`ranking_core.meter.cg_diva`)."""
+their values as measured (by group with ``--by``), the trend agreement table and the CG-EGA when
+they carry their times, and CG-DIVA when they carry sensors (:mod:`ranking_core.meter.acceptance`,
+:mod:`ranking_core.meter.trend`, :mod:`ranking_core.meter.cg_ega`,
+:mod:`ranking_core.meter.cg_diva`)."""
 
 from __future__ import annotations
 
@@ -68,9 +69,16 @@ def pair_rates(
     return _rates(ref, bgm, extra, rate_gap)
 
 
-def trend_of(rates: RateSummary | None) -> TrendAgreement | None:
-    """The trend agreement table of :func:`pair_rates` (None without times)."""
-    return None if rates is None else trend_agreement(rates.sensor_rate, rates.ref_rate)
+def trend_of(
+    rates: RateSummary | None,
+    reference: NDArray[np.float64] | None = None,
+    sensor: NDArray[np.float64] | None = None,
+) -> TrendAgreement | None:
+    """The trend agreement table of :func:`pair_rates` (None without times); with the pairs'
+    values (those the rates were computed from) also their CG-EGA."""
+    if rates is None:
+        return None
+    return trend_agreement(rates.sensor_rate, rates.ref_rate, reference, sensor)
 
 
 def cg_diva_of(

@@ -36,7 +36,7 @@ DIALECTS = ("sqlite", "postgresql")
 MIGRATIONS = Path(__file__).resolve().parents[1] / "migrations"
 # The newest Alembic revision (ranking_core/migrations/versions; a test checks that it is the
 # head), so that a store can tell an old schema without loading the migration scripts.
-SCHEMA_REVISION = "survey_owner"
+SCHEMA_REVISION = "seg_method"
 # seconds a write waits for the write lock (and a read for a checkpoint) before the database is
 # reported busy; the schema upgrade, run once, waits longer for the others' writes to end
 BUSY_TIMEOUT = 5.0

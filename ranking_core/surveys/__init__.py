@@ -4,7 +4,10 @@ is learned as the answers arrive and the next pairs are planned from them.
 :mod:`~ranking_core.surveys.design` holds the pure logic (answer scale, check pairs, queues with
 overlap, repeats, tokens); :mod:`~ranking_core.surveys.results` what is computed from the answers
 (progress per rater, test-retest, checks, export, the next batch);
-:mod:`~ranking_core.surveys.storage` keeps surveys in the records database.
+:mod:`~ranking_core.surveys.storage` keeps surveys in the records database. A survey asked by
+the Surveillance Error Grid's method (scenarios, action thresholds, 5 × 5 risk matrices) has its
+logic in :mod:`~ranking_core.surveys.seg_method` and its storage in
+:mod:`~ranking_core.surveys.seg_storage`.
 """
 
 from ranking_core.surveys.design import (

@@ -289,6 +289,9 @@ class SurveyStore:
             chunk = [design[i] for i in start_chunk(len(design), settings.per_rater, index)]
             rng = np.random.default_rng([settings.seed, index])
             order = queue_order(chunk, checks, settings.repeats, rng)
+            if not order:  # a SEG-method survey: no pairs to queue
+                links.append((rater, survey.rater_link(token)))
+                continue
             conn.execute(
                 insert(QUEUE),
                 [

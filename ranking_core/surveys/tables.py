@@ -1,6 +1,6 @@
-"""The survey tables of the records database (created by the Alembic revisions ``surveys`` and
-``survey_owner``) and what the survey store returns: a survey, a rater's access, a queue place;
-the checks of instructions and pairs before they are stored."""
+"""The survey tables of the records database (created by the Alembic revisions ``surveys``,
+``survey_owner`` and ``seg_method``) and what the survey store returns: a survey, a rater's
+access, a queue place; the checks of instructions and pairs before they are stored."""
 
 from __future__ import annotations
 
@@ -41,6 +41,8 @@ SURVEYS = Table(
     Column("instructions", Text, nullable=False),
     Column("batches", Integer, nullable=False),
     Column("owner", String(SAVED_BY_MAX), nullable=True),  # None: the operator
+    # how raters answer: "pairs" (rated pairs) or "seg" (the SEG's method, seg_method.py)
+    Column("method", String(16), nullable=False, server_default="pairs"),
 )
 PAIRS = Table(
     "survey_pairs",
@@ -119,6 +121,7 @@ class Survey:
     closed_at: datetime | None
     batches: int
     owner: str | None = None  # the signed-in user who created it; None: the operator
+    method: str = "pairs"  # "pairs", or "seg": scenarios, thresholds and risk matrices
 
     @property
     def is_open(self) -> bool:
@@ -183,6 +186,7 @@ def _survey(row: Any) -> Survey:
         _aware(row.closed_at),
         row.batches,
         row.owner,
+        getattr(row, "method", None) or "pairs",
     )
 
 
@@ -218,3 +222,7 @@ def _check_pairs_frame(pairs: pd.DataFrame, settings: SurveySettings) -> pd.Data
     if not len(values):
         raise SurveyError("a survey needs at least one pair")
     return values.round().drop_duplicates().reset_index(drop=True)
+
+
+# the SEG-method tables join the same metadata (scenarios, thresholds, matrices)
+from ranking_core.surveys import seg_tables as _seg_tables  # noqa: E402, F401
