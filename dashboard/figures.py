@@ -12,10 +12,12 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import NullLocator
 from numpy.typing import ArrayLike
 
+from ranking_core.grids.style import TEXT_PX, plotly_fonts, plotly_title, text_points
 from ranking_core.meter.figures import DISPLAY_STEP, lattice_layout, risk_heatmap, thin_grid
 from ranking_core.meter.grid_plots import figure_png
 
 __all__ = [
+    "apriori_figure",
     "apriori_picture",
     "apriori_plot",
     "band_width_heatmap",
@@ -23,6 +25,7 @@ __all__ = [
     "difference_heatmap",
     "error_bars",
     "lambda_curve",
+    "lambda_curve_figure",
     "lambda_curve_picture",
     "line_chart",
     "proposed_pairs",
@@ -31,6 +34,10 @@ __all__ = [
 ]
 
 PICTURE_DPI = 100  # px per inch of the pictures: 8 in = 800 px, the width of a grid picture
+PICTURE_INCHES = 8.0
+PICTURE_SHOWN_PX = (
+    560  # px: the width the Learn page shows a picture at (measured in Chromium, 1280 px window)
+)
 
 
 def difference_heatmap(
@@ -75,19 +82,33 @@ def lambda_curve(
     )
     fig.update_xaxes(type="log", title="λ", range=np.log10([lams.min(), lams.max()]).tolist())
     fig.update_layout(
-        yaxis_title=ylabel, height=height, margin={"l": 10, "r": 10, "t": 30, "b": 10}
+        **plotly_fonts(),
+        yaxis_title=ylabel,
+        height=height,
+        margin={"l": 10, "r": 10, "t": 30, "b": 10},
     )
     return fig
 
 
-def lambda_curve_picture(
+def _picture_points() -> dict[str, float]:
+    """The style's text sizes (px as the page shows them) in points for a picture of
+    :data:`PICTURE_INCHES` shown :data:`PICTURE_SHOWN_PX` wide."""
+    return {
+        name: text_points(px, PICTURE_INCHES, PICTURE_SHOWN_PX)
+        for name, px in vars(TEXT_PX).items()
+    }
+
+
+def lambda_curve_figure(
     lams: ArrayLike, curve: ArrayLike, chosen: float, ylabel: str, height: int = 280
-) -> bytes:
-    """:func:`lambda_curve` as a PNG of 800 × ``height`` px."""
+) -> Figure:
+    """:func:`lambda_curve` as a matplotlib figure of 800 × ``height`` px at
+    :data:`PICTURE_DPI`."""
     lams = np.asarray(lams, dtype=np.float64)
-    fig = Figure(figsize=(8.0, height / PICTURE_DPI))
+    points = _picture_points()
+    fig = Figure(figsize=(PICTURE_INCHES, height / PICTURE_DPI))
     # fixed margins in px: a layout engine measuring every label doubled the drawing time
-    fig.subplots_adjust(left=70 / 800, right=1 - 20 / 800, top=1 - 10 / height, bottom=55 / height)
+    fig.subplots_adjust(left=80 / 800, right=1 - 20 / 800, top=1 - 10 / height, bottom=60 / height)
     ax = fig.add_subplot()
     ax.plot(lams, curve, color="#1f77b4")
     ax.axvline(chosen, color="green", linestyle="--")
@@ -99,11 +120,22 @@ def lambda_curve_picture(
         textcoords="offset points",
         va="top",
         color="green",
+        fontsize=points["note"],
     )
-    ax.set(xscale="log", xlim=(lams.min(), lams.max()), xlabel="λ", ylabel=ylabel)
+    ax.set(xscale="log", xlim=(lams.min(), lams.max()))
+    ax.set_xlabel("λ", fontsize=points["label"])
+    ax.set_ylabel(ylabel, fontsize=points["label"])
+    ax.tick_params(labelsize=points["tick"])
     ax.xaxis.set_minor_locator(NullLocator())  # decades only: a third of the drawing time
     ax.grid(alpha=0.3)
-    return figure_png(fig, dpi=PICTURE_DPI)
+    return fig
+
+
+def lambda_curve_picture(
+    lams: ArrayLike, curve: ArrayLike, chosen: float, ylabel: str, height: int = 280
+) -> bytes:
+    """:func:`lambda_curve_figure` as PNG bytes."""
+    return figure_png(lambda_curve_figure(lams, curve, chosen, ylabel, height), dpi=PICTURE_DPI)
 
 
 def apriori_plot(
@@ -140,17 +172,18 @@ def apriori_plot(
     )
     fig.update_xaxes(type="log", title="m")
     fig.update_yaxes(type="log", title="λ")
-    fig.update_layout(height=340, margin={"l": 10, "r": 10, "t": 30, "b": 10})
+    fig.update_layout(**plotly_fonts(), height=340, margin={"l": 10, "r": 10, "t": 30, "b": 10})
     return fig
 
 
-def apriori_picture(
+def apriori_figure(
     sizes: ArrayLike, lam_plus: ArrayLike, alpha: float, beta: float, m: int
-) -> bytes:
-    """:func:`apriori_plot` as a PNG of 800 × 340 px."""
+) -> Figure:
+    """:func:`apriori_plot` as a matplotlib figure of 800 × 340 px at :data:`PICTURE_DPI`."""
     sizes = np.asarray(sizes, dtype=np.float64)
     lam_plus = np.asarray(lam_plus, dtype=np.float64)
-    fig = Figure(figsize=(8.0, 3.4), layout="constrained")
+    points = _picture_points()
+    fig = Figure(figsize=(PICTURE_INCHES, 3.4), layout="constrained")
     ax = fig.add_subplot()
     ax.scatter(
         np.repeat(sizes, lam_plus.shape[1]),
@@ -174,10 +207,20 @@ def apriori_picture(
         zorder=3,
         label=f"λ({m})",
     )
-    ax.set(xscale="log", yscale="log", xlabel="m", ylabel="λ")
-    ax.legend(loc="best", fontsize="small")
+    ax.set(xscale="log", yscale="log")
+    ax.set_xlabel("m", fontsize=points["label"])
+    ax.set_ylabel("λ", fontsize=points["label"])
+    ax.tick_params(labelsize=points["tick"])
+    ax.legend(loc="best", fontsize=points["note"])
     ax.grid(alpha=0.3)
-    return figure_png(fig, dpi=PICTURE_DPI)
+    return fig
+
+
+def apriori_picture(
+    sizes: ArrayLike, lam_plus: ArrayLike, alpha: float, beta: float, m: int
+) -> bytes:
+    """:func:`apriori_figure` as PNG bytes."""
+    return figure_png(apriori_figure(sizes, lam_plus, alpha, beta, m), dpi=PICTURE_DPI)
 
 
 def shares_bar(labels: Sequence[str], shares: ArrayLike, title: str, xlabel: str) -> go.Figure:
@@ -187,7 +230,8 @@ def shares_bar(labels: Sequence[str], shares: ArrayLike, title: str, xlabel: str
         go.Bar(x=list(labels), y=pct, text=[f"{p:.1f} %" for p in pct], textposition="outside")
     )
     fig.update_layout(
-        title=title,
+        **plotly_fonts(),
+        title=plotly_title(title),
         xaxis_title=xlabel,
         yaxis_title="% of lattice points",
         height=340,
@@ -211,12 +255,13 @@ def confusion_heatmap(
             # counts in three significant digits ("361k"), at a readable fixed size: plotly would
             # shrink them to fit 64 cells of a half-page figure (6 px)
             texttemplate="%{text:.3s}",
-            textfont={"size": 12},
+            textfont={"size": TEXT_PX.tick},
             showscale=False,
         )
     )
     fig.update_layout(
-        title=title,
+        **plotly_fonts(),
+        title=plotly_title(title),
         xaxis_title=column_name,
         yaxis_title=row_name,
         height=480,
@@ -248,7 +293,12 @@ def line_chart(
         fig.add_trace(go.Scatter(x=x, y=values, mode="lines+markers", name=name, error_y=err))
     fig.update_xaxes(type="log" if log_x else "linear", title=xlabel)
     fig.update_yaxes(type="log" if log_y else "linear", title=ylabel)
-    fig.update_layout(title=title, height=360, margin={"l": 10, "r": 10, "t": 40, "b": 10})
+    fig.update_layout(
+        **plotly_fonts(),
+        title=plotly_title(title),
+        height=360,
+        margin={"l": 10, "r": 10, "t": 40, "b": 10},
+    )
     return fig
 
 
@@ -264,7 +314,11 @@ def error_bars(
         )
     )
     fig.update_layout(
-        title=title, yaxis_title=ylabel, height=360, margin={"l": 10, "r": 10, "t": 40, "b": 10}
+        **plotly_fonts(),
+        title=plotly_title(title),
+        yaxis_title=ylabel,
+        height=360,
+        margin={"l": 10, "r": 10, "t": 40, "b": 10},
     )
     return fig
 

@@ -3,20 +3,15 @@
 sessions under the key (data, settings) it was computed from, so a warm result is only ever
 served for exactly the data and settings it was learned with.
 
-A fit of more than :data:`BACKGROUND_FROM` ratings runs in a worker process
-(:func:`background_fit`), never in the server process that serves every session: the page polls
-it and shows its progress, and the other sessions keep the server's interpreter to themselves.
+A fit of more than :data:`BACKGROUND_FROM` ratings runs as a job of the server's runner
+(:func:`fit_job`, :mod:`dashboard.jobs`), in a worker process, never in the server process that
+serves every session: the page polls it, shows its progress and a Cancel button, and the other
+sessions keep the server's interpreter to themselves.
 """
 
 from __future__ import annotations
 
-import multiprocessing
-import sys
-import threading
-import types
-from collections.abc import Callable, Hashable, Iterator, MutableMapping
-from concurrent.futures import Future, ProcessPoolExecutor
-from contextlib import contextmanager
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,6 +19,7 @@ import streamlit as st
 from numpy.typing import NDArray
 
 from dashboard.common import SEGStatus, shared_result
+from dashboard.jobs import start_job
 from ranking_core.blas_threads import fit_threads
 from ranking_core.grids.seg import SEGTable
 from ranking_core.learn import PRESETS, LearnedGrid, LearnSettings, default_recipe, learn_grid
@@ -100,82 +96,28 @@ def fitted(
 
 
 BACKGROUND_FROM = 2000  # ratings; smaller fits take a few seconds and run in the page itself
-KEPT_FITS = 4
-
-
-@dataclass
-class _Background:
-    """Fits running in the worker process, by (data key, settings), with their progress."""
-
-    pool: ProcessPoolExecutor
-    progress: MutableMapping[str, tuple[int, int]]  # a manager dict, written by the worker
-    futures: dict
-    lock: threading.Lock
-
-
-@contextmanager
-def _no_main_script() -> Iterator[None]:
-    """Start processes with an empty ``__main__``. Streamlit runs each page script as the module
-    ``__main__``, and a spawned process first runs the parent's ``__main__`` file again: without
-    this, the worker would re-run the dashboard script (or fail on a script file that is gone)."""
-    page_main = sys.modules["__main__"]
-    sys.modules["__main__"] = types.ModuleType("__main__")
-    try:
-        yield
-    finally:
-        sys.modules["__main__"] = page_main
-
-
-@st.cache_resource(show_spinner=False)
-def _background() -> _Background:
-    context = multiprocessing.get_context("spawn")  # a fresh interpreter, no server state
-    with _no_main_script():
-        progress = context.Manager().dict()
-    return _Background(
-        ProcessPoolExecutor(max_workers=1, mp_context=context), progress, {}, threading.Lock()
-    )
 
 
 def _fit_in_worker(
-    ratings: RatingSet,
-    settings: LearnSettings,
-    progress: MutableMapping[str, tuple[int, int]],
-    key: str,
+    ratings: RatingSet, settings: LearnSettings, *, progress: Callable[[int, int], None]
 ) -> LearnedGrid:
-    """Runs in the worker: the fit, its progress written to ``progress[key]``, the grid
-    evaluated (so the page does not compute it)."""
-
-    def report(done: int, total: int) -> None:
-        progress[key] = (done, total)
-
+    """Runs in a worker process: the fit with its progress, the grid evaluated (so the page does
+    not compute it)."""
     with fit_threads(len(ratings.frame)):
-        result = learn_grid(ratings, settings, progress=report)
+        result = learn_grid(ratings, settings, progress=progress)
         result.grid  # noqa: B018 - evaluated here, cached on the result
     return result
 
 
-def background_fit(
-    data_key: Hashable, ratings: RatingSet, settings: LearnSettings
-) -> LearnedGrid | tuple[int, int]:
-    """The fit of ``ratings`` with ``settings``, computed in the worker process once for every
-    session: the result when it is ready, else (done, total) of its progress so far. A failed
-    fit raises its ``ValueError`` here. The last :data:`KEPT_FITS` finished fits are kept."""
-    key = (data_key, settings)
-    state = _background()
-    with state.lock:
-        future: Future | None = state.futures.get(key)
-        if future is None:
-            with _no_main_script():  # the pool starts its worker on the first submit
-                future = state.pool.submit(
-                    _fit_in_worker, ratings, settings, state.progress, repr(key)
-                )
-            state.futures[key] = future
-            finished = [k for k, f in state.futures.items() if f.done()]
-            for old in finished[: max(len(finished) - KEPT_FITS, 0)]:
-                del state.futures[old]
-    if not future.done():
-        return state.progress.get(repr(key), (0, 1))
-    return future.result()
+def fit_job(
+    data_key: Hashable, ratings: RatingSet, settings: LearnSettings, *, again: bool = False
+) -> Hashable | None:
+    """The fit of ``ratings`` with ``settings`` as a job of the server's runner
+    (:mod:`dashboard.jobs`), computed once for every session: its key, or None when refused
+    (the reason shown). ``again`` restarts a fit that was cancelled."""
+    return start_job(
+        ("learn-fit", data_key, settings), _fit_in_worker, ratings, settings, again=again
+    )
 
 
 def at_lambda(result_key: Hashable, result: LearnedGrid, lam: float) -> LearnedGrid:

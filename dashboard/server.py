@@ -32,8 +32,8 @@ LOG = logging.getLogger("riskgrid.dashboard")
 
 
 def warm() -> float:
-    """Import what the pages import and compute the Learn page's opening result; the seconds
-    it took."""
+    """Import what the pages import, start the long jobs' worker processes and compute the
+    Learn page's opening result; the seconds it took."""
     start = time.perf_counter()
     import inspect
 
@@ -42,9 +42,11 @@ def warm() -> float:
     import ranking_core.meter.pdf  # noqa: F401 - matplotlib, reportlab (the Meter page)
     from dashboard.common import seg_status
     from dashboard.figures import lambda_curve, lambda_curve_picture, risk_heatmap
+    from dashboard.jobs import warm_workers
     from dashboard.learn_data import warm_opening_result
     from ranking_core.grids.raster import grade_lines, grid_image, png_bytes
 
+    warm_workers()  # the worker processes start their imports meanwhile
     result = warm_opening_result(seg_status())
     # Streamlit looks at the call stack before its first element; the first look maps every
     # loaded module to its file (a fraction of a second), later looks reuse that map

@@ -16,13 +16,22 @@ and closes the survey.
 
 from __future__ import annotations
 
-import threading
+from collections.abc import Callable
 
 import pandas as pd
 import streamlit as st
 from streamlit.logger import get_logger
 
 from dashboard.common import get_store, plain, public_mode, shared_result
+from dashboard.jobs import (
+    follow_job,
+    job_runner,
+    job_status,
+    sentence,
+    show_job_progress,
+    start_job,
+)
+from ranking_core.jobs import JobRefused
 from ranking_core.panels.missing import REASONS, reason_note, shown
 from ranking_core.storage import StorageError
 from ranking_core.surveys import RISK_OPTIONS, InviteInterrupted, SurveyStore, risk_label
@@ -160,40 +169,42 @@ def rater_page(surveys: SurveyStore, access: RaterAccess) -> None:
 
 
 # -- adaptive batches --------------------------------------------------------------------------
-class _Advancing:
-    """The surveys whose next batch is being planned in this server (one thread each)."""
+def _plan_next_batch(
+    url: str,
+    name: str,
+    k: int | None = None,
+    *,
+    by: str | None = None,
+    force: bool = False,
+    progress: Callable[[int, int], None],
+) -> int | None:
+    """Runs in a worker process (a job of :mod:`dashboard.jobs`): plan and add the next batch of
+    the survey ``name`` in the database ``url`` (``next_batch``, which adds a batch once however
+    many callers race)."""
+    from ranking_core.surveys.results import next_batch
 
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.running: set[str] = set()
+    return next_batch(SurveyStore(url, by=by), name, k, force=force, progress=progress)
 
 
-@st.cache_resource(show_spinner=False)
-def _advancing() -> _Advancing:
-    return _Advancing()
+def _batch_job(surveys: SurveyStore, name: str) -> tuple[str, str, str]:
+    return ("survey-batch", surveys.store.url, name)
 
 
 def _advance_in_background(surveys: SurveyStore, name: str) -> None:
-    """Plan the next batch in a thread when the last one is answered (checked there), so that
-    no rater waits for the fit."""
-    from ranking_core.surveys.results import next_batch
-
-    state = _advancing()
-    with state.lock:
-        if name in state.running:
-            return
-        state.running.add(name)
-
-    def work() -> None:
-        try:
-            next_batch(surveys, name)
-        except Exception:  # logged; the organiser can add the batch by hand
-            LOG.exception("planning the next batch of survey %r failed", name)
-        finally:
-            with state.lock:
-                state.running.discard(name)
-
-    threading.Thread(target=work, name=f"survey-batch-{name}", daemon=True).start()
+    """Plan the next batch as a job in a worker process when the last one is answered (checked
+    there), so that no rater waits for the fit and the server stays free; one job per survey at a
+    time, started again once the last one has finished."""
+    try:
+        job_runner().submit(
+            _batch_job(surveys, name),
+            _plan_next_batch,
+            surveys.store.url,
+            name,
+            owner=f"survey batches of {name}",
+            again=True,
+        )
+    except JobRefused as exc:  # the organiser's page starts it again, or adds the batch by hand
+        LOG.warning("planning the next batch of survey %r not started: %s", name, exc)
 
 
 # -- the organiser -----------------------------------------------------------------------------
@@ -238,7 +249,14 @@ def organiser_page(surveys: SurveyStore, survey: Survey) -> None:
         and batch_answered(frame, survey.batches - 1)
     ):
         _advance_in_background(surveys, survey.name)
-        st.info("The last batch is answered; the next one is being planned.")
+        planning = job_status(_batch_job(surveys, survey.name))
+        if planning is not None and planning.state == "failed":
+            st.warning(f"Planning the next batch failed: {sentence(planning.error)}")
+        elif planning is not None and not planning.finished:
+            st.info("The last batch is answered; the next one is being planned.")
+            show_job_progress(
+                _batch_job(surveys, survey.name), "Planning the next batch", "survey_planning"
+            )
     st.subheader("Raters")
     _overlap_note(surveys, survey)
     progress = rater_progress(frame)
@@ -379,7 +397,6 @@ def _learned_so_far(survey: Survey, frame: pd.DataFrame, answered: int) -> None:
 
 def _actions(surveys: SurveyStore, survey: Survey) -> None:
     from ranking_core.meter.export import safe_csv
-    from ranking_core.surveys.results import next_batch
 
     st.subheader("Raters and batches")
     with st.form("survey_invite"):
@@ -421,13 +438,18 @@ def _actions(surveys: SurveyStore, survey: Survey) -> None:
         "Pairs in a batch added now", 1, 500, survey.settings.batch or 20, key="survey_batch_k"
     )
     if c[1].button("Add a batch now", key="survey_add_batch", disabled=not active):
-        with st.spinner("Planning the next pairs from the answers so far…"):
-            try:
-                next_batch(surveys, survey.name, int(k), force=True)
-            except StorageError as exc:
-                st.error(f"No batch added: {plain(exc)}")
-            else:
-                st.rerun()
+        st.session_state["survey_add_job"] = start_job(
+            ("survey-add", surveys.store.url, survey.name, survey.batches, int(k)),
+            _plan_next_batch,
+            surveys.store.url,
+            survey.name,
+            int(k),
+            by=surveys.by,
+            force=True,
+        )
+    added = follow_job("survey_add_job", "Planning the next pairs from the answers so far")
+    if added is not None and added.state == "done":
+        st.rerun()
     confirm = st.checkbox("Close the survey: links stop taking answers", key="survey_close_ok")
     if st.button("Close the survey", key="survey_close", disabled=not confirm):
         surveys.close(survey.name)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 
 import numpy as np
 from streamlit.testing.v1 import AppTest
@@ -59,12 +60,21 @@ def upload_meter_csv(at: AppTest, name: str, data: bytes) -> None:
     assert not at.exception, at.exception
 
 
-def run_for_table(at: AppTest, button: str, column: str):
-    """Click the button ``button`` (a key), run, and return the first table with ``column``."""
+def run_for_table(at: AppTest, button: str, column: str, timeout: float = 300):
+    """Click the button ``button`` (a key), run, and return the first table with ``column``;
+    a job the button starts in a worker process is polled (rerun every second) until then."""
     at.button(key=button).click()
     at.run()
-    assert not at.exception, at.exception
-    return next(d.value for d in at.dataframe if column in d.value.columns)
+    deadline = time.monotonic() + timeout
+    while True:
+        assert not at.exception, at.exception
+        tables = [d.value for d in at.dataframe if column in d.value.columns]
+        if tables or time.monotonic() > deadline:
+            break
+        time.sleep(1)
+        at.run()
+    assert tables, f"no table with {column!r}: {[e.value for e in at.error]}"
+    return tables[0]
 
 
 def plotly_numbers(values) -> np.ndarray:

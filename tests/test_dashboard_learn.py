@@ -270,13 +270,13 @@ def test_a_large_fit_runs_in_a_worker_process_and_gives_the_library_result(tmp_p
     import time
     import types
 
-    from dashboard.learn_data import BACKGROUND_FROM, _background, background_fit
-    from ranking_core.learn import LearnedGrid
+    from dashboard.jobs import job_runner, job_status
+    from dashboard.learn_data import BACKGROUND_FROM, fit_job
 
     page_script = types.ModuleType("__main__")
     page_script.__file__ = str(tmp_path / "page_script_that_is_gone.py")
     monkeypatch.setitem(sys.modules, "__main__", page_script)
-    _background.clear()  # start the worker and its progress dict under this __main__
+    job_runner.clear()  # start the workers and their progress board under this __main__
 
     rng = np.random.default_rng(0)
     X = rng.uniform(20, 580, (BACKGROUND_FROM + 100, 2))
@@ -289,11 +289,47 @@ def test_a_large_fit_runs_in_a_worker_process_and_gives_the_library_result(tmp_p
     )
     ratings = read_rating_set(frame, name="large")
     settings = LearnSettings()
-    state = background_fit("large", ratings, settings)
-    assert isinstance(state, tuple)  # returned at once, with its progress
-    while not isinstance(state, LearnedGrid):
+    job = fit_job("large", ratings, settings)
+    status = job_status(job)
+    assert status is not None and not status.finished  # returned at once, with its progress
+    while not status.finished:
         time.sleep(1)
-        state = background_fit("large", ratings, settings)
+        status = job_status(job)
+        assert status is not None
+    assert status.state == "done" and status.total > 0 and status.done == status.total
+    state = status.result
     expected = learn_grid(ratings, settings)
     assert state.method == expected.method == "one-fold"
     np.testing.assert_allclose(state.grid, expected.grid, atol=1e-9)
+
+
+@pytest.mark.slow
+def test_a_background_fit_shows_its_progress_then_the_librarys_result(tmp_path, monkeypatch):
+    """A fit run as a job: the page returns at once with its progress and a Cancel button (it
+    never waits for the worker), and shows the library's result once the job is done."""
+    import time
+
+    import dashboard.learn_data
+    from dashboard.jobs import job_runner
+
+    fresh_machine(tmp_path, monkeypatch)
+    monkeypatch.setattr(dashboard.learn_data, "BACKGROUND_FROM", 50)  # the panel's fit: a job
+    job_runner.clear()
+    at = open_app()
+    assert not at.exception
+    assert "learn_result" not in at.session_state  # the page did not wait for the fit
+    assert any(b.label == "Cancel" for b in at.button)
+    deadline = time.monotonic() + 300
+    while "learn_result" not in at.session_state and time.monotonic() < deadline:
+        time.sleep(1)
+        at.run()
+        assert not at.exception, at.exception
+    from dashboard.common import SEGStatus
+    from dashboard.learn_data import PanelChoice, learn_reference, simulated_panel
+
+    shown = at.session_state["learn_result"]
+    reference = learn_reference(SEGStatus(None, "none"))  # a fresh machine has no SEG table
+    _, ratings = simulated_panel(PanelChoice(m=200), reference)
+    expected = learn_grid(ratings, shown.settings)
+    assert shown.n_ratings == 200 and shown.lam == expected.lam
+    np.testing.assert_allclose(shown.grid, expected.grid, atol=1e-9)

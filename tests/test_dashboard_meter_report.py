@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import time
 
 from pypdf import PdfReader
 
@@ -27,6 +28,11 @@ def test_report_is_built_on_request_and_names_every_grid_shown(tmp_path, monkeyp
     at.radio(key="meter_grid").set_value("clarke").run()
     assert not at.exception
     next(b for b in at.button if b.label == "Build the report (PDF)").click().run()
+    deadline = time.monotonic() + 300  # built by a job in a worker process: polled
+    while "meter_report_pdf" not in at.session_state and time.monotonic() < deadline:
+        assert not at.exception, at.exception
+        time.sleep(1)
+        at.run()
     assert not at.exception
     _, pdf = at.session_state["meter_report_pdf"]
     text = " ".join(page.extract_text() for page in PdfReader(io.BytesIO(pdf)).pages)

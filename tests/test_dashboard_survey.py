@@ -180,3 +180,40 @@ def test_the_organiser_is_told_what_the_overlap_needs_and_sees_dashes_not_none(
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Krippendorff's α"] == "—"  # no pair rated by two raters
     assert "no pair rated by two raters" in captions
+
+
+@pytest.mark.slow
+def test_the_next_batch_is_planned_in_a_worker_once_the_last_is_answered(tmp_path, monkeypatch):
+    """Adaptive batches: the organiser's page answers at once while a job of the server's runner
+    plans the next batch in a worker process; the batch is added once, to every rater's queue."""
+    import time
+
+    surveys = SurveyStore(fresh_machine(tmp_path, monkeypatch))
+    _, organiser = surveys.create(
+        "trial", start_design(14, seed=3), SurveySettings(checks=0, repeats=0.0, batch=4), ""
+    )
+    links = surveys.invite("trial", 3)
+    for _, link in links:
+        access = surveys.rater("trial", _token(link))
+        for item in surveys.queue(access.rater_id):
+            surveys.answer(
+                access, item.position, min(4.0, round(abs(item.reference - item.estimate) / 60) / 2)
+            )
+    queued = {
+        rater: len(surveys.queue(surveys.rater("trial", _token(link)).rater_id))
+        for rater, link in links
+    }
+    at = _open("trial", organiser=organiser)
+    deadline = time.monotonic() + 300
+    while surveys.get("trial").batches < 2 and time.monotonic() < deadline:
+        assert any("being planned" in i.value for i in at.info) or not at.info
+        time.sleep(1)
+        at.run()
+        assert not at.exception, at.exception
+    assert surveys.get("trial").batches == 2
+    for rater, link in links:
+        queue = surveys.queue(surveys.rater("trial", _token(link)).rater_id)
+        assert len(queue) > queued[rater]  # the new pairs are in every rater's queue
+    at.run()  # a second look starts no second batch
+    time.sleep(2)
+    assert surveys.get("trial").batches == 2

@@ -15,9 +15,9 @@ from dashboard.common import (
     init_state,
     plain,
     public_mode,
-    shared_result,
     size_limit,
 )
+from dashboard.jobs import follow_job, run_job
 from ranking_core.cf import FORMATS, RatingMatrix, read_ratings, synthetic_ratings
 from ranking_core.cf.parallel import SYNCHRONOUS, run_per_user
 from ranking_core.cf.per_user import (
@@ -216,7 +216,7 @@ st.header("Per-user experiment (small)")
 st.caption(
     "The protocol of Kriukova et al. 2014, §4.2 on a few test reviewers (the papers use "
     "300 reviewers "
-    "and 10 repetitions: `riskgrid cf per-user`). Runs in this process."
+    "and 10 repetitions: `riskgrid cf per-user`). Runs in a worker process of the server."
 )
 c = st.columns(3)
 test_users = c[0].number_input(
@@ -235,22 +235,14 @@ if st.button("Run the experiment", key="cf_run", disabled=not learners):
         shift=rating_shift,
         protocol=protocol,
     )
-    bar = st.progress(0.0, text="test reviewers")
-    key = (data.source, data.n_ratings, repr(experiment))
+    key = ("cf-experiment", data.source, data.n_ratings, repr(experiment))
     matrix = data  # a RatingMatrix here (the page stopped above without one)
-
-    def report(done: int, total: int) -> None:
-        bar.progress(done / total, text=f"test reviewers: {done}/{total}")
-
-    try:
-        st.session_state["cf_results"] = shared_result(
-            "cf-experiment",
-            key,
-            lambda: run_per_user(matrix, experiment, scheduler=SYNCHRONOUS, progress=report),
-        )
-    except ValueError as exc:
-        st.error(plain(exc))
-    bar.empty()
+    st.session_state["cf_job"] = run_job(
+        key, run_per_user, matrix, experiment, scheduler=SYNCHRONOUS
+    )
+cf_job = follow_job("cf_job", "Test reviewers")
+if cf_job is not None and cf_job.state == "done":
+    st.session_state["cf_results"] = cf_job.result
 summary = st.session_state.get("cf_results")
 if summary:
     dataset = "jester" if jester else "movielens"

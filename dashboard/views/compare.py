@@ -21,9 +21,9 @@ from dashboard.common import (
     public_mode,
     saved_grid_surface,
     seg_status,
-    shared_result,
     size_limit,
 )
+from dashboard.jobs import follow_job, run_job
 from ranking_core.experiments.learners import compare_learners
 from ranking_core.experiments.seg import learning_curves
 from ranking_core.filters import FILTERS
@@ -188,18 +188,13 @@ repeats = curve_inputs[2].number_input(
 
 if st.button("Run learning curves", key="curve_run", disabled=not (chosen_filters and sizes)):
     table = seg.table if seg.table is not None else SEGTable(np.asarray(parkes_surface()), BUILT_IN)
-    curve_bar = st.progress(0.0, text="learning curves")
     curve_key = (curve_reference, tuple(chosen_filters), tuple(sorted(sizes)), int(repeats))
-
-    def curve_progress(done: int, total: int) -> None:
-        curve_bar.progress(min(done / total, 1.0), text=f"fits: {done}/{total}")
-
-    st.session_state["curve_results"] = shared_result(
-        "learning-curves",
-        curve_key,
-        lambda: learning_curves(table, *curve_key[1:], progress=curve_progress),
+    st.session_state["curve_job"] = run_job(
+        ("learning-curves", *curve_key), learning_curves, table, *curve_key[1:]
     )
-    curve_bar.empty()
+curve_job = follow_job("curve_job", "Learning curves")
+if curve_job is not None and curve_job.state == "done":
+    st.session_state["curve_results"] = curve_job.result
 
 results = st.session_state.get("curve_results")
 if results:
@@ -272,7 +267,6 @@ learners_reps = learner_inputs[2].number_input(
 
 if st.button("Run learners", key="learners_run", disabled=not chosen_learners):
     reference = seg.table if seg.table is not None else parkes_surface()
-    learners_bar = st.progress(0.0, text="learners")
     learners_key = (
         curve_reference,
         seg.table.fingerprint if seg.table is not None else "",
@@ -280,18 +274,12 @@ if st.button("Run learners", key="learners_run", disabled=not chosen_learners):
         int(learners_m),
         int(learners_reps),
     )
-
-    def learners_progress(done: int, total: int) -> None:
-        learners_bar.progress(min(done / total, 1.0), text=f"fits: {done}/{total}")
-
-    st.session_state["learner_results"] = shared_result(
-        "learners",
-        learners_key,
-        lambda: compare_learners(
-            reference, learners_key[2], learners_key[3], learners_key[4], progress=learners_progress
-        ),
+    st.session_state["learners_job"] = run_job(
+        ("learners", *learners_key), compare_learners, reference, *learners_key[2:]
     )
-    learners_bar.empty()
+learners_job = follow_job("learners_job", "Learners")
+if learners_job is not None and learners_job.state == "done":
+    st.session_state["learner_results"] = learners_job.result
 
 learner_rows = st.session_state.get("learner_results")
 if learner_rows:

@@ -21,7 +21,6 @@ from dashboard.common import (
     current_user,
     get_store,
     init_state,
-    plain,
     public_mode,
     read_upload,
     save_form,
@@ -30,11 +29,12 @@ from dashboard.common import (
     size_limit,
     uploaded_ratings,
 )
+from dashboard.jobs import job_status, sentence, show_job_progress
 from dashboard.learn_data import (
     BACKGROUND_FROM,
     PanelChoice,
     at_lambda,
-    background_fit,
+    fit_job,
     fitted,
     learn_reference,
     simulated_panel,
@@ -223,41 +223,34 @@ if ratings is None:
 key = (data_key, settings)
 
 
-@st.fragment(run_every=2)
-def wait_for_background_fit(ratings: RatingSet) -> None:
-    """Poll the worker process's fit of ``ratings``; rerun the page when it is done."""
-    try:
-        state = background_fit(data_key, ratings, settings)
-    except ValueError:
-        st.rerun()  # the page shows the error
-    if isinstance(state, LearnedGrid):
-        st.rerun()
-    done, total = state
-    st.progress(
-        min(done / total, 1.0),
-        text=f"Fitting {len(ratings.frame):,} ratings in a "
-        f"background process: step {done} of {total}",
-    )
-
-
-def show_fit_error(exc: ValueError) -> None:
+def show_fit_error(message: object) -> None:
     st.session_state.pop("learn_result", None)
     st.session_state.pop("learn_result_key", None)
-    st.error(f"Cannot learn from this rating set: {plain(exc)}")
+    st.error(f"Cannot learn from this rating set: {sentence(message)}")
     st.stop()
 
 
 if st.session_state.get("learn_result_key") != key:
     with right:
-        if len(ratings.frame) > BACKGROUND_FROM:
-            try:
-                state = background_fit(data_key, ratings, settings)
-            except ValueError as exc:
-                show_fit_error(exc)
-            if not isinstance(state, LearnedGrid):
-                wait_for_background_fit(ratings)
+        if len(ratings.frame) > BACKGROUND_FROM:  # a job in a worker process, polled
+            job = fit_job(data_key, ratings, settings)
+            status = None if job is None else job_status(job)
+            if job is None or status is None:
+                st.stop()  # refused: the reason is shown
+            if status.state == "failed":
+                show_fit_error(status.error)
+            elif status.state == "cancelled":
+                st.info("The fit was cancelled.")
+                if st.button("Fit again", key="learn_fit_again"):
+                    fit_job(data_key, ratings, settings, again=True)
+                    st.rerun()
                 st.stop()
-            result = state
+            elif status.state != "done":
+                show_job_progress(
+                    job, f"Fitting {len(ratings.frame):,} ratings in a background process", "learn"
+                )
+                st.stop()
+            result = status.result
         else:
             bar = st.progress(0.0, text="Fitting the ranker…")
 

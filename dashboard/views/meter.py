@@ -24,6 +24,7 @@ from dashboard.common import (
     saved_record_picker,
     seg_status,
 )
+from dashboard.jobs import follow_job, run_job
 from dashboard.meter_inputs import (
     ALL_DEVICES,
     DEMO_PAIRS,
@@ -61,7 +62,7 @@ from ranking_core.meter.document import (
     figure_caption,
     report_blocks,
     report_html,
-    report_pdf,
+    report_pdf_file,
 )
 from ranking_core.meter.export import safe_csv
 from ranking_core.meter.grid_plots import PNG_DPI, cg_diva_plot, figure_pdf, figure_png, grid_plot
@@ -532,9 +533,13 @@ st.subheader("Report and downloads")
 # the report and every download are built when asked for, never on a rerun
 c = st.columns(3)
 if c[0].button("Build the report (PDF)", type="primary", key="meter_build_report"):
-    with st.spinner("Building the report: tables, error-grid plots, PDF…"):
-        document = report_blocks(report, seg.table, learned, name=dataset)
-        st.session_state["meter_report_pdf"] = (report_key, report_pdf(document))
+    st.session_state["meter_report_job"] = run_job(
+        ("meter-report-pdf", report_key), report_pdf_file, report, seg.table, learned, name=dataset
+    )
+with c[0]:
+    building = follow_job("meter_report_job", "Building the report")
+if building is not None and building.state == "done":
+    st.session_state["meter_report_pdf"] = (report_key, building.result)
 built = st.session_state.get("meter_report_pdf")
 if built is not None and built[0] == report_key:
     c[0].download_button(

@@ -20,6 +20,7 @@ from PIL import Image, ImageDraw, ImageFont
 
 from ranking_core.grids.lattice import GLUCOSE_MAX
 from ranking_core.grids.risk_scale import RISK_GRADE_EDGES, RISK_MAX, risk_rgb
+from ranking_core.grids.style import MEASURED_TITLE, REF_TITLE
 
 __all__ = ["DIFFERENCE_COLOURS", "GRADE_LEVELS", "grade_lines", "grid_image", "png_bytes"]
 
@@ -32,6 +33,9 @@ GRADE_LEVELS = tuple(RISK_GRADE_EDGES.tolist())
 DIFFERENCE_COLOURS = ((33, 102, 172), (247, 247, 247), (178, 24, 43))
 POINT_RADIUS = 3  # px
 FONT_SIZE = 19  # px: legible when a page shows the picture at two thirds of its size
+# px: the narrowest width a page shows a grid picture at (measured in Chromium at a 1280 px
+# wide window); FONT_SIZE shown there stays at least the style's MIN_TEXT_PX
+SHOWN_WIDTH_PX = 560
 
 
 @lru_cache(maxsize=1)
@@ -164,14 +168,14 @@ def grid_image(
     draw.text((LEFT + SIZE + 20, TOP + SIZE + 8), bar_title, fill="black", font=font)
     draw.text(
         (LEFT + SIZE // 2, TOP + SIZE + 40),
-        "reference glucose (mg/dL)",
+        REF_TITLE,
         fill="black",
         font=font,
         anchor="mt",
     )
     axis_label = Image.new("RGB", (SIZE, 28), "white")
     ImageDraw.Draw(axis_label).text(
-        (SIZE // 2, 14), "measured glucose (mg/dL)", fill="black", font=font, anchor="mm"
+        (SIZE // 2, 14), MEASURED_TITLE, fill="black", font=font, anchor="mm"
     )
     image.paste(axis_label.rotate(90, expand=True), (8, TOP))
     return image

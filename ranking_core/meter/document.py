@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import os
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -53,6 +54,7 @@ __all__ = [
     "report_figures",
     "report_html",
     "report_pdf",
+    "report_pdf_file",
     "write_report",
 ]
 
@@ -328,3 +330,23 @@ def write_report(
     else:
         path.write_text(report_html(blocks), encoding="utf-8")
     return path
+
+
+def report_pdf_file(
+    report: MeterReport,
+    seg_table: SEGTable | None = None,
+    learned_risk: ArrayLike | None = None,
+    *,
+    name: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> bytes:
+    """The report as PDF bytes (:func:`report_blocks`, then :func:`report_pdf`), each of the two
+    steps reported to ``progress(done, 2)``: a long job for a server's runner
+    (:mod:`ranking_core.jobs`), which may stop it between the steps."""
+    report_progress = progress or (lambda done, total: None)
+    report_progress(0, 2)
+    blocks = report_blocks(report, seg_table, learned_risk, name=name)
+    report_progress(1, 2)
+    document = report_pdf(blocks)
+    report_progress(2, 2)
+    return document

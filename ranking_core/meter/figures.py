@@ -12,6 +12,7 @@ from ranking_core.grids.learned import GLUCOSE_AXIS
 from ranking_core.grids.raster import grade_lines
 from ranking_core.grids.risk_scale import RISK_COLORSCALE, RISK_MAX
 from ranking_core.grids.seg import GLUCOSE_MAX, SEGTable
+from ranking_core.grids.style import MEASURED_TITLE, REF_TITLE, plotly_fonts, plotly_title
 from ranking_core.inputs import MGDL_PER_MMOLL
 from ranking_core.meter.grid_plots import DENSITY_COLOURS, DENSITY_FROM, bland_altman
 from ranking_core.meter.report import ISO_COMPLIANT, MeterReport
@@ -29,7 +30,6 @@ __all__ = [
 DISPLAY_STEP = 3  # mg/dL between drawn lattice points (601² cells would make a 5 MB figure)
 # px around a lattice heat map: title (top), tick labels and axis titles (left, bottom), colour bar
 LATTICE_MARGIN = {"l": 70, "r": 100, "t": 40, "b": 55, "autoexpand": False}
-X_TITLE, Y_TITLE = "Reference glucose (mg/dL)", "Meter / estimate glucose (mg/dL)"
 
 
 def thin_grid(grid: ArrayLike, axis: ArrayLike, step: int) -> tuple[NDArray, NDArray]:
@@ -59,18 +59,19 @@ def lattice_layout(axis: NDArray, title: str, height: int, *, showlegend: bool =
     calls cost more than the whole heat map."""
     span = [float(axis[0]), float(axis[-1])]
     return go.Layout(
-        title={"text": title},
+        **plotly_fonts(),
+        title=plotly_title(title),
         height=height,
         margin=LATTICE_MARGIN,
         showlegend=showlegend,
         xaxis={
-            "title": {"text": X_TITLE},
+            "title": {"text": REF_TITLE},
             "range": span,
             "constrain": "domain",
             "automargin": False,
         },
         yaxis={
-            "title": {"text": Y_TITLE},
+            "title": {"text": MEASURED_TITLE},
             "range": span,
             "scaleanchor": "x",
             "scaleratio": 1,
@@ -239,8 +240,9 @@ def bland_altman_figure(report: MeterReport, title: str = "Modified Bland–Altm
             )
         )
     fig.update_layout(
-        title=title,
-        xaxis_title="Reference glucose (mg/dL)",
+        **plotly_fonts(),
+        title=plotly_title(title),
+        xaxis_title=REF_TITLE,
         yaxis_title="(BGM − REF) / REF (%)",
         width=760,
         height=480,

@@ -27,6 +27,7 @@ from ranking_core.grids.lattice import GLUCOSE_MAX
 from ranking_core.grids.registry import ErrorGrid, RiskGrid, ZoneGrid, get_grid
 from ranking_core.grids.risk_scale import RISK_COLOR_STOPS, RISK_GRADE_EDGES, RISK_MAX
 from ranking_core.grids.seg import SEGTable
+from ranking_core.grids.style import MEASURED_TITLE, REF_TITLE, RISK_TITLE, style_figure
 from ranking_core.grids.zone_grid import zone_grid
 from ranking_core.inputs import MGDL_PER_MMOLL
 from ranking_core.meter.cg_diva import CgDivaRange
@@ -53,9 +54,10 @@ __all__ = [
 DENSITY_FROM = 2000  # pairs: from here on, density shading instead of points
 FIGURE_INCHES = 6.4
 PNG_DPI = 200  # 6.4 in × 200 dpi = 1280 px
+# px: the narrowest width a page shows these figures at (the Meter page's half column in a
+# 1280 px wide window, measured in Chromium); their text is sized for it (style_figure)
+SHOWN_WIDTH_PX = 400
 ZONE_ALPHA = 0.35
-X_LABEL = "Reference glucose (mg/dL)"
-Y_LABEL = "Measured glucose (mg/dL)"
 DENSITY_COLOURS = ("#6baed6", "#08306b")  # few → many pairs per cell (blues)
 DENSITY_CMAP = LinearSegmentedColormap.from_list("pairs", list(DENSITY_COLOURS))
 RISK_CMAP = LinearSegmentedColormap.from_list(
@@ -131,8 +133,9 @@ def grid_plot(
     ref = np.asarray(ref, dtype=np.float64)
     bgm = np.asarray(bgm, dtype=np.float64)
     fig = Figure(figsize=(FIGURE_INCHES, FIGURE_INCHES))  # fixed margins: no layout engine
-    ax = fig.add_axes((0.1, 0.09, 0.72, 0.84))
-    bar: Axes | None = fig.add_axes((0.9 if unit == "mmol/L" else 0.86, 0.09, 0.022, 0.84))
+    side = 0.62 if unit == "mmol/L" else 0.7  # square axes; room above for the mmol/L axis
+    ax = fig.add_axes((0.13, 0.12, side, side))
+    bar: Axes | None = fig.add_axes((0.87, 0.12, 0.022, side))
     extent = (-0.5, GLUCOSE_MAX + 0.5, -0.5, GLUCOSE_MAX + 0.5)
     if isinstance(grid, ZoneGrid):
         colours = ListedColormap(list(grid.colours))
@@ -192,7 +195,7 @@ def grid_plot(
             linewidths=0.7,
             zorder=4,
         )
-        fig.colorbar(image, cax=bar, label="risk (0 none … 4 extreme)")
+        fig.colorbar(image, cax=bar, label=RISK_TITLE)
         bar = None  # the pairs' density gets no second colour bar
     ax.plot(
         [0, GLUCOSE_MAX], [0, GLUCOSE_MAX], color="black", linewidth=0.6, linestyle=":", zorder=2
@@ -203,17 +206,14 @@ def grid_plot(
     ax.set_xlim(0, GLUCOSE_MAX)
     ax.set_ylim(0, GLUCOSE_MAX)
     ax.set_aspect("equal")
-    ax.set_xlabel(X_LABEL, fontsize=12)
-    ax.set_ylabel(Y_LABEL, fontsize=12)
-    ax.tick_params(labelsize=10)
+    ax.set_xlabel(REF_TITLE)
+    ax.set_ylabel(MEASURED_TITLE)
     if unit == "mmol/L":
         to_mmol = (lambda v: v / MGDL_PER_MMOLL, lambda v: v * MGDL_PER_MMOLL)
         ax.secondary_xaxis("top", functions=to_mmol).set_xlabel("reference (mmol/L)")
         ax.secondary_yaxis("right", functions=to_mmol).set_ylabel("measured (mmol/L)")
-    ax.set_title(
-        title or f"{grid.title} ({ref.size} pairs)", fontsize=13, pad=24 if unit == "mmol/L" else 6
-    )
-    return fig
+    ax.set_title(title or f"{grid.title} ({ref.size} pairs)", pad=24 if unit == "mmol/L" else 6)
+    return style_figure(fig, SHOWN_WIDTH_PX)
 
 
 def figure_png(fig: Figure, dpi: int = PNG_DPI) -> bytes:
@@ -246,8 +246,8 @@ def cg_diva_plot(results: Sequence[CgDivaRange], title: str = "CG-DIVA") -> Figu
     light box, the inner one (85 / 70 / 80 / 87 %) as a dark box, the median as a line across
     them, and to the right of each the between-sensor variability (smallest to largest sensor
     median) as a capped bar. Deviations in mg/dL below comparator 70, % from 70 (total: %)."""
-    fig = Figure(figsize=(FIGURE_INCHES, FIGURE_INCHES * 0.68))
-    ax = fig.add_axes((0.11, 0.25, 0.86, 0.67))
+    fig = Figure(figsize=(FIGURE_INCHES, FIGURE_INCHES * 0.8))
+    ax = fig.add_axes((0.12, 0.37, 0.85, 0.55))  # below: two-line ticks, axis title, legend
     width = 0.5
     for x, row in enumerate(results, start=1):
         if row.di2_lower is not None and row.di2_upper is not None:
@@ -290,9 +290,9 @@ def cg_diva_plot(results: Sequence[CgDivaRange], title: str = "CG-DIVA") -> Figu
     ax.set_axisbelow(True)
     ax.autoscale(axis="y")
     ax.margins(y=0.05)
-    fig.legend(loc="lower center", ncol=2, fontsize=8, frameon=False)
-    ax.set_title(title, fontsize=13)
-    return fig
+    fig.legend(loc="lower center", ncol=1, frameon=False)
+    ax.set_title(title)
+    return style_figure(fig, SHOWN_WIDTH_PX)
 
 
 # --- modified Bland–Altman plot ---------------------------------------------------------------
@@ -392,8 +392,9 @@ def bland_altman_plot(
     points, or as density from ``DENSITY_FROM`` pairs on. ``unit`` "mmol/L" adds a mmol/L axis
     on top."""
     fig = Figure(figsize=(FIGURE_INCHES, 4.0))
-    ax = fig.add_axes((0.11, 0.13, 0.72, 0.74 if unit == "mmol/L" else 0.78))
-    bar = fig.add_axes((0.86, 0.13, 0.022, 0.74 if unit == "mmol/L" else 0.78))
+    height = 0.58 if unit == "mmol/L" else 0.7
+    ax = fig.add_axes((0.13, 0.16, 0.7, height))
+    bar = fig.add_axes((0.86, 0.16, 0.022, height))
     if data.rel.size >= DENSITY_FROM:
         cells = ax.hexbin(
             data.ref,
@@ -439,7 +440,6 @@ def bland_altman_plot(
                 xytext=(0, 2.5),
                 textcoords="offset points",
                 color="#b42318",
-                fontsize=8,
                 va="bottom",
                 ha="right",
                 zorder=5,
@@ -447,15 +447,13 @@ def bland_altman_plot(
             )
     ax.set_xlim(0, GLUCOSE_MAX)
     ax.set_ylim(-data.axis, data.axis)
-    ax.set_xlabel(X_LABEL, fontsize=11)
-    ax.set_ylabel("BGM − REF (% of REF)", fontsize=11)
-    ax.tick_params(labelsize=9)
+    ax.set_xlabel(REF_TITLE)
+    ax.set_ylabel("BGM − REF (% of REF)")
     if unit == "mmol/L":
         to_mmol = (lambda v: v / MGDL_PER_MMOLL, lambda v: v * MGDL_PER_MMOLL)
         ax.secondary_xaxis("top", functions=to_mmol).set_xlabel("reference (mmol/L)")
     ax.set_title(
         title or f"Modified Bland–Altman ({data.rel.size} pairs)",
-        fontsize=12,
         pad=24 if unit == "mmol/L" else 6,
     )
-    return fig
+    return style_figure(fig, SHOWN_WIDTH_PX)
