@@ -4,20 +4,13 @@ and a revision that adds one optional text column."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import sqlalchemy as sa
 from alembic import op
 
+from ranking_core.storage.schema import parent_key
+
 __all__ = ["added_text_column", "parent_key"]
-
-
-def parent_key(name: str, parent: str, **options: Any) -> sa.Column:
-    """Integer column ``name`` holding the id of a row of table ``parent``, deleted with that
-    row (``ON DELETE CASCADE``); ``options`` as for :class:`sqlalchemy.Column`."""
-    return sa.Column(
-        name, sa.Integer(), sa.ForeignKey(f"{parent}.id", ondelete="CASCADE"), **options
-    )
 
 
 def added_text_column(

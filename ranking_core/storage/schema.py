@@ -12,7 +12,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
-from sqlalchemy import JSON, DateTime, ForeignKey, LargeBinary, String, UniqueConstraint
+from sqlalchemy import (
+    JSON,
+    Column,
+    DateTime,
+    ForeignKey,
+    Integer,
+    LargeBinary,
+    String,
+    UniqueConstraint,
+)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from ranking_core.storage.checks import NAME_MAX, SAVED_BY_MAX, seg_table_from_bytes
@@ -153,3 +162,10 @@ class StoredGrid:
     def riskgrid_version(self) -> str:
         """The riskgrid version that made the grid."""
         return self.metadata["riskgrid_version"]
+
+
+def parent_key(name: str, parent: str, **options: Any) -> Column:
+    """Integer column ``name`` holding the id of a row of table ``parent``, deleted with that
+    row (``ON DELETE CASCADE``); ``options`` as for :class:`sqlalchemy.Column`. The survey
+    tables and the migrations that create them build their keys with it."""
+    return Column(name, Integer, ForeignKey(f"{parent}.id", ondelete="CASCADE"), **options)

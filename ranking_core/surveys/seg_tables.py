@@ -13,7 +13,6 @@ from sqlalchemy import (
     Boolean,
     Column,
     DateTime,
-    ForeignKey,
     Integer,
     String,
     Table,
@@ -22,6 +21,7 @@ from sqlalchemy import (
 )
 
 from ranking_core.storage import METADATA
+from ranking_core.storage.schema import parent_key
 
 __all__ = ["SCENARIOS", "SEG_MATRICES", "SEG_THRESHOLDS"]
 
@@ -29,13 +29,7 @@ SCENARIOS = Table(
     "seg_scenarios",
     METADATA,
     Column("id", Integer, primary_key=True),
-    Column(
-        "survey_id",
-        Integer,
-        ForeignKey("surveys.id", ondelete="CASCADE"),
-        nullable=False,
-        index=True,
-    ),
+    parent_key("survey_id", "surveys", nullable=False, index=True),
     Column("position", Integer, nullable=False),  # 0, 1, … in the order raters see them
     Column("name", String(80), nullable=False),
     Column("description", Text, nullable=False),
@@ -46,18 +40,8 @@ SCENARIOS = Table(
 
 def _answer_keys() -> list[Column]:
     return [
-        Column(
-            "rater_id",
-            Integer,
-            ForeignKey("survey_raters.id", ondelete="CASCADE"),
-            primary_key=True,
-        ),
-        Column(
-            "scenario_id",
-            Integer,
-            ForeignKey("seg_scenarios.id", ondelete="CASCADE"),
-            primary_key=True,
-        ),
+        parent_key("rater_id", "survey_raters", primary_key=True),
+        parent_key("scenario_id", "seg_scenarios", primary_key=True),
     ]
 
 

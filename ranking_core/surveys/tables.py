@@ -15,7 +15,6 @@ from sqlalchemy import (
     Column,
     DateTime,
     Float,
-    ForeignKey,
     Integer,
     String,
     Table,
@@ -24,6 +23,7 @@ from sqlalchemy import (
 )
 
 from ranking_core.storage import METADATA, NAME_MAX, SAVED_BY_MAX, StorageError
+from ranking_core.storage.schema import parent_key
 from ranking_core.surveys.design import SurveySettings
 
 INSTRUCTIONS_MAX = 20_000  # characters
@@ -48,13 +48,7 @@ PAIRS = Table(
     "survey_pairs",
     METADATA,
     Column("id", Integer, primary_key=True),
-    Column(
-        "survey_id",
-        Integer,
-        ForeignKey("surveys.id", ondelete="CASCADE"),
-        nullable=False,
-        index=True,
-    ),
+    parent_key("survey_id", "surveys", nullable=False, index=True),
     Column("batch", Integer, nullable=False),
     Column("reference", Float, nullable=False),
     Column("estimate", Float, nullable=False),
@@ -64,7 +58,7 @@ RATERS = Table(
     "survey_raters",
     METADATA,
     Column("id", Integer, primary_key=True),
-    Column("survey_id", Integer, ForeignKey("surveys.id", ondelete="CASCADE"), nullable=False),
+    parent_key("survey_id", "surveys", nullable=False),
     Column("name", String(NAME_MAX), nullable=False),
     Column("token_hash", String(HASH_LENGTH), nullable=False, unique=True),
     Column("invited", Integer, nullable=False),  # 0, 1, … in order of invitation
@@ -75,20 +69,16 @@ RATERS = Table(
 QUEUE = Table(
     "survey_queue",
     METADATA,
-    Column(
-        "rater_id", Integer, ForeignKey("survey_raters.id", ondelete="CASCADE"), primary_key=True
-    ),
+    parent_key("rater_id", "survey_raters", primary_key=True),
     Column("position", Integer, primary_key=True),
-    Column("pair_id", Integer, ForeignKey("survey_pairs.id", ondelete="CASCADE"), nullable=False),
+    parent_key("pair_id", "survey_pairs", nullable=False),
     Column("role", String(16), nullable=False),
     Column("batch", Integer, nullable=False),
 )
 ANSWERS = Table(
     "survey_answers",
     METADATA,
-    Column(
-        "rater_id", Integer, ForeignKey("survey_raters.id", ondelete="CASCADE"), primary_key=True
-    ),
+    parent_key("rater_id", "survey_raters", primary_key=True),
     Column("position", Integer, primary_key=True),
     Column("rating", Float, nullable=False),
     Column("first_answered_at", DateTime(timezone=True), nullable=False),
