@@ -8,6 +8,7 @@ import io
 import numpy as np
 import pytest
 
+from ranking_core import inputs
 from ranking_core.inputs import table
 from ranking_core.meter import read_pairs
 
@@ -105,7 +106,7 @@ def test_long_numbers_are_rounded_like_float(monkeypatch):
     content = ("BGM,REF\n" + "\n".join(f"{c},100" for c in cells) + "\n").encode()
     rows = table.read_table(
         io.BytesIO(content),
-        table.Schema("pairs", (table.Role("BGM"), table.Role("REF"))),
+        inputs.Schema("pairs", (inputs.Role("BGM"), inputs.Role("REF"))),
         name="p.csv",
     )
     assert rows.values["BGM"].tolist() == [float(c) for c in cells]

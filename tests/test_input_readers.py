@@ -27,7 +27,7 @@ from ranking_core.inputs import (
     unregister_reader,
     upload_types,
 )
-from ranking_core.inputs.rows import Chunk, Rows, match_header, missing_header
+from ranking_core.inputs.rows import Chunk, ReadRequest, Rows, match_header, missing_header
 
 SCHEMA = Schema("pairs", (Role("BGM", low=0, high=1000), Role("REF", low=0, high=1000)))
 MAGIC = b"%PIPES"
@@ -41,9 +41,10 @@ def pipes_reader() -> Iterator[list[str]]:
     used: list[str] = []
 
     @contextmanager
-    def read_pipes(binary, schema, label, limits, refuse, sheet) -> Iterator[Rows]:
+    def read_pipes(request: ReadRequest) -> Iterator[Rows]:
+        schema, label = request.schema, request.label
         used.append(label)
-        lines = binary.read().decode("utf-8").splitlines()
+        lines = request.binary.read().decode("utf-8").splitlines()
         assert lines[0] == MAGIC.decode()
         cells = lines[1].split("|")
         header = match_header(cells, schema, label)

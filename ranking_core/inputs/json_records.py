@@ -13,10 +13,16 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import IO
 
-from ranking_core.inputs.rows import CHUNK_ROWS, Chunk, Refusals, Rows, match_header, missing_header
-from ranking_core.inputs.schema import InputError, Limits, Schema, cell_text
+from ranking_core.inputs.rows import (
+    CHUNK_ROWS,
+    Chunk,
+    ReadRequest,
+    Rows,
+    match_header,
+    missing_header,
+)
+from ranking_core.inputs.schema import InputError, cell_text
 
 __all__ = ["MAX_JSON_BYTES", "read_json_records"]
 
@@ -34,18 +40,11 @@ def _cell(value: object) -> str:
 
 
 @contextmanager
-def read_json_records(
-    binary: IO[bytes],
-    schema: Schema,
-    label: str,
-    limits: Limits,
-    refuse: Refusals,
-    sheet: str | None,
-) -> Iterator[Rows]:
+def read_json_records(request: ReadRequest) -> Iterator[Rows]:
     """Records of a JSON list as rows of the keys' columns."""
-    del sheet  # no sheets in JSON
+    label, limits, refuse = request.label, request.limits, request.refuse  # no sheets in JSON
     cap = min(limits.max_bytes, MAX_JSON_BYTES)
-    data = binary.read(cap + 1)
+    data = request.binary.read(cap + 1)
     if len(data) > cap:
         raise InputError(f"{label}: larger than {cap / 2**20:g} MiB (the limit for JSON)")
     try:
@@ -80,9 +79,9 @@ def read_json_records(
             unsplit=True,
         )
     columns = list(keys)
-    header = match_header(columns, schema, label)
+    header = match_header(columns, request.schema, label)
     if header is None:
-        raise missing_header(columns, schema, label, ", ".join(columns) or "(no keys)")
+        raise missing_header(columns, request.schema, label, ", ".join(columns) or "(no keys)")
     at = {name: i for i, name in enumerate(columns)}
 
     def chunks() -> Iterator[Chunk]:

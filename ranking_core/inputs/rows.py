@@ -33,6 +33,7 @@ __all__ = [
     "CHUNK_ROWS",
     "Chunk",
     "Header",
+    "ReadRequest",
     "Reader",
     "Refusals",
     "Rows",
@@ -193,6 +194,21 @@ class Refusals:
 
 
 @dataclass(frozen=True)
+class ReadRequest:
+    """What :func:`~ranking_core.inputs.read_table` hands a format reader: the input's bytes
+    (seekable, closed by the caller), the schema, the input's name for messages, the limits, the
+    refusals of rows the reader cannot split (``refuse.add(…, unsplit=True)``) and the sheet
+    asked for (None: the first; only for formats with sheets)."""
+
+    binary: IO[bytes]
+    schema: Schema
+    label: str
+    limits: Limits
+    refuse: Refusals
+    sheet: str | None = None
+
+
+@dataclass(frozen=True)
 class Reader:
     """A file format :func:`~ranking_core.inputs.read_table` accepts: one entry of
     :data:`~ranking_core.inputs.table.READERS`.
@@ -203,10 +219,8 @@ class Reader:
     suffixes : the file-name suffixes it reads, lower case with the dot ("" for a name without
         one, such as an upload).
     label : what it reads, for people (error messages, help texts, the documentation).
-    read : ``read(binary, schema, label, limits, refuse, sheet)`` → a context manager giving
-        :class:`Rows`; the rows are collected inside it (a workbook stays open while its rows
-        stream). ``binary`` is seekable and closed by the caller; ``refuse`` takes the rows the
-        reader refuses before they reach a chunk (``unsplit=True``).
+    read : ``read(request)`` (a :class:`ReadRequest`) → a context manager giving :class:`Rows`;
+        the rows are collected inside it (a workbook stays open while its rows stream).
     magic : leading bytes that identify the format whatever the file is called (the content is
         sniffed before the suffix is trusted).
     sheets : the format has named sheets (``sheet`` / ``--sheet`` applies).
@@ -215,8 +229,6 @@ class Reader:
     name: str
     suffixes: tuple[str, ...]
     label: str
-    read: Callable[
-        [IO[bytes], Schema, str, Limits, Refusals, str | None], AbstractContextManager[Rows]
-    ]
+    read: Callable[[ReadRequest], AbstractContextManager[Rows]]
     magic: tuple[bytes, ...] = ()
     sheets: bool = False

@@ -53,6 +53,7 @@ from ranking_core.inputs.rows import (
     CHUNK_ROWS,
     Chunk,
     Reader,
+    ReadRequest,
     Refusals,
     Rows,
     frame_rows,
@@ -280,20 +281,14 @@ def _text_rows(
 
 
 @contextmanager
-def read_delimited(
-    binary: IO[bytes],
-    schema: Schema,
-    label: str,
-    limits: Limits,
-    refuse: Refusals,
-    sheet: str | None,
-) -> Iterator[Rows]:
+def read_delimited(request: ReadRequest) -> Iterator[Rows]:
     """The text reader: UTF-8 (± BOM) or UTF-16 (with BOM) text, delimiter comma, semicolon or
     tab; a byte that is not valid in the file's encoding, met while the rows are collected,
     refuses the file naming the encoding it looks like."""
-    text, encoding = text_stream(binary, label)
+    label = request.label
+    text, encoding = text_stream(request.binary, label)
     try:
-        rows = _text_rows(LineEnds(text), schema, label, limits, refuse)
+        rows = _text_rows(LineEnds(text), request.schema, label, request.limits, request.refuse)
         if encoding != "UTF-8":
             rows.notes.append(f"{label}: read as {encoding}")
         yield rows
@@ -517,7 +512,7 @@ def read_table(
         if sheet is not None and not reader.sheets:
             sheeted = " or ".join(r.label for r in READERS if r.sheets)
             raise InputError(f"{label}: --sheet applies to {sheeted}; this is {reader.name}")
-        with reader.read(binary, schema, label, limits, refuse, sheet) as rows:
+        with reader.read(ReadRequest(binary, schema, label, limits, refuse, sheet)) as rows:
             return collect(rows, schema, label, unit, limits, refuse, unit_option, clock)
     finally:
         binary.close()

@@ -23,7 +23,14 @@ from openpyxl.reader.excel import ExcelReader
 from openpyxl.styles.stylesheet import apply_stylesheet
 from openpyxl.worksheet._read_only import ReadOnlyWorksheet
 
-from ranking_core.inputs.rows import CHUNK_ROWS, Chunk, Refusals, Rows, match_header, missing_header
+from ranking_core.inputs.rows import (
+    CHUNK_ROWS,
+    Chunk,
+    ReadRequest,
+    Rows,
+    match_header,
+    missing_header,
+)
 from ranking_core.inputs.schema import InputError, Limits, Schema, cell_text, name_lines, quote
 
 __all__ = ["read_xlsx", "xlsx_rows"]
@@ -151,19 +158,13 @@ def xlsx_rows(
 
 
 @contextmanager
-def read_xlsx(
-    binary: IO[bytes],
-    schema: Schema,
-    label: str,
-    limits: Limits,
-    refuse: Refusals,
-    sheet: str | None,
-) -> Iterator[Rows]:
+def read_xlsx(request: ReadRequest) -> Iterator[Rows]:
     """The XLSX reader: the header and the rows of one sheet (the first unless ``sheet`` names
     one), streamed while the workbook is open; rows are numbered as the spreadsheet numbers
     them."""
-    with xlsx_rows(binary, label, limits, sheet) as (sheet_rows, sheet_note):
-        yield _sheet_header(sheet_rows, schema, label, limits, sheet_note)
+    label, limits = request.label, request.limits
+    with xlsx_rows(request.binary, label, limits, request.sheet) as (sheet_rows, sheet_note):
+        yield _sheet_header(sheet_rows, request.schema, label, limits, sheet_note)
 
 
 def _sheet_header(
