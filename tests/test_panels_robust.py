@@ -359,3 +359,26 @@ def test_the_defaults_learn_a_rater_effects_panel_better_than_least_squares():
         scores = [pairwise_misranking(truth, model.predict(X_test)) for model in models]
         gaps.append(scores[1] - scores[0])
     assert min(gaps) > 0 and np.mean(gaps) > 0.005  # at least half a point better on average
+
+
+def test_rater_offsets_are_measured_from_the_diagonal_points():
+    # noise-free affine raters a = b_k + s_k·r whose offsets do not average 0, with exact zeros
+    # on the diagonal (signed ratings, as the recipes learn them): the diagonal fixes the
+    # consensus (0 where the risk is 0), so each offset comes back as the rater's own answer at
+    # risk 0 (up to the smooth fit's error next to the diagonal), the scales relative to their
+    # mean; without the diagonal points the offsets are centred (mean 0) instead
+    rng = np.random.default_rng(21)
+    X = rng.uniform(0, 600, size=(800, 2))
+    rater = rng.integers(0, 4, size=len(X))
+    bias, scale = np.array([0.3, 0.5, 0.1, 0.4]), np.array([0.8, 1.2, 1.0, 0.6])
+    y = np.sign(X[:, 0] - X[:, 1]) * (bias[rater] + scale[rater] * _surface(X))
+    g = np.linspace(0, 600, 61)
+    inputs = np.vstack([np.column_stack([X, rater]), np.column_stack([g, g, -np.ones_like(g)])])
+    ratings = np.r_[y, np.zeros_like(g)]
+    fit = {"loss": "squared", "rater_prior": 1e-3, "signed": True}
+    model = RobustRanker(_ranker(1e-5), **fit).fit(inputs, ratings)
+    share = np.bincount(rater) / len(rater)
+    np.testing.assert_allclose(model.rater_scale_, scale / (share @ scale), atol=0.03)
+    np.testing.assert_allclose(model.rater_bias_, bias, atol=0.1)
+    centred = RobustRanker(_ranker(1e-5), **fit, anchored_offsets=False).fit(inputs, ratings)
+    assert centred.rater_bias_ @ share == pytest.approx(0.0, abs=1e-9)
