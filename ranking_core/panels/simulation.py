@@ -233,8 +233,9 @@ def simulate_rater_effects_panel(
     raters drawn at random, rater k answering a_k + b_k·r + ε with offset a_k ~ N(0,
     ``offset_sd``²) and scale b_k ~ U(``scale_range``), the last rater compressing the scale
     towards its middle (2 + 0.5·(r − 2)); ε ~ N(0, (c₀ + c₁·r)²) with (c₀, c₁) = ``noise`` (risk
-    units: the noise grows with the risk). Answers are clipped to 0..4 and rounded to ``step``,
-    then a share ``reversed_fraction`` of them (each row independently) reversed, a ↦ 4 − a.
+    units: the noise grows with the risk). Answers are clipped to 0..4 and rounded to ``step``
+    (0: not rounded), then a share ``reversed_fraction`` of them (each row independently)
+    reversed, a ↦ 4 − a.
 
     ``rater_effects=False`` keeps the noise alone: r + ε clipped to 0..4, continuous, nothing
     reversed, no rater column (what least squares reaches without the rater effects). Columns
@@ -246,9 +247,9 @@ def simulate_rater_effects_panel(
         raise ValueError(
             f"simulate_rater_effects_panel: n_raters must be a positive integer; got {n_raters!r}"
         )
-    if not 0 < step <= 4 or not 0 <= reversed_fraction <= 1:
+    if not 0 <= step <= 4 or not 0 <= reversed_fraction <= 1:
         raise ValueError(
-            "simulate_rater_effects_panel: step must lie in (0, 4] and reversed_fraction in "
+            "simulate_rater_effects_panel: step must lie in [0, 4] and reversed_fraction in "
             f"[0, 1]; got {step!r}, {reversed_fraction!r}"
         )
     m, n_raters = int(m), int(n_raters)
@@ -268,7 +269,8 @@ def simulate_rater_effects_panel(
         frame["outlier"] = False
         return frame
     answer = np.clip(offset[rater] + scale[rater] * risk + epsilon, 0.0, 4.0)
-    answer = np.clip(np.round(answer / step) * step, 0.0, 4.0)
+    if step:
+        answer = np.clip(np.round(answer / step) * step, 0.0, 4.0)
     answer[reversed_] = 4.0 - answer[reversed_]
     width = max(len(str(n_raters)), 2)
     frame["rating"] = answer
