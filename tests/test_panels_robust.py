@@ -376,9 +376,9 @@ def test_rater_offsets_are_measured_from_the_diagonal_points():
     inputs = np.vstack([np.column_stack([X, rater]), np.column_stack([g, g, -np.ones_like(g)])])
     ratings = np.r_[y, np.zeros_like(g)]
     fit = {"loss": "squared", "rater_prior": 1e-3, "signed": True}
-    model = RobustRanker(_ranker(1e-5), **fit).fit(inputs, ratings)
+    model = RobustRanker(_ranker(1e-5), **fit, anchored_offsets=True).fit(inputs, ratings)
     share = np.bincount(rater) / len(rater)
     np.testing.assert_allclose(model.rater_scale_, scale / (share @ scale), atol=0.03)
     np.testing.assert_allclose(model.rater_bias_, bias, atol=0.1)
-    centred = RobustRanker(_ranker(1e-5), **fit, anchored_offsets=False).fit(inputs, ratings)
+    centred = RobustRanker(_ranker(1e-5), **fit).fit(inputs, ratings)  # the default
     assert centred.rater_bias_ @ share == pytest.approx(0.0, abs=1e-9)

@@ -181,8 +181,11 @@ class RobustRanker(RegressorMixin, BaseEstimator):
         (:func:`noise_trend`); False: κ = 0.
     anchored_offsets : with exact zero-risk rows (diagonal anchors), the consensus is the risk
         scale those rows fix (f = 0 where the risk is 0) and each rater's offset b_k is its own
-        answer at risk 0; otherwise (or False) the offsets have mean 0, and the consensus takes
-        the raters' mean offset.
+        answer at risk 0; otherwise (False, the default) the offsets have mean 0 and the
+        consensus takes the raters' mean offset. Off by default: the validation of
+        :func:`kfold_robust` compares the fit with the answers as given, which penalises a
+        consensus away from the raters' mean (a careless rater's offset then made the least
+        squares fit win on the hard panel).
     min_scale : floor of the noise sd (risk units), so that clean ratings fitted almost exactly do
         not make every small approximation error an outlier.
 
@@ -226,7 +229,7 @@ class RobustRanker(RegressorMixin, BaseEstimator):
         min_scale: float = 0.05,
         rater_prior: float = 30.0,
         trend: bool = False,
-        anchored_offsets: bool = True,
+        anchored_offsets: bool = False,
     ) -> None:
         store_params(self, locals())
 
