@@ -337,7 +337,7 @@ class RobustRanker(RegressorMixin, BaseEstimator):
             corrected = (latent - b) / s
             z = np.where(free, (corrected - consensus) / row_sd, 0.0)
             robust = self._robust_weights(z, n_iter)
-            unit_sd = np.where(free, row_sd, np.inf).min(axis=1, keepdims=True)
+            unit_sd = sd.min(axis=1, keepdims=True)  # ≤ every row_sd (the trend is ≥ 1)
             weights = np.where(free, robust * (unit_sd / row_sd) ** 2, 1.0)
             pseudo = consensus + weights * (corrected - consensus)
             targets = np.where(free, pseudo * panel.side, panel.y)
