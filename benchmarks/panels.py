@@ -2,7 +2,7 @@
 
 Sections (``--sections``, comma-separated):
 
-* ``noisy``: the plain best recipe vs the robust one (``ROBUST_RECIPE``: Huber weights, rater
+* ``noisy``: the plain best recipe vs the robust one (``ROBUST_RECIPE``: Tukey weights, rater
   model, coarse answers as intervals, λ by the mean absolute validation error, the grid made to
   rise away from the diagonal, 101 diagonal anchors) on panels of ``PANEL_MODELS`` (clean,
   noise 0.25, noise 0.25 + 6.6 % outliers, the hard panel; ``CHECK_PANELS`` adds a panel the
@@ -11,6 +11,10 @@ Sections (``--sections``, comma-separated):
   the SEG abs_risk (misranking, Kriukova et al. 2014 eq. (1)). ``--oracle`` adds the plain
   learner on the ratings without the simulated outliers, ``--variants`` further learners
   (``VARIANTS``: one choice of a recipe changed).
+* ``defaults``: what ``riskgrid learn FILE`` does by default: the recipe ``default_recipe`` picks
+  per draw fitted by ``learn_grid`` (the function the command calls on the ratings it reads), its
+  misranking on the test points, mean and sd over the draws; for ``RATER_EFFECT_PANELS``
+  (``--panels rater-effects,rater-effects-noise-only``) beside ``PANEL_MODELS``.
 * ``design``: random vs planned designs on clean ratings (start with ``--start`` random pairs,
   then batches of ``--batch`` proposed by each planning method).
 * ``band``: coverage of the SEG surface by the robust fit's 95 % band (share of the 601 × 601
@@ -56,15 +60,24 @@ from ranking_core.grids.learned import learned_grid
 from ranking_core.grids.monotone import MonotoneRisk, monotone_violations
 from ranking_core.grids.seg import find_seg_table
 from ranking_core.grids.signed import AbsoluteRisk
-from ranking_core.learn import PRESETS, LearnSettings, learn_grid, learn_panel, robust_settings
+from ranking_core.learn import (
+    PRESETS,
+    LearnSettings,
+    default_recipe,
+    learn_grid,
+    learn_panel,
+    robust_settings,
+)
 from ranking_core.metrics import pairwise_misranking, pairwise_misranking_rows
 from ranking_core.panels import (
     PANEL_MODELS,
     PLAN_METHODS,
+    RATER_EFFECT_PANELS,
     RobustRanker,
     plan_pairs,
     risk_band,
     simulate_panel,
+    simulate_rater_effects_panel,
 )
 from ranking_core.ratings import read_rating_set
 
@@ -102,8 +115,9 @@ VARIANTS = {
     # the robust recipe with the earlier 41 diagonal anchors (before 101), and with 201
     "robust-41-anchors": replace(ROBUST_RECIPE, anchors=EARLIER_ANCHORS),
     "robust-201-anchors": replace(ROBUST_RECIPE, anchors=201),
+    # the robust recipe with Huber's weights throughout (its loss before Tukey's)
+    "robust-huber": replace(ROBUST_RECIPE, robust="huber"),
     # candidates measured against the robust recipe and not taken (docs/RESULTS.md)
-    "robust-tukey": replace(ROBUST_RECIPE, robust="tukey"),
     "robust-iterated-lavrentiev": replace(ROBUST_RECIPE, filter="iterated-lavrentiev"),
     "robust-gaussian": replace(ROBUST_RECIPE, kernel="gaussian", gamma=1e4),
 }
@@ -119,7 +133,8 @@ CHECK_PANELS: dict[str, dict] = {
         "step": 1.0,
     },
 }
-PANELS = {**PANEL_MODELS, **CHECK_PANELS}
+PANELS = {**PANEL_MODELS, **CHECK_PANELS, **RATER_EFFECT_PANELS}
+
 # ``headroom``: grid steps (×0.95⁴ each, + = smaller λ) from the chosen λ at which the projected
 # grid is evaluated
 HEADROOM_STEPS = (-4, -2, -1, 0, 1, 2, 4, 6)
@@ -131,7 +146,12 @@ def panel_draws(table, model: str, m: int, reps: int, seed: int):
     (seed, m, rep), so that the sections see the same panels."""
     for rep in range(reps):
         rng = np.random.default_rng([seed, m, rep])
-        frame = simulate_panel(m, reference=table, random_state=rng, **PANELS[model])
+        if model in RATER_EFFECT_PANELS:
+            frame = simulate_rater_effects_panel(
+                m, reference=table, random_state=rng, **RATER_EFFECT_PANELS[model]
+            )
+        else:
+            frame = simulate_panel(m, reference=table, random_state=rng, **PANELS[model])
         X_test, y_test = draw_seg_ratings(table, N_TEST, rng)
         yield rep, frame, X_test, y_test
 
@@ -182,6 +202,42 @@ def noisy(table, sizes, reps, seed, models, oracle: bool, variants: list[str]) -
             row["time_ratio_robust_over_plain"] = seconds["robust"] / seconds["plain"]
             row.update({f"{name}_seconds": value for name, value in seconds.items()})
             print(json.dumps(row), flush=True)
+
+
+def defaults(table, sizes, reps, seed, models) -> None:
+    """The recipe ``riskgrid learn`` picks by default (:func:`default_recipe`) fitted by
+    :func:`learn_grid` on each draw's rating set, as the command does after reading its file:
+    misranking on the test points, mean and sd over the draws, the recipes picked and λ."""
+    for model in models:
+        for m in sizes:
+            scores, recipes, lams, seconds = [], [], [], 0.0
+            for _, frame, X_test, y_test in panel_draws(table, model, m, reps, seed):
+                ratings = read_rating_set(frame.drop(columns="outlier"), name="panel")
+                recipe, _ = default_recipe(ratings)
+                start = time.perf_counter()
+                learned = learn_grid(ratings, PRESETS[recipe])
+                seconds += time.perf_counter() - start
+                scores.append(pairwise_misranking(y_test, learned.risk_model.predict(X_test)))
+                recipes.append(recipe)
+                lams.append(learned.lam)
+            print(
+                json.dumps(
+                    {
+                        "section": "defaults",
+                        "panel": model,
+                        "m": m,
+                        "reps": reps,
+                        "seed": seed,
+                        "recipes": recipes,
+                        "misranking_mean": float(np.mean(scores)),
+                        "misranking_sd": float(np.std(scores, ddof=1)) if reps > 1 else 0.0,
+                        "misranking": [float(v) for v in scores],
+                        "lambda": lams,
+                        "seconds": seconds,
+                    }
+                ),
+                flush=True,
+            )
 
 
 def design(table, sizes, reps, seed, methods, start: int, batch: int) -> None:
@@ -515,6 +571,7 @@ def main() -> None:
             [v for v in args.variants.split(",") if v],
         )
     for name, section in (
+        ("defaults", defaults),
         ("shape", shape),
         ("headroom", headroom),
         ("band", band),

@@ -31,7 +31,7 @@ def test_a_panel_is_learned_with_the_robust_recipe_and_the_line_says_why(tmp_pat
         "ratings come from a panel (4 raters and answers in steps of 0.5)"
     ) in result.output
     settings = json.loads((out / "grid.json").read_text())["settings"]
-    assert (settings["robust"], settings["monotone"], settings["lam"]) == ("huber", True, 0.001)
+    assert (settings["robust"], settings["monotone"], settings["lam"]) == ("tukey", True, 0.001)
 
 
 def test_continuous_ratings_keep_the_best_recipe_and_write_no_manual_lambda(tmp_path):

@@ -220,7 +220,7 @@ def test_a_panels_ratings_are_learned_robustly_by_default(tmp_path, monkeypatch)
     result = at.session_state["learn_result"]
     assert result.settings == expected.settings  # the widgets show it too:
     _check(at, expected.settings, data)
-    assert _widget(at, "learn_robust").value == "huber" and _widget(at, "learn_monotone").value
+    assert _widget(at, "learn_robust").value == "tukey" and _widget(at, "learn_monotone").value
     np.testing.assert_allclose(result.grid, expected.grid, atol=1e-9)
     assert metrics(at)["Ratings flagged as outlying"] == f"{expected.n_flagged} / 80"
     flagged = learn_panel(ratings).ratings["flagged"].to_numpy()  # the panel report's flags

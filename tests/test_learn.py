@@ -40,7 +40,7 @@ MANUAL = LearnSettings(rule="manual", lam=1e-3)
 
 def test_presets_are_the_documented_recipes():
     """best = the defaults (docs/LIBRARY.md, docs/RESULTS.md); paper = Kriukova et al. 2014 §4.3;
-    robust = best with Huber weights, λ by absolute error, a monotone grid."""
+    robust = best with Tukey weights, λ by absolute error, a monotone grid."""
     best, paper, robust = PRESETS["best"], PRESETS["paper"], PRESETS["robust"]
     assert best == LearnSettings()
     assert (
@@ -69,7 +69,7 @@ def test_presets_are_the_documented_recipes():
     ) == ("gaussian", 1e4, "linear", "lavrentiev", False, 0, "holdout", False, "misranking")
     np.testing.assert_allclose(paper.lams(), 0.95 ** np.arange(200), rtol=1e-15)
     assert dataclasses.replace(robust, robust=None, monotone=False) == best
-    assert (robust.robust, robust.monotone) == ("huber", True)
+    assert (robust.robust, robust.monotone) == ("tukey", True)
     np.testing.assert_allclose(robust.lams(), 0.95 ** (4 * np.arange(100)), rtol=1e-12)
 
 

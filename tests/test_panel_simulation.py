@@ -136,3 +136,30 @@ def test_hard_panel_rounds_answers_and_has_a_careless_rater():
         for r in sorted(set(frame["rater"]) - {"R10"})
     ]
     assert 0.7 < min(slopes) < max(slopes) < 1.3 and max(slopes) - min(slopes) > 0.1
+
+
+def test_rater_effects_panel_follows_its_model():
+    from ranking_core.panels import simulate_rater_effects_panel
+
+    surface = np.abs(SYNTHETIC)
+    frame = simulate_rater_effects_panel(
+        3000, reference=surface, random_state=3, noise=(0.0, 0.0), reversed_fraction=0.05
+    )
+    assert set(frame.columns) == {"reference", "estimate", "rating", "rater", "outlier"}
+    assert np.allclose(frame["rating"] * 2, np.round(frame["rating"] * 2))  # steps of 0.5
+    assert frame["rating"].between(0, 4).all() and frame["rater"].nunique() == 9
+    assert 0.035 < frame["outlier"].mean() < 0.065
+    risk = surface[np.rint(frame["reference"]).astype(int), np.rint(frame["estimate"]).astype(int)]
+    # without noise the compressing rater (the last) answers 2 + 0.5·(r − 2) rounded to 0.5,
+    # a reversed answer being 4 minus that
+    last = (frame["rater"] == "R09").to_numpy()
+    expected = np.round(np.clip(2 + 0.5 * (risk - 2), 0, 4) * 2) / 2
+    expected = np.where(frame["outlier"], 4 - expected, expected)
+    np.testing.assert_allclose(frame["rating"][last], expected[last])
+    # every other rater is an affine map of the risk: answers non-decreasing in it
+    for name, group in frame[~frame["outlier"]].groupby("rater"):
+        order = np.argsort(risk[group.index])
+        assert np.all(np.diff(group["rating"].to_numpy()[order]) >= 0), name
+    noise_only = simulate_rater_effects_panel(500, reference=surface, rater_effects=False)
+    assert "rater" not in noise_only and not noise_only["outlier"].any()
+    assert noise_only["rating"].between(0, 4).all()

@@ -289,3 +289,95 @@ def test_robust_learning_pins_the_diagonal_every_six_mg_dl():
     assert signed.X_fit_.shape[0] == len(y) + expected.size
     diagonal = np.repeat(np.arange(0.0, 600.5, 0.5)[:, None], 2, axis=1)
     assert np.abs(signed.predict(diagonal)).max() < 0.1
+
+
+@pytest.mark.parametrize("kappa", [0.0, 0.5, 1.5])
+def test_noise_trend_recovers_a_known_slope(kappa):
+    # residuals whose MAD in each of the trend's equal-count risk bins is exactly
+    # sd(f) = 0.2·(1 + κ·f) at the bin's median risk (symmetric normal quantiles per bin): the
+    # line through the bins is the trend itself, so κ comes back up to the bins' spread of f
+    from scipy.stats import norm
+
+    from ranking_core.learners.robust import TREND_BINS, noise_trend
+
+    per_bin = 101
+    quantiles = norm.ppf((np.arange(per_bin) + 0.5) / per_bin)
+    quantiles *= 1 / (1.4826 * np.median(np.abs(quantiles)))  # MAD_TO_SD·MAD = 1 exactly
+    centres = np.linspace(0.2, 3.0, TREND_BINS)
+    risk = np.repeat(centres, per_bin)
+    residual = np.concatenate([0.2 * (1 + kappa * c) * quantiles for c in centres])
+    free = np.ones(risk.size, dtype=bool)
+    got = noise_trend(residual[None], np.zeros((1, risk.size)), risk[None], free, 0.05)
+    assert got[0] == pytest.approx(kappa, abs=1e-9)
+    # the rounding variance is removed first (Sheppard): adding h²/12 to the measured variance
+    # and declaring it leaves κ unchanged
+    widened = np.concatenate(
+        [np.sqrt((0.2 * (1 + kappa * c)) ** 2 + 0.5**2 / 12) * quantiles for c in centres]
+    )
+    rounding = np.full((1, risk.size), 0.5**2 / 12)
+    got = noise_trend(widened[None], rounding, risk[None], free, 0.05)
+    assert got[0] == pytest.approx(kappa, abs=1e-9)
+
+
+@pytest.mark.slow
+def test_noise_growing_with_the_risk_is_measured_and_weighted():
+    X, *_ = _panel(600, n_raters=1, noise=0.0, seed=12)
+    truth, side = _surface(X), np.sign(X[:, 0] - X[:, 1])
+    noise = np.random.default_rng(13).standard_normal(len(truth))
+    signed = {"loss": "squared", "raters": False, "signed": True, "trend": True}
+    model = RobustRanker(_ranker(1e-4), **signed).fit(X, side * (truth + 0.1 * (1 + truth) * noise))
+    assert 0.5 < model.noise_trend_ < 1.6  # κ = 1
+    # a rating's weight is its precision relative to a rating at risk 0: 1/(1 + κ·|f|)²
+    f = np.abs(model.predict(X))
+    np.testing.assert_allclose(model.weights_, (1 + model.noise_trend_ * f) ** -2, rtol=1e-2)
+    flat = RobustRanker(_ranker(1e-4), **signed).fit(X, side * (truth + 0.3 * noise))
+    assert flat.noise_trend_ < 0.25
+    off = RobustRanker(_ranker(1e-4), **{**signed, "trend": False}).fit(X, side * truth)
+    assert off.noise_trend_ == 0.0 and np.allclose(off.weights_, 1.0)
+
+
+@pytest.mark.slow
+def test_the_defaults_learn_a_rater_effects_panel_better_than_least_squares():
+    # a panel unlike the simulator the recipes were tuned on (affine raters, one compressing
+    # rater, noise growing with the risk, answers in steps of 0.5, reversed answers), rated
+    # against the built-in surface: the defaults (robust for a panel) beat the best recipe's
+    # least squares on the same ratings, paired over two draws
+    from ranking_core.learn import default_recipe
+    from ranking_core.panels import parkes_surface, simulate_rater_effects_panel
+
+    surface = parkes_surface()
+    gaps = []
+    for seed in (0, 1):
+        rng = np.random.default_rng(seed)
+        frame = simulate_rater_effects_panel(250, reference=surface, random_state=rng)
+        ratings = read_rating_set(frame.drop(columns="outlier"), name="panel")
+        assert default_recipe(ratings)[0] == "robust"
+        X_test = rng.uniform(0, 600, size=(800, 2))
+        truth = surface[np.rint(X_test[:, 0]).astype(int), np.rint(X_test[:, 1]).astype(int)]
+        models = [learn_grid(ratings, PRESETS[name]).risk_model for name in ("robust", "best")]
+        scores = [pairwise_misranking(truth, model.predict(X_test)) for model in models]
+        gaps.append(scores[1] - scores[0])
+    assert min(gaps) > 0 and np.mean(gaps) > 0.005  # at least half a point better on average
+
+
+def test_rater_offsets_are_measured_from_the_diagonal_points():
+    # noise-free affine raters a = b_k + s_k·r whose offsets do not average 0, with exact zeros
+    # on the diagonal (signed ratings, as the recipes learn them): the diagonal fixes the
+    # consensus (0 where the risk is 0), so each offset comes back as the rater's own answer at
+    # risk 0 (up to the smooth fit's error next to the diagonal), the scales relative to their
+    # mean; without the diagonal points the offsets are centred (mean 0) instead
+    rng = np.random.default_rng(21)
+    X = rng.uniform(0, 600, size=(800, 2))
+    rater = rng.integers(0, 4, size=len(X))
+    bias, scale = np.array([0.3, 0.5, 0.1, 0.4]), np.array([0.8, 1.2, 1.0, 0.6])
+    y = np.sign(X[:, 0] - X[:, 1]) * (bias[rater] + scale[rater] * _surface(X))
+    g = np.linspace(0, 600, 61)
+    inputs = np.vstack([np.column_stack([X, rater]), np.column_stack([g, g, -np.ones_like(g)])])
+    ratings = np.r_[y, np.zeros_like(g)]
+    fit = {"loss": "squared", "rater_prior": 1e-3, "signed": True}
+    model = RobustRanker(_ranker(1e-5), **fit, anchored_offsets=True).fit(inputs, ratings)
+    share = np.bincount(rater) / len(rater)
+    np.testing.assert_allclose(model.rater_scale_, scale / (share @ scale), atol=0.03)
+    np.testing.assert_allclose(model.rater_bias_, bias, atol=0.1)
+    centred = RobustRanker(_ranker(1e-5), **fit).fit(inputs, ratings)  # the default
+    assert centred.rater_bias_ @ share == pytest.approx(0.0, abs=1e-9)

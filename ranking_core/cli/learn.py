@@ -158,7 +158,7 @@ def learn(
         typer.Option(
             help="Robust learning for real panels: huber or tukey (weights for outlying ratings, "
             "a rater model when the file has a rater column, coarse answers as intervals), "
-            "squared (rater model only) or none. Default: the recipe's (huber for the robust "
+            "squared (rater model only) or none. Default: the recipe's (tukey for the robust "
             "recipe), huber with --panel-report or --band."
         ),
     ] = None,

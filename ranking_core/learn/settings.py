@@ -289,11 +289,12 @@ def with_robust(
 
 
 def robust_settings(settings: LearnSettings | None = None) -> LearnSettings:
-    """``settings`` (default: the best recipe) learning as the ``"robust"`` preset does: Huber
-    weights with a rater model and coarse answers as intervals, λ by the mean absolute
-    validation error, a grid rising away from the diagonal and :data:`DIAGONAL_ANCHORS`
-    diagonal points."""
-    robust = with_robust(LearnSettings() if settings is None else settings, "huber")
+    """``settings`` (default: the best recipe) learning as the ``"robust"`` preset does: Tukey
+    weights (Huber's for the first iterations; an answer far from the fit, such as a reversed
+    one, gets weight 0 instead of pulling the fit by 1.345 noise sd) with a rater model and
+    coarse answers as intervals, λ by the mean absolute validation error, a grid rising away
+    from the diagonal and :data:`DIAGONAL_ANCHORS` diagonal points (docs/RESULTS.md, panels)."""
+    robust = with_robust(LearnSettings() if settings is None else settings, "tukey")
     return dataclasses.replace(robust, criterion="absolute-error", anchors=DIAGONAL_ANCHORS)
 
 
@@ -304,7 +305,7 @@ PRESETS: dict[str, LearnSettings] = {
     # Laplacian kernel γ = 10³, signed ratings, 101 diagonal points, λ from 0.95^j (j < 400) by
     # the mean absolute error of 5-fold validation, refit on all ratings
     "best": LearnSettings(),
-    # the best recipe learning robustly: Huber weights, a rater model, coarse answers as
+    # the best recipe learning robustly: Tukey weights, a rater model, coarse answers as
     # intervals, λ among every fourth candidate, the grid made to rise away from the diagonal
     "robust": robust_settings(),
     # Kriukova et al. 2014, §4.3: Gaussian γ = 10⁴ on mg/dL, Lavrentiev, the first m/2 ratings

@@ -3,21 +3,24 @@ answers on a coarse scale.
 
 Model. Rater k answers scenario x_i with a rounded, clipped reading of the consensus risk f,
 
-    a_i = round_h(clip(b_k + s_k·f(x_i) + ε_i, 0, 4)),   ε_i ~ N(0, σ_k²),
+    a_i = round_h(clip(b_k + s_k·f(x_i) + ε_i, 0, 4)),   ε_i ~ N(0, σ_k²·t(f(x_i))²),
 
-and a few answers are unrelated to the scenario. The learner minimises the weighted
-magnitude-preserving least-squares loss (Kriukova et al. 2014 eq. (4) with a weight per rating)
+and a few answers are unrelated to the scenario. The noise trend t(f) = 1 + κ·|f| lets the noise
+grow with the risk (raters agree more on harmless pairs than on dangerous ones); κ ≥ 0 is measured
+from the residuals (:func:`noise_trend`; κ = 0 is the homoscedastic model). The learner minimises
+the weighted magnitude-preserving least-squares loss (Kriukova et al. 2014 eq. (4) with a weight
+per rating)
 
     Σ_i w_i (ã_i − f(x_i) − b)² + mλ‖f‖²_H
 
 over f and the constant b, where ã_i = (E[latent_i] − b_k)/s_k is the answer corrected for its
 rater (the expectation of the unrounded, unclipped answer over its rounding interval given the
-current fit: an EM step for interval-censored answers) and w_i = v_k·ψ(u_i)/u_i is a Huber or Tukey
-weight of the standardised residual u_i = (ã_i − f(x_i))/σ̃_k times a rater weight v_k ∝ 1/σ̃_k²
-(σ̃_k = σ_k/s_k, the rater's noise on the consensus scale). Rater offsets, scales and noise levels
-are estimated jointly with f by alternating with the fit, shrunk towards (0, 1, pooled σ) by a
-prior worth ``rater_prior`` ratings, with mean offset 0 and mean scale 1 (the consensus is
-the average rater).
+current fit: an EM step for interval-censored answers) and w_i = v_i·ψ(u_i)/u_i is a Huber or
+Tukey weight of the standardised residual u_i = (ã_i − f(x_i))/(σ̃_k·t_i) times a precision
+weight v_i ∝ 1/(σ̃_k·t_i)² (σ̃_k = σ_k/s_k, the rater's noise on the consensus scale,
+t_i = t(f(x_i))). Rater offsets, scales and noise levels are estimated jointly with f by
+alternating with the fit, shrunk towards (0, 1, pooled σ) by a prior worth ``rater_prior``
+ratings, with mean offset 0 and mean scale 1 (the consensus is the average rater).
 
 Solver. A weighted least-squares fit with weights w ≤ 1 is the fixed point of *unweighted* fits to
 the pseudo-ratings y* = f + w ⊙ (ã − f) (Huber's H-algorithm: at the fixed point W(ã − f − b) = mλc
@@ -60,6 +63,7 @@ __all__ = [
     "TUKEY_C",
     "RobustRanker",
     "kfold_robust",
+    "noise_trend",
     "rating_step",
 ]
 
@@ -71,6 +75,8 @@ TUKEY_AFTER = 10  # Tukey's weights redescend: the first iterations use Huber's 
 OUTLIER_Z = 3.0  # a rating is flagged when its standardised residual exceeds this
 MAD_TO_SD = 1.4826  # sd of a normal distribution per median absolute deviation
 SCALE_LIMITS = (0.5, 2.0)  # a rater's scale is kept in this range (a flat answerer is noisy)
+TREND_BINS = 4  # the noise trend is measured on this many equal-count bins of the fitted risk
+TREND_MAX = 2.0  # κ is kept in 0..2: at risk 4 the noise sd is at most 9 times that at risk 0
 
 
 @dataclass(frozen=True)
@@ -87,6 +93,7 @@ class _State:
     sd: NDArray[np.float64]  # (L, R) noise sd on the consensus scale
     pooled: NDArray[np.float64]  # (L,) pooled noise sd
     unit_sd: NDArray[np.float64]  # (L,) noise sd of a rating of weight 1
+    trend: NDArray[np.float64]  # (L,) κ of the noise trend t(f) = 1 + κ·|f|
     n_iter: int
 
 
@@ -109,6 +116,37 @@ def _group_median(values: NDArray, groups: NDArray[np.intp], n_groups: int) -> N
         if members.any():
             out[:, k] = np.median(np.abs(values[:, members]), axis=1)
     return out
+
+
+def noise_trend(
+    residual: NDArray, rounding: NDArray, risk: NDArray, free: NDArray, floor: float
+) -> NDArray[np.float64]:
+    """κ ≥ 0 of the noise trend σ(f) = σ₀·(1 + κ·f), per row of ``residual`` (L, m).
+
+    The free rows are split into :data:`TREND_BINS` equal-count bins of the fitted risk ``risk``
+    (clipped at 0); in each bin the noise sd is the MAD of the residuals less the bin's mean
+    rounding variance ``rounding`` (Sheppard's correction), floored at ``floor``; the line
+    σ = c₀ + c₁·f fitted to the bins' (median risk, sd) by least squares gives
+    κ = c₁/c₀, kept in 0..:data:`TREND_MAX` (0: the noise does not grow with the risk)."""
+    f = np.maximum(risk[:, free], 0.0)
+    r, v = np.abs(residual[:, free]), rounding[:, free]
+    order = np.argsort(f, axis=1)
+    bins = [chunk for chunk in np.array_split(np.arange(f.shape[1]), TREND_BINS) if chunk.size]
+    if len(bins) < 2:
+        return np.zeros(f.shape[0])
+    centre, sd = [], []
+    for chunk in bins:
+        rows = order[:, chunk]
+        centre.append(np.median(np.take_along_axis(f, rows, axis=1), axis=1))
+        mad = MAD_TO_SD * np.median(np.take_along_axis(r, rows, axis=1), axis=1)
+        variance = mad**2 - np.take_along_axis(v, rows, axis=1).mean(axis=1)
+        sd.append(np.sqrt(np.maximum(variance, floor**2)))
+    t, s = np.stack(centre, axis=1), np.stack(sd, axis=1)
+    t_mean, s_mean = t.mean(axis=1), s.mean(axis=1)
+    spread = ((t - t_mean[:, None]) ** 2).sum(axis=1)
+    slope = ((t - t_mean[:, None]) * (s - s_mean[:, None])).sum(axis=1) / np.maximum(spread, 1e-12)
+    intercept = np.maximum(s_mean - slope * t_mean, floor)
+    return np.where(spread > 1e-12, np.clip(slope / intercept, 0.0, TREND_MAX), 0.0)
 
 
 class RobustRanker(RegressorMixin, BaseEstimator):
@@ -139,6 +177,15 @@ class RobustRanker(RegressorMixin, BaseEstimator):
         (λ chosen as for the plain ranker, the robust fit made at that λ only).
     rater_prior : the rater offsets, scales and noise levels are shrunk towards (0, 1, pooled)
         by a prior worth this many ratings.
+    trend : let the noise grow with the risk, σ_i = σ̃_k·(1 + κ·|f(x_i)|) with κ measured
+        (:func:`noise_trend`); False: κ = 0.
+    anchored_offsets : with exact zero-risk rows (diagonal anchors), the consensus is the risk
+        scale those rows fix (f = 0 where the risk is 0) and each rater's offset b_k is its own
+        answer at risk 0; otherwise (False, the default) the offsets have mean 0 and the
+        consensus takes the raters' mean offset. Off by default: the validation of
+        :func:`kfold_robust` compares the fit with the answers as given, which penalises a
+        consensus away from the raters' mean (a careless rater's offset then made the least
+        squares fit win on the hard panel).
     min_scale : floor of the noise sd (risk units), so that clean ratings fitted almost exactly do
         not make every small approximation error an outlier.
 
@@ -158,7 +205,8 @@ class RobustRanker(RegressorMixin, BaseEstimator):
     outlier_ : (m,) True where |residual| > :data:`OUTLIER_Z`.
     raters_ : rater codes in the order of the rater arrays.
     rater_bias_, rater_scale_, rater_sd_ : per rater offset b_k, scale s_k and noise sd on the
-        consensus scale σ̃_k.
+        consensus scale σ̃_k (at risk 0, where the noise trend is 1).
+    noise_trend_ : κ of the noise trend (0 without ``trend``).
     scale_ : pooled noise sd (risk units).
     noise_sd_ : noise sd of a rating of weight 1 (a rating of weight w has sd noise_sd_/√w).
     step_ : the answer step used.
@@ -180,6 +228,8 @@ class RobustRanker(RegressorMixin, BaseEstimator):
         tol: float = 1e-4,
         min_scale: float = 0.05,
         rater_prior: float = 30.0,
+        trend: bool = False,
+        anchored_offsets: bool = False,
     ) -> None:
         store_params(self, locals())
 
@@ -274,15 +324,21 @@ class RobustRanker(RegressorMixin, BaseEstimator):
             # expected latent answers where they were clipped at 0 or 4
             measured = np.where(exact_or_rounded, panel.answer, latent)
             residual = (measured - b) / s - consensus
-            sd = self._noise_sd(residual, rounding / s**2, panel, free)
-            raw_sd = sd[:, panel.codes] * s
+            kappa = (
+                noise_trend(residual, rounding / s**2, consensus, free, self.min_scale)
+                if self.trend
+                else np.zeros(n_lams)
+            )
+            trend = 1.0 + kappa[:, None] * np.maximum(consensus, 0.0)
+            sd = self._noise_sd(residual / trend, rounding / (s * trend) ** 2, panel, free)
+            row_sd = sd[:, panel.codes] * trend  # each rating's noise sd, consensus scale
             if self.coarse == "interval":
-                latent = truncated_mean(panel.low, panel.high, b + s * consensus, raw_sd)
+                latent = truncated_mean(panel.low, panel.high, b + s * consensus, row_sd * s)
             corrected = (latent - b) / s
-            z = np.where(free, (corrected - consensus) / sd[:, panel.codes], 0.0)
+            z = np.where(free, (corrected - consensus) / row_sd, 0.0)
             robust = self._robust_weights(z, n_iter)
-            rater_weight = (sd.min(axis=1, keepdims=True) / sd) ** 2
-            weights = np.where(free, robust * rater_weight[:, panel.codes], 1.0)
+            unit_sd = sd.min(axis=1, keepdims=True)  # ≤ every row_sd (the trend is ≥ 1)
+            weights = np.where(free, robust * (unit_sd / row_sd) ** 2, 1.0)
             pseudo = consensus + weights * (corrected - consensus)
             targets = np.where(free, pseudo * panel.side, panel.y)
             new = self._fitted(lams, targets)
@@ -301,7 +357,8 @@ class RobustRanker(RegressorMixin, BaseEstimator):
             scale[:, :R],
             sd[:, :R],
             sd[:, R],
-            sd.min(axis=1),
+            unit_sd[:, 0],
+            kappa,
             n_iter,
         )
 
@@ -319,7 +376,8 @@ class RobustRanker(RegressorMixin, BaseEstimator):
         bias = (s_ff * s_a - s_f * s_fa) / det
         scale = np.clip((s_w * s_fa - s_f * s_a) / det, *SCALE_LIMITS)
         share = counts / counts.sum()
-        bias -= bias @ share[:, None]
+        if not (self.anchored_offsets and self.panel_.fixed.any()):
+            bias -= bias @ share[:, None]
         scale /= scale @ share[:, None]
         return bias, scale
 
@@ -375,6 +433,7 @@ class RobustRanker(RegressorMixin, BaseEstimator):
         self.rater_sd_ = state.sd[0]
         self.scale_ = float(state.pooled[0])
         self.noise_sd_ = float(state.unit_sd[0])
+        self.noise_trend_ = float(state.trend[0])
         self.n_iter_ = state.n_iter
 
     def _solved(self, targets: NDArray, lam: float) -> SpectralRanker:

@@ -7,9 +7,11 @@ from ranking_core.panels.report import PanelReport, panel_report
 from ranking_core.panels.simulation import (
     DESIGNS,
     PANEL_MODELS,
+    RATER_EFFECT_PANELS,
     SEG_OUTLIER_FRACTION,
     parkes_surface,
     simulate_panel,
+    simulate_rater_effects_panel,
 )
 from ranking_core.panels.uncertainty import RiskBand, risk_band
 
@@ -17,6 +19,7 @@ __all__ = [
     "DESIGNS",
     "PANEL_MODELS",
     "PLAN_METHODS",
+    "RATER_EFFECT_PANELS",
     "SEG_OUTLIER_FRACTION",
     "PanelReport",
     "RiskBand",
@@ -27,6 +30,7 @@ __all__ = [
     "rating_step",
     "risk_band",
     "simulate_panel",
+    "simulate_rater_effects_panel",
     "start_design",
     "write_rating_form",
 ]

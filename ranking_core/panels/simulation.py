@@ -8,6 +8,11 @@ share of its 8,420 ratings the SEG authors removed as outliers; Kriukova et al. 
 replaced by a rating drawn uniformly on 0..4, and "careless" raters answer every scenario that way.
 :data:`PANEL_MODELS` names the panels the benchmarks use.
 
+A second panel model, :func:`simulate_rater_effects_panel`, is unlike that one, so that the
+learners can be checked on panels they were not tuned on: each rater an affine map of the risk
+with one compressing rater, noise growing with the risk, answers rounded, reversed answers
+(:data:`RATER_EFFECT_PANELS`).
+
 The reference surface is the SEG table when one is given (abs_risk), any (601, 601) risk grid, or
 otherwise the project's built-in surface :func:`parkes_surface` (see there), so that the simulator
 works on a fresh machine without the SEG file.
@@ -26,7 +31,15 @@ from ranking_core.grids.seg import GLUCOSE_MAX, SEGTable
 from ranking_core.grids.zone_grid import zone_grid
 from ranking_core.validation import one_of
 
-__all__ = ["DESIGNS", "PANEL_MODELS", "SEG_OUTLIER_FRACTION", "parkes_surface", "simulate_panel"]
+__all__ = [
+    "DESIGNS",
+    "PANEL_MODELS",
+    "RATER_EFFECT_PANELS",
+    "SEG_OUTLIER_FRACTION",
+    "parkes_surface",
+    "simulate_panel",
+    "simulate_rater_effects_panel",
+]
 
 DESIGNS = ("uniform", "log-uniform", "near-diagonal")
 SEG_OUTLIER_FRACTION = 0.066  # 543 of 8,420 SEG ratings were cleaned as outliers
@@ -197,4 +210,78 @@ PANEL_MODELS: dict[str, dict] = {
         "step": 0.5,
         "careless_raters": 1,
     },
+}
+
+
+def simulate_rater_effects_panel(
+    m: int,
+    reference: SEGTable | ArrayLike | None = None,
+    random_state: int | np.random.Generator | None = 0,
+    *,
+    n_raters: int = 9,
+    offset_sd: float = 0.3,
+    scale_range: tuple[float, float] = (0.7, 1.3),
+    noise: tuple[float, float] = (0.15, 0.1),
+    step: float = 0.5,
+    reversed_fraction: float = 0.05,
+    rater_effects: bool = True,
+) -> pd.DataFrame:
+    """A rating set of a panel unlike :func:`simulate_panel`'s.
+
+    Pairs (REF, estimate) uniform on 0..600 mg/dL with reference risk r (the surface of
+    ``reference``, as for :func:`simulate_panel`); each row is answered by one of ``n_raters``
+    raters drawn at random, rater k answering a_k + b_k·r + ε with offset a_k ~ N(0,
+    ``offset_sd``²) and scale b_k ~ U(``scale_range``), the last rater compressing the scale
+    towards its middle (2 + 0.5·(r − 2)); ε ~ N(0, (c₀ + c₁·r)²) with (c₀, c₁) = ``noise`` (risk
+    units: the noise grows with the risk). Answers are clipped to 0..4 and rounded to ``step``
+    (0: not rounded), then a share ``reversed_fraction`` of them (each row independently)
+    reversed, a ↦ 4 − a.
+
+    ``rater_effects=False`` keeps the noise alone: r + ε clipped to 0..4, continuous, nothing
+    reversed, no rater column (what least squares reaches without the rater effects). Columns
+    as :func:`simulate_panel`'s; ``outlier`` marks the reversed answers.
+    """
+    if int(m) != m or m < 1:
+        raise ValueError(f"simulate_rater_effects_panel: m must be a positive integer; got {m!r}")
+    if int(n_raters) != n_raters or n_raters < 1:
+        raise ValueError(
+            f"simulate_rater_effects_panel: n_raters must be a positive integer; got {n_raters!r}"
+        )
+    if not 0 <= step <= 4 or not 0 <= reversed_fraction <= 1:
+        raise ValueError(
+            "simulate_rater_effects_panel: step must lie in [0, 4] and reversed_fraction in "
+            f"[0, 1]; got {step!r}, {reversed_fraction!r}"
+        )
+    m, n_raters = int(m), int(n_raters)
+    surface = _surface(reference)
+    rng = np.random.default_rng(random_state)
+    X = rng.uniform(0.0, GLUCOSE_MAX, size=(m, 2))
+    risk = surface[np.rint(X[:, 0]).astype(np.intp), np.rint(X[:, 1]).astype(np.intp)]
+    rater = rng.integers(0, n_raters, size=m)
+    offset = rng.normal(0.0, offset_sd, n_raters)
+    scale = rng.uniform(*scale_range, n_raters)
+    offset[-1], scale[-1] = 1.0, 0.5  # the compressing rater: 2 + 0.5·(r − 2)
+    epsilon = rng.standard_normal(m) * (noise[0] + noise[1] * risk)
+    reversed_ = rng.random(m) < reversed_fraction
+    frame = pd.DataFrame({"reference": X[:, 0], "estimate": X[:, 1]})
+    if not rater_effects:
+        frame["rating"] = np.clip(risk + epsilon, 0.0, 4.0)
+        frame["outlier"] = False
+        return frame
+    answer = np.clip(offset[rater] + scale[rater] * risk + epsilon, 0.0, 4.0)
+    if step:
+        answer = np.clip(np.round(answer / step) * step, 0.0, 4.0)
+    answer[reversed_] = 4.0 - answer[reversed_]
+    width = max(len(str(n_raters)), 2)
+    frame["rating"] = answer
+    frame["rater"] = [f"R{k + 1:0{width}d}" for k in rater]
+    frame["outlier"] = reversed_
+    return frame
+
+
+# The panels of :func:`simulate_rater_effects_panel` the benchmarks use (its keyword arguments):
+# the rater-effects panel and its noise alone.
+RATER_EFFECT_PANELS: dict[str, dict] = {
+    "rater-effects": {},
+    "rater-effects-noise-only": {"rater_effects": False},
 }
