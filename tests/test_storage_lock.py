@@ -121,12 +121,20 @@ def test_the_schema_is_made_once_and_sqlite_runs_in_wal_mode(tmp_path):
     assert store.upgrade() == "current"
 
 
+def _as_previous_release(conn: sqlite3.Connection) -> None:
+    """The schema the previous release left (revision ``survey_owner``: no SEG-method tables,
+    no survey method)."""
+    for table in ("seg_matrices", "seg_thresholds", "seg_scenarios"):
+        conn.execute(f"drop table {table}")
+    conn.execute("alter table surveys drop column method")
+    conn.execute("update alembic_version set version_num = 'survey_owner'")
+
+
 def test_an_older_schema_is_named_on_read_and_upgraded_by_the_first_write(tmp_path):
     url = f"sqlite:///{tmp_path / 'db.sqlite3'}"
     Store(url).save_rating_set("kept", _ratings(10, 3))
     with sqlite3.connect(tmp_path / "db.sqlite3") as conn:  # as the previous release left it
-        conn.execute("alter table surveys drop column owner")
-        conn.execute("update alembic_version set version_num = 'surveys'")
+        _as_previous_release(conn)
     store = Store(url)
     for read in (lambda: store.list_records("rating_set"), lambda: SurveyStore(store).get("x")):
         with pytest.raises(StorageError, match=r"older schema than this riskgrid; run `riskgrid"):
@@ -149,8 +157,7 @@ def test_a_read_only_database_is_reported_as_read_only(tmp_path):
         with pytest.raises(StorageError, match=rf"the database file {path} is read-only"):
             write()
     with sqlite3.connect(path) as conn:  # an older schema on a read-only file: not "failed"
-        conn.execute("alter table surveys drop column owner")
-        conn.execute("update alembic_version set version_num = 'surveys'")
+        _as_previous_release(conn)
     with pytest.raises(StorageError, match=r"upgrading the database schema failed: .* read-only"):
         Store(f"sqlite:///file:{path}?mode=ro&uri=true").upgrade()
 
