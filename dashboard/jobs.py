@@ -26,6 +26,7 @@ import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from dashboard.common import plain
+from dashboard.job_worker import call_by_name, function_name, warm_worker
 from ranking_core.jobs import JobLimits, JobRefused, JobRunner, JobStatus
 
 POLL_SECONDS = 1.0  # how often a page asks a running job for its progress
@@ -37,24 +38,12 @@ def job_runner() -> JobRunner:
     return JobRunner(JobLimits())
 
 
-def _warm_worker(*, progress: Callable[[int, int], None]) -> None:
-    """Runs in a worker: import what the pages' jobs import, so that the first job a visitor
-    starts does not wait for a fresh interpreter's imports (several seconds)."""
-    import dashboard.learn_data  # noqa: F401 - the Learn page's fit (ranking_core.learn)
-    import ranking_core.cf.parallel
-    import ranking_core.experiments.learners
-    import ranking_core.experiments.seg
-    import ranking_core.meter.document  # noqa: F401 - the Meter page's report (matplotlib)
-
-    progress(1, 1)
-
-
 def warm_workers() -> None:
     """Start the runner's worker processes and their imports now (the server's warm-up), one
     job per worker; nothing waits for them."""
     runner = job_runner()
     for worker in range(runner.limits.workers):
-        runner.submit(("warm-up", worker), _warm_worker, owner=f"warm-up {worker}")
+        runner.submit(("warm-up", worker), warm_worker, owner=f"warm-up {worker}")
 
 
 def session_owner() -> str:
@@ -70,7 +59,15 @@ def start_job(
     ``key`` already there; ``again`` restarts a finished one). ``key`` on success; None after
     showing why it was refused."""
     try:
-        job_runner().submit(key, function, *args, owner=session_owner(), again=again, **kwargs)
+        job_runner().submit(
+            key,
+            call_by_name,
+            function_name(function),
+            *args,
+            owner=session_owner(),
+            again=again,
+            **kwargs,
+        )
     except JobRefused as exc:
         st.error(f"Not started: {sentence(exc)}")
         return None

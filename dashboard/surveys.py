@@ -23,6 +23,7 @@ import streamlit as st
 from streamlit.logger import get_logger
 
 from dashboard.common import get_store, plain, public_mode, shared_result
+from dashboard.job_worker import call_by_name, function_name
 from dashboard.jobs import (
     follow_job,
     job_runner,
@@ -197,7 +198,8 @@ def _advance_in_background(surveys: SurveyStore, name: str) -> None:
     try:
         job_runner().submit(
             _batch_job(surveys, name),
-            _plan_next_batch,
+            call_by_name,
+            function_name(_plan_next_batch),
             surveys.store.url,
             name,
             owner=f"survey batches of {name}",

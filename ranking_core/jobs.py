@@ -28,6 +28,8 @@ and errors) for work that needs this process's memory; long numerical jobs use p
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import itertools
 import logging
 import multiprocessing
@@ -205,6 +207,7 @@ class JobRunner:
                 self._manager = context.Manager()
             self._board = self._manager.dict()
             self._executor = ProcessPoolExecutor(self.limits.workers, mp_context=context)
+            atexit.register(self._stop_at_exit)
 
     def _active(self) -> list[_Job]:
         return [job for job in self._jobs.values() if not job.future.done()]
@@ -291,6 +294,21 @@ class JobRunner:
             self._board[f"cancel:{job.id}"] = True
             job.future.cancel()
             return True
+
+    def _stop_at_exit(self) -> None:
+        """At the server's exit: the workers and the manager stopped (each may be gone already:
+        the interpreter's own exit handlers run first), then multiprocessing's resource tracker
+        (a child that would otherwise outlive the server as a process of its group, a zombie
+        where nothing reaps orphans)."""
+        from multiprocessing import resource_tracker
+
+        for stop in (
+            lambda: self._executor.shutdown(wait=True, cancel_futures=True),
+            self._manager.shutdown,
+            getattr(resource_tracker._resource_tracker, "_stop", lambda: None),  # CPython ≥ 3.8
+        ):
+            with contextlib.suppress(Exception):
+                stop()
 
     def shutdown(self) -> None:
         """Stop taking jobs, cancel the queued ones and wait for the running ones."""

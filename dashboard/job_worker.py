@@ -1,0 +1,51 @@
+"""What runs first in a long job's worker process: Streamlit's notices of running bare turned
+off, then the job's function imported by name and called (``call_by_name``), so that a page
+module imported there (its ``@st.cache_data`` would log "No runtime found, using
+MemoryCacheStorageManager") writes nothing on the server's standard error. No Streamlit is
+imported by this module itself: unpickling a job imports it before anything else."""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["call_by_name", "function_name", "warm_worker"]
+
+
+def function_name(function: Callable[..., Any]) -> str:
+    """``module:qualified name`` of a module-level function, for :func:`call_by_name`."""
+    return f"{function.__module__}:{function.__qualname__}"
+
+
+def _quiet_streamlit() -> None:
+    import streamlit.runtime.caching.cache_data_api as cache_data_api
+    import streamlit.runtime.scriptrunner_utils.script_run_context as script_run_context
+
+    for module in (cache_data_api, script_run_context):  # Streamlit sets their level on import
+        logging.getLogger(module.__name__).setLevel(logging.ERROR)
+
+
+def call_by_name(name: str, *args: Any, **kwargs: Any) -> Any:
+    """Runs in a worker: the function ``name`` (``module:qualified name``) imported after
+    Streamlit's notices are turned off, called with ``*args, **kwargs``."""
+    _quiet_streamlit()
+    module, _, qualified = name.partition(":")
+    function: Any = importlib.import_module(module)
+    for part in qualified.split("."):
+        function = getattr(function, part)
+    return function(*args, **kwargs)
+
+
+def warm_worker(*, progress: Callable[[int, int], None]) -> None:
+    """Runs in a worker: import what the pages' jobs import, so that the first job a visitor
+    starts does not wait for a fresh interpreter's imports (several seconds)."""
+    _quiet_streamlit()
+    import dashboard.learn_data  # noqa: F401 - the Learn page's fit (ranking_core.learn)
+    import ranking_core.cf.parallel
+    import ranking_core.experiments.learners
+    import ranking_core.experiments.seg
+    import ranking_core.meter.document  # noqa: F401 - the Meter page's report (matplotlib)
+
+    progress(1, 1)
