@@ -27,11 +27,12 @@ def _quiet_streamlit() -> None:
         logging.getLogger(module.__name__).setLevel(logging.ERROR)
 
 
-def call_by_name(name: str, *args: Any, **kwargs: Any) -> Any:
-    """Runs in a worker: the function ``name`` (``module:qualified name``) imported after
-    Streamlit's notices are turned off, called with ``*args, **kwargs``."""
+def call_by_name(target: str, /, *args: Any, **kwargs: Any) -> Any:
+    """Runs in a worker: the function ``target`` (``module:qualified name``) imported after
+    Streamlit's notices are turned off, called with ``*args, **kwargs`` (any keyword, ``name``
+    included, is the function's)."""
     _quiet_streamlit()
-    module, _, qualified = name.partition(":")
+    module, _, qualified = target.partition(":")
     function: Any = importlib.import_module(module)
     for part in qualified.split("."):
         function = getattr(function, part)

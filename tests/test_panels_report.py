@@ -120,7 +120,7 @@ def test_learn_command_writes_the_panel_report(tmp_path):
         settings["criterion"],
         settings["monotone"],
         settings["anchors"],
-    ) == ("huber", "absolute-error", True, PRESETS["robust"].anchors)  # the robust recipe's
+    ) == (PRESETS["robust"].robust, "absolute-error", True, PRESETS["robust"].anchors)
     rows = pd.read_csv(report)
     assert len(rows) == 150 and {"weight", "residual", "flagged", "consensus"} <= set(rows)
     raters = pd.read_csv(tmp_path / "report" / "panel-raters.csv")
