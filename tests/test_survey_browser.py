@@ -70,6 +70,8 @@ async def _run(links: list[tuple[str, str]], port: int, env: dict, kill_after: i
 @pytest.mark.skipif(
     not CHROMIUM.exists(), reason=f"{CHROMIUM} is absent (apt-get install chromium)"
 )
+# on PostgreSQL: a server killed mid-survey on SQLite is tests/test_seg_survey_browser.py's case
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
 def test_answers_survive_a_server_killed_mid_survey(database_url, tmp_path):
     pytest.importorskip("playwright.async_api", reason="the playwright Python package is missing")
     port = free_port()
