@@ -13,9 +13,10 @@ import pandas as pd
 import streamlit as st
 
 from dashboard.common import plain
+from dashboard.survey_invite import invite_raters
 from ranking_core.inputs.units import MGDL_PER_MMOLL
 from ranking_core.storage import StorageError
-from ranking_core.surveys import InviteInterrupted, SurveySettings, SurveyStore
+from ranking_core.surveys import SurveySettings, SurveyStore
 from ranking_core.surveys.design import UNITS
 from ranking_core.surveys.seg_method import (
     ACTIONS,
@@ -185,33 +186,8 @@ def seg_organiser_page(surveys: SurveyStore, survey: Survey) -> None:
 
 
 def _invite_and_close(surveys: SurveyStore, survey: Survey) -> None:
-    from ranking_core.inputs.text import safe_csv
-
     st.subheader("Invite raters")
-    with st.form("seg_invite"):
-        count = st.number_input("Raters to invite", 1, 500, 1, key="seg_invite_n")
-        names = st.text_area("Or their names, one per line", key="seg_invite_names")
-        if st.form_submit_button("Invite"):
-            listed = [n.strip() for n in names.splitlines() if n.strip()]
-            try:
-                st.session_state["seg_links"] = surveys.invite(survey.name, listed or int(count))
-            except InviteInterrupted as exc:
-                st.error(f"Not all invited: {plain(exc)}")
-                st.session_state["seg_links"] = exc.links
-            except StorageError as exc:
-                st.error(f"Not invited: {plain(exc)}")
-    invited = st.session_state.get("seg_links")
-    if invited:
-        table = pd.DataFrame(invited, columns=["rater", "link"])
-        st.dataframe(table, hide_index=True)
-        st.download_button(
-            "Download the links (CSV)",
-            safe_csv(table),
-            "links.csv",
-            "text/csv",
-            key="seg_links_csv",
-            on_click="ignore",
-        )
+    invite_raters(surveys, survey, "seg")
     confirm = st.checkbox("Close the survey: links stop taking answers", key="seg_close_ok")
     if st.button("Close the survey", key="seg_close", disabled=not confirm):
         surveys.close(survey.name)

@@ -32,10 +32,11 @@ from dashboard.jobs import (
     show_job_progress,
     start_job,
 )
+from dashboard.survey_invite import invite_raters
 from ranking_core.jobs import JobRefused
 from ranking_core.panels.missing import REASONS, reason_note, shown
 from ranking_core.storage import StorageError
-from ranking_core.surveys import RISK_OPTIONS, InviteInterrupted, SurveyStore, risk_label
+from ranking_core.surveys import RISK_OPTIONS, SurveyStore, risk_label
 from ranking_core.surveys.design import shown_value
 from ranking_core.surveys.storage import RaterAccess, Survey
 
@@ -398,35 +399,9 @@ def _learned_so_far(survey: Survey, frame: pd.DataFrame, answered: int) -> None:
 
 
 def _actions(surveys: SurveyStore, survey: Survey) -> None:
-    from ranking_core.meter.export import safe_csv
 
     st.subheader("Raters and batches")
-    with st.form("survey_invite"):
-        count = st.number_input("Raters to invite", 1, 500, 1, key="survey_invite_n")
-        names = st.text_area("Or their names, one per line", key="survey_invite_names")
-        if st.form_submit_button("Invite"):
-            listed = [n.strip() for n in names.splitlines() if n.strip()]
-            try:
-                links = surveys.invite(survey.name, listed or int(count))
-            except InviteInterrupted as exc:  # the raters invited before it keep their links
-                st.error(f"Not all invited: {plain(exc)}")
-                st.session_state["survey_links"] = exc.links
-            except StorageError as exc:
-                st.error(f"Not invited: {plain(exc)}")
-            else:
-                st.session_state["survey_links"] = links
-    invited = st.session_state.get("survey_links")
-    if invited:
-        table = pd.DataFrame(invited, columns=["rater", "link"])
-        st.dataframe(table, hide_index=True)
-        st.download_button(
-            "Download the links (CSV)",
-            safe_csv(table),
-            "links.csv",
-            "text/csv",
-            key="survey_links_csv",
-            on_click="ignore",
-        )
+    invite_raters(surveys, survey, "survey")
     raters = surveys.raters(survey.name)
     active = raters.loc[~raters["revoked"], "rater"].tolist()
     if active:
