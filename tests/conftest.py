@@ -82,20 +82,3 @@ def third_invite_batch_fails(monkeypatch):
         return real(self, *args)
 
     monkeypatch.setattr(SurveyStore, "_invite_batch", failing)
-
-
-@pytest.fixture(scope="session", autouse=True)
-def _job_workers_stopped():
-    """The job runners the dashboard tests started stop with the session: a test process (or a
-    pytest-xdist worker) may end without running the runner's exit hook, which would leave its
-    worker and manager processes behind."""
-    yield
-    import gc
-    import sys
-
-    if "ranking_core.jobs" in sys.modules:
-        from ranking_core.jobs import JobRunner
-
-        for runner in [o for o in gc.get_objects() if isinstance(o, JobRunner)]:
-            if runner.mode == "process":
-                runner._stop_at_exit()
