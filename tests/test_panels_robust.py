@@ -379,5 +379,33 @@ def test_rater_offsets_are_measured_from_the_diagonal_points():
     share = np.bincount(rater) / len(rater)
     np.testing.assert_allclose(model.rater_scale_, scale / (share @ scale), atol=0.03)
     np.testing.assert_allclose(model.rater_bias_, bias, atol=0.1)
-    centred = RobustRanker(_ranker(1e-5), **fit).fit(inputs, ratings)  # the default
+    centred = RobustRanker(_ranker(1e-5), **fit, anchored_offsets=False).fit(inputs, ratings)
     assert centred.rater_bias_ @ share == pytest.approx(0.0, abs=1e-9)
+
+
+def test_the_defaults_read_a_compressing_rater_from_a_coarse_panel():
+    # the rater-effects panel (steps of 0.5, 5 % reversed answers, noise growing with the risk)
+    # against the built-in surface: its last rater answers 1 + 0.5·risk. Learned as
+    # `riskgrid learn` does (the robust recipe, diagonal points), that rater's scale relative
+    # to the panel's mean and its offset relative to the panel's mean offset are those of the
+    # simulated answers against the true risk (least squares per rater, the reversed answers
+    # left out). The offsets' common level is where the smooth fit puts "no risk" and is not
+    # compared.
+    from ranking_core.panels import parkes_surface, simulate_rater_effects_panel
+
+    surface = parkes_surface()
+    frame = simulate_rater_effects_panel(400, reference=surface, random_state=3)
+    model = learn_grid(read_rating_set(frame.drop(columns="outlier")), PRESETS["robust"]).model
+    kept = ~frame["outlier"].to_numpy()
+    index = np.rint(frame[["reference", "estimate"]].to_numpy()).astype(int)
+    risk = surface[index[:, 0], index[:, 1]]
+    names, codes = np.unique(frame["rater"], return_inverse=True)
+    rows = [kept & (codes == k) for k in range(len(names))]
+    scale, bias = np.array([np.polyfit(risk[r], frame["rating"][r], 1) for r in rows]).T
+    share = np.bincount(codes) / len(codes)
+    appearance = list(pd.factorize(frame["rater"])[1])  # the learner's codes: first seen first
+    order = [list(model.raters_).index(appearance.index(name)) for name in names]
+    got_bias, got_scale = model.rater_bias_[order], model.rater_scale_[order]
+    # the compressing rater, named last
+    assert got_scale[-1] == pytest.approx(scale[-1] / (share @ scale), abs=0.1)
+    assert got_bias[-1] - share @ got_bias == pytest.approx(bias[-1] - share @ bias, abs=0.15)

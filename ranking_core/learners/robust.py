@@ -18,9 +18,15 @@ rater (the expectation of the unrounded, unclipped answer over its rounding inte
 current fit: an EM step for interval-censored answers) and w_i = v_i·ψ(u_i)/u_i is a Huber or
 Tukey weight of the standardised residual u_i = (ã_i − f(x_i))/(σ̃_k·t_i) times a precision
 weight v_i ∝ 1/(σ̃_k·t_i)² (σ̃_k = σ_k/s_k, the rater's noise on the consensus scale,
-t_i = t(f(x_i))). Rater offsets, scales and noise levels are estimated jointly with f by
-alternating with the fit, shrunk towards (0, 1, pooled σ) by a prior worth ``rater_prior``
-ratings, with mean offset 0 and mean scale 1 (the consensus is the average rater).
+t_i = t(f(x_i))). Rater offsets and scales are estimated jointly with f by alternating with the
+fit, shrunk towards (0, 1) by a prior worth ``rater_prior`` ratings, with mean scale 1; the
+noise levels are shrunk towards the pooled σ by a prior worth ``noise_prior`` ratings. With exact
+zero-risk rows (the recipes' diagonal anchors) the consensus is the risk scale they fix (f = 0
+where there is no risk) and each rater's offset is its own answer at risk 0; without them the
+offsets have mean 0 (the consensus is the average rater).
+
+The prior on a rater's reading is weak (one rating's worth): one of 30 ratings held a rater
+answering 1 + 0.5·risk at (0.24, 0.94) instead of (1.07, 0.55) (docs/RESULTS.md, panels).
 
 Solver. A weighted least-squares fit with weights w ≤ 1 is the fixed point of *unweighted* fits to
 the pseudo-ratings y* = f + w ⊙ (ã − f) (Huber's H-algorithm: at the fixed point W(ã − f − b) = mλc
@@ -51,6 +57,7 @@ from ranking_core.learners.panel_answers import (
     split_rater_column,
     truncated_mean,
 )
+from ranking_core.learners.robust_paths import RobustPath
 from ranking_core.learners.spectral import SpectralRanker
 from ranking_core.selection import Choice, kfold_curves, near_minimum
 from ranking_core.spectral import kernel_spectrum
@@ -175,17 +182,17 @@ class RobustRanker(RegressorMixin, BaseEstimator):
         (risk units) at which it stops.
     path_iter : iterations per λ of a :meth:`path` (the λ choice); 0 gives the plain fits' path
         (λ chosen as for the plain ranker, the robust fit made at that λ only).
-    rater_prior : the rater offsets, scales and noise levels are shrunk towards (0, 1, pooled)
-        by a prior worth this many ratings.
+    rater_prior : each rater's offset and scale are shrunk towards (0, 1) by a prior worth this
+        many ratings.
+    noise_prior : each rater's noise level is shrunk towards the pooled one by a prior worth
+        this many ratings (a median of a few dozen residuals is a noisy estimate).
     trend : let the noise grow with the risk, σ_i = σ̃_k·(1 + κ·|f(x_i)|) with κ measured
         (:func:`noise_trend`); False: κ = 0.
     anchored_offsets : with exact zero-risk rows (diagonal anchors), the consensus is the risk
         scale those rows fix (f = 0 where the risk is 0) and each rater's offset b_k is its own
-        answer at risk 0; otherwise (False, the default) the offsets have mean 0 and the
-        consensus takes the raters' mean offset. Off by default: the validation of
-        :func:`kfold_robust` compares the fit with the answers as given, which penalises a
-        consensus away from the raters' mean (a careless rater's offset then made the least
-        squares fit win on the hard panel).
+        answer at risk 0 (True, the default); otherwise, and always without such rows, the
+        offsets have mean 0 and the consensus takes the raters' mean offset, which the anchors
+        then contradict wherever that mean is not 0.
     min_scale : floor of the noise sd (risk units), so that clean ratings fitted almost exactly do
         not make every small approximation error an outlier.
 
@@ -227,9 +234,10 @@ class RobustRanker(RegressorMixin, BaseEstimator):
         path_iter: int = 30,
         tol: float = 1e-4,
         min_scale: float = 0.05,
-        rater_prior: float = 30.0,
+        rater_prior: float = 1.0,
+        noise_prior: float = 10.0,
         trend: bool = False,
-        anchored_offsets: bool = False,
+        anchored_offsets: bool = True,
     ) -> None:
         store_params(self, locals())
 
@@ -243,6 +251,7 @@ class RobustRanker(RegressorMixin, BaseEstimator):
         positive_float(self.tol, "tol", owner)
         positive_float(self.min_scale, "min_scale", owner)
         positive_float(self.rater_prior, "rater_prior", owner)
+        positive_float(self.noise_prior, "noise_prior", owner)
         if int(self.max_iter) != self.max_iter or self.max_iter < 1:
             raise ValueError(f"{owner}: max_iter must be a positive integer; got {self.max_iter!r}")
         if self.step is not None and not 0 <= self.step <= RATING_MAX:
@@ -364,7 +373,8 @@ class RobustRanker(RegressorMixin, BaseEstimator):
 
     def _rater_fit(self, answers, consensus, weights, onehot, counts, rated):
         """Per rater and λ: weighted least squares a ≈ b_k + s_k·f with a ridge prior towards
-        (0, 1) worth ``rater_prior`` ratings, then mean offset 0 and mean scale 1."""
+        (0, 1) worth ``rater_prior`` ratings, then mean scale 1 and, unless the offsets are
+        anchored (``anchored_offsets`` and exact zero-risk rows), mean offset 0."""
         w = np.where(rated, weights, 0.0)
         spread = np.var(consensus[:, rated], axis=1, keepdims=True) + 1e-12
         s_w = w @ onehot + self.rater_prior
@@ -386,7 +396,7 @@ class RobustRanker(RegressorMixin, BaseEstimator):
     ) -> NDArray:
         """(L, R + 1) robust noise sd per rater on the consensus scale: the MAD of the residuals
         less the mean rounding variance ``rounding`` of the group's answers (Sheppard's
-        correction, Sheppard 1898), shrunk to the pooled value by ``rater_prior`` ratings,
+        correction, Sheppard 1898), shrunk to the pooled value by ``noise_prior`` ratings,
         floored at ``min_scale``; the last column is the pooled value (raterless rows)."""
 
         def corrected(mad: NDArray, rounding_mean: NDArray) -> NDArray:
@@ -405,8 +415,8 @@ class RobustRanker(RegressorMixin, BaseEstimator):
                 np.nan_to_num(_group_median(residual, groups, R)),
                 rounding @ members / np.maximum(n, 1),
             )
-            variance = n * per_rater**2 + self.rater_prior * pooled[:, None] ** 2
-            sd[:, :R] = np.sqrt(variance / (n + self.rater_prior))
+            variance = n * per_rater**2 + self.noise_prior * pooled[:, None] ** 2
+            sd[:, :R] = np.sqrt(variance / (n + self.noise_prior))
         return np.maximum(sd, self.min_scale)
 
     def _robust_weights(self, z: NDArray, n_iter: int) -> NDArray:
@@ -475,7 +485,16 @@ class RobustRanker(RegressorMixin, BaseEstimator):
         return RobustPath(
             RegularizationPath(lams, coef, intercept, with_zero[:, :-1], self.plain_),
             with_zero[:, :-1] * projection,
+            state.bias @ self._rater_share(),
+            self.signed,
         )
+
+    def _rater_share(self) -> NDArray[np.float64]:
+        """Each rater's share of the rated answers, in the order of the rater arrays."""
+        panel = self.panel_
+        counts = np.bincount(panel.codes[~panel.fixed], minlength=panel.n_raters + 1)
+        counts = counts[: panel.n_raters].astype(np.float64)
+        return counts / max(counts.sum(), 1.0)
 
     def plain_path(self, lams: ArrayLike) -> RobustPath:
         """The least-squares fits of the ratings as given (no weights, rater model or intervals)
@@ -521,14 +540,19 @@ def kfold_robust(
     max_train: int | None = None,
 ) -> Choice:
     """k-fold validation criterion over λ of the robust fits and, on the same folds, of the
-    least-squares fits (``robust`` with loss ``"squared"``, no rater model, answers as given);
-    the lower minimum wins, and its learner is refitted on all ratings at its λ. A clean panel
-    thus keeps the plain learner's accuracy; its ratings still get residuals and flags
-    (weights 1). ``criterion``: ``"misranking"`` or ``"absolute-error"``
-    (:func:`~ranking_core.selection.validation_scores`; the mean absolute error of the
-    validation ratings, the better choice on noisy panels, docs/RESULTS.md).
+    least-squares fits (``robust`` with loss ``"squared"``, no rater model, answers as given).
+    The robust fits' λ is the minimum of their consensus against the answers as given; whether
+    they or the least-squares fits are learned is decided by the lower minimum of the answers
+    each predicts, the panel's mean rater reading the consensus (:class:`MeanRaterPath`: with
+    offsets anchored at zero risk the consensus itself sits the raters' mean offset below
+    their answers, which would hand a panel with a careless rater to least squares). The
+    winner is refitted on all ratings at its λ. A clean panel thus keeps the plain learner's
+    accuracy; its ratings still get residuals and flags (weights 1). ``criterion``:
+    ``"misranking"`` or ``"absolute-error"`` (:func:`~ranking_core.selection.validation_scores`;
+    the mean absolute error of the validation ratings, the better choice on noisy panels,
+    docs/RESULTS.md).
 
-    Both curves come from one decomposition per fold (the least-squares path is the robust
+    The curves come from one decomposition per fold (the least-squares path is the robust
     fit's :meth:`~RobustRanker.plain_path`), so the choice costs k + 1 decompositions; the folds
     are those of ``choose(rule="kfold")``. ``folds``: validate on the first ``folds`` of them
     only (None: all; :func:`ranking_core.learn.plan_fit` uses one beyond
@@ -542,7 +566,7 @@ def kfold_robust(
     lams = np.atleast_1d(np.asarray(lams, dtype=np.float64))
     n_steps = (n_splits if folds is None else min(folds, n_splits)) + 1
     steps = iter(range(1, n_steps))
-    curve, plain_curve = kfold_curves(
+    curve, answers_curve, plain_curve = kfold_curves(
         robust,
         X,
         y,
@@ -552,11 +576,15 @@ def kfold_robust(
         n_folds=folds,
         criterion=criterion,
         max_train=max_train,
-        views=lambda fold, grid: (fold.path(grid), fold.plain_path(grid)),
+        views=lambda fold, grid: (
+            (path := fold.path(grid)),
+            path.mean_rater(),
+            fold.plain_path(grid),
+        ),
         step=None if progress is None else (lambda: progress(next(steps), n_steps)),
     )
     learner = robust
-    if np.nanmin(plain_curve) < np.nanmin(curve):
+    if np.nanmin(plain_curve) < np.nanmin(answers_curve):
         curve, learner = (
             plain_curve,
             clone(robust).set_params(loss="squared", raters=False, coarse="midpoint", path_iter=0),
@@ -568,28 +596,3 @@ def kfold_robust(
     if progress is not None:
         progress(n_steps, n_steps)
     return Choice(lam, "lam", None, lams, None, curve, model, "kfold", True)
-
-
-@dataclass(frozen=True)
-class RobustPath:
-    """A :class:`~ranking_core.learners.base.RegularizationPath` of robust fits that accepts
-    inputs with a rater column. ``amplitudes`` (L, r): g_λ(σ_k)·(Uᵀb_λ)_k, the fit at each λ in
-    the eigenbasis (each λ has its own pseudo-ratings b_λ)."""
-
-    path: RegularizationPath
-    amplitudes: NDArray[np.float64]
-
-    @property
-    def lams(self) -> NDArray[np.float64]:
-        return self.path.lams
-
-    def rkhs_norm_differences(self) -> NDArray[np.float64]:
-        """‖f_{λ_j} − f_{λ_{j+1}}‖_H for consecutive λ, shape (L − 1,) (quasi-optimality), with
-        ‖f‖²_H = Σ_k m·σ_k·amplitude_k² as for the plain path."""
-        spectrum = self.path.estimator.spectrum_
-        weights = spectrum.vectors.shape[0] * spectrum.values
-        return np.sqrt(np.maximum(np.diff(self.amplitudes, axis=0) ** 2 @ weights, 0.0))
-
-    def predict(self, X: ArrayLike) -> NDArray[np.float64]:
-        points, _ = split_rater_column(X, "RobustPath")
-        return self.path.predict(points)
