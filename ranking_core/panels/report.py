@@ -30,8 +30,10 @@ class PanelReport:
 
     Attributes
     ----------
-    raters : one row per rater: rater, ratings, bias (offset b_k, risk units), scale (s_k),
-        noise_sd (σ̃_k, risk units on the consensus scale), agreement (Pearson correlation of the
+    raters : one row per rater: rater, ratings, bias (offset b_k, risk units: the rater's
+        answer where the consensus is 0, no risk, when diagonal points anchor it; otherwise
+        relative to the raters' mean), scale (s_k, relative to the raters' mean), noise_sd
+        (σ̃_k, risk units on the consensus scale), agreement (Pearson correlation of the
         rater's ratings with the consensus at the same scenarios), flagged_share, mean_weight.
     alpha : Krippendorff's α (interval) over scenarios rated by ≥ 2 raters; None when there are
         fewer than two such scenarios.
