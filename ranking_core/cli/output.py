@@ -206,6 +206,22 @@ def write_output(
     return path
 
 
+def write_json(
+    path: Path | None, data: object, option: str = "--json", inputs: Iterable[Path | None] = ()
+) -> None:
+    """Write ``data`` as indented JSON to ``path`` (nothing when None) with :func:`write_output`,
+    say which file was written, and :func:`fail` with its one sentence when it cannot be."""
+    if path is None:
+        return
+    import json
+
+    try:
+        write_output(path, json.dumps(data, indent=2), option, inputs)
+    except OutputError as exc:
+        fail(exc)
+    say(f"wrote {printable(path)}")
+
+
 def write_outputs(
     folder: Path, files: dict[str, bytes], option: str = "--out-dir", inputs: Iterable = ()
 ) -> list[Path]:

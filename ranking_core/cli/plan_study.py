@@ -4,7 +4,6 @@ of a given size, and the sensors needed for a target probability
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
@@ -124,10 +123,6 @@ def plan_study(
             highlight=False,
         )
     if json_out is not None:
-        from ranking_core.cli.output import OutputError, fail, write_output
+        from ranking_core.cli.output import write_json
 
-        try:
-            write_output(json_out, json.dumps(result.to_dict(), indent=2), "--json")
-        except OutputError as exc:
-            fail(exc)
-        console.print(f"wrote {shown(json_out)}", highlight=False)
+        write_json(json_out, result.to_dict())

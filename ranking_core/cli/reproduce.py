@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -11,9 +10,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from ranking_core.cli import MAX_REPS, MAX_SIZE, shown
+from ranking_core.cli import MAX_REPS, MAX_SIZE
 from ranking_core.cli.options import ProtocolOption, SeedOption
-from ranking_core.cli.output import OutputError, check_output, fail, write_output
+from ranking_core.cli.output import OutputError, check_output, fail, write_json
 from ranking_core.cli.progress import progress_bar
 from ranking_core.experiments.academic import PAPER_TABLE1, run_academic
 from ranking_core.experiments.seg import PAPER_APRIORI, PAPER_TABLE3, run_apriori, run_seg_table3
@@ -37,15 +36,6 @@ def _check_json(out: Path | None, *inputs: Path | None) -> None:
             check_output(out, "--json", inputs)
         except OutputError as exc:
             fail(exc)
-
-
-def _write_json(result: dict, out: Path | None) -> None:
-    if out is not None:
-        try:
-            write_output(out, json.dumps(result, indent=2), "--json")
-        except OutputError as exc:
-            fail(exc)
-        console.print(f"wrote {shown(out)}")
 
 
 @app.command()
@@ -100,7 +90,7 @@ def academic(
             f"{100 * gain['mean']:+.2f} ± {100 * gain['standard_error']:.2f} pts",
         )
     console.print(table)
-    _write_json(result, out)
+    write_json(out, result)
 
 
 def _right_aligned_table(title: str, columns: tuple[str, ...]) -> Table:
@@ -194,7 +184,7 @@ def seg_table3(
         row.append(f"{published['misranking']:.2f} %" if published else "—")
     grid.add_row(*row)
     console.print(grid)
-    _write_json(result, out)
+    write_json(out, result)
 
 
 @app.command()
@@ -241,4 +231,4 @@ def apriori(
             f"{np.median([r['lambda'] for r in rules]):.3g}",
         )
     console.print(grid)
-    _write_json(result, out)
+    write_json(out, result)

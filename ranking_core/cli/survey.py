@@ -5,7 +5,6 @@ in the user's data folder); raters answer through their personal links on ``risk
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated, NoReturn
 
@@ -19,6 +18,7 @@ from ranking_core.cli.output import (
     fail,
     out,
     say,
+    write_json,
     write_output,
 )
 from ranking_core.cli.survey_admin import open_surveys as _surveys
@@ -389,12 +389,7 @@ def status(
     if note is not None:
         say(note)
     warn_coverage(name)
-    if json_out is not None:
-        try:
-            write_output(json_out, json.dumps(state, indent=2), "--json")
-        except OutputError as exc:
-            _fail(exc)
-        say(f"wrote {printable(json_out)}")
+    write_json(json_out, state)
 
 
 @app.command("next")

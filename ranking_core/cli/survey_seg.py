@@ -7,14 +7,21 @@ call these when the survey asks by the SEG's method.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import NoReturn
 
 import typer
 from rich.text import Text
 
-from ranking_core.cli.output import OutputError, check_output, fail, out, say, write_outputs
+from ranking_core.cli.output import (
+    OutputError,
+    check_output,
+    fail,
+    out,
+    say,
+    write_json,
+    write_outputs,
+)
 from ranking_core.inputs.text import named, printable
 
 __all__ = ["EXPORT_FILES", "create_seg", "export_seg", "is_seg", "refuse_batches", "seg_status"]
@@ -118,7 +125,6 @@ def seg_status(surveys, name: str, json_out: Path | None) -> None:
     with a matrix, complete, and the consistency flags raised."""
     from rich.table import Table
 
-    from ranking_core.cli.output import write_output
     from ranking_core.storage import StorageError
     from ranking_core.surveys.seg_storage import seg_status as state_of
 
@@ -147,9 +153,4 @@ def seg_status(surveys, name: str, json_out: Path | None) -> None:
             "revoked" if r["revoked"] else "open",
         )
     out.print(table)
-    if json_out is not None:
-        try:
-            write_output(json_out, json.dumps(state, indent=2), "--json")
-        except OutputError as exc:
-            fail(exc)
-        say(f"wrote {printable(json_out)}")
+    write_json(json_out, state)
