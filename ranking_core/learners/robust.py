@@ -25,8 +25,8 @@ zero-risk rows (the recipes' diagonal anchors) the consensus is the risk scale t
 where there is no risk) and each rater's offset is its own answer at risk 0; without them the
 offsets have mean 0 (the consensus is the average rater).
 
-The prior on a rater's reading is weak (one rating's worth): one of 30 ratings held a rater
-answering 1 + 0.5·risk at (0.24, 0.94) instead of (1.07, 0.55) (docs/RESULTS.md, panels).
+The prior on a rater's reading is weak (one rating's worth): one of 30 ratings read a rater
+answering 1 + 0.5·risk with scale 0.89 instead of 0.60 (docs/RESULTS.md, panels).
 
 Solver. A weighted least-squares fit with weights w ≤ 1 is the fixed point of *unweighted* fits to
 the pseudo-ratings y* = f + w ⊙ (ã − f) (Huber's H-algorithm: at the fixed point W(ã − f − b) = mλc
@@ -313,7 +313,7 @@ class RobustRanker(RegressorMixin, BaseEstimator):
         onehot = np.zeros((m, R + 1))
         onehot[np.arange(m), panel.codes] = 1.0
         onehot = onehot[:, :R]
-        counts = onehot.sum(axis=0)
+        share = self._rater_share()
         targets = np.broadcast_to(panel.y, (n_lams, m)).copy()
         fitted = self._fitted(lams, targets)
         bias, scale = np.zeros((n_lams, R + 1)), np.ones((n_lams, R + 1))
@@ -326,7 +326,7 @@ class RobustRanker(RegressorMixin, BaseEstimator):
             consensus = fitted * panel.side  # the absolute scale
             if self.raters and R:
                 bias[:, :R], scale[:, :R] = self._rater_fit(
-                    latent, consensus, robust, onehot, counts, rated
+                    latent, consensus, robust, onehot, share, rated
                 )
             b, s = bias[:, panel.codes], scale[:, panel.codes]
             # the noise is measured on the answers as given where they stand for a rounding
@@ -372,7 +372,7 @@ class RobustRanker(RegressorMixin, BaseEstimator):
             n_iter,
         )
 
-    def _rater_fit(self, answers, consensus, weights, onehot, counts, rated):
+    def _rater_fit(self, answers, consensus, weights, onehot, share, rated):
         """Per rater and λ: weighted least squares a ≈ b_k + s_k·f with a ridge prior towards
         (0, 1) worth ``rater_prior`` ratings, then mean scale 1 and, unless the offsets are
         anchored (``anchored_offsets`` and exact zero-risk rows), mean offset 0."""
@@ -386,7 +386,6 @@ class RobustRanker(RegressorMixin, BaseEstimator):
         det = s_w * s_ff - s_f**2
         bias = (s_ff * s_a - s_f * s_fa) / det
         scale = np.clip((s_w * s_fa - s_f * s_a) / det, *SCALE_LIMITS)
-        share = counts / counts.sum()
         if not (self.anchored_offsets and self.panel_.fixed.any()):
             bias -= bias @ share[:, None]
         scale /= scale @ share[:, None]
