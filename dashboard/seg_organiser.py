@@ -13,7 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard.common import plain
-from dashboard.survey_invite import invite_raters
+from dashboard.survey_invite import close_survey, invite_raters
 from ranking_core.inputs.units import MGDL_PER_MMOLL
 from ranking_core.storage import StorageError
 from ranking_core.surveys import SurveySettings, SurveyStore
@@ -188,10 +188,7 @@ def seg_organiser_page(surveys: SurveyStore, survey: Survey) -> None:
 def _invite_and_close(surveys: SurveyStore, survey: Survey) -> None:
     st.subheader("Invite raters")
     invite_raters(surveys, survey, "seg")
-    confirm = st.checkbox("Close the survey: links stop taking answers", key="seg_close_ok")
-    if st.button("Close the survey", key="seg_close", disabled=not confirm):
-        surveys.close(survey.name)
-        st.rerun()
+    close_survey(surveys, survey, "seg")
 
 
 def _export(surveys: SurveyStore, survey: Survey) -> None:

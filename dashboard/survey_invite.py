@@ -1,5 +1,6 @@
-"""The organiser's invitation form, shared by rated-pair and SEG-method surveys: a number of
-raters or their names, the links shown once as a table and a CSV download."""
+"""The organiser's controls shared by rated-pair and SEG-method surveys: the invitation form (a
+number of raters or their names, the links shown once as a table and a CSV download) and
+closing the survey."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from ranking_core.surveys import SurveyStore
 from ranking_core.surveys.storage import InviteInterrupted
 from ranking_core.surveys.tables import Survey
 
-__all__ = ["invite_raters"]
+__all__ = ["close_survey", "invite_raters"]
 
 
 def invite_raters(surveys: SurveyStore, survey: Survey, prefix: str) -> None:
@@ -45,3 +46,12 @@ def invite_raters(surveys: SurveyStore, survey: Survey, prefix: str) -> None:
             key=f"{prefix}_links_csv",
             on_click="ignore",
         )
+
+
+def close_survey(surveys: SurveyStore, survey: Survey, prefix: str) -> None:
+    """Close ``survey`` after a confirming tick (widget keys ``prefix``_close_ok, _close): its
+    links stop taking answers."""
+    confirm = st.checkbox("Close the survey: links stop taking answers", key=f"{prefix}_close_ok")
+    if st.button("Close the survey", key=f"{prefix}_close", disabled=not confirm):
+        surveys.close(survey.name)
+        st.rerun()

@@ -32,7 +32,7 @@ from dashboard.jobs import (
     show_job_progress,
     start_job,
 )
-from dashboard.survey_invite import invite_raters
+from dashboard.survey_invite import close_survey, invite_raters
 from ranking_core.jobs import JobRefused
 from ranking_core.panels.missing import REASONS, reason_note, shown
 from ranking_core.storage import StorageError
@@ -427,10 +427,7 @@ def _actions(surveys: SurveyStore, survey: Survey) -> None:
     added = follow_job("survey_add_job", "Planning the next pairs from the answers so far")
     if added is not None and added.state == "done":
         st.rerun()
-    confirm = st.checkbox("Close the survey: links stop taking answers", key="survey_close_ok")
-    if st.button("Close the survey", key="survey_close", disabled=not confirm):
-        surveys.close(survey.name)
-        st.rerun()
+    close_survey(surveys, survey, "survey")
 
 
 def _export(surveys: SurveyStore, survey: Survey) -> None:

@@ -37,7 +37,7 @@ from ranking_core.surveys.seg_method import (
     threshold_rows,
 )
 from ranking_core.surveys.seg_tables import SCENARIOS, SEG_MATRICES, SEG_THRESHOLDS
-from ranking_core.surveys.storage import SurveyStore
+from ranking_core.surveys.storage import SurveyStore, check_open_for_answers
 from ranking_core.surveys.tables import (
     RATERS,
     SURVEYS,
@@ -235,9 +235,7 @@ def _save(
         .where(RATERS.c.id == access.rater_id)
     )
     with surveys._write("saving an answer", f"{access.survey.name}/{access.rater_id}") as conn:
-        row = conn.execute(check).first()
-        if row is None or row.revoked_at is not None or row.closed_at is not None:
-            raise SurveyError("This link is no longer open for answers.")
+        row = check_open_for_answers(conn.execute(check).first())
         if row.scenario is None:
             raise SurveyError(f"scenario {scenario_id} is not in this rater's survey")
         conn.execute(statement)

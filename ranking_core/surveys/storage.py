@@ -24,11 +24,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import Connection, func, insert, select, update
+from sqlalchemy import Connection, Row, func, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from ranking_core.storage import SAVED_BY_MAX, StorageError, Store, check_record_name
@@ -75,6 +75,17 @@ __all__ = [
 
 # queue places written by one transaction of an invitation (a few milliseconds of writing)
 INVITE_ROWS = 2_000
+
+
+OpenRow = TypeVar("OpenRow", bound=Row)  # a row of any columns
+
+
+def check_open_for_answers(row: OpenRow | None) -> OpenRow:
+    """``row`` (a rater's revoked_at and its survey's closed_at; None when the link is unknown)
+    when its link still takes answers; SurveyError otherwise."""
+    if row is None or row.revoked_at is not None or row.closed_at is not None:
+        raise SurveyError("This link is no longer open for answers.")
+    return row
 
 
 class SurveyStore:
@@ -425,9 +436,7 @@ class SurveyStore:
             .where(RATERS.c.id == access.rater_id)
         )
         with self._write("saving an answer", f"{access.survey.name}/{access.rater_id}") as conn:
-            row = conn.execute(check).first()
-            if row is None or row.revoked_at is not None or row.closed_at is not None:
-                raise SurveyError("This link is no longer open for answers.")
+            row = check_open_for_answers(conn.execute(check).first())
             if row.position is None:
                 raise SurveyError(f"position {position} is not in this rater's queue")
             conn.execute(statement)
