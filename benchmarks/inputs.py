@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ranking_core.meter import read_pairs
-from ranking_core.meter.pairing import nearest_in_window
+from ranking_core.meter.pairs.pairing import nearest_in_window
 
 
 def _timed(fn):

@@ -21,7 +21,7 @@ import pandas as pd
 
 from ranking_core.grids import find_seg_table
 from ranking_core.meter import meter_report
-from ranking_core.meter.document import report_blocks, report_html, report_pdf
+from ranking_core.meter.documents.document import report_blocks, report_html, report_pdf
 
 
 def _timed(fn):
@@ -32,9 +32,9 @@ def _timed(fn):
 
 def _kaleido_ratio(ref: np.ndarray, bgm: np.ndarray) -> dict:
     from ranking_core.grids import zone_grid
-    from ranking_core.meter.export import figure_png as plotly_png
-    from ranking_core.meter.figures import risk_heatmap
-    from ranking_core.meter.grid_plots import figure_png, grid_plot
+    from ranking_core.meter.documents.export import figure_png as plotly_png
+    from ranking_core.meter.documents.figures import risk_heatmap
+    from ranking_core.meter.documents.grid_plots import figure_png, grid_plot
 
     report = meter_report(pd.DataFrame({"BGM": bgm, "REF": ref}), None)
     plotly_fig = risk_heatmap(zone_grid("dts"), title="DTS", pairs=report)

@@ -13,8 +13,13 @@ from matplotlib.ticker import NullLocator
 from numpy.typing import ArrayLike
 
 from ranking_core.grids.style import TEXT_PX, plotly_fonts, plotly_title, text_points
-from ranking_core.meter.figures import DISPLAY_STEP, lattice_layout, risk_heatmap, thin_grid
-from ranking_core.meter.grid_plots import figure_png
+from ranking_core.meter.documents.figures import (
+    DISPLAY_STEP,
+    lattice_layout,
+    risk_heatmap,
+    thin_grid,
+)
+from ranking_core.meter.documents.grid_plots import figure_png
 
 __all__ = [
     "apriori_figure",

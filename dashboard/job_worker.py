@@ -47,6 +47,6 @@ def warm_worker(*, progress: Callable[[int, int], None]) -> None:
     import ranking_core.cf.parallel
     import ranking_core.experiments.learners
     import ranking_core.experiments.seg
-    import ranking_core.meter.document  # noqa: F401 - the Meter page's report (matplotlib)
+    import ranking_core.meter.documents.document  # noqa: F401 - the Meter page's report (matplotlib)
 
     progress(1, 1)

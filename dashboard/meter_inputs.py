@@ -12,7 +12,7 @@ import streamlit as st
 from ranking_core.inputs import MGDL_PER_MMOLL, UNITS
 from ranking_core.inputs.series import GlucoseSeries, read_series
 from ranking_core.meter import MeterPairs, read_pairs
-from ranking_core.meter.pairing import Pairing, pair_series
+from ranking_core.meter.pairs.pairing import Pairing, pair_series
 from ranking_core.panels import simulate_panel
 
 DEMO_PAIRS = 200  # pairs in the built-in demonstration set

@@ -1,5 +1,5 @@
 """The Meter page's per-pair results: one row per valid pair with its zones and risks
-(:func:`ranking_core.meter.export.pair_results`), filtered by zone, ISO ±15 and missed
+(:func:`ranking_core.meter.documents.export.pair_results`), filtered by zone, ISO ±15 and missed
 hypoglycaemia, in a table that fits the page at 1280 px, and downloadable as CSV."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import streamlit as st
 
 from ranking_core.grids.registry import get_grid
 from ranking_core.meter import MeterReport
-from ranking_core.meter.export import pair_results, safe_csv
+from ranking_core.meter.documents.export import pair_results, safe_csv
 from ranking_core.meter.report import HYPO_MISSED_RULE
 
 __all__ = ["PAGE_WIDTH", "PAIRS_SHOWN", "page_columns", "show_pairs"]

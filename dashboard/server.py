@@ -39,7 +39,7 @@ def warm() -> float:
 
     import streamlit.emojis  # noqa: F401 - st.set_page_config's icon check compiles its pattern
 
-    import ranking_core.meter.pdf  # noqa: F401 - matplotlib, reportlab (the Meter page)
+    import ranking_core.meter.documents.pdf  # noqa: F401 - matplotlib, reportlab (the Meter page)
     from dashboard.common import seg_status
     from dashboard.figures import lambda_curve, lambda_curve_picture, risk_heatmap
     from dashboard.jobs import warm_workers

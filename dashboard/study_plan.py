@@ -1,16 +1,16 @@
 """The Meter page's "Plan a study" section: the probability that a device passes the chosen
 standard's criteria for S sensors × M pairs, expected agreement and intra-class correlation, and
-the sensors needed for a target probability (:func:`ranking_core.meter.study_plan.plan`, the
-computation of ``riskgrid plan-study``)."""
+the sensors needed for a target probability (:func:`ranking_core.meter.standards.study_plan.plan`,
+the computation of ``riskgrid plan-study``)."""
 
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
 
-from ranking_core.meter.bounds import BOUNDS
-from ranking_core.meter.standards import STANDARDS
-from ranking_core.meter.study_plan import MAX_PAIRS, MAX_SENSORS, PLAN_BOUNDS, plan
+from ranking_core.meter.standards.bounds import BOUNDS
+from ranking_core.meter.standards.registry import STANDARDS
+from ranking_core.meter.standards.study_plan import MAX_PAIRS, MAX_SENSORS, PLAN_BOUNDS, plan
 
 __all__ = ["show_study_plan"]
 

@@ -431,7 +431,7 @@ def _actions(surveys: SurveyStore, survey: Survey) -> None:
 
 
 def _export(surveys: SurveyStore, survey: Survey) -> None:
-    from ranking_core.meter.export import safe_csv
+    from ranking_core.meter.documents.export import safe_csv
     from ranking_core.surveys.results import export_frame
 
     st.download_button(

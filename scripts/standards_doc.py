@@ -1,7 +1,7 @@
 """Write docs/STANDARDS.md from the registry of acceptance standards
-(:data:`ranking_core.meter.standards.STANDARDS`) and the bound methods
-(:data:`ranking_core.meter.bounds.BOUNDS`): every criterion with its quoted text, paragraph,
-threshold and verdict rule. ``--check`` exits 1 when the committed file differs.
+(:data:`ranking_core.meter.standards.registry.STANDARDS`) and the bound methods
+(:data:`ranking_core.meter.standards.bounds.BOUNDS`): every criterion with its quoted text,
+paragraph, threshold and verdict rule. ``--check`` exits 1 when the committed file differs.
 
     python scripts/standards_doc.py            # writes docs/STANDARDS.md
     python scripts/standards_doc.py --check    # CI: is it current?
@@ -15,16 +15,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from ranking_core.meter.bounds import BOUNDS  # noqa: E402
-from ranking_core.meter.standards import DEFAULT_STANDARD, DEVICES, RULES, STANDARDS  # noqa: E402
+from ranking_core.meter.standards.bounds import BOUNDS  # noqa: E402
+from ranking_core.meter.standards.registry import DEFAULT_STANDARD, DEVICES, RULES, STANDARDS  # noqa: E402
 
 OUT = ROOT / "docs" / "STANDARDS.md"
 
 INTRO = """# Acceptance standards
 
 What `riskgrid meter-report` judges pairs by, generated from the registry
-(`ranking_core/meter/standards.py`) by `python scripts/standards_doc.py`; a test checks that this
-file is current. How the numbers compare with other implementations on public data is in
+(`ranking_core/meter/standards/registry.py`) by `python scripts/standards_doc.py`; a test checks
+that this file is current. How the numbers compare with other implementations on public data is in
 [CONFORMANCE.md](CONFORMANCE.md).
 
 **Choosing.** `--device bgm|cgm` picks the default standard ({defaults}); the device is `cgm`
@@ -68,7 +68,7 @@ under `cg_ega` (point and rate zone counts; accurate readings, benign errors and
 readings by glycaemic state: reference ≤ 70, > 70 to ≤ 180, > 180 mg/dL) and in the PDF and HTML
 reports. Its borders and its error matrix, with their sources and the two places where the
 published description and the open reference implementation (github dotXem/CG-EGA) differ, are
-in `ranking_core/meter/cg_ega.py`; the reference implementation's example is the optional
+in `ranking_core/meter/cgm/cg_ega.py`; the reference implementation's example is the optional
 conformance vector `cg-ega`.
 
 **DTS Trend Accuracy Matrix** (Klonoff DC et al., J Diabetes Sci Technol 2024;18(6):1346–1361):

@@ -1,6 +1,6 @@
 """The recipe of docs/ARCHITECTURE.md ("How to add an acceptance standard"), on a throw-away
-standard: one ``Standard`` in ``ranking_core.meter.standards.STANDARDS``, and the report, its
-tables and ``riskgrid meter-report --profile`` judge pairs by it with nothing else to edit."""
+standard: one ``Standard`` in ``ranking_core.meter.standards.registry.STANDARDS``, and the report,
+its tables and ``riskgrid meter-report --profile`` judge pairs by it with nothing else to edit."""
 
 from __future__ import annotations
 
@@ -12,10 +12,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ranking_core.meter import meter_report, standards
-from ranking_core.meter.display import display_frame
-from ranking_core.meter.pairs import read_pairs
-from ranking_core.meter.standards import Standard, profile_names
+from ranking_core.meter import meter_report
+from ranking_core.meter.documents.display import display_frame
+from ranking_core.meter.pairs.readings import read_pairs
+from ranking_core.meter.standards import registry as standards
+from ranking_core.meter.standards.registry import Standard, profile_names
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "data" / "sample_meter_pairs.csv"
@@ -23,7 +24,7 @@ SAMPLE = ROOT / "data" / "sample_meter_pairs.csv"
 # fresh process before the command line is imported, as an edit of standards.py would
 THROWAWAY_SOURCE = """
 import numpy as np
-from ranking_core.meter.standards import Criterion, Standard
+from ranking_core.meter.standards.registry import Criterion, Standard
 
 def within(limit):
     return lambda d: (np.ones(d.ref.size, dtype=bool), np.abs(d.bgm - d.ref) <= limit)
@@ -67,7 +68,7 @@ def test_a_registered_standard_is_judged_by_the_report(registered):
 def test_meter_report_judges_by_a_registered_standard():
     probe = (
         THROWAWAY_SOURCE
-        + "from ranking_core.meter import standards\n"
+        + "from ranking_core.meter.standards import registry as standards\n"
         + "standards.STANDARDS[THROWAWAY.name] = THROWAWAY\n"
         + "from ranking_core.cli import app\n"
         + f"app(['meter-report', {str(SAMPLE)!r}, '--profile', 'throwaway'])\n"

@@ -1,6 +1,7 @@
-"""Lower confidence bounds of an agreement rate (ranking_core.meter.bounds) against independent
-expectations: statsmodels' exact interval, the Korn–Graubard formula of R survey::svyciprop
-written out by hand, Newcombe's published continuity-corrected Wilson intervals, the ANOVA
+"""Lower confidence bounds of an agreement rate (ranking_core.meter.standards.bounds) against
+independent expectations: statsmodels' exact interval, the Korn–Graubard formula of R
+survey::svyciprop written out by hand, Newcombe's published continuity-corrected Wilson intervals,
+the ANOVA
 intra-class correlation from sums of squares, and the bootstrap's own invariances."""
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import pytest
 from scipy.stats import beta, t
 from statsmodels.stats.proportion import proportion_confint
 
-from ranking_core.meter.bounds import BOUNDS, MIN_BOOTSTRAP_CLUSTERS, lower_bound
+from ranking_core.meter.standards.bounds import BOUNDS, MIN_BOOTSTRAP_CLUSTERS, lower_bound
 
 
 def _hits(k: int, n: int) -> np.ndarray:

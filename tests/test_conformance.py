@@ -26,7 +26,7 @@ from ranking_core.conformance.ega import PUBLISHED_ZONES, differing_pairs, vigne
 from ranking_core.conformance.ifdtulm import CELL_CRITERIA, compare_ifdtulm
 from ranking_core.conformance.seg_app import PUBLISHED, report_numbers
 from ranking_core.grids.registry import get_grid
-from ranking_core.meter.bounds import lower_bound
+from ranking_core.meter.standards.bounds import lower_bound
 
 runner = CliRunner()
 DOC = Path(__file__).resolve().parents[1] / "docs" / "CONFORMANCE.md"

@@ -27,7 +27,7 @@ import ranking_core.learners.spectral as ranker_module
 from dashboard.common import plain
 from ranking_core import IteratedLavrentiev, SpectralRanker
 from ranking_core.grids.registry import ZoneGrid, grids
-from ranking_core.meter.acceptance import profiles
+from ranking_core.meter.standards.acceptance import profiles
 from ranking_core.selection import choose
 from ranking_core.storage import Store
 

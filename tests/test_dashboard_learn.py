@@ -31,7 +31,7 @@ from ranking_core.learn import (
     ratings_checksum,
     with_robust,
 )
-from ranking_core.meter.figures import DISPLAY_STEP
+from ranking_core.meter.documents.figures import DISPLAY_STEP
 from ranking_core.panels import risk_band, simulate_panel
 from ranking_core.ratings import read_rating_set
 

@@ -110,8 +110,8 @@ def test_the_per_pair_table_fits_the_page_whatever_the_report_holds():
     from dashboard.meter_pairs import PAGE_WIDTH, page_columns
     from ranking_core.grids import SEGTable
     from ranking_core.meter import meter_report
-    from ranking_core.meter.export import pair_results
-    from ranking_core.meter.pairs import pairs_from_frame
+    from ranking_core.meter.documents.export import pair_results
+    from ranking_core.meter.pairs.readings import pairs_from_frame
 
     frame = pd.DataFrame({"BGM": [5.5, 40.0, 8.0], "REF": [6.0, 7.0, 8.1]})  # 40 mmol/L: > 600
     pairs = pairs_from_frame(frame, "pairs", first_row=2, unit="line", glucose_unit="mmol/L")

@@ -19,9 +19,9 @@ from ranking_core.grids.style import (
     shown_px,
     text_points,
 )
-from ranking_core.meter import figures as meter_figures
-from ranking_core.meter import grid_plots
-from ranking_core.meter.cg_diva import CgDivaRange
+from ranking_core.meter.cgm.cg_diva import CgDivaRange
+from ranking_core.meter.documents import figures as meter_figures
+from ranking_core.meter.documents import grid_plots
 from ranking_core.panels import parkes_surface
 
 SURFACE = parkes_surface()

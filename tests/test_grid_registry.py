@@ -165,7 +165,7 @@ def test_a_zone_grid_module_is_all_a_new_grid_needs(throwaway_grid, tmp_path):
 
     from ranking_core.cli import app
     from ranking_core.meter import meter_report
-    from ranking_core.meter.pairs import read_pairs
+    from ranking_core.meter.pairs.readings import read_pairs
 
     assert grid_names(ZoneGrid)[-1] == "throwaway-band" and "throwaway-band" in report_grids()
     sample = Path(__file__).resolve().parents[1] / "data" / "sample_meter_pairs.csv"

@@ -11,14 +11,14 @@ import pytest
 from statsmodels.stats.proportion import proportion_confint
 
 from ranking_core.meter import meter_report, read_pairs
-from ranking_core.meter.acceptance import (
+from ranking_core.meter.report import binomial_lower_bound
+from ranking_core.meter.standards.acceptance import (
     AcceptanceData,
     JudgeSettings,
     acceptance_table,
     rates_of_change,
 )
-from ranking_core.meter.bounds import lower_bound
-from ranking_core.meter.report import binomial_lower_bound
+from ranking_core.meter.standards.bounds import lower_bound
 
 SAMPLE = "data/sample_meter_pairs.csv"
 

@@ -1,6 +1,7 @@
-"""CG-DIVA (ranking_core.meter.cg_diva) against a plain re-implementation of the published method
-written here with loops (Eichenlaub et al., J Diabetes Sci Technol 2022; the IfDTUlm reference
-code): the same seeded resamples of sensors, quantiles of the resampled pairs taken one resample
+"""CG-DIVA (ranking_core.meter.cgm.cg_diva) against a plain re-implementation of the published
+method written here with loops (Eichenlaub et al., J Diabetes Sci Technol 2022; the IfDTUlm
+reference code): the same seeded resamples of sensors, quantiles of the resampled pairs taken one
+resample
 at a time, the jackknife one sensor at a time and the BCa formula with the standard library's
 normal distribution. Then the report's wiring (JSON, tables, notes) and the figure."""
 
@@ -14,7 +15,7 @@ import pandas as pd
 import pytest
 from matplotlib.figure import Figure
 
-from ranking_core.meter.cg_diva import (
+from ranking_core.meter.cgm.cg_diva import (
     CG_DIVA_RANGES,
     INNER_SIZES,
     OUTER_SIZES,
@@ -23,7 +24,7 @@ from ranking_core.meter.cg_diva import (
     deviations,
     resampled_quantiles,
 )
-from ranking_core.meter.grid_plots import cg_diva_plot, figure_png
+from ranking_core.meter.documents.grid_plots import cg_diva_plot, figure_png
 from ranking_core.meter.report import meter_report
 
 JSON_KEYS = {
@@ -219,7 +220,7 @@ def test_figure_draws_both_intervals_of_three_ranges_and_the_inner_of_total() ->
 
 
 def test_too_many_sensors_leave_cg_diva_out_with_a_note(monkeypatch: pytest.MonkeyPatch) -> None:
-    import ranking_core.meter.verdicts as verdicts
+    import ranking_core.meter.standards.verdicts as verdicts
 
     monkeypatch.setattr(verdicts, "CG_DIVA_MAX_SENSORS", 3)
     frame = _synthetic(sensors=4, per_sensor=10)

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from ranking_core.cli import app
 from ranking_core.grids.clarke import clarke_zone
-from ranking_core.meter.cg_ega import (
+from ranking_core.meter.cgm.cg_ega import (
     CLASSES,
     POINT_ZONES,
     RATE_ZONES,

@@ -13,14 +13,14 @@ from pypdf import PdfReader
 
 from ranking_core.grids import SEGTable, grids
 from ranking_core.meter import meter_report
-from ranking_core.meter.acceptance import get_profile, profiles
-from ranking_core.meter.display import display_frame
-from ranking_core.meter.document import (
+from ranking_core.meter.documents.display import display_frame
+from ranking_core.meter.documents.document import (
     report_blocks,
     report_html,
     report_pdf,
     write_report,
 )
+from ranking_core.meter.standards.acceptance import get_profile, profiles
 from ranking_core.version import riskgrid_version
 
 RNG = np.random.default_rng(12)
@@ -166,7 +166,7 @@ def _text_runs(page) -> list[tuple[str, float, float]]:
     with the font it is drawn in (DejaVu Sans or DejaVu Sans Bold)."""
     from reportlab.pdfbase.pdfmetrics import stringWidth
 
-    from ranking_core.meter.pdf import BOLD, FONT, _fonts
+    from ranking_core.meter.documents.pdf import BOLD, FONT, _fonts
 
     _fonts()
     runs = []
@@ -185,7 +185,7 @@ def _text_runs(page) -> list[tuple[str, float, float]]:
 
 
 def test_pdf_keeps_every_column_inside_the_page_with_header_and_page_numbers(parts):
-    from ranking_core.meter.pdf import MARGIN
+    from ranking_core.meter.documents.pdf import MARGIN
 
     report, blocks = parts
     reader = PdfReader(io.BytesIO(report_pdf(blocks)))
@@ -211,8 +211,8 @@ def test_pdf_keeps_every_column_inside_the_page_with_header_and_page_numbers(par
 
 
 def test_a_table_too_wide_for_a_portrait_page_gets_a_landscape_page():
-    from ranking_core.meter.document import Heading, TableBlock, Text
-    from ranking_core.meter.pdf import MARGIN
+    from ranking_core.meter.documents.document import Heading, TableBlock, Text
+    from ranking_core.meter.documents.pdf import MARGIN
 
     words = [f"column{i}-unbroken" for i in range(8)]  # 8 × ~85 pt: landscape only
     frame = pd.DataFrame({w: [f"value{i}-row{r}" for r in range(3)] for i, w in enumerate(words)})
@@ -237,7 +237,7 @@ def test_a_table_too_wide_for_a_portrait_page_gets_a_landscape_page():
 
 
 def test_column_widths_fill_the_width_and_never_cut_a_word():
-    from ranking_core.meter.pdf import _text_width, column_widths
+    from ranking_core.meter.documents.pdf import _text_width, column_widths
 
     frame = pd.DataFrame(
         {"a": ["short"], "b": ["a much longer text that can wrap over several lines " * 3]}
@@ -252,7 +252,7 @@ def test_column_widths_fill_the_width_and_never_cut_a_word():
 
 
 def test_headings_name_only_the_profiles_judged():
-    from ranking_core.meter.acceptance import get_profile
+    from ranking_core.meter.standards.acceptance import get_profile
 
     icgm, iso = get_profile("icgm"), get_profile("iso15197")
     report = meter_report(pd.DataFrame({"BGM": BGM, "REF": REF}), None, profiles=("icgm",))

@@ -12,14 +12,14 @@ import pytest
 
 from ranking_core.grids import SEGTable
 from ranking_core.meter import meter_report
-from ranking_core.meter.export import (
+from ranking_core.meter.documents.export import (
     FigureExportError,
     figure_html,
     figure_png,
     safe_csv,
     write_report_files,
 )
-from ranking_core.meter.figures import bland_altman_figure, risk_heatmap, seg_heatmap
+from ranking_core.meter.documents.figures import bland_altman_figure, risk_heatmap, seg_heatmap
 
 
 @pytest.fixture(scope="module")
@@ -115,7 +115,7 @@ def test_png_with_a_browser(report):
 
 
 def test_bland_altman_draws_many_pairs_as_density_counting_each_pair_once():
-    from ranking_core.meter.grid_plots import DENSITY_FROM
+    from ranking_core.meter.documents.grid_plots import DENSITY_FROM
 
     rng = np.random.default_rng(3)
     ref = rng.integers(20, 500, DENSITY_FROM + 500)
@@ -141,7 +141,7 @@ def test_bland_altman_draws_many_pairs_as_density_counting_each_pair_once():
 
 
 def test_grade_lines_of_a_linear_grid_are_the_closed_form_iso_lines():
-    from ranking_core.meter.figures import grade_line_vertices
+    from ranking_core.meter.documents.figures import grade_line_vertices
 
     estimate = np.arange(601.0)
     grid = np.tile(estimate / 150.0, (601, 1))  # [REF, estimate]: risk = estimate / 150

@@ -284,7 +284,7 @@ def test_per_pair_categories_read_back_as_text_with_their_number():
     from pandas._libs.parsers import STR_NA_VALUES
 
     from ranking_core.grids.risk_scale import RISK_CATEGORIES, RISK_CATEGORY_FILE_LABELS
-    from ranking_core.meter.export import pair_results, safe_csv
+    from ranking_core.meter.documents.export import pair_results, safe_csv
 
     assert not set(RISK_CATEGORY_FILE_LABELS) & set(STR_NA_VALUES)
     assert RISK_CATEGORY_FILE_LABELS[1:] == RISK_CATEGORIES[1:]
@@ -308,7 +308,7 @@ def test_per_pair_categories_read_back_as_text_with_their_number():
 
 
 def test_provenance_and_every_number_in_the_json_are_numbers(tmp_path):
-    from ranking_core.meter.pairs import read_pairs
+    from ranking_core.meter.pairs.readings import read_pairs
 
     path = tmp_path / "pairs.csv"
     rows = "".join(f"{100 + i},{100 + 2 * i}\n" for i in range(1200))

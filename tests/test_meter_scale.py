@@ -13,7 +13,7 @@ from scipy.stats import bootstrap
 
 from ranking_core.grids.registry import report_grids
 from ranking_core.meter import meter_report, statistics
-from ranking_core.meter.acceptance import (
+from ranking_core.meter.standards.acceptance import (
     AcceptanceData,
     JudgeSettings,
     acceptance_table,

@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ranking_core.cli import app
-from ranking_core.meter.standards import STANDARDS, within
+from ranking_core.meter.standards.registry import STANDARDS, within
 
 runner = CliRunner()
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "conformance"
@@ -268,7 +268,7 @@ def test_clinical_trend_concurrence_counts_every_rate_pair_by_hand(tmp_path):
 
 
 def test_ctca_zones_of_every_cell_are_their_zone_count_lists():
-    from ranking_core.meter.trend import ctca_category, trend_concurrence
+    from ranking_core.meter.cgm.trend import ctca_category, trend_concurrence
 
     sensor, comparator = np.divmod(np.arange(49), 7)  # every cell once
     result = trend_concurrence(sensor, comparator, np.zeros(49))

@@ -13,8 +13,8 @@ from ranking_core.cli import app
 from ranking_core.inputs import InputError
 from ranking_core.inputs.series import read_series
 from ranking_core.meter import meter_report, read_pairs
-from ranking_core.meter.acceptance import JudgeSettings
-from ranking_core.meter.pairing import PAIRED_COLUMNS, nearest_in_window, pair_series
+from ranking_core.meter.pairs.pairing import PAIRED_COLUMNS, nearest_in_window, pair_series
+from ranking_core.meter.standards.acceptance import JudgeSettings
 from ranking_core.validation import counted
 
 runner = CliRunner()

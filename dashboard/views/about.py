@@ -5,7 +5,7 @@ import streamlit as st
 
 from ranking_core.grids.registry import ZoneGrid, grids
 from ranking_core.learn import LearnSettings
-from ranking_core.meter.acceptance import profiles
+from ranking_core.meter.standards.acceptance import profiles
 
 INTENDED_USE = (
     "**Intended use.** riskgrid is a research and device-evaluation tool: it learns clinical "

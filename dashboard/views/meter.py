@@ -43,10 +43,8 @@ from ranking_core.grids.seg import MISSING_SEG_MESSAGE, SEGTable
 from ranking_core.inputs import InputError, format_names, upload_types
 from ranking_core.inputs.series import SERIES_FORMATS
 from ranking_core.meter import MeterPairs, MeterReport, PairsFileError, meter_report
-from ranking_core.meter.acceptance import JudgeSettings, default_standards
-from ranking_core.meter.bounds import BOUNDS
-from ranking_core.meter.cg_diva import CG_DIVA_CAPTION
-from ranking_core.meter.display import (
+from ranking_core.meter.cgm.cg_diva import CG_DIVA_CAPTION
+from ranking_core.meter.documents.display import (
     FAILS,
     MEETS,
     NO_PAIRS,
@@ -56,7 +54,7 @@ from ranking_core.meter.display import (
     display_frame,
     value_text,
 )
-from ranking_core.meter.document import (
+from ranking_core.meter.documents.document import (
     VERDICT_COLOURS,
     bland_altman_report_plot,
     figure_caption,
@@ -64,10 +62,18 @@ from ranking_core.meter.document import (
     report_html,
     report_pdf_file,
 )
-from ranking_core.meter.export import safe_csv
-from ranking_core.meter.grid_plots import PNG_DPI, cg_diva_plot, figure_pdf, figure_png, grid_plot
+from ranking_core.meter.documents.export import safe_csv
+from ranking_core.meter.documents.grid_plots import (
+    PNG_DPI,
+    cg_diva_plot,
+    figure_pdf,
+    figure_png,
+    grid_plot,
+)
 from ranking_core.meter.report import device_of
-from ranking_core.meter.standards import DEVICES, STANDARDS
+from ranking_core.meter.standards.acceptance import JudgeSettings, default_standards
+from ranking_core.meter.standards.bounds import BOUNDS
+from ranking_core.meter.standards.registry import DEVICES, STANDARDS
 
 SCREEN_DPI = 120  # the error-grid plot on the page: 768 px, half the time of the download (PNG_DPI)
 

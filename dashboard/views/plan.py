@@ -19,7 +19,7 @@ from dashboard.common import (
 from ranking_core.grids.learned import GLUCOSE_AXIS
 from ranking_core.inputs import format_names, upload_types
 from ranking_core.learn import learn_panel
-from ranking_core.meter.export import safe_csv
+from ranking_core.meter.documents.export import safe_csv
 from ranking_core.panels import (
     PANEL_MODELS,
     panel_report,

@@ -27,12 +27,12 @@ from ranking_core.grids.seg import (
 )
 from ranking_core.inputs import MGDL_PER_MMOLL, format_names, with_limits
 from ranking_core.inputs.text import named
-from ranking_core.meter.acceptance import default_standards
-from ranking_core.meter.bounds import BOUNDS
-from ranking_core.meter.pairs import PairsFileError, read_pairs
+from ranking_core.meter.pairs.readings import PairsFileError, read_pairs
 from ranking_core.meter.report import MeterReport, device_of
 from ranking_core.meter.report import meter_report as build_report
-from ranking_core.meter.standards import DEVICES, profile_names
+from ranking_core.meter.standards.acceptance import default_standards
+from ranking_core.meter.standards.bounds import BOUNDS
+from ranking_core.meter.standards.registry import DEVICES, profile_names
 from ranking_core.validation import MAX_SEED
 
 console = Console(highlight=False, soft_wrap=True)
@@ -57,7 +57,7 @@ def _standards(profile: str | None) -> tuple[str, ...] | None:
 
 
 def _print_table(title: str, text: pd.DataFrame, caption: str | None = None) -> None:
-    from ranking_core.meter.display import FAILS, MEETS, PASSES
+    from ranking_core.meter.documents.display import FAILS, MEETS, PASSES
 
     styles = {PASSES: "bold green", MEETS: "bold green", FAILS: "bold red"}
     table = Table(title=title, title_justify="left", caption=caption, caption_justify="left")
@@ -73,8 +73,8 @@ def _print_table(title: str, text: pd.DataFrame, caption: str | None = None) -> 
 
 
 def _print_tables(report: MeterReport) -> None:
-    from ranking_core.meter.acceptance import get_profile
-    from ranking_core.meter.display import display_frame
+    from ranking_core.meter.documents.display import display_frame
+    from ranking_core.meter.standards.acceptance import get_profile
 
     titles = report.titles()
     for name, frame in report.tables().items():
@@ -304,7 +304,7 @@ def meter_report(
 ) -> None:
     """Meter accuracy report of BGM/REF pairs: the official SEG tool's tables, DTS, Clarke and
     Parkes zones, ISO 15197:2013 criteria, statistics by glucose range."""
-    from ranking_core.meter.acceptance import JudgeSettings, parse_measuring_range
+    from ranking_core.meter.standards.acceptance import JudgeSettings, parse_measuring_range
 
     try:
         standards = _standards(profile)
@@ -316,7 +316,7 @@ def meter_report(
     except ValueError as exc:
         fail(exc)
     if report_file is not None:
-        from ranking_core.meter.document import REPORT_FORMATS
+        from ranking_core.meter.documents.document import REPORT_FORMATS
 
         if report_file.suffix.lower() not in REPORT_FORMATS:
             fail(
@@ -425,12 +425,12 @@ def _write_outputs(
     """Every output of ``meter-report`` through :func:`~ranking_core.cli.output.write_output`
     (never an input file, never through a symbolic link, one sentence on failure)."""
     if pairs_out is not None:
-        from ranking_core.meter.export import pair_results, safe_csv
+        from ranking_core.meter.documents.export import pair_results, safe_csv
 
         write_output(pairs_out, safe_csv(pair_results(report)), "--pairs-out", inputs)
         console.print(f"wrote {shown(pairs_out)}")
     if report_file is not None:
-        from ranking_core.meter.document import report_blocks, report_html, report_pdf
+        from ranking_core.meter.documents.document import report_blocks, report_html, report_pdf
 
         with console.status(f"Writing {shown(report_file.name)}…"):
             blocks = report_blocks(report, table, learned, name=pairs.name)
@@ -445,9 +445,9 @@ def _write_outputs(
         write_output(json_out, json.dumps(report.to_dict(), indent=2), "--json", inputs)
         console.print(f"wrote {shown(json_out)}")
     if out_dir is not None:
-        from ranking_core.meter.document import bland_altman_report_plot, report_figures
-        from ranking_core.meter.export import FigureExportError, report_files
-        from ranking_core.meter.figures import bland_altman_figure, seg_heatmap
+        from ranking_core.meter.documents.document import bland_altman_report_plot, report_figures
+        from ranking_core.meter.documents.export import FigureExportError, report_files
+        from ranking_core.meter.documents.figures import bland_altman_figure, seg_heatmap
 
         figures = {"bland_altman": bland_altman_figure(report)}
         if table is not None:
@@ -456,7 +456,7 @@ def _write_outputs(
         plots = report_figures(report, table, learned)
         plots["bland_altman"] = bland_altman_report_plot(report)[0]
         if report.cg_diva is not None:
-            from ranking_core.meter.grid_plots import cg_diva_plot
+            from ranking_core.meter.documents.grid_plots import cg_diva_plot
 
             plots["cg_diva"] = cg_diva_plot(report.cg_diva)
         try:
@@ -471,7 +471,7 @@ def _exit_on_failed_verdicts(report: MeterReport) -> None:
     """Exit with status 3, naming the failed criteria on stderr, when a judged criterion fails
     (criteria with no pair in range are not judged and never fail)."""
     from ranking_core.inputs.text import printable
-    from ranking_core.meter.display import profile_title
+    from ranking_core.meter.standards.registry import profile_title
 
     judged = report.tables()["acceptance"]
     failed = [

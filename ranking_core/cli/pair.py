@@ -1,6 +1,6 @@
 """``riskgrid pair SENSOR REFERENCE -o PAIRS.csv``: pair sensor readings with reference readings;
 ``riskgrid pair EXPORT -o PAIRS.csv``: pair the meter and CGM readings of one Nightscout or
-Tidepool export (:mod:`ranking_core.meter.device_exports`)."""
+Tidepool export (:mod:`ranking_core.meter.pairs.device_exports`)."""
 
 from __future__ import annotations
 
@@ -114,7 +114,7 @@ def pair(
     minutes (after shifting sensor times by --lag; a tie goes to the earlier sensor reading)."""
     from ranking_core.inputs import InputError, with_limits
     from ranking_core.inputs.series import SERIES_FORMATS, read_series
-    from ranking_core.meter.pairing import check_window_lag, pair_series
+    from ranking_core.meter.pairs.pairing import check_window_lag, pair_series
 
     if reference is None:
         _pair_export(sensor, output, before, max_rows)
@@ -150,7 +150,7 @@ def _pair_export(source: Path, output: Path, before: float, max_rows: int | None
     """``riskgrid pair EXPORT -o PAIRS.csv``: meter readings paired with the CGM readings of
     one Nightscout or Tidepool export; BGM the CGM value, REF the meter's."""
     from ranking_core.inputs import InputError, with_limits
-    from ranking_core.meter.device_exports import pair_export
+    from ranking_core.meter.pairs.device_exports import pair_export
 
     try:
         check_output(output, "--output", [source])

@@ -1,6 +1,6 @@
 """``riskgrid plan-study``: the probability that a device passes a standard's criteria in a study
 of a given size, and the sensors needed for a target probability
-(:mod:`ranking_core.meter.study_plan`)."""
+(:mod:`ranking_core.meter.standards.study_plan`)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ranking_core.cli import shown
-from ranking_core.meter.study_plan import PLAN_BOUNDS
+from ranking_core.meter.standards.study_plan import PLAN_BOUNDS
 from ranking_core.validation import MAX_SEED
 
 console = Console()
@@ -91,8 +91,8 @@ def plan_study(
 ) -> None:
     """Probability of passing each criterion of a standard, and all of them, for a planned study
     (S sensors × M pairs, expected agreement, intra-class correlation)."""
-    from ranking_core.meter.standards import UnknownProfileError
-    from ranking_core.meter.study_plan import plan
+    from ranking_core.meter.standards.registry import UnknownProfileError
+    from ranking_core.meter.standards.study_plan import plan
 
     try:
         result = plan(

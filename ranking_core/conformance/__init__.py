@@ -96,9 +96,9 @@ VECTORS: dict[str, tuple[str, str, Callable[[Path, object | None], list[Comparis
         "3,600 pairs of 24 sensors; their Python and R results. Ranges by the CGM value; "
         "criteria A–G of 21 CFR 862.1355 through the iCGM acceptance profile of "
         "`riskgrid meter-report`, the other cells by the same rule; bounds by "
-        "`ranking_core.meter.bounds.lower_bound`. Tolerances: rates and Clopper–Pearson and "
-        "Wilson bounds to 0.0001 percentage point, the intra-class correlation to 1e-6; the BCa "
-        "bootstrap (10,000 resamples, seed 1) is Monte Carlo with random numbers of its own "
+        "`ranking_core.meter.standards.bounds.lower_bound`. Tolerances: rates and Clopper–Pearson "
+        "and Wilson bounds to 0.0001 percentage point, the intra-class correlation to 1e-6; the "
+        "BCa bootstrap (10,000 resamples, seed 1) is Monte Carlo with random numbers of its own "
         "(their R and Python results differ by up to 0.09 point), compared to 0.75 point.",
         _ifdtulm,
     ),
@@ -122,7 +122,7 @@ VECTORS: dict[str, tuple[str, str, Callable[[Path, object | None], list[Comparis
         "IfDTUlm CGM_Performance_Assessment, “CG-DIVA” v1.0 (commit 1627801c): 3,600 pairs of "
         "24 sensors; their Python and R results (10,000 resamples over sensors, seed 1). Ranges "
         "by the comparator value; deviations in mg/dL below 70, % from 70 (Total: %). Ours from "
-        "`ranking_core.meter.cg_diva.cg_diva` (what `riskgrid meter-report` shows for pairs "
+        "`ranking_core.meter.cgm.cg_diva.cg_diva` (what `riskgrid meter-report` shows for pairs "
         "with a sensor column). Medians and variabilities are deterministic (tolerance 1e-6; "
         "their smallest and largest sensor medians are printed to two decimals: 0.005); their "
         "Python draws the same resamples as ours (1e-6); their R draws its own, compared within "
@@ -135,9 +135,9 @@ VECTORS: dict[str, tuple[str, str, Callable[[Path, object | None], list[Comparis
         "1627801c): 2,634 pairs with the comparator's rate of change and both categories; "
         "their results as published in their figure `CTCA.png` (shares to one decimal: "
         "tolerance 0.05; MARoC to two: 0.005). Our categories of the comparator's rate "
-        "(`ranking_core.meter.trend.ctca_category`) against theirs pair by pair (128 rates lie "
+        "(`ranking_core.meter.cgm.trend.ctca_category`) against theirs pair by pair (128 rates lie "
         "exactly on a category edge), then the concurrence matrix, zones A–D and MARoC from "
-        "their categories by `ranking_core.meter.trend.trend_concurrence`.",
+        "their categories by `ranking_core.meter.cgm.trend.trend_concurrence`.",
         _ctca,
     ),
     "cg-ega": (
@@ -146,8 +146,8 @@ VECTORS: dict[str, tuple[str, str, Callable[[Path, object | None], list[Comparis
         "documented example `example.npy`, 246 reference and estimate readings 5 min apart, and "
         "the shares of accurate readings, benign errors and erroneous readings its README "
         "prints. Ours: rates of change as `riskgrid meter-report` computes them "
-        "(`ranking_core.meter.acceptance.rates_of_change`), then "
-        "`ranking_core.meter.cg_ega.cg_ega`; every pair's point and rate zone equals theirs, "
+        "(`ranking_core.meter.standards.acceptance.rates_of_change`), then "
+        "`ranking_core.meter.cgm.cg_ega.cg_ega`; every pair's point and rate zone equals theirs, "
         "the error matrix follows the published one where their filters differ (tolerance: "
         "the same ratio of counts, 1e-9 point).",
         _cg_ega,

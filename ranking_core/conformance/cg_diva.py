@@ -11,7 +11,7 @@ The folder ``cg-diva/`` holds their files unchanged, renamed:
   Median, DI1_Lower, DI1_Upper, DI2_Lower, DI2_Upper (``-`` for Total), BSV_Min_Max (text
   ``[min - max]`` to two decimals), BSV_Range, WSV_90%Range; 10,000 resamples, seed 1.
 
-Ours: :func:`ranking_core.meter.cg_diva.cg_diva` with the same resamples and seed. Their Python
+Ours: :func:`ranking_core.meter.cgm.cg_diva.cg_diva` with the same resamples and seed. Their Python
 draws its resamples from NumPy's legacy generator as ours does, so the bootstrap limits agree to
 rounding; their R draws other random numbers, so its limits are compared with Monte Carlo
 tolerances (1 for the inner interval, 4 for the outer: their R and Python results differ by up
@@ -30,7 +30,7 @@ import pandas as pd
 
 from ranking_core.conformance.common import Comparison, ConformanceDataError, check_file
 from ranking_core.conformance.ifdtulm import read_test_data
-from ranking_core.meter.cg_diva import CG_DIVA_RANGES, RESAMPLES, SEED, CgDivaRange, cg_diva
+from ranking_core.meter.cgm.cg_diva import CG_DIVA_RANGES, RESAMPLES, SEED, CgDivaRange, cg_diva
 
 __all__ = ["FOLDER", "RESULT_FILES", "compare_cg_diva", "published_results"]
 

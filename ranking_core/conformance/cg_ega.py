@@ -9,9 +9,10 @@ readings, benign errors and erroneous readings over every glycaemic state:
 ``AP, BE, EP: (0.8367346938775511, 0.12653061224489795, 0.036734693877551024)``.
 
 Ours: the readings given times 5 min apart, rates by
-:func:`ranking_core.meter.acceptance.rates_of_change` (as ``riskgrid meter-report`` computes
-them), then :func:`ranking_core.meter.cg_ega.cg_ega`. Every pair's P-zone and R-zone is theirs;
-the shares differ by the pairs in hyperglycaemia with a P-zone A or B and the R-zone lD (a rapid
+:func:`ranking_core.meter.standards.acceptance.rates_of_change` (as ``riskgrid meter-report``
+computes them), then :func:`ranking_core.meter.cgm.cg_ega.cg_ega`. Every pair's P-zone and R-zone is
+theirs; the shares differ by the pairs in hyperglycaemia with a P-zone A or B and the R-zone lD (a
+rapid
 rise not detected), erroneous readings by the published matrix and benign errors by their
 ``filters.py``: each is named in the explanation, and the shares are compared again with those
 pairs as their filters count them.
@@ -24,8 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from ranking_core.conformance.common import Comparison, ConformanceDataError, check_file
-from ranking_core.meter.acceptance import rates_of_change
-from ranking_core.meter.cg_ega import (
+from ranking_core.meter.cgm.cg_ega import (
     CLASSES,
     STATES,
     cg_ega,
@@ -34,6 +34,7 @@ from ranking_core.meter.cg_ega import (
     point_zone,
     rate_zone,
 )
+from ranking_core.meter.standards.acceptance import rates_of_change
 
 __all__ = ["EXAMPLE_FILE", "FOLDER", "PUBLISHED", "compare_cg_ega", "read_example"]
 

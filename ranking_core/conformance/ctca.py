@@ -9,10 +9,10 @@ They publish their results only as the figure ``Python/CTCA.png`` (commit 162780
 are written out below (:data:`PUBLISHED`): each comparator column's pairs, each cell's share of
 its column and the zone shares to one decimal, MARoC to two.
 
-Compared: our categories of Comp_ROC (:func:`ranking_core.meter.trend.ctca_category`) against
+Compared: our categories of Comp_ROC (:func:`ranking_core.meter.cgm.trend.ctca_category`) against
 their Comp_ROC_Cat, pair by pair (the boundary rule); then, from their categories as the
 reference code takes them, our counts, shares, zones
-(:func:`ranking_core.meter.trend.trend_concurrence`) and MARoC against the figure's.
+(:func:`ranking_core.meter.cgm.trend.trend_concurrence`) and MARoC against the figure's.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ranking_core.conformance.common import Comparison, ConformanceDataError, read_pairs_table
-from ranking_core.meter.trend import CTCA_CATEGORIES, ctca_category, trend_concurrence
+from ranking_core.meter.cgm.trend import CTCA_CATEGORIES, ctca_category, trend_concurrence
 
 __all__ = ["PUBLISHED", "compare_ctca", "read_ctca_data"]
 

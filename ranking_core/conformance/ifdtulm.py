@@ -24,14 +24,14 @@ from ranking_core.conformance.common import (
     check_file,
     read_pairs_table,
 )
-from ranking_core.meter.acceptance import (
+from ranking_core.meter.standards.acceptance import (
     AcceptanceData,
     JudgeSettings,
     acceptance_table,
     get_profile,
 )
-from ranking_core.meter.bounds import lower_bound
-from ranking_core.meter.standards import PairsView
+from ranking_core.meter.standards.bounds import lower_bound
+from ranking_core.meter.standards.registry import PairsView
 
 __all__ = [
     "CELL_CRITERIA",

@@ -13,7 +13,7 @@ from typing import Any
 
 from ranking_core.conformance.common import Comparison, check_file
 from ranking_core.grids.seg import SEGTable
-from ranking_core.meter.pairs import read_pairs
+from ranking_core.meter.pairs.readings import read_pairs
 from ranking_core.meter.report import meter_report
 
 __all__ = ["PUBLISHED", "compare_seg_app", "report_numbers"]

@@ -1,7 +1,7 @@
 """Meter accuracy report: read BGM/REF pairs, compute the SEG tool's tables plus the DTS, Clarke,
 Parkes and learned grids."""
 
-from ranking_core.meter.pairs import (
+from ranking_core.meter.pairs.readings import (
     PAIR_COLUMNS,
     MeterPairs,
     PairsFileError,

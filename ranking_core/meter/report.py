@@ -26,15 +26,23 @@ from ranking_core.grids.risk_scale import (
     risk_grade,
 )
 from ranking_core.grids.seg import GLUCOSE_MAX, MISSING_SEG_MESSAGE, SEGTable
-from ranking_core.meter.acceptance import (
+from ranking_core.meter.cgm.cg_diva import CgDivaRange, cg_diva_frame
+from ranking_core.meter.cgm.trend import TrendAgreement
+from ranking_core.meter.pairs.readings import MeterPairs, name_rows, pairs_from_frame
+from ranking_core.meter.standards.acceptance import (
     RATE_GAP_MINUTES,
     JudgeSettings,
     default_standards,
     get_profile,
 )
-from ranking_core.meter.cg_diva import CgDivaRange, cg_diva_frame
-from ranking_core.meter.display import profile_title
-from ranking_core.meter.pairs import MeterPairs, name_rows, pairs_from_frame
+from ranking_core.meter.standards.registry import profile_title
+from ranking_core.meter.standards.verdicts import (
+    cg_diva_of,
+    device_of,
+    judge_pairs,
+    pair_rates,
+    trend_of,
+)
 from ranking_core.meter.statistics import (
     add_intervals,
     caveats,
@@ -43,14 +51,6 @@ from ranking_core.meter.statistics import (
     pair_points,
     proportion_interval,
     range_statistics,
-)
-from ranking_core.meter.trend import TrendAgreement
-from ranking_core.meter.verdicts import (
-    cg_diva_of,
-    device_of,
-    judge_pairs,
-    pair_rates,
-    trend_of,
 )
 from ranking_core.version import riskgrid_version
 
@@ -198,7 +198,7 @@ class MeterReport:
     acceptance : the criteria of the chosen acceptance standards, one row each: profile, id,
         criterion, count, n, percent, lower_bound_percent, required_percent, rule, passes,
         bound, the measuring range and the pairs outside it (and a group column first with
-        ``--by``; :mod:`ranking_core.meter.acceptance`).
+        ``--by``; :mod:`ranking_core.meter.standards.acceptance`).
     device : "bgm" or "cgm", the device the pairs were judged as.
     standards : the names of the standards judged.
     acceptance_notes : the bound's method and the criteria left out.
@@ -259,7 +259,7 @@ class MeterReport:
     def judged_profiles(self) -> tuple[str, ...]:
         """Titles of the acceptance standards judged (those with a row in :attr:`acceptance`,
         else :attr:`standards`), in order, from the registry
-        (:func:`~ranking_core.meter.acceptance.get_profile`)."""
+        (:func:`~ranking_core.meter.standards.acceptance.get_profile`)."""
         names = dict.fromkeys(self.acceptance["profile"]) if "profile" in self.acceptance else {}
         return tuple(profile_title(name) for name in names or self.standards)
 
@@ -343,8 +343,8 @@ def meter_report(
 
     Parameters
     ----------
-    pairs : pairs from :func:`~ranking_core.meter.pairs.read_pairs`, or a DataFrame with BGM
-        and REF columns (any case; checked and rounded the same way).
+    pairs : pairs from :func:`~ranking_core.meter.pairs.readings.read_pairs`, or a DataFrame with
+        BGM and REF columns (any case; checked and rounded the same way).
     seg_table : the SEG risk table; ``None`` leaves out the SEG tables with a message saying how
         to provide one.
     learned_risk : optional (601, 601) learned risk surface indexed [REF, BGM] on the SEG's

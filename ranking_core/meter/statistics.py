@@ -10,7 +10,8 @@ and MARD, bias and the share within ±15/15 and ±20/20 by glucose range.
   bootstrap (time O(pairs × resamples)) is replaced by the normal interval mean ± z·s/√n, to which
   the percentile bootstrap of a mean converges as the pairs grow (central limit theorem); just
   above the limit the two differ by a few % of the interval's width (checked in the tests).
-* The acceptance criteria (ISO 15197:2013, FDA iCGM) live in :mod:`ranking_core.meter.acceptance`.
+* The acceptance criteria (ISO 15197:2013, FDA iCGM) live in
+:mod:`ranking_core.meter.standards.acceptance`.
 * Glucose ranges by reference: < 70, 70–180 and > 180 mg/dL (the consensus ranges for
   hypoglycaemia, target range and hyperglycaemia).
 * Many pairs: every statistic here is a function of the pairs' multiset, so each function takes

@@ -37,7 +37,7 @@ from numpy.typing import NDArray
 
 from ranking_core.inputs import InputError, name_lines, quote
 from ranking_core.inputs.series import GlucoseSeries
-from ranking_core.meter.pairs import MeterPairs, pairs_from_frame
+from ranking_core.meter.pairs.readings import MeterPairs, pairs_from_frame
 from ranking_core.validation import counted
 
 __all__ = [

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from ranking_core.inputs import MGDL_PER_MMOLL
+from ranking_core.meter.standards.registry import profile_title
 
 __all__ = [
     "ACCEPTANCE_SHOWN",
@@ -22,7 +23,6 @@ __all__ = [
     "acceptance_summary",
     "display_frame",
     "glucose_text",
-    "profile_title",
     "value_text",
 ]
 
@@ -136,22 +136,11 @@ def glucose_text(text: str, unit: str) -> str:
     return _MGDL.sub(both, text)
 
 
-def profile_title(name: object) -> str:
-    """The title of a registered acceptance profile (its registry's ``title``); an unknown name
-    as it is."""
-    from ranking_core.meter.acceptance import get_profile
-
-    try:
-        return str(get_profile(str(name)).title)
-    except ValueError:
-        return str(name)
-
-
 def acceptance_summary(acceptance: pd.DataFrame) -> list[str]:
     """One sentence per judged profile (those in the table, in order): its title, its citation
     from the registry and how each of its criteria is judged, e.g. "FDA iCGM: 21 CFR 862.1355…
     Verdicts, by criterion: A, …, G: 95 % lower bound > required; H, I: no pair allowed."."""
-    from ranking_core.meter.acceptance import get_profile
+    from ranking_core.meter.standards.acceptance import get_profile
 
     sentences = []
     for name, rows in acceptance.groupby("profile", sort=False):

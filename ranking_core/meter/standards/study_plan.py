@@ -9,7 +9,8 @@ The model, stated once:
   most a share of errors, *free of the error*) with probability p_s for sensor s; p_s is drawn
   from Beta(a, b) with mean p (the ``--agreement``) and intra-class correlation R = 1/(a + b + 1)
   (``--icc``). R = 0: every pair independently with probability p, the count Binomial(S·M, p).
-* The verdict is the standard's own rule on the count (:mod:`ranking_core.meter.acceptance`):
+* The verdict is the standard's own rule on the count
+(:mod:`ranking_core.meter.standards.acceptance`):
   lower bound > required (by the chosen bound method), share ≥ required, no error, or at most the
   required share of errors.
 * All criteria together: the product of their probabilities (the samples independent).
@@ -27,8 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import binom
 
-from ranking_core.meter.bounds import lower_bound
-from ranking_core.meter.standards import Criterion, get_profile
+from ranking_core.meter.standards.bounds import lower_bound
+from ranking_core.meter.standards.registry import Criterion, get_profile
 
 __all__ = [
     "MAX_PAIRS",

@@ -30,7 +30,7 @@ from ranking_core.grids.seg import SEGTable
 from ranking_core.grids.style import MEASURED_TITLE, REF_TITLE, RISK_TITLE, style_figure
 from ranking_core.grids.zone_grid import zone_grid
 from ranking_core.inputs import MGDL_PER_MMOLL
-from ranking_core.meter.cg_diva import CgDivaRange
+from ranking_core.meter.cgm.cg_diva import CgDivaRange
 from ranking_core.meter.statistics import mean_sd
 from ranking_core.validation import counted
 

@@ -1,12 +1,12 @@
-"""Judging pairs by acceptance standards (:mod:`ranking_core.meter.standards`): counts, shares,
-lower confidence bounds and verdicts, one row per criterion.
+"""Judging pairs by acceptance standards (:mod:`ranking_core.meter.standards.registry`): counts,
+shares, lower confidence bounds and verdicts, one row per criterion.
 
 * Values are judged as measured (no rounding), in mg/dL.
 * A standard with a measuring range (the FDA iCGM special controls: 40–400 mg/dL, the range of
   every cleared iCGM; outside it the device shows only "LOW" / "HIGH") judges only the pairs
   whose device reading lies inside it, boundaries included; how many were left out is said.
 * Lower bounds (criteria with the rule "95 % lower bound > required") come from
-  :func:`ranking_core.meter.bounds.lower_bound`: ``cp`` exact Clopper–Pearson, ``kg``
+  :func:`ranking_core.meter.standards.bounds.lower_bound`: ``cp`` exact Clopper–Pearson, ``kg``
   Korn–Graubard over clusters, ``wilson-cc`` the clustered continuity-corrected Wilson bound,
   ``bootstrap`` a BCa bootstrap over clusters. Clusters are the ``sensor`` or ``subject`` column.
 * Rates of change (criteria J and K) come from consecutive pairs of one sensor at most
@@ -22,8 +22,8 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from ranking_core.meter.bounds import BOUNDS, lower_bound
-from ranking_core.meter.standards import (
+from ranking_core.meter.standards.bounds import BOUNDS, lower_bound
+from ranking_core.meter.standards.registry import (
     DEFAULT_STANDARD,
     RULES,
     Criterion,

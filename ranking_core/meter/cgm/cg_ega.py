@@ -18,7 +18,7 @@ Three parts, each pair (reference, sensor) with both rates of change:
   upper borders of zones A and B are raised by 10 mg/dL; falling faster (r < −2) the upper borders
   of A, B and D by 20 mg/dL; rising at 1 < r ≤ 2 the lower borders of A, B and D are lowered by
   10 mg/dL; rising faster (r > 2) by 20 mg/dL (the rate intervals as Fig. 8.3 labels them, the
-  same as the 5 × 5 trend table's, :func:`ranking_core.meter.trend.rate_category`). dotXem's
+  same as the 5 × 5 trend table's, :func:`ranking_core.meter.cgm.trend.rate_category`). dotXem's
   code differs in four ways, none of which moves a pair of its documented example: it moves the
   upper and the lower borders together (and C's and E's with them) whichever way the reference
   moves, at −2 < r ≤ −1 / 1 ≤ r < 2 (10) and r ≤ −2 / r ≥ 2 (20); it draws the upper B/C border
@@ -44,9 +44,9 @@ Three parts, each pair (reference, sensor) with both rates of change:
 
 Rates: CG-EGA's rate is the change between consecutive readings over the time between them
 (mg/dL/min; 15-min reference intervals in 2004, 5-min in 2005) — the project's rate
-(:func:`ranking_core.meter.acceptance.rates_of_change`: consecutive pairs of one sensor within
-``--rate-gap``, the reference's and the sensor's each over their own times), so no other rate is
-computed here; pairs without both rates are counted, not classified.
+(:func:`ranking_core.meter.standards.acceptance.rates_of_change`: consecutive pairs of one sensor
+within ``--rate-gap``, the reference's and the sensor's each over their own times), so no other rate
+is computed here; pairs without both rates are counted, not classified.
 """
 
 from __future__ import annotations

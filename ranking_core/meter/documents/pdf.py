@@ -3,8 +3,8 @@ every table's columns sized from the measured width of their texts and wrapped t
 width (a table too wide even then goes on a landscape page of its own), a running header (the
 report's title with the data set's name) and "page N of M" on every page.
 
-The content comes from :func:`ranking_core.meter.document.report_blocks`, the same as the HTML
-(the pieces are those of :mod:`ranking_core.meter.blocks`).
+The content comes from :func:`ranking_core.meter.documents.document.report_blocks`, the same as
+the HTML (the pieces are those of :mod:`ranking_core.meter.documents.blocks`).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from reportlab.pdfgen.canvas import Canvas
 from reportlab.platypus import Flowable
 
 from ranking_core.inputs.text import printable
-from ranking_core.meter.blocks import (
+from ranking_core.meter.documents.blocks import (
     VERDICT_COLOURS,
     Block,
     FigureBlock,

@@ -28,6 +28,7 @@ __all__ = [
     "UnknownProfileError",
     "get_profile",
     "profile_names",
+    "profile_title",
     "profiles",
 ]
 
@@ -475,3 +476,12 @@ def get_profile(name: str) -> Standard:
             f"unknown standard {name!r}; choose from {', '.join(STANDARDS)} or all"
         )
     return STANDARDS[name]
+
+
+def profile_title(name: object) -> str:
+    """The title of a registered acceptance profile (its registry's ``title``); an unknown name
+    as it is."""
+    try:
+        return str(get_profile(str(name)).title)
+    except ValueError:
+        return str(name)

@@ -1,8 +1,9 @@
 """From read pairs to verdicts: which device the pairs come from, the acceptance table over
 their values as measured (by group with ``--by``), the trend agreement table and the CG-EGA when
-they carry their times, and CG-DIVA when they carry sensors (:mod:`ranking_core.meter.acceptance`,
-:mod:`ranking_core.meter.trend`, :mod:`ranking_core.meter.cg_ega`,
-:mod:`ranking_core.meter.cg_diva`)."""
+they carry their times, and CG-DIVA when they carry sensors
+(:mod:`ranking_core.meter.standards.acceptance`,
+:mod:`ranking_core.meter.cgm.trend`, :mod:`ranking_core.meter.cgm.cg_ega`,
+:mod:`ranking_core.meter.cgm.cg_diva`)."""
 
 from __future__ import annotations
 
@@ -10,16 +11,16 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from ranking_core.meter.acceptance import (
+from ranking_core.meter.cgm.cg_diva import CgDivaRange, cg_diva, cg_diva_notes
+from ranking_core.meter.cgm.trend import TrendAgreement, trend_agreement
+from ranking_core.meter.pairs.readings import MeterPairs
+from ranking_core.meter.standards.acceptance import (
     AcceptanceData,
     JudgeSettings,
     RateSummary,
     acceptance_table,
     rates_of_change,
 )
-from ranking_core.meter.cg_diva import CgDivaRange, cg_diva, cg_diva_notes
-from ranking_core.meter.pairs import MeterPairs
-from ranking_core.meter.trend import TrendAgreement, trend_agreement
 
 __all__ = [
     "CG_DIVA_MAX_PAIRS",

@@ -4,10 +4,10 @@ HTML, built from one content list so that both say the same.
 Contents: a title with the data set's name; pairs read, included and excluded; unit, date and
 riskgrid version; the small-sample cautions; the criteria of the acceptance profiles judged; the
 official SEG tool's six tables; statistics by glucose range; the modified Bland–Altman plot
-(:func:`~ranking_core.meter.grid_plots.bland_altman_plot`); for each grid (SEG, DTS, Clarke,
-Parkes, learned) its purpose, its zone table with 95 % intervals and its plot
-(:mod:`ranking_core.meter.grid_plots`); an appendix naming every registered grid with its paper.
-The PDF layout is :mod:`ranking_core.meter.pdf`.
+(:func:`~ranking_core.meter.documents.grid_plots.bland_altman_plot`); for each grid (SEG, DTS,
+Clarke, Parkes, learned) its purpose, its zone table with 95 % intervals and its plot
+(:mod:`ranking_core.meter.documents.grid_plots`); an appendix naming every registered grid with
+its paper. The PDF layout is :mod:`ranking_core.meter.documents.pdf`.
 """
 
 from __future__ import annotations
@@ -25,7 +25,9 @@ from numpy.typing import ArrayLike
 
 from ranking_core.grids.registry import RiskGrid, get_grid, grids
 from ranking_core.grids.seg import MISSING_SEG_MESSAGE, SEGTable
-from ranking_core.meter.blocks import (
+from ranking_core.meter.cgm.cg_diva import CG_DIVA_ABOUT, CG_DIVA_CAPTION, cg_diva_frame
+from ranking_core.meter.cgm.cg_ega import CG_EGA_ABOUT
+from ranking_core.meter.documents.blocks import (
     VERDICT_COLOURS,
     Block,
     FigureBlock,
@@ -34,10 +36,8 @@ from ranking_core.meter.blocks import (
     Text,
     escaped,
 )
-from ranking_core.meter.cg_diva import CG_DIVA_ABOUT, CG_DIVA_CAPTION, cg_diva_frame
-from ranking_core.meter.cg_ega import CG_EGA_ABOUT
-from ranking_core.meter.display import acceptance_summary, display_frame, value_text
-from ranking_core.meter.grid_plots import (
+from ranking_core.meter.documents.display import acceptance_summary, display_frame, value_text
+from ranking_core.meter.documents.grid_plots import (
     bland_altman,
     bland_altman_caption,
     bland_altman_plot,
@@ -300,9 +300,9 @@ def report_html(blocks: list[Block]) -> str:
 
 
 def report_pdf(blocks: list[Block], header: str | None = None) -> bytes:
-    """The report as PDF bytes: :func:`ranking_core.meter.pdf.report_pdf` (A4, every column
-    inside the page, a running header and "page N of M" on every page)."""
-    from ranking_core.meter.pdf import report_pdf as pdf
+    """The report as PDF bytes: :func:`ranking_core.meter.documents.pdf.report_pdf` (A4, every
+    column inside the page, a running header and "page N of M" on every page)."""
+    from ranking_core.meter.documents.pdf import report_pdf as pdf
 
     return pdf(blocks, header)
 

@@ -36,7 +36,7 @@ from ranking_core.inputs import (
     TableRead,
     read_table,
 )
-from ranking_core.meter.pairing import iso_times
+from ranking_core.meter.pairs.pairing import iso_times
 
 __all__ = ["EXPORT_FORMATS", "DevicePairs", "pair_export", "read_export"]
 

@@ -1,5 +1,6 @@
-"""The pieces of a meter report document, shared by the HTML (:mod:`ranking_core.meter.document`)
-and the PDF (:mod:`ranking_core.meter.pdf`): headings, text, tables already formatted as text,
+"""The pieces of a meter report document, shared by the HTML
+(:mod:`ranking_core.meter.documents.document`) and the PDF
+(:mod:`ranking_core.meter.documents.pdf`): headings, text, tables already formatted as text,
 figures; the verdicts' colours; text escaped for HTML and ReportLab paragraphs."""
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from ranking_core.inputs.text import printable
-from ranking_core.meter.display import FAILS, MEETS, PASSES
+from ranking_core.meter.documents.display import FAILS, MEETS, PASSES
 
 __all__ = [
     "VERDICT_COLOURS",

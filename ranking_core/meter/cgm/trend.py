@@ -4,8 +4,8 @@ submissions): < −2, −2 to −1, −1 to 1, 1 to 2, > 2 mg/dL/min.
 
 Boundaries: a rate of exactly ±1 mg/dL/min is in the middle category, exactly ±2 in the
 categories ±1 to ±2 (−2 ≤ r < −1, −1 ≤ r ≤ 1, 1 < r ≤ 2). Rates come from
-:func:`ranking_core.meter.acceptance.rates_of_change` (consecutive pairs of one sensor, each
-rate over its own times); pairs without both rates are counted, not tabled.
+:func:`ranking_core.meter.standards.acceptance.rates_of_change` (consecutive pairs of one sensor,
+each rate over its own times); pairs without both rates are counted, not tabled.
 
 With it, the measures of the Clinical Trend Concurrence Analysis (CTCA; Eichenlaub M, Pleus S,
 Freckmann G, "A proposal for the clinical characterization of CGM trend arrow accuracy", J
@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from ranking_core.meter.cg_ega import CgEga, cg_ega
+from ranking_core.meter.cgm.cg_ega import CgEga, cg_ega
 
 __all__ = [
     "CTCA_CATEGORIES",
@@ -168,7 +168,7 @@ def trend_concurrence(
 class TrendAgreement:
     """counts[i, j]: pairs whose sensor rate is in category i and reference rate in j; with the
     CTCA measures of the same rates (``concurrence``) and, given the pairs' values, their CG-EGA
-    (``cg_ega``, :mod:`ranking_core.meter.cg_ega`)."""
+    (``cg_ega``, :mod:`ranking_core.meter.cgm.cg_ega`)."""
 
     counts: NDArray[np.int64]
     without_rate: int
