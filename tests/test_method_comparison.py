@@ -284,3 +284,28 @@ def test_bad_pairs_are_refused_with_the_pair_named():
         passing_bablok([1.0, math.nan, 3.0], [1.0, 2.0, 3.0])
     with pytest.raises(ValueError, match="error ratio"):
         deming([1.0, 2.0, 3.0], [1.0, 2.0, 4.0], error_ratio=0.0)
+
+
+def test_plots_draw_both_fits_and_the_bands_of_the_limits():
+    from ranking_core.meter.comparison.plots import bland_altman_limits_plot, regression_plot
+
+    x, y = meter_like(150, 14)
+    result = method_comparison(x, y)
+    fig = regression_plot(x, y, result)
+    labels = [line.get_label() for line in fig.axes[0].get_lines()]
+    assert labels[0].startswith("identity")
+    assert any(label.startswith("Passing–Bablok") for label in labels)
+    assert any(label.startswith("Deming") for label in labels)
+    fig = bland_altman_limits_plot(result.bland_altman)
+    assert len(fig.axes) == 2
+    assert all(len(ax.patches) == 3 for ax in fig.axes)  # bias and both limits, each a band
+
+
+def test_figures_have_the_reports_size():
+    from ranking_core.meter.comparison import plots
+    from ranking_core.meter.documents import grid_plots
+
+    assert (plots.FIGURE_INCHES, plots.SHOWN_WIDTH_PX) == (
+        grid_plots.FIGURE_INCHES,
+        grid_plots.SHOWN_WIDTH_PX,
+    )

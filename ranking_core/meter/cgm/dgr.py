@@ -222,7 +222,7 @@ def dgr_plot(result: DgrResult, title: str = "Dynamic Glucose Regions"):
     from matplotlib.patches import Polygon
 
     from ranking_core.grids.style import style_figure
-    from ranking_core.meter.documents.grid_plots import FIGURE_INCHES, SHOWN_WIDTH_PX
+    from ranking_core.meter.comparison.plots import FIGURE_INCHES, SHOWN_WIDTH_PX
 
     fig = Figure(figsize=(FIGURE_INCHES, FIGURE_INCHES * 0.72))
     ax = fig.add_axes((0.12, 0.14, 0.58, 0.76))
