@@ -31,12 +31,13 @@ SOURCE = "their DGR_plot.py (commit 1627801c) run on Test_Data.csv"
 _COLUMNS = ("BG", "ROC")
 _KEYS = (*DGR_REGIONS, "total")
 # region_cnt: [BG low, BG high, alert low, alert high, stable, total], before and after exclusion
-EXPECTED = {
+EXPECTED_COUNTS: dict[str, dict[str, int]] = {
     "before": dict(zip(_KEYS, (434, 391, 458, 591, 1701, 5285), strict=True)),
     "after": dict(zip(_KEYS, (434, 391, 458, 591, 1660, 5213), strict=True)),
-    "excluded": 72,
-    "distance": 0.26197926816070854,
 }
+EXPECTED_EXCLUDED = 72  # their message: "72 (1.4%) RoC-BG pairs excluded"
+EXPECTED_DISTANCE = 0.26197926816070854  # D_excl returned by their remove_data
+EXPECTED = {"counts": EXPECTED_COUNTS, "excluded": EXPECTED_EXCLUDED, "distance": EXPECTED_DISTANCE}
 
 
 def read_dgr_data(folder: Path) -> pd.DataFrame:
@@ -68,7 +69,7 @@ def compare_dgr(folder: Path) -> list[Comparison]:
                     VECTOR,
                     SOURCE,
                     f"{name.replace('_', ' ')} readings, {stage}",
-                    float(EXPECTED[key][name]),
+                    float(EXPECTED_COUNTS[key][name]),
                     float(getattr(counts, name)),
                     0.0,
                     0,
@@ -79,7 +80,7 @@ def compare_dgr(folder: Path) -> list[Comparison]:
             VECTOR,
             SOURCE,
             "readings removed by the exclusion ellipse",
-            float(EXPECTED["excluded"]),
+            float(EXPECTED_EXCLUDED),
             float(result.excluded.sum()),
             0.0,
             0,
@@ -90,7 +91,7 @@ def compare_dgr(folder: Path) -> list[Comparison]:
             VECTOR,
             SOURCE,
             "D of the exclusion ellipse",
-            float(EXPECTED["distance"]),
+            EXPECTED_DISTANCE,
             result.exclusion_distance,
             1e-12,
             6,

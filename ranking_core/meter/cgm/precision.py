@@ -130,10 +130,22 @@ def sensor_precision(
     estimate = sums.sum(axis=1) / counts.sum()
     drawn[:, 2], estimate[2] = np.sqrt(drawn[:, 2]), math.sqrt(estimate[2])
     lower, upper = np.quantile(drawn, [(1 - CONFIDENCE) / 2, (1 + CONFIDENCE) / 2], axis=0)
-    values = []
-    for k in range(3):
-        values += [float(estimate[k]), float(lower[k]), float(upper[k])]
-    return SensorPrecision(int(a.size), int(codes.size), unit, *values, resamples, seed)
+    return SensorPrecision(
+        pairs=int(a.size),
+        subjects=int(codes.size),
+        unit=unit,
+        pard=float(estimate[0]),
+        pard_lower=float(lower[0]),
+        pard_upper=float(upper[0]),
+        pad=float(estimate[1]),
+        pad_lower=float(lower[1]),
+        pad_upper=float(upper[1]),
+        cv=float(estimate[2]),
+        cv_lower=float(lower[2]),
+        cv_upper=float(upper[2]),
+        resamples=resamples,
+        seed=seed,
+    )
 
 
 def paired_sensor_readings(
