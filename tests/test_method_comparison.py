@@ -309,3 +309,34 @@ def test_figures_have_the_reports_size():
         grid_plots.FIGURE_INCHES,
         grid_plots.SHOWN_WIDTH_PX,
     )
+
+
+def test_the_estimate_does_not_depend_on_the_order_the_pairs_were_read():
+    """Vertical pairs take ±∞ by the order of their two readings, yet b and its limits do not
+    move: shuffling the pairs, or giving every vertical pair +∞ as R mcr does (brute force),
+    gives the same estimates (many tied references, so many vertical pairs)."""
+    x, y = meter_like(300, 7)
+    first = passing_bablok(x, y)
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        order = rng.permutation(x.size)
+        again = passing_bablok(x[order], y[order])
+        assert (again.slope, again.slope_lower, again.slope_upper, again.intercept) == (
+            first.slope,
+            first.slope_lower,
+            first.slope_upper,
+            first.intercept,
+        )
+    # mcr's convention written out: every vertical pair +∞, the paper's shift otherwise
+    slopes = []
+    for i in range(x.size):
+        for j in range(i + 1, x.size):
+            dx, dy = x[i] - x[j], y[i] - y[j]
+            if (dx == 0 and dy == 0) or (dx != 0 and dy == -dx):
+                continue
+            slopes.append(math.inf if dx == 0 else dy / dx)
+    slopes.sort()
+    k = sum(s < -1 for s in slopes)
+    n = len(slopes)
+    b = slopes[(n + 1) // 2 - 1 + k] if n % 2 else (slopes[n // 2 - 1 + k] + slopes[n // 2 + k]) / 2
+    assert first.slopes == n and b == pytest.approx(first.slope, rel=1e-12)

@@ -27,10 +27,14 @@ for method comparison studies in clinical chemistry, Part I." J Clin Chem Clin B
 Where conventions differ: R mcr (``mcreg(method.reg = "PaBa")``) counts every vertical pair as
 +∞ (it assumes positive correlation), treats differences below 1e-12 relative as zero, and by
 default averages the two middle slopes of an even N as angles (``slope.measure = "radian"``); its
-large-data variant bins the angles. Here the paper: vertical pairs by the sign of y_i − y_j (so
-the order in which tied references were read can move the estimate by one rank), exact float
-arithmetic, and the mean of the two middle slopes themselves. The slopes are the IEEE quotients
-(y_i − y_j)/(x_i − x_j), compared exactly.
+large-data variant bins the angles. Here the paper: vertical pairs by the sign of y_i − y_j,
+exact float arithmetic, and the mean of the two middle slopes themselves. The sign given to a
+vertical pair does not change b or its limits (nor, so, the order the pairs were read in): a −∞
+adds one slope below every other and one to K, a +∞ one slope above every other, and either way
+the shifted ranks fall on the same finite slopes (−∞ and +∞ are one direction; the shift by K is
+the median of the slopes' angles taken modulo π). Only a rank that lands on an infinite slope
+itself, which needs more than half of the slopes below −1, could tell them apart. The slopes are
+the IEEE quotients (y_i − y_j)/(x_i − x_j), compared exactly.
 
 Cost: every slope is computed, O(n²) time, in blocks of at most ``block_slopes`` values, so the
 memory stays O(block + n) however many pairs: 10,000 pairs (5·10⁷ slopes) take two passes (a
