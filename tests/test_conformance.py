@@ -22,6 +22,7 @@ from ranking_core.conformance.cg_diva import compare_cg_diva, published_results
 from ranking_core.conformance.cg_ega import compare_cg_ega, read_example
 from ranking_core.conformance.ctca import PUBLISHED as PUBLISHED_CTCA
 from ranking_core.conformance.ctca import compare_ctca
+from ranking_core.conformance.dgr import compare_dgr, read_dgr_data
 from ranking_core.conformance.ega import PUBLISHED_ZONES, differing_pairs, vignette_zones
 from ranking_core.conformance.ifdtulm import CELL_CRITERIA, compare_ifdtulm
 from ranking_core.conformance.seg_app import PUBLISHED, report_numbers
@@ -247,12 +248,13 @@ def test_cg_diva_results_reader_takes_the_r_files_stray_quote_apart(tmp_path: Pa
 
 
 def test_absent_optional_folders_are_left_out_with_a_sentence(tmp_path: Path) -> None:
-    assert left_out_vectors(tmp_path).endswith("folder: cg-diva, ctca, cg-ega.")
-    assert compare_all(tmp_path, vectors=("cg-diva", "ctca", "cg-ega")) == {}
+    assert left_out_vectors(tmp_path).endswith("folder: cg-diva, ctca, cg-ega, dgr.")
+    assert compare_all(tmp_path, vectors=("cg-diva", "ctca", "cg-ega", "dgr")) == {}
     (tmp_path / "cg-diva").mkdir()
-    assert left_out_vectors(tmp_path).endswith("folder: ctca, cg-ega.")
+    assert left_out_vectors(tmp_path).endswith("folder: ctca, cg-ega, dgr.")
     (tmp_path / "ctca").mkdir()
     (tmp_path / "cg-ega").mkdir()
+    (tmp_path / "dgr").mkdir()
     assert left_out_vectors(tmp_path) == ""
     with pytest.raises(ConformanceDataError, match=r"Test_Data\.csv: missing"):
         compare_all(tmp_path, vectors=("cg-diva",))
@@ -266,6 +268,26 @@ def test_ctca_matches_their_published_figure(vectors: Path) -> None:
     assert all(row.agrees for row in rows), [r for r in rows if not r.agrees]
     assert rows[0].ours == 0.0  # every comparator category as theirs, edges included
     assert len(rows) == 1 + 7 * 8 + len(PUBLISHED_CTCA)
+
+
+# -- dgr (optional) ------------------------------------------------------------------------------
+
+
+def test_dgr_counts_equal_their_codes(vectors: Path) -> None:
+    folder = vectors / "dgr"
+    if not folder.is_dir():
+        pytest.skip(f"{folder} is absent (the DGR test data of IfDTUlm)")
+    rows = compare_dgr(folder)
+    assert all(row.agrees for row in rows), [r for r in rows if not r.agrees]
+    assert len(rows) == 2 * 6 + 2
+
+
+def test_dgr_reader_names_the_line_of_a_bad_value(tmp_path: Path) -> None:
+    folder = tmp_path / "dgr"
+    folder.mkdir()
+    (folder / "Test_Data.csv").write_text("BG,ROC\n100,0.5\n120,abc\n")
+    with pytest.raises(ConformanceDataError, match="line 3: ROC must be a number"):
+        read_dgr_data(folder)
 
 
 # -- cg-ega (optional) ---------------------------------------------------------------------------

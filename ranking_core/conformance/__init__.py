@@ -16,6 +16,9 @@ Vectors (:data:`VECTORS`):
   no ``cg-diva/`` (:data:`OPTIONAL_VECTORS`).
 * ``ctca`` — the Clinical Trend Concurrence Analysis of the IfDTUlm trend test data (Eichenlaub,
   Pleus, Freckmann); optional like ``cg-diva``.
+* ``dgr`` — comparator data coverage by Dynamic Glucose Regions of the IfDTUlm test data
+  (Eichenlaub et al., Diabetes Technol Ther 2024; regions of the IFCC WG-CGM guideline 2025):
+  counts per region and the exclusion ellipse as their code computes them; optional.
 * ``cg-ega`` — the continuous glucose-error grid analysis of the documented example of the open
   Python implementation dotXem/CG-EGA (Kovatchev et al., Diabetes Care 2004); optional.
 """
@@ -80,6 +83,12 @@ def _ctca(data: Path, seg_table: object | None) -> list[Comparison]:
     from ranking_core.conformance.ctca import compare_ctca
 
     return compare_ctca(data / "ctca")
+
+
+def _dgr(data: Path, seg_table: object | None) -> list[Comparison]:
+    from ranking_core.conformance.dgr import compare_dgr
+
+    return compare_dgr(data / "dgr")
 
 
 def _cg_ega(data: Path, seg_table: object | None) -> list[Comparison]:
@@ -152,9 +161,21 @@ VECTORS: dict[str, tuple[str, str, Callable[[Path, object | None], list[Comparis
         "the same ratio of counts, 1e-9 point).",
         _cg_ega,
     ),
+    "dgr": (
+        "Comparator data coverage (Dynamic Glucose Regions)",
+        "IfDTUlm CGM_Performance_Assessment, “Dynamic Glucose Region (DGR) Plot” (commit "
+        "1627801c, the regions of the IFCC WG-CGM guideline): their `Test_Data.csv`, 5,285 "
+        "comparator readings with rates. Their published figure `DGR_plot.png` predates the "
+        "updated regions (it shows n = 4,813), so the expected numbers were computed by their "
+        "`DGR_plot.py` at that commit, run unchanged on the file (`region_cnt`, then "
+        "`remove_data` for the exclusion ellipse, then `region_cnt` again); they are kept as "
+        "data in `ranking_core.conformance.dgr.EXPECTED`. Ours from "
+        "`ranking_core.meter.cgm.dgr.dgr`: counts exact, the ellipse's D to 1e-12.",
+        _dgr,
+    ),
 }
 # vectors left out, with a sentence saying so, when the data folder lacks their subfolder
-OPTIONAL_VECTORS = ("cg-diva", "ctca", "cg-ega")
+OPTIONAL_VECTORS = ("cg-diva", "ctca", "cg-ega", "dgr")
 
 
 def compare_all(
