@@ -295,7 +295,8 @@ def read_answers(
             where = given["line"].to_numpy() if given is not None else np.array([])
             shown = ", ".join(f"{a} {v:g}" for a, v in zip(THRESHOLD_ACTIONS, values, strict=True))
             why.append(
-                f"thresholds do not increase ({shown} mg/dL; rule: {INCREASING_RULE}) in {name_lines(np.sort(where))} of {t.label}"
+                f"thresholds do not increase ({shown} mg/dL; rule: {INCREASING_RULE}) in "
+                f"{name_lines(np.sort(where))} of {t.label}"
             )
             lines.setdefault(key, {}).setdefault(t.label, []).extend(int(n) for n in where)
         scores = np.full((len(ACTIONS), len(ACTIONS)), np.nan)

@@ -20,7 +20,13 @@ import pandas as pd
 
 from ranking_core.inputs.text import named
 
-__all__ = ["LINK_SUFFIX", "LinkedSurvey", "create_linked_survey", "linked_pairs_name", "linked_ratings"]
+__all__ = [
+    "LINK_SUFFIX",
+    "LinkedSurvey",
+    "create_linked_survey",
+    "linked_pairs_name",
+    "linked_ratings",
+]
 
 LINK_SUFFIX = " (pairs)"
 

@@ -169,10 +169,8 @@ def _painted(rect: Rectangles, power: int) -> NDArray[np.float64]:
     maps cell by cell."""
     side = SIZE + 1
     v = rect.value**power
-    index = np.concatenate(
-        [(rect.r0 * side + rect.c0).ravel(), (rect.r1 * side + rect.c1).ravel()]
-        + [(rect.r0 * side + rect.c1).ravel(), (rect.r1 * side + rect.c0).ravel()]
-    )
+    corners = ((rect.r0, rect.c0), (rect.r1, rect.c1), (rect.r0, rect.c1), (rect.r1, rect.c0))
+    index = np.concatenate([(r * side + c).ravel() for r, c in corners])
     weights = np.concatenate([v.ravel(), v.ravel(), -v.ravel(), -v.ravel()])
     table = np.bincount(index, weights, minlength=side * side).reshape(side, side)
     return table.cumsum(axis=0).cumsum(axis=1)[:SIZE, :SIZE]
@@ -228,9 +226,7 @@ def elicited_grids(maps: Sequence[RaterMap], progress: Progress | None = None) -
         sums += scenario_sum
         scenarios[name] = scenario_sum / len(items)
         apart = np.concatenate([_distances(rect, scenarios[name]) for rect in chunks])
-        distances.update(
-            {(i.rater, name): float(d) for i, d in zip(items, apart, strict=True)}
-        )
+        distances.update({(i.rater, name): float(d) for i, d in zip(items, apart, strict=True)})
     pooled = np.mean(np.stack(list(scenarios.values())), axis=0)
     n = len(maps)
     variance = np.maximum(n * squares - sums**2, 0.0) / n**2

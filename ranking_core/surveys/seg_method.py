@@ -10,8 +10,8 @@ risk(REF, BGM) = (score[action(BGM), action(REF)] − 1) / 2 on the 0..4 scale.
 
 Action A is taken at glucose g when g ≤ A's cut point, B when A's < g ≤ B's, and so on; E above
 D's cut point. Cut points are whole mg/dL, 0 ≤ A < B < C < D < 600; the rules on values, types
-and limits are :mod:`ranking_core.elicit.rules`, which ``riskgrid elicit`` applies too. A value given in mmol/L
-(one decimal) is converted with the project's factor
+and limits are :mod:`ranking_core.elicit.rules`, which ``riskgrid elicit`` applies too. A value
+given in mmol/L (one decimal) is converted with the project's factor
 (:data:`~ranking_core.inputs.units.MGDL_PER_MMOLL`) and rounded to whole mg/dL; distinct
 one-decimal values stay distinct (0.1 mmol/L is 1.8 mg/dL).
 
