@@ -1,5 +1,5 @@
 """The organiser's grid so far of a SEG-method survey: computed as a background job with progress
-(:func:`ranking_core.elicit.survey_grid.survey_grid`, the pipeline of ``riskgrid elicit``), then
+(:func:`ranking_core.surveys.seg_grid.survey_grid`, the pipeline of ``riskgrid elicit``), then
 the pooled and per-scenario SEG-style mean grids, the per-cell spread and count, the raters whose
 maps stand apart (flagged, never dropped), the learned grid with its band and warning, the
 differences from the SEG and DTS grids with the share of pairs whose category changes, a download
@@ -18,12 +18,12 @@ import streamlit as st
 from dashboard.common import plain
 from dashboard.figures import band_width_heatmap, difference_heatmap, risk_heatmap
 from dashboard.jobs import follow_job, run_job
-from ranking_core.elicit.linked import create_linked_survey, linked_pairs_name
 from ranking_core.elicit.pipeline import MAX_PROPOSED
-from ranking_core.elicit.survey_grid import SurveyGrid, save_learned_grid, survey_grid
 from ranking_core.grids.learned import GLUCOSE_AXIS
 from ranking_core.storage import StorageError
 from ranking_core.surveys import SurveyStore
+from ranking_core.surveys.seg_grid import SurveyGrid, save_learned_grid, survey_grid
+from ranking_core.surveys.seg_linked import create_linked_survey, linked_pairs_name
 from ranking_core.surveys.storage import Survey
 
 __all__ = ["grid_so_far"]

@@ -18,11 +18,12 @@ from typer.testing import CliRunner
 from ranking_core.cli import app
 from ranking_core.elicit import read_answers
 from ranking_core.elicit.comparison import grid_differences, raters_apart
-from ranking_core.elicit.linked import create_linked_survey, linked_pairs_name
 from ranking_core.elicit.mapping import RaterMap, elicited_grids
-from ranking_core.elicit.pipeline import OPEN_WARNING, answers_from_survey, open_warning
+from ranking_core.elicit.pipeline import OPEN_WARNING, open_warning
 from ranking_core.storage import StorageError
 from ranking_core.surveys import SurveySettings, SurveyStore
+from ranking_core.surveys.seg_grid import answers_from_survey
+from ranking_core.surveys.seg_linked import create_linked_survey, linked_pairs_name
 from ranking_core.surveys.seg_method import Scenario, check_matrix, check_thresholds
 from ranking_core.surveys.seg_storage import (
     create_seg_survey,
@@ -286,9 +287,10 @@ def test_a_small_panel_learns_from_points_sized_from_its_answers(tmp_path):
     runner = CliRunner()
     result = runner.invoke(app, ["elicit", str(t), str(m), "--out-dir", str(tmp_path / "a")])
     assert result.exit_code == 0, result.output
-    assert "200 per map, sized from the answers" in json.loads(
-        (tmp_path / "a" / "learned" / "grid.json").read_text()
-    )["rating_set"]
+    assert (
+        "200 per map, sized from the answers"
+        in json.loads((tmp_path / "a" / "learned" / "grid.json").read_text())["rating_set"]
+    )
     few = runner.invoke(
         app, ["elicit", str(t), str(m), "--out-dir", str(tmp_path / "b"),
               "--ratings-per-rater", "3"],

@@ -179,9 +179,10 @@ def _check_targets(
 def _read(thresholds: Path | None, matrix: Path | None, survey: str | None, ratings: Path | None):
     """The answers (files or the stored survey) and the rated pairs to learn with; the rows
     refused and the answers excluded printed on standard error."""
-    from ranking_core.elicit.pipeline import answers_from_files, answers_from_survey, with_ratings
+    from ranking_core.elicit.pipeline import answers_from_files, with_ratings
     from ranking_core.inputs import InputError
     from ranking_core.ratings import RatingSetError
+    from ranking_core.surveys.seg_grid import answers_from_survey
 
     try:
         if survey is not None:

@@ -23,8 +23,9 @@ all rater maps (every rater × scenario) with ``ddof = 0`` (the panel's own spre
 single map), the count the number of those maps.
 
 Grids are (601, 601) float64 indexed ``[REF, BGM]`` in mg/dL, the layout of ``riskgrid learn``'s
-``grid.npy`` (:mod:`ranking_core.grids.files`). A map is a fancy-index of the 5 × 5 matrix by the
-action indices of the two axes (a ``searchsorted``), O(601²) per map; no loop over cells.
+``grid.npy`` (:mod:`ranking_core.grids.files`). One map is a fancy-index of the 5 × 5 matrix by
+the action indices of the two axes (a ``searchsorted``), O(601²); the panel's sums paint each
+map as its 25 constant rectangles, O(25) per map (:func:`elicited_grids`).
 """
 
 from __future__ import annotations

@@ -8,11 +8,9 @@ the rater maps averaged (:func:`~ranking_core.elicit.mapping.elicited_grids`) in
 rated pairs given) with its 95 % band, its files under ``learned/``.
 
 Answers come from the two exported tables (:func:`answers_from_files`) or straight from a stored
-SEG-method survey (:func:`answers_from_survey`): the survey's answers are written as the very
-bytes ``riskgrid survey export`` writes and read through the same reader, so the outputs (and
-their checksums in ``grid.json``) are those of the export. The survey is opened by the store's
-rules: its owner, or the operator. The answers of its linked rated-pair survey
-(:func:`~ranking_core.elicit.linked.linked_pairs_name`) are learned together with the maps.
+SEG-method survey (:func:`ranking_core.surveys.seg_grid.answers_from_survey`: the very bytes
+``riskgrid survey export`` writes, read through the same reader, with the answers of its linked
+rated-pair survey to learn with).
 
 **Points learned from.** Each rater map gives ``per_map`` points; by default the number is sized
 from the answers: :data:`LEARN_POINTS` points in all, spread over the maps (between 1 and
@@ -51,7 +49,6 @@ __all__ = [
     "Elicited",
     "LearnedPart",
     "answers_from_files",
-    "answers_from_survey",
     "points_per_map",
     "run_elicit",
     "with_ratings",
@@ -147,21 +144,6 @@ def with_ratings(given: ElicitInput, ratings: Path | None) -> ElicitInput:
         frame = pd.concat([given.ratings, frame], ignore_index=True)
     label = " and ".join(x for x in (given.ratings_label, Path(ratings).name) if x)
     return ElicitInput(given.answers, given.contents, given.label, frame, label)
-
-
-def answers_from_survey(surveys: Any, name: str) -> ElicitInput:
-    """The stored answers of the SEG-method survey ``name`` (StorageError unless the store's
-    user owns it, or is the operator), as ``riskgrid survey export`` writes them, read by the
-    files' reader; with the answers of its linked rated-pair survey when there is one."""
-    from ranking_core.elicit.linked import linked_ratings
-    from ranking_core.surveys.seg_storage import seg_export
-
-    thresholds, matrix = seg_export(surveys, name)
-    data = (safe_csv(thresholds).encode("utf-8"), safe_csv(matrix).encode("utf-8"))
-    answers = read_answers(data[0], data[1], names=("thresholds.csv", "matrix.csv"))
-    contents = {"thresholds": ("thresholds.csv", data[0]), "matrix": ("matrix.csv", data[1])}
-    linked, label = linked_ratings(surveys, name)
-    return ElicitInput(answers, contents, f"survey {named(name)}", linked, label)
 
 
 def points_per_map(n_maps: int, per_map: int | None) -> int:

@@ -7,7 +7,7 @@ by :func:`create_linked_survey` (the pairs of :func:`~ranking_core.elicit.hybrid
 on the spread of the answers so far, the SEG-method survey's unit and links' address, no check
 pairs; its raters invited again under their names when asked) and read by
 :func:`linked_ratings` whenever the SEG-method survey's grid is computed
-(:func:`~ranking_core.elicit.pipeline.answers_from_survey`). A survey of that name with another
+(:func:`~ranking_core.surveys.seg_grid.answers_from_survey`). A survey of that name with another
 owner or asking by the SEG's method is not linked.
 """
 
@@ -19,6 +19,7 @@ from typing import Any
 import pandas as pd
 
 from ranking_core.inputs.text import named
+from ranking_core.surveys.seg_grid import LINK_SUFFIX, linked_pairs_name, linked_ratings
 
 __all__ = [
     "LINK_SUFFIX",
@@ -27,41 +28,6 @@ __all__ = [
     "linked_pairs_name",
     "linked_ratings",
 ]
-
-LINK_SUFFIX = " (pairs)"
-
-
-def linked_pairs_name(name: str) -> str:
-    """The name of the rated-pair survey linked to the SEG-method survey ``name``."""
-    return f"{name.strip()}{LINK_SUFFIX}"
-
-
-def _linked_survey(surveys: Any, name: str) -> Any | None:
-    from ranking_core.storage import StorageError
-
-    seg = surveys.get(name)
-    try:
-        pairs = surveys.get(linked_pairs_name(name))
-    except StorageError:
-        return None
-    if pairs.method != "pairs" or pairs.owner != seg.owner:
-        return None
-    return pairs
-
-
-def linked_ratings(surveys: Any, name: str) -> tuple[pd.DataFrame | None, str]:
-    """The answers of the survey's linked rated-pair survey (reference, estimate, rating 0..4,
-    rater) and its label; (None, "") when there is none or it has no answers yet."""
-    from ranking_core.surveys.results import ratings_so_far
-
-    pairs = _linked_survey(surveys, name)
-    if pairs is None:
-        return None, ""
-    frame = ratings_so_far(surveys.answers(pairs.name))
-    if frame.empty:
-        return None, ""
-    frame = frame.assign(rater=frame["rater"].astype(str))
-    return frame.reset_index(drop=True), f"{len(frame):,} rated pairs of survey {named(pairs.name)}"
 
 
 @dataclass(frozen=True)
@@ -85,8 +51,9 @@ def create_linked_survey(
     survey exists, or a store rule refuses."""
     from ranking_core.elicit.hybrid import propose_pairs
     from ranking_core.elicit.mapping import elicited_grids
-    from ranking_core.elicit.pipeline import MAX_PROPOSED, answers_from_survey
+    from ranking_core.elicit.pipeline import MAX_PROPOSED
     from ranking_core.surveys.design import SurveySettings
+    from ranking_core.surveys.seg_grid import answers_from_survey
 
     if not 1 <= int(n_pairs) <= MAX_PROPOSED:
         raise ValueError(f"propose 1..{MAX_PROPOSED:,} pairs; got {n_pairs}")
