@@ -223,13 +223,13 @@ def _excluded_rows(
 
 
 def read_answers(
-    thresholds: Source, matrix: Source, names: tuple[str, str] | None = None
+    thresholds: Source, matrix: Source, file_names: tuple[str, str] | None = None
 ) -> Answers:
-    """Read and check both files (module notes), given as paths or as bytes (then ``names``
+    """Read and check both files (module notes), given as paths or as bytes (then ``file_names``
     gives their file names, e.g. a survey's export). Raises :class:`InputError` (one sentence)
     when a file cannot be read, is over a limit, or when more than :data:`MAX_RATERS` raters,
     :data:`MAX_SCENARIOS` scenarios or :data:`MAX_MAPS` raters × scenarios are named."""
-    t_name, m_name = names or (None, None)
+    t_name, m_name = file_names or (None, None)
     t = _read(thresholds, THRESHOLDS_SCHEMA, THRESHOLD_ROWS, t_name)
     m = _read(matrix, MATRIX_SCHEMA, MATRIX_ROWS, m_name)
     names = pd.concat([t.frame[["rater", "scenario"]], m.frame[["rater", "scenario"]]])

@@ -36,15 +36,15 @@ MAD_SCALE = 1.4826
 def raters_apart(grids: ElicitedGrids) -> pd.DataFrame:
     """One row per rater (in order of appearance): maps, distance (risk units), apart (bool)."""
     by_rater: dict[str, list[float]] = {}
-    for (rater, _), distance in grids.distances.items():
-        by_rater.setdefault(rater, []).append(distance)
+    for (rater, _), one in grids.distances.items():
+        by_rater.setdefault(rater, []).append(one)
     names = list(by_rater)
     distance = np.array([np.sqrt(np.mean(np.square(by_rater[r]))) for r in names])
     apart = np.zeros(len(names), dtype=bool)
     if len(names) >= APART_RATERS:
         median = float(np.median(distance))
         mad = float(np.median(np.abs(distance - median))) * MAD_SCALE
-        apart = distance > median + max(3 * mad, APART_MIN)
+        apart = np.asarray(distance > median + max(3 * mad, APART_MIN), dtype=bool)
     return pd.DataFrame(
         {
             "rater": names,

@@ -108,7 +108,7 @@ def score_problems(values: ArrayLike) -> NDArray[np.object_]:
     return whole_problems(values, SCORE_MIN, SCORE_MAX)
 
 
-def first_not_increasing(cuts: Sequence[float]) -> int | None:
+def first_not_increasing(cuts: Sequence[float] | NDArray[np.float64]) -> int | None:
     """The index (1..3) of the first cut point not above the one before it, None when the four
     increase strictly (:data:`INCREASING_RULE`)."""
     for i in range(1, len(cuts)):

@@ -78,7 +78,7 @@ def answers_from_survey(surveys: Any, name: str) -> ElicitInput:
 
     thresholds, matrix = seg_export(surveys, name)
     data = (safe_csv(thresholds).encode("utf-8"), safe_csv(matrix).encode("utf-8"))
-    answers = read_answers(data[0], data[1], names=("thresholds.csv", "matrix.csv"))
+    answers = read_answers(data[0], data[1], file_names=("thresholds.csv", "matrix.csv"))
     contents = {"thresholds": ("thresholds.csv", data[0]), "matrix": ("matrix.csv", data[1])}
     linked, label = linked_ratings(surveys, name)
     return ElicitInput(answers, contents, f"survey {named(name)}", linked, label)
