@@ -180,6 +180,12 @@ def seg_organiser_page(surveys: SurveyStore, survey: Survey) -> None:
             st.dataframe(
                 pd.DataFrame(flagged, columns=["Rater", "Scenario", "Flag"]), hide_index=True
             )
+    from dashboard.seg_grid import grid_so_far
+
+    stamp = tuple(
+        (r.rater, r.scenario, r.answer.thresholds_at, r.answer.matrix_at) for r in answers
+    )
+    grid_so_far(surveys, survey, (complete, hash(stamp)))
     if survey.is_open:
         _invite_and_close(surveys, survey)
     _export(surveys, survey)

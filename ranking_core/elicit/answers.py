@@ -2,7 +2,7 @@
 (:func:`ranking_core.inputs.read_table`).
 
 ``thresholds`` (columns ``rater, scenario, action, max``)
-    the highest glucose (whole mg/dL, 0..600) at which the rater takes action A, B, C or D in the
+    the highest glucose (whole mg/dL, 0..599) at which the rater takes action A, B, C or D in the
     scenario; E runs to 600 mg/dL (a row for E is accepted only with max 600, and ignored).
 ``matrix`` (columns ``rater, scenario, measured, actual, score``)
     the risk score 1..9 (whole) of "the meter says the range of action ``measured``, the truth is
@@ -18,6 +18,9 @@ thresholds that do not increase (max_A < max_B < max_C < max_D), a missing off-d
 rows in one file only is excluded as a whole (:class:`Exclusion`, with its reasons and lines);
 the other raters × scenarios are used. Rater and scenario names are kept as written (the input
 layer strips surrounding spaces) and compared exactly.
+
+The values' rules (cut points, scores, types) and the limits are those of
+:mod:`ranking_core.elicit.rules`, the ones the survey's pages and storage apply.
 """
 
 from __future__ import annotations
@@ -28,8 +31,23 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ranking_core.elicit.mapping import ACTIONS, SCORE_MAX, SCORE_MIN, THRESHOLD_ACTIONS, RaterMap
-from ranking_core.grids.lattice import GLUCOSE_MAX
+from ranking_core.elicit.mapping import RaterMap
+from ranking_core.elicit.rules import (
+    ACTIONS,
+    CUT_HIGH,
+    CUT_LOW,
+    DIAGONAL_RULE,
+    GLUCOSE_TOP,
+    INCREASING_RULE,
+    MAX_MAPS,
+    MAX_RATERS,
+    MAX_SCENARIOS,
+    SCORE_MAX,
+    SCORE_MIN,
+    first_not_increasing,
+    whole_problems,
+)
+from ranking_core.elicit.rules import CUT_ACTIONS as THRESHOLD_ACTIONS
 from ranking_core.inputs import InputError, Limits, Role, Schema, name_lines, read_table
 from ranking_core.inputs.text import named
 
@@ -44,9 +62,6 @@ __all__ = [
     "read_answers",
 ]
 
-MAX_RATERS = 2_000  # the SEG had 206 clinicians in its survey
-MAX_SCENARIOS = 20  # the SEG had 4
-MAX_MAPS = 10_000  # rater × scenario maps (each about 3 ms, 2.9 MB while summed)
 MAX_BYTES = 64 * 2**20
 THRESHOLD_ROWS = MAX_MAPS * len(ACTIONS)
 MATRIX_ROWS = MAX_MAPS * len(ACTIONS) ** 2
@@ -142,8 +157,12 @@ class _Rows:
         return self.rules == ""
 
 
-def _read(source: str | os.PathLike, schema: Schema, max_rows: int) -> _Rows:
-    table = read_table(source, schema, limits=Limits(max_bytes=MAX_BYTES, max_rows=max_rows))
+Source = str | os.PathLike | bytes
+
+
+def _read(source: Source, schema: Schema, max_rows: int, name: str | None) -> _Rows:
+    limits = Limits(max_bytes=MAX_BYTES, max_rows=max_rows)
+    table = read_table(source, schema, limits=limits, name=name)
     frame = pd.DataFrame({k: v for k, v in table.values.items()})
     frame["line"] = table.lines
     rows = _Rows(os.path.basename(table.source), frame, table.messages())
@@ -152,12 +171,18 @@ def _read(source: str | os.PathLike, schema: Schema, max_rows: int) -> _Rows:
     return rows
 
 
-def _whole(rows: _Rows, column: str, low: int, high: int, what: str) -> pd.Series:
+def _whole(
+    rows: _Rows, column: str, low: int, high: int, what: str, among: np.ndarray | None = None
+) -> pd.Series:
+    """The column as numbers, rows breaking :func:`~ranking_core.elicit.rules.whole_problems`
+    refused (only the rows ``among`` when given)."""
     values = pd.to_numeric(rows.frame[column], errors="coerce")
-    finite = np.isfinite(values.to_numpy(dtype=np.float64))
-    rows.refuse(~finite, f"{column} is not a number")
-    rows.refuse(finite & (values != np.rint(values)), f"{column} is not a whole number ({what})")
-    rows.refuse(finite & ((values < low) | (values > high)), f"{column} is outside {low}..{high}")
+    problems = whole_problems(values.to_numpy(dtype=np.float64), low, high)
+    if among is not None:
+        problems[~among] = ""
+    for rule in ("is not a number", "is not a whole number", f"is outside {low}..{high}"):
+        shown = f"{rule} ({what})" if rule == "is not a whole number" else rule
+        rows.refuse(problems == rule, f"{column} {shown}")
     return values
 
 
@@ -197,12 +222,16 @@ def _excluded_rows(
     return messages
 
 
-def read_answers(thresholds: str | os.PathLike, matrix: str | os.PathLike) -> Answers:
-    """Read and check both files (module notes). Raises :class:`InputError` (one sentence) when
-    a file cannot be read, is over a limit, or when more than :data:`MAX_RATERS` raters,
+def read_answers(
+    thresholds: Source, matrix: Source, file_names: tuple[str, str] | None = None
+) -> Answers:
+    """Read and check both files (module notes), given as paths or as bytes (then ``file_names``
+    gives their file names, e.g. a survey's export). Raises :class:`InputError` (one sentence)
+    when a file cannot be read, is over a limit, or when more than :data:`MAX_RATERS` raters,
     :data:`MAX_SCENARIOS` scenarios or :data:`MAX_MAPS` raters × scenarios are named."""
-    t = _read(thresholds, THRESHOLDS_SCHEMA, THRESHOLD_ROWS)
-    m = _read(matrix, MATRIX_SCHEMA, MATRIX_ROWS)
+    t_name, m_name = file_names or (None, None)
+    t = _read(thresholds, THRESHOLDS_SCHEMA, THRESHOLD_ROWS, t_name)
+    m = _read(matrix, MATRIX_SCHEMA, MATRIX_ROWS, m_name)
     names = pd.concat([t.frame[["rater", "scenario"]], m.frame[["rater", "scenario"]]])
     for column, limit in (("rater", MAX_RATERS), ("scenario", MAX_SCENARIOS)):
         n = names[column][names[column] != ""].nunique()
@@ -217,12 +246,12 @@ def read_answers(thresholds: str | os.PathLike, matrix: str | os.PathLike) -> An
     # thresholds: action A–D (E only as 600), max whole in 0..600, each action once
     action = _actions(t, "action", ACTIONS)
     t.frame["action"] = action
-    maxima = _whole(t, "max", 0, GLUCOSE_MAX, "mg/dL")
-    t.frame["max"] = maxima
     is_e = (action == ACTIONS[-1]).to_numpy()
+    maxima = _whole(t, "max", CUT_LOW, CUT_HIGH, "mg/dL", among=~is_e)
+    t.frame["max"] = maxima
     t.refuse(
-        is_e & (maxima != GLUCOSE_MAX).to_numpy(),
-        f"action E has no threshold (it runs to {GLUCOSE_MAX} mg/dL)",
+        is_e & (maxima != GLUCOSE_TOP).to_numpy(),
+        f"action E has no threshold (it runs to {GLUCOSE_TOP} mg/dL)",
     )
     _repeats(t, ["rater", "scenario", "action"], "threshold")
     # matrix: actions A–E, score whole in 1..9, diagonal 1, each cell once
@@ -230,10 +259,7 @@ def read_answers(thresholds: str | os.PathLike, matrix: str | os.PathLike) -> An
     m.frame["actual"] = _actions(m, "actual", ACTIONS)
     m.frame["score"] = _whole(m, "score", SCORE_MIN, SCORE_MAX, "1..9")
     diagonal = (m.frame["measured"] == m.frame["actual"]).to_numpy()
-    m.refuse(
-        diagonal & (m.frame["score"] != SCORE_MIN).to_numpy(),
-        f"a diagonal cell (measured = actual) scores {SCORE_MIN} (no risk)",
-    )
+    m.refuse(diagonal & (m.frame["score"] != SCORE_MIN).to_numpy(), DIAGONAL_RULE)
     _repeats(m, ["rater", "scenario", "measured", "actual"], "cell")
 
     reasons: dict[tuple[str, str], list[str]] = {}
@@ -265,12 +291,12 @@ def read_answers(thresholds: str | os.PathLike, matrix: str | os.PathLike) -> An
         missing = [a for a, v in zip(THRESHOLD_ACTIONS, values, strict=True) if np.isnan(v)]
         if missing and key in in_t and key not in refused_in[t.label]:
             why.append(f"no threshold for action {', '.join(missing)} in {t.label}")
-        if not missing and not (np.diff(values) > 0).all():
+        if not missing and first_not_increasing(values) is not None:
             where = given["line"].to_numpy() if given is not None else np.array([])
             shown = ", ".join(f"{a} {v:g}" for a, v in zip(THRESHOLD_ACTIONS, values, strict=True))
             why.append(
-                f"thresholds do not increase ({shown} mg/dL; rule: max_A < max_B < max_C < "
-                f"max_D) in {name_lines(np.sort(where))} of {t.label}"
+                f"thresholds do not increase ({shown} mg/dL; rule: {INCREASING_RULE}) in "
+                f"{name_lines(np.sort(where))} of {t.label}"
             )
             lines.setdefault(key, {}).setdefault(t.label, []).extend(int(n) for n in where)
         scores = np.full((len(ACTIONS), len(ACTIONS)), np.nan)

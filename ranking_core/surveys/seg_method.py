@@ -9,8 +9,9 @@ every combination "the meter says range i (measured), the truth is range j (actu
 risk(REF, BGM) = (score[action(BGM), action(REF)] − 1) / 2 on the 0..4 scale.
 
 Action A is taken at glucose g when g ≤ A's cut point, B when A's < g ≤ B's, and so on; E above
-D's cut point. Cut points are whole mg/dL, 0 ≤ A < B < C < D < 600. A value given in mmol/L
-(one decimal) is converted with the project's factor
+D's cut point. Cut points are whole mg/dL, 0 ≤ A < B < C < D < 600; the rules on values, types
+and limits are :mod:`ranking_core.elicit.rules`, which ``riskgrid elicit`` applies too. A value
+given in mmol/L (one decimal) is converted with the project's factor
 (:data:`~ranking_core.inputs.units.MGDL_PER_MMOLL`) and rounded to whole mg/dL; distinct
 one-decimal values stay distinct (0.1 mmol/L is 1.8 mg/dL).
 
@@ -28,9 +29,21 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ranking_core.elicit.mapping import ACTION_LABELS, ACTIONS, SCORE_MAX, SCORE_MIN
-from ranking_core.elicit.mapping import THRESHOLD_ACTIONS as CUT_ACTIONS
-from ranking_core.grids.lattice import GLUCOSE_MAX as GLUCOSE_TOP
+from ranking_core.elicit.rules import (
+    ACTION_LABELS,
+    ACTIONS,
+    CUT_ACTIONS,
+    CUT_HIGH,
+    CUT_LOW,
+    GLUCOSE_TOP,
+    MAX_SCENARIOS,
+    SCORE_MAX,
+    SCORE_MIN,
+    cut_problems,
+    first_not_increasing,
+    number_or_none,
+    score_problems,
+)
 from ranking_core.inputs.units import MGDL_PER_MMOLL, to_mgdl
 
 __all__ = [
@@ -66,7 +79,6 @@ METHODS = (PAIRS_METHOD, SEG_METHOD)  # how a survey asks: rated pairs, or the S
 # this survey's export; a rater sees D as "insulin" or, without insulin, "exercise and eat less"
 INSULIN_D, NO_INSULIN_D = "insulin", "exercise and eat less"
 SCORE_RANGE = (SCORE_MIN, SCORE_MAX)  # the risk scale of the matrix; 1 = no risk (the diagonal)
-MAX_SCENARIOS = 12
 SCENARIO_NAME_MAX = 80  # characters
 DESCRIPTION_MAX = 1_000  # characters
 THRESHOLD_COLUMNS = ("rater", "scenario", "action", "max")
@@ -161,50 +173,51 @@ def check_scenarios(scenarios: Sequence[Scenario]) -> tuple[Scenario, ...]:
     return tuple(kept)
 
 
-def _one_value(letter: str, value: float | None, unit: str) -> int:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+def _one_value(letter: str, value: object, unit: str) -> int:
+    number = number_or_none(value, f"{letter}'s highest glucose")
+    if number is None:
         raise ValueError(
             f"give the highest glucose for each of A, B, C and D; {letter}'s is missing"
         )
-    value = float(value)
-    if not math.isfinite(value):
-        raise ValueError(f"{letter}'s highest glucose must be a number; got {value}")
+    if not math.isfinite(number):
+        raise ValueError(f"{letter}'s highest glucose must be a number; got {number}")
     if unit == "mmol/L":
-        if abs(value * 10 - round(value * 10)) > 1e-6:
+        if abs(number * 10 - round(number * 10)) > 1e-6:
             raise ValueError(
-                f"{letter}'s highest glucose is given in mmol/L to one decimal; got {value:g}"
+                f"{letter}'s highest glucose is given in mmol/L to one decimal; got {number:g}"
             )
-        return round(float(to_mgdl(np.array([value]), unit)[0]))
-    if not value.is_integer():
-        raise ValueError(f"{letter}'s highest glucose is a whole number of mg/dL; got {value:g}")
-    return int(value)
+        return round(float(to_mgdl(np.array([number]), unit)[0]))
+    if cut_problems([number])[0] == "is not a whole number":
+        raise ValueError(f"{letter}'s highest glucose is a whole number of mg/dL; got {number:g}")
+    return int(number)
 
 
 def _shown(mg_dl: float, unit: str) -> str:
     return f"{mg_dl / MGDL_PER_MMOLL:.1f} mmol/L" if unit == "mmol/L" else f"{mg_dl:.0f} mg/dL"
 
 
-def check_thresholds(values: Sequence[float | None], unit: str = "mg/dL") -> tuple[int, ...]:
+def check_thresholds(values: Sequence[object], unit: str = "mg/dL") -> tuple[int, ...]:
     """The four cut points (A, B, C, D) given in ``unit`` → whole mg/dL; ValueError (one
-    sentence with the rule) unless each is given (whole mg/dL, or mmol/L to one decimal), inside
-    0..599 mg/dL (E runs to 600) and strictly increasing from A to D."""
+    sentence with the rule) unless each is a number (not true/false, not text: the rules'
+    types) given as whole mg/dL or mmol/L to one decimal, inside 0..599 mg/dL (E runs to 600)
+    and strictly increasing from A to D (:mod:`ranking_core.elicit.rules`)."""
     if len(values) != len(CUT_ACTIONS):
         raise ValueError(f"four thresholds (A, B, C, D) are needed; got {len(values)}")
     cuts = [_one_value(letter, v, unit) for letter, v in zip(CUT_ACTIONS, values, strict=True)]
-    for letter, mg in zip(CUT_ACTIONS, cuts, strict=True):
-        if not 0 <= mg < GLUCOSE_TOP:
+    for letter, mg, problem in zip(CUT_ACTIONS, cuts, cut_problems(cuts), strict=True):
+        if problem:
             raise ValueError(
-                f"{letter}'s highest glucose must lie inside the whole range 0-{GLUCOSE_TOP} "
-                f"mg/dL and below {_shown(GLUCOSE_TOP, unit)} (E runs to {GLUCOSE_TOP} mg/dL); "
-                f"got {_shown(mg, unit)}"
+                f"{letter}'s highest glucose must lie inside the whole range {CUT_LOW}-"
+                f"{GLUCOSE_TOP} mg/dL and below {_shown(GLUCOSE_TOP, unit)} (E runs to "
+                f"{GLUCOSE_TOP} mg/dL, so at most {CUT_HIGH} mg/dL); got {_shown(mg, unit)}"
             )
-    for i in range(1, len(cuts)):
+    i = first_not_increasing(cuts)
+    if i is not None:
         low, high, a, b = CUT_ACTIONS[i - 1], CUT_ACTIONS[i], cuts[i - 1], cuts[i]
-        if not a < b:
-            raise ValueError(
-                f"the thresholds must increase strictly from A to D; {high}'s highest glucose "
-                f"({_shown(b, unit)}) is not above {low}'s ({_shown(a, unit)})"
-            )
+        raise ValueError(
+            f"the thresholds must increase strictly from A to D; {high}'s highest glucose "
+            f"({_shown(b, unit)}) is not above {low}'s ({_shown(a, unit)})"
+        )
     return tuple(cuts)
 
 
@@ -236,20 +249,17 @@ def check_matrix(scores: Sequence[Sequence[float | None]]) -> np.ndarray:
     for i, row in enumerate(rows):
         for j, cell in enumerate(row):
             name = f"meter says {ACTIONS[i]}, truth is {ACTIONS[j]}"
+            value = number_or_none(cell, f"the score of {name}")
             if i == j:
-                if cell is not None and not (isinstance(cell, float) and math.isnan(cell)):
-                    if float(cell) != 1:
-                        raise ValueError(f"{name} is on the diagonal: its score is 1 (no risk)")
-                grid[i, j] = 1
-                continue
-            if cell is None or (isinstance(cell, float) and math.isnan(cell)):
+                if value is not None and value != SCORE_MIN:
+                    raise ValueError(f"{name} is on the diagonal: its score is 1 (no risk)")
+                grid[i, j] = SCORE_MIN
+            elif value is None:
                 empty.append(name)
-                continue
-            value = float(cell)
-            if not (math.isfinite(value) and value.is_integer() and low <= value <= high):
+            elif score_problems([value])[0]:
                 wrong.append(f"{name} ({value:g})")
-                continue
-            grid[i, j] = value
+            else:
+                grid[i, j] = value
     if empty:
         raise ValueError(
             f"score every cell of the matrix (whole numbers {low}-{high}); {len(empty)} "

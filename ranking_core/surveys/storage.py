@@ -31,6 +31,7 @@ import pandas as pd
 from sqlalchemy import Connection, Row, func, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
+from ranking_core.elicit.rules import MAX_RATERS as SEG_MAX_RATERS
 from ranking_core.storage import SAVED_BY_MAX, StorageError, Store, check_record_name
 from ranking_core.surveys.design import (
     RISK_OPTIONS,
@@ -253,6 +254,11 @@ class SurveyStore:
         clash = sorted(set(listed or ()) & taken)
         if clash:
             raise SurveyError(f"rater names must be unique in a survey; {clash[0]!r} is taken")
+        if survey.method == "seg" and len(taken) + total > SEG_MAX_RATERS:
+            raise SurveyError(
+                f"a SEG-method survey has at most {SEG_MAX_RATERS:,} raters (the limit of "
+                f"riskgrid elicit); {len(taken):,} are invited, {total:,} more would pass it"
+            )
         design = [p.id for p in pairs if p.expected is None]
         checks = [p.id for p in pairs if p.expected is not None]
         try:
