@@ -25,6 +25,7 @@ from ranking_core.surveys import SurveyStore
 from ranking_core.surveys.seg_grid import SurveyGrid, save_learned_grid, survey_grid
 from ranking_core.surveys.seg_linked import create_linked_survey, linked_pairs_name
 from ranking_core.surveys.storage import Survey
+from ranking_core.validation import counted
 
 __all__ = ["grid_so_far"]
 
@@ -63,9 +64,10 @@ def grid_so_far(surveys: SurveyStore, survey: Survey, stamp: tuple) -> None:
 def _grids(done: SurveyGrid) -> None:
     grids = done.elicited.grids
     st.caption(
-        f"{len(done.elicited.answers.raters)} raters, {len(grids.scenarios)} scenarios, "
-        f"{grids.n_maps} rater maps (answers complete for a scenario); "
-        f"{len(done.elicited.answers.exclusions)} excluded"
+        f"{counted(len(done.elicited.answers.raters), 'rater')}, "
+        f"{counted(len(grids.scenarios), 'scenario')}, "
+        f"{counted(grids.n_maps, 'rater map')} (answers complete for a scenario); "
+        f"{len(done.elicited.answers.exclusions):,} excluded"
     )
     names = ["pooled (mean of the scenarios)", *grids.scenarios]
     shown = st.selectbox(

@@ -86,7 +86,7 @@ def test_the_organiser_sees_the_pooled_grid_and_its_difference_from_the_seg(tmp_
             page.get_by_text(f"Against SEG: {changed:.1%} of pairs change risk category").wait_for(
                 timeout=TIMEOUT
             )
-            page.get_by_text("5 raters, 1 scenarios, 5 rater maps").wait_for(timeout=TIMEOUT)
+            page.get_by_text("5 raters, 1 scenario, 5 rater maps").wait_for(timeout=TIMEOUT)
             browser.close()
     finally:
         stop(server)
