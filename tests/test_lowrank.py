@@ -118,8 +118,8 @@ def test_plan_picks_low_rank_for_a_smooth_kernel_above_its_size() -> None:
 def test_every_rule_runs_on_the_factor_and_states_it(rule: str) -> None:
     """Each λ rule on the low-rank engine: the grid equals the dense engine's grid at the same
     λ (re-solved there) to 5·10⁻⁴ risk units at the default ε = 10⁻¹⁰ (at the smallest λ the
-    discarded kernel mass shows, most in the corners the ratings do not reach), and the rank and tolerance are in the result and
-    in grid.json's provenance."""
+    discarded kernel mass shows, most in the corners the ratings do not reach), and the rank
+    and tolerance are in the result and in grid.json's provenance."""
     X, y = glucose_data(250)
     lam = 1e-4 if rule == "manual" else None
     settings = LearnSettings(kernel="gaussian", rule=rule, lam=lam, method="low-rank")
