@@ -389,8 +389,11 @@ def lowrank_split(
     curve = _fold_curves(ranker, factor.features, y, folds, lams, criterion, step)
     best = near_minimum(curve, owner="lowrank_split")
     model = LowRankRanker(**{**ranker.get_params(), "lam": float(lams[best])})
-    rows = np.arange(len(y)) if refit else folds[0][0]
-    model.fit_moments(X, factor, FeatureMoments.of(factor.features[rows], y[rows]))
+    if refit:  # the whole set's features as they are (a copy would double the peak memory)
+        moments = FeatureMoments.of(factor.features, y)
+    else:
+        moments = FeatureMoments.of(factor.features[folds[0][0]], y[folds[0][0]])
+    model.fit_moments(X, factor, moments)
     step()
     return Choice(float(lams[best]), "lam", None, lams, None, curve, model, rule, refit)
 
