@@ -133,7 +133,10 @@ def test_sizes_beyond_the_memory_budget_are_refused_at_once_naming_the_limit():
     with pytest.raises(ValueError, match="at most 7,000 points"):
         fit_method(LearnSettings(filter="showalter"), 8000)
     with pytest.raises(ValueError, match="at most 9,000 points"):
-        fit_method(LearnSettings(kernel="gaussian"), 9500)
+        fit_method(LearnSettings(kernel="gaussian", method="one-fold"), 9500)
+    with pytest.raises(ValueError, match="at most 1,000,000 points"):
+        fit_method(LearnSettings(kernel="gaussian"), 1_000_000)  # and 101 diagonal points
+    assert fit_method(LearnSettings(kernel="gaussian"), 9500) == "low-rank"
     assert fit_method(LearnSettings(), 1_000_000) == "lattice"
     assert fit_method(LearnSettings(), 4000) == "one-fold"
     assert fit_method(LearnSettings(), 2000) == "exact"

@@ -22,6 +22,7 @@ from ranking_core.learn import (
     robust_settings,
     with_robust,
 )
+from ranking_core.learn.plan import LOW_RANK_FROM
 from ranking_core.learners.direct import EXACT_UP_TO, ONE_FOLD_UP_TO, choose_method
 from ranking_core.panels import simulate_panel
 from ranking_core.ratings import read_rating_set
@@ -84,8 +85,12 @@ def test_the_plan_uses_the_one_size_rule(kernel, m):
     except ValueError as exc:  # beyond the memory budget: the sentence names the limit
         assert "GB" in str(exc) and kernel == "gaussian" and m > 9000
         return
-    assert plan.method == choose_method(m, plan.kernel) == fit_method(settings, m)
     assert plan.ranker.kernel is plan.kernel
+    if kernel == "gaussian" and m >= LOW_RANK_FROM:  # a smooth kernel: one low-rank factor
+        assert (plan.method, plan.engine, fit_method(settings, m)) == ("low-rank",) * 3
+        assert plan_fit(with_robust(settings, "huber"), min(m, 9000)).engine == "robust"
+        return
+    assert plan.method == choose_method(m, plan.kernel) == fit_method(settings, m)
     expected = "spectral" if plan.method == "exact" else "direct"
     assert plan.engine == expected
     assert plan_fit(with_robust(settings, "huber"), min(m, 9000)).engine == "robust"

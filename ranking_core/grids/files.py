@@ -130,6 +130,12 @@ class LearnedGridLike(Protocol):
     @property
     def points_fitted(self) -> int: ...
 
+    @property
+    def method(self) -> str: ...
+
+    @property
+    def low_rank(self) -> dict | None: ...
+
 
 def grid_metadata(result: LearnedGridLike, source: str | None = None) -> dict:
     """``grid.json`` content: the file layout, the settings, λ, the data and riskgrid's version."""
@@ -145,6 +151,10 @@ def grid_metadata(result: LearnedGridLike, source: str | None = None) -> dict:
         "lambda_chosen_by_rule": result.lam_chosen,
         "ratings": result.n_ratings,
         "points_fitted": result.points_fitted,
+        # how λ and the grid were computed; a low-rank fit adds its factor's rank, the
+        # tolerance on the discarded kernel mass and the mass discarded
+        "method": result.method,
+        "low_rank": result.low_rank,
         "ratings_checksum": result.checksum,
         "rating_set": source,
         "riskgrid_version": riskgrid_version(),

@@ -14,8 +14,9 @@ memory limit) and one engine of :data:`ENGINES`, a table from the plan's engine 
 function that computes λ and the model from an :class:`EngineCall` (the plan, whose candidate λ
 it searches, and the training points): ``"spectral"`` (every rule by
 :func:`~ranking_core.selection.choose` on the spectral decomposition), ``"direct"``
-(:func:`~ranking_core.learners.direct.fast_kfold_lambda`) and ``"robust"``
-(:func:`~ranking_core.learners.robust.kfold_robust`).
+(:func:`~ranking_core.learners.direct.fast_kfold_lambda`), ``"robust"``
+(:func:`~ranking_core.learners.robust.kfold_robust`) and ``"low-rank"`` (every rule on one
+pivoted Cholesky factor, :mod:`ranking_core.learners.lowrank`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
@@ -31,6 +33,7 @@ from ranking_core.learn.result import LearnedGrid, PanelFit, panel_fit
 from ranking_core.learn.settings import PRESETS, LearnSettings
 from ranking_core.learn.training import default_recipe, training_set
 from ranking_core.learners.direct import ONE_FOLD_TRAIN, DirectRanker, fast_kfold_lambda
+from ranking_core.learners.lowrank import LowRankRanker, lowrank_kfold, lowrank_split
 from ranking_core.learners.robust import kfold_robust, rating_step
 from ranking_core.ratings import RatingSet
 from ranking_core.selection import AprioriRule, Choice, choose, fit_apriori_lambda
@@ -38,6 +41,7 @@ from ranking_core.selection import AprioriRule, Choice, choose, fit_apriori_lamb
 __all__ = ["APRIORI_SIZES", "ENGINES", "EngineCall", "learn_grid", "learn_panel"]
 
 Progress = Callable[[int, int], None]
+HOLDOUT_FIT_FRACTION = 0.5  # the hold-out rule's share that fits (choose's default fit_fraction)
 APRIORI_SIZES = (20, 30, 40, 50)  # subset sizes for λ₊ (Kriukova et al. 2014, §4.4)
 
 
@@ -111,7 +115,41 @@ def _robust(call: EngineCall) -> Choice:
     )
 
 
-ENGINES: dict[str, Engine] = {"spectral": _spectral, "direct": _direct, "robust": _robust}
+def _low_rank(call: EngineCall) -> Choice:
+    """Every rule on one low-rank factor of the kernel: k-fold and hold-out factor all inputs
+    once and form each training part's r × r covariance from moments
+    (:func:`~ranking_core.learners.lowrank.lowrank_kfold`; the hold-out split is that of
+    :func:`~ranking_core.selection.choose`, the first half fits); the other rules are
+    :func:`~ranking_core.selection.choose`'s on one fit of the factor."""
+    plan, settings = call.plan, call.plan.settings
+    ranker = plan.ranker
+    assert isinstance(ranker, LowRankRanker), "the low-rank plan holds a LowRankRanker"
+    if settings.rule == "kfold":
+        folds = call.folds()
+        return lowrank_kfold(ranker, call.X, call.y, plan.lams, **folds)
+    if settings.rule == "holdout":
+        m = len(call.y)
+        cut = int(HOLDOUT_FIT_FRACTION * m)
+        return lowrank_split(
+            ranker,
+            call.X,
+            call.y,
+            plan.lams,
+            [(np.arange(cut), np.arange(cut, m))],
+            rule="holdout",
+            criterion=settings.criterion,
+            refit=settings.refit_all,
+            progress=call.progress,
+        )
+    return _spectral(call)
+
+
+ENGINES: dict[str, Engine] = {
+    "spectral": _spectral,
+    "direct": _direct,
+    "robust": _robust,
+    "low-rank": _low_rank,
+}
 
 
 def learn_grid(

@@ -3,7 +3,8 @@
 :func:`plan_fit` reads the settings and the number of ratings and fixes, before any work: the
 kernel (built once from its name, width and glucose coordinates; every later step reuses this
 object), the unfitted ranker on it, how the λ rule is computed (:data:`METHODS`: every fold
-exactly, the first fold only, or the glucose lattice), the engine that computes it (a name of
+exactly, the first fold only, the glucose lattice, or every rule on one low-rank factor of a
+smooth kernel), the engine that computes it (a name of
 :data:`ranking_core.learn.fit.ENGINES`) and whether the points fit in the memory budget. The
 size rule is the one of :func:`ranking_core.learners.direct.choose_method` (exact up to
 :data:`~ranking_core.learners.direct.EXACT_UP_TO` ratings, one fold up to
@@ -22,12 +23,13 @@ from numpy.typing import NDArray
 from ranking_core.filters import Filter, IteratedLavrentiev
 from ranking_core.grids.coordinates import GlucoseTransform, TransformedKernel
 from ranking_core.kernels import Kernel, make_kernel
+from ranking_core.learners.direct import METHODS as DIRECT_METHODS
 from ranking_core.learners.direct import (
-    METHODS,
     ONE_FOLD_TRAIN,
     choose_method,
     lattice_kernel_parts,
 )
+from ranking_core.learners.lowrank import LOW_RANK_TOL, MAX_RANK, LowRankRanker
 from ranking_core.learners.robust import RobustRanker
 from ranking_core.learners.spectral import SpectralRanker
 from ranking_core.selection import paper_lambda_grid
@@ -97,6 +99,8 @@ class LearnSettings(Protocol):
 __all__ = [
     "CHOLESKY_UP_TO",
     "DENSE_UP_TO",
+    "LOW_RANK_FROM",
+    "LOW_RANK_UP_TO",
     "MEMORY_BUDGET",
     "METHODS",
     "METHOD_LABELS",
@@ -121,7 +125,17 @@ METHOD_LABELS = {
     "exact": "every fold and the refit exactly (eigendecompositions)",
     "one-fold": f"{_FIRST_FOLD}, a direct refit",
     "lattice": "a search of λ on the glucose lattice, a lattice refit",
+    "low-rank": "every λ from one low-rank factor of the kernel (pivoted Cholesky)",
 }
+# the methods a LearnSettings may name: "auto", the direct ones and "low-rank" (a smooth kernel
+# factored once to a tolerance on the discarded kernel mass, every rule and filter on it,
+# ranking_core.learners.lowrank)
+METHODS = (*DIRECT_METHODS, "low-rank")
+# "auto" factors a smooth kernel (the Gaussian) from this many training points on: below, the
+# dense eigendecomposition is as fast and exact. The factor's memory, 8·m·r bytes with its rank
+# r ≤ the budget's share, bounds the points at LOW_RANK_UP_TO.
+LOW_RANK_FROM = 2000
+LOW_RANK_UP_TO = 1_000_000
 ROBUST_LATTICE_LABEL = f"{_FIRST_FOLD}, a lattice refit"
 # Memory budget of one fit and the sizes it allows (float64): a dense eigendecomposition of n
 # points holds about four n × n arrays (kernel, centred copy, eigenvectors, LAPACK's work), so
@@ -131,8 +145,17 @@ MEMORY_BUDGET = 2 * 1024**3
 DENSE_UP_TO = 7000
 CHOLESKY_UP_TO = 9000
 ROBUST_LAM_STRIDE = 4  # robust learning chooses λ among every 4th candidate (the robust preset)
-_LIMITS = {"exact": DENSE_UP_TO, "one-fold": CHOLESKY_UP_TO, "lattice": None}
-_LIMITED_BY = {"exact": "a dense eigendecomposition", "one-fold": "a dense Cholesky refit"}
+_LIMITS = {
+    "exact": DENSE_UP_TO,
+    "one-fold": CHOLESKY_UP_TO,
+    "lattice": None,
+    "low-rank": LOW_RANK_UP_TO,
+}
+_LIMITED_BY = {
+    "exact": "a dense eigendecomposition",
+    "one-fold": "a dense Cholesky refit",
+    "low-rank": "a low-rank factor",
+}
 
 
 def glucose_transform(settings: LearnSettings) -> GlucoseTransform | None:
@@ -213,6 +236,9 @@ class FitPlan:
     kernel : the kernel, built once (the ranker, the direct refit and the lattice share it).
     ranker : the unfitted ranker on ``kernel`` (a RobustRanker around it with robust learning).
     lams : the candidate λ (:func:`candidate_lams`).
+    rank_tol : with the ``"low-rank"`` method, the relative residual trace ε of the kernel's
+        factor (the discarded kernel mass, :data:`~ranking_core.learners.lowrank.LOW_RANK_TOL`;
+        the rank it needs is known after the fit, :attr:`LearnedGrid.low_rank`); else None.
     """
 
     settings: LearnSettings
@@ -220,8 +246,9 @@ class FitPlan:
     method: str
     engine: str
     kernel: Kernel
-    ranker: SpectralRanker | RobustRanker
+    ranker: SpectralRanker | RobustRanker | LowRankRanker
     lams: NDArray[np.float64] = field(repr=False)
+    rank_tol: float | None = None
 
     @property
     def points(self) -> int:
@@ -239,7 +266,11 @@ class FitPlan:
 def plan_fit(settings: LearnSettings, n_ratings: int) -> FitPlan:
     """The plan of a fit of ``settings`` on ``n_ratings`` ratings within :data:`MEMORY_BUDGET`.
 
-    The method: ``"exact"`` for every rule but k-fold and every filter but Lavrentiev (the rule
+    The method: ``"low-rank"`` when asked, or with ``"auto"`` for a smooth kernel (the
+    Gaussian) from :data:`LOW_RANK_FROM` training points on without robust learning: every rule
+    and filter on one pivoted Cholesky factor (engine ``"low-rank"``, O(m·r²) instead of the
+    O(m³) of a dense eigendecomposition; :mod:`ranking_core.learners.lowrank`). Otherwise
+    ``"exact"`` for every rule but k-fold and every filter but Lavrentiev (the rule
     as :func:`~ranking_core.selection.choose` states it); for k-fold with the Lavrentiev filter
     ``settings.method``, or with ``"auto"`` the size rule of
     :func:`~ranking_core.learners.direct.choose_method` (``"lattice"`` needs the Laplacian
@@ -252,6 +283,9 @@ def plan_fit(settings: LearnSettings, n_ratings: int) -> FitPlan:
     """
     lams = candidate_lams(settings)
     kernel = settings_kernel(settings)
+    points = int(n_ratings) + int(settings.anchors)
+    if _low_rank(settings, kernel, points):
+        return _low_rank_plan(settings, int(n_ratings), kernel, lams)
     lavrentiev_kfold = settings.rule == "kfold" and settings.filter == "lavrentiev"
     lattice = settings.filter == "lavrentiev" and lattice_kernel_parts(kernel) is not None
     if not lavrentiev_kfold:
@@ -290,6 +324,48 @@ def plan_fit(settings: LearnSettings, n_ratings: int) -> FitPlan:
             f"points with these settings{hint}"
         )
     return plan
+
+
+def _low_rank(settings: LearnSettings, kernel: Kernel, points: int) -> bool:
+    """Whether the fit runs on a low-rank factor: asked for, or with ``"auto"`` a smooth kernel
+    (numerically low rank on glucose pairs) from :data:`LOW_RANK_FROM` points on, without
+    robust learning (whose rater model needs every training point's eigenvector rows)."""
+    if settings.method == "low-rank":
+        if settings.robust is not None:
+            raise ValueError(
+                "the low-rank method fits least squares only; robust learning runs on the "
+                "eigendecomposition or the glucose lattice (method auto)"
+            )
+        return True
+    return (
+        settings.method == "auto"
+        and settings.robust is None
+        and kernel.smooth
+        and points >= LOW_RANK_FROM
+    )
+
+
+def _low_rank_plan(
+    settings: LearnSettings, n_ratings: int, kernel: Kernel, lams: NDArray[np.float64]
+) -> FitPlan:
+    """The ``"low-rank"`` plan: the ranker on a factor of relative residual trace
+    :data:`LOW_RANK_TOL`, its rank bounded by the memory budget (8·m·r bytes for the features,
+    twice over while they are formed)."""
+    points = n_ratings + int(settings.anchors)
+    if points > LOW_RANK_UP_TO:
+        raise ValueError(
+            f"{n_ratings:,} ratings and {settings.anchors} diagonal points are more than "
+            f"{_LIMITED_BY['low-rank']} fits in {MEMORY_BUDGET / 1024**3:g} GB: at most "
+            f"{LOW_RANK_UP_TO:,} points with these settings"
+        )
+    spectral_filter = settings_ranker(settings, kernel).get_params()["filter"]
+    ranker = LowRankRanker(
+        kernel=kernel,
+        filter=spectral_filter,
+        rank_tol=LOW_RANK_TOL,
+        max_rank=max(1, min(MAX_RANK, MEMORY_BUDGET // (16 * points))),
+    )
+    return FitPlan(settings, n_ratings, "low-rank", "low-rank", kernel, ranker, lams, LOW_RANK_TOL)
 
 
 def fit_method(settings: LearnSettings, n_ratings: int) -> str:

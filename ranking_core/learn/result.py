@@ -26,6 +26,7 @@ from ranking_core.learn.plan import METHOD_LABELS, ROBUST_LATTICE_LABEL
 from ranking_core.learn.settings import KERNEL_LABELS, KERNELS, LearnSettings
 from ranking_core.learn.training import rating_positions
 from ranking_core.learners.direct import DirectRanker
+from ranking_core.learners.lowrank import LowRankRanker
 from ranking_core.learners.robust import MAD_TO_SD, OUTLIER_Z, RobustRanker, rating_step
 from ranking_core.learners.spectral import SpectralRanker
 from ranking_core.ratings import RatingSet
@@ -52,7 +53,8 @@ class LearnedGrid:
     settings : the exact :class:`LearnSettings` it was learned with.
     model : the fitted ranker at ``lam`` (on signed targets when ``settings.signed``): a
         :class:`~ranking_core.SpectralRanker` holding its spectral decomposition, a
-        :class:`~ranking_core.learners.direct.DirectRanker` (large rating sets) or a
+        :class:`~ranking_core.learners.direct.DirectRanker` (large rating sets), a
+        :class:`~ranking_core.learners.lowrank.LowRankRanker` (a smooth kernel's factor) or a
         :class:`~ranking_core.learners.robust.RobustRanker` around either.
     lam : λ of this grid; ``lam_chosen`` : λ the rule chose.
     lams : (L,) candidate λ; ``curve`` : (L,) the rule's criterion (None for the a-priori and
@@ -69,7 +71,7 @@ class LearnedGrid:
     """
 
     settings: LearnSettings
-    model: SpectralRanker | DirectRanker | RobustRanker
+    model: SpectralRanker | DirectRanker | RobustRanker | LowRankRanker
     lam: float
     lam_chosen: float
     lams: NDArray[np.float64]
@@ -86,6 +88,8 @@ class LearnedGrid:
     @property
     def points_fitted(self) -> int:
         """Training points the model was fitted on (half of them for the paper's hold-out)."""
+        if isinstance(self.model, LowRankRanker):
+            return self.model.n_fit_  # its X_fit_ holds the factor's pivots only
         fitted = self.model.X_fit_
         assert fitted is not None, "a glucose kernel's fit keeps its training inputs"
         return len(fitted)
@@ -95,7 +99,28 @@ class LearnedGrid:
         """How λ and the grid were computed, in words (:data:`METHOD_LABELS`)."""
         if self.method == "lattice" and self.settings.robust is not None:
             return ROBUST_LATTICE_LABEL
+        low_rank = self.low_rank
+        if low_rank is not None:
+            return (
+                f"every λ from one rank-{low_rank['rank']} factor of the kernel (pivoted "
+                f"Cholesky; discarded kernel mass {low_rank['residual_trace']:.1e} of its "
+                f"trace, tolerance {low_rank['tolerance']:g})"
+            )
         return METHOD_LABELS[self.method]
+
+    @property
+    def low_rank(self) -> dict | None:
+        """The kernel's factor of a low-rank fit, for the grid's provenance: ``rank`` r,
+        ``tolerance`` ε asked for and ``residual_trace`` reached (trace(K − ΦΦᵀ)/trace(K),
+        :class:`~ranking_core.learners.lowrank.KernelFactor`); None for any other fit."""
+        if not isinstance(self.model, LowRankRanker):
+            return None
+        factor = self.model.factor_
+        return {
+            "rank": factor.rank,
+            "tolerance": factor.tolerance,
+            "residual_trace": factor.residual,
+        }
 
     @property
     def from_a_panel(self) -> bool:

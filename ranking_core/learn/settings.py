@@ -28,13 +28,13 @@ from ranking_core.grids.coordinates import SCALES, GlucoseTransform
 from ranking_core.kernels import KERNELS as KERNEL_CLASSES
 from ranking_core.kernels import Kernel
 from ranking_core.learn.plan import (
+    METHODS,
     ROBUST_LAM_STRIDE,
     candidate_lams,
     glucose_transform,
     settings_kernel,
     settings_ranker,
 )
-from ranking_core.learners.direct import METHODS
 from ranking_core.learners.robust import LOSSES, RobustRanker
 from ranking_core.learners.spectral import SpectralRanker
 from ranking_core.selection import CRITERIA, RULES, VALIDATED_RULES
@@ -99,11 +99,13 @@ class LearnSettings:
         ``"apriori"`` (λ(m) = α·m^(−β/2) fitted on subsets) or ``"manual"`` (``lam``).
     lam : λ of the ``"manual"`` rule (required by it; None and dropped for the other rules,
         whose λ is chosen and reported as :attr:`LearnedGrid.lam`).
-    method : how ``"kfold"`` is computed (:data:`~ranking_core.learners.direct.METHODS`):
+    method : how λ is computed (:data:`~ranking_core.learn.plan.METHODS`):
         ``"auto"`` chooses by the number of ratings and the memory budget
         (:func:`~ranking_core.learn.plan.plan_fit`); ``"exact"`` every fold and the refit by
         eigendecomposition; ``"one-fold"`` the first fold's exact curve and a direct
-        refit; ``"lattice"`` a golden-section search of λ on the glucose lattice (Laplacian).
+        refit; ``"lattice"`` a golden-section search of λ on the glucose lattice (Laplacian);
+        ``"low-rank"`` every rule on one pivoted Cholesky factor of the kernel (least squares;
+        ``"auto"`` takes it for the Gaussian kernel from 2,000 points on).
     refit_all : with ``"holdout"``, refit on all ratings at the chosen λ (one more
         decomposition); otherwise the grid is the half fit, as in the paper.
     n_splits : folds of ``"kfold"``.
