@@ -252,7 +252,10 @@ def cut_last_line(lines: Sequence[str], delimiter: str, width: int) -> str | Non
     before = [line.rstrip("\r\n") for line in lines[:-1] if line.strip()]
     if not before:
         return None
-    fields = next(csv.reader([last], delimiter=delimiter), [])
+    try:
+        fields = next(csv.reader([last], delimiter=delimiter), [])
+    except csv.Error:  # a field beyond the csv module's limit: the line-length rule refuses it
+        return None
     if len(fields) < width:
         return (
             f"the file ends without a line break inside a line of {len(fields)} field(s) where "
