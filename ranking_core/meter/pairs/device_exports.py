@@ -14,7 +14,8 @@ CSV with a header), one record a row numbered from 1:
   record), ``time`` in ISO 8601 UTC, ``deviceId`` the device.
 
 Both may carry a ``subject`` (also ``patient``, ``participant``, ``userId``) when exports of
-several people are joined. Every record is accounted for: paired, skipped (another type), left
+several people are joined; records naming none are one subject of their own ("unnamed
+subject" in the output), never paired with a named subject's readings. Every record is accounted for: paired, skipped (another type), left
 out with its reason and count, or refused by its record number with the rule it breaks.
 
 The pairing rule, applied to each meter reading and each CGM device of the same subject (nothing
@@ -25,7 +26,9 @@ is decided by record order):
 * the CGM readings of one device are a sensor: a meter reading is paired with the latest reading
   of each CGM device of its subject at most ``before`` minutes before it, one pair per device,
   the device named in the ``sensor`` column (so the acceptance bounds cluster by it and CG-DIVA
-  compares sensors); a device without a reading in the window gives no pair for it;
+  compares sensors; ``subject/device`` when the export names subjects, so that two people's
+  devices of one name stay two sensors); a device without a reading in the window gives no
+  pair for it;
 * a device's time holding two different values cannot be paired (as in
   :mod:`~ranking_core.meter.pairs.pairing`): a meter reading whose latest reading of that device
   is at such a time is left unpaired for it and counted;
@@ -67,6 +70,7 @@ __all__ = [
     "EXPORT_FORMATS",
     "MAX_TRIALS",
     "UNNAMED_DEVICE",
+    "UNNAMED_SUBJECT",
     "DevicePairs",
     "pair_export",
     "read_export",
@@ -75,6 +79,8 @@ __all__ = [
 REPORTABLE = (40.0, 600.0)  # mg/dL: pairs with a value outside are left out (issue 7064's rule)
 BEFORE_MINUTES = 5.0
 UNNAMED_DEVICE = "unnamed device"  # the sensor column of CGM records naming no device
+# the subject column of readings naming none, when others do (they are one subject of their own)
+UNNAMED_SUBJECT = "unnamed subject"
 # meter readings × CGM devices of their subject: the pairings tried, bounded before any is
 MAX_TRIALS = 5_000_000
 # epoch milliseconds of 1900-01-01 and 2200-12-31 (the years every time reader accepts)
@@ -274,7 +280,7 @@ def _conflicts(cgm: _Readings, messages: list[str]) -> None:
         return
     first = twice & (frame == frame[twice].iloc[0]).all(axis=1).to_numpy()
     times = int(frame[twice].drop_duplicates().shape[0])
-    shown = " and ".join(f"{v:g}" for v in cgm.glucose[first][:2])
+    shown = " and ".join(f"{v:g}" for v in np.unique(cgm.glucose[first])[:2])
     messages.append(
         f"{counted(times, 'CGM time holds', 'CGM times hold')} two different values of one "
         f"device (e.g. {shown} mg/dL in {name_lines(np.sort(cgm.record[first]), 'record')}; "
@@ -425,7 +431,11 @@ def _frame(
             "record": meter.record[m],
         }
     )
-    if not (frame["subject"] != "").any():
+    if (frame["subject"] != "").any():
+        frame["subject"] = frame["subject"].replace("", UNNAMED_SUBJECT)
+        # one person's sensor is never another's cluster, whatever the devices are called
+        frame["sensor"] = frame["subject"] + "/" + frame["sensor"]
+    else:
         frame = frame.drop(columns="subject")
     order = np.lexsort((frame["sensor"].astype(str), frame["record"], meter.ns[m]))
     return frame.iloc[order].reset_index(drop=True)
