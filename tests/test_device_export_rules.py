@@ -58,7 +58,7 @@ def brute_force(records: list[dict], before_ms: int) -> list[tuple]:
         if kind != "mbg":
             continue
         for device in sorted({d for _, s, d, _, _ in cgm if s == subject}):
-            earlier = [(t, v) for _, s, d, t, v in cgm if s == subject and d == device and t <= time]
+            earlier = [(t, v) for _, s, d, t, v in cgm if (s, d) == (subject, device) and t <= time]
             if not earlier:
                 continue
             latest = max(t for t, _ in earlier)
@@ -125,7 +125,7 @@ def test_pairs_are_the_rule_applied_record_by_record_in_any_order(records, befor
         got = paired(result.frame)
         assert got == expected
         for number, ref, time in zip(
-            result.frame["record"], result.frame["REF"], result.frame["reference_time"]
+            result.frame["record"], result.frame["REF"], result.frame["reference_time"], strict=True
         ):  # the record named is a meter reading with that value and time
             named = order[number - 1]
             assert named["type"] == "mbg" and named["mbg"] == ref

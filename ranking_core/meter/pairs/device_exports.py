@@ -15,8 +15,9 @@ CSV with a header), one record a row numbered from 1:
 
 Both may carry a ``subject`` (also ``patient``, ``participant``, ``userId``) when exports of
 several people are joined; records naming none are one subject of their own ("unnamed
-subject" in the output), never paired with a named subject's readings. Every record is accounted for: paired, skipped (another type), left
-out with its reason and count, or refused by its record number with the rule it breaks.
+subject" in the output), never paired with a named subject's readings. Every record is
+accounted for: paired, skipped (another type), left out with its reason and count, or refused
+by its record number with the rule it breaks.
 
 The pairing rule, applied to each meter reading and each CGM device of the same subject (nothing
 is decided by record order):
