@@ -164,7 +164,7 @@ class LineEnds:
             return found.start()
         pieces, size, at = [self.buf], len(self.buf), -1
         while not 0 <= limit <= size:
-            data = self.inner.read(1 << 20)
+            data = self.inner.read(1 << 16)  # as _more reads: the buffer runs ahead by < 64 kB
             if not data:
                 break
             found = _ANY_END.search(data)
