@@ -17,6 +17,7 @@ is refused by its number (rule: a key holds one value).
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -49,7 +50,7 @@ _BRACKET[[ord("["), ord("{")]] = 1
 _BRACKET[[ord("]"), ord("}")]] = -1
 
 
-class RepeatedKeys(dict):  # type: ignore[type-arg]
+class RepeatedKeys(dict[str, Any]):
     """A JSON object that names a key more than once: the last value of each key, and the keys
     repeated (``repeated``), so that a reader can refuse it by its record."""
 
@@ -68,9 +69,9 @@ class _Objects:
         if len(out) == len(pairs):
             return out
         self.repeats += 1
-        seen: set[str] = set()
+        times = Counter(k for k, _ in pairs)
         marked = RepeatedKeys(out)
-        marked.repeated = tuple(dict.fromkeys(k for k, _ in pairs if k in seen or seen.add(k)))
+        marked.repeated = tuple(k for k, n in times.items() if n > 1)
         return marked
 
 
