@@ -114,7 +114,9 @@ def test_not_an_export_is_one_sentence(tmp_path):
     source.write_text('{"a": 1')
     result = runner.invoke(app, ["pair", str(source), "-o", str(tmp_path / "p.csv")])
     assert result.exit_code == 1 and "Traceback" not in result.output
-    assert "not a Nightscout or Tidepool export" in " ".join(result.output.split())
+    text = " ".join(result.output.split())
+    assert "not a readable Nightscout or Tidepool export" in text and "line 1, column 8" in text
+    assert text.count("not valid JSON") == 1  # said once, not once per format tried
 
 
 def test_a_json_file_beyond_its_cap_is_refused_before_parsing(tmp_path, monkeypatch):

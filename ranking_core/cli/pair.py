@@ -36,7 +36,8 @@ def pair(
             "-o",
             help="Write the pairs here (CSV: "
             "BGM, REF, reference_time, sensor_time, "
-            "delta_seconds; glucose in mg/dL).",
+            "delta_seconds; glucose in mg/dL; from an export also sensor, subject when named, "
+            "and record).",
         ),
     ],
     reference: Annotated[
@@ -45,7 +46,8 @@ def pair(
             help="Reference series (finger-stick or lab), same formats. Leave it out when the "
             "first file is a Nightscout (entries: sgv and mbg records) or Tidepool (cbg and "
             "smbg records) export, JSON or CSV: each meter reading is then paired with the "
-            "latest CGM reading at most --before minutes before it."
+            "latest reading of each CGM device of its subject at most --before minutes before "
+            "it (one pair per device)."
         ),
     ] = None,
     window: Annotated[

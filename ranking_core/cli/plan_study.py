@@ -20,19 +20,26 @@ err = Console(stderr=True)
 
 
 def _agreement(text: str) -> dict[str, float]:
-    """ "A=0.90,B=0.85" → {"A": 0.90, "B": 0.85}; ValueError names the bad item."""
+    """ "A=0.90,B=0.85" → {"A": 0.90, "B": 0.85}; ValueError names the bad item, or the
+    criterion given twice."""
     out: dict[str, float] = {}
     for item in (i.strip() for i in text.split(",") if i.strip()):
         key, sep, value = item.partition("=")
         try:
             if not sep:
                 raise ValueError
-            out[key.strip()] = float(value)
+            share = float(value)
         except ValueError:
             raise ValueError(
                 f"--agreement: write ID=SHARE pairs separated by commas (A=0.90,B=0.85); got "
                 f"{shown(item)}"
             ) from None
+        if key.strip() in out:
+            raise ValueError(
+                f"--agreement: {shown(key.strip())} is given twice (in {shown(item)}; rule: one "
+                "share per criterion)"
+            )
+        out[key.strip()] = share
     return out
 
 

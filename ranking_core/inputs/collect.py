@@ -151,6 +151,9 @@ def collect(
                         series[f.name].str.contains(UNSAFE).to_numpy(dtype=bool, na_value=False),
                     )
                 ]
+                if f.choices:
+                    parsed, unknown = _chosen(parsed, f.choices)
+                    rules.append((f"{f.name} is not one of {', '.join(f.choices)}", unknown))
             for rule, mask in rules:
                 mask = mask & ~bad
                 if mask.any():
@@ -203,8 +206,9 @@ def collect(
         )
         out = np.asarray(out) & ~bad
         if out.any():
+            low, high = ("" if b is None else f"{b:g}" for b in (f.low, f.high))
             rule = f.range_rule or (
-                f"{f.name} is outside {f.low:g}..{f.high:g}" + (" mg/dL" if f.glucose else "")
+                f"{f.name} is outside {low}..{high}" + (" mg/dL" if f.glucose else "")
             )
             refuse.add(rule, lines[out], quote(f"{v[out][0]:g}"))
             bad |= out
@@ -232,3 +236,12 @@ def collect(
     if len(lines) == 0:
         raise InputError(f"{label}: no valid row. " + " ".join(result.messages()[1:]))
     return result
+
+
+def _chosen(
+    cells: NDArray[np.object_], choices: tuple[str, ...]
+) -> tuple[NDArray[np.object_], NDArray[np.bool_]]:
+    """Each cell as the choice it names (case-insensitively), and which name none."""
+    spelled = {c.casefold(): c for c in choices}
+    named = np.array([spelled.get(str(c).casefold(), "") for c in cells], dtype=object)
+    return named, named == ""

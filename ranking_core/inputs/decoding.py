@@ -154,19 +154,34 @@ class LineEnds:
                 self.buf = tail
         return _CRS_LF.sub("\n", data) if "\r" in data else data
 
+    def _line_end(self, limit: int) -> int:
+        """The index in the buffer of the first line end (CR or LF), reading on until one is
+        found, ``limit`` characters are buffered (``limit`` ≥ 0) or the text ends (then −1).
+        Each piece read is searched once and the pieces joined once, so a line of n characters
+        costs O(n), however long."""
+        found = _ANY_END.search(self.buf)
+        if found is not None:
+            return found.start()
+        pieces, size, at = [self.buf], len(self.buf), -1
+        while not 0 <= limit <= size:
+            data = self.inner.read(1 << 16)  # as _more reads: the buffer runs ahead by < 64 kB
+            if not data:
+                break
+            found = _ANY_END.search(data)
+            pieces.append(data)
+            if found is not None:
+                at = size + found.start()
+                break
+            size += len(data)
+        self.buf = "".join(pieces)
+        return at
+
     def readline(self, limit: int = -1) -> str:
-        found = None
-        while (
-            (found := _ANY_END.search(self.buf)) is None
-            and not (0 <= limit <= len(self.buf))
-            and self._more()
-        ):
-            pass
-        if found is None or 0 <= limit <= found.start():
+        i = self._line_end(limit)
+        if i < 0 or 0 <= limit <= i:
             end = len(self.buf) if limit < 0 else min(limit, len(self.buf))
             line, self.buf = self.buf[:end], self.buf[end:]
             return line
-        i = found.start()
         j = i + 1
         if self.buf[i] == "\r":
             while True:
@@ -237,7 +252,10 @@ def cut_last_line(lines: Sequence[str], delimiter: str, width: int) -> str | Non
     before = [line.rstrip("\r\n") for line in lines[:-1] if line.strip()]
     if not before:
         return None
-    fields = next(csv.reader([last], delimiter=delimiter), [])
+    try:
+        fields = next(csv.reader([last], delimiter=delimiter), [])
+    except csv.Error:  # a field beyond the csv module's limit: the line-length rule refuses it
+        return None
     if len(fields) < width:
         return (
             f"the file ends without a line break inside a line of {len(fields)} field(s) where "

@@ -81,6 +81,8 @@ class Field:
     "dmy", "mdy" (day/month order decided per file). ``low``/``high``: the physical range
     (inclusive; mg/dL for glucose), refused outside with ``range_rule`` (default "outside
     low..high"). ``glucose``: converted from the file's unit to mg/dL before the range check.
+    ``choices``: the values a text field may hold (compared case-insensitively, surrounding
+    spaces removed; kept as spelled here), any other refused by row.
     """
 
     name: str
@@ -90,6 +92,7 @@ class Field:
     glucose: bool = False
     range_rule: str = ""
     date_orders: tuple[str, ...] = ("ymd",)
+    choices: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -165,6 +165,14 @@ def _text_rows(
         else:
             refuse.add(rule, [first + count - 1], quote(recent[-1]), unsplit=True)
 
+    def over_limit(pending: int) -> None:
+        """Refuse the file once the rows refused so far and ``pending`` pass the row limit."""
+        if refuse.unsplit + pending > limits.max_rows:
+            raise InputError(
+                f"{label}: more than {limits.max_rows:,} data rows (the limit; split the file or "
+                "raise the limit)"
+            )
+
     def quoted(lines: Iterable[str], first: int) -> Iterator[Chunk]:
         """The csv module's reading (quoted fields may hold delimiters and line breaks)."""
         guarded = (
@@ -194,6 +202,10 @@ def _text_rows(
             if len(row) != width:  # refused at once: a wide row is never kept in memory
                 example = example or quote(delimiter.join(row))
                 wrong.append(reader.line_num + first - 1)
+                if len(wrong) == CHUNK_ROWS:  # counted against the limit as they come
+                    refuse.add(wrong_fields, wrong, example, unsplit=True)
+                    wrong = []
+                    over_limit(len(rows))
                 continue
             rows.append(row)
             numbers.append(reader.line_num + first - 1)

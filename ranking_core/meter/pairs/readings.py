@@ -21,7 +21,9 @@ SEG tool does. The SEG tool's tables read whole mg/dL: other values are rounded 
 integer for them (half to even, like R's ``round`` used by the official SEG tool), and this is
 reported; the acceptance standards judge the values as measured (``bgm_measured``,
 ``ref_measured``). A blank ``subject`` or ``sensor`` cell refuses its row, naming the line (the
-bounds need every pair's cluster); so does a blank cell of the ``--by`` column.
+bounds need every pair's cluster); so does a blank cell of the ``--by`` column. The ``--by``
+column may hold at most :data:`MAX_GROUPS` distinct values (each group is judged by every
+standard again), checked before any is judged.
 """
 
 from __future__ import annotations
@@ -46,17 +48,21 @@ from ranking_core.inputs import (
 from ranking_core.inputs import name_lines as name_rows
 
 __all__ = [
+    "MAX_GROUPS",
     "OPTIONAL_COLUMNS",
     "PAIR_COLUMNS",
     "PAIR_SCHEMA",
     "MeterPairs",
     "PairsFileError",
+    "check_groups",
     "name_rows",
     "pairs_from_frame",
     "read_pairs",
 ]
 
 PAIR_COLUMNS = ("BGM", "REF")
+# groups of --by: each is judged by every standard (about 20 ms each), so at most this many
+MAX_GROUPS = 100
 _RANGE = f"above {PHYSICAL_MAX_MGDL:g} mg/dL (outside the physical range)"
 PAIR_SCHEMA = Schema(
     "meter pairs",
@@ -177,9 +183,24 @@ def _blank_cells(table: TableRead, group_column: str) -> tuple[TableRead, list[s
     return replace(table, values=values, lines=table.lines[keep]), messages
 
 
+def check_groups(groups: NDArray, column: str, source: str = "") -> None:
+    """Refuse more than :data:`MAX_GROUPS` distinct values in the ``--by`` column, in one
+    sentence naming the column and the limit (checked before any group is judged)."""
+    count = len(pd.unique(pd.Series(groups, dtype=object)))
+    if count > MAX_GROUPS:
+        where = f"{source}: " if source else ""
+        raise PairsFileError(
+            f"{where}--by {column} has {count:,} distinct values, more than the limit of "
+            f"{MAX_GROUPS:,} groups (each group is judged by every standard; group by "
+            "population, site or lot)"
+        )
+
+
 def _pairs(table: TableRead, group_column: str = "") -> MeterPairs:
     whole = {}  # each column rounded to whole mg/dL (half to even); the same array if it was
     table, blank_messages = _blank_cells(table, group_column)
+    if group_column:
+        check_groups(table.values["group"], group_column, table.source)
     messages = table.messages() + blank_messages
     if not len(table.lines):
         raise PairsFileError(f"{table.source}: no pair left to judge after refusing blank cells")

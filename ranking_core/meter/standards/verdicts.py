@@ -13,7 +13,7 @@ from numpy.typing import NDArray
 
 from ranking_core.meter.cgm.cg_diva import CgDivaRange, cg_diva, cg_diva_notes
 from ranking_core.meter.cgm.trend import TrendAgreement, trend_agreement
-from ranking_core.meter.pairs.readings import MeterPairs
+from ranking_core.meter.pairs.readings import MeterPairs, check_groups
 from ranking_core.meter.standards.acceptance import (
     AcceptanceData,
     JudgeSettings,
@@ -132,6 +132,7 @@ def judge_pairs(
     if groups is None:
         data = _acceptance_data(ref, bgm, extra, r, b, count, parkes_type, rate_gap, rates)
         return acceptance_table(data, judge)
+    check_groups(groups, pairs.group_column)
     frames, notes = [], []
     for value in pd.unique(groups):
         mask = groups == value
