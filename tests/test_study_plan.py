@@ -58,6 +58,8 @@ def test_correlated_pairs_match_a_brute_force_simulation(tmp_path):
         str(pairs),
         "--icc",
         str(icc),
+        "--bound",
+        "cp",
     )
     rng = np.random.default_rng(2024)
     scale = 1 / icc - 1
