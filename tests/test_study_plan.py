@@ -93,3 +93,142 @@ def test_sensors_needed_is_the_fewest_that_reach_the_target(tmp_path):
 def test_bad_plans_are_refused_in_a_sentence(options):
     result = runner.invoke(app, ["plan-study", *options])
     assert result.exit_code in (1, 2) and "Traceback" not in result.output
+
+
+def _plan_json(tmp_path, *options: str) -> tuple[dict, str, str]:
+    out = tmp_path / "plan.json"
+    result = CliRunner().invoke(app, ["plan-study", *options, "--json", str(out)])
+    assert result.exit_code == 0, result.output
+    return json.loads(out.read_text()), result.stdout, result.stderr
+
+
+def test_an_icc_without_a_bound_plans_the_reports_clustered_bound_and_names_it(tmp_path):
+    options = ("--agreement", "A=0.92,G=0.93", "--sensors", "15", "--icc", "0.1")
+    default, text, warned = _plan_json(tmp_path, *options)
+    chosen, _, _ = _plan_json(tmp_path, *options, "--bound", "kg")
+    for key in ("criteria", "all", "sensors_needed"):
+        assert default[key] == chosen[key]
+    assert default["bound"] == "kg" and default["bound_default"] is True
+    assert "bound kg (" in text and "Korn–Graubard" in default["bound_label"]
+    assert warned == ""
+    # the rule is the report's: a clustered file is judged by kg when no bound is chosen
+    from ranking_core.meter.standards.bounds import default_bound
+
+    assert default_bound(True) == "kg" and default_bound(False) == "cp"
+
+
+def test_clopper_pearson_with_an_icc_warns_in_one_sentence(tmp_path):
+    payload, _, warned = _plan_json(
+        tmp_path, "--agreement", "A=0.92", "--icc", "0.1", "--bound", "cp"
+    )
+    assert payload["bound"] == "cp" and payload["bound_default"] is False
+    assert "Clopper–Pearson ignores the clustering" in warned
+    (note,) = payload["notes"]  # one sentence, on stderr as in the JSON
+    assert " ".join(warned.split()) == f"warning: {note}"
+    assert note.endswith(".") and ". " not in note
+    _, _, quiet = _plan_json(tmp_path, "--agreement", "A=0.92")  # ICC 0: cp, no warning
+    assert quiet == ""
+
+
+def test_a_criterion_named_twice_is_refused_by_name():
+    result = CliRunner().invoke(app, ["plan-study", "--agreement", "A=0.9,A=0.5"])
+    assert result.exit_code == 1
+    assert "criterion A is given twice" in result.stderr and "Traceback" not in result.output
+
+
+def test_an_agreement_against_the_nesting_is_refused():
+    # every pair within ±15 mg/dL (A) is within ±40 mg/dL (D): D cannot be expected lower
+    result = CliRunner().invoke(app, ["plan-study", "--agreement", "A=0.9,D=0.8"])
+    assert result.exit_code == 1
+    assert "D=0.8 is below A=0.9" in result.stderr
+
+
+def test_independent_criteria_simulated_jointly_give_the_product_of_exact_passes():
+    from ranking_core.meter.standards.plan_simulation import JointSimulation
+    from ranking_core.meter.standards.registry import get_profile
+
+    icgm = {c.id: c for c in get_profile("icgm").criteria}
+    sim = JointSimulation((icgm["A"], icgm["G"]), (0.9, 0.92), 15, 0.0, "cp", 20_000, 3)
+    assert not sim.structure.shared  # < 70 mg/dL and every reading: different pairs
+    each, together = sim.probabilities(8)
+    exact = [_exact(120, 0.9, 85.0), _exact(120, 0.92, 87.0)]
+    se = np.sqrt(exact[0] * exact[1] * (1 - exact[0] * exact[1]) / 20_000)
+    assert together == pytest.approx(exact[0] * exact[1], abs=4 * se)
+    for got, want in zip(each, exact, strict=True):
+        assert got == pytest.approx(want, abs=4 * np.sqrt(want * (1 - want) / 20_000))
+
+
+def test_nested_criteria_with_clustering_match_a_plain_monte_carlo(tmp_path):
+    """A (within ±15 mg/dL) and D (within ±40 mg/dL) over the same pairs of the same sensors:
+    the brute force below draws each sensor's two agreements from one uniform and each pair's
+    place from one uniform, as the model states, and judges by Clopper–Pearson."""
+    from scipy.stats import beta
+
+    sensors, pairs, icc, p_a, p_d = 6, 10, 0.15, 0.93, 0.995
+    payload, _, _ = _plan_json(
+        tmp_path,
+        "--agreement",
+        f"A={p_a},D={p_d}",
+        "--sensors",
+        str(sensors),
+        "--pairs-per-sensor",
+        str(pairs),
+        "--icc",
+        str(icc),
+        "--bound",
+        "cp",
+    )
+    rng = np.random.default_rng(77)
+    scale = 1 / icc - 1
+    studies, both = 4_000, 0
+    n = sensors * pairs
+    for _ in range(studies):
+        u = rng.uniform(size=sensors)
+        share_a = beta.ppf(u, p_a * scale, (1 - p_a) * scale)
+        share_d = beta.ppf(u, p_d * scale, (1 - p_d) * scale)
+        v = rng.uniform(size=(sensors, pairs))
+        k_a = int((v < share_a[:, None]).sum())
+        k_d = int((v < share_d[:, None]).sum())
+        lower_a = proportion_confint(k_a, n, alpha=0.10, method="beta")[0] if k_a else 0
+        lower_d = proportion_confint(k_d, n, alpha=0.10, method="beta")[0] if k_d else 0
+        both += bool(100 * lower_a > 85.0 and 100 * lower_d > 98.0)
+    brute = both / studies
+    se = np.sqrt(brute * (1 - brute) * (1 / studies + 1 / 4_000))
+    assert payload["all"] == pytest.approx(brute, abs=4 * se)
+    assert payload["all_method"].startswith("simulated jointly")
+
+
+def test_a_tiny_nested_study_has_its_closed_form(tmp_path):
+    """One sensor, two pairs, FDA OTC's ±15 % (≥ 95 %) inside ±20 % (≥ 99 %): both pass exactly
+    when both pairs are within ±15 %, P = E[p_s²] = p² + R p (1 − p) for a beta-distributed
+    sensor agreement of mean p and intra-class correlation R."""
+    p, icc = 0.9, 0.2
+    payload, _, _ = _plan_json(
+        tmp_path,
+        "--profile",
+        "fda-otc",
+        "--agreement",
+        f"1={p},2=0.95",
+        "--sensors",
+        "1",
+        "--pairs-per-sensor",
+        "2",
+        "--icc",
+        str(icc),
+    )
+    closed = p**2 + icc * p * (1 - p)
+    se = np.sqrt(closed * (1 - closed) / 4_000)
+    assert payload["all"] == pytest.approx(closed, abs=4 * se)
+    # at ICC 0 the same nesting gives p² (not p² · 0.95², the product over the criteria)
+    payload, _, _ = _plan_json(
+        tmp_path,
+        "--profile",
+        "fda-otc",
+        "--agreement",
+        f"1={p},2=0.95",
+        "--sensors",
+        "1",
+        "--pairs-per-sensor",
+        "2",
+    )
+    assert payload["all"] == pytest.approx(p**2, abs=4 * np.sqrt(p**2 * (1 - p**2) / 4_000))

@@ -230,19 +230,22 @@ def _wilson_lower(
 
 
 def anova_icc(hit: ArrayLike, cluster: ArrayLike) -> float:
-    """The intra-class correlation of the hits (0/1 per pair) within the clusters, by the ANOVA
-    estimator the ``wilson-cc`` bound uses (negative estimates set to 0; 1 when every pair or no
-    pair is a hit; NaN with fewer than 2 clusters or one pair per cluster)."""
+    """The intra-class correlation of the hits (0/1 per pair) within the clusters (whole-number
+    codes ≥ 0 per pair), by the ANOVA estimator the ``wilson-cc`` bound uses (negative
+    estimates set to 0; 1 when every pair or no pair is a hit; NaN with fewer than 2 clusters or
+    one pair per cluster)."""
     hits = np.asarray(hit, dtype=np.float64).ravel()
-    codes = pd.factorize(pd.Series(np.asarray(cluster).ravel(), dtype=object))[0]
-    clusters = int(codes.max()) + 1 if codes.size else 0
+    codes = np.asarray(cluster, dtype=np.intp).ravel()
+    m = np.bincount(codes, minlength=1).astype(np.float64)
+    x = np.bincount(codes, weights=hits, minlength=1)[m > 0]
+    m = m[m > 0]
+    clusters = m.size
     if clusters < 2 or hits.size <= clusters:
         return float("nan")
-    x = np.bincount(codes, weights=hits, minlength=clusters)
-    m = np.bincount(codes, minlength=clusters).astype(np.float64)
     if x.sum() in (0.0, float(hits.size)):
         return 1.0
-    return max(float(_anova_icc(x.sum(), (x**2 / m).sum(), m.sum(), (m**2).sum(), clusters)), 0.0)
+    raw = _anova_icc(x.sum(), (x**2 / m).sum(), m.sum(), (m**2).sum(), clusters)
+    return max(float(raw), 0.0)
 
 
 def equal_clusters_exceed(

@@ -28,13 +28,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+import pandas as pd
 from scipy.stats import binom
 
 from ranking_core.meter.standards.bounds import BOUNDS, default_bound, equal_clusters_exceed
 from ranking_core.meter.standards.plan_simulation import JointSimulation
 from ranking_core.meter.standards.registry import Criterion, get_profile
+
+if TYPE_CHECKING:
+    from ranking_core.meter.report import MeterReport
 
 __all__ = [
     "MAX_PAIRS",
@@ -42,17 +47,22 @@ __all__ = [
     "MODEL",
     "PLAN_BOUNDS",
     "CriterionPlan",
+    "PlanStart",
     "StudyPlan",
     "cp_with_clusters_warning",
     "plan",
+    "plan_start",
 ]
 
 MAX_SENSORS = 5_000
 MAX_PAIRS = 10_000  # per sensor
 MAX_TOTAL = 2_000_000  # pairs per criterion
 SIMULATIONS = 4_000
+# the shares a plan takes: an observed 0 or 100 % starts just inside
+START_SHARES = (0.001, 0.999)
 # the bound methods a plan simulates (the bootstrap's 10,000 resamples per draw are too costly)
 PLAN_BOUNDS = ("cp", "kg", "wilson-cc")
+_COUNTED_RULES = ("share", "lower-bound")  # the others count errors
 MODEL = (
     "S sensors x M pairs in each criterion's range; a sensor's agreement in every criterion is "
     "the quantile of one shared sensor quality in Beta(mean = agreement, ICC = R); criteria over "
@@ -312,3 +322,53 @@ def _sensors_needed(all_at: Callable[[int], float], target: float, pairs: int) -
         else:
             low = mid + 1
     return high
+
+
+@dataclass(frozen=True)
+class PlanStart:
+    """Where a plan after a study starts: the agreement observed in each criterion (id → share
+    0–1; for "no error" and "at most" criteria the share free of the error), the intra-class
+    correlation, the bound and one sentence on where each came from."""
+
+    agreement: dict[str, float]
+    icc: float
+    bound: str
+    notes: tuple[str, ...] = ()
+
+
+def plan_start(report: MeterReport, profile: str) -> PlanStart:
+    """The plan's starting settings from ``report``'s acceptance table for the standard
+    ``profile``: each criterion's observed share (within
+    :data:`START_SHARES`), the intra-class correlation the report estimated (its ``icc``
+    column, the criteria's values weighted by their pairs; 0 without clusters) and the bound
+    the report judged by (:func:`~ranking_core.meter.standards.bounds.default_bound` of the
+    clustering when it judged by one a plan cannot simulate). With ``--by`` groups, the pooled
+    rows (no group) when the table has them, else the groups' counts added up."""
+    table = report.acceptance
+    rows = table[table["profile"] == profile] if "profile" in table else table.iloc[:0]
+    if "group" in rows and rows["group"].isna().any():
+        rows = rows[rows["group"].isna()]
+    rows = rows[rows["n"] > 0]
+    rule = {c.id: c.rule for c in get_profile(profile).criteria}
+    low, high = START_SHARES
+    agreement = {}
+    # groups without a pooled row: their pairs add up to the file's
+    for key, r in rows.groupby("id", sort=False)[["count", "n"]].sum().iterrows():
+        share = r["count"] / r["n"]
+        share = share if rule.get(str(key)) in _COUNTED_RULES else 1 - share
+        agreement[str(key)] = float(np.clip(share, low, high))
+    known = rows[np.isfinite(rows["icc"].astype(float))] if "icc" in rows else rows.iloc[:0]
+    icc = float(np.average(known["icc"], weights=known["n"])) if len(known) else 0.0
+    icc = min(round(icc, 3), 0.99)
+    used = [b for b in rows.get("bound", pd.Series(dtype=object)) if b]
+    notes = []
+    if used and used[0] in PLAN_BOUNDS:
+        bound = str(used[0])
+    else:
+        bound = default_bound(icc > 0)
+        if used:
+            notes.append(
+                f"The report's {BOUNDS[used[0]].label} bound is too costly to simulate; the "
+                f"plan starts with {bound}."
+            )
+    return PlanStart(agreement, icc, bound, tuple(notes))
