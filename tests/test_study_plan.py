@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy.stats import binom
 from statsmodels.stats.proportion import proportion_confint
@@ -232,3 +233,67 @@ def test_a_tiny_nested_study_has_its_closed_form(tmp_path):
         "2",
     )
     assert payload["all"] == pytest.approx(p**2, abs=4 * np.sqrt(p**2 * (1 - p**2) / 4_000))
+
+
+def _clustered_study(
+    sensors: bool,
+) -> tuple[pd.DataFrame, dict[str, tuple[np.ndarray, np.ndarray]]]:
+    """CGM pairs of 8 sensors, each with its own error spread, and each iCGM criterion A–G's
+    (in range, counted) masks written out from the regulation's words."""
+    rng = np.random.default_rng(5)
+    spread = np.repeat(rng.uniform(0.04, 0.16, 8), 60)
+    ref = rng.uniform(45, 350, spread.size).round(1)
+    bgm = (ref * (1 + rng.normal(0, spread))).round(1)
+    frame = pd.DataFrame({"REF": ref, "BGM": bgm})
+    if sensors:
+        frame["sensor"] = np.repeat([f"S{i}" for i in range(8)], 60)
+    inside = (bgm >= 40) & (bgm <= 400)
+    gap = np.abs(bgm - ref)
+    low, mid, high = bgm < 70, (bgm >= 70) & (bgm <= 180), bgm > 180
+    masks = {
+        "A": (low, gap <= 15),
+        "B": (mid, gap <= 0.15 * ref),
+        "C": (high, gap <= 0.15 * ref),
+        "D": (low, gap <= 40),
+        "E": (mid, gap <= 0.40 * ref),
+        "F": (high, gap <= 0.40 * ref),
+        "G": (np.ones(ref.size, dtype=bool), gap <= 0.20 * ref),
+    }
+    return frame, {k: (scope & inside, hit) for k, (scope, hit) in masks.items()}
+
+
+def _anova(hits: np.ndarray, groups: np.ndarray) -> float:
+    """The one-way ANOVA intra-class correlation from sums of squares (NaN when every pair or no
+    pair is a hit: nothing to estimate)."""
+    parts = [hits[groups == g] for g in np.unique(groups)]
+    big_n, c, p = hits.size, len(parts), hits.mean()
+    if p in (0.0, 1.0):
+        return float("nan")
+    sizes = np.array([g.size for g in parts])
+    bms = sum(g.size * (g.mean() - p) ** 2 for g in parts) / (c - 1)
+    wms = sum(((g - g.mean()) ** 2).sum() for g in parts) / (big_n - c)
+    n0 = (big_n - (sizes**2).sum() / big_n) / (c - 1)
+    return max((bms - wms) / (bms + (n0 - 1) * wms), 0.0)
+
+
+def test_a_plan_starts_from_the_reports_agreement_icc_and_bound():
+    from ranking_core.meter import meter_report
+    from ranking_core.meter.standards.study_plan import plan_start
+
+    frame, masks = _clustered_study(sensors=True)
+    start = plan_start(meter_report(frame, None, profiles=("icgm",)), "icgm")
+    sensor = frame["sensor"].to_numpy()
+    weighted, pairs = 0.0, 0
+    for key, (scope, hit) in masks.items():
+        assert start.agreement[key] == pytest.approx(
+            min(max(hit[scope].mean(), 0.001), 0.999), abs=1e-12
+        )
+        icc = _anova(hit[scope].astype(float), sensor[scope])
+        if np.isfinite(icc):
+            weighted, pairs = weighted + icc * scope.sum(), pairs + scope.sum()
+    assert start.icc == pytest.approx(round(weighted / pairs, 3), abs=1e-9) and start.icc > 0
+    assert start.bound == "kg"  # what the report judged this clustered file by
+    # without sensors the report judges independent pairs by Clopper–Pearson: so does the plan
+    frame, _ = _clustered_study(sensors=False)
+    start = plan_start(meter_report(frame, None, profiles=("icgm",)), "icgm")
+    assert (start.icc, start.bound) == (0.0, "cp")

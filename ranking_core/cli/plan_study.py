@@ -94,7 +94,7 @@ def plan_study(
         ),
     ] = None,
     seed: Annotated[
-        int, typer.Option("--seed", min=0, max=MAX_SEED, help="Seed of the simulations (ICC > 0).")
+        int, typer.Option("--seed", min=0, max=MAX_SEED, help="Seed of the simulations.")
     ] = 1,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the plan as JSON.")] = None,
 ) -> None:
@@ -112,8 +112,12 @@ def plan_study(
         raise typer.Exit(1) from None
     for note in result.notes:
         err.print(f"warning: {note}", highlight=False)
-    chosen = f"{result.bound} ({BOUNDS[result.bound].label}"
-    chosen += ", the default for this ICC)" if result.bound_default else ")"
+    chosen = f"{result.bound} ({BOUNDS[result.bound].label.split(' (')[0]}"
+    if result.bound_default:
+        chosen += ", meter-report's bound for " + (
+            "clustered pairs" if icc > 0 else "independent pairs"
+        )
+    chosen += ")"
     table = Table(
         title=f"{shown(result.profile)}: {sensors} sensors × {pairs_per_sensor} pairs, "
         f"ICC {icc:g}, bound {chosen}",

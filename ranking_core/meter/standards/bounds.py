@@ -232,8 +232,9 @@ def _wilson_lower(
 def anova_icc(hit: ArrayLike, cluster: ArrayLike) -> float:
     """The intra-class correlation of the hits (0/1 per pair) within the clusters (whole-number
     codes ≥ 0 per pair), by the ANOVA estimator the ``wilson-cc`` bound uses (negative
-    estimates set to 0; 1 when every pair or no pair is a hit; NaN with fewer than 2 clusters or
-    one pair per cluster)."""
+    estimates set to 0). NaN where the pairs tell nothing of it: every pair or no pair a hit
+    (the ``wilson-cc`` bound then takes 1, as its reference does), fewer than 2 clusters or one
+    pair per cluster."""
     hits = np.asarray(hit, dtype=np.float64).ravel()
     codes = np.asarray(cluster, dtype=np.intp).ravel()
     m = np.bincount(codes, minlength=1).astype(np.float64)
@@ -243,7 +244,7 @@ def anova_icc(hit: ArrayLike, cluster: ArrayLike) -> float:
     if clusters < 2 or hits.size <= clusters:
         return float("nan")
     if x.sum() in (0.0, float(hits.size)):
-        return 1.0
+        return float("nan")
     raw = _anova_icc(x.sum(), (x**2 / m).sum(), m.sum(), (m**2).sum(), clusters)
     return max(float(raw), 0.0)
 
@@ -287,7 +288,8 @@ def equal_clusters_exceed(
         if pairs < 2:
             rho = np.zeros_like(p)
         else:
-            raw = _anova_icc(k, np.asarray(hits_squared) / pairs, m1, m2, clusters)
+            with np.errstate(invalid="ignore", divide="ignore"):  # all alike: 0/0, taken as 0
+                raw = _anova_icc(k, np.asarray(hits_squared) / pairs, m1, m2, clusters)
             rho = np.where((k == 0) | (k == n), 1.0, np.maximum(np.nan_to_num(raw), 0.0))
         return (k > 0) & (_wilson_lower(p, m1, m2, rho, confidence) > required)
     raise ValueError(f"equal_clusters_exceed: no vectorised form of the {method!r} bound")

@@ -6,9 +6,10 @@ The model, per simulated study of S sensors with M pairs each in every criterion
 * **Sensors.** Sensor s has one quality z_s ~ N(0, 1), drawn once and shared by every criterion.
   Its agreement in criterion c is the quantile of that quality in Beta(a_c, b_c) with mean p_c
   (the ``--agreement``) and intra-class correlation R = 1/(a_c + b_c + 1) (``--icc``):
-  p_{s,c} = F⁻¹_{Beta(a_c, b_c)}(Φ(z_s)). A sensor good in one criterion is good in every one;
-  each criterion alone is the beta-binomial model (its pairs Binomial(M, p_{s,c}) given the
-  sensor). R = 0: p_{s,c} = p_c for every sensor, the pairs independent.
+  p_{s,c} = F⁻¹_{Beta(a_c, b_c)}(Φ(z_s)) (the quantile tabled at 4,097 qualities from −8.5
+  to 8.5 and interpolated). A sensor good in one criterion is good in every one; each criterion
+  alone is the beta-binomial model (its pairs Binomial(M, p_{s,c}) given the sensor). R = 0:
+  p_{s,c} = p_c for every sensor, the pairs independent.
 * **Pairs.** Criteria over the same pairs (the same range: A, D and H over iCGM < 70 mg/dL)
   share them. Within such a range, a criterion whose counted pairs contain another's (within
   ±40 mg/dL contains within ±15 mg/dL) counts them from the same pairs: each pair has one
@@ -20,7 +21,7 @@ The model, per simulated study of S sensors with M pairs each in every criterion
 * **Verdict.** Each criterion's own rule on its S·M pairs (the lower bound over the S sensors
   as clusters); the study passes when every criterion passes.
 
-Common random numbers: sensors are drawn in blocks of :data:`BLOCK` from a generator seeded by
+Common random numbers: sensors are drawn in blocks of 64 (``BLOCK``) from a generator seeded by
 (seed, block), so a study of S sensors holds the first S sensors of every larger one and the
 probability of passing is compared across S on the same draws (the bisection for the sensors
 needed sees no simulation noise between its steps).

@@ -338,12 +338,12 @@ class PlanStart:
 
 def plan_start(report: MeterReport, profile: str) -> PlanStart:
     """The plan's starting settings from ``report``'s acceptance table for the standard
-    ``profile``: each criterion's observed share (within
-    :data:`START_SHARES`), the intra-class correlation the report estimated (its ``icc``
-    column, the criteria's values weighted by their pairs; 0 without clusters) and the bound
-    the report judged by (:func:`~ranking_core.meter.standards.bounds.default_bound` of the
-    clustering when it judged by one a plan cannot simulate). With ``--by`` groups, the pooled
-    rows (no group) when the table has them, else the groups' counts added up."""
+    ``profile``: each criterion's observed share (within :data:`START_SHARES`), the intra-class
+    correlation the report estimated (its ``icc`` column: the agreement criteria's values
+    weighted by their pairs; 0 without clusters) and the bound the report judged by
+    (:func:`~ranking_core.meter.standards.bounds.default_bound` of the clustering when it judged
+    by one a plan cannot simulate). With ``--by`` groups, the pooled rows (no group) when the
+    table has them, else the groups' counts added up."""
     table = report.acceptance
     rows = table[table["profile"] == profile] if "profile" in table else table.iloc[:0]
     if "group" in rows and rows["group"].isna().any():
@@ -357,7 +357,8 @@ def plan_start(report: MeterReport, profile: str) -> PlanStart:
         share = r["count"] / r["n"]
         share = share if rule.get(str(key)) in _COUNTED_RULES else 1 - share
         agreement[str(key)] = float(np.clip(share, low, high))
-    known = rows[np.isfinite(rows["icc"].astype(float))] if "icc" in rows else rows.iloc[:0]
+    agreeing = rows[[rule.get(str(i)) in _COUNTED_RULES for i in rows["id"]]]
+    known = agreeing[np.isfinite(agreeing["icc"].astype(float))] if "icc" in rows else rows[:0]
     icc = float(np.average(known["icc"], weights=known["n"])) if len(known) else 0.0
     icc = min(round(icc, 3), 0.99)
     used = [b for b in rows.get("bound", pd.Series(dtype=object)) if b]
