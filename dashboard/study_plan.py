@@ -161,7 +161,11 @@ def show_study_plan(report: MeterReport) -> None:
         needed = result["sensors_needed"]
         st.caption(
             f"Sensors needed for P(pass all) ≥ {target:g}: "
-            + (f"{needed}" if needed is not None else "more than the planner's limit")
+            + (
+                f"{needed}"
+                if needed is not None
+                else "not reached by any study up to the planner's limit"
+            )
             + f". Bound: {BOUNDS[bound].label}. Model: {result['model']}. The same plan: "
             f"riskgrid plan-study --profile {name} "
             f"--sensors {sensors} --pairs-per-sensor {pairs} --icc {icc:g} --bound {bound} "

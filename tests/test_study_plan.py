@@ -297,3 +297,17 @@ def test_a_plan_starts_from_the_reports_agreement_icc_and_bound():
     frame, _ = _clustered_study(sensors=False)
     start = plan_start(meter_report(frame, None, profiles=("icgm",)), "icgm")
     assert (start.icc, start.bound) == (0.0, "cp")
+
+
+def test_a_target_that_a_no_error_criterion_caps_is_not_reached(tmp_path):
+    """H allows no error: with 0.99 of pairs free of it, P(pass H) = 0.99^(S·M) falls with every
+    sensor and is 0.74 < 0.8 already at one sensor of 30 pairs: no study reaches P(all) ≥ 0.8.
+    With 0.999 it is 0.97 at one sensor, and a small study does."""
+    options = ("--pairs-per-sensor", "30", "--target", "0.8")
+    payload, text, _ = _plan_json(tmp_path, "--agreement", "A=0.95,H=0.99", *options)
+    assert payload["sensors_needed"] is None and "not reached" in text
+    h = next(c for c in payload["criteria"] if c["id"] == "H")
+    assert h["probability_pass"] == pytest.approx(0.99 ** (20 * 30), rel=1e-9)
+    payload, _, _ = _plan_json(tmp_path, "--agreement", "A=0.95,H=0.999", *options)
+    needed = payload["sensors_needed"]
+    assert needed is not None and 0.999 ** (30 * needed) >= 0.8

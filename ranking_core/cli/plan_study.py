@@ -135,7 +135,7 @@ def plan_study(
             + (
                 str(result.sensors_needed)
                 if result.sensors_needed is not None
-                else "more than the planner's limit"
+                else "not reached by any study up to the planner's limit"
             ),
             highlight=False,
         )

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 import pandas as pd
@@ -38,8 +38,14 @@ from ranking_core.meter.standards.bounds import BOUNDS, default_bound, equal_clu
 from ranking_core.meter.standards.plan_simulation import JointSimulation
 from ranking_core.meter.standards.registry import Criterion, get_profile
 
-if TYPE_CHECKING:
-    from ranking_core.meter.report import MeterReport
+
+class JudgedReport(Protocol):
+    """What a plan starts from: a report's acceptance table
+    (:class:`ranking_core.meter.report.MeterReport` is one)."""
+
+    @property
+    def acceptance(self) -> pd.DataFrame: ...
+
 
 __all__ = [
     "MAX_PAIRS",
@@ -184,6 +190,7 @@ class _Planner:
         self.exact = [icc == 0 and (c.rule != "lower-bound" or bound == "cp") for c in criteria]
         self.simulation = JointSimulation(criteria, agreement, pairs, icc, bound, SIMULATIONS, seed)
         self.joint = not (all(self.exact) and not self.simulation.structure.shared)
+        self.no_error = tuple(i for i, c in enumerate(criteria) if c.rule == "none")
         self.simulated = f"simulated ({SIMULATIONS:,} studies)"
 
     def at(self, sensors: int) -> tuple[tuple[float, ...], float]:
@@ -193,7 +200,8 @@ class _Planner:
             for c, p, e in zip(self.criteria, self.agreement, self.exact, strict=True)
         ]
         if not self.joint:
-            return tuple(e for e in exact if e is not None), float(np.prod(exact))
+            known = [e for e in exact if e is not None]  # every one: all exact
+            return tuple(known), float(np.prod(known))
         each, together = self.simulation.probabilities(sensors)
         return tuple(float(s) if e is None else e for e, s in zip(exact, each, strict=True)), (
             together
@@ -281,7 +289,7 @@ def plan(
     )
     needed = None
     if target is not None:
-        needed = _sensors_needed(lambda s: planner.at(s)[1], target, pairs_per_sensor)
+        needed = _sensors_needed(planner.at, target, pairs_per_sensor, planner.no_error)
     return StudyPlan(
         profile,
         sensors,
@@ -298,17 +306,29 @@ def plan(
     )
 
 
-def _sensors_needed(all_at: Callable[[int], float], target: float, pairs: int) -> int | None:
+def _sensors_needed(
+    at: Callable[[int], tuple[tuple[float, ...], float]],
+    target: float,
+    pairs: int,
+    no_error: tuple[int, ...] = (),
+) -> int | None:
     """Fewest sensors whose probability of passing all reaches ``target``: doubling, then
     bisection (the probability grows with the sensors but for the count's discreteness; the
-    simulated one is compared on common random numbers)."""
+    simulated one is compared on common random numbers). The doubling stops early when a
+    criterion that allows no error (indices ``no_error``) passes with less than ``target``: more
+    sensors only add pairs that may err, so no larger study reaches it."""
     limit = min(MAX_SENSORS, MAX_TOTAL // pairs)
 
-    def ok(s: int) -> bool:
-        return all_at(s) >= target
+    def ok(s: int) -> bool | None:  # None: neither this study nor a larger one reaches it
+        each, together = at(s)
+        if any(each[i] < target for i in no_error):
+            return None
+        return together >= target
 
     high = 1
-    while high <= limit and not ok(high):
+    while high <= limit and not (reached := ok(high)):
+        if reached is None:
+            return None
         high *= 2
     if high > limit:
         high = limit
@@ -336,7 +356,7 @@ class PlanStart:
     notes: tuple[str, ...] = ()
 
 
-def plan_start(report: MeterReport, profile: str) -> PlanStart:
+def plan_start(report: JudgedReport, profile: str) -> PlanStart:
     """The plan's starting settings from ``report``'s acceptance table for the standard
     ``profile``: each criterion's observed share (within :data:`START_SHARES`), the intra-class
     correlation the report estimated (its ``icc`` column: the agreement criteria's values
