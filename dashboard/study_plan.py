@@ -1,20 +1,31 @@
 """The Meter page's "Plan a study" section: the probability that a device passes the chosen
 standard's criteria for S sensors × M pairs, expected agreement and intra-class correlation, and
 the sensors needed for a target probability (:func:`ranking_core.meter.standards.study_plan.plan`,
-the computation of ``riskgrid plan-study``)."""
+the computation of ``riskgrid plan-study``). It starts from the report above it: the agreement
+observed in each criterion, the intra-class correlation the report estimated and the bound it
+judged by (:func:`ranking_core.meter.standards.study_plan.plan_start`)."""
 
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
 
+from dashboard.common import plain
+from ranking_core.meter import MeterReport
 from ranking_core.meter.standards.bounds import BOUNDS
 from ranking_core.meter.standards.registry import STANDARDS
-from ranking_core.meter.standards.study_plan import MAX_PAIRS, MAX_SENSORS, PLAN_BOUNDS, plan
+from ranking_core.meter.standards.study_plan import (
+    MAX_PAIRS,
+    MAX_SENSORS,
+    PLAN_BOUNDS,
+    PlanStart,
+    plan,
+    plan_start,
+)
 
 __all__ = ["show_study_plan"]
 
-# agreement shares offered by default: a little above each criterion's requirement
+# agreement offered for a criterion the report could not judge: a little above its requirement
 _SUGGESTED = 0.03
 
 
@@ -31,8 +42,27 @@ def _planned(
     return plan(profile, sensors, pairs, dict(agreement), icc, bound, target).to_dict()
 
 
-def show_study_plan(standards: tuple[str, ...]) -> None:
-    """The section, for one of ``standards`` (the page's choice)."""
+def _start_again_from(start: PlanStart, name: str) -> None:
+    """Forget the settings typed for another file's findings, so that the widgets start from
+    ``start`` (the first time, and whenever the report's findings change)."""
+    seen = (name, start.icc, start.bound, tuple(start.agreement.items()))
+    if st.session_state.get("plan_study_start") == seen:
+        return
+    st.session_state["plan_study_start"] = seen
+    for key in [k for k in st.session_state if isinstance(k, str) and k.startswith("plan_study_")]:
+        if key not in (
+            "plan_study_start",
+            "plan_study_standard",
+            "plan_study_sensors",
+            "plan_study_pairs",
+            "plan_study_target",
+        ):
+            del st.session_state[key]
+
+
+def show_study_plan(report: MeterReport) -> None:
+    """The section, for one of the standards ``report`` judged, starting from its findings."""
+    standards = report.standards
     with st.expander("Plan a study: the chance of passing, and the sensors needed"):
         if not standards:
             st.info("Choose a standard above to plan a study for it.")
@@ -44,6 +74,13 @@ def show_study_plan(standards: tuple[str, ...]) -> None:
             key="plan_study_standard",
         )
         standard = STANDARDS[name]
+        start = plan_start(report, name)
+        _start_again_from(start, name)
+        st.caption(
+            f"Starting from this file: the agreement observed in each criterion, intra-class "
+            f"correlation {start.icc:g} (as the report estimated it), bound {start.bound} (as the "
+            "report judged). " + " ".join(start.notes)
+        )
         c = st.columns(4)
         sensors = int(c[0].number_input("Sensors", 1, MAX_SENSORS, 20, key="plan_study_sensors"))
         pairs = int(
@@ -52,12 +89,15 @@ def show_study_plan(standards: tuple[str, ...]) -> None:
             )
         )
         icc = float(
-            c[2].number_input("Intra-class correlation", 0.0, 0.99, 0.0, 0.01, key="plan_study_icc")
+            c[2].number_input(
+                "Intra-class correlation", 0.0, 0.99, start.icc, 0.01, key="plan_study_icc"
+            )
         )
         bound = str(
             c[3].selectbox(
                 "Bound",
                 list(PLAN_BOUNDS),
+                index=PLAN_BOUNDS.index(start.bound),
                 format_func=lambda b: BOUNDS[b].label,
                 key="plan_study_bound",
             )
@@ -73,7 +113,9 @@ def show_study_plan(standards: tuple[str, ...]) -> None:
         cols = st.columns(max(1, min(len(chosen), 7)))
         for i, key in enumerate(chosen):
             criterion = next(k for k in judged if k.id == key)
-            default = min(0.999, criterion.required_percent / 100 + _SUGGESTED)
+            default = start.agreement.get(
+                key, min(0.999, criterion.required_percent / 100 + _SUGGESTED)
+            )
             share = cols[i % len(cols)].number_input(
                 f"{key}: expected share",
                 0.001,
@@ -92,8 +134,10 @@ def show_study_plan(standards: tuple[str, ...]) -> None:
         try:
             result = _planned(name, sensors, pairs, tuple(agreement), icc, bound, target)
         except ValueError as exc:
-            st.error(str(exc))
+            st.error(plain(str(exc)))
             return
+        for note in result["notes"]:
+            st.warning(plain(note))
         rows = [
             {
                 "Criterion": c["id"],
@@ -110,15 +154,20 @@ def show_study_plan(standards: tuple[str, ...]) -> None:
                 "What is counted": "every criterion above",
                 "Expected share": "",
                 "P(pass)": f"{result['all']:.3f}",
-                "How": "product",
+                "How": result["all_method"],
             }
         )
         st.table(pd.DataFrame(rows).style.hide(axis="index"))
         needed = result["sensors_needed"]
         st.caption(
             f"Sensors needed for P(pass all) ≥ {target:g}: "
-            + (f"{needed}" if needed is not None else "more than the planner's limit")
-            + f". {result['model']}. The same plan: riskgrid plan-study --profile {name} "
+            + (
+                f"{needed}"
+                if needed is not None
+                else "not reached by any study up to the planner's limit"
+            )
+            + f". Bound: {BOUNDS[bound].label}. Model: {result['model']}. The same plan: "
+            f"riskgrid plan-study --profile {name} "
             f"--sensors {sensors} --pairs-per-sensor {pairs} --icc {icc:g} --bound {bound} "
             "--agreement " + ",".join(f"{k}={v:g}" for k, v in agreement) + f" --target {target:g}"
         )

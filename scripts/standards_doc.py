@@ -15,8 +15,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from ranking_core.meter.standards.bounds import BOUNDS  # noqa: E402
+from ranking_core.meter.standards import plan_simulation  # noqa: E402
+from ranking_core.meter.standards.bounds import BOUNDS, default_bound  # noqa: E402
 from ranking_core.meter.standards.registry import DEFAULT_STANDARD, DEVICES, RULES, STANDARDS  # noqa: E402
+from ranking_core.meter.standards.study_plan import PLAN_BOUNDS, SIMULATIONS  # noqa: E402
 
 OUT = ROOT / "docs" / "STANDARDS.md"
 
@@ -79,6 +81,37 @@ only the abstract, so nothing of it is implemented.
 """
 
 
+PLANNING = """## Planning a study (`riskgrid plan-study`, the Meter page's "Plan a study")
+
+The probability that a device passes the criteria named in `--agreement`, each and all together,
+for `--sensors` S × `--pairs-per-sensor` M, and with `--target` the fewest sensors that reach it.
+**Bound**: `--bound` ({bounds}); without it the rule `meter-report` judges by:
+`{clustered}` with an intra-class correlation (`--icc`) above 0, `{independent}` at 0, named in
+the output and the JSON (`bound`, `bound_default`). Clopper–Pearson with an ICC above 0 warns:
+it ignores the clustering. The Meter page's planner starts from the report above it: the
+agreement observed in each criterion, the report's intra-class correlation (the acceptance
+table's `icc` column, the ANOVA estimate of each criterion's counted pairs within the sensors,
+weighted by pairs) and the bound the report judged by. Exact where a closed form exists (a
+criterion alone at ICC 0 judged on its count: cp or an observed share; all of them at ICC 0 when
+no two count the same pairs: the product), else simulated jointly as below (seeded, {studies:,}
+studies). How fast it runs: [SCALE.md](SCALE.md).
+
+{model}
+"""
+
+
+def _planning() -> str:
+    model = (plan_simulation.__doc__ or "").strip()
+    model = model.replace("The joint model", "**The joint model**", 1)
+    return PLANNING.format(
+        bounds=", ".join(PLAN_BOUNDS),
+        clustered=default_bound(True),
+        independent=default_bound(False),
+        model=model,
+        studies=SIMULATIONS,
+    )
+
+
 def _standard(name: str) -> str:
     s = STANDARDS[name]
     span = (
@@ -112,6 +145,7 @@ def document() -> str:
     bounds = "\n".join(f"| `{k}` | {m.label} | {m.citation} |" for k, m in BOUNDS.items())
     parts = [INTRO.format(defaults=defaults, bounds=bounds)]
     parts += [_standard(name) for name in STANDARDS]
+    parts.append(_planning())
     return "\n\n".join(p.strip() for p in parts) + "\n"
 
 

@@ -14,7 +14,13 @@ import pytest
 from scipy.stats import beta, t
 from statsmodels.stats.proportion import proportion_confint
 
-from ranking_core.meter.standards.bounds import BOUNDS, MIN_BOOTSTRAP_CLUSTERS, lower_bound
+from ranking_core.meter.standards.bounds import (
+    BOUNDS,
+    MIN_BOOTSTRAP_CLUSTERS,
+    anova_icc,
+    equal_clusters_exceed,
+    lower_bound,
+)
 
 
 def _hits(k: int, n: int) -> np.ndarray:
@@ -114,6 +120,7 @@ def test_wilson_icc_is_the_anova_estimator_from_sums_of_squares() -> None:
     icc = max((bms - wms) / (bms + (n0 - 1) * wms), 0.0)
     result = lower_bound("wilson-cc", hits, cluster)
     assert result.icc == pytest.approx(icc, abs=1e-12)
+    assert anova_icc(hits, cluster) == pytest.approx(icc, abs=1e-12)  # the report's icc column
     # clustering widens the interval: the bound is below the unclustered one when icc > 0
     assert icc > 0 and result.lower_percent < lower_bound("wilson-cc", hits).lower_percent
 
@@ -229,3 +236,28 @@ def test_cluster_labels_of_any_kind_name_the_same_clusters() -> None:
             lower_bound(method, hit, codes).lower_percent
         )
     assert lower_bound("kg", hit, mixed).clusters == 4
+
+
+@pytest.mark.parametrize("method", ["cp", "kg", "wilson-cc"])
+def test_many_equal_clusters_at_once_give_lower_bounds_verdicts(method: str) -> None:
+    """The planner's vectorised verdict equals lower_bound on every sample: random per-cluster
+    counts, and the edges (no hit, every hit, every cluster alike, one cluster)."""
+    rng = np.random.default_rng(11)
+    for clusters, pairs in ((1, 12), (2, 5), (7, 1), (9, 20)):
+        per = rng.binomial(pairs, rng.beta(9, 1, size=(300, clusters)))
+        per[0], per[1], per[2] = 0, pairs, pairs - 1  # none, every hit, all alike
+        got = equal_clusters_exceed(
+            method, per.sum(axis=1), (per**2).sum(axis=1), clusters, pairs, 0.8
+        )
+        cluster = np.repeat(np.arange(clusters), 2)
+        want = [
+            lower_bound(
+                method,
+                np.tile([True, False], clusters),
+                cluster,
+                weight=np.column_stack([row, pairs - row]).ravel(),
+            ).lower_percent
+            > 80.0
+            for row in per
+        ]
+        np.testing.assert_array_equal(got, want)

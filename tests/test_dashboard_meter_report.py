@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import time
 
+import pytest
 from pypdf import PdfReader
 
 from tests.dashboard_support import fresh_machine, open_app
@@ -123,38 +124,45 @@ def test_the_per_pair_table_fits_the_page_whatever_the_report_holds():
     assert {"BGM_mmol_L", "included", "seg_risk_category", "learned_risk"} <= set(columns)
 
 
-def test_the_meter_page_plans_a_study(tmp_path, monkeypatch):
-    """The Plan a study section gives the CLI's numbers for the same plan."""
+def test_the_meter_page_plans_a_study_from_the_file(tmp_path, monkeypatch):
+    """The Plan a study section starts from the uploaded file (its observed agreement, the
+    intra-class correlation its report estimated, the report's Korn–Graubard bound on clustered
+    pairs) and gives the CLI's numbers for the same plan."""
     import json
 
+    import numpy as np
     from typer.testing import CliRunner
 
     from ranking_core.cli import app
+    from tests.dashboard_support import upload_meter_csv
 
     fresh_machine(tmp_path, monkeypatch)
+    rng = np.random.default_rng(8)
+    lines, within = ["REF,BGM,sensor"], []
+    for s in range(8):
+        spread = rng.uniform(0.05, 0.2)
+        for ref in rng.uniform(45, 330, 40).round(1):
+            bgm = round(ref * (1 + rng.normal(0, spread)), 1)
+            lines.append(f"{ref},{bgm},S{s}")
+            if 70 <= bgm <= 180:  # criterion B: iCGM 70–180 mg/dL within ±15 %
+                within.append(abs(bgm - ref) <= 0.15 * ref)
     at = open_app("meter")
-    next(r for r in at.radio if r.label == "Device").set_value("cgm").run()
+    upload_meter_csv(at, "cgm.csv", ("\n".join(lines) + "\n").encode())
+    assert at.selectbox(key="plan_study_bound").value == "kg"
+    icc = at.number_input(key="plan_study_icc").value
+    assert 0 < icc < 0.99
+    assert at.number_input(key="plan_study_icgm_B").value == pytest.approx(
+        round(float(np.mean(within)), 3)
+    )
     at.number_input(key="plan_study_sensors").set_value(10).run()
-    at.multiselect(key="plan_study_ids_icgm").set_value(["A"]).run()
-    at.number_input(key="plan_study_icgm_A").set_value(0.9).run()
+    at.multiselect(key="plan_study_ids_icgm").set_value(["B"]).run()
     assert not at.exception
     table = next(t.value for t in at.table if "P(pass)" in t.value.columns)
     out = tmp_path / "plan.json"
+    share = at.number_input(key="plan_study_icgm_B").value
+    options = ["--agreement", f"B={share}", "--sensors", "10", "--icc", f"{icc}"]
     result = CliRunner().invoke(
-        app,
-        [
-            "plan-study",
-            "--agreement",
-            "A=0.9",
-            "--sensors",
-            "10",
-            "--pairs-per-sensor",
-            "30",
-            "--target",
-            "0.8",
-            "--json",
-            str(out),
-        ],
+        app, ["plan-study", *options, "--target", "0.8", "--json", str(out)]
     )
     assert result.exit_code == 0, result.output
     expected = json.loads(out.read_text())["criteria"][0]["probability_pass"]

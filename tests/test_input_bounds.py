@@ -147,10 +147,3 @@ def test_by_at_the_limit_is_judged(grouped, tmp_path):
     assert result.exit_code == 0, result.output
     groups = {row["group"] for row in json.loads(report.read_text())["acceptance"]}
     assert groups == {f"s{i}" for i in range(MAX_GROUPS)}
-
-
-def test_plan_study_refuses_a_criterion_given_twice():
-    result = run("plan-study", "--agreement", "A=0.9,A=0.5")
-    assert result.exit_code == 1 and "Traceback" not in result.output
-    text = " ".join(result.output.split())
-    assert "--agreement: A is given twice (in A=0.5; rule: one share per criterion)" in text

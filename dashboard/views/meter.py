@@ -429,7 +429,7 @@ if report.standards:
     show_table("acceptance", report.acceptance)
 else:
     st.info("No standard chosen: pick one or more above to see their verdicts.")
-show_study_plan(report.standards)
+show_study_plan(report)
 
 notes = [m for m in report.messages if m != MISSING_SEG_MESSAGE]
 if notes:

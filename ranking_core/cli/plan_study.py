@@ -12,7 +12,8 @@ from rich.console import Console
 from rich.table import Table
 
 from ranking_core.cli import shown
-from ranking_core.meter.standards.study_plan import PLAN_BOUNDS
+from ranking_core.meter.standards.bounds import BOUNDS
+from ranking_core.meter.standards.study_plan import MODEL, PLAN_BOUNDS
 from ranking_core.validation import MAX_SEED
 
 console = Console()
@@ -36,8 +37,8 @@ def _agreement(text: str) -> dict[str, float]:
             ) from None
         if key.strip() in out:
             raise ValueError(
-                f"--agreement: {shown(key.strip())} is given twice (in {shown(item)}; rule: one "
-                "share per criterion)"
+                f"--agreement: criterion {shown(key.strip())} is given twice; give each criterion "
+                "once"
             )
         out[key.strip()] = share
     return out
@@ -73,15 +74,17 @@ def plan_study(
             min=0.0,
             max=0.99,
             help="Intra-class correlation of a sensor's pairs "
-            "(0: independent pairs, exact binomial).",
+            "(0: independent pairs, exact binomial where criteria share no pairs).",
         ),
     ] = 0.0,
     bound: Annotated[
-        str,
+        str | None,
         typer.Option(
-            "--bound", help=f"Lower bound of the criteria judged by one: {', '.join(PLAN_BOUNDS)}."
+            "--bound",
+            help=f"Lower bound of the criteria judged by one: {', '.join(PLAN_BOUNDS)} "
+            "(default: the one meter-report judges by, kg with an ICC above 0, else cp).",
         ),
-    ] = "cp",
+    ] = None,
     target: Annotated[
         float | None,
         typer.Option(
@@ -92,7 +95,7 @@ def plan_study(
         ),
     ] = None,
     seed: Annotated[
-        int, typer.Option("--seed", min=0, max=MAX_SEED, help="Seed of the simulations (ICC > 0).")
+        int, typer.Option("--seed", min=0, max=MAX_SEED, help="Seed of the simulations.")
     ] = 1,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the plan as JSON.")] = None,
 ) -> None:
@@ -108,16 +111,24 @@ def plan_study(
     except (ValueError, UnknownProfileError) as exc:
         err.print(shown(exc), style="red", highlight=False)
         raise typer.Exit(1) from None
+    for note in result.notes:
+        err.print(f"warning: {note}", highlight=False)
+    chosen = f"{result.bound} ({BOUNDS[result.bound].label.split(' (')[0]}"
+    if result.bound_default:
+        chosen += ", meter-report's bound for " + (
+            "clustered pairs" if icc > 0 else "independent pairs"
+        )
+    chosen += ")"
     table = Table(
         title=f"{shown(result.profile)}: {sensors} sensors × {pairs_per_sensor} pairs, "
-        f"ICC {icc:g}, bound {bound}",
+        f"ICC {icc:g}, bound {chosen}",
         title_justify="left",
     )
     for column in ("Criterion", "What is counted", "Agreement", "P(pass)", "How"):
         table.add_column(column)
     for c in result.criteria:
         table.add_row(c.id, c.label, f"{c.agreement:.3f}", f"{c.probability_pass:.3f}", c.method)
-    table.add_row("all", "every criterion above", "", f"{result.all:.3f}", "product")
+    table.add_row("all", "every criterion above", "", f"{result.all:.3f}", result.all_method)
     console.print(table)
     if target is not None:
         console.print(
@@ -125,7 +136,7 @@ def plan_study(
             + (
                 str(result.sensors_needed)
                 if result.sensors_needed is not None
-                else "more than the planner's limit"
+                else "not reached by any study up to the planner's limit"
             ),
             highlight=False,
         )
@@ -133,3 +144,4 @@ def plan_study(
         from ranking_core.cli.output import write_json
 
         write_json(json_out, result.to_dict())
+    console.print(f"Model: {MODEL}.", highlight=False)

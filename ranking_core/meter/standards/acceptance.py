@@ -9,6 +9,9 @@ shares, lower confidence bounds and verdicts, one row per criterion.
   :func:`ranking_core.meter.standards.bounds.lower_bound`: ``cp`` exact Clopper–Pearson, ``kg``
   Korn–Graubard over clusters, ``wilson-cc`` the clustered continuity-corrected Wilson bound,
   ``bootstrap`` a BCa bootstrap over clusters. Clusters are the ``sensor`` or ``subject`` column.
+  With clusters, each row also gives the intra-class correlation of its counted pairs within the
+  clusters (``icc``, the ANOVA estimator of :func:`~ranking_core.meter.standards.bounds.anova_icc`;
+  NaN without clusters): what a study planned after this one starts from.
 * Rates of change (criteria J and K) come from consecutive pairs of one sensor at most
   ``rate_gap`` minutes apart, the sensor's rate from its own values and times, the reference's
   from its own (:func:`rates_of_change`); pairs without a rate are counted by reason.
@@ -22,7 +25,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from ranking_core.meter.standards.bounds import BOUNDS, lower_bound
+from ranking_core.meter.standards.bounds import BOUNDS, anova_icc, default_bound, lower_bound
 from ranking_core.meter.standards.registry import (
     DEFAULT_STANDARD,
     RULES,
@@ -63,6 +66,7 @@ ACCEPTANCE_COLUMNS = (
     "rule",
     "passes",
     "bound",
+    "icc",
     "measuring_range_low",
     "measuring_range_high",
     "pairs_outside_range",
@@ -118,7 +122,8 @@ class AcceptanceData:
 class JudgeSettings:
     """How to judge: the standards, the measuring range (``"default"``: each standard's own;
     ``None``: every pair; (low, high) in mg/dL: that range for every standard), the bound method
-    (``None``: ``kg`` with clusters, else ``cp``), bootstrap resamples and seed."""
+    (``None``: :func:`~ranking_core.meter.standards.bounds.default_bound`, ``kg`` with
+    clusters, else ``cp``), bootstrap resamples and seed."""
 
     standards: tuple[str, ...]
     measuring_range: tuple[float, float] | str | None = "default"
@@ -191,9 +196,12 @@ def _row(
         "required_percent": criterion.required_percent,
         "rule": RULES[criterion.rule],
         "bound": "",
+        "icc": np.nan,
     }
+    if data.cluster is not None and n:  # the clusters' intra-class correlation of the counts
+        row["icc"] = anova_icc(hit[scope], data.cluster[keep][scope])
     if criterion.rule == "lower-bound" and n:
-        method = settings.bound or ("kg" if data.cluster is not None else "cp")
+        method = settings.bound or default_bound(data.cluster is not None)
         cluster = None if data.cluster is None else data.cluster[keep][scope]
         hits = hit[scope] if weight is None else np.repeat(hit[scope], weight[scope])
         # the bootstrap resamples every sensor judged (the reference implementation's way),

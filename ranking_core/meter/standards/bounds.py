@@ -57,6 +57,9 @@ __all__ = [
     "MIN_BOOTSTRAP_CLUSTERS",
     "BoundMethod",
     "BoundResult",
+    "anova_icc",
+    "default_bound",
+    "equal_clusters_exceed",
     "lower_bound",
 ]
 
@@ -108,6 +111,13 @@ BOUNDS: dict[str, BoundMethod] = {
 }
 
 
+def default_bound(clustered: bool) -> str:
+    """The bound judged when none is chosen: ``kg`` when the pairs come in clusters (a sensor or
+    subject column; a planned study with an intra-class correlation above 0), else ``cp``. The
+    report and the planner both read it here."""
+    return "kg" if clustered else "cp"
+
+
 @dataclass(frozen=True)
 class BoundResult:
     """A lower bound: ``lower_percent`` in % (NaN when it cannot be computed: no pairs, or too
@@ -152,9 +162,17 @@ def _korn_graubard(
             "no between-cluster variance: the bound is Clopper–Pearson"
         )
     alpha = 2.0 * (1.0 - confidence)  # two-sided level of the one-sided bound
-    n_eff = p * (1 - p) / variance
-    n_eff *= (t.ppf(alpha / 2, n - 1) / t.ppf(alpha / 2, clusters - 1)) ** 2
+    n_eff = _kg_effective_size(p, variance, n, clusters, confidence)
     return float(beta.ppf(alpha / 2, n_eff * p, n_eff * (1 - p) + 1.0)), ""
+
+
+def _kg_effective_size(
+    p: ArrayLike, variance: ArrayLike, n: ArrayLike, clusters: ArrayLike, confidence: float
+) -> NDArray[np.float64]:
+    """Korn–Graubard's n* = p̂(1 − p̂)/v̂ · (t_{α/2, n − 1} / t_{α/2, C − 1})² (elementwise)."""
+    alpha = 2.0 * (1.0 - confidence)
+    ratio = t.ppf(alpha / 2, np.asarray(n) - 1) / t.ppf(alpha / 2, np.asarray(clusters) - 1)
+    return np.asarray(p) * (1 - np.asarray(p)) / np.asarray(variance) * ratio**2
 
 
 def _wilson_cc(
@@ -173,22 +191,108 @@ def _wilson_cc(
     elif within_df <= 0:
         rho, note = 0.0, "one pair per cluster: no intra-class correlation, taken as 0"
     else:
-        bms = (float((x**2 / m).sum()) - float(x.sum()) ** 2 / m1) / (clusters - 1)
-        wms = (float(x.sum()) - float((x**2 / m).sum())) / within_df
-        n0 = (m1**2 - m2) / ((clusters - 1) * m1)
-        if bms - wms < 0:
-            rho, note = 0.0, "negative intra-class correlation, set to 0 as in the reference"
-        else:
-            rho = (bms - wms) / (bms + (n0 - 1) * wms)
+        raw = float(_anova_icc(float(x.sum()), float((x**2 / m).sum()), m1, m2, clusters))
+        if raw < 0:
+            note = "negative intra-class correlation, set to 0 as in the reference"
+        rho = max(raw, 0.0)
     if p == 0.0:
         return 0.0, rho, note
+    return float(_wilson_lower(p, m1, m2, rho, confidence)), rho, note
+
+
+def _anova_icc(
+    total: ArrayLike, sq_over_m: ArrayLike, m1: ArrayLike, m2: ArrayLike, clusters: ArrayLike
+) -> NDArray[np.float64]:
+    """The ANOVA estimator ρ̂ = (BMS − WMS)/(BMS + (n₀ − 1) WMS) from the hits Σx, Σx²/m, the
+    pairs M1 = Σm, M2 = Σm² and the clusters C (elementwise; negative values kept)."""
+    total, sq, m1, m2, c = (
+        np.asarray(v, dtype=np.float64) for v in (total, sq_over_m, m1, m2, clusters)
+    )
+    bms = (sq - total**2 / m1) / (c - 1)
+    wms = (total - sq) / (m1 - c)
+    n0 = (m1**2 - m2) / ((c - 1) * m1)
+    return (bms - wms) / (bms + (n0 - 1) * wms)
+
+
+def _wilson_lower(
+    p: ArrayLike, m1: ArrayLike, m2: ArrayLike, rho: ArrayLike, confidence: float
+) -> NDArray[np.float64]:
+    """The clustered continuity-corrected Wilson lower bound, share 0–1 (elementwise; 0 when
+    negative)."""
+    p, m1, m2, rho = (np.asarray(v, dtype=np.float64) for v in (p, m1, m2, rho))
     xi = 1.0 + rho * (m2 - m1) / m1
     z = float(norm.ppf(confidence))
     root = xi * z**2 - 2.0 - 1.0 / m1 + 4.0 * p * (m1 * (1.0 - p) + 1.0)
-    lower = (2 * m1 * p + xi * z**2 - 1 - np.sqrt(xi) * z * np.sqrt(max(root, 0.0))) / (
+    lower = (2 * m1 * p + xi * z**2 - 1 - np.sqrt(xi) * z * np.sqrt(np.maximum(root, 0.0))) / (
         2 * (m1 + xi * z**2)
     )
-    return max(float(lower), 0.0), rho, note
+    return np.maximum(lower, 0.0)
+
+
+def anova_icc(hit: ArrayLike, cluster: ArrayLike) -> float:
+    """The intra-class correlation of the hits (0/1 per pair) within the clusters (whole-number
+    codes ≥ 0 per pair), by the ANOVA estimator the ``wilson-cc`` bound uses (negative
+    estimates set to 0). NaN where the pairs tell nothing of it: every pair or no pair a hit
+    (the ``wilson-cc`` bound then takes 1, as its reference does), fewer than 2 clusters or one
+    pair per cluster."""
+    hits = np.asarray(hit, dtype=np.float64).ravel()
+    codes = np.asarray(cluster, dtype=np.intp).ravel()
+    m = np.bincount(codes, minlength=1).astype(np.float64)
+    x = np.bincount(codes, weights=hits, minlength=1)[m > 0]
+    m = m[m > 0]
+    clusters = m.size
+    if clusters < 2 or hits.size <= clusters:
+        return float("nan")
+    if x.sum() in (0.0, float(hits.size)):
+        return float("nan")
+    raw = _anova_icc(x.sum(), (x**2 / m).sum(), m.sum(), (m**2).sum(), clusters)
+    return max(float(raw), 0.0)
+
+
+def equal_clusters_exceed(
+    method: str,
+    hits: NDArray[np.int64],
+    hits_squared: NDArray[np.int64],
+    clusters: int,
+    pairs: int,
+    required: float,
+    confidence: float = 0.95,
+) -> NDArray[np.bool_]:
+    """Whether the ``method`` lower bound exceeds ``required`` (share 0–1) for many samples at
+    once, each of ``clusters`` clusters of ``pairs`` pairs, given per sample the hits Σx and Σx²
+    over the clusters (integers, any shape). The same verdict as :func:`lower_bound` on each
+    sample (``cp``, ``kg``, ``wilson-cc``), by comparing the bound's beta quantile through its
+    distribution function (a quantile exceeds r exactly when the distribution at r is below the
+    quantile's level)."""
+    k = np.asarray(hits, dtype=np.float64)
+    n = float(clusters * pairs)
+    p = k / n
+    level = 1.0 - confidence
+    cp_shape = np.where(k > 0, k, 1.0)  # k = 0 bounds to 0: never exceeds
+    out = (k > 0) & (beta.cdf(required, cp_shape, n - k + 1.0) < level)
+    if method == "cp" or clusters < 2:
+        return out
+    if method == "kg":
+        # Σ(x − p m)² = (C Σx² − (Σx)²)/C, exact in integers
+        spread = clusters * np.asarray(hits_squared, dtype=np.int64) - np.asarray(hits) ** 2
+        variance = clusters / (clusters - 1) * spread / clusters / n**2
+        clustered = (spread > 0) & (k > 0) & (k < n)
+        safe_p = np.where(clustered, p, 0.5)
+        n_eff = _kg_effective_size(
+            safe_p, np.where(clustered, variance, 1.0), n, clusters, confidence
+        )
+        kg = beta.cdf(required, n_eff * safe_p, n_eff * (1 - safe_p) + 1.0) < level
+        return np.where(clustered, kg, out)
+    if method == "wilson-cc":
+        m1, m2 = n, float(clusters * pairs**2)
+        if pairs < 2:
+            rho = np.zeros_like(p)
+        else:
+            with np.errstate(invalid="ignore", divide="ignore"):  # all alike: 0/0, taken as 0
+                raw = _anova_icc(k, np.asarray(hits_squared) / pairs, m1, m2, clusters)
+            rho = np.where((k == 0) | (k == n), 1.0, np.maximum(np.nan_to_num(raw), 0.0))
+        return (k > 0) & (_wilson_lower(p, m1, m2, rho, confidence) > required)
+    raise ValueError(f"equal_clusters_exceed: no vectorised form of the {method!r} bound")
 
 
 def _quantile_type7(values: NDArray[np.float64], q: float) -> float:
