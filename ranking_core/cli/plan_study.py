@@ -12,11 +12,11 @@ from rich.console import Console
 from rich.table import Table
 
 from ranking_core.cli import shown
+from ranking_core.cli.output import fail
 from ranking_core.meter.study_plan import PLAN_BOUNDS
 from ranking_core.validation import MAX_SEED
 
 console = Console()
-err = Console(stderr=True)
 
 
 def _agreement(text: str) -> dict[str, float]:
@@ -99,8 +99,7 @@ def plan_study(
             profile, sensors, pairs_per_sensor, _agreement(agreement), icc, bound, target, seed
         )
     except (ValueError, UnknownProfileError) as exc:
-        err.print(shown(exc), style="red", highlight=False)
-        raise typer.Exit(1) from None
+        fail(exc)
     table = Table(
         title=f"{shown(result.profile)}: {sensors} sensors × {pairs_per_sensor} pairs, "
         f"ICC {icc:g}, bound {bound}",
