@@ -3,10 +3,12 @@
 sessions under the key (data, settings) it was computed from, so a warm result is only ever
 served for exactly the data and settings it was learned with.
 
-A fit of more than :data:`BACKGROUND_FROM` ratings runs as a job of the server's runner
-(:func:`fit_job`, :mod:`dashboard.jobs`), in a worker process, never in the server process that
-serves every session: the page polls it, shows its progress and a Cancel button, and the other
-sessions keep the server's interpreter to themselves.
+Every fit is the library's checked fit (:func:`ranking_core.learn.pipeline.fit_checked`, the one
+``riskgrid learn`` runs): a grid that is no usable risk grid is refused with its sentence, one
+that leaves the risk scale is flagged. A fit of more than :data:`BACKGROUND_FROM` ratings runs
+as a job of the server's runner (:func:`fit_job`, :mod:`dashboard.jobs`), in a worker process,
+never in the server process that serves every session: the page polls it, shows its progress and
+a Cancel button, and the other sessions keep the server's interpreter to themselves.
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ from dashboard.common import SEGStatus, shared_result
 from dashboard.jobs import start_job
 from ranking_core.blas_threads import fit_threads
 from ranking_core.grids.seg import SEGTable
-from ranking_core.learn import PRESETS, LearnedGrid, LearnSettings, default_recipe, learn_grid
+from ranking_core.learn import PRESETS, LearnedGrid, LearnSettings, default_recipe
+from ranking_core.learn.pipeline import LearnOutcome, fit_checked
 from ranking_core.panels import DESIGNS, SEG_OUTLIER_FRACTION, parkes_surface, simulate_panel
 from ranking_core.ratings import RatingSet, read_rating_set
 
@@ -84,13 +87,14 @@ def fitted(
     ratings: RatingSet,
     settings: LearnSettings,
     progress: Callable[[int, int], None] | None = None,
-) -> LearnedGrid:
-    """``learn_grid(ratings, settings)``, computed once per (data key, settings) for every
-    session (``progress`` is only called when it is computed here)."""
+) -> LearnOutcome:
+    """The checked fit of ``ratings`` with ``settings`` (``fit_checked``), computed once per
+    (data key, settings) for every session (``progress`` is only called when it is computed
+    here); ValueError (one sentence) when it is refused."""
 
-    def fit() -> LearnedGrid:
+    def fit() -> LearnOutcome:
         with fit_threads(len(ratings.frame)):
-            return learn_grid(ratings, settings, progress=progress)
+            return fit_checked(ratings, settings, progress=progress)
 
     return shared_result("learn-fit", (data_key, settings), fit)
 
@@ -100,13 +104,11 @@ BACKGROUND_FROM = 2000  # ratings; smaller fits take a few seconds and run in th
 
 def _fit_in_worker(
     ratings: RatingSet, settings: LearnSettings, *, progress: Callable[[int, int], None]
-) -> LearnedGrid:
-    """Runs in a worker process: the fit with its progress, the grid evaluated (so the page does
-    not compute it)."""
+) -> LearnOutcome:
+    """Runs in a worker process: the checked fit with its progress (its grid evaluated by the
+    check, so the page does not compute it)."""
     with fit_threads(len(ratings.frame)):
-        result = learn_grid(ratings, settings, progress=progress)
-        result.grid  # noqa: B018 - evaluated here, cached on the result
-    return result
+        return fit_checked(ratings, settings, progress=progress)
 
 
 def fit_job(
@@ -132,6 +134,4 @@ def warm_opening_result(seg: SEGStatus) -> LearnedGrid:
     """Compute what a fresh session of the Learn page opens with (the default panel and the
     default settings) into the shared cache, its 601 × 601 grid included."""
     data_key, ratings = simulated_panel(PanelChoice(), learn_reference(seg))
-    result = fitted(data_key, ratings, PRESETS[default_recipe(ratings)[0]])
-    result.grid  # noqa: B018 - evaluated once, cached on the result
-    return result
+    return fitted(data_key, ratings, PRESETS[default_recipe(ratings)[0]]).learned

@@ -36,7 +36,9 @@ import multiprocessing
 import os
 import sys
 import threading
+import time
 import types
+import weakref
 from collections.abc import Callable, Hashable, Iterator, MutableMapping
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from contextlib import contextmanager
@@ -44,6 +46,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 LOG = logging.getLogger("riskgrid.jobs")
+
+TRACKER_WAIT = 10.0  # seconds the exit waits for multiprocessing's resource tracker to end
 
 JobState = Literal["queued", "running", "done", "failed", "cancelled"]
 STATES: tuple[JobState, ...] = ("queued", "running", "done", "failed", "cancelled")
@@ -207,7 +211,7 @@ class JobRunner:
                 self._manager = context.Manager()
             self._board = self._manager.dict()
             self._executor = ProcessPoolExecutor(self.limits.workers, mp_context=context)
-            atexit.register(self._stop_at_exit)
+            _stop_every_runner_at_exit(self)
 
     def _active(self) -> list[_Job]:
         return [job for job in self._jobs.values() if not job.future.done()]
@@ -295,26 +299,78 @@ class JobRunner:
             job.future.cancel()
             return True
 
-    def _stop_at_exit(self) -> None:
-        """At the server's exit: the workers and the manager stopped (each may be gone already:
-        the interpreter's own exit handlers run first), then multiprocessing's resource tracker
-        (a child that would otherwise outlive the server as a process of its group, a zombie
-        where nothing reaps orphans)."""
-        from multiprocessing import resource_tracker
-
-        for stop in (
-            lambda: self._executor.shutdown(wait=True, cancel_futures=True),
-            self._manager.shutdown,
-            getattr(resource_tracker._resource_tracker, "_stop", lambda: None),  # CPython ≥ 3.8
-        ):
-            with contextlib.suppress(Exception):
-                stop()
-
     def shutdown(self) -> None:
-        """Stop taking jobs, cancel the queued ones and wait for the running ones."""
+        """Stop taking jobs, cancel the queued ones, stop the running ones at their next
+        progress report and wait for them; then the worker processes and the manager have
+        ended. Calling it again does nothing more."""
         with self._lock:
             for job in self._jobs.values():
-                self._board[f"cancel:{job.id}"] = True
+                with contextlib.suppress(Exception):  # the manager may be gone already
+                    self._board[f"cancel:{job.id}"] = True
         self._executor.shutdown(wait=True, cancel_futures=True)
         if self.mode == "process":
-            self._manager.shutdown()
+            with contextlib.suppress(Exception):
+                self._manager.shutdown()
+
+
+_RUNNERS: weakref.WeakSet[JobRunner] = weakref.WeakSet()
+
+
+def _stop_every_runner_at_exit(runner: JobRunner) -> None:
+    """Remember a process runner for :func:`_stop_at_exit`, hooked to the interpreter's exit
+    once (one handler for every runner: it must stop all of them before the tracker)."""
+    if not _RUNNERS:
+        atexit.unregister(_stop_at_exit)
+        atexit.register(_stop_at_exit)
+    _RUNNERS.add(runner)
+
+
+def _stop_at_exit() -> None:
+    """At the interpreter's exit: every process runner shut down (its workers and manager
+    joined), then multiprocessing's resource tracker, which would otherwise outlive the server
+    as a process of its group (a zombie where nothing reaps orphans).
+
+    The order matters. The tracker ends when every holder of its pipe has closed it, and every
+    worker and manager holds it: stopping it while one runner's processes live makes the exit
+    wait for them forever (two runners in one interpreter hung so, the first runner's exit
+    handler waiting on the second's manager). So the tracker is stopped last, only when no
+    child process of multiprocessing is left, and waited for at most :data:`TRACKER_WAIT`
+    seconds."""
+    for runner in list(_RUNNERS):
+        try:
+            runner.shutdown()
+        except Exception:  # an exit handler never raises; the next runner still stops
+            LOG.exception("a job runner did not stop cleanly at exit")
+    _RUNNERS.clear()
+    stop_resource_tracker(TRACKER_WAIT)
+
+
+def stop_resource_tracker(wait: float) -> bool:
+    """End multiprocessing's resource tracker of this process when no child process of
+    multiprocessing is left (each holds the tracker's pipe open); True when it has ended or
+    none runs. Closing the pipe ends it; its end is awaited at most ``wait`` seconds."""
+    from multiprocessing import resource_tracker
+
+    if multiprocessing.active_children():
+        LOG.warning("resource tracker left running: child processes of multiprocessing remain")
+        return False
+    tracker = resource_tracker._resource_tracker
+    lock = getattr(tracker, "_lock", None)
+    if lock is None or not hasattr(tracker, "_fd") or not hasattr(tracker, "_pid"):
+        return False  # an interpreter whose tracker is built otherwise
+    with lock:
+        if tracker._fd is None or tracker._pid is None:
+            return True
+        os.close(tracker._fd)
+        pid, tracker._fd, tracker._pid = tracker._pid, None, None
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                return True
+        except ChildProcessError:  # reaped elsewhere
+            return True
+        if time.monotonic() >= deadline:
+            LOG.warning("the resource tracker (process %d) did not end at exit", pid)
+            return False
+        time.sleep(0.02)

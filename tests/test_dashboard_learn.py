@@ -297,7 +297,8 @@ def test_a_large_fit_runs_in_a_worker_process_and_gives_the_library_result(tmp_p
         status = job_status(job)
         assert status is not None
     assert status.state == "done" and status.total > 0 and status.done == status.total
-    state = status.result
+    state = status.result.learned  # the checked fit: the grid, its flags
+    assert status.result.flags == []  # a grid inside the risk scale
     expected = learn_grid(ratings, settings)
     assert state.method == expected.method == "one-fold"
     np.testing.assert_allclose(state.grid, expected.grid, atol=1e-9)

@@ -162,6 +162,56 @@ def test_a_read_only_database_is_reported_as_read_only(tmp_path):
         Store(f"sqlite:///file:{path}?mode=ro&uri=true").upgrade()
 
 
+def _read_only_mount(folder: Path, script: str) -> subprocess.CompletedProcess:
+    """Run ``script`` (shell) with ``folder`` remounted read-only in a private mount namespace
+    (nothing changes outside it); skips when the machine does not allow one."""
+    folder = folder.resolve()
+    mount = f"mount --bind {folder} {folder} && mount -o remount,bind,ro {folder}"
+    probe = subprocess.run(
+        ["unshare", "-m", "sh", "-c", f"{mount} && ! touch {folder}/probe"],
+        capture_output=True,
+    )
+    if probe.returncode != 0:
+        pytest.skip("no private read-only mount here (unshare -m and mount are not permitted)")
+    return subprocess.run(
+        ["unshare", "-m", "sh", "-c", f"{mount} && {script}"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="read-only mounts of Linux")
+def test_a_database_file_on_a_read_only_folder_is_said_read_only_with_what_to_do(tmp_path):
+    """SQLite says only "unable to open database file" (in WAL mode it writes beside the file
+    even to read); the commands name the file, say it is read-only and what to do."""
+    folder = tmp_path / "records"
+    path = folder / "db.sqlite3"
+    store = Store(f"sqlite:///{path}")
+    store.save_rating_set("kept", _ratings(10, 3))  # in WAL mode, as riskgrid makes it
+    store.dispose()  # closed: its journal files are gone, as when no riskgrid process runs
+    riskgrid = f"{sys.executable} -m ranking_core.cli"
+    result = _read_only_mount(
+        folder,
+        f"RISKGRID_DATABASE_URL=sqlite:///{path} {riskgrid} records list; echo status $?; "
+        f"RISKGRID_DATABASE_URL=sqlite:///{folder}/new.sqlite3 {riskgrid} db status",
+    )
+    first, second = result.stderr.strip().splitlines()
+    assert first == (
+        f"reading the database schema failed: the database file {path} is read-only; make it "
+        f"and its folder {folder} writable (SQLite writes its journal beside it), or set "
+        "RISKGRID_DATABASE_URL to a database you may write to"
+    )
+    assert second.startswith(
+        f"reading the database schema failed: the database file {folder}/new.sqlite3 cannot be "
+        f"created: its folder {folder} is read-only"
+    )
+    assert "unable to open" not in result.stderr and "Traceback" not in result.stderr
+    assert "status 1" in result.stdout and result.returncode == 1
+    assert "kept" not in result.stdout  # nothing listed
+
+
 def test_a_big_invitation_is_written_in_short_transactions(tmp_path, monkeypatch):
     """Batched or in one transaction, an invitation gives every rater the same queue."""
     queues = {}

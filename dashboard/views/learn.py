@@ -1,6 +1,8 @@
-"""Learn a grid: a rating set and one settings object → ``ranking_core.learn.learn_grid`` → a grid,
-shown with the exact settings it was learned with. The λ slider re-solves from the cached
-decomposition inside a fragment that redraws one figure.
+"""Learn a grid: a rating set and one settings object → the library's checked fit
+(``ranking_core.learn.pipeline.fit_checked``, as ``riskgrid learn`` runs it) → a grid, shown with
+the exact settings it was learned with. The λ slider re-solves from the cached decomposition
+inside a fragment that redraws one figure; the grid at the λ shown is checked as the command
+checks it, and downloaded and saved clipped to the risk scale, as the command writes it.
 
 State: ``learn_settings`` (a frozen ``LearnSettings``) is the one source of truth for the settings;
 the widgets write to it through their callbacks and are refilled from it when Streamlit forgets
@@ -69,6 +71,7 @@ from ranking_core.learn import (
     grid_metadata,
     settings_advice,
 )
+from ranking_core.learn.pipeline import GridOffScale, OnScale, check_grid, on_scale
 from ranking_core.panels import DESIGNS
 from ranking_core.panels.uncertainty import band_csv
 from ranking_core.ratings import UNITS, RatingSet, read_rating_set
@@ -250,7 +253,7 @@ if st.session_state.get("learn_result_key") != key:
                     job, f"Fitting {len(ratings.frame):,} ratings in a background process", "learn"
                 )
                 st.stop()
-            result = status.result
+            outcome = status.result
         else:
             bar = st.progress(0.0, text="Fitting the ranker…")
 
@@ -260,20 +263,21 @@ if st.session_state.get("learn_result_key") != key:
                 )
 
             try:
-                result = fitted(data_key, ratings, settings, progress=report_fit)
+                outcome = fitted(data_key, ratings, settings, progress=report_fit)
             except ValueError as exc:
                 bar.empty()
                 show_fit_error(exc)
             bar.empty()
-    st.session_state["learn_result"] = result
+    st.session_state["learn_result"] = outcome.learned
     st.session_state["learn_result_key"] = key
-    st.session_state["learn_lam"] = result.lam
+    st.session_state["learn_lam"] = outcome.learned.lam
 result = st.session_state["learn_result"]
 
 
 @st.fragment
-def result_view(reference_id: str, rating_set_name: str) -> None:
-    """λ slider, figures of merit, the heat map and the downloads: a λ step reruns only this."""
+def result_view(reference_id: str, rating_set_name: str, rating_spread: float) -> None:
+    """λ slider, figures of merit, the heat map and the downloads: a λ step reruns only this.
+    ``rating_spread``: the span of the ratings, for the one check of the grid shown."""
     result: LearnedGrid = st.session_state["learn_result"]
     options = sorted({*map(float, result.lams), float(result.lam_chosen)})
     if st.session_state.get("learn_lam") not in options:
@@ -387,12 +391,19 @@ def result_view(reference_id: str, rating_set_name: str) -> None:
             },
             key="learn_confusion",
         )
-    downloads(shown, rating_set_name)
+    try:  # the one check before a grid is written or saved, as riskgrid learn runs it
+        for flag in check_grid(shown, rating_spread):
+            st.warning(flag)
+    except GridOffScale as exc:
+        st.error(f"This grid is not downloaded or saved: {sentence(exc)}")
+        return
+    written = on_scale(shown)  # what is downloaded is what is saved: clipped to 0..4
+    downloads(written, rating_set_name)
     if not public_mode():  # the public demo keeps no records
-        save_grid_form(shown, comparison, rating_set_name)
+        save_grid_form(written, comparison, rating_set_name)
 
 
-def downloads(shown: LearnedGrid, name: str) -> None:
+def downloads(shown: OnScale, name: str) -> None:
     """The grid as files: built when clicked, from the grid on screen (never a previous one);
     ``name``: the rating set's, for ``grid.json``."""
     st.caption(
@@ -457,7 +468,7 @@ def downloads(shown: LearnedGrid, name: str) -> None:
         )
 
 
-def save_grid_form(shown: LearnedGrid, comparison, rating_set_name: str) -> None:
+def save_grid_form(shown: OnScale, comparison, rating_set_name: str) -> None:
     """Save the grid shown, with its comparison with the reference, for the Compare page
     (``grid.json`` names the rating set ``rating_set_name``)."""
     metrics = {"reference": reference_name, **comparison.to_dict()}
@@ -541,7 +552,7 @@ with right:
         )
     else:
         st.info("λ set by hand: move the slider; no validation curve is drawn.")
-    result_view(learn_ref.key, ratings.name)
+    result_view(learn_ref.key, ratings.name, float(ratings.y.max() - ratings.y.min()))
     with st.expander("All settings and data of this result"):
         words = describe_settings(result.settings)
         words |= {

@@ -8,6 +8,8 @@ module is imported when the command is called or asked for its own help.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 import typer
@@ -133,7 +135,17 @@ def _readable_help(command: Command) -> None:
 
 
 class LazyCommands(TyperGroup):
-    """A command group whose subcommands are imported only when one of them is used."""
+    """A command group whose subcommands are imported only when one of them is used; an error
+    in parsing the command line (of the group or of any command below it) is printed as one
+    sentence by the one error printer, :func:`ranking_core.cli.output.fail` (exit status 2)."""
+
+    def make_context(self, info_name, args, parent=None, **extra):  # type: ignore[no-untyped-def]
+        with _one_sentence_usage_errors():
+            return super().make_context(info_name, args, parent=parent, **extra)
+
+    def invoke(self, ctx: Context):  # type: ignore[no-untyped-def]
+        with _one_sentence_usage_errors():
+            return super().invoke(ctx)
 
     def list_commands(self, ctx: Context) -> list[str]:
         return list(COMMANDS)
@@ -164,6 +176,24 @@ class LazyCommands(TyperGroup):
     def format_commands(self, ctx: Context, formatter: HelpFormatter) -> None:
         with formatter.section("Commands"):
             formatter.write_dl([(name, text) for name, (_, _, text) in COMMANDS.items()])
+
+
+@contextmanager
+def _one_sentence_usage_errors() -> Iterator[None]:
+    """Click's parsing errors (usage line, hint and "Error:" on four lines) as one sentence on
+    standard error; help shown for a command given no arguments stays help."""
+    from typer._click.exceptions import ClickException, NoArgsIsHelpError
+
+    try:
+        yield
+    except NoArgsIsHelpError:
+        raise
+    except ClickException as exc:
+        from ranking_core.cli.output import fail, usage_sentence
+
+        context = getattr(exc, "ctx", None)
+        command = context.command_path if context is not None else "riskgrid"
+        fail(usage_sentence(command, exc.format_message()), code=exc.exit_code)
 
 
 app = typer.Typer(

@@ -11,14 +11,9 @@ import typer
 from rich.console import Console
 
 from ranking_core.cli import shown
-from ranking_core.cli.output import OutputError, check_output, write_output
+from ranking_core.cli.output import OutputError, check_output, fail, write_output
 
 console = Console(stderr=True)
-
-
-def _fail(message: str, status: int = 1) -> typer.Exit:
-    console.print(shown(message), style="red", highlight=False, soft_wrap=True)
-    return typer.Exit(status)
 
 
 def conformance(
@@ -63,12 +58,12 @@ def conformance(
         try:
             check_output(out, "--out", [data, seg_table])
         except OutputError as exc:
-            raise _fail(str(exc)) from None
+            fail(str(exc))
     folder = data if data is not None else default_data_folder()
     if folder is None:
-        raise _fail(f"--data: give the test-vector folder, or set ${CONFORMANCE_ENV}", 2)
+        fail(f"--data: give the test-vector folder, or set ${CONFORMANCE_ENV}", code=2)
     if not folder.is_dir():
-        raise _fail(f"--data: {folder} is not a folder")
+        fail(f"--data: {folder} is not a folder")
     left_out = ""
     try:
         table = find_seg_table(seg_table)
@@ -79,7 +74,7 @@ def conformance(
         )
         console.print(left_out, highlight=False)
     except SEGTableError as exc:
-        raise _fail(f"--seg-table: {exc}") from None
+        fail(f"--seg-table: {exc}")
     absent = left_out_vectors(folder)
     if absent:
         console.print(absent, highlight=False)
@@ -87,7 +82,7 @@ def conformance(
     try:
         results = compare_all(folder, table)
     except ConformanceDataError as exc:
-        raise _fail(str(exc)) from None
+        fail(str(exc))
     text = conformance_markdown(results, left_out)
     rows = [row for table_rows in results.values() for row in table_rows]
     differs = [row for row in rows if row.status == "differs"]
@@ -97,7 +92,7 @@ def conformance(
         try:  # whole or not at all, never through a link
             write_output(out, text, "--out", [data, seg_table])
         except OutputError as exc:
-            raise _fail(str(exc)) from None
+            fail(str(exc))
         console.print(f"wrote {shown(out)}", highlight=False)
     explained = sum(row.status == "explained" for row in rows)
     console.print(

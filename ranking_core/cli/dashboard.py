@@ -20,7 +20,7 @@ import typer
 
 import ranking_core
 from dashboard import APP_PATH, DATA_DIR_ENV, METRICS_ENV, PUBLIC_ENV
-from ranking_core.grids.seg import MISSING_SEG_MESSAGE, SEG_TABLE_ENV
+from ranking_core.grids.seg import SEG_TABLE_ENV
 
 app = typer.Typer(help="Start the web dashboard.", add_completion=False)
 
@@ -133,12 +133,17 @@ def dashboard(
     ] = False,
 ) -> None:
     """Serve the dashboard at http://ADDRESS:PORT (Ctrl+C stops it)."""
+    from ranking_core.cli.output import fail
+
     if seg_table is not None and not seg_table.expanduser().is_file():
-        typer.echo(f"SEG table file not found: {seg_table}. {MISSING_SEG_MESSAGE}", err=True)
-        raise typer.Exit(2)
+        fail(
+            f"SEG table file not found: --seg-table {seg_table} is no file; give the 2014 SEG "
+            f"risk table (RiskPairData as CSV, CSV.gz or XLSX) or set {SEG_TABLE_ENV}=PATH "
+            "instead (riskgrid does not ship it)",
+            code=2,
+        )
     if data_dir is not None and not data_dir.expanduser().is_dir():
-        typer.echo(f"Data folder not found: {data_dir}", err=True)
-        raise typer.Exit(2)
+        fail(f"Data folder not found: --data-dir {data_dir} is no folder", code=2)
     command = streamlit_command(APP_PATH, port, not browser, address, development)
     env = streamlit_environment(
         seg_table, dict(os.environ), public=public, data_dir=data_dir, metrics=metrics

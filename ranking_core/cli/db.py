@@ -10,29 +10,19 @@ its journal mode (WAL: readers never wait for the one writer).
 from __future__ import annotations
 
 import typer
-from rich.console import Console
-from rich.text import Text
+
+from ranking_core.cli.output import fail, say
 
 app = typer.Typer(
     help="The records database: upgrade its schema after an update, show its state.",
     no_args_is_help=True,
     add_completion=False,
 )
-console = Console(highlight=False)
 STATES = {
     "current": "current (this riskgrid's schema)",
     "empty": "empty (created by the first use, or by riskgrid db upgrade)",
     "outdated": "older than this riskgrid: run riskgrid db upgrade",
 }
-
-
-def _fail(message: object) -> typer.Exit:
-    console.print(Text(str(message), style="red"), soft_wrap=True)
-    return typer.Exit(1)
-
-
-def _say(message: str) -> None:
-    console.print(Text(message), soft_wrap=True)
 
 
 @app.command()
@@ -45,13 +35,13 @@ def upgrade() -> None:
         store = Store()
         before = store.upgrade()
     except StorageError as exc:
-        raise _fail(exc) from None
+        fail(exc)
     done = {
         "current": "was already at",
         "empty": "created at",
         "outdated": "upgraded to",
     }[before]
-    _say(f"{store.where} {done} schema revision {SCHEMA_REVISION}")
+    say(f"{store.where} {done} schema revision {SCHEMA_REVISION}")
     store.dispose()
 
 
@@ -65,9 +55,9 @@ def status() -> None:
         state = store.schema()
         mode = store.journal_mode()
     except StorageError as exc:
-        raise _fail(exc) from None
-    _say(f"database: {store.where}")
-    _say(f"schema: {STATES.get(state, f'made by a newer riskgrid (revision {state})')}")
+        fail(exc)
+    say(f"database: {store.where}")
+    say(f"schema: {STATES.get(state, f'made by a newer riskgrid (revision {state})')}")
     if mode is not None:
-        _say(f"journal mode: {mode}" + ("" if mode == "wal" else " (riskgrid db upgrade sets WAL)"))
+        say(f"journal mode: {mode}" + ("" if mode == "wal" else " (riskgrid db upgrade sets WAL)"))
     store.dispose()

@@ -4,18 +4,18 @@
 The options map one to one onto :class:`ranking_core.learn.LearnSettings`: they change the
 recipe named by ``--recipe`` (a preset, :data:`ranking_core.learn.PRESETS`), by default the one
 the ratings call for (:func:`ranking_core.learn.default_recipe`: robust for a rater panel, best
-otherwise); :func:`settings_from_options` builds the settings. The choices offered (kernels,
-filters, λ rules, recipes) are read from their registries.
+otherwise). The choices offered (kernels, filters, λ rules, recipes) are read from their
+registries. The pipeline (settings, fit, the one check, the grid clipped to the risk scale) is
+the library's, :mod:`ranking_core.learn.pipeline`, which the Learn page's fit runs too: this
+command parses the options, checks its files, and prints.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
-import numpy as np
 import typer
 from rich.console import Console
 from rich.table import Table
@@ -24,8 +24,10 @@ from ranking_core.cli import shown
 from ranking_core.cli.output import OutputError, check_output, fail, write_outputs
 from ranking_core.filters import FILTERS, MAX_LAMBDA, MAX_ORDER
 from ranking_core.inputs import format_names
-from ranking_core.inputs.text import named
-from ranking_core.learn import KERNELS, PRESET_LABELS, PRESETS, RULES, LearnSettings
+from ranking_core.learn import KERNELS, PRESETS, RULES
+from ranking_core.learn.pipeline import OnScale, settings_from_options
+
+__all__ = ["OnScale", "learn", "settings_from_options", "write_band"]
 
 console = Console(highlight=False, soft_wrap=True)
 MAX_ANCHORS = 10_000  # zero-risk diagonal points (the default is 101)
@@ -37,187 +39,166 @@ def _names(registry) -> str:
     return ", ".join(names[:-1]) + " or " + names[-1]
 
 
-def settings_from_options(recipe: str, **options: object) -> LearnSettings:
-    """The preset ``recipe`` changed by the command's options (None = the preset's value); a
-    new kernel without ``gamma`` takes that kernel's own default width."""
-    base = PRESETS[recipe]
-    # options of several types, one per settings field: LearnSettings checks each value
-    given: dict[str, Any] = {k: v for k, v in options.items() if v is not None}
-    if "kernel" in given and "gamma" not in given:
-        given["gamma"] = None
-    return dataclasses.replace(base, **given)
-
-
-def _show(result, paths: list[Path]) -> None:
-    from ranking_core.learn import describe_settings, settings_advice
-
-    table = Table(title="Learned grid", title_justify="left", show_header=False)
-    table.add_column("what")
-    table.add_column("value")
-    for label, value in describe_settings(result.settings).items():
-        table.add_row(label, value)
-    table.add_row("λ chosen", f"{result.lam:.4g}")
-    table.add_row("Computed by", result.computed_by)
-    table.add_row("Ratings", f"{result.n_ratings:,}")
-    table.add_row("Points fitted", f"{result.points_fitted:,} of {len(result.y):,}")
-    console.print(table)
-    console.print(f"ratings checksum {result.checksum}", soft_wrap=True)
-    from ranking_core.cli.output import err
-
-    for advice in settings_advice(result):  # warnings: on standard error, one line each
-        err.print(f"[yellow]note:[/yellow] {shown(advice)}")
-    for path in paths:
-        console.print(f"wrote {shown(path)}")
+RatingsArgument = Annotated[
+    Path,
+    typer.Argument(
+        help=f"Rating set: {format_names()} with columns reference, estimate, rating (0..4)."
+    ),
+]
+OutDirOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--out-dir",
+        help="Folder for grid.npy, grid.csv, grid.png and grid.json (created if needed).",
+    ),
+]
+UnitOption = Annotated[
+    str | None,
+    typer.Option(
+        help="Glucose unit of the file: mg/dL or mmol/L (default: as named in the header, "
+        "else mg/dL; values that look like mmol/L are refused without it)."
+    ),
+]
+RecipeOption = Annotated[
+    str | None,
+    typer.Option(
+        help=f"Named recipe the options below change: {_names(PRESETS)} (default: robust when "
+        "the ratings come from a panel, i.e. a rater column or answers in steps of 1 or "
+        "0.5; best otherwise)."
+    ),
+]
+KernelOption = Annotated[
+    str | None, typer.Option(help=f"Kernel: {_names(KERNELS)} (default: laplacian).")
+]
+GammaOption = Annotated[
+    float | None,
+    typer.Option(
+        help="Kernel width γ of the glucose coordinates (default: the kernel's own, "
+        + ", ".join(
+            f"{cls.glucose_width:g} {cls.width_unit} for the {name}"
+            for name, cls in KERNELS.items()
+        )
+        + ")."
+    ),
+]
+ScaleOption = Annotated[
+    str | None, typer.Option(help="Glucose coordinates: log or linear (default: log).")
+]
+FilterOption = Annotated[
+    str | None,
+    typer.Option("--filter", help=f"Spectral filter: {_names(FILTERS)} (default: lavrentiev)."),
+]
+OrderOption = Annotated[
+    int | None,
+    typer.Option(min=1, max=MAX_ORDER, help="Order k of iterated Lavrentiev (1 to 100)."),
+]
+RuleOption = Annotated[
+    str | None, typer.Option(help=f"How λ is chosen: {_names(RULES)} (default: kfold).")
+]
+LamOption = Annotated[
+    float | None,
+    typer.Option("--lambda", help=f"λ for --rule manual (above 0, at most {MAX_LAMBDA:g})."),
+]
+SignedOption = Annotated[
+    bool | None,
+    typer.Option(
+        "--signed/--unsigned",
+        help="Learn sign(REF − estimate)·rating and take |f| (default: signed).",
+    ),
+]
+AnchorsOption = Annotated[
+    int | None,
+    typer.Option(
+        min=0,
+        max=MAX_ANCHORS,
+        help="Zero-risk points on the diagonal added to the ratings (default: 101, one "
+        "every 6 mg/dL).",
+    ),
+]
+RefitAllOption = Annotated[
+    bool,
+    typer.Option("--refit-all", help="With --rule holdout: refit on all ratings at the chosen λ."),
+]
+RobustOption = Annotated[
+    str | None,
+    typer.Option(
+        help="Robust learning for real panels: huber or tukey (weights for outlying ratings, "
+        "a rater model when the file has a rater column, coarse answers as intervals), "
+        "squared (rater model only) or none. Default: the recipe's (tukey for the robust "
+        "recipe), huber with --panel-report or --band."
+    ),
+]
+CriterionOption = Annotated[
+    str | None,
+    typer.Option(
+        help="What cross-validation or hold-out minimises: misranking or absolute-error "
+        "(mean absolute error of the validation ratings, steadier; the default)."
+    ),
+]
+MonotoneOption = Annotated[
+    bool | None,
+    typer.Option(
+        "--monotone/--as-learned",
+        help="Make the grid rise away from the diagonal along every row and column (the "
+        "nearest "
+        "such grid, as the SEG is). Default: monotone with robust learning, else as "
+        "learned.",
+    ),
+]
+PanelReportOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--panel-report",
+        help="Write every rating with its consensus risk, weight and outlier "
+        "flag to this CSV, the per-rater table beside it "
+        "(…-raters.csv), and print the panel report.",
+    ),
+]
+BandOption = Annotated[
+    bool,
+    typer.Option(
+        "--band",
+        help="Also write the 95 % uncertainty band of the learned risk into the "
+        "folder (band.csv, band_lower.npy, band_upper.npy, band.png) and print "
+        "the share of the grid whose risk category it leaves open. The noise "
+        "level comes from robust learning (huber unless --robust names "
+        "another).",
+    ),
+]
+SaveOption = Annotated[
+    str | None,
+    typer.Option(
+        "--save",
+        help="Also save the grid under this name in the dashboard's database "
+        "(riskgrid records list / export / delete).",
+    ),
+]
 
 
 def learn(
-    ratings: Annotated[
-        Path,
-        typer.Argument(
-            help=f"Rating set: {format_names()} with columns reference, estimate, rating (0..4)."
-        ),
-    ],
-    out_dir: Annotated[
-        Path | None,
-        typer.Option(
-            "--out-dir",
-            help="Folder for grid.npy, grid.csv, grid.png and grid.json (created if needed).",
-        ),
-    ] = None,
-    unit: Annotated[
-        str | None,
-        typer.Option(
-            help="Glucose unit of the file: mg/dL or mmol/L (default: as named in the header, "
-            "else mg/dL; values that look like mmol/L are refused without it)."
-        ),
-    ] = None,
-    recipe: Annotated[
-        str | None,
-        typer.Option(
-            help=f"Named recipe the options below change: {_names(PRESETS)} (default: robust when "
-            "the ratings come from a panel, i.e. a rater column or answers in steps of 1 or "
-            "0.5; best otherwise)."
-        ),
-    ] = None,
-    kernel: Annotated[
-        str | None, typer.Option(help=f"Kernel: {_names(KERNELS)} (default: laplacian).")
-    ] = None,
-    gamma: Annotated[
-        float | None,
-        typer.Option(
-            help="Kernel width γ of the glucose coordinates (default: the kernel's own, "
-            + ", ".join(
-                f"{cls.glucose_width:g} {cls.width_unit} for the {name}"
-                for name, cls in KERNELS.items()
-            )
-            + ")."
-        ),
-    ] = None,
-    scale: Annotated[
-        str | None, typer.Option(help="Glucose coordinates: log or linear (default: log).")
-    ] = None,
-    filter: Annotated[
-        str | None,
-        typer.Option("--filter", help=f"Spectral filter: {_names(FILTERS)} (default: lavrentiev)."),
-    ] = None,
-    order: Annotated[
-        int | None,
-        typer.Option(min=1, max=MAX_ORDER, help="Order k of iterated Lavrentiev (1 to 100)."),
-    ] = None,
-    rule: Annotated[
-        str | None, typer.Option(help=f"How λ is chosen: {_names(RULES)} (default: kfold).")
-    ] = None,
-    lam: Annotated[
-        float | None,
-        typer.Option("--lambda", help=f"λ for --rule manual (above 0, at most {MAX_LAMBDA:g})."),
-    ] = None,
-    signed: Annotated[
-        bool | None,
-        typer.Option(
-            "--signed/--unsigned",
-            help="Learn sign(REF − estimate)·rating and take |f| (default: signed).",
-        ),
-    ] = None,
-    anchors: Annotated[
-        int | None,
-        typer.Option(
-            min=0,
-            max=MAX_ANCHORS,
-            help="Zero-risk points on the diagonal added to the ratings (default: 101, one "
-            "every 6 mg/dL).",
-        ),
-    ] = None,
-    refit_all: Annotated[
-        bool,
-        typer.Option(
-            "--refit-all", help="With --rule holdout: refit on all ratings at the chosen λ."
-        ),
-    ] = False,
-    robust: Annotated[
-        str | None,
-        typer.Option(
-            help="Robust learning for real panels: huber or tukey (weights for outlying ratings, "
-            "a rater model when the file has a rater column, coarse answers as intervals), "
-            "squared (rater model only) or none. Default: the recipe's (tukey for the robust "
-            "recipe), huber with --panel-report or --band."
-        ),
-    ] = None,
-    criterion: Annotated[
-        str | None,
-        typer.Option(
-            help="What cross-validation or hold-out minimises: misranking or absolute-error "
-            "(mean absolute error of the validation ratings, steadier; the default)."
-        ),
-    ] = None,
-    monotone: Annotated[
-        bool | None,
-        typer.Option(
-            "--monotone/--as-learned",
-            help="Make the grid rise away from the diagonal along every row and column (the "
-            "nearest "
-            "such grid, as the SEG is). Default: monotone with robust learning, else as "
-            "learned.",
-        ),
-    ] = None,
-    panel_report: Annotated[
-        Path | None,
-        typer.Option(
-            "--panel-report",
-            help="Write every rating with its consensus risk, weight and outlier "
-            "flag to this CSV, the per-rater table beside it "
-            "(…-raters.csv), and print the panel report.",
-        ),
-    ] = None,
-    band: Annotated[
-        bool,
-        typer.Option(
-            "--band",
-            help="Also write the 95 % uncertainty band of the learned risk into the "
-            "folder (band.csv, band_lower.npy, band_upper.npy, band.png) and print "
-            "the share of the grid whose risk category it leaves open. The noise "
-            "level comes from robust learning (huber unless --robust names "
-            "another).",
-        ),
-    ] = False,
-    save: Annotated[
-        str | None,
-        typer.Option(
-            "--save",
-            help="Also save the grid under this name in the dashboard's database "
-            "(riskgrid records list / export / delete).",
-        ),
-    ] = None,
+    ratings: RatingsArgument,
+    out_dir: OutDirOption = None,
+    unit: UnitOption = None,
+    recipe: RecipeOption = None,
+    kernel: KernelOption = None,
+    gamma: GammaOption = None,
+    scale: ScaleOption = None,
+    filter: FilterOption = None,
+    order: OrderOption = None,
+    rule: RuleOption = None,
+    lam: LamOption = None,
+    signed: SignedOption = None,
+    anchors: AnchorsOption = None,
+    refit_all: RefitAllOption = False,
+    robust: RobustOption = None,
+    criterion: CriterionOption = None,
+    monotone: MonotoneOption = None,
+    panel_report: PanelReportOption = None,
+    band: BandOption = False,
+    save: SaveOption = None,
 ) -> None:
     """Learn a risk grid from a rating set and write it as files (NumPy, CSV, PNG, JSON)."""
-    from ranking_core.blas_threads import fit_threads
-    from ranking_core.cli.progress import progress_bar
-    from ranking_core.learn import (
-        check_rating_count,
-        default_recipe,
-        fit_method,
-        learn_grid,
-        with_robust,
-    )
+    from ranking_core.learn.pipeline import LearnChoice, choose_settings
     from ranking_core.ratings import RatingSetError, read_rating_set
 
     if lam is not None and not (math.isfinite(lam) and 0 < lam <= MAX_LAMBDA):
@@ -243,16 +224,13 @@ def learn(
             f"{shown(data.report())}"
         )
     try:
-        if recipe is None:
-            recipe, why = default_recipe(data)
-        elif recipe not in PRESETS:
-            raise ValueError(f"--recipe must be one of {_names(PRESETS)}; got {named(recipe)}")
-        else:
-            why = "named by --recipe"
-        if robust is None and (panel_report is not None or band) and PRESETS[recipe].robust is None:
-            robust = "huber"
-        settings = settings_from_options(
+        choice: LearnChoice = choose_settings(
+            data,
             recipe,
+            robust=robust,
+            monotone=monotone,
+            panel_report=panel_report is not None,
+            band=band,
             kernel=kernel,
             gamma=gamma,
             scale=scale,
@@ -264,101 +242,107 @@ def learn(
             refit_all=refit_all or None,
             anchors=anchors,
             criterion=criterion,
-            monotone=monotone,
         )
-        if robust is not None:  # the one policy: robust learning makes the grid monotone
-            settings = with_robust(settings, None if robust == "none" else robust, monotone)
-        if band and not settings.has_band:
-            raise ValueError(
-                "--band needs the Lavrentiev filter and robust learning (the band "
-                "is the posterior of the Gaussian process that filter's fit is "
-                "the mean of, with the noise robust learning measures); got "
-                f"--filter {settings.filter}, --robust {settings.robust or 'none'}"
-            )
-        fit_method(settings, len(data.frame))  # refuse a size beyond the budget at once
-        check_rating_count(data.y)
     except ValueError as exc:
         fail(f"cannot learn from {ratings.name}: {exc}")
-    if lam is not None and settings.rule != "manual":
+    if lam is not None and choice.settings.rule != "manual":
         console.print(
             f"[yellow]note:[/yellow] --lambda applies to --rule manual only; λ is chosen by "
-            f"the {settings.rule} rule"
+            f"the {choice.settings.rule} rule"
         )
-    changed = settings != PRESETS[recipe]
+    _fit_write_and_save(data, choice, ratings, out_dir, save, band, panel_report)
+
+
+def _fit_write_and_save(
+    data,
+    choice,
+    ratings: Path,
+    out_dir: Path | None,
+    save: str | None,
+    band: bool,
+    panel_report: Path | None,
+) -> None:
+    """The fit and its one check (:func:`ranking_core.learn.pipeline.fit_checked`), then what
+    the options ask for: the grid's files, the record, the band, the panel report."""
+    from ranking_core.blas_threads import fit_threads
+    from ranking_core.cli.progress import progress_bar
+    from ranking_core.learn.pipeline import fit_checked
+
     saving = None
     if save is not None:  # the database opens and takes the name before the fit, not after it
         from ranking_core.cli.records import store_for_saving
 
         saving = store_for_saving(save)
-    console.print(
-        f"recipe: {recipe}{' (changed by the options)' if changed else ''}, "
-        f"{PRESET_LABELS[recipe]}: {why}",
-        soft_wrap=True,
-        highlight=False,
-    )
+    console.print(choice.line, soft_wrap=True, highlight=False)
     try:
         with progress_bar("fitting") as update, fit_threads(len(data.frame)):
-            if panel_report is None:
-                result = learn_grid(data, settings, progress=update)
-            else:
-                from ranking_core.learn import learn_panel
-
-                fit = learn_panel(data, settings, progress=update)
-                result = fit.learned
-    except ValueError as exc:
+            outcome = fit_checked(
+                data, choice.settings, panel=panel_report is not None, progress=update
+            )
+    except ValueError as exc:  # the fit refused the data, or the grid is no usable grid
         fail(f"cannot learn from {ratings.name}: {exc}")
-    from ranking_core.grids.risk_scale import GridOffScale, check_learned_grid
-
-    try:  # one check before files are written and before the grid is saved
-        flags = check_learned_grid(result.grid, rating_spread=float(np.ptp(data.y)))
-    except GridOffScale as exc:
-        fail(f"cannot learn from {ratings.name}: {exc}")
-    for flag in flags:
+    for flag in outcome.flags:
         console.print(f"[yellow]note:[/yellow] {shown(flag)}")
-    shown_grid = OnScale(result)  # what is written is what is saved: the grid clipped to 0..4
+    written = outcome.shown  # what is written is what is saved: the grid clipped to 0..4
     try:
-        paths = [] if out_dir is None else _write_grid(shown_grid, out_dir, ratings)
+        paths = [] if out_dir is None else _write_grid(written, out_dir, ratings)
     except OutputError as exc:
         fail(exc)
-    _show(result, paths)
+    _show(outcome, paths)
     if save is not None:
         from ranking_core.cli.records import save_learned
 
-        save_learned(shown_grid, save, ratings.name, saving)
+        save_learned(written, save, ratings.name, saving)
     if band:
-        from ranking_core.panels import risk_band
-
-        with console.status("computing the uncertainty band…"):
-            learned_band = risk_band(result.risk_model)
-            try:
-                assert out_dir is not None  # --band needs --out-dir (checked above)
-                paths = write_band(learned_band, shown_grid.grid, out_dir, ratings)
-            except OutputError as exc:
-                fail(exc)
-        console.print(
-            f"share of the grid whose risk category the {learned_band.level:.0%} band "
-            f"leaves open: {learned_band.uncertain_share:.1%}"
-        )
-        for path in paths:
-            console.print(f"wrote {shown(path)}")
+        assert out_dir is not None  # --band needs --out-dir (checked before the fit)
+        _write_band(outcome.learned, written.grid, out_dir, ratings)
     if panel_report is not None:
         from ranking_core.cli.panels import show_panel_report
 
-        show_panel_report(fit, panel_report, inputs=[ratings])
+        show_panel_report(outcome.panel, panel_report, inputs=[ratings])
 
 
-class OnScale:
-    """A learned grid as written and saved: :attr:`grid` clipped to the risk scale 0..4 (as the
-    grid files hold it), every other attribute the fit's."""
+def _show(outcome, paths: list[Path]) -> None:
+    """The learned grid's settings and figures (standard output), the advice (standard
+    error, one line each) and the files written."""
+    from ranking_core.cli.output import err
+    from ranking_core.learn import describe_settings
 
-    def __init__(self, result) -> None:
-        from ranking_core.grids.risk_scale import RISK_MAX
+    result = outcome.learned
+    table = Table(title="Learned grid", title_justify="left", show_header=False)
+    table.add_column("what")
+    table.add_column("value")
+    for label, value in describe_settings(result.settings).items():
+        table.add_row(label, value)
+    table.add_row("λ chosen", f"{result.lam:.4g}")
+    table.add_row("Computed by", result.computed_by)
+    table.add_row("Ratings", f"{result.n_ratings:,}")
+    table.add_row("Points fitted", f"{result.points_fitted:,} of {len(result.y):,}")
+    console.print(table)
+    console.print(f"ratings checksum {result.checksum}", soft_wrap=True)
+    for advice in outcome.advice:  # warnings: on standard error, one line each
+        err.print(f"[yellow]note:[/yellow] {shown(advice)}")
+    for path in paths:
+        console.print(f"wrote {shown(path)}")
 
-        self._result = result
-        self.grid = np.clip(result.grid, 0.0, RISK_MAX)
 
-    def __getattr__(self, name: str):
-        return getattr(self._result, name)
+def _write_band(learned, grid, out_dir: Path, ratings: Path) -> None:
+    """``--band``: the 95 % band of the learned risk written beside the grid, and the share of
+    the grid whose risk category it leaves open."""
+    from ranking_core.panels import risk_band
+
+    with console.status("computing the uncertainty band…"):
+        learned_band = risk_band(learned.risk_model)
+        try:
+            paths = write_band(learned_band, grid, out_dir, ratings)
+        except OutputError as exc:
+            fail(exc)
+    console.print(
+        f"share of the grid whose risk category the {learned_band.level:.0%} band "
+        f"leaves open: {learned_band.uncertain_share:.1%}"
+    )
+    for path in paths:
+        console.print(f"wrote {shown(path)}")
 
 
 def _check_targets(

@@ -2,10 +2,12 @@
 
 Terminal
     :data:`out` prints results on standard output, :data:`err` messages on standard error;
-    neither highlights numbers. :func:`fail` prints one sentence on standard error and exits
-    with status 1 (usage errors: 2). User text inside a line printed with markup goes through
-    :func:`~ranking_core.inputs.text.terminal` (``cli.shown``); lines printed here take the
-    message as plain text (never markup).
+    neither highlights numbers. :func:`fail` is the one error printer of every command: one
+    sentence on standard error, never a traceback, exit status 1 for refused input or output
+    (2 for a usage error, such as an option's value out of its range; the command line's own
+    parsing errors reach it through :func:`usage_sentence`). User text inside a line printed
+    with markup goes through :func:`~ranking_core.inputs.text.terminal` (``cli.shown``); lines
+    printed here take the message as plain text (never markup).
 
 Files
     :func:`check_output` refuses, before any work starts, an output path that is a folder, a
@@ -45,6 +47,7 @@ __all__ = [
     "out",
     "say",
     "titled_table",
+    "usage_sentence",
     "write_output",
     "write_outputs",
 ]
@@ -62,6 +65,14 @@ def fail(message: object, code: int = 1) -> NoReturn:
     exit with ``code`` (1: refused input or output; 2: a usage error)."""
     err.print(Text(printable(message, keep="\n"), style="red"))
     raise typer.Exit(code)
+
+
+def usage_sentence(command: str, message: str) -> str:
+    """A parsing error of the command line (unknown option, value out of range, missing
+    argument) as one sentence naming the command and where its options are listed."""
+    text = " ".join(message.split()).rstrip(".")
+    text = text[:1].lower() + text[1:]
+    return f"{command}: {text}; see {command} --help"
 
 
 def say(message: object, *, style: str = "") -> None:

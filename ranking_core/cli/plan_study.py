@@ -10,14 +10,16 @@ from typing import Annotated
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from ranking_core.cli import shown
+from ranking_core.cli.output import err, fail
+from ranking_core.inputs.text import printable
 from ranking_core.meter.standards.bounds import BOUNDS
 from ranking_core.meter.standards.study_plan import MODEL, PLAN_BOUNDS
 from ranking_core.validation import MAX_SEED
 
 console = Console()
-err = Console(stderr=True)
 
 
 def _agreement(text: str) -> dict[str, float]:
@@ -109,10 +111,9 @@ def plan_study(
             profile, sensors, pairs_per_sensor, _agreement(agreement), icc, bound, target, seed
         )
     except (ValueError, UnknownProfileError) as exc:
-        err.print(shown(exc), style="red", highlight=False)
-        raise typer.Exit(1) from None
+        fail(exc)
     for note in result.notes:
-        err.print(f"warning: {note}", highlight=False)
+        err.print(Text(f"warning: {printable(note)}"))
     chosen = f"{result.bound} ({BOUNDS[result.bound].label.split(' (')[0]}"
     if result.bound_default:
         chosen += ", meter-report's bound for " + (

@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from ranking_core.cli.output import fail
 from ranking_core.record_kinds import RECORD_KINDS
 
 app = typer.Typer(
@@ -25,16 +26,6 @@ app = typer.Typer(
     add_completion=False,
 )
 console = Console(highlight=False)
-err = Console(highlight=False, stderr=True)
-
-
-def _fail(message: object) -> typer.Exit:
-    """The error as one sentence on standard error (escaped, never markup); raise what it
-    returns: exit status 1."""
-    from ranking_core.inputs.text import printable
-
-    err.print(Text(printable(message, keep="\n"), style="red"), soft_wrap=True)
-    return typer.Exit(1)
 
 
 def _store():
@@ -43,7 +34,7 @@ def _store():
     try:
         return Store()
     except StorageError as exc:
-        raise _fail(exc) from None
+        fail(exc)
 
 
 def store_for_saving(name: str):
@@ -55,7 +46,7 @@ def store_for_saving(name: str):
         store = Store()
         store.check_can_save("learned_grid", name)
     except StorageError as exc:
-        raise _fail(f"not learned: --save {name.strip()!r}: {exc}") from None
+        fail(f"not learned: --save {name.strip()!r}: {exc}")
     return store
 
 
@@ -68,7 +59,7 @@ def save_learned(result, name: str, source: str | None, store=None) -> None:
     try:
         (store or _store()).save_learned_grid(name, result.grid, grid_metadata(result, source))
     except StorageError as exc:
-        raise _fail(f"not saved: {exc}") from None
+        fail(f"not saved: {exc}")
     console.print(
         Text(
             f"saved learned grid {name.strip()!r} (riskgrid records export NAME "
@@ -82,13 +73,13 @@ def _kind_of(store, name: str, kind: str | None) -> str:
     """The kind of the record ``name``: ``kind`` if given, else the one kind holding that name."""
     if kind is not None:
         if kind not in RECORD_KINDS:
-            raise _fail(f"--kind must be one of {', '.join(RECORD_KINDS)}; got {kind!r}")
+            fail(f"--kind must be one of {', '.join(RECORD_KINDS)}; got {kind!r}")
         return kind
     kinds = [k for k in RECORD_KINDS if any(r.name == name for r in store.list_records(k))]
     if not kinds:
-        raise _fail(f"no record named {name!r} is stored")
+        fail(f"no record named {name!r} is stored")
     if len(kinds) > 1:
-        raise _fail(
+        fail(
             f"records of several kinds are named {name!r} ({', '.join(kinds)}); "
             "choose one with --kind"
         )
@@ -105,7 +96,7 @@ def list_records(
     from ranking_core.storage import StorageError, display_name
 
     if kind is not None and kind not in RECORD_KINDS:
-        raise _fail(f"--kind must be one of {', '.join(RECORD_KINDS)}; got {kind!r}")
+        fail(f"--kind must be one of {', '.join(RECORD_KINDS)}; got {kind!r}")
     store = _store()
     table = Table(title="Saved records", title_justify="left")
     for column in ("kind", "name", "saved (UTC)", "saved by", "ratings / rows", "λ"):
@@ -125,7 +116,7 @@ def list_records(
                     f"{lam:.4g}" if isinstance(lam, float) else "",
                 )
     except StorageError as exc:
-        raise _fail(exc) from None
+        fail(exc)
     if not table.rows:
         console.print("no records saved yet")
         return
@@ -154,7 +145,7 @@ def export(
         # a temporary file beside each target, then os.replace: a link there is refused
         write_outputs(out_dir, files, "--out-dir")
     except (StorageError, OutputError) as exc:
-        raise _fail(exc) from None
+        fail(exc)
     for file_name in files:
         console.print(Text(f"wrote {out_dir / file_name}"), soft_wrap=True)
 
@@ -178,7 +169,7 @@ def delete(
         chosen = _kind_of(store, name, kind)
         store.delete(chosen, name)
     except StorageError as exc:
-        raise _fail(exc) from None
+        fail(exc)
     console.print(
         Text(f"deleted {RECORD_KINDS[chosen].label} “{display_name(name)}”"), soft_wrap=True
     )

@@ -8,44 +8,64 @@ refused"). Glucose is converted to mg/dL (:mod:`ranking_core.inputs.units`). The
 are listed in docs/INPUTS.md. The formats accepted are the entries of
 :data:`READERS` (upload widgets, help texts and messages read it: :func:`upload_types`,
 :func:`format_names`, :func:`accepted_formats`).
+
+The names are imported on first use (PEP 562): importing one light module of the layer, such as
+:mod:`ranking_core.inputs.text`, loads neither pandas nor the XLSX reader (the command line's
+help starts at once).
 """
 
-from ranking_core.inputs.decoding import open_binary, read_text
-from ranking_core.inputs.rows import Reader
-from ranking_core.inputs.schema import (
-    Field,
-    HeaderNotFound,
-    InputError,
-    Limits,
-    RefusedRows,
-    Role,
-    Schema,
-    TableRead,
-    name_lines,
-    quote,
-    with_limits,
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+# the modules that define the public names, lightest first (read by __getattr__ below)
+_HOMES = (
+    "ranking_core.inputs.units",
+    "ranking_core.inputs.schema",
+    "ranking_core.inputs.rows",
+    "ranking_core.inputs.decoding",
+    "ranking_core.inputs.table",
 )
-from ranking_core.inputs.table import (
-    ACCEPTED_FORMATS,
-    READERS,
-    accepted_formats,
-    format_names,
-    read_table,
-    reader_for,
-    reader_named,
-    register_reader,
-    unregister_reader,
-    upload_types,
-)
-from ranking_core.inputs.units import (
-    MGDL_PER_MMOLL,
-    PHYSICAL_MAX_MGDL,
-    UNITS,
-    UnitError,
-    check_unit,
-    from_mgdl,
-    to_mgdl,
-)
+
+if TYPE_CHECKING:  # the same names, for type checkers
+    from ranking_core.inputs.decoding import open_binary, read_text
+    from ranking_core.inputs.rows import Reader
+    from ranking_core.inputs.schema import (
+        Field,
+        HeaderNotFound,
+        InputError,
+        Limits,
+        RefusedRows,
+        Role,
+        Schema,
+        TableRead,
+        name_lines,
+        quote,
+        with_limits,
+    )
+    from ranking_core.inputs.table import (
+        ACCEPTED_FORMATS,
+        READERS,
+        accepted_formats,
+        format_names,
+        read_table,
+        reader_for,
+        reader_named,
+        register_reader,
+        unregister_reader,
+        upload_types,
+    )
+    from ranking_core.inputs.units import (
+        MGDL_PER_MMOLL,
+        PHYSICAL_MAX_MGDL,
+        UNITS,
+        UnitError,
+        check_unit,
+        from_mgdl,
+        to_mgdl,
+    )
+
 
 __all__ = [
     "ACCEPTED_FORMATS",
@@ -80,3 +100,18 @@ __all__ = [
     "upload_types",
     "with_limits",
 ]
+
+
+def __getattr__(name: str) -> object:
+    if name in __all__:
+        for home in _HOMES:
+            module = importlib.import_module(home)
+            if name in vars(module):
+                value = vars(module)[name]
+                globals()[name] = value
+                return value
+    raise AttributeError(f"module 'ranking_core.inputs' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from typing import TYPE_CHECKING
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "FORMULA_PREFIXES",
@@ -105,6 +107,8 @@ def safe_csv(frame: pd.DataFrame) -> str:
     """CSV text of a table in which no text cell (nor header) can start a spreadsheet formula
     (:func:`neutralise`). Numbers stay numbers; line ends are CRLF (RFC 4180), so that a CR or
     LF inside a text cell is always quoted."""
+    import pandas as pd
+
     safe = frame.copy()
     safe.columns = [neutralise(str(c)) for c in safe.columns]
     for column in safe.columns:

@@ -168,11 +168,15 @@ def _is_read_only(exc: SQLAlchemyError) -> bool:
 
 @contextmanager
 def storage_errors(
-    action: str, where: str = "the database", timeout: float = BUSY_TIMEOUT
+    action: str,
+    where: str = "the database",
+    timeout: float = BUSY_TIMEOUT,
+    file: Path | None = None,
 ) -> Iterator[None]:
     """Driver, SQL, schema-upgrade and file-system errors as one :class:`StorageError` sentence
     naming the action: a database still locked after ``timeout`` seconds is *busy*, a file or
-    server that refuses writes is *read-only*."""
+    server that refuses writes is *read-only*, and so is a SQLite ``file`` that SQLite cannot
+    open because the file or its folder may not be written (:func:`unopenable_file_message`)."""
     from alembic.util import CommandError
 
     try:
@@ -188,6 +192,10 @@ def storage_errors(
                 f"{action} failed: {where} is read-only (riskgrid may read it but not change "
                 "it); use a database you may write to"
             ) from None
+        if file is not None and "unable to open database file" in _first_line(exc).lower():
+            reason = unopenable_file_message(file)
+            if reason is not None:
+                raise StorageError(f"{action} failed: {reason}") from None
         raise StorageError(f"{action} failed in the database: {_first_line(exc)}") from exc
     except CommandError as exc:  # e.g. a database upgraded by a newer riskgrid
         raise StorageError(
@@ -240,7 +248,8 @@ def upgrade_schema(engine: Engine, dialect: str, where: str, timeout: float = BU
     from alembic import command
     from alembic.config import Config
 
-    with storage_errors("upgrading the database schema", where, UPGRADE_TIMEOUT):
+    file = sqlite_file(engine.url)
+    with storage_errors("upgrading the database schema", where, UPGRADE_TIMEOUT, file):
         with engine.connect() as conn:  # a look first: nothing to do takes no lock
             before = schema_state(conn)
             conn.rollback()
@@ -278,17 +287,46 @@ def upgrade_schema(engine: Engine, dialect: str, where: str, timeout: float = BU
     return before
 
 
+def sqlite_file(url: URL) -> Path | None:
+    """The file of a SQLite database (a URI filename's path without its query), else None
+    (PostgreSQL, or SQLite in memory)."""
+    if url.get_backend_name() != "sqlite" or url.database in (None, "", ":memory:"):
+        return None
+    path = str(url.database).removeprefix("file:").split("?", 1)[0]  # file:…?mode=ro&uri=true
+    return Path(path).expanduser()
+
+
 def file_location(url: URL) -> str:
     """Where the database is, for messages: the SQLite file, or the URL without its password."""
-    if url.get_backend_name() == "sqlite" and url.database not in (None, "", ":memory:"):
-        path = str(url.database).removeprefix("file:")  # a URI filename (…?mode=ro&uri=true)
-        return f"the database file {Path(path).expanduser()}"
-    return f"the database {shown_url(url)}"
+    file = sqlite_file(url)
+    return f"the database file {file}" if file is not None else f"the database {shown_url(url)}"
 
 
-def is_read_only_file(url: URL) -> bool:
-    """A SQLite database file (or its folder, for a new one) this process may not write."""
-    if url.get_backend_name() != "sqlite" or url.database in (None, "", ":memory:"):
-        return False
-    path = Path(str(url.database)).expanduser()
-    return not os.access(path if path.exists() else path.parent, os.W_OK)
+def unopenable_file_message(file: Path) -> str | None:
+    """Why SQLite cannot open ``file`` when the cause is a permission, as one sentence saying
+    what to do; None when the file and its folder may be written (another cause).
+
+    SQLite writes beside the file (its WAL journal and shared-memory index, ``-wal``/``-shm``)
+    even to read a database in WAL mode, so a writable file in a read-only folder (or on a
+    read-only disk) cannot be opened either: SQLite then says only "unable to open database
+    file"."""
+    folder = file.parent
+    change = f"or set {DATABASE_URL_ENV} to a database you may write to"
+    if not file.exists():
+        if folder.is_dir() and not os.access(folder, os.W_OK | os.X_OK):
+            return (
+                f"the database file {file} cannot be created: its folder {folder} is read-only; "
+                f"make the folder writable, {change}"
+            )
+        return None
+    if not os.access(file, os.W_OK):
+        return (
+            f"the database file {file} is read-only; make it and its folder {folder} writable "
+            f"(SQLite writes its journal beside it), {change}"
+        )
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return (
+            f"the database file {file} is read-only: its folder {folder} may not be written, "
+            f"where SQLite writes its journal beside it; make the folder writable, {change}"
+        )
+    return None

@@ -65,6 +65,7 @@ from ranking_core.storage.engine import (
     outdated_message,
     parse_url,
     schema_state,
+    sqlite_file,
     storage_errors,
     upgrade_schema,
 )
@@ -100,6 +101,7 @@ class Store:
         parsed = parse_url(self.url)
         self.dialect = parsed.get_backend_name()
         self.where = file_location(parsed)
+        self.file = sqlite_file(parsed)  # the SQLite file, None for PostgreSQL
         self.timeout = float(timeout)
         self.engine = create_store_engine(parsed, self.timeout)
         self._schema_current = False
@@ -120,7 +122,7 @@ class Store:
     def schema(self) -> str:
         """The schema's state, read without a lock: ``"current"``, ``"empty"``, ``"outdated"``,
         or the revision of a newer riskgrid."""
-        with storage_errors("reading the database schema", self.where, self.timeout):
+        with storage_errors("reading the database schema", self.where, self.timeout, self.file):
             with self.engine.connect() as conn:
                 return schema_state(conn)
 
@@ -129,7 +131,7 @@ class Store:
         PostgreSQL or a SQLite file that does not exist yet."""
         if self.dialect != "sqlite" or self.schema() == "empty":
             return None
-        with storage_errors("reading the journal mode", self.where, self.timeout):
+        with storage_errors("reading the journal mode", self.where, self.timeout, self.file):
             with self.engine.connect() as conn:
                 return str(conn.exec_driver_sql("PRAGMA journal_mode").scalar())
 
@@ -142,7 +144,10 @@ class Store:
         name = check_record_name(name, kind)
         self._ready(write=True)
         action = f"checking that {self.where} accepts writes"
-        with storage_errors(action, self.where, self.timeout), self.engine.connect() as conn:
+        with (
+            storage_errors(action, self.where, self.timeout, self.file),
+            self.engine.connect() as conn,
+        ):
             conn.execution_options(riskgrid_write=True)
             transaction = conn.begin()
             try:
@@ -183,7 +188,10 @@ class Store:
         self._ready(write=True)
         if kind == "seg_table":
             names = (*names, SEG_IN_USE)
-        with storage_errors(action, self.where, self.timeout), self.engine.connect() as conn:
+        with (
+            storage_errors(action, self.where, self.timeout, self.file),
+            self.engine.connect() as conn,
+        ):
             conn.execution_options(riskgrid_write=True)
             with conn.begin():
                 if self.dialect == "postgresql":
@@ -195,7 +203,10 @@ class Store:
     def _read(self, action: str) -> Iterator[Connection]:
         """A connection for reads: no lock taken, errors as sentences naming ``action``."""
         self._ready(write=False)
-        with storage_errors(action, self.where, self.timeout), self.engine.connect() as conn:
+        with (
+            storage_errors(action, self.where, self.timeout, self.file),
+            self.engine.connect() as conn,
+        ):
             yield conn
 
     # -- generic --------------------------------------------------------------------------------
