@@ -44,16 +44,6 @@ from ranking_core.inputs import InputError, format_names, upload_types
 from ranking_core.inputs.series import SERIES_FORMATS
 from ranking_core.meter import MeterPairs, MeterReport, PairsFileError, meter_report
 from ranking_core.meter.cgm.cg_diva import CG_DIVA_CAPTION
-from ranking_core.meter.documents.display import (
-    FAILS,
-    MEETS,
-    NO_PAIRS,
-    PASSES,
-    VERDICT,
-    acceptance_summary,
-    display_frame,
-    value_text,
-)
 from ranking_core.meter.documents.document import (
     VERDICT_COLOURS,
     bland_altman_report_plot,
@@ -63,7 +53,17 @@ from ranking_core.meter.documents.document import (
     report_pdf_file,
 )
 from ranking_core.meter.documents.export import safe_csv
-from ranking_core.meter.documents.grid_plots import (
+from ranking_core.meter.drawing.display import (
+    FAILS,
+    MEETS,
+    NO_PAIRS,
+    PASSES,
+    VERDICT,
+    acceptance_summary,
+    display_frame,
+    value_text,
+)
+from ranking_core.meter.drawing.grid_plots import (
     PNG_DPI,
     cg_diva_plot,
     figure_pdf,

@@ -57,7 +57,7 @@ def _standards(profile: str | None) -> tuple[str, ...] | None:
 
 
 def _print_table(title: str, text: pd.DataFrame, caption: str | None = None) -> None:
-    from ranking_core.meter.documents.display import FAILS, MEETS, PASSES
+    from ranking_core.meter.drawing.display import FAILS, MEETS, PASSES
 
     styles = {PASSES: "bold green", MEETS: "bold green", FAILS: "bold red"}
     table = Table(title=title, title_justify="left", caption=caption, caption_justify="left")
@@ -73,7 +73,7 @@ def _print_table(title: str, text: pd.DataFrame, caption: str | None = None) -> 
 
 
 def _print_tables(report: MeterReport) -> None:
-    from ranking_core.meter.documents.display import display_frame
+    from ranking_core.meter.drawing.display import display_frame
     from ranking_core.meter.standards.acceptance import get_profile
 
     titles = report.titles()
@@ -456,7 +456,7 @@ def _write_outputs(
         plots = report_figures(report, table, learned)
         plots["bland_altman"] = bland_altman_report_plot(report)[0]
         if report.cg_diva is not None:
-            from ranking_core.meter.documents.grid_plots import cg_diva_plot
+            from ranking_core.meter.drawing.grid_plots import cg_diva_plot
 
             plots["cg_diva"] = cg_diva_plot(report.cg_diva)
         try:
