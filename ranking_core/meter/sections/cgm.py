@@ -81,6 +81,16 @@ def _concurrence_view(ctca: TrendConcurrence, report: CoreReport) -> SectionView
     frame = concurrence_frame(ctca)
     share = ctca.zone_percent["A"]
     maroc = f"{ctca.maroc:.2f}" if np.isfinite(ctca.maroc) else "—"
+    text = pd.DataFrame(
+        {
+            "Measure": frame["measure"],
+            "Pairs": [f"{c:,}" for c in ctca.zone_counts.values()] + [""],
+            "Value": [
+                *(f"{p:.1f} %" if np.isfinite(p) else "—" for p in ctca.zone_percent.values()),
+                f"{maroc} mg/dL/min",
+            ],
+        }
+    )
     return SectionView(
         key="trend_concurrence",
         title="Clinical trend concurrence (CTCA)",
@@ -97,6 +107,7 @@ def _concurrence_view(ctca: TrendConcurrence, report: CoreReport) -> SectionView
                 "trend_concurrence",
                 "Clinical trend concurrence (CTCA): pairs and share in zones A–D, MARoC",
                 frame,
+                text=text,
             ),
         ),
     )

@@ -77,9 +77,9 @@ def _outside(report: CoreReport) -> tuple[dict[str, int], str]:
     first = pooled.drop_duplicates("profile")
     pairs = zip(first["profile"], first["pairs_outside_range"], strict=True)
     counts = {str(p): int(n) for p, n in pairs}
-    n = int(first["n"].max()) if len(first) else 0
-    text = "; ".join(f"{profile_title(p)}: {c:,}" for p, c in counts.items())
-    return counts, f"{text} (of {n:,} judged pairs, before the range)" if counts else "none"
+    n = int(report.pair_types.set_index("pair_type")["count"]["Total included in SEG analysis"])
+    text = "; ".join(f"{profile_title(p)}: {c:,} of {n:,}" for p, c in counts.items())
+    return counts, text if counts else "none"
 
 
 def report_settings(report: CoreReport, judge: JudgeSettings, rate_gap: float) -> tuple:
@@ -155,9 +155,8 @@ def _settings_view(result: tuple[ReportSetting, ...], report: CoreReport) -> Sec
     return SectionView(
         key="settings",
         title="Settings",
-        summary="; ".join(f"{s.label}: {s.text}" for s in result[:4]),
+        summary="Every choice this report was made with (also recorded in its provenance).",
         json={"settings": {s.key: s.value for s in result}},
-        about=("Every choice this report was made with (also recorded in its provenance).",),
         tables=(ReportTable("settings", "Settings", frame, text=frame, data=False),),
     )
 
