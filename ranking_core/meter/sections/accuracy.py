@@ -62,6 +62,7 @@ def _bland_altman_figure(report: CoreReport) -> ReportFigure:
         "bland_altman",
         bland_altman_caption(data, device=device, limits=limits, standard=standard),
         lambda: bland_altman_plot(data, unit=report.glucose_unit, device=device, limits=limits),
+        "Bland–Altman plot",
     )
 
 

@@ -152,11 +152,17 @@ class ReportTable:
 
 @dataclass(frozen=True)
 class ReportFigure:
-    """One figure of a section: its file stem, its caption and how to draw it (matplotlib)."""
+    """One figure of a section: its file stem, its caption, how to draw it (matplotlib) and a
+    short label for choosing it (default: its name)."""
 
     name: str
     caption: str
     draw: Callable[[], Figure]
+    label: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.label:
+            object.__setattr__(self, "label", self.name.replace("_", " "))
 
 
 @dataclass(frozen=True)

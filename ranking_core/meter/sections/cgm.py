@@ -165,7 +165,7 @@ def _cg_diva_view(rows: tuple[CgDivaRange, ...], report: CoreReport) -> SectionV
                 cg_diva_frame(rows),
             ),
         ),
-        figures=(ReportFigure("cg_diva", CG_DIVA_CAPTION, lambda: cg_diva_plot(rows)),),
+        figures=(ReportFigure("cg_diva", CG_DIVA_CAPTION, lambda: cg_diva_plot(rows), "CG-DIVA"),),
     )
 
 

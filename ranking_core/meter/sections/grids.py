@@ -54,6 +54,7 @@ def grid_figure(report: CoreReport, name: str, surface: Any = None) -> ReportFig
         name,
         figure_caption(name, ref.size, report.glucose_unit),
         lambda: grid_plot(name, ref, bgm, surface=surface, unit=report.glucose_unit),
+        get_grid(name).title,
     )
 
 
