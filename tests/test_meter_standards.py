@@ -174,7 +174,7 @@ def test_by_gives_the_pooled_verdict_first_then_every_standard_for_each_group(tm
     study = _cgm_study(np.random.default_rng(5), sensors=4, jitter_seconds=0)
     payload = _report(tmp_path, _write(tmp_path, study), "--by", "site", "--bound", "cp")
     rows = payload["acceptance"]
-    assert [r["group"] for r in rows][0] is None  # the pooled verdict first, group null
+    assert rows[0]["group"] is None  # the pooled verdict first, group null
     groups_in_order = list(dict.fromkeys(r["group"] for r in rows))
     assert groups_in_order[0] is None and set(groups_in_order[1:]) == {"north", "south"}
     for site in (None, "north", "south"):

@@ -531,10 +531,12 @@ figure_name = c[2].selectbox(
     "figure", list(figures), format_func=label_of(figures), key="meter_download_figure"
 )
 if figure_name is not None:
-    files = figure_files(report_key, figure_name, figures[figure_name].draw)
+    _, figure_png_file, figure_pdf_file = figure_files(
+        report_key, figure_name, figures[figure_name].draw
+    )
     for data, suffix, mime in (
-        (files[1], "png", "image/png"),
-        (files[2], "pdf", "application/pdf"),
+        (figure_png_file, "png", "image/png"),
+        (figure_pdf_file, "pdf", "application/pdf"),
     ):
         c[2].download_button(
             f"Figure as {suffix.upper()}",

@@ -5,6 +5,7 @@ The width is the console's: the terminal's, else $COLUMNS, else 80 (piped or red
 
 from __future__ import annotations
 
+import io
 import re
 
 import pandas as pd
@@ -53,6 +54,14 @@ def _table(title: str | None, text: pd.DataFrame, styles: dict[str, str]) -> Tab
     return table
 
 
+def _drawn_width(table: Table, width: int) -> int:
+    """The widest line of ``table`` drawn at ``width`` characters (Rich may draw it wider
+    when its columns cannot shrink: then it does not fit)."""
+    probe = Console(width=width, file=io.StringIO(), color_system=None, legacy_windows=False)
+    probe.print(table)
+    return max((len(line) for line in probe.file.getvalue().splitlines()), default=0)
+
+
 def print_table(
     console: Console,
     title: str,
@@ -69,14 +78,15 @@ def print_table(
     text = text.map(printable)
     text.columns = [printable(c) for c in text.columns]
     title, caption = printable(title), printable(caption)
-    if table_fits(text, console.width):
-        console.print(_table(title, text, styles))
+    whole = _table(title, text, styles)
+    if table_fits(text, console.width) and _drawn_width(whole, console.width) <= console.width:
+        console.print(whole, soft_wrap=False)
     else:
         console.print(Text(title, style="italic"))
         cells = text.astype(str)
         first = cells.columns[0]
         for _, row in cells.iterrows():
             record = pd.DataFrame({"": list(cells.columns[1:]), row[first]: list(row.iloc[1:])})
-            console.print(_table(None, record, styles))
+            console.print(_table(None, record, styles), soft_wrap=False)
     if caption:
         console.print(Text(caption))

@@ -31,7 +31,7 @@ from ranking_core.grids.style import MEASURED_TITLE, REF_TITLE, RISK_TITLE, styl
 from ranking_core.grids.zone_grid import zone_grid
 from ranking_core.inputs import MGDL_PER_MMOLL
 from ranking_core.meter.cgm.cg_diva import CgDivaRange
-from ranking_core.meter.statistics import mean_sd
+from ranking_core.meter.statistics import AgreementLimit, mean_sd
 from ranking_core.validation import counted
 
 __all__ = [
@@ -299,28 +299,6 @@ def cg_diva_plot(results: Sequence[CgDivaRange], title: str = "CG-DIVA") -> Figu
 
 BLAND_ALTMAN_AXIS = 50.0  # %: the official SEG tool's axis, ±50 % of the reference
 ISO_LIMIT = 15.0  # ISO 15197:2013: ±15 mg/dL below 100 mg/dL, ±15 % from 100 mg/dL on
-
-
-@dataclass(frozen=True)
-class AgreementLimit:
-    """A standard's limit drawn on the Bland–Altman plot: ±``mgdl`` mg/dL below ``cut`` mg/dL
-    of the reference, ±``percent`` % from ``cut`` on (``cut`` 0: ±``percent`` % everywhere)."""
-
-    mgdl: float
-    percent: float
-    cut: float
-
-    def text(self) -> str:
-        if self.cut <= 0:
-            return f"±{self.percent:g} %"
-        return (
-            f"±{self.mgdl:g} mg/dL below {self.cut:g} mg/dL and ±{self.percent:g} % from "
-            f"{self.cut:g} mg/dL on"
-        )
-
-    def percent_at(self, ref: NDArray[np.float64]) -> NDArray[np.float64]:
-        """The limit in % of the reference at each reference glucose (mg/dL, > 0)."""
-        return np.where(ref < self.cut, 100.0 * self.mgdl / ref, self.percent)
 
 
 ISO_LIMITS = (AgreementLimit(ISO_LIMIT, ISO_LIMIT, 100.0),)

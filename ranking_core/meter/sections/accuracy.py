@@ -9,12 +9,6 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from ranking_core.meter.drawing.grid_plots import (
-    AgreementLimit,
-    bland_altman,
-    bland_altman_caption,
-    bland_altman_plot,
-)
 from ranking_core.meter.sections.base import (
     CoreReport,
     ReportFigure,
@@ -24,6 +18,7 @@ from ranking_core.meter.sections.base import (
     records,
 )
 from ranking_core.meter.standards.registry import profile_title
+from ranking_core.meter.statistics import AgreementLimit
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -52,6 +47,12 @@ AGREEMENT_LIMITS = {
 def _bland_altman_figure(report: CoreReport) -> ReportFigure:
     """The plot labelled by device (CGM − REF, BGM − REF), with the limits of the first
     standard judged that has them (none drawn when no such standard was judged)."""
+    from ranking_core.meter.drawing.grid_plots import (
+        bland_altman,
+        bland_altman_caption,
+        bland_altman_plot,
+    )
+
     pairs = report.pairs[report.pairs["included"]]
     data = bland_altman(pairs["REF"].to_numpy(), pairs["BGM"].to_numpy())
     device = report.device.upper()

@@ -15,11 +15,10 @@ import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import pandas as pd
-from matplotlib.figure import Figure
 from numpy.typing import NDArray
 
 from ranking_core.grids.seg import SEGTable
@@ -27,6 +26,9 @@ from ranking_core.meter.cgm.cg_diva import CgDivaRange
 from ranking_core.meter.cgm.trend import TrendAgreement
 from ranking_core.meter.pairs.readings import MeterPairs
 from ranking_core.meter.standards.acceptance import JudgeSettings, RateSummary
+
+if TYPE_CHECKING:  # matplotlib is loaded when a figure is drawn, never on import
+    from matplotlib.figure import Figure
 
 __all__ = [
     "CoreReport",
@@ -57,31 +59,80 @@ class CoreReport(Protocol):
     runs the sections and so is not imported here): the shared computation's tables and the
     choices it was made with."""
 
-    pairs: pd.DataFrame
-    pair_types: pd.DataFrame
-    accuracy: pd.DataFrame
-    iso_ranges: pd.DataFrame
-    binomial: pd.DataFrame
-    zones: dict[str, pd.DataFrame]
-    zone_grids: dict[str, str]
-    acceptance: pd.DataFrame
-    ranges: pd.DataFrame
-    risk_grades: pd.DataFrame | None
-    risk_categories: pd.DataFrame | None
-    learned_categories: pd.DataFrame | None
-    parkes_type: int
-    messages: tuple[str, ...]
-    caveats: tuple[str, ...]
-    glucose_unit: str
-    acceptance_notes: tuple[str, ...]
-    provenance: dict[str, Any]
-    device: str
-    standards: tuple[str, ...]
-    group_column: str
-    trend: TrendAgreement | None
-    cg_diva: tuple[CgDivaRange, ...] | None
-    settings: tuple[ReportSetting, ...]
-    results: dict[str, Any]
+    @property
+    def pairs(self) -> pd.DataFrame: ...
+
+    @property
+    def pair_types(self) -> pd.DataFrame: ...
+
+    @property
+    def accuracy(self) -> pd.DataFrame: ...
+
+    @property
+    def iso_ranges(self) -> pd.DataFrame: ...
+
+    @property
+    def binomial(self) -> pd.DataFrame: ...
+
+    @property
+    def zones(self) -> dict[str, pd.DataFrame]: ...
+
+    @property
+    def zone_grids(self) -> dict[str, str]: ...
+
+    @property
+    def acceptance(self) -> pd.DataFrame: ...
+
+    @property
+    def ranges(self) -> pd.DataFrame: ...
+
+    @property
+    def risk_grades(self) -> pd.DataFrame | None: ...
+
+    @property
+    def risk_categories(self) -> pd.DataFrame | None: ...
+
+    @property
+    def learned_categories(self) -> pd.DataFrame | None: ...
+
+    @property
+    def parkes_type(self) -> int: ...
+
+    @property
+    def messages(self) -> tuple[str, ...]: ...
+
+    @property
+    def caveats(self) -> tuple[str, ...]: ...
+
+    @property
+    def glucose_unit(self) -> str: ...
+
+    @property
+    def acceptance_notes(self) -> tuple[str, ...]: ...
+
+    @property
+    def provenance(self) -> dict[str, Any]: ...
+
+    @property
+    def device(self) -> str: ...
+
+    @property
+    def standards(self) -> tuple[str, ...]: ...
+
+    @property
+    def group_column(self) -> str: ...
+
+    @property
+    def trend(self) -> TrendAgreement | None: ...
+
+    @property
+    def cg_diva(self) -> tuple[CgDivaRange, ...] | None: ...
+
+    @property
+    def settings(self) -> tuple[ReportSetting, ...]: ...
+
+    @property
+    def results(self) -> dict[str, Any]: ...
 
     def judged_profiles(self) -> tuple[str, ...]: ...
 

@@ -5,6 +5,8 @@ pairs with a sensor or subject column (:mod:`ranking_core.meter.cgm.cg_diva`).""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pandas as pd
 
@@ -16,7 +18,6 @@ from ranking_core.meter.cgm.cg_diva import (
 )
 from ranking_core.meter.cgm.cg_ega import CG_EGA_ABOUT, CgEga
 from ranking_core.meter.cgm.trend import ZONES, TrendAgreement, TrendConcurrence
-from ranking_core.meter.drawing.grid_plots import cg_diva_plot
 from ranking_core.meter.sections.base import (
     CoreReport,
     ReportFigure,
@@ -27,6 +28,9 @@ from ranking_core.meter.sections.base import (
     json_ready,
     records,
 )
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = ["CG_DIVA", "CG_EGA", "TREND_AGREEMENT", "TREND_CONCURRENCE", "concurrence_frame"]
 
@@ -144,6 +148,12 @@ def _cg_ega_view(analysis: CgEga, report: CoreReport) -> SectionView:
     )
 
 
+def _cg_diva_plot(rows: tuple[CgDivaRange, ...]) -> Figure:
+    from ranking_core.meter.drawing.grid_plots import cg_diva_plot
+
+    return cg_diva_plot(rows)
+
+
 def _cg_diva(inputs: SectionInputs) -> tuple[CgDivaRange, ...] | None:
     return inputs.report.cg_diva
 
@@ -165,7 +175,7 @@ def _cg_diva_view(rows: tuple[CgDivaRange, ...], report: CoreReport) -> SectionV
                 cg_diva_frame(rows),
             ),
         ),
-        figures=(ReportFigure("cg_diva", CG_DIVA_CAPTION, lambda: cg_diva_plot(rows), "CG-DIVA"),),
+        figures=(ReportFigure("cg_diva", CG_DIVA_CAPTION, lambda: _cg_diva_plot(rows), "CG-DIVA"),),
     )
 
 

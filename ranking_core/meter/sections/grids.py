@@ -12,7 +12,6 @@ import numpy as np
 import pandas as pd
 
 from ranking_core.grids.registry import RiskGrid, get_grid
-from ranking_core.meter.drawing.grid_plots import grid_plot
 from ranking_core.meter.sections.base import (
     CoreReport,
     ReportFigure,
@@ -48,6 +47,8 @@ def figure_caption(name: str, n: int, unit: str = "mg/dL") -> str:
 def grid_figure(report: CoreReport, name: str, surface: Any = None) -> ReportFigure:
     """The plot of grid ``name`` with the report's included pairs (``surface``: the SEG table
     or a learned surface; None for a zone grid)."""
+    from ranking_core.meter.drawing.grid_plots import grid_plot
+
     pairs = report.pairs[report.pairs["included"]]
     ref, bgm = pairs["REF"].to_numpy(), pairs["BGM"].to_numpy()
     return ReportFigure(

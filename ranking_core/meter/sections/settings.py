@@ -89,7 +89,9 @@ def report_settings(report: CoreReport, judge: JudgeSettings, rate_gap: float) -
     unit = report.glucose_unit
     bound, bound_text = _bound(report, judge)
     outside, outside_text = _outside(report)
-    groups = report.acceptance["group"].dropna().unique() if "group" in report.acceptance else []
+    groups: list = (
+        list(report.acceptance["group"].dropna().unique()) if "group" in report.acceptance else []
+    )
     by = report.group_column or None
     by_text = (
         f"{by}: the pooled verdict over all pairs first, then {len(groups)} group(s): "

@@ -146,7 +146,9 @@ def judge_pairs(
         frames.append(frame)
         notes += group_notes
     table = pd.concat(frames, ignore_index=True)
-    table["group"] = table["group"].astype(object).where(table["group"].notna(), None)
+    table["group"] = pd.Series(
+        [None if pd.isna(g) else g for g in table["group"]], index=table.index, dtype=object
+    )
     return table, notes
 
 
