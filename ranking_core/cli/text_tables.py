@@ -57,9 +57,9 @@ def _table(title: str | None, text: pd.DataFrame, styles: dict[str, str]) -> Tab
 def _drawn_width(table: Table, width: int) -> int:
     """The widest line of ``table`` drawn at ``width`` characters (Rich may draw it wider
     when its columns cannot shrink: then it does not fit)."""
-    probe = Console(width=width, file=io.StringIO(), color_system=None, legacy_windows=False)
-    probe.print(table)
-    return max((len(line) for line in probe.file.getvalue().splitlines()), default=0)
+    drawn = io.StringIO()
+    Console(width=width, file=drawn, color_system=None, legacy_windows=False).print(table)
+    return max((len(line) for line in drawn.getvalue().splitlines()), default=0)
 
 
 def print_table(
