@@ -258,8 +258,14 @@ def test_fail_on_verdict_names_the_group_of_each_failure(tmp_path, monkeypatch):
     )
     assert result.exit_code == 3, result.output
     rows_out = json.loads(out.read_text())["acceptance"]
-    failed = [f"ISO 15197:2013 {r['id']} ({r['group']})" for r in rows_out if r["passes"] is False]
+    # the pooled verdict (group null) is named "all pairs"
+    failed = [
+        f"ISO 15197:2013 {r['id']} ({r['group'] or 'all pairs'})"
+        for r in rows_out
+        if r["passes"] is False
+    ]
     assert "ISO 15197:2013 1 (B)" in failed and not any("(A)" in f for f in failed)
+    assert rows_out[0]["group"] is None
     assert result.stderr.strip() == (
         f"meter-report: {len(failed)} of {len(rows_out)} acceptance criteria failed: "
         + ", ".join(failed)

@@ -7,8 +7,7 @@ Klonoff et al. 2014 for the SEG, ISO 15197:2013 for the accuracy ranges, and eac
 from __future__ import annotations
 
 import hashlib
-import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -26,12 +25,21 @@ from ranking_core.grids.risk_scale import (
     risk_grade,
 )
 from ranking_core.grids.seg import GLUCOSE_MAX, MISSING_SEG_MESSAGE, SEGTable
-from ranking_core.meter.cgm.cg_diva import CgDivaRange, cg_diva_frame
+from ranking_core.meter.cgm.cg_diva import CgDivaRange
 from ranking_core.meter.cgm.trend import TrendAgreement
 from ranking_core.meter.pairs.readings import MeterPairs, name_rows, pairs_from_frame
+from ranking_core.meter.sections import (
+    SectionInputs,
+    SectionView,
+    compute_sections,
+    section_views,
+)
+from ranking_core.meter.sections.base import ReportSetting, json_ready
+from ranking_core.meter.sections.settings import report_settings
 from ranking_core.meter.standards.acceptance import (
     RATE_GAP_MINUTES,
     JudgeSettings,
+    RateSummary,
     default_standards,
     get_profile,
 )
@@ -58,36 +66,12 @@ __all__ = [
     "HYPO_MISSED_RULE",
     "ISO_RANGES",
     "PAIR_RESULT_COLUMNS",
-    "SEG_TOOL_TABLES",
-    "TABLE_TITLES",
     "MeterReport",
     "binomial_lower_bound",
     "iso_difference",
     "meter_report",
 ]
 
-# a human title for each table of the report (CLI and dashboard); zone tables take their grid's,
-# the acceptance table adds the titles of the profiles judged (MeterReport.titles)
-TABLE_TITLES = {
-    "pair_types": "Pair types",
-    "accuracy": "Bias, MARD, CV and 95 % limits of agreement (%)",
-    "risk_grades": "SEG risk grades",
-    "risk_categories": "SEG risk categories",
-    "iso_ranges": "ISO 15197 ranges",
-    "binomial": "Binomial accuracy test (95 % within 15)",
-    "acceptance": "Acceptance criteria",
-    "ranges": "MARD, bias and shares within ±15/15 and ±20/20 by glucose range",
-    "learned_categories": "Risk categories on the learned grid",
-    "trend_agreement": "Trend agreement: sensor rate × reference rate (mg/dL/min), pairs and row %",
-    "trend_concurrence": "Clinical trend concurrence (CTCA): pairs and share in zones A–D, MARoC",
-    "cg_ega": "CG-EGA: accurate readings, benign errors and erroneous readings by glycaemic state",
-    "cg_diva": "CG-DIVA: median deviation, deviation intervals and sensor variability "
-    "(mg/dL below comparator 70, % from 70)",
-}
-# the official SEG tool's tables, in its order
-SEG_TOOL_TABLES = tuple(
-    "pair_types accuracy risk_grades risk_categories iso_ranges binomial".split()
-)
 # ISO 15197 bands of |BGM − REF| (mg/dL below REF 100, % of REF from 100), upper bound included
 ISO_RANGES = (
     "<= 5 % or 5 mg/dL",
@@ -178,10 +162,6 @@ def _labels(
     return pd.Categorical.from_codes(codes, categories=pd.Index(names))  # type: ignore[arg-type]
 
 
-def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    return json.loads(frame.to_json(orient="records"))
-
-
 @dataclass(frozen=True)
 class MeterReport:
     """Every table of the meter accuracy report as a DataFrame (percentages in %, 0–100).
@@ -242,19 +222,27 @@ class MeterReport:
     group_column: str = ""
     trend: TrendAgreement | None = None
     cg_diva: tuple[CgDivaRange, ...] | None = None
+    settings: tuple[ReportSetting, ...] = ()
+    results: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def views(self) -> list[SectionView]:
+        """The report's sections as every rendering draws them, in reading order
+        (:func:`~ranking_core.meter.sections.section_views`)."""
+        return section_views(self)
 
     def tables(self) -> dict[str, pd.DataFrame]:
-        """The summary tables present, by name, in report order (zone tables by grid family)."""
-        names = (*SEG_TOOL_TABLES, "acceptance", "ranges")
-        tables = {n: getattr(self, n) for n in names if getattr(self, n) is not None}
-        tables.update(self.zones)
-        if self.learned_categories is not None:
-            tables["learned_categories"] = self.learned_categories
-        if self.trend is not None:
-            tables.update(self.trend.tables())
-        if self.cg_diva is not None:
-            tables["cg_diva"] = cg_diva_frame(self.cg_diva)
-        return tables
+        """The tables of results of the sections present, by name, in report order (a table
+        split for readers, such as the acceptance criteria by standard and group, whole
+        again; the settings and provenance, text for readers, are in :meth:`views`)."""
+        parts: dict[str, list[pd.DataFrame]] = {}
+        for view in self.views():
+            for table in view.tables:
+                if table.data:
+                    parts.setdefault(table.name, []).append(table.frame)
+        return {
+            name: frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+            for name, frames in parts.items()
+        }
 
     def judged_profiles(self) -> tuple[str, ...]:
         """Titles of the acceptance standards judged (those with a row in :attr:`acceptance`,
@@ -264,24 +252,17 @@ class MeterReport:
         return tuple(profile_title(name) for name in names or self.standards)
 
     def titles(self) -> dict[str, str]:
-        """A human title for each table of :meth:`tables` (zone tables: their grid's title; the
-        acceptance table names the profiles judged, "Acceptance criteria (ISO 15197:2013)")."""
-        judged = ", ".join(self.judged_profiles())
-        return {
-            name: (
-                f"{get_grid(self.zone_grids[name]).title}: zones"
-                if name in self.zones
-                else f"{TABLE_TITLES[name]} ({judged})"
-                if name == "acceptance" and judged
-                else TABLE_TITLES[name]
-            )
-            for name in self.tables()
-        }
+        """A human title for each table of :meth:`tables` (the first part's title)."""
+        out: dict[str, str] = {}
+        for view in self.views():
+            for table in view.tables:
+                out.setdefault(table.name, table.title)
+        return out
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict: every table as a list of records (NaN → null) under its name (zone
-        tables under their grid family: "dts", "clarke", "parkes"), what each zone grid is
-        ("grids": name, title, citation, purpose), plus the messages."""
+        """JSON-ready dict: what the report is of (source, units, device, standards), then each
+        section's keys in report order (tables as lists of records, NaN → null, every number a
+        JSON number)."""
         out: dict[str, Any] = {
             "source": self.source,
             "unit": "mg/dL",
@@ -300,25 +281,9 @@ class MeterReport:
                 for name in self.standards
             ],
         }
-        out.update({name: _records(table) for name, table in self.tables().items()})
-        out["grids"] = {
-            family: {
-                "name": grid.name,
-                "title": grid.title,
-                "citation": grid.citation,
-                "purpose": grid.purpose,
-            }
-            for family, grid in ((f, get_grid(n)) for f, n in self.zone_grids.items())
-        }
-        if self.trend is not None:
-            out.update(self.trend.json_blocks())  # trend_agreement, cg_ega
-        if self.cg_diva is not None:
-            out["cg_diva"] = [row.to_dict() for row in self.cg_diva]
-        out["provenance"] = dict(self.provenance)
-        out["acceptance_notes"] = list(self.acceptance_notes)
-        out["caveats"] = list(self.caveats)
-        out["messages"] = list(self.messages)
-        return out
+        for view in self.views():
+            out.update(view.json)
+        return json_ready(out)
 
 
 def _as_pairs(pairs: MeterPairs | pd.DataFrame) -> MeterPairs:
@@ -510,7 +475,7 @@ def meter_report(
 
     divas, diva_notes = cg_diva_of(pairs, included)
     messages.extend(diva_notes)
-    return MeterReport(
+    base = MeterReport(
         pair_types=pair_types,
         accuracy=accuracy,
         iso_ranges=iso_ranges,
@@ -536,6 +501,35 @@ def meter_report(
         trend=trend_of(rates, *(v[included] for v in pairs.measured)),
         cg_diva=None if divas is None else tuple(divas),
     )
+    return _with_sections(base, pairs, included, judge, rate_gap, rates, seg_table, learned_risk)
+
+
+def _with_sections(
+    base: MeterReport,
+    pairs: MeterPairs,
+    included: NDArray[np.bool_],
+    judge: JudgeSettings,
+    rate_gap: float,
+    rates: RateSummary | None,
+    seg_table: SEGTable | None,
+    learned_risk: ArrayLike | None,
+) -> MeterReport:
+    """The report with its settings (said in every output and recorded in its provenance) and
+    the result of every section of :data:`~ranking_core.meter.sections.SECTIONS`."""
+    settings = report_settings(base, judge, rate_gap)
+    provenance = {**base.provenance, **{s.label: json_ready(s.value) for s in settings}}
+    report = replace(base, settings=settings, provenance=provenance)
+    inputs = SectionInputs(
+        report=report,
+        pairs=pairs,
+        included=included,
+        judge=judge,
+        rate_gap=rate_gap,
+        rates=rates,
+        seg_table=seg_table,
+        learned_risk=None if learned_risk is None else np.asarray(learned_risk),
+    )
+    return replace(report, results=compute_sections(inputs))
 
 
 def values_sha256(values: ArrayLike) -> str:

@@ -1,5 +1,5 @@
 """The figures a laboratory expects beside a method comparison (matplotlib, the report's style of
-:mod:`ranking_core.meter.documents.grid_plots`): the regression plot — device against reference,
+:mod:`ranking_core.meter.drawing.grid_plots`): the regression plot — device against reference,
 the identity line and both fitted lines — and the Bland–Altman plot with the 95 % intervals of
 its limits of agreement as bands, one panel per part (absolute below the cut, relative from it).
 """
@@ -17,7 +17,7 @@ from ranking_core.meter.comparison.summary import MethodComparison
 __all__ = ["bland_altman_limits_plot", "regression_plot"]
 
 # the report's figure width (in) and the narrowest width a page shows it at (px): the values of
-# ranking_core.meter.documents.grid_plots (which imports meter/cgm, so not imported here; a test
+# ranking_core.meter.drawing.grid_plots (which imports meter/cgm, so not imported here; a test
 # checks they are equal)
 FIGURE_INCHES, SHOWN_WIDTH_PX = 6.4, 400
 _PB_COLOUR, _DEMING_COLOUR = "#b42318", "#1f6feb"
