@@ -426,12 +426,11 @@ with st.expander("Provenance: what this report was made from"):
 
 
 @st.cache_data(show_spinner="Drawing the figure…", max_entries=32)
-def figure_files(key: tuple, name: str, _draw) -> tuple[bytes, bytes, bytes]:
-    """A section's figure as PNG for the page, PNG and PDF to download (the same figure as in
-    the PDF and HTML report)."""
-    del key  # cache key only
-    plot = _draw()
-    return figure_png(plot, SCREEN_DPI), figure_png(plot), figure_pdf(plot)
+def screen_png(key: tuple, name: str, _draw) -> bytes:
+    """A section's figure as PNG for the page (the same figure as in the PDF and HTML report;
+    its PNG and PDF downloads are drawn when asked for)."""
+    del key, name  # cache key only
+    return figure_png(_draw(), SCREEN_DPI)
 
 
 report_key = (  # what the report and its downloads were made from
@@ -476,7 +475,7 @@ for view in views:  # every section in the report's order, the same as every out
         )
         shown_figures = {picked: shown_figures[picked]}
     for figure in shown_figures.values():
-        screen = figure_files(report_key, figure.name, figure.draw)[0]
+        screen = screen_png(report_key, figure.name, figure.draw)
         st.image(screen, width="stretch", caption=figure.caption)
 
 show_study_plan(report)
@@ -531,12 +530,10 @@ figure_name = c[2].selectbox(
     "figure", list(figures), format_func=label_of(figures), key="meter_download_figure"
 )
 if figure_name is not None:
-    _, figure_png_file, figure_pdf_file = figure_files(
-        report_key, figure_name, figures[figure_name].draw
-    )
-    for data, suffix, mime in (
-        (figure_png_file, "png", "image/png"),
-        (figure_pdf_file, "pdf", "application/pdf"),
+    draw = figures[figure_name].draw
+    for data, suffix, mime in (  # drawn on a click, never on a rerun
+        (lambda: figure_png(draw()), "png", "image/png"),
+        (lambda: figure_pdf(draw()), "pdf", "application/pdf"),
     ):
         c[2].download_button(
             f"Figure as {suffix.upper()}",
