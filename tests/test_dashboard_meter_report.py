@@ -104,7 +104,7 @@ def test_page_names_the_profiles_and_offers_the_bland_altman_plot(tmp_path, monk
     assert {"Figure as PNG", "Figure as PDF"} <= labels
     assert "Bland–Altman plot" in at.selectbox(key="meter_download_figure").options
     captions = [i.proto.imgs[0].caption for i in at.get("image")]
-    assert any(c.startswith("Modified Bland–Altman plot: 200 analysed pairs") for c in captions)
+    assert any(c.startswith("Bland–Altman plot: BGM − REF against REF") for c in captions)
     pairs = next(d for d in at.dataframe if "seg_risk_category_id" not in d.value.columns)
     assert "error_direction" not in pairs.value.columns  # in the download only
 
