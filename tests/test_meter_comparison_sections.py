@@ -222,7 +222,7 @@ def test_method_comparison_json_is_the_library_and_the_papers_definition(tmp_pat
 
 
 def test_a_file_in_mmol_per_l_is_compared_in_mmol_per_l(tmp_path):
-    path, ref, bgm = _small_pairs(tmp_path)
+    _, ref, bgm = _small_pairs(tmp_path)
     mmol = tmp_path / "mmol.csv"
     pd.DataFrame({"BGM (mmol/L)": bgm / 18.0, "REF (mmol/L)": ref / 18.0}).round(2).to_csv(
         mmol, index=False
