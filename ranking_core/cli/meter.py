@@ -111,8 +111,9 @@ def meter_report(
     out_dir: Annotated[
         Path | None,
         typer.Option(
-            help="Also write the tables (formula-safe CSV), the interactive figures (HTML) and "
-            "the report's plots (error grids, bland_altman) as PNG and PDF here."
+            help="Also write the tables (formula-safe CSV), the interactive SEG heat map (HTML) "
+            "and the report's plots (error grids, bland_altman, regression, dgr ...) as PNG and "
+            "PDF here."
         ),
     ] = None,
     png: Annotated[
@@ -127,7 +128,7 @@ def meter_report(
         typer.Option(
             "--report",
             help="Write the whole report as one document: report.pdf or report.html "
-            "(tables, error-grid plots, ISO criteria, statistics by range).",
+            "(every section: tables, error-grid plots, criteria, method comparison ...).",
         ),
     ] = None,
     device: Annotated[
