@@ -104,7 +104,7 @@ def test_page_names_the_profiles_and_offers_the_bland_altman_plot(tmp_path, monk
     assert {"Figure as PNG", "Figure as PDF"} <= labels
     assert "Bland–Altman plot" in at.selectbox(key="meter_download_figure").options
     captions = [i.proto.imgs[0].caption for i in at.get("image")]
-    assert any(c.startswith("Modified Bland–Altman plot: 200 analysed pairs") for c in captions)
+    assert any(c.startswith("Bland–Altman plot: BGM − REF against REF") for c in captions)
     pairs = next(d for d in at.dataframe if "seg_risk_category_id" not in d.value.columns)
     assert "error_direction" not in pairs.value.columns  # in the download only
 
@@ -172,3 +172,24 @@ def test_the_meter_page_plans_a_study_from_the_file(tmp_path, monkeypatch):
     assert result.exit_code == 0, result.output
     expected = json.loads(out.read_text())["criteria"][0]["probability_pass"]
     assert table["P(pass)"].iloc[0] == f"{expected:.3f}"
+
+
+def test_the_method_comparison_takes_the_pages_ratio_and_decision_levels(tmp_path, monkeypatch):
+    fresh_machine(tmp_path, monkeypatch)
+    at = open_app("meter")
+    assert at.text_input(key="meter_decision_levels_mg/dL").value == "70, 180, 250"
+    at.number_input(key="meter_deming_ratio").set_value(2.0)
+    at.text_input(key="meter_decision_levels_mg/dL").set_value("80, 200").run()
+    assert not at.exception, at.exception
+    # the page's tables are Markdown-escaped text: read back without the escapes
+    tables = [t.value.rename(columns=lambda c: c.replace("\\", "")) for t in at.table]
+    tables = [t.map(lambda v: v.replace("\\", "")) for t in tables]
+    deming = next(t for t in tables if "jackknife SE" in t.columns)
+    assert set(deming["error ratio λ"]) == {"2"}
+    bias = next(t for t in tables if "decision level (mg/dL)" in t.columns)
+    assert list(bias["decision level (mg/dL)"]) == ["80", "200", "80", "200"]
+    settings = next(t for t in tables if list(t.columns) == ["Setting", "Value"])
+    assert "80, 200 mg/dL" in set(settings["Value"])
+    at.text_input(key="meter_decision_levels_mg/dL").set_value("80, x").run()
+    errors = [e.value.replace("\\", "") for e in at.error]
+    assert any("decision level 2 ('x'): not a number" in e for e in errors), errors

@@ -65,8 +65,10 @@ def test_pdf_opens_and_names_every_grid_and_the_data(parts):
         "Binomial accuracy test",
         "by glucose range",
         "≥ 100 mg/dL",
-        "Modified Bland–Altman plot",
+        "Bland–Altman plot: BGM − REF against REF",
         "95 % limits of agreement",
+        "Passing–Bablok regression",
+        "Deming regression",
     ):
         assert needle in text, needle
     counts = report.zones["dts"]["count"].tolist()
@@ -78,10 +80,10 @@ def test_html_escapes_text_and_embeds_the_same_figures(parts):
     page = report_html(blocks)
     assert "study &lt;A&gt;.csv" in page and "<A>" not in page
     figures = sum(1 for b in blocks if type(b).__name__ == "FigureBlock")
-    assert figures == 6  # Bland–Altman, SEG, DTS, Clarke, Parkes type 1, learned
+    assert figures == 7  # regression, Bland–Altman, SEG, DTS, Clarke, Parkes type 1, learned
     assert page.count("data:image/png;base64,") == figures
-    assert "<figcaption>Modified Bland–Altman plot: " in page
-    assert "<h2>Point accuracy and the modified Bland–Altman plot</h2>" in page
+    assert "<figcaption>Bland–Altman plot: BGM − REF against REF" in page
+    assert "<h2>Method comparison: Passing–Bablok, Deming and Bland–Altman</h2>" in page
     for grid in grids():
         assert grid.title in page
 

@@ -42,6 +42,8 @@ from ranking_core.grids.seg import SEGTable
 from ranking_core.inputs import InputError, format_names, upload_types
 from ranking_core.inputs.series import SERIES_FORMATS
 from ranking_core.meter import MeterPairs, MeterReport, PairsFileError, meter_report
+from ranking_core.meter.comparison.decision_levels import default_levels, parse_levels
+from ranking_core.meter.comparison.summary import ComparisonSettings
 from ranking_core.meter.documents.document import (
     VERDICT_COLOURS,
     report_blocks,
@@ -302,6 +304,30 @@ range_choice = st.radio(
     horizontal=True,
     key="meter_range",
 )
+pairs_unit = pairs.glucose_unit if isinstance(pairs, MeterPairs) else "mg/dL"
+c = st.columns(2)
+deming_ratio = c[0].number_input(
+    "Deming error ratio λ",
+    min_value=1e-3,
+    max_value=1e3,
+    value=1.0,
+    key="meter_deming_ratio",
+    help="Method comparison: σ²(reference) / σ²(device), the reference's error variance over "
+    "the device's.",
+)
+levels_text = c[1].text_input(
+    f"Decision levels ({pairs_unit}, comma-separated)",
+    value=", ".join(f"{v:g}" for v in default_levels(pairs_unit)),
+    key=f"meter_decision_levels_{pairs_unit}",
+    help="Method comparison: the medical decision levels at which each regression's bias is "
+    "given, in the file's unit.",
+)
+try:
+    comparison = ComparisonSettings(float(deming_ratio), parse_levels(levels_text))
+    comparison.levels_in(pairs_unit)
+except ValueError as exc:
+    st.error(f"Decision levels: {plain(exc)}; the default levels are used.")
+    comparison = ComparisonSettings(float(deming_ratio))
 judge = JudgeSettings(
     tuple(standards_chosen),
     measuring_range="default" if range_choice == "own" else None,
@@ -319,8 +345,10 @@ def cached_report(
     given: dict[str, str],
     judge: JudgeSettings,
     device: str,
+    comparison: ComparisonSettings,
 ) -> MeterReport:
-    """The report, computed once per (pairs, SEG table, learned grid, Parkes type, standards)."""
+    """The report, computed once per (pairs, SEG table, learned grid, Parkes type, standards,
+    method comparison settings)."""
     del key  # cache key only
     return meter_report(
         _pairs,
@@ -330,6 +358,7 @@ def cached_report(
         provenance=given,
         judge=judge,
         device=device,
+        comparison=comparison,
     )
 
 
@@ -348,6 +377,7 @@ try:
         given,
         judge,
         device_type,
+        comparison,
     )
 except (PairsFileError, ValueError) as exc:
     st.error(f"No report: {plain(exc)}")

@@ -111,8 +111,9 @@ def meter_report(
     out_dir: Annotated[
         Path | None,
         typer.Option(
-            help="Also write the tables (formula-safe CSV), the interactive figures (HTML) and "
-            "the report's plots (error grids, bland_altman) as PNG and PDF here."
+            help="Also write the tables (formula-safe CSV), the interactive SEG heat map (HTML) "
+            "and the report's plots (error grids, bland_altman, regression, dgr ...) as PNG and "
+            "PDF here."
         ),
     ] = None,
     png: Annotated[
@@ -127,7 +128,7 @@ def meter_report(
         typer.Option(
             "--report",
             help="Write the whole report as one document: report.pdf or report.html "
-            "(tables, error-grid plots, ISO criteria, statistics by range).",
+            "(every section: tables, error-grid plots, criteria, method comparison ...).",
         ),
     ] = None,
     device: Annotated[
@@ -192,6 +193,25 @@ def meter_report(
             "standard judged again.",
         ),
     ] = None,
+    deming_ratio: Annotated[
+        float,
+        typer.Option(
+            "--deming-ratio",
+            min=1e-6,
+            max=1e6,
+            help="Method comparison: the Deming error ratio λ = σ²(reference) / σ²(device), the "
+            "reference's error variance over the device's.",
+        ),
+    ] = 1.0,
+    decision_levels: Annotated[
+        str | None,
+        typer.Option(
+            "--decision-levels",
+            help="Method comparison: the medical decision levels at which each regression's "
+            "bias is given, comma-separated, in the file's unit (mg/dL, or mmol/L when the file "
+            "is in mmol/L). Default: 70,180,250 mg/dL (3.89,9.99,13.88 mmol/L).",
+        ),
+    ] = None,
     pairs_out: Annotated[
         Path | None,
         typer.Option(
@@ -213,7 +233,8 @@ def meter_report(
     ] = False,
 ) -> None:
     """Meter or CGM accuracy report of BGM/REF pairs: the verdicts of the standards chosen, point
-    accuracy, the SEG tool's tables, DTS, Clarke and Parkes zones, the CGM analyses."""
+    accuracy, the method comparison (Passing–Bablok, Deming, bias at decision levels,
+    Bland–Altman), the SEG tool's tables, DTS, Clarke and Parkes zones, the CGM analyses."""
     request = ReportRequest(
         device=device,
         profile=profile,
@@ -223,6 +244,8 @@ def meter_report(
         seed=seed,
         rate_gap=rate_gap,
         parkes_type=parkes_type,
+        deming_ratio=deming_ratio,
+        decision_levels=decision_levels,
     )
     outputs = {"--pairs-out": pairs_out, "--json": json_out, "--report": report_file}
     inputs = [pairs, seg_table, learned_grid]

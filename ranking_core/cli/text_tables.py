@@ -58,7 +58,9 @@ def _drawn_width(table: Table, width: int) -> int:
     """The widest line of ``table`` drawn at ``width`` characters (Rich may draw it wider
     when its columns cannot shrink: then it does not fit)."""
     drawn = io.StringIO()
-    Console(width=width, file=drawn, color_system=None, legacy_windows=False).print(table)
+    Console(width=width, file=drawn, color_system=None, legacy_windows=False).print(
+        table, crop=False
+    )
     return max((len(line) for line in drawn.getvalue().splitlines()), default=0)
 
 

@@ -21,8 +21,10 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ranking_core.grids.seg import SEG_TABLE_ENV, SEGTable, SEGTableMissing, find_seg_table
-from ranking_core.inputs import with_limits
+from ranking_core.inputs import InputError, with_limits
 from ranking_core.inputs.text import named, printable
+from ranking_core.meter.comparison.decision_levels import parse_levels
+from ranking_core.meter.comparison.summary import ComparisonSettings
 from ranking_core.meter.pairs.readings import MeterPairs, read_pairs
 from ranking_core.meter.report import MeterReport, meter_report
 from ranking_core.meter.standards.acceptance import (
@@ -38,6 +40,7 @@ from ranking_core.meter.standards.verdicts import device_of
 __all__ = [
     "ReportRequest",
     "ReportRun",
+    "comparison_settings",
     "failed_verdicts",
     "judge_settings",
     "out_dir_files",
@@ -80,6 +83,22 @@ class ReportRequest:
     seed: int = 1
     rate_gap: float = RATE_GAP_MINUTES
     parkes_type: int = 1
+    deming_ratio: float = 1.0
+    decision_levels: str | None = None
+
+
+def comparison_settings(request: ReportRequest) -> ComparisonSettings:
+    """The method comparison's choices (``--deming-ratio``, ``--decision-levels``: numbers in
+    the file's unit, comma-separated), each checked (ValueError with one sentence naming the
+    option)."""
+    try:
+        levels = None if request.decision_levels is None else parse_levels(request.decision_levels)
+    except ValueError as exc:
+        raise ValueError(f"--decision-levels: {exc}") from None
+    try:
+        return ComparisonSettings(float(request.deming_ratio), levels)
+    except ValueError as exc:
+        raise ValueError(f"--deming-ratio: {exc}") from None
 
 
 def judge_settings(request: ReportRequest, pairs: MeterPairs | None) -> tuple[str, JudgeSettings]:
@@ -95,6 +114,7 @@ def judge_settings(request: ReportRequest, pairs: MeterPairs | None) -> tuple[st
         raise ValueError(f"--device: choose bgm or cgm; got {named(request.device)}")
     if request.bound is not None and request.bound not in BOUNDS:
         raise ValueError(f"--bound: choose one of {', '.join(BOUNDS)}; got {named(request.bound)}")
+    comparison_settings(request)
     device = request.device or (device_of(pairs) if pairs is not None else "bgm")
     judge = JudgeSettings(
         standards or default_standards(device),
@@ -115,6 +135,12 @@ def report_from_pairs(
 ) -> MeterReport:
     """The report of pairs already read, judged as ``request`` says (the command and the page)."""
     device, judge = judge_settings(request, pairs if isinstance(pairs, MeterPairs) else None)
+    comparison = comparison_settings(request)
+    if isinstance(pairs, MeterPairs):  # levels are in the file's unit: checked against it
+        try:
+            comparison.levels_in(pairs.glucose_unit)
+        except ValueError as exc:
+            raise ValueError(f"--decision-levels: {exc}") from None
     return meter_report(
         pairs,
         seg_table,
@@ -124,6 +150,7 @@ def report_from_pairs(
         judge=judge,
         device=device,
         rate_gap=request.rate_gap,
+        comparison=comparison,
     )
 
 
@@ -143,13 +170,37 @@ def seg_provenance(option: Path | None) -> str:
     return f"{path.name} (sha256 {file_sha256(path)[:12]}, the operator's file: {given_by})"
 
 
+def _grid_metadata(path: Path) -> Any:
+    """The grid.json beside a learned grid, parsed by the one JSON reader (nesting bounded
+    before parsing, size bounded before reading); None when there is none. Raises InputError in
+    one sentence naming the file when it is there but not readable JSON."""
+    from ranking_core.inputs.json_records import MAX_JSON_BYTES, load_json
+
+    meta_path = path.parent / "grid.json"
+    try:
+        size = meta_path.stat().st_size
+        if size > MAX_JSON_BYTES:
+            raise InputError(
+                f"{meta_path.name} beside {path.name}: {size:,} bytes, more than the "
+                f"{MAX_JSON_BYTES:,} a grid's metadata may hold"
+            )
+        data = meta_path.read_bytes()
+    except OSError:
+        return None
+    return load_json(data, f"{meta_path.name} beside {path.name}")
+
+
 def learned_provenance(path: Path) -> dict[str, str | int | float]:
     """The learned grid's file name and, from the grid.json written beside it by riskgrid
-    learn (when present and readable), its λ (a number) and the checksum of its ratings; for a
-    grid written by riskgrid elicit, its number of raters and the checksums of its inputs."""
+    learn (when present), its λ (a number) and the checksum of its ratings; for a grid written
+    by riskgrid elicit, its number of raters and the checksums of its inputs. A grid.json that
+    is not JSON raises InputError (one sentence)."""
     out: dict[str, str | int | float] = {"learned grid": path.name}
+    meta = _grid_metadata(path)
+    if meta is None:
+        out["learned grid λ"] = "unknown (no grid.json beside the grid file)"
+        return out
     try:
-        meta = json.loads((path.parent / "grid.json").read_text(encoding="utf-8"))
         if isinstance(meta, dict) and meta.get("kind") == "elicited grid":  # riskgrid elicit
             out["learned grid λ"] = "none (elicited by the SEG method, not learned)"
             out["learned grid raters"] = len(meta["raters"])
@@ -162,8 +213,8 @@ def learned_provenance(path: Path) -> dict[str, str | int | float]:
             raise ValueError(lam)
         out["learned grid λ"] = lam
         out["learned grid ratings checksum"] = str(meta["ratings_checksum"])
-    except (OSError, ValueError, KeyError, TypeError):
-        out["learned grid λ"] = "unknown (no grid.json beside the grid file)"
+    except (ValueError, KeyError, TypeError, AttributeError):
+        out["learned grid λ"] = "unknown (grid.json beside the grid file does not give it)"
     return out
 
 
@@ -229,14 +280,15 @@ def report_document(report: MeterReport, suffix: str, name: str | None = None) -
 
 def out_dir_files(report: MeterReport, png: bool = False) -> dict[str, bytes]:
     """The ``--out-dir`` files: every section's tables as CSV, every section's figures as PNG
-    and PDF, the interactive Bland–Altman plot and SEG heat map as HTML (PNG with ``png``:
-    kaleido, which needs a browser; raises FigureExportError without one)."""
+    and PDF (the Bland–Altman plot among them), the interactive SEG heat map as HTML (PNG with
+    ``png``: kaleido, which needs a browser; raises FigureExportError without one)."""
     from ranking_core.meter.documents.export import report_files
-    from ranking_core.meter.documents.figures import bland_altman_figure, seg_heatmap
 
-    interactive = {"bland_altman": bland_altman_figure(report)}
+    interactive = {}
     seg = report.results.get("seg")
     if seg is not None:
+        from ranking_core.meter.documents.figures import seg_heatmap
+
         interactive["seg_heatmap"] = seg_heatmap(seg.table, report)
     plots = {f.name: f.draw() for view in report.views() for f in view.figures}
     return report_files(report, interactive, png=png, plots=plots)

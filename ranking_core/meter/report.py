@@ -27,6 +27,7 @@ from ranking_core.grids.risk_scale import (
 from ranking_core.grids.seg import GLUCOSE_MAX, MISSING_SEG_MESSAGE, SEGTable
 from ranking_core.meter.cgm.cg_diva import CgDivaRange
 from ranking_core.meter.cgm.trend import TrendAgreement
+from ranking_core.meter.comparison.summary import ComparisonSettings
 from ranking_core.meter.pairs.readings import MeterPairs, name_rows, pairs_from_frame
 from ranking_core.meter.sections import (
     SectionInputs,
@@ -39,7 +40,6 @@ from ranking_core.meter.sections.settings import report_settings
 from ranking_core.meter.standards.acceptance import (
     RATE_GAP_MINUTES,
     JudgeSettings,
-    RateSummary,
     default_standards,
     get_profile,
 )
@@ -303,6 +303,7 @@ def meter_report(
     judge: JudgeSettings | None = None,
     device: str | None = None,
     rate_gap: float = RATE_GAP_MINUTES,
+    comparison: ComparisonSettings | None = None,
 ) -> MeterReport:
     """The meter accuracy report for (BGM, REF) pairs in mg/dL.
 
@@ -322,6 +323,8 @@ def meter_report(
         ``profiles``.
     device : "bgm" or "cgm" (default :func:`device_of` the pairs): picks the default standard.
     rate_gap : minutes; consecutive pairs of a sensor further apart give no rate of change.
+    comparison : the method comparison's Deming error ratio and decision levels (default λ = 1,
+        70, 180, 250 mg/dL in the file's unit).
     provenance : items to state first in the report's provenance (the input file's name and
         sha256, the learned grid's name, λ and ratings checksum, from the caller); the version,
         pairs, unit and the SEG and learned grids' checksums are added here.
@@ -501,26 +504,8 @@ def meter_report(
         trend=trend_of(rates, *(v[included] for v in pairs.measured)),
         cg_diva=None if divas is None else tuple(divas),
     )
-    return _with_sections(base, pairs, included, judge, rate_gap, rates, seg_table, learned_risk)
-
-
-def _with_sections(
-    base: MeterReport,
-    pairs: MeterPairs,
-    included: NDArray[np.bool_],
-    judge: JudgeSettings,
-    rate_gap: float,
-    rates: RateSummary | None,
-    seg_table: SEGTable | None,
-    learned_risk: ArrayLike | None,
-) -> MeterReport:
-    """The report with its settings (said in every output and recorded in its provenance) and
-    the result of every section of :data:`~ranking_core.meter.sections.SECTIONS`."""
-    settings = report_settings(base, judge, rate_gap)
-    provenance = {**base.provenance, **{s.label: json_ready(s.value) for s in settings}}
-    report = replace(base, settings=settings, provenance=provenance)
     inputs = SectionInputs(
-        report=report,
+        report=base,
         pairs=pairs,
         included=included,
         judge=judge,
@@ -528,8 +513,18 @@ def _with_sections(
         rates=rates,
         seg_table=seg_table,
         learned_risk=None if learned_risk is None else np.asarray(learned_risk),
+        comparison=comparison or ComparisonSettings(),
     )
-    return replace(report, results=compute_sections(inputs))
+    return _with_sections(base, inputs)
+
+
+def _with_sections(base: MeterReport, inputs: SectionInputs) -> MeterReport:
+    """The report with its settings (said in every output and recorded in its provenance) and
+    the result of every section of :data:`~ranking_core.meter.sections.SECTIONS`."""
+    settings = report_settings(base, inputs.judge, inputs.rate_gap, inputs.comparison)
+    provenance = {**base.provenance, **{s.label: json_ready(s.value) for s in settings}}
+    report = replace(base, settings=settings, provenance=provenance)
+    return replace(report, results=compute_sections(replace(inputs, report=report)))
 
 
 def values_sha256(values: ArrayLike) -> str:

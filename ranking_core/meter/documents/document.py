@@ -3,10 +3,10 @@
 
 Contents: a title with the data set's name and the date; the summary line of every section;
 then each section of :data:`~ranking_core.meter.sections.SECTIONS` in order (the settings, the
-verdicts of the standards judged, point accuracy with the Bland–Altman plot, the error grids,
-the CGM analyses, the notes and the provenance), each with its heading, text, tables and
-figures; an appendix naming every registered grid with its paper. The PDF layout is
-:mod:`ranking_core.meter.documents.pdf`.
+verdicts of the standards judged, point accuracy, the method comparison with the Bland–Altman
+plot, the error grids, the CGM analyses, the notes and the provenance), each with its heading,
+text, tables and figures; an appendix naming every registered grid with its paper. The PDF
+layout is :mod:`ranking_core.meter.documents.pdf`.
 """
 
 from __future__ import annotations
@@ -35,14 +35,12 @@ from ranking_core.meter.documents.blocks import (
 )
 from ranking_core.meter.drawing.grid_plots import figure_png
 from ranking_core.meter.report import MeterReport
-from ranking_core.meter.sections.accuracy import bland_altman_of
 from ranking_core.meter.sections.base import SectionView
 from ranking_core.meter.sections.grids import figure_caption
 from ranking_core.version import riskgrid_version
 
 __all__ = [
     "REPORT_FORMATS",
-    "bland_altman_report_plot",
     "figure_caption",
     "report_blocks",
     "report_figures",
@@ -64,12 +62,6 @@ def report_figures(
     callers that pass them)."""
     del seg_table, learned_risk
     return {figure.name: figure.draw() for view in report.views() for figure in view.figures}
-
-
-def bland_altman_report_plot(report: MeterReport) -> tuple[Figure, str]:
-    """The report's modified Bland–Altman plot of its included pairs and its caption, labelled
-    by device with the limits of the standard judged (the same in every rendering)."""
-    return bland_altman_of(report)
 
 
 def _section_blocks(view: SectionView, unit: str) -> list[Block]:

@@ -7,8 +7,10 @@ view the same way: none names a section. To add an analysis, write its module wi
 (docs/ARCHITECTURE.md, "How to add a report section").
 
 The order is the reading order: the settings, the headline (the verdicts of the standards
-chosen, ISO 15197's binomial test only when ISO 15197 is judged), point accuracy, the error
-grids, the CGM analyses, the notes and the provenance.
+chosen, ISO 15197's binomial test only when ISO 15197 is judged), point accuracy, the method
+comparison (regressions, bias at decision levels, the Bland–Altman plot), the error grids, the
+CGM analyses (trends, CG-EGA, CG-DIVA, comparator coverage, sensor precision), the notes and the
+provenance.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ from ranking_core.meter.sections.base import (
     SectionView,
 )
 from ranking_core.meter.sections.cgm import CG_DIVA, CG_EGA, TREND_AGREEMENT, TREND_CONCURRENCE
+from ranking_core.meter.sections.comparison import METHOD_COMPARISON
+from ranking_core.meter.sections.coverage import DGR, PRECISION
 from ranking_core.meter.sections.grids import LEARNED, SEG, ZONE_GRIDS
 from ranking_core.meter.sections.settings import NOTES, PROVENANCE, SETTINGS
 from ranking_core.meter.sections.verdicts import ACCEPTANCE, BINOMIAL
@@ -54,6 +58,7 @@ SECTIONS: list[Section] = [
     RANGES,
     PAIR_TYPES,
     ISO_RANGES_SECTION,
+    METHOD_COMPARISON,
     SEG,
     ZONE_GRIDS,
     LEARNED,
@@ -61,6 +66,8 @@ SECTIONS: list[Section] = [
     TREND_CONCURRENCE,
     CG_EGA,
     CG_DIVA,
+    DGR,
+    PRECISION,
     NOTES,
     PROVENANCE,
 ]

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
@@ -22,8 +22,10 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ranking_core.grids.seg import SEGTable
+from ranking_core.inputs import MGDL_PER_MMOLL
 from ranking_core.meter.cgm.cg_diva import CgDivaRange
 from ranking_core.meter.cgm.trend import TrendAgreement
+from ranking_core.meter.comparison.summary import ComparisonSettings
 from ranking_core.meter.pairs.readings import MeterPairs
 from ranking_core.meter.standards.acceptance import JudgeSettings, RateSummary
 
@@ -152,6 +154,7 @@ class SectionInputs:
     rate_gap : minutes; consecutive pairs of a sensor further apart give no rate of change.
     rates : the rates of change of the included pairs (None without both times).
     seg_table, learned_risk : the SEG risk table and a learned (601, 601) surface, when given.
+    comparison : the method comparison's choices (Deming error ratio, decision levels).
     """
 
     report: CoreReport
@@ -162,6 +165,20 @@ class SectionInputs:
     rates: RateSummary | None = None
     seg_table: SEGTable | None = None
     learned_risk: NDArray[np.float64] | None = None
+    comparison: ComparisonSettings = field(default_factory=ComparisonSettings)
+
+    @property
+    def unit(self) -> str:
+        """The unit the file was read in ("mg/dL" or "mmol/L")."""
+        return self.pairs.glucose_unit
+
+    @property
+    def measured_in_unit(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """(reference, device) glucose of the included pairs as measured, in the file's unit."""
+        ref, device = self.measured
+        if self.unit == "mmol/L":
+            return ref / MGDL_PER_MMOLL, device / MGDL_PER_MMOLL
+        return ref, device
 
     @property
     def measured(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:

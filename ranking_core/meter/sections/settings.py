@@ -21,6 +21,7 @@ from ranking_core.meter.standards.bounds import BOUNDS
 from ranking_core.meter.standards.registry import DEVICES, profile_title
 
 if TYPE_CHECKING:
+    from ranking_core.meter.comparison.summary import ComparisonSettings
     from ranking_core.meter.standards.acceptance import JudgeSettings
 
 __all__ = [
@@ -82,7 +83,38 @@ def _outside(report: CoreReport) -> tuple[dict[str, int], str]:
     return counts, text if counts else "none"
 
 
-def report_settings(report: CoreReport, judge: JudgeSettings, rate_gap: float) -> tuple:
+def _comparison_settings(
+    comparison: ComparisonSettings | None, unit: str
+) -> tuple[ReportSetting, ...]:
+    """The method comparison's choices: the Deming error ratio and the decision levels (in the
+    file's unit)."""
+    from ranking_core.meter.comparison.summary import ComparisonSettings
+
+    chosen = comparison or ComparisonSettings()
+    levels = chosen.levels_in(unit)
+    given = "" if chosen.levels is not None else " (the default)"
+    return (
+        ReportSetting(
+            "deming_error_ratio",
+            "Deming error ratio λ = σ²(reference) / σ²(device)",
+            chosen.error_ratio,
+            f"{chosen.error_ratio:g}",
+        ),
+        ReportSetting(
+            "decision_levels",
+            "decision levels of the bias",
+            list(levels),
+            ", ".join(f"{v:g}" for v in levels) + f" {unit}{given}",
+        ),
+    )
+
+
+def report_settings(
+    report: CoreReport,
+    judge: JudgeSettings,
+    rate_gap: float,
+    comparison: ComparisonSettings | None = None,
+) -> tuple:
     """Every choice the report was made with, in order (:class:`ReportSetting`)."""
     types = report.pair_types.set_index("pair_type")["count"]
     total, included = int(types["Total"]), int(types["Total included in SEG analysis"])
@@ -149,6 +181,7 @@ def report_settings(report: CoreReport, judge: JudgeSettings, rate_gap: float) -
             report.parkes_type,
             f"type {report.parkes_type} diabetes",
         ),
+        *_comparison_settings(comparison, unit),
     )
 
 
