@@ -46,191 +46,219 @@ def print_report(report: MeterReport) -> None:
     """Every section of the report in order: its title, its one-line summary, its cautions,
     its tables at the terminal's width (stacked when they do not fit; nothing cut) and the
     figures that the documents and ``--out-dir`` hold."""
+    prose = {"highlight": False, "soft_wrap": False}  # words wrapped at the console's width
     for view in report.views():
-        console.print(f"\n[bold]{shown(view.title)}[/bold]", highlight=False)
-        console.print(shown(view.summary), highlight=False)
+        console.print(f"\n[bold]{shown(view.title)}[/bold]", **prose)
+        console.print(shown(view.summary), **prose)
         for caution in view.cautions:
-            console.print("[bold yellow]caution:[/bold yellow]", shown(caution), highlight=False)
+            console.print("[bold yellow]caution:[/bold yellow]", shown(caution), **prose)
         if view.key == "notes":  # the notes are the section's text
             for note in view.about:
-                console.print("[yellow]note:[/yellow]", shown(note), highlight=False)
+                console.print("[yellow]note:[/yellow]", shown(note), **prose)
         for table in view.tables:
             text = table.reader(report.glucose_unit)
             print_table(console, table.title, text, table.caption, VERDICT_STYLES)
         for figure in view.figures:
-            console.print(f"[dim]figure {shown(figure.name)}: in --report and --out-dir[/dim]")
+            console.print(
+                f"[dim]figure {shown(figure.name)}: in --report and --out-dir[/dim]", **prose
+            )
+
+
+# the options of meter-report, one type each (the command reads as its list of choices)
+PairsArgument = Annotated[
+    Path,
+    typer.Argument(help=f"{format_names()} with BGM and REF columns (see docs/INPUTS.md)."),
+]
+UnitOption = Annotated[
+    str | None,
+    typer.Option(
+        "--unit",
+        help="Glucose unit of the file: mg/dL or mmol/L (× 18.016 to mg/dL). Default: "
+        "the unit named in the headers, else mg/dL; values that look like mmol/L "
+        "are refused until the unit is given.",
+    ),
+]
+SheetOption = Annotated[
+    str | None, typer.Option("--sheet", help="XLSX sheet to read (default the first).")
+]
+MaxRowsOption = Annotated[
+    int | None,
+    typer.Option("--max-rows", min=1, help="Refuse files with more data rows (default 2,000,000)."),
+]
+MaxMbOption = Annotated[
+    float | None,
+    typer.Option(
+        "--max-mb", min=0.001, help="Refuse files larger than this many MiB (default 256)."
+    ),
+]
+SegTableOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--seg-table", help="SEG RiskPairData table (CSV, CSV.gz, XLSX); default $SEG_TABLE."
+    ),
+]
+JsonOutOption = Annotated[
+    Path | None, typer.Option("--json", help="Write every count and percentage as JSON here.")
+]
+ParkesTypeOption = Annotated[
+    int, typer.Option(help="Diabetes type of the Parkes grid (1 or 2).", min=1, max=2)
+]
+LearnedGridOption = Annotated[
+    Path | None,
+    typer.Option(
+        help="A learned risk grid file (grid.npy or grid.csv as written by riskgrid learn)."
+    ),
+]
+OutDirOption = Annotated[
+    Path | None,
+    typer.Option(
+        help="Also write the tables (formula-safe CSV), the interactive SEG heat map (HTML) "
+        "and the report's plots (error grids, bland_altman, regression, dgr ...) as PNG and "
+        "PDF here."
+    ),
+]
+PngOption = Annotated[
+    bool,
+    typer.Option(
+        help="With --out-dir, also write the interactive SEG heat map as PNG "
+        "(needs Chrome/Chromium for kaleido; the report's plots need no browser)."
+    ),
+]
+ReportFileOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--report",
+        help="Write the whole report as one document: report.pdf or report.html "
+        "(every section: tables, error-grid plots, criteria, method comparison ...).",
+    ),
+]
+DeviceOption = Annotated[
+    str | None,
+    typer.Option(
+        "--device",
+        help="bgm (a blood glucose meter) or cgm (a continuous glucose monitor): picks the "
+        "default standard (ISO 15197 for a meter, the FDA iCGM special controls for a CGM). "
+        "Default: cgm when the file has sensor times or a sensor column, else bgm.",
+    ),
+]
+ProfileOption = Annotated[
+    str | None,
+    typer.Option(
+        "--profile",
+        help="Standards to judge the pairs by, comma-separated, or all: "
+        f"{', '.join(STANDARD_NAMES)}. Default: the device's standard.",
+    ),
+]
+MeasuringRangeOption = Annotated[
+    str | None,
+    typer.Option(
+        "--measuring-range",
+        help="LOW-HIGH mg/dL (inclusive, by the device's reading) inside which every chosen "
+        "standard judges, or none for every pair. Default: each standard's own (iCGM: "
+        "40-400; the meter standards: none).",
+    ),
+]
+BoundOption = Annotated[
+    str | None,
+    typer.Option(
+        "--bound",
+        help="Lower confidence bound of the criteria judged by one: "
+        f"{', '.join(BOUND_NAMES)}. Default: kg with a sensor or subject column, else cp.",
+    ),
+]
+ResamplesOption = Annotated[
+    int,
+    typer.Option(
+        "--resamples", min=100, max=100_000, help="Bootstrap resamples (--bound bootstrap)."
+    ),
+]
+SeedOption = Annotated[
+    int,
+    typer.Option("--seed", min=0, max=MAX_SEED, help="Seed of the bootstrap."),
+]
+RateGapOption = Annotated[
+    float,
+    typer.Option(
+        "--rate-gap",
+        min=0.1,
+        max=1440,
+        help="Minutes: consecutive pairs of a sensor at most this far apart give a rate of "
+        "change (criteria J and K).",
+    ),
+]
+ByOption = Annotated[
+    str | None,
+    typer.Option(
+        "--by",
+        help="A column of the file (population, site, lot) whose values each get every "
+        "standard judged again.",
+    ),
+]
+DemingRatioOption = Annotated[
+    float,
+    typer.Option(
+        "--deming-ratio",
+        min=1e-6,
+        max=1e6,
+        help="Method comparison: the Deming error ratio λ = σ²(reference) / σ²(device), the "
+        "reference's error variance over the device's.",
+    ),
+]
+DecisionLevelsOption = Annotated[
+    str | None,
+    typer.Option(
+        "--decision-levels",
+        help="Method comparison: the medical decision levels at which each regression's "
+        "bias is given, comma-separated, in the file's unit (mg/dL, or mmol/L when the file "
+        "is in mmol/L). Default: 70,180,250 mg/dL (3.89,9.99,13.88 mmol/L).",
+    ),
+]
+PairsOutOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--pairs-out",
+        help="Write every valid pair with its line, SEG risk and category, "
+        "DTS, Clarke and Parkes zones, learned-grid risk, ISO within-15 "
+        "flag, error direction and hypoglycaemia missed (REF < 70 mg/dL, "
+        "BGM >= 70 mg/dL) as CSV here.",
+    ),
+]
+FailOnVerdictOption = Annotated[
+    bool,
+    typer.Option(
+        "--fail-on-verdict",
+        help="Exit with status 3, after writing every output, when an acceptance criterion "
+        "that was judged fails (criteria with no pairs in range are not judged and do not "
+        "fail); the failed criteria are named on stderr.",
+    ),
+]
 
 
 def meter_report(
-    pairs: Annotated[
-        Path,
-        typer.Argument(help=f"{format_names()} with BGM and REF columns (see docs/INPUTS.md)."),
-    ],
-    unit: Annotated[
-        str | None,
-        typer.Option(
-            "--unit",
-            help="Glucose unit of the file: mg/dL or mmol/L (× 18.016 to mg/dL). Default: "
-            "the unit named in the headers, else mg/dL; values that look like mmol/L "
-            "are refused until the unit is given.",
-        ),
-    ] = None,
-    sheet: Annotated[
-        str | None, typer.Option("--sheet", help="XLSX sheet to read (default the first).")
-    ] = None,
-    max_rows: Annotated[
-        int | None,
-        typer.Option(
-            "--max-rows", min=1, help="Refuse files with more data rows (default 2,000,000)."
-        ),
-    ] = None,
-    max_mb: Annotated[
-        float | None,
-        typer.Option(
-            "--max-mb", min=0.001, help="Refuse files larger than this many MiB (default 256)."
-        ),
-    ] = None,
-    seg_table: Annotated[
-        Path | None,
-        typer.Option(
-            "--seg-table", help="SEG RiskPairData table (CSV, CSV.gz, XLSX); default $SEG_TABLE."
-        ),
-    ] = None,
-    json_out: Annotated[
-        Path | None, typer.Option("--json", help="Write every count and percentage as JSON here.")
-    ] = None,
-    parkes_type: Annotated[
-        int, typer.Option(help="Diabetes type of the Parkes grid (1 or 2).", min=1, max=2)
-    ] = 1,
-    learned_grid: Annotated[
-        Path | None,
-        typer.Option(
-            help="A learned risk grid file (grid.npy or grid.csv as written by riskgrid learn)."
-        ),
-    ] = None,
-    out_dir: Annotated[
-        Path | None,
-        typer.Option(
-            help="Also write the tables (formula-safe CSV), the interactive SEG heat map (HTML) "
-            "and the report's plots (error grids, bland_altman, regression, dgr ...) as PNG and "
-            "PDF here."
-        ),
-    ] = None,
-    png: Annotated[
-        bool,
-        typer.Option(
-            help="With --out-dir, also write the interactive SEG heat map as PNG "
-            "(needs Chrome/Chromium for kaleido; the report's plots need no browser)."
-        ),
-    ] = False,
-    report_file: Annotated[
-        Path | None,
-        typer.Option(
-            "--report",
-            help="Write the whole report as one document: report.pdf or report.html "
-            "(every section: tables, error-grid plots, criteria, method comparison ...).",
-        ),
-    ] = None,
-    device: Annotated[
-        str | None,
-        typer.Option(
-            "--device",
-            help="bgm (a blood glucose meter) or cgm (a continuous glucose monitor): picks the "
-            "default standard (ISO 15197 for a meter, the FDA iCGM special controls for a CGM). "
-            "Default: cgm when the file has sensor times or a sensor column, else bgm.",
-        ),
-    ] = None,
-    profile: Annotated[
-        str | None,
-        typer.Option(
-            "--profile",
-            help="Standards to judge the pairs by, comma-separated, or all: "
-            f"{', '.join(STANDARD_NAMES)}. Default: the device's standard.",
-        ),
-    ] = None,
-    measuring_range: Annotated[
-        str | None,
-        typer.Option(
-            "--measuring-range",
-            help="LOW-HIGH mg/dL (inclusive, by the device's reading) inside which every chosen "
-            "standard judges, or none for every pair. Default: each standard's own (iCGM: "
-            "40-400; the meter standards: none).",
-        ),
-    ] = None,
-    bound: Annotated[
-        str | None,
-        typer.Option(
-            "--bound",
-            help="Lower confidence bound of the criteria judged by one: "
-            f"{', '.join(BOUND_NAMES)}. Default: kg with a sensor or subject column, else cp.",
-        ),
-    ] = None,
-    resamples: Annotated[
-        int,
-        typer.Option(
-            "--resamples", min=100, max=100_000, help="Bootstrap resamples (--bound bootstrap)."
-        ),
-    ] = 10_000,
-    seed: Annotated[
-        int,
-        typer.Option("--seed", min=0, max=MAX_SEED, help="Seed of the bootstrap."),
-    ] = 1,
-    rate_gap: Annotated[
-        float,
-        typer.Option(
-            "--rate-gap",
-            min=0.1,
-            max=1440,
-            help="Minutes: consecutive pairs of a sensor at most this far apart give a rate of "
-            "change (criteria J and K).",
-        ),
-    ] = 30.0,
-    by: Annotated[
-        str | None,
-        typer.Option(
-            "--by",
-            help="A column of the file (population, site, lot) whose values each get every "
-            "standard judged again.",
-        ),
-    ] = None,
-    deming_ratio: Annotated[
-        float,
-        typer.Option(
-            "--deming-ratio",
-            min=1e-6,
-            max=1e6,
-            help="Method comparison: the Deming error ratio λ = σ²(reference) / σ²(device), the "
-            "reference's error variance over the device's.",
-        ),
-    ] = 1.0,
-    decision_levels: Annotated[
-        str | None,
-        typer.Option(
-            "--decision-levels",
-            help="Method comparison: the medical decision levels at which each regression's "
-            "bias is given, comma-separated, in the file's unit (mg/dL, or mmol/L when the file "
-            "is in mmol/L). Default: 70,180,250 mg/dL (3.89,9.99,13.88 mmol/L).",
-        ),
-    ] = None,
-    pairs_out: Annotated[
-        Path | None,
-        typer.Option(
-            "--pairs-out",
-            help="Write every valid pair with its line, SEG risk and category, "
-            "DTS, Clarke and Parkes zones, learned-grid risk, ISO within-15 "
-            "flag, error direction and hypoglycaemia missed (REF < 70 mg/dL, "
-            "BGM >= 70 mg/dL) as CSV here.",
-        ),
-    ] = None,
-    fail_on_verdict: Annotated[
-        bool,
-        typer.Option(
-            "--fail-on-verdict",
-            help="Exit with status 3, after writing every output, when an acceptance criterion "
-            "that was judged fails (criteria with no pairs in range are not judged and do not "
-            "fail); the failed criteria are named on stderr.",
-        ),
-    ] = False,
+    pairs: PairsArgument,
+    unit: UnitOption = None,
+    sheet: SheetOption = None,
+    max_rows: MaxRowsOption = None,
+    max_mb: MaxMbOption = None,
+    seg_table: SegTableOption = None,
+    json_out: JsonOutOption = None,
+    parkes_type: ParkesTypeOption = 1,
+    learned_grid: LearnedGridOption = None,
+    out_dir: OutDirOption = None,
+    png: PngOption = False,
+    report_file: ReportFileOption = None,
+    device: DeviceOption = None,
+    profile: ProfileOption = None,
+    measuring_range: MeasuringRangeOption = None,
+    bound: BoundOption = None,
+    resamples: ResamplesOption = 10_000,
+    seed: SeedOption = 1,
+    rate_gap: RateGapOption = 30.0,
+    by: ByOption = None,
+    deming_ratio: DemingRatioOption = 1.0,
+    decision_levels: DecisionLevelsOption = None,
+    pairs_out: PairsOutOption = None,
+    fail_on_verdict: FailOnVerdictOption = False,
 ) -> None:
     """Meter or CGM accuracy report of BGM/REF pairs: the verdicts of the standards chosen, point
     accuracy, the method comparison (Passing–Bablok, Deming, bias at decision levels,

@@ -84,11 +84,11 @@ def print_table(
     if table_fits(text, console.width) and _drawn_width(whole, console.width) <= console.width:
         console.print(whole, soft_wrap=False)
     else:
-        console.print(Text(title, style="italic"))
+        console.print(Text(title, style="italic"), soft_wrap=False)
         cells = text.astype(str)
         first = cells.columns[0]
         for _, row in cells.iterrows():
             record = pd.DataFrame({"": list(cells.columns[1:]), row[first]: list(row.iloc[1:])})
             console.print(_table(None, record, styles), soft_wrap=False)
     if caption:
-        console.print(Text(caption))
+        console.print(Text(caption), soft_wrap=False)

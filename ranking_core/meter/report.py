@@ -13,22 +13,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
-from scipy.stats import binom
 
-from ranking_core.grids.registry import RiskGrid, ZoneGrid, get_grid, report_grids
-from ranking_core.grids.risk_scale import (
-    RISK_CATEGORIES,
-    RISK_CATEGORY_RANGES,
-    RISK_GRADE_RANGES,
-    RISK_GRADES,
-    risk_category,
-    risk_grade,
-)
+from ranking_core.grids.registry import RiskGrid, get_grid, report_grids
 from ranking_core.grids.seg import GLUCOSE_MAX, MISSING_SEG_MESSAGE, SEGTable
 from ranking_core.meter.cgm.cg_diva import CgDivaRange
 from ranking_core.meter.cgm.trend import TrendAgreement
 from ranking_core.meter.comparison.summary import ComparisonSettings
-from ranking_core.meter.pairs.readings import MeterPairs, name_rows, pairs_from_frame
+from ranking_core.meter.pairs.readings import MeterPairs, pairs_from_frame
 from ranking_core.meter.sections import (
     SectionInputs,
     SectionView,
@@ -37,6 +28,14 @@ from ranking_core.meter.sections import (
 )
 from ranking_core.meter.sections.base import ReportSetting, json_ready
 from ranking_core.meter.sections.settings import report_settings
+from ranking_core.meter.seg_tool import (
+    accuracy_table,
+    category_table,
+    iso_tables,
+    pair_types,
+    seg_tables,
+    zone_table,
+)
 from ranking_core.meter.standards.acceptance import (
     RATE_GAP_MINUTES,
     JudgeSettings,
@@ -52,37 +51,21 @@ from ranking_core.meter.standards.verdicts import (
     trend_of,
 )
 from ranking_core.meter.statistics import (
-    add_intervals,
     caveats,
     iso_difference,
-    mean_sd,
     pair_points,
-    proportion_interval,
     range_statistics,
 )
 from ranking_core.version import riskgrid_version
 
 __all__ = [
     "HYPO_MISSED_RULE",
-    "ISO_RANGES",
     "PAIR_RESULT_COLUMNS",
     "MeterReport",
-    "binomial_lower_bound",
     "iso_difference",
     "meter_report",
 ]
 
-# ISO 15197 bands of |BGM − REF| (mg/dL below REF 100, % of REF from 100), upper bound included
-ISO_RANGES = (
-    "<= 5 % or 5 mg/dL",
-    "> 5 - 10 % or mg/dL",
-    "> 10 - 15 % or mg/dL",
-    "> 15 - 20 % or mg/dL",
-    "> 20 % or 20 mg/dL",
-)
-_ISO_EDGES = np.array([5.0, 10.0, 15.0, 20.0])
-ISO_COMPLIANT = 15.0  # mg/dL or %, the ISO 15197 / SEG surveillance accuracy limit
-BINOMIAL_PROBABILITY, BINOMIAL_QUANTILE = 0.95, 0.05
 HYPO_LIMIT = 70.0  # mg/dL: below it, hypoglycaemia (level 1, the consensus threshold)
 HYPO_MISSED_RULE = "reference < 70 mg/dL while the meter / sensor reads ≥ 70 mg/dL"
 # the per-pair results file (--pairs-out), its columns and what each holds
@@ -103,40 +86,6 @@ PAIR_RESULT_COLUMNS = {
     "error_direction": "BGM > REF, BGM < REF or BGM = REF",
     "hypoglycaemia_missed": f"true when {HYPO_MISSED_RULE}",
 }
-
-
-def binomial_lower_bound(n: int) -> int:
-    """Fewest compliant pairs for the SEG surveillance accuracy standard: the 5th percentile of
-    Binomial(n, 0.95), i.e. R's ``qbinom(0.05, n, 0.95)`` (smallest k with P(X ≤ k) ≥ 0.05), and
-    at least 1: with one pair the quantile is 0, and 0 compliant pairs never meet a standard."""
-    return max(1, int(binom.ppf(BINOMIAL_QUANTILE, n, BINOMIAL_PROBABILITY))) if n > 0 else 0
-
-
-def _counts(
-    index: NDArray[np.integer], labels: tuple[str, ...], n: int, count: NDArray[np.int64]
-) -> pd.DataFrame:
-    """count, percent and its Wilson 95 % interval of each label (``index`` per point, ``count``
-    pairs at each point)."""
-    tally = np.bincount(index, weights=count, minlength=len(labels)).astype(np.int64)
-    percent = 100.0 * tally / n if n else np.full(len(labels), np.nan)
-    return add_intervals(pd.DataFrame({"count": tally, "percent": percent}), n)
-
-
-def _category_table(abs_risk: NDArray[np.float64], count: NDArray[np.int64]) -> pd.DataFrame:
-    table = _counts(risk_category(abs_risk), RISK_CATEGORIES, int(count.sum()), count)
-    table.insert(0, "abs_risk_range", list(RISK_CATEGORY_RANGES))
-    table.insert(0, "category", list(RISK_CATEGORIES))
-    table.insert(0, "id", np.arange(len(RISK_CATEGORIES)))
-    return table
-
-
-def _zone_table(
-    grid: ZoneGrid, index: NDArray[np.integer], count: NDArray[np.int64]
-) -> pd.DataFrame:
-    table = _counts(index, grid.zones, int(count.sum()), count)
-    table.insert(0, "meaning", list(grid.meanings))
-    table.insert(0, "zone", list(grid.zones))
-    return table
 
 
 def _spread(values: NDArray, included: NDArray[np.bool_]) -> NDArray[np.float64]:
@@ -339,90 +288,16 @@ def meter_report(
     """
     pairs = _as_pairs(pairs)
     ref, bgm = pairs.ref, pairs.bgm
-    n_total = len(ref)
-    ref_over = ref > GLUCOSE_MAX
-    bgm_over = ~ref_over & (bgm > GLUCOSE_MAX)
-    negative = ~ref_over & ~bgm_over & ((ref < 0) | (bgm < 0))
-    included = ~(ref_over | bgm_over | negative)
-    messages = list(pairs.messages)
-
-    kinds = (
-        "Total",
-        "BGM < REF",
-        "BGM = REF",
-        "BGM > REF",
-        "REF > 600: excluded from SEG analysis",
-        "BGM > 600: excluded",
-        "REF or BGM < 0: excluded",
-        "Total included in SEG analysis",
-    )
-    counts = [n_total] + [
-        np.count_nonzero(mask)
-        for mask in (bgm < ref, bgm == ref, bgm > ref, ref_over, bgm_over, negative, included)
-    ]
-    pair_types = pd.DataFrame({"pair_type": kinds, "count": np.array(counts, dtype=np.int64)})
-    pair_types["percent"] = 100.0 * pair_types["count"] / n_total if n_total else np.nan
-    for mask, rule in (
-        (ref_over, "REF > 600 mg/dL"),
-        (bgm_over, "BGM > 600 mg/dL"),
-        (negative, "a value below 0 mg/dL"),
-    ):
-        if mask.any():
-            messages.append(
-                f"{mask.sum()} pair(s) with {rule} are excluded from the analysis "
-                f"({name_rows(pairs.rows[mask], pairs.unit)})"
-            )
+    included, types, messages = pair_types(pairs)
 
     # every statistic over the distinct (REF, BGM) points, weighted by their pairs (at most
     # 601 × 601 points whatever the number of pairs); per-pair columns are lookups of their point
     points = pair_points(*((ref, bgm) if included.all() else (ref[included], bgm[included])))
     r, b, count, inverse = points.ref, points.bgm, points.count, points.inverse
-    n = int(count.sum())
-    grids = report_grids(parkes_type)
-    zone_index = {family: grid.zone_index(r, b) for family, grid in grids.items()}
-    positive = r > 0
-    rel = np.full(r.size, np.nan)
-    rel[positive] = (b[positive] - r[positive]) / r[positive]
-    n_positive = int(count[positive].sum())
-    if n_positive < n:
-        messages.append(
-            f"{n - n_positive} included pair(s) with REF = 0 are left out of "
-            "bias, MARD, CV and the limits of agreement (rel = (BGM − REF)/REF is "
-            "undefined; the official tool returns Inf)"
-        )
-    bias, cv = mean_sd(rel[positive], count[positive])
-    accuracy = pd.DataFrame(
-        {
-            "n": [n_positive],
-            "ref_zero_left_out": [n - n_positive],
-            "bias_percent": [100 * bias],
-            "mard_percent": [100 * mean_sd(np.abs(rel[positive]), count[positive])[0]],
-            "cv_percent": [100 * cv],
-            "loa_lower_percent": [100 * (bias - 1.96 * cv)],
-            "loa_upper_percent": [100 * (bias + 1.96 * cv)],
-        }
-    )
-
+    rel, accuracy, note = accuracy_table(r, b, count)
+    messages.extend(note)
     diff = iso_difference(r, b)
-    iso_ranges = _counts(np.digitize(diff, _ISO_EDGES, right=True), ISO_RANGES, n, count)
-    iso_ranges.insert(0, "range", list(ISO_RANGES))
-    iso_ranges.insert(0, "id", np.arange(1, len(ISO_RANGES) + 1))
-
-    compliant = int(count[diff <= ISO_COMPLIANT].sum())
-    bound = binomial_lower_bound(n)
-    low, high = proportion_interval(compliant, n)
-    binomial = pd.DataFrame(
-        {
-            "n": [n],
-            "compliant": [compliant],
-            "compliant_percent": [100.0 * compliant / n if n else np.nan],
-            "lower_bound": [bound],
-            "lower_bound_percent": [100.0 * bound / n if n else np.nan],
-            "meets": [bool(n > 0 and compliant >= bound)],
-            "ci_lower_percent": [low],
-            "ci_upper_percent": [high],
-        }
-    )
+    iso_ranges, binomial = iso_tables(diff, count)
 
     # the per-pair columns, made into one frame at the end without copying (setting a column of
     # a frame copies it)
@@ -434,10 +309,11 @@ def meter_report(
     }
     per_pair["rel"] = _spread(rel[inverse], included)
     per_pair["iso_diff"] = _spread(diff[inverse], included)
+    grids = report_grids(parkes_type)
     zones = {}
     for family, grid in grids.items():
-        index = zone_index.pop(family)
-        zones[family] = _zone_table(grid, index, count)
+        index = grid.zone_index(r, b)
+        zones[family] = zone_table(grid, index, count)
         per_pair[family] = _labels(grid.zones, index.astype(np.int8)[inverse], included)
 
     ranges = range_statistics(r, b, count)
@@ -453,33 +329,17 @@ def meter_report(
     if seg_table is None:
         messages.append(MISSING_SEG_MESSAGE)
     else:
-        abs_risk = seg_table.risk(r, b)
-        grade, category = risk_grade(abs_risk), risk_category(abs_risk)
-        grades = _counts(grade, RISK_GRADES, n, count)
-        grades.insert(0, "abs_risk_range", list(RISK_GRADE_RANGES))
-        grades.insert(0, "grade", list(RISK_GRADES))
-        risk_grades, risk_categories = grades, _category_table(abs_risk, count)
-        per_pair["abs_risk"] = _spread(abs_risk[inverse], included)
-        per_pair["risk_grade"] = _labels(RISK_GRADES, grade.astype(np.int8)[inverse], included)
-        per_pair["risk_category"] = _labels(
-            RISK_CATEGORIES, category.astype(np.int8)[inverse], included
-        )
+        risk_grades, risk_categories, columns = seg_tables(seg_table, r, b, count)
+        per_pair.update({k: _per_pair(v, inverse, included) for k, v in columns.items()})
     if learned_risk is not None:
-        surface = np.asarray(learned_risk, dtype=np.float64)
-        size = GLUCOSE_MAX + 1
-        if surface.shape != (size, size) or not np.isfinite(surface).all():
-            raise ValueError(
-                f"meter_report: learned_risk must be a finite ({size}, {size}) array "
-                f"indexed [REF, BGM] in mg/dL; got shape {surface.shape}"
-            )
-        learned = get_grid("learned", RiskGrid).risk(surface, r, b)
-        learned_categories = _category_table(learned, count)
+        learned = _learned_risk(learned_risk, r, b)
+        learned_categories = category_table(learned, count)
         per_pair["learned_risk"] = _spread(learned[inverse], included)
 
     divas, diva_notes = cg_diva_of(pairs, included)
     messages.extend(diva_notes)
     base = MeterReport(
-        pair_types=pair_types,
+        pair_types=types,
         accuracy=accuracy,
         iso_ranges=iso_ranges,
         binomial=binomial,
@@ -525,6 +385,32 @@ def _with_sections(base: MeterReport, inputs: SectionInputs) -> MeterReport:
     provenance = {**base.provenance, **{s.label: json_ready(s.value) for s in settings}}
     report = replace(base, settings=settings, provenance=provenance)
     return replace(report, results=compute_sections(replace(inputs, report=report)))
+
+
+def _per_pair(
+    column: tuple[NDArray, tuple[str, ...] | None],
+    inverse: NDArray[np.intp],
+    included: NDArray[np.bool_],
+) -> NDArray[Any] | pd.Categorical:
+    """A per-point column spread over every pair read: values, or names given as codes."""
+    values, names = column
+    if names is None:
+        return _spread(values[inverse], included)
+    return _labels(names, values.astype(np.int8)[inverse], included)
+
+
+def _learned_risk(
+    learned_risk: ArrayLike, r: NDArray[np.float64], b: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    """The points' risk on a learned (601, 601) surface indexed [REF, BGM], checked first."""
+    surface = np.asarray(learned_risk, dtype=np.float64)
+    size = GLUCOSE_MAX + 1
+    if surface.shape != (size, size) or not np.isfinite(surface).all():
+        raise ValueError(
+            f"meter_report: learned_risk must be a finite ({size}, {size}) array "
+            f"indexed [REF, BGM] in mg/dL; got shape {surface.shape}"
+        )
+    return np.asarray(get_grid("learned", RiskGrid).risk(surface, r, b), dtype=np.float64)
 
 
 def values_sha256(values: ArrayLike) -> str:
