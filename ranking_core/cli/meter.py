@@ -46,21 +46,29 @@ def print_report(report: MeterReport) -> None:
     """Every section of the report in order: its title, its one-line summary, its cautions,
     its tables at the terminal's width (stacked when they do not fit; nothing cut) and the
     figures that the documents and ``--out-dir`` hold."""
-    prose = {"highlight": False, "soft_wrap": False}  # words wrapped at the console's width
     for view in report.views():
-        console.print(f"\n[bold]{shown(view.title)}[/bold]", **prose)
-        console.print(shown(view.summary), **prose)
+        console.print(f"\n[bold]{shown(view.title)}[/bold]", highlight=False, soft_wrap=False)
+        console.print(shown(view.summary), highlight=False, soft_wrap=False)
         for caution in view.cautions:
-            console.print("[bold yellow]caution:[/bold yellow]", shown(caution), **prose)
+            console.print(
+                "[bold yellow]caution:[/bold yellow]",
+                shown(caution),
+                highlight=False,
+                soft_wrap=False,
+            )
         if view.key == "notes":  # the notes are the section's text
             for note in view.about:
-                console.print("[yellow]note:[/yellow]", shown(note), **prose)
+                console.print(
+                    "[yellow]note:[/yellow]", shown(note), highlight=False, soft_wrap=False
+                )
         for table in view.tables:
             text = table.reader(report.glucose_unit)
             print_table(console, table.title, text, table.caption, VERDICT_STYLES)
         for figure in view.figures:
             console.print(
-                f"[dim]figure {shown(figure.name)}: in --report and --out-dir[/dim]", **prose
+                f"[dim]figure {shown(figure.name)}: in --report and --out-dir[/dim]",
+                highlight=False,
+                soft_wrap=False,  # words wrapped at the console's width
             )
 
 

@@ -389,7 +389,7 @@ def _with_sections(base: MeterReport, inputs: SectionInputs) -> MeterReport:
 
 def _per_pair(
     column: tuple[NDArray, tuple[str, ...] | None],
-    inverse: NDArray[np.intp],
+    inverse: NDArray[np.integer],
     included: NDArray[np.bool_],
 ) -> NDArray[Any] | pd.Categorical:
     """A per-point column spread over every pair read: values, or names given as codes."""

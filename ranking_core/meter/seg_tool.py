@@ -8,6 +8,8 @@ with the Wilson 95 % interval of its percentage.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
@@ -196,7 +198,7 @@ def seg_tables(
     grades = counts_table(grade, RISK_GRADES, int(count.sum()), count)
     grades.insert(0, "abs_risk_range", list(RISK_GRADE_RANGES))
     grades.insert(0, "grade", list(RISK_GRADES))
-    columns = {
+    columns: dict[str, tuple[NDArray[Any], tuple[str, ...] | None]] = {
         "abs_risk": (abs_risk, None),
         "risk_grade": (grade, RISK_GRADES),
         "risk_category": (category, RISK_CATEGORIES),
