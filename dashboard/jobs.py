@@ -49,6 +49,11 @@ def warm_workers() -> threading.Thread:
     """Start the runner's cluster and its workers' imports now (the server's warm-up), one job
     per worker, in a thread of their own: nothing waits for them (a page's first job waits for
     the cluster if it is not up yet)."""
+    # imported here, not in the thread: a package imported by two threads at once may be seen
+    # half done by one of them (the cluster's start imports these)
+    import distributed  # noqa: F401
+    import pandas  # noqa: F401
+
     runner = job_runner()
 
     def warm() -> None:

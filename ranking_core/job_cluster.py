@@ -231,7 +231,7 @@ def _connect(workers: int, scheduler: str | None) -> tuple[Any, Any]:
 
     if scheduler is not None:
         return Client(scheduler, timeout=CONNECT_SECONDS, set_as_default=False), None
-    _fork_workers_from_a_server()
+    _configure_local_workers()
     _quiet_distributed()
     with no_main_script():
         cluster = LocalCluster(
@@ -251,13 +251,31 @@ def _connect(workers: int, scheduler: str | None) -> tuple[Any, Any]:
         raise
 
 
-def _fork_workers_from_a_server() -> None:
-    """Have the local cluster's worker processes forked by multiprocessing's fork server (where
-    the platform has one), so that no worker, started now or restarted later, runs ``__main__``."""
+# what dask.distributed sets in a local worker's environment (and in this process's) by default
+# and the local workers must not have: a fit in a worker then ran 1.6-2 times as long as in the
+# server (benchmarks/first_job.py; one BLAS thread, and glibc returning freed memory at once)
+WORKER_ENVIRON_UNSET = (
+    "MALLOC_TRIM_THRESHOLD_",
+    "OMP_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+)
+
+
+def _configure_local_workers() -> None:
+    """Settings of dask for the local cluster's workers, for this process: forked by
+    multiprocessing's fork server (where the platform has one), so that no worker, started now
+    or restarted later, runs ``__main__``; and the BLAS threads and memory handling of a plain
+    process (:data:`WORKER_ENVIRON_UNSET`; a job's fit sets its own BLAS threads,
+    :func:`ranking_core.blas_threads.fit_threads`)."""
     import dask
 
+    settings: dict[str, Any] = {
+        f"distributed.nanny.pre-spawn-environ.{name}": None for name in WORKER_ENVIRON_UNSET
+    }
     if "forkserver" in multiprocessing.get_all_start_methods():
-        dask.config.set({"distributed.worker.multiprocessing-method": "forkserver"})
+        settings["distributed.worker.multiprocessing-method"] = "forkserver"
+    dask.config.set(settings)
 
 
 _ENGINES: weakref.WeakSet[Engine] = weakref.WeakSet()

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import psutil
 import pytest
 
-from ranking_core.job_cluster import REPORT_SECONDS
+from ranking_core.job_cluster import REPORT_SECONDS, WORKER_ENVIRON_UNSET
 from ranking_core.jobs import JobLimits, JobRefused, JobRunner, JobStatus, run_in_worker
 
 WAIT = 120  # seconds at most for a worker process to start on a busy machine
@@ -71,6 +71,14 @@ def worker_process(pause: float, *, progress: Callable[[int, int], None]) -> int
     return os.getpid()
 
 
+ENVIRON = dict(os.environ)  # this process's environment before any cluster starts
+
+
+def environment(names: tuple[str, ...], *, progress: Callable[[int, int], None]) -> dict:
+    """The worker's values of the environment variables ``names`` (None when unset)."""
+    return {name: os.environ.get(name) for name in names}
+
+
 @pytest.fixture(scope="module")
 def processes():
     runner = JobRunner(JobLimits(workers=1, jobs=4, per_owner=4))
@@ -95,6 +103,15 @@ def test_the_local_cluster_listens_on_this_machine_only(processes):
     ]
     assert len(listening) >= 3  # the scheduler, its health endpoint, the worker (and nanny)
     assert set(listening) == {"127.0.0.1"}
+
+
+def test_a_worker_has_the_blas_threads_and_memory_handling_of_a_plain_process(processes):
+    # dask would set one BLAS thread and glibc's trimming of freed memory (a fit then ran
+    # 1.6-2 times as long as in the server); a job's fit chooses its BLAS threads itself
+    names = WORKER_ENVIRON_UNSET
+    processes.submit("environment", environment, names, owner="a")
+    seen = wait_until(processes, "environment", lambda s: s.finished).result
+    assert seen == {name: ENVIRON.get(name) for name in names}
 
 
 def test_a_job_reports_its_progress_and_returns_its_result_from_a_worker_process(processes):
