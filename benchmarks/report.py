@@ -34,7 +34,7 @@ def _kaleido_ratio(ref: np.ndarray, bgm: np.ndarray) -> dict:
     from ranking_core.grids import zone_grid
     from ranking_core.meter.documents.export import figure_png as plotly_png
     from ranking_core.meter.documents.figures import risk_heatmap
-    from ranking_core.meter.documents.grid_plots import figure_png, grid_plot
+    from ranking_core.meter.drawing.grid_plots import figure_png, grid_plot
 
     report = meter_report(pd.DataFrame({"BGM": bgm, "REF": ref}), None)
     plotly_fig = risk_heatmap(zone_grid("dts"), title="DTS", pairs=report)

@@ -19,7 +19,7 @@ from ranking_core.meter.documents.figures import (
     risk_heatmap,
     thin_grid,
 )
-from ranking_core.meter.documents.grid_plots import figure_png
+from ranking_core.meter.drawing.grid_plots import figure_png
 
 __all__ = [
     "apriori_figure",

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from ranking_core.meter import meter_report
-from ranking_core.meter.documents.display import display_frame
+from ranking_core.meter.drawing.display import display_frame
 from ranking_core.meter.pairs.readings import read_pairs
 from ranking_core.meter.standards import registry as standards
 from ranking_core.meter.standards.registry import Standard, profile_names

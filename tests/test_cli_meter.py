@@ -67,12 +67,14 @@ def test_report_without_seg_table_explains_and_reports_the_rest(pairs_file, tmp_
     assert "ISO 15197 ranges" in result.output and "SEG risk grades" not in result.output
     data = json.loads(out.read_text())
     assert data["seg_table_used"] is False and "risk_grades" not in data
-    assert (tmp_path / "files" / "bland_altman.html").exists()
+    # the one Bland–Altman plot is the method comparison's (with the intervals of its limits),
+    # PNG and PDF; no second, interactive one of another analysis
+    assert not (tmp_path / "files" / "bland_altman.html").exists()
     assert (tmp_path / "files" / "iso_ranges.csv").exists()
     files = {p.name for p in (tmp_path / "files").glob("*.png")}
-    # one plot per zone grid of the report (Parkes of the default type 1) and the Bland–Altman
-    # plot, as PNG and PDF; none of the SEG without its table
-    plots = {grid.name for grid in report_grids(1).values()} | {"bland_altman"}
+    # one plot per zone grid of the report (Parkes of the default type 1), the Bland–Altman
+    # plot and the regression plot, as PNG and PDF; none of the SEG without its table
+    plots = {grid.name for grid in report_grids(1).values()} | {"bland_altman", "regression"}
     assert files == {f"{name}.png" for name in plots}
     assert {p.name for p in (tmp_path / "files").glob("*.pdf")} == {f"{n}.pdf" for n in plots}
 
@@ -258,8 +260,14 @@ def test_fail_on_verdict_names_the_group_of_each_failure(tmp_path, monkeypatch):
     )
     assert result.exit_code == 3, result.output
     rows_out = json.loads(out.read_text())["acceptance"]
-    failed = [f"ISO 15197:2013 {r['id']} ({r['group']})" for r in rows_out if r["passes"] is False]
+    # the pooled verdict (group null) is named "all pairs"
+    failed = [
+        f"ISO 15197:2013 {r['id']} ({r['group'] or 'all pairs'})"
+        for r in rows_out
+        if r["passes"] is False
+    ]
     assert "ISO 15197:2013 1 (B)" in failed and not any("(A)" in f for f in failed)
+    assert rows_out[0]["group"] is None
     assert result.stderr.strip() == (
         f"meter-report: {len(failed)} of {len(rows_out)} acceptance criteria failed: "
         + ", ".join(failed)

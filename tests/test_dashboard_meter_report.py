@@ -19,14 +19,14 @@ def test_report_is_built_on_request_and_names_every_grid_shown(tmp_path, monkeyp
     # meter data: judged by ISO 15197 alone, never by the CGM rules
     assert list(criteria["Criterion"]) == [*"12"]
     assert set(criteria["Verdict"]) <= {"passes", "fails", "no pairs in range"}
-    assert at.radio(key="meter_grid").options == [
+    assert at.radio(key="meter_figure_zone_grids").options == [
         "DTS Error Grid",
         "Clarke Error Grid",
         "Parkes Error Grid, type 1",
     ]
     meanings = [list(t.value["Meaning"]) for t in at.table if "Meaning" in t.value.columns]
     assert ["no risk", "mild risk", "moderate risk", "high risk", "extreme risk"] in meanings
-    at.radio(key="meter_grid").set_value("clarke").run()
+    at.radio(key="meter_figure_zone_grids").set_value("clarke").run()
     assert not at.exception
     next(b for b in at.button if b.label == "Build the report (PDF)").click().run()
     deadline = time.monotonic() + 300  # built by a job in a worker process: polled
@@ -46,7 +46,7 @@ def test_report_is_built_on_request_and_names_every_grid_shown(tmp_path, monkeyp
     ):
         assert title in text
     at.radio(key="meter_parkes").set_value(2).run()
-    assert at.radio(key="meter_grid").options[-1] == "Parkes Error Grid, type 2"
+    assert at.radio(key="meter_figure_zone_grids").options[-1] == "Parkes Error Grid, type 2"
 
 
 def test_the_device_and_the_standards_are_the_users_choice(tmp_path, monkeypatch):
@@ -64,10 +64,14 @@ def test_the_device_and_the_standards_are_the_users_choice(tmp_path, monkeypatch
     assert list(criteria["Criterion"]) == [*"ABCDEFGHI"]
     standards = next(m for m in at.multiselect if m.label == "Standards to judge by")
     standards.set_value(["iso15197", "clsi-poct12"]).run()
-    criteria = next(t.value for t in at.table if "What is counted" in t.value.columns)
-    # (the page's table escapes Markdown)
-    profiles = [p.replace("\\", "") for p in criteria["Profile"]]
-    assert profiles == ["ISO 15197:2013"] * 2 + ["CLSI POCT12-A3 (hospital meters)"] * 2
+    # one table of criteria per standard, in the order chosen (the page escapes Markdown)
+    criteria = [t.value for t in at.table if "What is counted" in t.value.columns]
+    assert [list(c["Criterion"]) for c in criteria[:2]] == [[*"12"], [*"12"]]
+    titles = [m.value.replace("\\", "") for m in at.markdown if "acceptance criteria" in m.value]
+    assert titles[:2] == [
+        "**ISO 15197:2013 acceptance criteria**",
+        "**CLSI POCT12-A3 (hospital meters) acceptance criteria**",
+    ]
     assert not any("iCGM" in h.value for h in at.subheader)
 
 
@@ -97,9 +101,10 @@ def test_page_names_the_profiles_and_offers_the_bland_altman_plot(tmp_path, monk
     # a meter by default: ISO 15197 alone, named in the title of the criteria
     assert "Acceptance criteria (ISO 15197:2013)" in [h.value for h in at.subheader]
     labels = {b.proto.label for b in at.get("download_button")}
-    assert {"Bland–Altman plot as PNG", "Bland–Altman plot as PDF"} <= labels
+    assert {"Figure as PNG", "Figure as PDF"} <= labels
+    assert "Bland–Altman plot" in at.selectbox(key="meter_download_figure").options
     captions = [i.proto.imgs[0].caption for i in at.get("image")]
-    assert any(c.startswith("Modified Bland–Altman plot: 200 analysed pairs") for c in captions)
+    assert any(c.startswith("Bland–Altman plot: BGM − REF against REF") for c in captions)
     pairs = next(d for d in at.dataframe if "seg_risk_category_id" not in d.value.columns)
     assert "error_direction" not in pairs.value.columns  # in the download only
 
@@ -167,3 +172,24 @@ def test_the_meter_page_plans_a_study_from_the_file(tmp_path, monkeypatch):
     assert result.exit_code == 0, result.output
     expected = json.loads(out.read_text())["criteria"][0]["probability_pass"]
     assert table["P(pass)"].iloc[0] == f"{expected:.3f}"
+
+
+def test_the_method_comparison_takes_the_pages_ratio_and_decision_levels(tmp_path, monkeypatch):
+    fresh_machine(tmp_path, monkeypatch)
+    at = open_app("meter")
+    assert at.text_input(key="meter_decision_levels_mg/dL").value == "70, 180, 250"
+    at.number_input(key="meter_deming_ratio").set_value(2.0)
+    at.text_input(key="meter_decision_levels_mg/dL").set_value("80, 200").run()
+    assert not at.exception, at.exception
+    # the page's tables are Markdown-escaped text: read back without the escapes
+    tables = [t.value.rename(columns=lambda c: c.replace("\\", "")) for t in at.table]
+    tables = [t.map(lambda v: v.replace("\\", "")) for t in tables]
+    deming = next(t for t in tables if "jackknife SE" in t.columns)
+    assert set(deming["error ratio λ"]) == {"2"}
+    bias = next(t for t in tables if "decision level (mg/dL)" in t.columns)
+    assert list(bias["decision level (mg/dL)"]) == ["80", "200", "80", "200"]
+    settings = next(t for t in tables if list(t.columns) == ["Setting", "Value"])
+    assert "80, 200 mg/dL" in set(settings["Value"])
+    at.text_input(key="meter_decision_levels_mg/dL").set_value("80, x").run()
+    errors = [e.value.replace("\\", "") for e in at.error]
+    assert any("decision level 2 ('x'): not a number" in e for e in errors), errors

@@ -21,7 +21,7 @@ from ranking_core.grids.style import (
 )
 from ranking_core.meter.cgm.cg_diva import CgDivaRange
 from ranking_core.meter.documents import figures as meter_figures
-from ranking_core.meter.documents import grid_plots
+from ranking_core.meter.drawing import grid_plots
 from ranking_core.panels import parkes_surface
 
 SURFACE = parkes_surface()

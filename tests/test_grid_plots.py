@@ -10,7 +10,7 @@ import pytest
 from matplotlib.collections import PolyCollection
 
 from ranking_core.grids import SEGTable, ZoneGrid, get_grid, grid_names
-from ranking_core.meter.documents.grid_plots import DENSITY_FROM, figure_png, figure_svg, grid_plot
+from ranking_core.meter.drawing.grid_plots import DENSITY_FROM, figure_png, figure_svg, grid_plot
 
 RNG = np.random.default_rng(8)
 REF = RNG.integers(20, 600, 300).astype(float)
@@ -87,7 +87,7 @@ def test_risk_grid_needs_its_surface_and_exports():
 
 def test_bland_altman_lines_are_the_mean_and_limits_of_the_differences():
     from ranking_core.meter import meter_report
-    from ranking_core.meter.documents.grid_plots import (
+    from ranking_core.meter.drawing.grid_plots import (
         bland_altman,
         bland_altman_caption,
         bland_altman_plot,
@@ -119,7 +119,7 @@ def test_bland_altman_lines_are_the_mean_and_limits_of_the_differences():
 
 
 def test_bland_altman_axis_is_widened_to_hold_every_pair_and_says_so():
-    from ranking_core.meter.documents.grid_plots import (
+    from ranking_core.meter.drawing.grid_plots import (
         bland_altman,
         bland_altman_caption,
         bland_altman_plot,
@@ -136,7 +136,7 @@ def test_bland_altman_axis_is_widened_to_hold_every_pair_and_says_so():
 
 
 def test_bland_altman_of_many_pairs_counts_each_pair_once():
-    from ranking_core.meter.documents.grid_plots import bland_altman, bland_altman_plot, figure_pdf
+    from ranking_core.meter.drawing.grid_plots import bland_altman, bland_altman_plot, figure_pdf
 
     rng = np.random.default_rng(4)
     ref = rng.integers(20, 500, DENSITY_FROM + 100).astype(float)

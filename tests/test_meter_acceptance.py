@@ -11,7 +11,7 @@ import pytest
 from statsmodels.stats.proportion import proportion_confint
 
 from ranking_core.meter import meter_report, read_pairs
-from ranking_core.meter.report import binomial_lower_bound
+from ranking_core.meter.seg_tool import binomial_lower_bound
 from ranking_core.meter.standards.acceptance import (
     AcceptanceData,
     JudgeSettings,

@@ -24,7 +24,7 @@ from ranking_core.meter.cgm.cg_diva import (
     deviations,
     resampled_quantiles,
 )
-from ranking_core.meter.documents.grid_plots import cg_diva_plot, figure_png
+from ranking_core.meter.drawing.grid_plots import cg_diva_plot, figure_png
 from ranking_core.meter.report import meter_report
 
 JSON_KEYS = {

@@ -13,13 +13,13 @@ from pypdf import PdfReader
 
 from ranking_core.grids import SEGTable, grids
 from ranking_core.meter import meter_report
-from ranking_core.meter.documents.display import display_frame
 from ranking_core.meter.documents.document import (
     report_blocks,
     report_html,
     report_pdf,
     write_report,
 )
+from ranking_core.meter.drawing.display import display_frame
 from ranking_core.meter.standards.acceptance import get_profile, profiles
 from ranking_core.version import riskgrid_version
 
@@ -33,11 +33,10 @@ INCLUDED = int((BGM <= 600).sum())
 @pytest.fixture(scope="module")
 def parts():
     seg = SEGTable(np.abs(np.subtract.outer(np.arange(601.0), np.arange(601.0))) / 150, "toy")
-    report = meter_report(pd.DataFrame({"BGM": BGM, "REF": REF}), seg)
+    # the report holds its grids: the learned one is drawn because the report counted it
+    report = meter_report(pd.DataFrame({"BGM": BGM, "REF": REF}), seg, np.zeros((601, 601)))
     blocks = report_blocks(
         report,
-        seg,
-        np.zeros((601, 601)),
         name="study <A>.csv",
         created=datetime(2026, 1, 2, 3, 4, tzinfo=UTC),
     )
@@ -66,8 +65,10 @@ def test_pdf_opens_and_names_every_grid_and_the_data(parts):
         "Binomial accuracy test",
         "by glucose range",
         "≥ 100 mg/dL",
-        "Modified Bland–Altman plot",
+        "Bland–Altman plot: BGM − REF against REF",
         "95 % limits of agreement",
+        "Passing–Bablok regression",
+        "Deming regression",
     ):
         assert needle in text, needle
     counts = report.zones["dts"]["count"].tolist()
@@ -79,10 +80,10 @@ def test_html_escapes_text_and_embeds_the_same_figures(parts):
     page = report_html(blocks)
     assert "study &lt;A&gt;.csv" in page and "<A>" not in page
     figures = sum(1 for b in blocks if type(b).__name__ == "FigureBlock")
-    assert figures == 6  # Bland–Altman, SEG, DTS, Clarke, Parkes type 1, learned
+    assert figures == 7  # regression, Bland–Altman, SEG, DTS, Clarke, Parkes type 1, learned
     assert page.count("data:image/png;base64,") == figures
-    assert "<figcaption>Modified Bland–Altman plot: " in page
-    assert "<h2>Modified Bland–Altman plot</h2>" in page
+    assert "<figcaption>Bland–Altman plot: BGM − REF against REF" in page
+    assert "<h2>Method comparison: Passing–Bablok, Deming and Bland–Altman</h2>" in page
     for grid in grids():
         assert grid.title in page
 
@@ -256,16 +257,18 @@ def test_headings_name_only_the_profiles_judged():
 
     icgm, iso = get_profile("icgm"), get_profile("iso15197")
     report = meter_report(pd.DataFrame({"BGM": BGM, "REF": REF}), None, profiles=("icgm",))
-    assert report.titles()["acceptance"] == f"Acceptance criteria ({icgm.title})"
+    # one table per standard judged (and per group with --by), under the section's heading
+    assert report.titles()["acceptance"] == f"{icgm.title} acceptance criteria"
     blocks = report_blocks(report)
     headings = [b.text for b in blocks if type(b).__name__ == "Heading"]
-    assert f"Acceptance criteria: {icgm.title}" in headings
+    assert f"Acceptance criteria ({icgm.title})" in headings
     named = headings + [b.title for b in blocks if type(b).__name__ == "TableBlock"]
     assert not [h for h in named if iso.title in h]
     summary = [b.text for b in blocks if type(b).__name__ == "Text" and "Verdicts" in b.text]
     assert len(summary) == 1 and summary[0].startswith(f"{icgm.title}: {icgm.citation}")
     page = report_html(blocks)
-    assert f"<h2>Acceptance criteria: {icgm.title}</h2>" in page
-    assert f"<h4>Acceptance criteria ({icgm.title})</h4>" in page
+    assert f"<h2>Acceptance criteria ({icgm.title})</h2>" in page
+    assert f"<h4>{icgm.title} acceptance criteria</h4>" in page
     both = meter_report(pd.DataFrame({"BGM": BGM, "REF": REF}), None, profiles=("iso15197", "icgm"))
-    assert both.titles()["acceptance"] == f"Acceptance criteria ({iso.title}, {icgm.title})"
+    both_headings = [b.text for b in report_blocks(both) if type(b).__name__ == "Heading"]
+    assert f"Acceptance criteria ({iso.title}, {icgm.title})" in both_headings

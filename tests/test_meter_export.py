@@ -115,7 +115,7 @@ def test_png_with_a_browser(report):
 
 
 def test_bland_altman_draws_many_pairs_as_density_counting_each_pair_once():
-    from ranking_core.meter.documents.grid_plots import DENSITY_FROM
+    from ranking_core.meter.drawing.grid_plots import DENSITY_FROM
 
     rng = np.random.default_rng(3)
     ref = rng.integers(20, 500, DENSITY_FROM + 500)

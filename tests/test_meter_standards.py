@@ -170,17 +170,24 @@ def test_rates_from_draws_every_15_min_with_clock_jitter(tmp_path):
     )
 
 
-def test_by_repeats_every_standard_for_each_group(tmp_path):
+def test_by_gives_the_pooled_verdict_first_then_every_standard_for_each_group(tmp_path):
     study = _cgm_study(np.random.default_rng(5), sensors=4, jitter_seconds=0)
     payload = _report(tmp_path, _write(tmp_path, study), "--by", "site", "--bound", "cp")
     rows = payload["acceptance"]
-    assert {r["group"] for r in rows} == {"north", "south"}
-    for site in ("north", "south"):
-        part = study[study["site"] == site]
+    assert rows[0]["group"] is None  # the pooled verdict first, group null
+    groups_in_order = list(dict.fromkeys(r["group"] for r in rows))
+    assert groups_in_order[0] is None and set(groups_in_order[1:]) == {"north", "south"}
+    for site in (None, "north", "south"):
+        part = study if site is None else study[study["site"] == site]
         g = next(r for r in rows if r["group"] == site and r["id"] == "G")
         inside = part[(part["BGM"] >= 40) & (part["BGM"] <= 400)]
         hits = (100 * (inside["BGM"] - inside["REF"]).abs() <= 20 * inside["REF"]).sum()
         assert (g["count"], g["n"]) == (hits, len(inside))
+    for criterion in {r["id"] for r in rows}:  # the groups' counts sum to the pooled counts
+        pooled = next(r for r in rows if r["group"] is None and r["id"] == criterion)
+        groups = [r for r in rows if r["group"] is not None and r["id"] == criterion]
+        assert sum(r["n"] for r in groups) == pooled["n"]
+        assert sum(r["count"] for r in groups) == pooled["count"]
 
 
 def test_blank_sensor_cells_are_refused_by_line(tmp_path):

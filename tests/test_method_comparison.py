@@ -303,7 +303,7 @@ def test_plots_draw_both_fits_and_the_bands_of_the_limits():
 
 def test_figures_have_the_reports_size():
     from ranking_core.meter.comparison import plots
-    from ranking_core.meter.documents import grid_plots
+    from ranking_core.meter.drawing import grid_plots
 
     assert (plots.FIGURE_INCHES, plots.SHOWN_WIDTH_PX) == (
         grid_plots.FIGURE_INCHES,

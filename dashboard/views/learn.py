@@ -458,7 +458,7 @@ def downloads(shown: OnScale, name: str) -> None:
         c = st.columns(5)
         c[0].download_button(
             "band.csv",
-            lambda: band_csv(band_at(key, shown.lam, shown)),
+            lambda: band_csv(band_at(key, shown.lam, shown.fitted)),
             "band.csv",
             "text/csv",
             key="learn_dl_band",

@@ -4,7 +4,7 @@ ISO 15197:2013 criteria, statistics by range, and the whole report as one PDF on
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from hashlib import sha256
 
 import numpy as np
@@ -38,39 +38,33 @@ from dashboard.meter_inputs import (
 )
 from dashboard.meter_pairs import show_pairs
 from dashboard.study_plan import show_study_plan
-from ranking_core.grids.registry import get_grid
-from ranking_core.grids.seg import MISSING_SEG_MESSAGE, SEGTable
+from ranking_core.grids.seg import SEGTable
 from ranking_core.inputs import InputError, format_names, upload_types
 from ranking_core.inputs.series import SERIES_FORMATS
 from ranking_core.meter import MeterPairs, MeterReport, PairsFileError, meter_report
-from ranking_core.meter.cgm.cg_diva import CG_DIVA_CAPTION
-from ranking_core.meter.documents.display import (
-    FAILS,
-    MEETS,
-    NO_PAIRS,
-    PASSES,
-    VERDICT,
-    acceptance_summary,
-    display_frame,
-    value_text,
-)
+from ranking_core.meter.comparison.decision_levels import default_levels, parse_levels
+from ranking_core.meter.comparison.summary import ComparisonSettings
 from ranking_core.meter.documents.document import (
     VERDICT_COLOURS,
-    bland_altman_report_plot,
-    figure_caption,
     report_blocks,
     report_html,
     report_pdf_file,
 )
 from ranking_core.meter.documents.export import safe_csv
-from ranking_core.meter.documents.grid_plots import (
-    PNG_DPI,
-    cg_diva_plot,
+from ranking_core.meter.drawing.display import (
+    FAILS,
+    NO_PAIRS,
+    PASSES,
+    VERDICT,
+    value_text,
+)
+from ranking_core.meter.drawing.grid_plots import (
     figure_pdf,
     figure_png,
-    grid_plot,
 )
 from ranking_core.meter.report import device_of
+from ranking_core.meter.sections import ReportFigure, ReportTable
+from ranking_core.meter.sections.verdicts import standard_verdicts
 from ranking_core.meter.standards.acceptance import JudgeSettings, default_standards
 from ranking_core.meter.standards.bounds import BOUNDS
 from ranking_core.meter.standards.registry import DEVICES, STANDARDS
@@ -310,6 +304,30 @@ range_choice = st.radio(
     horizontal=True,
     key="meter_range",
 )
+pairs_unit = pairs.glucose_unit if isinstance(pairs, MeterPairs) else "mg/dL"
+c = st.columns(2)
+deming_ratio = c[0].number_input(
+    "Deming error ratio λ",
+    min_value=1e-3,
+    max_value=1e3,
+    value=1.0,
+    key="meter_deming_ratio",
+    help="Method comparison: σ²(reference) / σ²(device), the reference's error variance over "
+    "the device's.",
+)
+levels_text = c[1].text_input(
+    f"Decision levels ({pairs_unit}, comma-separated)",
+    value=", ".join(f"{v:g}" for v in default_levels(pairs_unit)),
+    key=f"meter_decision_levels_{pairs_unit}",
+    help="Method comparison: the medical decision levels at which each regression's bias is "
+    "given, in the file's unit.",
+)
+try:
+    comparison = ComparisonSettings(float(deming_ratio), parse_levels(levels_text))
+    comparison.levels_in(pairs_unit)
+except ValueError as exc:
+    st.error(f"Decision levels: {plain(exc)}; the default levels are used.")
+    comparison = ComparisonSettings(float(deming_ratio))
 judge = JudgeSettings(
     tuple(standards_chosen),
     measuring_range="default" if range_choice == "own" else None,
@@ -327,8 +345,10 @@ def cached_report(
     given: dict[str, str],
     judge: JudgeSettings,
     device: str,
+    comparison: ComparisonSettings,
 ) -> MeterReport:
-    """The report, computed once per (pairs, SEG table, learned grid, Parkes type, standards)."""
+    """The report, computed once per (pairs, SEG table, learned grid, Parkes type, standards,
+    method comparison settings)."""
     del key  # cache key only
     return meter_report(
         _pairs,
@@ -338,6 +358,7 @@ def cached_report(
         provenance=given,
         judge=judge,
         device=device,
+        comparison=comparison,
     )
 
 
@@ -356,6 +377,7 @@ try:
         given,
         judge,
         device_type,
+        comparison,
     )
 except (PairsFileError, ValueError) as exc:
     st.error(f"No report: {plain(exc)}")
@@ -390,25 +412,29 @@ def verdict(passes: object, met: str = PASSES) -> str:
     return f":green[**{met}**]" if passes else f":red[**{FAILS}**]"
 
 
+views = report.views()  # every section of the report, in order (the same as every output)
 c = st.columns(4)
-c[0].metric("pairs analysed", f"{int(binomial['n']):,}")
+c[0].metric("pairs analysed", f"{int(accuracy['n']):,}")
 c[1].metric("MARD", f"{accuracy['mard_percent']:.1f} %")
 c[2].metric("bias", f"{accuracy['bias_percent']:+.1f} %")
-c[3].metric("within ISO ±15 mg/dL or ±15 %", f"{binomial['compliant_percent']:.1f} %")
-c[3].markdown(f"binomial test: {verdict(binomial['meets'], MEETS)}")
+# the headline follows the standards chosen: their verdicts first (ISO 15197's binomial test
+# only when ISO 15197 is judged, as its own section)
+c[3].markdown(
+    "  \n".join(
+        f"{plain(title)}: " + verdict(None if text == NO_PAIRS else not text.startswith(FAILS))
+        for title, text in standard_verdicts(report.acceptance)
+    )
+    or "no standard chosen"
+)
 for caveat in report.caveats:
     st.warning(plain(caveat))
 
-titles = report.titles()
-st.subheader(titles["acceptance"])
-st.caption(plain(" ".join([*acceptance_summary(report.acceptance), *report.acceptance_notes])))
 
-
-def show_table(name: str, frame: pd.DataFrame, where=st) -> None:
-    """A report table as the reader's text (human names, rounding, verdicts in colour) in a
-    static table: every column shown, long texts wrapped. st.table reads Markdown: every cell
-    and header is escaped, so that "> 180 mg/dL" stays text."""
-    text = display_frame(frame, name, unit)
+def show_table(table: ReportTable) -> None:
+    """A section's table as the reader's text (human names, rounding, verdicts in colour) in a
+    static table across the page: every column shown, long texts wrapped. st.table reads
+    Markdown: every cell and header is escaped, so that "> 180 mg/dL" stays text."""
+    text = table.reader(unit)
     colours = (
         {i: VERDICT_COLOURS.get(v, "inherit") for i, v in enumerate(text[VERDICT])}
         if VERDICT in text.columns
@@ -422,117 +448,67 @@ def show_table(name: str, frame: pd.DataFrame, where=st) -> None:
             lambda column: [f"color: {colours[i]}; font-weight: bold" for i in range(len(column))],
             subset=[VERDICT],
         )
-    where.table(styled)
+    st.table(styled)
 
 
-if report.standards:
-    show_table("acceptance", report.acceptance)
-else:
-    st.info("No standard chosen: pick one or more above to see their verdicts.")
-show_study_plan(report)
-
-notes = [m for m in report.messages if m != MISSING_SEG_MESSAGE]
-if notes:
-    with st.expander(f"Notes on the data ({len(notes)})"):
-        st.text("\n".join(notes))
 with st.expander("Provenance: what this report was made from"):
     st.text("\n".join(f"{item}: {value_text(value)}" for item, value in report.provenance.items()))
 
-included = report.pairs[report.pairs["included"]]
-ref, bgm = included["REF"].to_numpy(), included["BGM"].to_numpy()
-# each grid's risk surface for its plot (None: a zone grid); the SEG table's absolute risk
-surfaces: dict[str, NDArray[np.float64] | None] = (
-    {"seg": seg.table.absolute} if seg.table is not None else {}
-)
-surfaces.update(dict.fromkeys(report.zone_grids.values()))
-if learned is not None:
-    surfaces["learned"] = learned
 
-
-@st.cache_data(show_spinner="Drawing the error grid…", max_entries=16)
-def grid_png(
-    name: str,
-    ref: np.ndarray,
-    bgm: np.ndarray,
-    surface_key: str,
-    _surface: NDArray[np.float64] | None,
-    dpi: int = PNG_DPI,
-    unit: str = "mg/dL",
-) -> bytes:
-    """The report's plot of one grid (the same figure as in the PDF and HTML report)."""
-    return figure_png(grid_plot(name, ref, bgm, surface=_surface, unit=unit), dpi=dpi)
-
-
-surface_keys = {
-    "seg": seg.table.fingerprint if seg.table is not None else "",
-    "learned": f"{learned_choice} {learned_versions.get(learned_choice, '')}",
-}
-c = st.columns(2)
-shown_grid = c[0].radio(
-    "error grid",
-    list(surfaces),
-    format_func=lambda n: get_grid(n).title,
-    horizontal=True,
-    key="meter_grid",
-)
-c[0].caption(plain(get_grid(shown_grid).purpose))
-c[0].image(
-    grid_png(
-        shown_grid,
-        ref,
-        bgm,
-        surface_keys.get(shown_grid, ""),
-        surfaces[shown_grid],
-        SCREEN_DPI,
-        unit,
-    ),
-    width="stretch",
-    caption=figure_caption(shown_grid, len(ref), unit),
-)
-
-
-@st.cache_data(show_spinner="Drawing the Bland–Altman plot…", max_entries=8)
-def bland_altman_files(key: tuple, _report: MeterReport) -> tuple[bytes, bytes, bytes, str]:
-    """The report's modified Bland–Altman plot as PNG for the page, PNG and PDF to download,
-    and its caption (the same as in the PDF and HTML report)."""
-    del key  # cache key only
-    plot, caption = bland_altman_report_plot(_report)
-    return figure_png(plot, SCREEN_DPI), figure_png(plot), figure_pdf(plot), caption
+@st.cache_data(show_spinner="Drawing the figure…", max_entries=32)
+def screen_png(key: tuple, name: str, _draw) -> bytes:
+    """A section's figure as PNG for the page (the same figure as in the PDF and HTML report;
+    its PNG and PDF downloads are drawn when asked for)."""
+    del key, name  # cache key only
+    return figure_png(_draw(), SCREEN_DPI)
 
 
 report_key = (  # what the report and its downloads were made from
     dataset,
     parkes_type,
     learned_choice,
-    surface_keys["seg"],
+    seg.table.fingerprint if seg.table is not None else "",
     hash(report.pairs[["REF", "BGM"]].to_numpy().tobytes()),
     repr(judge),
     device_type,
 )
-ba_screen, ba_png, ba_pdf, ba_caption = bland_altman_files(report_key, report)
-c[1].image(ba_screen, width="stretch", caption=ba_caption)
 
-tables = report.tables()
-side_by_side = [n for n in tables if n not in ("acceptance", "ranges", "risk_categories")]
-st.subheader(titles["ranges"])
-show_table("ranges", report.ranges)
-left, right = st.columns(2)
-for i, name in enumerate(side_by_side):
-    column = left if i % 2 == 0 else right
-    column.markdown(f"**{titles[name]}**")
-    if name in report.zone_grids:
-        column.caption(plain(get_grid(report.zone_grids[name]).purpose))
-    show_table(name, tables[name], column)
-    if name == "cg_diva" and report.cg_diva is not None:
-        column.image(
-            figure_png(cg_diva_plot(report.cg_diva), dpi=SCREEN_DPI),
-            width="stretch",
-            caption=CG_DIVA_CAPTION,
+
+def label_of(named: dict[str, ReportFigure]) -> Callable[[str], str]:
+    """A figure's label by its name (a radio's or a select box's format_func)."""
+    return lambda name: named[name].label
+
+
+figures = {}  # every figure of the report, by name (for the downloads)
+for view in views:  # every section in the report's order, the same as every output
+    st.subheader(view.title)
+    st.caption(plain(view.summary))
+    for caution in view.cautions:
+        st.warning(plain(caution))
+    if view.about:
+        with st.expander("About this section"):
+            st.text("\n".join(view.about))
+    for table in view.tables:
+        st.markdown(f"**{plain(table.title)}**")
+        show_table(table)
+        if table.caption:
+            st.caption(plain(table.caption))
+    shown_figures = {f.name: f for f in view.figures}
+    figures.update(shown_figures)
+    if len(shown_figures) > 1:
+        picked = st.radio(
+            "figure",
+            list(shown_figures),
+            format_func=label_of(shown_figures),
+            horizontal=True,
+            key=f"meter_figure_{view.key}",
         )
-if "risk_categories" in tables:
-    st.markdown(f"**{titles['risk_categories']}**")
-    show_table("risk_categories", tables["risk_categories"])
+        shown_figures = {picked: shown_figures[picked]}
+    for figure in shown_figures.values():
+        screen = screen_png(report_key, figure.name, figure.draw)
+        st.image(screen, width="stretch", caption=figure.caption)
 
+show_study_plan(report)
 show_pairs(report)
 
 st.subheader("Report and downloads")
@@ -562,8 +538,9 @@ c[0].download_button(
     "text/html",
     key="meter_download_report_html",
 )
+tables = report.tables()
 table_name = c[1].selectbox(
-    "table", list(tables), format_func=titles.__getitem__, key="meter_download_table"
+    "table", list(tables), format_func=lambda n: n.replace("_", " "), key="meter_download_table"
 )
 c[1].download_button(
     "Table as CSV",
@@ -579,20 +556,19 @@ c[1].download_button(
     "application/json",
     key="meter_download_json",
 )
-c[2].download_button(
-    f"{get_grid(shown_grid).title} plot as PNG",
-    lambda: grid_png(
-        shown_grid, ref, bgm, surface_keys.get(shown_grid, ""), surfaces[shown_grid], unit=unit
-    ),
-    f"{shown_grid}.png",
-    "image/png",
-    key="meter_download_grid_png",
+figure_name = c[2].selectbox(
+    "figure", list(figures), format_func=label_of(figures), key="meter_download_figure"
 )
-for data, suffix, mime in ((ba_png, "png", "image/png"), (ba_pdf, "pdf", "application/pdf")):
-    c[2].download_button(
-        f"Bland–Altman plot as {suffix.upper()}",
-        data,
-        f"bland_altman.{suffix}",
-        mime,
-        key=f"meter_download_bland_altman_{suffix}",
-    )
+if figure_name is not None:
+    draw = figures[figure_name].draw
+    for data, suffix, mime in (  # drawn on a click, never on a rerun
+        (lambda: figure_png(draw()), "png", "image/png"),
+        (lambda: figure_pdf(draw()), "pdf", "application/pdf"),
+    ):
+        c[2].download_button(
+            f"Figure as {suffix.upper()}",
+            data,
+            f"{figure_name}.{suffix}",
+            mime,
+            key=f"meter_download_figure_{suffix}",
+        )

@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 from typer.core import TyperGroup, TyperOption
@@ -139,11 +139,17 @@ class LazyCommands(TyperGroup):
     in parsing the command line (of the group or of any command below it) is printed as one
     sentence by the one error printer, :func:`ranking_core.cli.output.fail` (exit status 2)."""
 
-    def make_context(self, info_name, args, parent=None, **extra):  # type: ignore[no-untyped-def]
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: Context | None = None,
+        **extra: Any,
+    ) -> Context:
         with _one_sentence_usage_errors():
             return super().make_context(info_name, args, parent=parent, **extra)
 
-    def invoke(self, ctx: Context):  # type: ignore[no-untyped-def]
+    def invoke(self, ctx: Context) -> Any:
         with _one_sentence_usage_errors():
             return super().invoke(ctx)
 

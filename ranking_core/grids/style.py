@@ -1,6 +1,6 @@
 """The one style of riskgrid's glucose figures, read by each of its three drawers: Pillow rasters
 (:mod:`ranking_core.grids.raster`: ``grid.png`` and the fast grid pictures of the pages),
-matplotlib plots (:mod:`ranking_core.meter.documents.grid_plots`: the report's PNG and PDF
+matplotlib plots (:mod:`ranking_core.meter.drawing.grid_plots`: the report's PNG and PDF
 figures, also shown on the Meter page) and Plotly charts
 (:mod:`ranking_core.meter.documents.figures`,
 ``dashboard/figures.py``: the pages' interactive charts and the HTML exports).

@@ -130,6 +130,11 @@ class OnScale:
         self._result = result
         self.grid = np.clip(result.grid, 0.0, RISK_MAX)
 
+    @property
+    def fitted(self) -> LearnedGrid:
+        """The fit itself (its grid as learned, not clipped)."""
+        return self._result
+
     def __getattr__(self, name: str) -> Any:
         if name == "_result":  # not yet set (copying, unpickling): no endless lookup
             raise AttributeError(name)

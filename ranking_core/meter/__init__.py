@@ -8,13 +8,8 @@ from ranking_core.meter.pairs.readings import (
     pairs_from_frame,
     read_pairs,
 )
-from ranking_core.meter.report import (
-    ISO_RANGES,
-    MeterReport,
-    binomial_lower_bound,
-    iso_difference,
-    meter_report,
-)
+from ranking_core.meter.report import MeterReport, iso_difference, meter_report
+from ranking_core.meter.seg_tool import ISO_RANGES, binomial_lower_bound
 
 __all__ = [
     "ISO_RANGES",

@@ -7,28 +7,35 @@ Klonoff et al. 2014 for the SEG, ISO 15197:2013 for the accuracy ranges, and eac
 from __future__ import annotations
 
 import hashlib
-import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
-from scipy.stats import binom
 
-from ranking_core.grids.registry import RiskGrid, ZoneGrid, get_grid, report_grids
-from ranking_core.grids.risk_scale import (
-    RISK_CATEGORIES,
-    RISK_CATEGORY_RANGES,
-    RISK_GRADE_RANGES,
-    RISK_GRADES,
-    risk_category,
-    risk_grade,
-)
+from ranking_core.grids.registry import RiskGrid, get_grid, report_grids
 from ranking_core.grids.seg import GLUCOSE_MAX, MISSING_SEG_MESSAGE, SEGTable
-from ranking_core.meter.cgm.cg_diva import CgDivaRange, cg_diva_frame
+from ranking_core.meter.cgm.cg_diva import CgDivaRange
 from ranking_core.meter.cgm.trend import TrendAgreement
-from ranking_core.meter.pairs.readings import MeterPairs, name_rows, pairs_from_frame
+from ranking_core.meter.comparison.summary import ComparisonSettings
+from ranking_core.meter.pairs.readings import MeterPairs, pairs_from_frame
+from ranking_core.meter.sections import (
+    SectionInputs,
+    SectionView,
+    compute_sections,
+    section_views,
+)
+from ranking_core.meter.sections.base import ReportSetting, json_ready
+from ranking_core.meter.sections.settings import report_settings
+from ranking_core.meter.seg_tool import (
+    accuracy_table,
+    category_table,
+    iso_tables,
+    pair_types,
+    seg_tables,
+    zone_table,
+)
 from ranking_core.meter.standards.acceptance import (
     RATE_GAP_MINUTES,
     JudgeSettings,
@@ -44,61 +51,21 @@ from ranking_core.meter.standards.verdicts import (
     trend_of,
 )
 from ranking_core.meter.statistics import (
-    add_intervals,
     caveats,
     iso_difference,
-    mean_sd,
     pair_points,
-    proportion_interval,
     range_statistics,
 )
 from ranking_core.version import riskgrid_version
 
 __all__ = [
     "HYPO_MISSED_RULE",
-    "ISO_RANGES",
     "PAIR_RESULT_COLUMNS",
-    "SEG_TOOL_TABLES",
-    "TABLE_TITLES",
     "MeterReport",
-    "binomial_lower_bound",
     "iso_difference",
     "meter_report",
 ]
 
-# a human title for each table of the report (CLI and dashboard); zone tables take their grid's,
-# the acceptance table adds the titles of the profiles judged (MeterReport.titles)
-TABLE_TITLES = {
-    "pair_types": "Pair types",
-    "accuracy": "Bias, MARD, CV and 95 % limits of agreement (%)",
-    "risk_grades": "SEG risk grades",
-    "risk_categories": "SEG risk categories",
-    "iso_ranges": "ISO 15197 ranges",
-    "binomial": "Binomial accuracy test (95 % within 15)",
-    "acceptance": "Acceptance criteria",
-    "ranges": "MARD, bias and shares within ±15/15 and ±20/20 by glucose range",
-    "learned_categories": "Risk categories on the learned grid",
-    "trend_agreement": "Trend agreement: sensor rate × reference rate (mg/dL/min), pairs and row %",
-    "trend_concurrence": "Clinical trend concurrence (CTCA): pairs and share in zones A–D, MARoC",
-    "cg_ega": "CG-EGA: accurate readings, benign errors and erroneous readings by glycaemic state",
-    "cg_diva": "CG-DIVA: median deviation, deviation intervals and sensor variability "
-    "(mg/dL below comparator 70, % from 70)",
-}
-# the official SEG tool's tables, in its order
-SEG_TOOL_TABLES = tuple(
-    "pair_types accuracy risk_grades risk_categories iso_ranges binomial".split()
-)
-# ISO 15197 bands of |BGM − REF| (mg/dL below REF 100, % of REF from 100), upper bound included
-ISO_RANGES = (
-    "<= 5 % or 5 mg/dL",
-    "> 5 - 10 % or mg/dL",
-    "> 10 - 15 % or mg/dL",
-    "> 15 - 20 % or mg/dL",
-    "> 20 % or 20 mg/dL",
-)
-_ISO_EDGES = np.array([5.0, 10.0, 15.0, 20.0])
-ISO_COMPLIANT = 15.0  # mg/dL or %, the ISO 15197 / SEG surveillance accuracy limit
-BINOMIAL_PROBABILITY, BINOMIAL_QUANTILE = 0.95, 0.05
 HYPO_LIMIT = 70.0  # mg/dL: below it, hypoglycaemia (level 1, the consensus threshold)
 HYPO_MISSED_RULE = "reference < 70 mg/dL while the meter / sensor reads ≥ 70 mg/dL"
 # the per-pair results file (--pairs-out), its columns and what each holds
@@ -119,40 +86,6 @@ PAIR_RESULT_COLUMNS = {
     "error_direction": "BGM > REF, BGM < REF or BGM = REF",
     "hypoglycaemia_missed": f"true when {HYPO_MISSED_RULE}",
 }
-
-
-def binomial_lower_bound(n: int) -> int:
-    """Fewest compliant pairs for the SEG surveillance accuracy standard: the 5th percentile of
-    Binomial(n, 0.95), i.e. R's ``qbinom(0.05, n, 0.95)`` (smallest k with P(X ≤ k) ≥ 0.05), and
-    at least 1: with one pair the quantile is 0, and 0 compliant pairs never meet a standard."""
-    return max(1, int(binom.ppf(BINOMIAL_QUANTILE, n, BINOMIAL_PROBABILITY))) if n > 0 else 0
-
-
-def _counts(
-    index: NDArray[np.integer], labels: tuple[str, ...], n: int, count: NDArray[np.int64]
-) -> pd.DataFrame:
-    """count, percent and its Wilson 95 % interval of each label (``index`` per point, ``count``
-    pairs at each point)."""
-    tally = np.bincount(index, weights=count, minlength=len(labels)).astype(np.int64)
-    percent = 100.0 * tally / n if n else np.full(len(labels), np.nan)
-    return add_intervals(pd.DataFrame({"count": tally, "percent": percent}), n)
-
-
-def _category_table(abs_risk: NDArray[np.float64], count: NDArray[np.int64]) -> pd.DataFrame:
-    table = _counts(risk_category(abs_risk), RISK_CATEGORIES, int(count.sum()), count)
-    table.insert(0, "abs_risk_range", list(RISK_CATEGORY_RANGES))
-    table.insert(0, "category", list(RISK_CATEGORIES))
-    table.insert(0, "id", np.arange(len(RISK_CATEGORIES)))
-    return table
-
-
-def _zone_table(
-    grid: ZoneGrid, index: NDArray[np.integer], count: NDArray[np.int64]
-) -> pd.DataFrame:
-    table = _counts(index, grid.zones, int(count.sum()), count)
-    table.insert(0, "meaning", list(grid.meanings))
-    table.insert(0, "zone", list(grid.zones))
-    return table
 
 
 def _spread(values: NDArray, included: NDArray[np.bool_]) -> NDArray[np.float64]:
@@ -176,10 +109,6 @@ def _labels(
         codes[included] = index
     # pandas takes any array-like of int codes; its stubs declare only Sequence[int]
     return pd.Categorical.from_codes(codes, categories=pd.Index(names))  # type: ignore[arg-type]
-
-
-def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    return json.loads(frame.to_json(orient="records"))
 
 
 @dataclass(frozen=True)
@@ -242,19 +171,27 @@ class MeterReport:
     group_column: str = ""
     trend: TrendAgreement | None = None
     cg_diva: tuple[CgDivaRange, ...] | None = None
+    settings: tuple[ReportSetting, ...] = ()
+    results: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def views(self) -> list[SectionView]:
+        """The report's sections as every rendering draws them, in reading order
+        (:func:`~ranking_core.meter.sections.section_views`)."""
+        return section_views(self)
 
     def tables(self) -> dict[str, pd.DataFrame]:
-        """The summary tables present, by name, in report order (zone tables by grid family)."""
-        names = (*SEG_TOOL_TABLES, "acceptance", "ranges")
-        tables = {n: getattr(self, n) for n in names if getattr(self, n) is not None}
-        tables.update(self.zones)
-        if self.learned_categories is not None:
-            tables["learned_categories"] = self.learned_categories
-        if self.trend is not None:
-            tables.update(self.trend.tables())
-        if self.cg_diva is not None:
-            tables["cg_diva"] = cg_diva_frame(self.cg_diva)
-        return tables
+        """The tables of results of the sections present, by name, in report order (a table
+        split for readers, such as the acceptance criteria by standard and group, whole
+        again; the settings and provenance, text for readers, are in :meth:`views`)."""
+        parts: dict[str, list[pd.DataFrame]] = {}
+        for view in self.views():
+            for table in view.tables:
+                if table.data:
+                    parts.setdefault(table.name, []).append(table.frame)
+        return {
+            name: frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+            for name, frames in parts.items()
+        }
 
     def judged_profiles(self) -> tuple[str, ...]:
         """Titles of the acceptance standards judged (those with a row in :attr:`acceptance`,
@@ -264,24 +201,17 @@ class MeterReport:
         return tuple(profile_title(name) for name in names or self.standards)
 
     def titles(self) -> dict[str, str]:
-        """A human title for each table of :meth:`tables` (zone tables: their grid's title; the
-        acceptance table names the profiles judged, "Acceptance criteria (ISO 15197:2013)")."""
-        judged = ", ".join(self.judged_profiles())
-        return {
-            name: (
-                f"{get_grid(self.zone_grids[name]).title}: zones"
-                if name in self.zones
-                else f"{TABLE_TITLES[name]} ({judged})"
-                if name == "acceptance" and judged
-                else TABLE_TITLES[name]
-            )
-            for name in self.tables()
-        }
+        """A human title for each table of :meth:`tables` (the first part's title)."""
+        out: dict[str, str] = {}
+        for view in self.views():
+            for table in view.tables:
+                out.setdefault(table.name, table.title)
+        return out
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict: every table as a list of records (NaN → null) under its name (zone
-        tables under their grid family: "dts", "clarke", "parkes"), what each zone grid is
-        ("grids": name, title, citation, purpose), plus the messages."""
+        """JSON-ready dict: what the report is of (source, units, device, standards), then each
+        section's keys in report order (tables as lists of records, NaN → null, every number a
+        JSON number)."""
         out: dict[str, Any] = {
             "source": self.source,
             "unit": "mg/dL",
@@ -300,25 +230,9 @@ class MeterReport:
                 for name in self.standards
             ],
         }
-        out.update({name: _records(table) for name, table in self.tables().items()})
-        out["grids"] = {
-            family: {
-                "name": grid.name,
-                "title": grid.title,
-                "citation": grid.citation,
-                "purpose": grid.purpose,
-            }
-            for family, grid in ((f, get_grid(n)) for f, n in self.zone_grids.items())
-        }
-        if self.trend is not None:
-            out.update(self.trend.json_blocks())  # trend_agreement, cg_ega
-        if self.cg_diva is not None:
-            out["cg_diva"] = [row.to_dict() for row in self.cg_diva]
-        out["provenance"] = dict(self.provenance)
-        out["acceptance_notes"] = list(self.acceptance_notes)
-        out["caveats"] = list(self.caveats)
-        out["messages"] = list(self.messages)
-        return out
+        for view in self.views():
+            out.update(view.json)
+        return json_ready(out)
 
 
 def _as_pairs(pairs: MeterPairs | pd.DataFrame) -> MeterPairs:
@@ -338,6 +252,7 @@ def meter_report(
     judge: JudgeSettings | None = None,
     device: str | None = None,
     rate_gap: float = RATE_GAP_MINUTES,
+    comparison: ComparisonSettings | None = None,
 ) -> MeterReport:
     """The meter accuracy report for (BGM, REF) pairs in mg/dL.
 
@@ -357,6 +272,8 @@ def meter_report(
         ``profiles``.
     device : "bgm" or "cgm" (default :func:`device_of` the pairs): picks the default standard.
     rate_gap : minutes; consecutive pairs of a sensor further apart give no rate of change.
+    comparison : the method comparison's Deming error ratio and decision levels (default λ = 1,
+        70, 180, 250 mg/dL in the file's unit).
     provenance : items to state first in the report's provenance (the input file's name and
         sha256, the learned grid's name, λ and ratings checksum, from the caller); the version,
         pairs, unit and the SEG and learned grids' checksums are added here.
@@ -371,90 +288,16 @@ def meter_report(
     """
     pairs = _as_pairs(pairs)
     ref, bgm = pairs.ref, pairs.bgm
-    n_total = len(ref)
-    ref_over = ref > GLUCOSE_MAX
-    bgm_over = ~ref_over & (bgm > GLUCOSE_MAX)
-    negative = ~ref_over & ~bgm_over & ((ref < 0) | (bgm < 0))
-    included = ~(ref_over | bgm_over | negative)
-    messages = list(pairs.messages)
-
-    kinds = (
-        "Total",
-        "BGM < REF",
-        "BGM = REF",
-        "BGM > REF",
-        "REF > 600: excluded from SEG analysis",
-        "BGM > 600: excluded",
-        "REF or BGM < 0: excluded",
-        "Total included in SEG analysis",
-    )
-    counts = [n_total] + [
-        np.count_nonzero(mask)
-        for mask in (bgm < ref, bgm == ref, bgm > ref, ref_over, bgm_over, negative, included)
-    ]
-    pair_types = pd.DataFrame({"pair_type": kinds, "count": np.array(counts, dtype=np.int64)})
-    pair_types["percent"] = 100.0 * pair_types["count"] / n_total if n_total else np.nan
-    for mask, rule in (
-        (ref_over, "REF > 600 mg/dL"),
-        (bgm_over, "BGM > 600 mg/dL"),
-        (negative, "a value below 0 mg/dL"),
-    ):
-        if mask.any():
-            messages.append(
-                f"{mask.sum()} pair(s) with {rule} are excluded from the analysis "
-                f"({name_rows(pairs.rows[mask], pairs.unit)})"
-            )
+    included, types, messages = pair_types(pairs)
 
     # every statistic over the distinct (REF, BGM) points, weighted by their pairs (at most
     # 601 × 601 points whatever the number of pairs); per-pair columns are lookups of their point
     points = pair_points(*((ref, bgm) if included.all() else (ref[included], bgm[included])))
     r, b, count, inverse = points.ref, points.bgm, points.count, points.inverse
-    n = int(count.sum())
-    grids = report_grids(parkes_type)
-    zone_index = {family: grid.zone_index(r, b) for family, grid in grids.items()}
-    positive = r > 0
-    rel = np.full(r.size, np.nan)
-    rel[positive] = (b[positive] - r[positive]) / r[positive]
-    n_positive = int(count[positive].sum())
-    if n_positive < n:
-        messages.append(
-            f"{n - n_positive} included pair(s) with REF = 0 are left out of "
-            "bias, MARD, CV and the limits of agreement (rel = (BGM − REF)/REF is "
-            "undefined; the official tool returns Inf)"
-        )
-    bias, cv = mean_sd(rel[positive], count[positive])
-    accuracy = pd.DataFrame(
-        {
-            "n": [n_positive],
-            "ref_zero_left_out": [n - n_positive],
-            "bias_percent": [100 * bias],
-            "mard_percent": [100 * mean_sd(np.abs(rel[positive]), count[positive])[0]],
-            "cv_percent": [100 * cv],
-            "loa_lower_percent": [100 * (bias - 1.96 * cv)],
-            "loa_upper_percent": [100 * (bias + 1.96 * cv)],
-        }
-    )
-
+    rel, accuracy, note = accuracy_table(r, b, count)
+    messages.extend(note)
     diff = iso_difference(r, b)
-    iso_ranges = _counts(np.digitize(diff, _ISO_EDGES, right=True), ISO_RANGES, n, count)
-    iso_ranges.insert(0, "range", list(ISO_RANGES))
-    iso_ranges.insert(0, "id", np.arange(1, len(ISO_RANGES) + 1))
-
-    compliant = int(count[diff <= ISO_COMPLIANT].sum())
-    bound = binomial_lower_bound(n)
-    low, high = proportion_interval(compliant, n)
-    binomial = pd.DataFrame(
-        {
-            "n": [n],
-            "compliant": [compliant],
-            "compliant_percent": [100.0 * compliant / n if n else np.nan],
-            "lower_bound": [bound],
-            "lower_bound_percent": [100.0 * bound / n if n else np.nan],
-            "meets": [bool(n > 0 and compliant >= bound)],
-            "ci_lower_percent": [low],
-            "ci_upper_percent": [high],
-        }
-    )
+    iso_ranges, binomial = iso_tables(diff, count)
 
     # the per-pair columns, made into one frame at the end without copying (setting a column of
     # a frame copies it)
@@ -466,10 +309,11 @@ def meter_report(
     }
     per_pair["rel"] = _spread(rel[inverse], included)
     per_pair["iso_diff"] = _spread(diff[inverse], included)
+    grids = report_grids(parkes_type)
     zones = {}
     for family, grid in grids.items():
-        index = zone_index.pop(family)
-        zones[family] = _zone_table(grid, index, count)
+        index = grid.zone_index(r, b)
+        zones[family] = zone_table(grid, index, count)
         per_pair[family] = _labels(grid.zones, index.astype(np.int8)[inverse], included)
 
     ranges = range_statistics(r, b, count)
@@ -485,33 +329,17 @@ def meter_report(
     if seg_table is None:
         messages.append(MISSING_SEG_MESSAGE)
     else:
-        abs_risk = seg_table.risk(r, b)
-        grade, category = risk_grade(abs_risk), risk_category(abs_risk)
-        grades = _counts(grade, RISK_GRADES, n, count)
-        grades.insert(0, "abs_risk_range", list(RISK_GRADE_RANGES))
-        grades.insert(0, "grade", list(RISK_GRADES))
-        risk_grades, risk_categories = grades, _category_table(abs_risk, count)
-        per_pair["abs_risk"] = _spread(abs_risk[inverse], included)
-        per_pair["risk_grade"] = _labels(RISK_GRADES, grade.astype(np.int8)[inverse], included)
-        per_pair["risk_category"] = _labels(
-            RISK_CATEGORIES, category.astype(np.int8)[inverse], included
-        )
+        risk_grades, risk_categories, columns = seg_tables(seg_table, r, b, count)
+        per_pair.update({k: _per_pair(v, inverse, included) for k, v in columns.items()})
     if learned_risk is not None:
-        surface = np.asarray(learned_risk, dtype=np.float64)
-        size = GLUCOSE_MAX + 1
-        if surface.shape != (size, size) or not np.isfinite(surface).all():
-            raise ValueError(
-                f"meter_report: learned_risk must be a finite ({size}, {size}) array "
-                f"indexed [REF, BGM] in mg/dL; got shape {surface.shape}"
-            )
-        learned = get_grid("learned", RiskGrid).risk(surface, r, b)
-        learned_categories = _category_table(learned, count)
+        learned = _learned_risk(learned_risk, r, b)
+        learned_categories = category_table(learned, count)
         per_pair["learned_risk"] = _spread(learned[inverse], included)
 
     divas, diva_notes = cg_diva_of(pairs, included)
     messages.extend(diva_notes)
-    return MeterReport(
-        pair_types=pair_types,
+    base = MeterReport(
+        pair_types=types,
         accuracy=accuracy,
         iso_ranges=iso_ranges,
         binomial=binomial,
@@ -536,6 +364,53 @@ def meter_report(
         trend=trend_of(rates, *(v[included] for v in pairs.measured)),
         cg_diva=None if divas is None else tuple(divas),
     )
+    inputs = SectionInputs(
+        report=base,
+        pairs=pairs,
+        included=included,
+        judge=judge,
+        rate_gap=rate_gap,
+        rates=rates,
+        seg_table=seg_table,
+        learned_risk=None if learned_risk is None else np.asarray(learned_risk),
+        comparison=comparison or ComparisonSettings(),
+    )
+    return _with_sections(base, inputs)
+
+
+def _with_sections(base: MeterReport, inputs: SectionInputs) -> MeterReport:
+    """The report with its settings (said in every output and recorded in its provenance) and
+    the result of every section of :data:`~ranking_core.meter.sections.SECTIONS`."""
+    settings = report_settings(base, inputs.judge, inputs.rate_gap, inputs.comparison)
+    provenance = {**base.provenance, **{s.label: json_ready(s.value) for s in settings}}
+    report = replace(base, settings=settings, provenance=provenance)
+    return replace(report, results=compute_sections(replace(inputs, report=report)))
+
+
+def _per_pair(
+    column: tuple[NDArray, tuple[str, ...] | None],
+    inverse: NDArray[np.intp],
+    included: NDArray[np.bool_],
+) -> NDArray[Any] | pd.Categorical:
+    """A per-point column spread over every pair read: values, or names given as codes."""
+    values, names = column
+    if names is None:
+        return _spread(values[inverse], included)
+    return _labels(names, values.astype(np.int8)[inverse], included)
+
+
+def _learned_risk(
+    learned_risk: ArrayLike, r: NDArray[np.float64], b: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    """The points' risk on a learned (601, 601) surface indexed [REF, BGM], checked first."""
+    surface = np.asarray(learned_risk, dtype=np.float64)
+    size = GLUCOSE_MAX + 1
+    if surface.shape != (size, size) or not np.isfinite(surface).all():
+        raise ValueError(
+            f"meter_report: learned_risk must be a finite ({size}, {size}) array "
+            f"indexed [REF, BGM] in mg/dL; got shape {surface.shape}"
+        )
+    return np.asarray(get_grid("learned", RiskGrid).risk(surface, r, b), dtype=np.float64)
 
 
 def values_sha256(values: ArrayLike) -> str:

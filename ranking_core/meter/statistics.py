@@ -37,6 +37,7 @@ __all__ = [
     "GLUCOSE_RANGES",
     "MIN_PAIRS",
     "MIN_PAIRS_PER_RANGE",
+    "AgreementLimit",
     "PairPoints",
     "add_intervals",
     "caveats",
@@ -268,3 +269,25 @@ def caveats(ranges: pd.DataFrame) -> tuple[str, ...]:
                 "its MARD, bias and shares are unreliable."
             )
     return tuple(notes)
+
+
+@dataclass(frozen=True)
+class AgreementLimit:
+    """A standard's limit drawn on the Bland–Altman plot: ±``mgdl`` mg/dL below ``cut`` mg/dL
+    of the reference, ±``percent`` % from ``cut`` on (``cut`` 0: ±``percent`` % everywhere)."""
+
+    mgdl: float
+    percent: float
+    cut: float
+
+    def text(self) -> str:
+        if self.cut <= 0:
+            return f"±{self.percent:g} %"
+        return (
+            f"±{self.mgdl:g} mg/dL below {self.cut:g} mg/dL and ±{self.percent:g} % from "
+            f"{self.cut:g} mg/dL on"
+        )
+
+    def percent_at(self, ref: NDArray[np.float64]) -> NDArray[np.float64]:
+        """The limit in % of the reference at each reference glucose (mg/dL, > 0)."""
+        return np.where(ref < self.cut, 100.0 * self.mgdl / ref, self.percent)

@@ -18,13 +18,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import pandas as pd
-from numpy.typing import ArrayLike, NDArray
-
 from ranking_core.record_kinds import KINDS, RECORD_KINDS
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # NumPy and pandas are imported by the checks that use them, when they run
+    import pandas as pd
+    from numpy.typing import ArrayLike, NDArray
+
     from ranking_core.grids.seg import SEGTable
 
 # The checks below import the grid, rating and input modules when they run, not here: a command
@@ -64,6 +63,8 @@ class RecordNotFound(StorageError, LookupError):
 # -- safe encodings -----------------------------------------------------------------------------
 def array_to_bytes(values: ArrayLike) -> bytes:
     """``.npy`` bytes of a numeric or unicode array, written with ``allow_pickle=False``."""
+    import numpy as np
+
     array = np.asarray(values)
     if array.dtype.kind not in "biufU":
         raise StorageError(f"cannot store an array of dtype {array.dtype} (numbers or text only)")
@@ -76,6 +77,8 @@ def array_from_bytes(content: bytes) -> NDArray:
     """Inverse of :func:`array_to_bytes`. Refuses pickled content, other dtypes than numbers and
     text, and a header whose declared shape does not match the bytes that follow it (checked
     before anything is allocated, so a tampered shape cannot exhaust memory)."""
+    import numpy as np
+
     stream = io.BytesIO(content)
     try:
         version = np.lib.format.read_magic(stream)
@@ -102,6 +105,8 @@ def array_from_bytes(content: bytes) -> NDArray:
 
 
 def _column_array(column: pd.Series) -> NDArray:
+    import pandas as pd
+
     if pd.api.types.is_bool_dtype(column) or pd.api.types.is_numeric_dtype(column):
         return column.to_numpy()
     return column.astype("string").fillna("").to_numpy(dtype=str)
@@ -109,6 +114,8 @@ def _column_array(column: pd.Series) -> NDArray:
 
 def frame_to_bytes(frame: pd.DataFrame) -> bytes:
     """``.npz`` bytes holding each column of ``frame`` (numbers kept, anything else as text)."""
+    import numpy as np
+
     names = [str(c) for c in frame.columns]
     if len(set(names)) != len(names):
         raise StorageError(f"cannot store a frame with repeated column names: {names}")
@@ -126,6 +133,8 @@ def frame_to_bytes(frame: pd.DataFrame) -> bytes:
 def frame_from_bytes(content: bytes) -> pd.DataFrame:
     """Inverse of :func:`frame_to_bytes`; refuses pickled content, and members that declare more
     bytes than the archive could hold uncompressed (read through :func:`array_from_bytes`)."""
+    import pandas as pd
+
     try:
         with zipfile.ZipFile(io.BytesIO(content)) as archive:
             members = {}
@@ -185,6 +194,8 @@ def _lookup_name(name: str, kind: str) -> str:
 def check_grid(grid: ArrayLike, signed: bool = False, label: str = "learned grid") -> None:
     """Refuse a risk grid that is not (601, 601), has a non-finite value, or leaves the risk
     scale 0..4 by more than :data:`GRID_OVERSHOOT` (−4..4 for a signed grid)."""
+    import numpy as np
+
     values = np.asarray(grid, dtype=np.float64)
     if values.shape != (GRID_SIZE, GRID_SIZE):
         raise StorageError(
@@ -303,6 +314,9 @@ def _check_rating_frame(frame: pd.DataFrame, name: str) -> None:
 
 
 def _check_meter_frame(frame: pd.DataFrame, name: str) -> None:
+    import numpy as np
+    import pandas as pd
+
     from ranking_core.validation import describe_rows
 
     by_lower = {str(c).strip().lower(): c for c in frame.columns}
@@ -320,6 +334,8 @@ def _check_meter_frame(frame: pd.DataFrame, name: str) -> None:
 
 def _json_ready(value: Any) -> Any:
     """Plain JSON types (numbers, strings, lists, dicts); NumPy scalars and arrays converted."""
+    import numpy as np
+
     if isinstance(value, Mapping):
         return {str(k): _json_ready(v) for k, v in value.items()}
     if isinstance(value, list | tuple | np.ndarray):

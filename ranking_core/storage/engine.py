@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -177,8 +178,6 @@ def storage_errors(
     naming the action: a database still locked after ``timeout`` seconds is *busy*, a file or
     server that refuses writes is *read-only*, and so is a SQLite ``file`` that SQLite cannot
     open because the file or its folder may not be written (:func:`unopenable_file_message`)."""
-    from alembic.util import CommandError
-
     try:
         yield
     except SQLAlchemyError as exc:
@@ -197,12 +196,21 @@ def storage_errors(
             if reason is not None:
                 raise StorageError(f"{action} failed: {reason}") from None
         raise StorageError(f"{action} failed in the database: {_first_line(exc)}") from exc
-    except CommandError as exc:  # e.g. a database upgraded by a newer riskgrid
-        raise StorageError(
-            f"{action} failed: {_first_line(exc)} (was the database made by a newer riskgrid?)"
-        ) from exc
     except OSError as exc:
         raise StorageError(f"{action} failed: {exc.strerror or exc}") from exc
+    except Exception as exc:
+        if not _is_migration_error(exc):
+            raise
+        raise StorageError(  # e.g. a database upgraded by a newer riskgrid
+            f"{action} failed: {_first_line(exc)} (was the database made by a newer riskgrid?)"
+        ) from exc
+
+
+def _is_migration_error(exc: Exception) -> bool:
+    """An error of Alembic's commands (only a schema upgrade runs them, and it has imported
+    Alembic: a read never loads it, so that reading records starts at once)."""
+    alembic_util = sys.modules.get("alembic.util")
+    return alembic_util is not None and isinstance(exc, alembic_util.CommandError)
 
 
 # -- the schema revision -----------------------------------------------------------------------

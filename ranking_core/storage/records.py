@@ -28,11 +28,8 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import pandas as pd
-from numpy.typing import ArrayLike
 from sqlalchemy import Connection, delete, insert, select, text, update
 from sqlalchemy.exc import IntegrityError
 
@@ -80,6 +77,10 @@ from ranking_core.storage.schema import (
 )
 
 # the lock every write of a SEG table record takes besides its name's: one table is in use
+if TYPE_CHECKING:  # NumPy and pandas are imported by the methods that use them, when they run
+    import pandas as pd
+    from numpy.typing import ArrayLike
+
 SEG_IN_USE = "(the SEG table in use)"
 
 
@@ -423,6 +424,8 @@ class Store:
         :func:`ranking_core.learn.grid_metadata`: settings, λ, ratings checksum, riskgrid
         version; checked by :func:`check_grid_metadata`) and optional metrics. The grid is
         checked first (:func:`check_grid`); a failed fit is refused."""
+        import numpy as np
+
         name = check_record_name(name, "learned_grid")
         values = np.asarray(grid, dtype=np.float64)
         check_grid(values, label=repr(name))
@@ -435,6 +438,8 @@ class Store:
     def load_learned_grid(self, name: str) -> StoredGrid:
         """A saved learned grid; :class:`StorageError` if the record is damaged (a grid that is
         not 601 × 601 finite risks, metadata without its settings, λ, checksum or version)."""
+        import numpy as np
+
         info, blobs = self._load("learned_grid", name)
         label = f"learned grid {name!r}"
         grid = array_from_bytes(blobs["grid"])

@@ -9,9 +9,6 @@ from datetime import datetime
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import pandas as pd
-from numpy.typing import NDArray
 from sqlalchemy import (
     JSON,
     Column,
@@ -26,7 +23,11 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from ranking_core.storage.checks import NAME_MAX, SAVED_BY_MAX, seg_table_from_bytes
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # annotations only: reading records needs neither NumPy nor pandas
+    import numpy as np
+    import pandas as pd
+    from numpy.typing import NDArray
+
     from ranking_core.grids.seg import SEGTable
 
 OPERATOR = "the operator (command line or a dashboard without login)"

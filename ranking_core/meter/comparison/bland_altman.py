@@ -38,6 +38,7 @@ __all__ = [
 CUT_MGDL = 100.0  # ISO 15197:2013's split of absolute (below) and relative (from) criteria
 LIMIT_Z = 1.96  # the limits of agreement: bias ∓ 1.96 SD
 MIN_PART_PAIRS = 2  # a part with fewer pairs has no SD: its numbers are NaN
+MAX_DIFFERENCES = 10_000_000  # O(n) in time and memory: the report's pairs, bounded
 
 
 @dataclass(frozen=True)
@@ -103,10 +104,10 @@ class BlandAltmanLimits:
                     f"bias {level} interval": f"{p.bias_lower:.2f} to {p.bias_upper:.2f}",
                     "SD": round(p.sd, 2),
                     "lower limit of agreement": round(p.lower_limit, 2),
-                    f"its {level} interval": f"{p.lower_limit_lower:.2f} to "
+                    f"lower limit {level} interval": f"{p.lower_limit_lower:.2f} to "
                     f"{p.lower_limit_upper:.2f}",
                     "upper limit of agreement": round(p.upper_limit, 2),
-                    f"its {level} interval ": f"{p.upper_limit_lower:.2f} to "
+                    f"upper limit {level} interval": f"{p.upper_limit_lower:.2f} to "
                     f"{p.upper_limit_upper:.2f}",
                 }
             )
@@ -159,7 +160,7 @@ def bland_altman_limits(
 ) -> BlandAltmanLimits:
     """Limits of agreement of ``y`` (device) against ``x`` (reference): absolute below ``cut``
     (default 100 mg/dL in ``unit``), relative (%) from it on."""
-    xs, ys = check_pairs(x, y, minimum=1)
+    xs, ys = check_pairs(x, y, minimum=1, maximum=MAX_DIFFERENCES)
     cut = default_cut(unit) if cut is None else float(cut)
     if not (math.isfinite(cut) and cut > 0):
         raise ValueError(f"cut {cut}: must be a positive number")

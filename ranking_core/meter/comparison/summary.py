@@ -4,12 +4,14 @@ shows as ``method_comparison``."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pandas as pd
 from numpy.typing import ArrayLike
 
+from ranking_core.inputs import MGDL_PER_MMOLL
 from ranking_core.meter.comparison.bland_altman import BlandAltmanLimits, bland_altman_limits
 from ranking_core.meter.comparison.common import CONFIDENCE, check_pairs
 from ranking_core.meter.comparison.decision_levels import (
@@ -22,7 +24,37 @@ from ranking_core.meter.comparison.decision_levels import (
 from ranking_core.meter.comparison.deming import Deming, deming
 from ranking_core.meter.comparison.passing_bablok import PassingBablok, passing_bablok
 
-__all__ = ["MethodComparison", "method_comparison"]
+__all__ = ["ComparisonSettings", "MethodComparison", "method_comparison"]
+
+GLUCOSE_TOP_MGDL = 600.0  # the report's glucose scale ends here: no decision level above it
+
+
+@dataclass(frozen=True)
+class ComparisonSettings:
+    """The choices of a method comparison: the Deming error ratio λ = σ²_x / σ²_y (reference's
+    error variance over the device's; 1 by default) and the decision levels in the pairs' unit
+    (None: 70, 180, 250 mg/dL in that unit)."""
+
+    error_ratio: float = 1.0
+    levels: tuple[float, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.error_ratio) and self.error_ratio > 0):
+            raise ValueError(f"Deming error ratio {self.error_ratio}: must be a positive number")
+
+    def levels_in(self, unit: str) -> tuple[float, ...]:
+        """The decision levels in ``unit`` (mg/dL or mmol/L, the pairs' unit); ValueError when
+        a level lies above 600 mg/dL in that unit (levels in mg/dL given for a file in mmol/L)."""
+        if self.levels is None:
+            return default_levels(unit)
+        top = GLUCOSE_TOP_MGDL / MGDL_PER_MMOLL if unit == "mmol/L" else GLUCOSE_TOP_MGDL
+        for k, level in enumerate(self.levels, start=1):
+            if level > top:
+                raise ValueError(
+                    f"decision level {k} ({level:g}) lies above {top:.4g} {unit}: the pairs "
+                    f"are in {unit}, so give the levels in {unit}"
+                )
+        return self.levels
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from ranking_core.inputs.text import printable
-from ranking_core.meter.documents.display import FAILS, MEETS, PASSES
+from ranking_core.meter.drawing.display import FAILS, MEETS, PASSES
 
 __all__ = [
     "VERDICT_COLOURS",

@@ -15,9 +15,10 @@ from matplotlib.figure import Figure
 from ranking_core.grids.risk_scale import RISK_CATEGORY_FILE_LABELS
 from ranking_core.inputs import MGDL_PER_MMOLL
 from ranking_core.inputs.text import FORMULA_PREFIXES, safe_csv
-from ranking_core.meter.documents.grid_plots import figure_pdf
-from ranking_core.meter.documents.grid_plots import figure_png as static_png
-from ranking_core.meter.report import HYPO_LIMIT, ISO_COMPLIANT, MeterReport
+from ranking_core.meter.drawing.grid_plots import figure_pdf
+from ranking_core.meter.drawing.grid_plots import figure_png as static_png
+from ranking_core.meter.report import HYPO_LIMIT, MeterReport
+from ranking_core.meter.seg_tool import ISO_COMPLIANT
 
 __all__ = [
     "FORMULA_PREFIXES",

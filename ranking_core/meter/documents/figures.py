@@ -14,8 +14,9 @@ from ranking_core.grids.risk_scale import RISK_COLORSCALE, RISK_MAX
 from ranking_core.grids.seg import GLUCOSE_MAX, SEGTable
 from ranking_core.grids.style import MEASURED_TITLE, REF_TITLE, plotly_fonts, plotly_title
 from ranking_core.inputs import MGDL_PER_MMOLL
-from ranking_core.meter.documents.grid_plots import DENSITY_COLOURS, DENSITY_FROM, bland_altman
-from ranking_core.meter.report import ISO_COMPLIANT, MeterReport
+from ranking_core.meter.drawing.grid_plots import DENSITY_COLOURS, DENSITY_FROM, bland_altman
+from ranking_core.meter.report import MeterReport
+from ranking_core.meter.seg_tool import ISO_COMPLIANT
 
 __all__ = [
     "DISPLAY_STEP",

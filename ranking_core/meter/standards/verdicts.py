@@ -124,16 +124,21 @@ def judge_pairs(
     rates: RateSummary | None = None,
 ) -> tuple[pd.DataFrame, list[str]]:
     """The acceptance table: every standard over the included pairs, values as measured; with a
-    group column (``--by``), every standard again for each group, a ``group`` column first.
-    ``rates``: :func:`pair_rates` of these pairs, when already computed."""
+    group column (``--by``), the pooled verdict over every pair first (``group`` None), then
+    every standard again for each group (a ``group`` column first; the groups' pairs sum to the
+    pooled ones). ``rates``: :func:`pair_rates` of these pairs, when already computed."""
     extra = {k: v[included] for k, v in pairs.extra.items()}
     ref, bgm = (v[included] for v in pairs.measured)
     groups = extra.get("group")
+    if groups is not None:
+        check_groups(groups, pairs.group_column)  # the bound, before any standard is judged
+    pooled_extra = {k: v for k, v in extra.items() if k != "group"}
+    data = _acceptance_data(ref, bgm, pooled_extra, r, b, count, parkes_type, rate_gap, rates)
+    pooled, notes = acceptance_table(data, judge)
     if groups is None:
-        data = _acceptance_data(ref, bgm, extra, r, b, count, parkes_type, rate_gap, rates)
-        return acceptance_table(data, judge)
-    check_groups(groups, pairs.group_column)
-    frames, notes = [], []
+        return pooled, notes
+    pooled.insert(0, "group", None)
+    frames = [pooled]
     for value in pd.unique(groups):
         mask = groups == value
         part = {k: v[mask] for k, v in extra.items()}
@@ -142,7 +147,11 @@ def judge_pairs(
         frame.insert(0, "group", str(value))
         frames.append(frame)
         notes += group_notes
-    return pd.concat(frames, ignore_index=True), notes
+    table = pd.concat(frames, ignore_index=True)
+    table["group"] = pd.Series(
+        [None if pd.isna(g) else g for g in table["group"]], index=table.index, dtype=object
+    )
+    return table, notes
 
 
 def _acceptance_data(

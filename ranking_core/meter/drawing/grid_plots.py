@@ -31,7 +31,7 @@ from ranking_core.grids.style import MEASURED_TITLE, REF_TITLE, RISK_TITLE, styl
 from ranking_core.grids.zone_grid import zone_grid
 from ranking_core.inputs import MGDL_PER_MMOLL
 from ranking_core.meter.cgm.cg_diva import CgDivaRange
-from ranking_core.meter.statistics import mean_sd
+from ranking_core.meter.statistics import AgreementLimit, mean_sd
 from ranking_core.validation import counted
 
 __all__ = [
@@ -301,6 +301,9 @@ BLAND_ALTMAN_AXIS = 50.0  # %: the official SEG tool's axis, ±50 % of the refer
 ISO_LIMIT = 15.0  # ISO 15197:2013: ±15 mg/dL below 100 mg/dL, ±15 % from 100 mg/dL on
 
 
+ISO_LIMITS = (AgreementLimit(ISO_LIMIT, ISO_LIMIT, 100.0),)
+
+
 @dataclass(frozen=True)
 class BlandAltman:
     """What the modified Bland–Altman plot shows.
@@ -356,9 +359,17 @@ def signed(value: float) -> str:
     return f"{value:+.1f}".replace("-", "−")
 
 
-def bland_altman_caption(data: BlandAltman) -> str:
+def bland_altman_caption(
+    data: BlandAltman,
+    *,
+    device: str = "BGM",
+    limits: tuple[AgreementLimit, ...] = ISO_LIMITS,
+    standard: str = "ISO 15197:2013",
+) -> str:
     """What the modified Bland–Altman plot shows, every line named, and when the axis was
-    widened, how many pairs lie outside ±50 % and to what it was widened."""
+    widened, how many pairs lie outside ±50 % and to what it was widened. ``device`` names the
+    device ("BGM", "CGM"), ``limits`` the standard's limits drawn dotted (``standard`` its
+    title; no limits: none drawn)."""
     if np.isfinite(data.bias):
         lines = (
             f"solid line: mean bias {signed(data.bias)} %; dashed lines: 95 % limits of "
@@ -375,16 +386,25 @@ def bland_altman_caption(data: BlandAltman) -> str:
         if data.outside
         else f" Axis ±{data.axis:g} %, like the official SEG tool."
     )
+    drawn = (
+        f"; dotted lines: {standard} limits, " + " and ".join(x.text() for x in limits)
+        if limits
+        else ""
+    )
     return (
         f"Modified Bland–Altman plot: {counted(data.rel.size, 'analysed pair')}{left_out} "
-        "(dots, or pairs per cell where there are many), difference BGM − REF in % of REF "
-        f"against REF; {lines}; dotted lines: ISO 15197:2013 limits, ±15 mg/dL below "
-        f"100 mg/dL and ±15 % from 100 mg/dL on.{axis}"
+        f"(dots, or pairs per cell where there are many), difference {device} − REF in % of "
+        f"REF against REF; {lines}{drawn}.{axis}"
     )
 
 
 def bland_altman_plot(
-    data: BlandAltman, *, unit: str = "mg/dL", title: str | None = None
+    data: BlandAltman,
+    *,
+    unit: str = "mg/dL",
+    title: str | None = None,
+    device: str = "BGM",
+    limits: tuple[AgreementLimit, ...] = ISO_LIMITS,
 ) -> Figure:
     """The modified Bland–Altman plot as a matplotlib figure (6.4 × 4 in: 1280 × 800 px at
     ``PNG_DPI``): BGM − REF in % of REF against REF (0–600 mg/dL), the mean bias (solid), the
@@ -415,17 +435,17 @@ def bland_altman_plot(
             data.ref, data.rel, s=9, c="#08306b", edgecolors="white", linewidths=0.4, zorder=3
         )
     ref_axis = np.arange(10.0, GLUCOSE_MAX + 1)
-    iso = np.where(ref_axis < 100, 100.0 * ISO_LIMIT / ref_axis, ISO_LIMIT)
-    for sign in (1, -1):
-        ax.plot(
-            ref_axis,
-            sign * iso,
-            color="#555555",
-            linewidth=0.9,
-            linestyle=":",
-            zorder=2,
-            gid=f"iso limit {'+' if sign > 0 else '−'}",
-        )
+    for limit in limits:  # the standard's limits, dotted
+        for sign in (1, -1):
+            ax.plot(
+                ref_axis,
+                sign * limit.percent_at(ref_axis),
+                color="#555555",
+                linewidth=0.9,
+                linestyle=":",
+                zorder=2,
+                gid=f"standard limit {limit.percent:g} {'+' if sign > 0 else '−'}",
+            )
     ax.axhline(0, color="#999999", linewidth=0.5, zorder=1)
     if np.isfinite(data.bias):
         for name, value, style, label in (
@@ -448,7 +468,7 @@ def bland_altman_plot(
     ax.set_xlim(0, GLUCOSE_MAX)
     ax.set_ylim(-data.axis, data.axis)
     ax.set_xlabel(REF_TITLE)
-    ax.set_ylabel("BGM − REF (% of REF)")
+    ax.set_ylabel(f"{device} − REF (% of REF)")
     if unit == "mmol/L":
         to_mmol = (lambda v: v / MGDL_PER_MMOLL, lambda v: v * MGDL_PER_MMOLL)
         ax.secondary_xaxis("top", functions=to_mmol).set_xlabel("reference (mmol/L)")

@@ -88,6 +88,8 @@ _OVERRIDES = {
         "error": "Erroneous readings",
     },
     "cg_ega_zones": {"grid": "Grid", "pairs": "Pairs", "percent": "Share of the pairs"},
+    "trend_agreement": {"sensor_rate": "Sensor rate (mg/dL/min)", "total": "Pairs"},
+    "trend_concurrence": {"measure": "Measure", "pairs": "Pairs", "value": "Value", "unit": "Unit"},
     "cg_diva": {
         "range": "Comparator range (mg/dL)",
         "unit": "Deviation unit",
@@ -171,7 +173,11 @@ def value_text(value: object) -> str:
 
 
 def _number(value: object) -> str:
-    if value is None or (isinstance(value, float | np.floating) and np.isnan(value)):
+    if (
+        value is None
+        or value is pd.NA
+        or (isinstance(value, float | np.floating) and np.isnan(value))
+    ):
         return "—"
     if isinstance(value, bool | np.bool_):
         return "yes" if value else "no"
