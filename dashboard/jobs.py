@@ -1,12 +1,14 @@
 """Long jobs of the dashboard's pages, on one runner (:class:`ranking_core.jobs.JobRunner`) shared
-by every session of the server.
+by every session of the server: on a local dask.distributed cluster it starts (its workers on
+this machine), or on the team's scheduler named by ``RISKGRID_SCHEDULER`` (``riskgrid dashboard
+--scheduler``; docs/OPERATIONS.md).
 
 A page starts a job with :func:`start_job` (the function and its arguments, a key naming the data
 and settings it is computed from) and follows it with :func:`follow_job`: while the job is queued
 or running, a fragment polls it every second and draws its progress bar and a Cancel button, and
 reruns the page once the job has finished. The page itself never waits: the job runs in a worker
-process, so other sessions (and the rest of this page) stay responsive. A job refused by a bound,
-a failed job and a cancelled job are each shown as one sentence.
+process of the cluster, so other sessions (and the rest of this page) stay responsive. A job
+refused by a bound, a failed job and a cancelled job are each shown as one sentence.
 
 Usage, for a button that starts a job whose result the page keeps::
 
@@ -19,6 +21,8 @@ Usage, for a button that starts a job whose result the page keeps::
 
 from __future__ import annotations
 
+import logging
+import threading
 from collections.abc import Callable, Hashable
 from typing import Any
 
@@ -27,23 +31,41 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from dashboard.common import plain
 from dashboard.job_worker import call_by_name, function_name, warm_worker
+from ranking_core.job_cluster import scheduler_address
 from ranking_core.jobs import JobLimits, JobRefused, JobRunner, JobStatus
 
+LOG = logging.getLogger("riskgrid.dashboard")
 POLL_SECONDS = 1.0  # how often a page asks a running job for its progress
 
 
 @st.cache_resource(show_spinner=False)
 def job_runner() -> JobRunner:
-    """The server's one runner of long jobs (its worker processes start on the first job)."""
-    return JobRunner(JobLimits())
+    """The server's one runner of long jobs (its local cluster starts on the first job; none
+    with a team's scheduler)."""
+    return JobRunner(JobLimits(), scheduler=scheduler_address())
 
 
-def warm_workers() -> None:
-    """Start the runner's worker processes and their imports now (the server's warm-up), one
-    job per worker; nothing waits for them."""
+def warm_workers() -> threading.Thread:
+    """Start the runner's cluster and its workers' imports now (the server's warm-up), one job
+    per worker, in a thread of their own: nothing waits for them (a page's first job waits for
+    the cluster if it is not up yet)."""
+    # imported here, not in the thread: a package imported by two threads at once may be seen
+    # half done by one of them (the cluster's start imports these)
+    import distributed  # noqa: F401
+    import pandas  # noqa: F401
+
     runner = job_runner()
-    for worker in range(runner.limits.workers):
-        runner.submit(("warm-up", worker), warm_worker, owner=f"warm-up {worker}")
+
+    def warm() -> None:
+        try:
+            for worker in range(runner.limits.workers):
+                runner.submit(("warm-up", worker), warm_worker, owner=f"warm-up {worker}")
+        except Exception:  # never keep the server from starting; the first job says why
+            LOG.exception("the long jobs' cluster did not start at warm-up")
+
+    thread = threading.Thread(target=warm, name="warm-up jobs", daemon=True)
+    thread.start()
+    return thread
 
 
 def session_owner() -> str:

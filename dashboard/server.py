@@ -32,8 +32,8 @@ LOG = logging.getLogger("riskgrid.dashboard")
 
 
 def warm() -> float:
-    """Import what the pages import, start the long jobs' worker processes and compute the
-    Learn page's opening result; the seconds it took."""
+    """Import what the pages import, start the long jobs' cluster (in the background) and
+    compute the Learn page's opening result; the seconds it took."""
     start = time.perf_counter()
     import inspect
 
@@ -46,7 +46,7 @@ def warm() -> float:
     from dashboard.learn_data import warm_opening_result
     from ranking_core.grids.raster import grade_lines, grid_image, png_bytes
 
-    warm_workers()  # the worker processes start their imports meanwhile
+    warm_workers()  # the cluster starts and its workers import meanwhile
     result = warm_opening_result(seg_status())
     # Streamlit looks at the call stack before its first element; the first look maps every
     # loaded module to its file (a fraction of a second), later looks reuse that map
@@ -116,6 +116,13 @@ def main() -> None:
             file=sys.stderr,
             flush=True,
         )
+        sys.exit(2)
+    from ranking_core.job_cluster import scheduler_address
+
+    try:
+        scheduler_address()  # a team's scheduler for the long jobs, checked before serving
+    except ValueError as exc:
+        print(f"riskgrid dashboard: not started: {exc}", file=sys.stderr, flush=True)
         sys.exit(2)
     if os.environ.get(METRICS_ENV, "") in ("", "0"):
         without_metrics()

@@ -1,53 +1,53 @@
-"""The one way a long job runs beside a server: a bounded pool of worker processes.
+"""The one way a long job runs beside a server: a bounded runner over a dask.distributed cluster.
 
 A job is a function of picklable arguments that takes a ``progress(done, total)`` keyword, the
 callback every long computation of ranking_core already accepts (``learn_grid``, ``choose``,
 ``next_batch``, the experiments; :mod:`ranking_core.cli.progress` draws the same callback as a
-bar in a terminal). :class:`JobRunner` runs it in a worker process, so that the server's
-interpreter stays free for every other session, and answers at any time with a
-:class:`JobStatus`: queued, running (steps done of total), done (the result), failed (one
-sentence, never a traceback) or cancelled.
+bar in a terminal). :class:`JobRunner` runs it on a worker process of a dask.distributed cluster
+(:mod:`ranking_core.job_cluster`: a local cluster started on the first job, or a team's
+scheduler named by one setting), so that the server's interpreter stays free for every other
+session and a team whose jobs outgrow one machine adds workers instead of code. It answers at
+any time with a :class:`JobStatus`: queued, running (steps done of total), done (the result),
+failed (one sentence, never a traceback) or cancelled.
 
-- **Bounds, checked before any work**: at most :attr:`JobLimits.workers` jobs run at once, at
-  most :attr:`JobLimits.jobs` are queued or running in all, at most :attr:`JobLimits.per_owner`
-  of them for one owner (a browser session); a job past a bound is refused with
+- **Bounds, checked before any work**: at most :attr:`JobLimits.workers` jobs run at once (the
+  local cluster's single-threaded workers; a team's cluster has its own size), at most
+  :attr:`JobLimits.jobs` are queued or running in all, at most :attr:`JobLimits.per_owner` of
+  them for one owner (a browser session); a job past a bound is refused with
   :class:`JobRefused`.
 - **Shared**: jobs are named by a key (e.g. the data and the settings); submitting a key that is
   queued, running or done attaches to that job, so two sessions asking for the same fit share one
-  computation and its result. The last :attr:`JobLimits.kept` finished jobs are kept.
-- **Cancel**: a queued job never starts; a running job stops at its next progress report (the
-  callback raises :class:`JobCancelled` inside the worker). Only the owner that submitted a job
-  cancels it.
+  computation and its result. The last :attr:`JobLimits.kept` finished jobs are kept (their
+  results in this process; a finished job's result leaves the workers once fetched).
+- **Progress and cancel**: a worker reports a job's progress at most every few tenths of a
+  second (:data:`ranking_core.job_cluster.REPORT_SECONDS`) and its last step; a queued job
+  cancelled never starts; a running job stops at its next report (the callback raises
+  :class:`JobCancelled` inside the worker). Only the owner that submitted a job cancels it.
 - **Errors**: a ``ValueError`` (every input, storage and survey error of ranking_core is one)
   gives its own sentence; any other exception gives one sentence naming its type, and its
   traceback goes to the log of the worker, not to the page.
 
 ``mode="thread"`` runs the same jobs in threads of this process (same bounds, progress, cancel
-and errors) for work that needs this process's memory; long numerical jobs use processes.
+and errors) for work that needs this process's memory; long numerical jobs use the cluster.
 """
 
 from __future__ import annotations
 
-import atexit
-import contextlib
 import itertools
 import logging
-import multiprocessing
+import math
 import os
-import sys
 import threading
 import time
-import types
-import weakref
-from collections.abc import Callable, Hashable, Iterator, MutableMapping
-from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
-from contextlib import contextmanager
+from collections.abc import Callable, Hashable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+if TYPE_CHECKING:
+    from ranking_core.job_cluster import Engine
 
 LOG = logging.getLogger("riskgrid.jobs")
-
-TRACKER_WAIT = 10.0  # seconds the exit waits for multiprocessing's resource tracker to end
 
 JobState = Literal["queued", "running", "done", "failed", "cancelled"]
 STATES: tuple[JobState, ...] = ("queued", "running", "done", "failed", "cancelled")
@@ -113,11 +113,14 @@ class JobStatus:
 
 @dataclass(frozen=True)
 class _Outcome:
-    """What a worker sends back: the value, or the error sentence, or that it was cancelled."""
+    """What a worker sends back: the value, or the error sentence, or that it was cancelled;
+    and the last progress it reported."""
 
     value: Any = None
     error: str | None = None
     cancelled: bool = False
+    done: int = 0
+    total: int = 0
 
 
 def error_sentence(exc: BaseException) -> str:
@@ -132,89 +135,155 @@ def error_sentence(exc: BaseException) -> str:
     return f"the job stopped on an unexpected error ({kind}{': ' + text if text else ''})"
 
 
-def _run(
-    function: Callable[..., Any],
-    args: tuple,
-    kwargs: dict,
-    board: MutableMapping[str, Any],
-    job_id: str,
+class Channel(Protocol):
+    """How a running job tells its progress and learns it was cancelled (its worker's side)."""
+
+    interval: float  # seconds at least between two reports sent (the last step always sent)
+
+    def open(self) -> None: ...  # the job has started
+
+    def cancelled(self) -> bool: ...
+
+    def report(self, done: int, total: int) -> None: ...
+
+
+def run_in_worker(
+    function: Callable[..., Any], args: tuple, kwargs: dict, channel: Channel
 ) -> _Outcome:
-    """Runs in the worker: ``function(*args, progress=…, **kwargs)`` with its progress written to
-    ``board`` and the cancel flag read from it at every report."""
-    if board.get(f"cancel:{job_id}"):
+    """Runs in the worker: ``function(*args, progress=…, **kwargs)``, its progress sent through
+    ``channel`` and the cancel flag read from it at every report sent."""
+    channel.open()
+    if channel.cancelled():
         return _Outcome(cancelled=True)
-    board[f"progress:{job_id}"] = (0, 0)
+    last = [-math.inf]
+    seen = [0, 0]
 
     def progress(done: int, total: int) -> None:
-        if board.get(f"cancel:{job_id}"):
+        seen[:] = int(done), int(total)
+        now = time.monotonic()
+        if now - last[0] < channel.interval and seen[0] < seen[1]:
+            return
+        last[0] = now
+        if channel.cancelled():
             raise JobCancelled
-        board[f"progress:{job_id}"] = (int(done), int(total))
+        channel.report(seen[0], seen[1])
 
     try:
-        return _Outcome(value=function(*args, progress=progress, **kwargs))
+        value = function(*args, progress=progress, **kwargs)
     except JobCancelled:
-        return _Outcome(cancelled=True)
+        return _Outcome(cancelled=True, done=seen[0], total=seen[1])
     except Exception as exc:
         if not isinstance(exc, ValueError):
-            LOG.exception("job %s failed", job_id)
-        return _Outcome(error=error_sentence(exc))
+            LOG.exception("a job failed")
+        return _Outcome(error=error_sentence(exc), done=seen[0], total=seen[1])
+    return _Outcome(value=value, done=seen[0], total=seen[1])
 
 
-@contextmanager
-def no_main_script() -> Iterator[None]:
-    """Start processes with an empty ``__main__``. A spawned process first runs the parent's
-    ``__main__`` file again; a server that runs scripts as ``__main__`` (Streamlit runs each
-    page script so) would have the worker re-run a page script, or fail on one that is gone."""
-    main = sys.modules["__main__"]
-    sys.modules["__main__"] = types.ModuleType("__main__")
-    try:
-        yield
-    finally:
-        sys.modules["__main__"] = main
+@dataclass
+class _BoardChannel:
+    """A job's progress and cancel flag in a dict of this process (thread mode)."""
+
+    board: dict[str, Any]
+    job_id: str
+    interval: float = 0.0
+
+    def open(self) -> None:
+        self.board[f"progress:{self.job_id}"] = (True, 0, 0)
+
+    def cancelled(self) -> bool:
+        return bool(self.board.get(f"cancel:{self.job_id}"))
+
+    def report(self, done: int, total: int) -> None:
+        self.board[f"progress:{self.job_id}"] = (True, done, total)
+
+
+class _Threads:
+    """Jobs in threads of this process: the engine's interface (:class:`~ranking_core.
+    job_cluster.Engine`) over a thread pool."""
+
+    def __init__(self, workers: int) -> None:
+        self._executor = ThreadPoolExecutor(workers, thread_name_prefix="job")
+        self._board: dict[str, Any] = {}
+        self._ids = itertools.count(1)
+
+    def submit(
+        self, run: Callable[..., Any], function: Callable[..., Any], args: tuple, kwargs: dict
+    ) -> tuple[str, Future]:
+        job_id = f"job-{next(self._ids)}"
+        self._board[f"progress:{job_id}"] = (False, 0, 0)
+        channel = _BoardChannel(self._board, job_id)
+        return job_id, self._executor.submit(run, function, args, kwargs, channel)
+
+    def progress(self, job_id: str) -> tuple[bool, int, int]:
+        started, done, total = self._board.get(f"progress:{job_id}", (False, 0, 0))
+        return started, done, total
+
+    def cancel(self, job_id: str, future: Future) -> None:
+        self._board[f"cancel:{job_id}"] = True
+        future.cancel()
+
+    def forget(self, job_id: str, future: Future) -> None:
+        for name in (f"progress:{job_id}", f"cancel:{job_id}"):
+            self._board.pop(name, None)
+
+    def shutdown(self) -> None:
+        for name in [name for name in self._board if name.startswith("progress:")]:
+            self._board["cancel:" + name.partition(":")[2]] = True
+        self._executor.shutdown(wait=True, cancel_futures=True)
 
 
 @dataclass
 class _Job:
     id: str
     owner: str
-    future: Future
+    future: Any  # a concurrent.futures or a distributed Future; None once its outcome is kept
+    outcome: _Outcome | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.outcome is not None or self.future.done()
 
 
 class JobRunner:
-    """Long jobs in a bounded pool (module docstring).
+    """Long jobs with bounds, progress, cancel and sharing (module docstring).
 
     Parameters
     ----------
     limits : the bounds of :class:`JobLimits`.
-    mode : ``"process"`` (fresh interpreters started by ``spawn``, no server state) or
+    mode : ``"cluster"`` (worker processes of a dask.distributed cluster, no server state) or
         ``"thread"`` (threads of this process).
+    scheduler : in cluster mode, the address ``tcp://HOST:PORT`` of a team's scheduler; None
+        starts a local cluster of ``limits.workers`` processes on the first job.
     """
 
     def __init__(
-        self, limits: JobLimits | None = None, *, mode: Literal["process", "thread"] = "process"
+        self,
+        limits: JobLimits | None = None,
+        *,
+        mode: Literal["cluster", "thread"] = "cluster",
+        scheduler: str | None = None,
     ) -> None:
-        if mode not in ("process", "thread"):
-            raise ValueError(f"mode must be 'process' or 'thread'; got {mode!r}")
+        if mode not in ("cluster", "thread"):
+            raise ValueError(f"mode must be 'cluster' or 'thread'; got {mode!r}")
         self.limits = limits or JobLimits()
         self.mode = mode
         self._lock = threading.Lock()
         self._jobs: dict[Hashable, _Job] = {}
-        self._ids = itertools.count(1)
-        self._executor: Executor
-        self._board: MutableMapping[str, Any]
+        self._engine: Engine | _Threads
         if mode == "thread":
-            self._executor = ThreadPoolExecutor(self.limits.workers, thread_name_prefix="job")
-            self._board = {}
+            self._engine = _Threads(self.limits.workers)
         else:
-            context = multiprocessing.get_context("spawn")
-            with no_main_script():
-                self._manager = context.Manager()
-            self._board = self._manager.dict()
-            self._executor = ProcessPoolExecutor(self.limits.workers, mp_context=context)
-            _stop_every_runner_at_exit(self)
+            from ranking_core.job_cluster import Engine
+
+            self._engine = Engine(self.limits.workers, scheduler)
+
+    @property
+    def scheduler(self) -> str | None:
+        """The team's scheduler the jobs run on (None: a local cluster, or threads)."""
+        return getattr(self._engine, "scheduler", None)
 
     def _active(self) -> list[_Job]:
-        return [job for job in self._jobs.values() if not job.future.done()]
+        return [job for job in self._jobs.values() if not job.finished]
 
     def submit(
         self,
@@ -227,11 +296,13 @@ class JobRunner:
     ) -> JobStatus:
         """Start ``function(*args, progress=…, **kwargs)`` as the job ``key`` for ``owner``, or
         attach to the job ``key`` already queued, running or finished (``again``: start a
-        finished job anew). ``function`` and the arguments must pickle in process mode
-        (a module-level function). Raises :class:`JobRefused` past a bound."""
+        finished job anew). In cluster mode ``function`` and the arguments must pickle and
+        ``function`` must be importable on the workers (a module-level function). Raises
+        :class:`JobRefused` past a bound. The first job of a local cluster waits for its start
+        (a few seconds)."""
         with self._lock:
             job = self._jobs.get(key)
-            if job is not None and not (again and job.future.done()):
+            if job is not None and not (again and job.finished):
                 return self._status(job)
             active = self._active()
             if len(active) >= self.limits.jobs:
@@ -245,21 +316,24 @@ class JobRunner:
                     f"this session already has {mine} long jobs running or queued, its limit "
                     f"of {self.limits.per_owner}; wait for one or cancel it"
                 )
-            job_id = f"job-{next(self._ids)}"
-            self._board[f"progress:{job_id}"] = (0, 0)
-            with no_main_script():  # a process pool starts its workers on a submit
-                future = self._executor.submit(_run, function, args, kwargs, self._board, job_id)
-            self._jobs.pop(key, None)
+            job_id, future = self._engine.submit(run_in_worker, function, args, kwargs)
+            old = self._jobs.pop(key, None)
+            if old is not None:
+                self._drop(old)
             self._jobs[key] = job = _Job(job_id, owner, future)
             self._forget_old()
             return self._status(job)
 
+    def _drop(self, job: _Job) -> None:
+        """Forget a job on the engine (its progress, cancel flag and result there), once."""
+        if job.future is not None:
+            self._engine.forget(job.id, job.future)
+            job.future = None
+
     def _forget_old(self) -> None:
-        finished = [key for key, job in self._jobs.items() if job.future.done()]
+        finished = [key for key, job in self._jobs.items() if job.finished]
         for key in finished[: max(len(finished) - self.limits.kept, 0)]:
-            job = self._jobs.pop(key)
-            for name in (f"progress:{job.id}", f"cancel:{job.id}"):
-                self._board.pop(name, None)
+            self._drop(self._jobs.pop(key))
 
     def status(self, key: Hashable) -> JobStatus | None:
         """The status of the job ``key``, or None when there is none (never submitted, or
@@ -270,107 +344,43 @@ class JobRunner:
             return None if job is None else self._status(job)
 
     def _status(self, job: _Job) -> JobStatus:
-        future = job.future
-        if future.cancelled():
-            return JobStatus("cancelled", owner=job.owner)
-        if not future.done():
-            done, total = self._board.get(f"progress:{job.id}", (0, 0))
-            state: JobState = "running" if future.running() else "queued"
+        if job.outcome is None and not job.future.done():
+            started, done, total = self._engine.progress(job.id)
+            state: JobState = "running" if started else "queued"
             return JobStatus(state, done, total, owner=job.owner)
-        try:
-            outcome: _Outcome = future.result()
-        except Exception as exc:  # the worker itself died (killed, out of memory, unpicklable)
-            return JobStatus("failed", error=error_sentence(exc), owner=job.owner)
+        outcome = job.outcome = job.outcome or self._outcome(job)
         if outcome.cancelled:
             return JobStatus("cancelled", owner=job.owner)
         if outcome.error is not None:
             return JobStatus("failed", error=outcome.error, owner=job.owner)
-        done, total = self._board.get(f"progress:{job.id}", (0, 0))
+        done, total = outcome.done, outcome.total
         return JobStatus("done", done, total, result=outcome.value, owner=job.owner)
+
+    def _outcome(self, job: _Job) -> _Outcome:
+        """A finished job's outcome, fetched once (its result then leaves the workers)."""
+        future = job.future
+        if future.cancelled():
+            outcome = _Outcome(cancelled=True)
+        else:
+            try:
+                outcome = future.result()
+            except Exception as exc:  # the worker itself died (killed, out of memory, unpicklable)
+                outcome = _Outcome(error=error_sentence(exc))
+        self._drop(job)
+        return outcome
 
     def cancel(self, key: Hashable, owner: str = "") -> bool:
         """Cancel the job ``key`` of ``owner``: a queued job never starts, a running one stops
         at its next progress report. False when there is no such unfinished job of ``owner``."""
         with self._lock:
             job = self._jobs.get(key)
-            if job is None or job.owner != owner or job.future.done():
+            if job is None or job.owner != owner or job.finished:
                 return False
-            self._board[f"cancel:{job.id}"] = True
-            job.future.cancel()
+            self._engine.cancel(job.id, job.future)
             return True
 
     def shutdown(self) -> None:
         """Stop taking jobs, cancel the queued ones, stop the running ones at their next
-        progress report and wait for them; then the worker processes and the manager have
-        ended. Calling it again does nothing more."""
-        with self._lock:
-            for job in self._jobs.values():
-                with contextlib.suppress(Exception):  # the manager may be gone already
-                    self._board[f"cancel:{job.id}"] = True
-        self._executor.shutdown(wait=True, cancel_futures=True)
-        if self.mode == "process":
-            with contextlib.suppress(Exception):
-                self._manager.shutdown()
-
-
-_RUNNERS: weakref.WeakSet[JobRunner] = weakref.WeakSet()
-
-
-def _stop_every_runner_at_exit(runner: JobRunner) -> None:
-    """Remember a process runner for :func:`_stop_at_exit`, hooked to the interpreter's exit
-    once (one handler for every runner: it must stop all of them before the tracker)."""
-    if not _RUNNERS:
-        atexit.unregister(_stop_at_exit)
-        atexit.register(_stop_at_exit)
-    _RUNNERS.add(runner)
-
-
-def _stop_at_exit() -> None:
-    """At the interpreter's exit: every process runner shut down (its workers and manager
-    joined), then multiprocessing's resource tracker, which would otherwise outlive the server
-    as a process of its group (a zombie where nothing reaps orphans).
-
-    The order matters. The tracker ends when every holder of its pipe has closed it, and every
-    worker and manager holds it: stopping it while one runner's processes live makes the exit
-    wait for them forever (two runners in one interpreter hung so, the first runner's exit
-    handler waiting on the second's manager). So the tracker is stopped last, only when no
-    child process of multiprocessing is left, and waited for at most :data:`TRACKER_WAIT`
-    seconds."""
-    for runner in list(_RUNNERS):
-        try:
-            runner.shutdown()
-        except Exception:  # an exit handler never raises; the next runner still stops
-            LOG.exception("a job runner did not stop cleanly at exit")
-    _RUNNERS.clear()
-    stop_resource_tracker(TRACKER_WAIT)
-
-
-def stop_resource_tracker(wait: float) -> bool:
-    """End multiprocessing's resource tracker of this process when no child process of
-    multiprocessing is left (each holds the tracker's pipe open); True when it has ended or
-    none runs. Closing the pipe ends it; its end is awaited at most ``wait`` seconds."""
-    from multiprocessing import resource_tracker
-
-    if multiprocessing.active_children():
-        LOG.warning("resource tracker left running: child processes of multiprocessing remain")
-        return False
-    tracker = resource_tracker._resource_tracker
-    lock = getattr(tracker, "_lock", None)
-    if lock is None or not hasattr(tracker, "_fd") or not hasattr(tracker, "_pid"):
-        return False  # an interpreter whose tracker is built otherwise
-    with lock:
-        if tracker._fd is None or tracker._pid is None:
-            return True
-        os.close(tracker._fd)
-        pid, tracker._fd, tracker._pid = tracker._pid, None, None
-    deadline = time.monotonic() + wait
-    while True:
-        try:
-            if os.waitpid(pid, os.WNOHANG)[0] == pid:
-                return True
-        except ChildProcessError:  # reaped elsewhere
-            return True
-        if time.monotonic() >= deadline:
-            LOG.warning("the resource tracker (process %d) did not end at exit", pid)
-            return False
-        time.sleep(0.02)
+        progress report; then the worker threads have ended, or the local cluster is closed
+        (a team's scheduler is left running). Calling it again does nothing more."""
+        self._engine.shutdown()

@@ -1,17 +1,23 @@
 """The job runner: progress reported, cancel stops a job, a failing job gives its sentence,
-bounds refused before any work, one job per key shared by every session."""
+bounds refused before any work, one job per key shared by every session; on a local
+dask.distributed cluster (one per module: it takes a few seconds to start) and in threads."""
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
+import psutil
 import pytest
 
-from ranking_core.jobs import JobLimits, JobRefused, JobRunner, JobStatus
+from ranking_core.job_cluster import REPORT_SECONDS, WORKER_ENVIRON_UNSET
+from ranking_core.jobs import JobLimits, JobRefused, JobRunner, JobStatus, run_in_worker
 
 WAIT = 120  # seconds at most for a worker process to start on a busy machine
+REPORTS = 100_000  # progress reports of a job that must not flood the scheduler
 
 
 def squares(n: int, pause: float, *, progress: Callable[[int, int], None]) -> int:
@@ -50,11 +56,62 @@ def wait_until(runner: JobRunner, key, test: Callable[[JobStatus], bool]) -> Job
     raise AssertionError(f"job {key!r} stayed {runner.status(key)}")
 
 
+def many_steps(n: int, *, progress: Callable[[int, int], None]) -> int:
+    """Reports ``n`` steps as fast as it can; the number of reports it made."""
+    for k in range(n):
+        progress(k + 1, n)
+    return n
+
+
+def worker_process(pause: float, *, progress: Callable[[int, int], None]) -> int:
+    """The process id of the worker that ran the job, after ``pause`` seconds in 10 steps."""
+    for step in range(10):
+        progress(step + 1, 10)
+        time.sleep(pause / 10)
+    return os.getpid()
+
+
+ENVIRON = dict(os.environ)  # this process's environment before any cluster starts
+
+
+def environment(names: tuple[str, ...], *, progress: Callable[[int, int], None]) -> dict:
+    """The worker's values of the environment variables ``names`` (None when unset)."""
+    return {name: os.environ.get(name) for name in names}
+
+
 @pytest.fixture(scope="module")
 def processes():
     runner = JobRunner(JobLimits(workers=1, jobs=4, per_owner=4))
     yield runner
     runner.shutdown()
+
+
+def test_the_local_cluster_listens_on_this_machine_only(processes):
+    processes.submit("warm", squares, 1, 0.0, owner="a")
+    cluster = processes._engine._cluster
+    addresses = [cluster.scheduler_address, *(w.worker_address for w in cluster.workers.values())]
+    assert len(addresses) == 2  # a scheduler and the one worker of the limits
+    assert all(address.startswith("tcp://127.0.0.1:") for address in addresses)
+    assert processes.scheduler is None
+    # every port the cluster opened, in this process and its workers, is on 127.0.0.1
+    me = psutil.Process()
+    listening = [
+        c.laddr.ip
+        for process in (me, *me.children(recursive=True))
+        for c in process.net_connections(kind="inet")
+        if c.status == psutil.CONN_LISTEN
+    ]
+    assert len(listening) >= 3  # the scheduler, its health endpoint, the worker (and nanny)
+    assert set(listening) == {"127.0.0.1"}
+
+
+def test_a_worker_has_the_blas_threads_and_memory_handling_of_a_plain_process(processes):
+    # dask would set one BLAS thread and glibc's trimming of freed memory (a fit then ran
+    # 1.6-2 times as long as in the server); a job's fit chooses its BLAS threads itself
+    names = WORKER_ENVIRON_UNSET
+    processes.submit("environment", environment, names, owner="a")
+    seen = wait_until(processes, "environment", lambda s: s.finished).result
+    assert seen == {name: ENVIRON.get(name) for name in names}
 
 
 def test_a_job_reports_its_progress_and_returns_its_result_from_a_worker_process(processes):
@@ -81,6 +138,65 @@ def test_cancel_stops_a_running_job_and_frees_its_worker(processes):
     assert status.state == "cancelled" and time.monotonic() - started < 10
     processes.submit("after", squares, 5, 0.0, owner="a")  # the one worker is free again
     assert wait_until(processes, "after", lambda s: s.finished).result == 30
+
+
+@dataclass
+class CountingChannel:
+    """A channel that counts the reports and cancel checks a job sends."""
+
+    interval: float
+    reports: list[tuple[int, int]] = field(default_factory=list)
+    checks: int = 0
+
+    def open(self) -> None:
+        pass
+
+    def cancelled(self) -> bool:
+        self.checks += 1
+        return False
+
+    def report(self, done: int, total: int) -> None:
+        self.reports.append((done, total))
+
+
+def test_a_worker_sends_one_report_per_interval_and_the_last_step():
+    channel = CountingChannel(interval=REPORT_SECONDS)
+    started = time.monotonic()
+    outcome = run_in_worker(many_steps, (REPORTS,), {}, channel)
+    seconds = time.monotonic() - started
+    assert outcome.value == REPORTS and (outcome.done, outcome.total) == (REPORTS, REPORTS)
+    assert channel.reports[0] == (1, REPORTS) and channel.reports[-1] == (REPORTS, REPORTS)
+    assert len(channel.reports) <= seconds / REPORT_SECONDS + 2  # the first, one per interval, last
+    assert channel.checks == len(channel.reports) + 1  # the cancel flag read at each, and at start
+
+
+def test_a_job_reporting_many_steps_on_the_cluster_ends_with_its_last_step(processes):
+    started = time.monotonic()
+    processes.submit("many", many_steps, REPORTS, owner="a")
+    status = wait_until(processes, "many", lambda s: s.finished)
+    assert status.state == "done" and status.result == REPORTS
+    assert (status.done, status.total) == (REPORTS, REPORTS)
+    # two round trips to the scheduler per report (≈1 ms each) would take minutes
+    assert time.monotonic() - started < 60
+
+
+def touch(path: str, *, progress: Callable[[int, int], None]) -> None:
+    """Creates the file ``path``: the job has started."""
+    with open(path, "x"):
+        pass
+
+
+def test_a_queued_job_cancelled_on_the_cluster_never_starts(processes, tmp_path):
+    processes.submit("blocker", forever, owner="a")
+    wait_until(processes, "blocker", lambda s: s.done > 0)  # the one worker is taken
+    trace = tmp_path / "started"
+    assert processes.submit("queued", touch, str(trace), owner="a").state == "queued"
+    assert processes.cancel("queued", owner="a")
+    assert processes.cancel("blocker", owner="a")
+    assert wait_until(processes, "queued", lambda s: s.finished).state == "cancelled"
+    processes.submit("next", squares, 3, 0.0, owner="a")  # the queue has moved past it
+    assert wait_until(processes, "next", lambda s: s.finished).result == 5
+    assert not trace.exists()
 
 
 def test_a_failing_job_gives_its_sentence_and_no_traceback(processes):

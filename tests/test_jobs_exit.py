@@ -1,6 +1,7 @@
-"""The job runner's exit path: an interpreter that ran jobs on process runners ends at once and
-leaves no worker, manager or resource-tracker process behind (two runners in one interpreter
-once hung at exit, the first runner's handler waiting for the second's manager)."""
+"""The job runner's exit path: an interpreter that ran jobs on two runners (two local
+dask.distributed clusters) ends at once and leaves no worker, fork-server or resource-tracker
+process behind (two runners in one interpreter once hung at exit, the first runner's handler
+waiting for the second's processes)."""
 
 from __future__ import annotations
 
@@ -34,6 +35,9 @@ SCRIPT = textwrap.dedent(
             time.sleep(0.02)
         results.append(status.result)
     children = psutil.Process().children(recursive=True)
+    for runner in runners:
+        cluster = runner._engine._cluster
+        assert cluster.scheduler_address.startswith("tcp://127.0.0.1:")
     print(json.dumps({
         "results": results,
         "children": [[c.pid, c.create_time(), " ".join(c.cmdline())] for c in children],
@@ -53,7 +57,7 @@ def _alive(pid: int, created: float) -> bool:
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="process groups as on the servers (Linux)")
-def test_an_interpreter_with_two_process_runners_exits_and_leaves_no_process():
+def test_an_interpreter_with_two_cluster_runners_exits_and_leaves_no_process():
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     script = subprocess.Popen(
         [sys.executable, "-c", SCRIPT],
@@ -74,8 +78,8 @@ def test_an_interpreter_with_two_process_runners_exits_and_leaves_no_process():
     report = json.loads(out.strip().splitlines()[-1])
     assert report["results"] == [sum(k * k for k in range(5))] * 2  # both runners ran their job
     commands = [command for _, _, command in report["children"]]
-    # what the runners started: a manager and at least one worker each, and the tracker
-    assert sum("spawn_main" in command for command in commands) >= 4
+    # what the runners started: their three workers, forked by one fork server, and the tracker
+    assert sum("forkserver" in command for command in commands) == 1 + 3
     assert sum("resource_tracker" in command for command in commands) == 1
     deadline = time.monotonic() + 10  # an orphan is reaped by init a moment after the exit
     while True:

@@ -5,8 +5,9 @@ no child is left behind. Safe defaults for a server: it listens on 127.0.0.1 unl
 says otherwise, shows errors to the browser as one plain sentence (details in the server log)
 and does not watch the page files unless ``--development``, serves Streamlit's metrics endpoint
 only with ``--metrics``, and ``--public`` makes a demo (built-in data only: no uploads, no server
-paths, no records; jobs capped to a few seconds). The server refuses to start, saying why, when
-the database cannot be opened.
+paths, no records; jobs capped to a few seconds). Long jobs run on a local dask.distributed
+cluster, or on a team's scheduler with ``--scheduler``. The server refuses to start, saying why,
+when the database cannot be opened or the scheduler's address is malformed.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import typer
 import ranking_core
 from dashboard import APP_PATH, DATA_DIR_ENV, METRICS_ENV, PUBLIC_ENV
 from ranking_core.grids.seg import SEG_TABLE_ENV
+from ranking_core.job_cluster import SCHEDULER_ENV, check_scheduler_address
 
 app = typer.Typer(help="Start the web dashboard.", add_completion=False)
 
@@ -55,9 +57,11 @@ def streamlit_environment(
     public: bool = False,
     data_dir: Path | None = None,
     metrics: bool = False,
+    scheduler: str | None = None,
 ) -> dict[str, str]:
     """The app's environment: ``SEG_TABLE`` from ``--seg-table`` and ``RISKGRID_DATA_DIR`` from
-    ``--data-dir`` (absolute paths), ``RISKGRID_PUBLIC=1`` for ``--public``,
+    ``--data-dir`` (absolute paths), ``RISKGRID_SCHEDULER`` from ``--scheduler`` (else as
+    inherited), ``RISKGRID_PUBLIC=1`` for ``--public``,
     ``RISKGRID_METRICS=1`` for ``--metrics`` (else unset), and this checkout of ``ranking_core``
     first on ``PYTHONPATH`` so the app runs the same code."""
     env = dict(environ)
@@ -70,6 +74,8 @@ def streamlit_environment(
         env[DATA_DIR_ENV] = str(data_dir.expanduser().resolve())
     if public:
         env[PUBLIC_ENV] = "1"
+    if scheduler is not None:
+        env[SCHEDULER_ENV] = scheduler
     root = str(Path(ranking_core.__file__).resolve().parents[1])
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
     return env
@@ -122,6 +128,15 @@ def dashboard(
             "files change; for development only.",
         ),
     ] = False,
+    scheduler: Annotated[
+        str | None,
+        typer.Option(
+            "--scheduler",
+            help=f"Run the long jobs on the dask.distributed scheduler at tcp://HOST:PORT "
+            f"(else ${SCHEDULER_ENV}, else a local cluster on this machine); its workers run "
+            "this riskgrid. Keep its port on a private network (docs/OPERATIONS.md).",
+        ),
+    ] = None,
     browser: Annotated[
         bool,
         typer.Option(
@@ -144,9 +159,19 @@ def dashboard(
         )
     if data_dir is not None and not data_dir.expanduser().is_dir():
         fail(f"Data folder not found: --data-dir {data_dir} is no folder", code=2)
+    if scheduler is not None:
+        try:
+            scheduler = check_scheduler_address(scheduler)
+        except ValueError as exc:
+            fail(f"--scheduler: {exc}", code=2)
     command = streamlit_command(APP_PATH, port, not browser, address, development)
     env = streamlit_environment(
-        seg_table, dict(os.environ), public=public, data_dir=data_dir, metrics=metrics
+        seg_table,
+        dict(os.environ),
+        public=public,
+        data_dir=data_dir,
+        metrics=metrics,
+        scheduler=scheduler,
     )
     sys.stdout.flush()
     sys.stderr.flush()
