@@ -34,7 +34,11 @@ adds one slope below every other and one to K, a +∞ one slope above every othe
 the shifted ranks fall on the same finite slopes (−∞ and +∞ are one direction; the shift by K is
 the median of the slopes' angles taken modulo π). Only a rank that lands on an infinite slope
 itself, which needs more than half of the slopes below −1, could tell them apart. The slopes are
-the IEEE quotients (y_i − y_j)/(x_i − x_j), compared exactly.
+the IEEE quotients (y_i − y_j)/(x_i − x_j), compared exactly. mcr (and Roche's calanas, whose
+results mcr's tests quote) takes the limits' ranks as quantiles like the median's, round(N ∓ C +
+2K) on a doubled index with the mean of two slopes for an even one, where the paper rounds
+(N − C)/2 and takes one slope: the estimates agree, the limits can differ by about a rank
+(tests/test_passing_bablok_published.py).
 
 Cost: every slope is computed, O(n²) time, in blocks of at most ``block_slopes`` values, so the
 memory stays O(block + n) however many pairs: 10,000 pairs (5·10⁷ slopes) take two passes (a
