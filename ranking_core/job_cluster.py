@@ -216,13 +216,19 @@ class Engine:
 
 
 def _quiet_distributed() -> None:
-    """dask.distributed's loggers in this process write warnings and errors only, so that a
-    local cluster logs no line per worker started and closed in the server's log. Done before
-    the cluster starts: its own silencing gives back, as it closes, the levels it found."""
+    """dask.distributed's loggers in this process write warnings and errors only (the nannies,
+    errors only), so that a local cluster logs no line per worker started and closed in the
+    server's log. Done before the cluster starts: its own silencing gives back, as it closes,
+    the levels it found."""
     names = [n for n in logging.root.manager.loggerDict if n.split(".")[0] == "distributed"]
     for name in ["distributed", *names]:
         logger = logging.getLogger(name)
         logger.setLevel(max(logger.level, logging.WARNING))
+    # a server stopped by a signal to its process group (Ctrl-C, systemd) stops its local workers
+    # with it, and each nanny warns that it restarts one as the cluster closes; a worker lost
+    # while a job runs is said by the job's own one-sentence error
+    nanny = logging.getLogger("distributed.nanny")
+    nanny.setLevel(max(nanny.level, logging.ERROR))
 
 
 def _connect(workers: int, scheduler: str | None) -> tuple[Any, Any]:
