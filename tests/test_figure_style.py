@@ -20,6 +20,8 @@ from ranking_core.grids.style import (
     text_points,
 )
 from ranking_core.meter.cgm.cg_diva import CgDivaRange
+from ranking_core.meter.comparison.bland_altman import bland_altman_limits
+from ranking_core.meter.comparison.plots import bland_altman_limits_plot
 from ranking_core.meter.documents import figures as meter_figures
 from ranking_core.meter.drawing import grid_plots
 from ranking_core.panels import parkes_surface
@@ -119,7 +121,7 @@ def _report_plots() -> dict[str, Figure]:
     return {
         "seg": grid_plots.grid_plot("seg", REF, BGM, surface=SURFACE),
         "clarke": grid_plots.grid_plot("clarke", REF, BGM),
-        "bland_altman": grid_plots.bland_altman_plot(grid_plots.bland_altman(REF, BGM)),
+        "bland_altman": bland_altman_limits_plot(bland_altman_limits(REF, BGM), device_name="BGM"),
         "cg_diva": grid_plots.cg_diva_plot([cg]),
     }
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
-import pandas as pd
 import pytest
 from matplotlib.collections import PolyCollection
 
@@ -83,66 +82,3 @@ def test_risk_grid_needs_its_surface_and_exports():
     width = int.from_bytes(png[16:20], "big")
     assert width == 1280
     assert "Surveillance Error Grid" in figure_svg(fig)
-
-
-def test_bland_altman_lines_are_the_mean_and_limits_of_the_differences():
-    from ranking_core.meter import meter_report
-    from ranking_core.meter.drawing.grid_plots import (
-        bland_altman,
-        bland_altman_caption,
-        bland_altman_plot,
-    )
-
-    ref = np.array([100.0, 50.0, 200.0, 0.0, 80.0, 300.0])
-    bgm = np.array([110.0, 40.0, 190.0, 10.0, 84.0, 330.0])
-    data = bland_altman(ref, bgm)
-    rel = [10.0, -20.0, -5.0, 5.0, 10.0]  # (BGM − REF)/REF in %, REF = 0 left out
-    np.testing.assert_allclose(data.rel, rel)
-    sd = np.std(rel, ddof=1)
-    assert data.bias == pytest.approx(np.mean(rel))
-    assert (data.lower, data.upper) == pytest.approx((0 - 1.96 * sd, 0 + 1.96 * sd), abs=1e-9)
-    assert data.left_out == 1 and data.outside == 0 and data.axis == 50.0
-    # the same numbers as the report's accuracy table
-    report = meter_report(pd.DataFrame({"BGM": bgm, "REF": ref}), None)
-    accuracy = report.accuracy.iloc[0]
-    assert data.bias == pytest.approx(accuracy["bias_percent"])
-    assert data.lower == pytest.approx(accuracy["loa_lower_percent"])
-    assert data.upper == pytest.approx(accuracy["loa_upper_percent"])
-    lines = {line.get_gid(): line.get_ydata()[0] for line in bland_altman_plot(data).axes[0].lines}
-    assert lines["bias"] == pytest.approx(data.bias)
-    assert lines["limit of agreement lower"] == pytest.approx(data.lower)
-    assert lines["limit of agreement upper"] == pytest.approx(data.upper)
-    axes = bland_altman_plot(data).axes[0]
-    assert axes.get_ylim() == (-50.0, 50.0) and axes.get_xlim() == (0.0, 600.0)
-    caption = bland_altman_caption(data)
-    assert "Axis ±50 %" in caption and "1 pair with REF = 0 not drawn" in caption
-
-
-def test_bland_altman_axis_is_widened_to_hold_every_pair_and_says_so():
-    from ranking_core.meter.drawing.grid_plots import (
-        bland_altman,
-        bland_altman_caption,
-        bland_altman_plot,
-    )
-
-    ref = np.array([100.0, 100.0, 200.0, 50.0])
-    bgm = np.array([173.0, 100.0, 90.0, 50.0])  # +73 % and −55 %: 2 pairs outside ±50 %
-    data = bland_altman(ref, bgm)
-    assert data.outside == 2 and data.axis == 80.0  # the next 10 % above 73 %
-    assert "2 pairs outside ±50 %: axis widened to ±80 %" in bland_altman_caption(data)
-    assert bland_altman_plot(data).axes[0].get_ylim() == (-80.0, 80.0)
-    edge = bland_altman(np.array([100.0]), np.array([150.0]))  # exactly +50 %: inside
-    assert (edge.outside, edge.axis) == (0, 50.0)
-
-
-def test_bland_altman_of_many_pairs_counts_each_pair_once():
-    from ranking_core.meter.drawing.grid_plots import bland_altman, bland_altman_plot, figure_pdf
-
-    rng = np.random.default_rng(4)
-    ref = rng.integers(20, 500, DENSITY_FROM + 100).astype(float)
-    bgm = np.rint(ref * rng.lognormal(0, 0.1, ref.size))
-    figure = bland_altman_plot(bland_altman(ref, bgm), unit="mmol/L")
-    cells = next(c for c in figure.axes[0].collections if isinstance(c, PolyCollection))
-    counts = np.asarray(cells.get_array())  # pairs per cell (the colours on a log scale)
-    assert counts.sum() == pytest.approx(ref.size, rel=1e-9)
-    assert figure_pdf(figure).startswith(b"%PDF-")

@@ -19,7 +19,7 @@ from ranking_core.meter.documents.export import (
     safe_csv,
     write_report_files,
 )
-from ranking_core.meter.documents.figures import bland_altman_figure, risk_heatmap, seg_heatmap
+from ranking_core.meter.documents.figures import risk_heatmap, seg_heatmap
 
 
 @pytest.fixture(scope="module")
@@ -48,18 +48,6 @@ def test_heatmap_uses_official_colour_stops_and_draws_included_pairs(report):
         risk_heatmap(np.zeros((3, 3)))
 
 
-def test_bland_altman_points_and_bounds(report):
-    fig = bland_altman_figure(report)
-    points, upper, lower = fig.data
-    assert list(points.x) == [100, 50, 200]  # REF = 0 and the excluded pair are not drawn
-    np.testing.assert_allclose(points.y, [10.0, -20.0, 50.0])
-    x = np.asarray(upper.x)
-    np.testing.assert_allclose(np.asarray(upper.y)[x == 50], [30.0])  # 15 mg/dL at REF 50
-    np.testing.assert_allclose(np.asarray(upper.y)[x == 99], [1500 / 99])
-    np.testing.assert_allclose(np.asarray(upper.y)[x >= 100], 15.0)
-    np.testing.assert_allclose(lower.y, -np.asarray(upper.y))
-
-
 def test_safe_csv_neutralises_formulas():
     frame = pd.DataFrame(
         {
@@ -83,17 +71,17 @@ def test_safe_csv_neutralises_formulas():
 
 
 def test_write_report_files_and_html(report, tmp_path):
-    fig = bland_altman_figure(report)
+    fig = seg_heatmap(SEGTable(np.zeros((601, 601))), report, step=4)
     html = figure_html(fig)
     assert html.lstrip().lower().startswith("<html") and "plotly" in html.lower()
-    paths = write_report_files(report, tmp_path, {"bland_altman": fig})
+    paths = write_report_files(report, tmp_path, {"seg_heatmap": fig})
     names = {p.name for p in paths}
     assert {
         "pair_types.csv",
         "iso_ranges.csv",
         "binomial.csv",
         "pairs.csv",
-        "bland_altman.html",
+        "seg_heatmap.html",
     } <= names
     table = pd.read_csv(tmp_path / "risk_categories.csv")
     assert table["count"].tolist() == report.risk_categories["count"].tolist()
@@ -102,42 +90,16 @@ def test_write_report_files_and_html(report, tmp_path):
 def test_png_without_a_browser_fails_with_instructions(report, monkeypatch):
     monkeypatch.setenv("BROWSER_PATH", "/nonexistent/chromium")
     with pytest.raises(FigureExportError, match="Chrome or Chromium"):
-        figure_png(bland_altman_figure(report))
+        figure_png(seg_heatmap(SEGTable(np.zeros((601, 601))), report, step=4))
 
 
 @pytest.mark.slow
 def test_png_with_a_browser(report):
     try:
-        png = figure_png(bland_altman_figure(report), scale=1)
+        png = figure_png(seg_heatmap(SEGTable(np.zeros((601, 601))), report, step=4), scale=1)
     except FigureExportError as exc:
         pytest.skip(f"no working browser for kaleido here: {exc}")
     assert png.startswith(b"\x89PNG\r\n\x1a\n")
-
-
-def test_bland_altman_draws_many_pairs_as_density_counting_each_pair_once():
-    from ranking_core.meter.drawing.grid_plots import DENSITY_FROM
-
-    rng = np.random.default_rng(3)
-    ref = rng.integers(20, 500, DENSITY_FROM + 500)
-    bgm = np.clip(np.round(ref * (1 + rng.normal(0, 0.1, ref.size))), 1, 600)
-    report = meter_report(pd.DataFrame({"BGM": bgm, "REF": ref}), None)
-    density, upper, lower = bland_altman_figure(report).data
-    counts = np.nan_to_num(np.asarray(density.z, dtype=float))
-    assert counts.sum() == ref.size  # every pair in exactly one cell (all |rel| < 300 %)
-    assert np.isnan(np.asarray(density.z, dtype=float)).any()  # empty cells stay blank
-    # the fullest cell, counted again by brute force over the pairs
-    x, y = np.asarray(density.x), np.asarray(density.y)
-    i, j = np.unravel_index(counts.argmax(), counts.shape)  # rows: rel, columns: REF
-    half_x, half_y = (x[1] - x[0]) / 2, (y[1] - y[0]) / 2
-    rel = 100 * (bgm - ref) / ref
-    inside = (
-        (ref >= x[j] - half_x)
-        & (ref < x[j] + half_x)
-        & (rel >= y[i] - half_y)
-        & (rel < y[i] + half_y)
-    )
-    assert counts[i, j] == inside.sum() > 1
-    assert list(upper.x) == list(lower.x)
 
 
 def test_grade_lines_of_a_linear_grid_are_the_closed_form_iso_lines():

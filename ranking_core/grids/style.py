@@ -65,7 +65,8 @@ def plotly_title(text: str) -> dict:
 def style_figure(fig: Any, shown_width_px: float) -> Any:
     """Set the text of a matplotlib figure to the style's sizes as a page shows the figure
     ``shown_width_px`` wide (the same points in its PNG and PDF): tick labels, axis titles,
-    titles, legends and annotations of every axes (colour bars and secondary axes included);
+    titles, legends and annotations of every axes (colour bars and secondary axes included) and
+    the figure's own texts (a title over several panels);
     annotations larger than a note (zone letters) keep their size. Returns ``fig``."""
     inches = float(fig.get_size_inches()[0])
     points = {name: text_points(px, inches, shown_width_px) for name, px in vars(TEXT_PX).items()}
@@ -84,4 +85,6 @@ def style_figure(fig: Any, shown_width_px: float) -> Any:
     for legend in legends:
         for text in legend.get_texts():
             text.set_fontsize(points["note"])
+    for text in fig.texts:  # the figure's own texts: a title over several panels (suptitle)
+        text.set_fontsize(max(float(text.get_fontsize()), points["title"]))
     return fig

@@ -12,7 +12,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from numpy.typing import ArrayLike, NDArray
 
-from ranking_core.grids.style import style_figure
+from ranking_core.grids.style import REF_TITLE, style_figure
 from ranking_core.inputs import MGDL_PER_MMOLL
 from ranking_core.meter.comparison.bland_altman import BlandAltmanLimits
 from ranking_core.meter.comparison.summary import MethodComparison
@@ -67,7 +67,7 @@ def regression_plot(
     )
     ax.set_xlim(0, top)
     ax.set_ylim(0, top)
-    ax.set_xlabel(f"Reference ({result.unit})")
+    ax.set_xlabel(REF_TITLE.replace("mg/dL", result.unit))  # the one style's title
     ax.set_ylabel(f"{device_name} ({result.unit})")
     ax.legend(loc="upper left", frameon=False)
     ax.set_title(title or f"Method comparison ({pb.n:,} pairs)")
@@ -119,7 +119,7 @@ def bland_altman_limits_plot(
                 for sign in (1.0, -1.0):
                     ax.plot(line, sign * edge, color="0.35", linestyle=":", linewidth=0.9)
         ax.axhline(0.0, color="0.6", linewidth=0.6)
-        ax.set_xlabel(f"Reference ({result.unit})")
+        ax.set_xlabel(REF_TITLE.replace("mg/dL", result.unit))  # the one style's title
         ax.set_ylabel(f"{device_name} − reference ({part.unit})")
         ax.set_title(f"{part.part} ({part.n:,})")
     fig.suptitle(title or "Bland–Altman limits of agreement with their 95 % intervals")

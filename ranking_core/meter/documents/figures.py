@@ -1,6 +1,5 @@
 """Interactive (Plotly) figures of grids and meter reports (data, not UI): the one risk heat map
-(any risk grid on the 0..4 scale, optionally with grade contours, ratings or meter pairs on top)
-and the modified Bland–Altman plot."""
+(any risk grid on the 0..4 scale, optionally with grade contours, ratings or meter pairs on top)."""
 
 from __future__ import annotations
 
@@ -11,16 +10,12 @@ from numpy.typing import ArrayLike, NDArray
 from ranking_core.grids.learned import GLUCOSE_AXIS
 from ranking_core.grids.raster import grade_lines
 from ranking_core.grids.risk_scale import RISK_COLORSCALE, RISK_MAX
-from ranking_core.grids.seg import GLUCOSE_MAX, SEGTable
+from ranking_core.grids.seg import SEGTable
 from ranking_core.grids.style import MEASURED_TITLE, REF_TITLE, plotly_fonts, plotly_title
-from ranking_core.inputs import MGDL_PER_MMOLL
-from ranking_core.meter.drawing.grid_plots import DENSITY_COLOURS, DENSITY_FROM, bland_altman
 from ranking_core.meter.report import MeterReport
-from ranking_core.meter.seg_tool import ISO_COMPLIANT
 
 __all__ = [
     "DISPLAY_STEP",
-    "bland_altman_figure",
     "grade_line_vertices",
     "lattice_layout",
     "risk_heatmap",
@@ -186,81 +181,3 @@ def seg_heatmap(
     return risk_heatmap(
         seg_table.absolute, title="Surveillance Error Grid", pairs=report, step=step
     )
-
-
-def bland_altman_figure(report: MeterReport, title: str = "Modified Bland–Altman") -> go.Figure:
-    """rel = (BGM − REF)/REF in % against REF (mg/dL), with the ISO 15197 bounds: ±15 mg/dL
-    (±1500/REF %) below REF 100 and ±15 % from REF 100 on, on the axis of the report's plot
-    (±50 %, widened to hold every pair). Pairs with REF = 0 are not drawn.
-    From ``DENSITY_FROM`` pairs on, as in the error-grid plots, the pairs are drawn as density
-    (pairs per cell of 5 mg/dL × 1/120 of the height; empty cells left blank) instead of one
-    marker each, which a browser draws far faster."""
-    pairs = report.pairs[report.pairs["rel"].notna()]
-    rel = 100.0 * pairs["rel"].to_numpy()
-    ref_axis = np.arange(10.0, GLUCOSE_MAX + 1)
-    bound = np.where(ref_axis < 100, 100.0 * ISO_COMPLIANT / ref_axis, ISO_COMPLIANT)
-    # ±50 % like the official SEG tool, widened to hold every pair (the report's plot's axis)
-    limit = bland_altman(pairs["REF"].to_numpy(), pairs["BGM"].to_numpy()).axis
-    if rel.size >= DENSITY_FROM:
-        counts, ref_edges, rel_edges = np.histogram2d(
-            pairs["REF"].to_numpy(dtype=np.float64),
-            rel,
-            bins=(GLUCOSE_MAX // 5, 120),
-            range=((0, GLUCOSE_MAX), (-limit, limit)),
-        )
-        fig = go.Figure(
-            go.Heatmap(
-                x=(ref_edges[:-1] + ref_edges[1:]) / 2,
-                y=(rel_edges[:-1] + rel_edges[1:]) / 2,
-                z=np.where(counts > 0, counts, np.nan).T,
-                name="pairs",
-                colorscale=[[0, DENSITY_COLOURS[0]], [1, DENSITY_COLOURS[1]]],
-                colorbar={"title": {"text": "pairs"}, "x": 1.02, "len": 0.6, "y": 0.3},
-                hovertemplate="REF %{x:.1f} mg/dL<br>rel %{y:.1f} %<br>%{z} pairs<extra></extra>",
-            )
-        )
-    else:
-        fig = go.Figure(
-            go.Scatter(
-                x=pairs["REF"],
-                y=rel,
-                mode="markers",
-                name="pairs",
-                marker={"size": 5},
-                hovertemplate="REF %{x} mg/dL<br>rel %{y:.1f} %<extra></extra>",
-            )
-        )
-    for sign, name in ((1, "+15 mg/dL / +15 %"), (-1, "−15 mg/dL / −15 %")):
-        fig.add_trace(
-            go.Scatter(
-                x=ref_axis,
-                y=sign * bound,
-                mode="lines",
-                name=name,
-                line={"color": "black", "dash": "dash"},
-            )
-        )
-    fig.update_layout(
-        **plotly_fonts(),
-        title=plotly_title(title),
-        xaxis_title=REF_TITLE,
-        yaxis_title="(BGM − REF) / REF (%)",
-        width=760,
-        height=480,
-    )
-    fig.update_xaxes(range=[0, GLUCOSE_MAX])
-    if report.glucose_unit == "mmol/L":  # the input's unit on a top axis, mg/dL below
-        ticks = np.arange(0, GLUCOSE_MAX / MGDL_PER_MMOLL, 5.0)
-        fig.update_layout(
-            xaxis2={
-                "overlaying": "x",
-                "side": "top",
-                "range": [0, GLUCOSE_MAX],
-                "tickvals": (ticks * MGDL_PER_MMOLL).tolist(),
-                "ticktext": [f"{t:g}" for t in ticks],
-                "title": {"text": "Reference glucose (mmol/L)"},
-            }
-        )
-        fig.add_trace(go.Scatter(x=[0], y=[None], xaxis="x2", showlegend=False, hoverinfo="skip"))
-    fig.update_yaxes(range=[-limit, limit])
-    return fig

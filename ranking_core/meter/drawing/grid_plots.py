@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import io
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import lru_cache
 
 import matplotlib as mpl
@@ -31,18 +30,11 @@ from ranking_core.grids.style import MEASURED_TITLE, REF_TITLE, RISK_TITLE, styl
 from ranking_core.grids.zone_grid import zone_grid
 from ranking_core.inputs import MGDL_PER_MMOLL
 from ranking_core.meter.cgm.cg_diva import CgDivaRange
-from ranking_core.meter.statistics import AgreementLimit, mean_sd
-from ranking_core.validation import counted
 
 __all__ = [
-    "BLAND_ALTMAN_AXIS",
     "DENSITY_FROM",
     "FIGURE_INCHES",
     "PNG_DPI",
-    "BlandAltman",
-    "bland_altman",
-    "bland_altman_caption",
-    "bland_altman_plot",
     "cg_diva_plot",
     "figure_pdf",
     "figure_png",
@@ -292,188 +284,4 @@ def cg_diva_plot(results: Sequence[CgDivaRange], title: str = "CG-DIVA") -> Figu
     ax.margins(y=0.05)
     fig.legend(loc="lower center", ncol=1, frameon=False)
     ax.set_title(title)
-    return style_figure(fig, SHOWN_WIDTH_PX)
-
-
-# --- modified Bland–Altman plot ---------------------------------------------------------------
-
-BLAND_ALTMAN_AXIS = 50.0  # %: the official SEG tool's axis, ±50 % of the reference
-ISO_LIMIT = 15.0  # ISO 15197:2013: ±15 mg/dL below 100 mg/dL, ±15 % from 100 mg/dL on
-
-
-ISO_LIMITS = (AgreementLimit(ISO_LIMIT, ISO_LIMIT, 100.0),)
-
-
-@dataclass(frozen=True)
-class BlandAltman:
-    """What the modified Bland–Altman plot shows.
-
-    Attributes
-    ----------
-    ref, rel : REF (mg/dL) and the difference BGM − REF in % of REF of each pair drawn (REF > 0).
-    left_out : pairs not drawn because REF = 0 (the difference in % is undefined).
-    bias, lower, upper : mean difference and 95 % limits of agreement, bias ∓ 1.96 SD (sample
-        SD), in % (NaN with fewer than 2 pairs); the same numbers as the report's accuracy table.
-    axis : half-height of the y axis in %: ``BLAND_ALTMAN_AXIS`` unless a pair lies outside,
-        then the next multiple of 10 % above the largest |difference|.
-    outside : pairs outside ±``BLAND_ALTMAN_AXIS`` %.
-    """
-
-    ref: NDArray[np.float64]
-    rel: NDArray[np.float64]
-    left_out: int
-    bias: float
-    lower: float
-    upper: float
-    axis: float
-    outside: int
-
-
-def bland_altman(ref: ArrayLike, bgm: ArrayLike, axis: float = BLAND_ALTMAN_AXIS) -> BlandAltman:
-    """The differences BGM − REF in % of REF of the pairs with REF > 0 (mg/dL), their mean
-    bias and 95 % limits of agreement (Bland & Altman, Lancet 1986;327:307–310: mean ± 1.96 SD
-    of the differences; here relative, as the SEG tool's "modified" plot), and the y axis: ±50 %
-    like the official SEG tool, widened to cover every pair when some lie outside."""
-    ref = np.asarray(ref, dtype=np.float64)
-    bgm = np.asarray(bgm, dtype=np.float64)
-    positive = ref > 0
-    ref, bgm = ref[positive], bgm[positive]
-    rel = 100.0 * (bgm - ref) / ref
-    bias, sd = mean_sd(rel, np.ones(rel.size, dtype=np.int64))
-    largest = float(np.abs(rel).max()) if rel.size else 0.0
-    outside = int(np.count_nonzero(np.abs(rel) > axis))
-    return BlandAltman(
-        ref=ref,
-        rel=rel,
-        left_out=int(positive.size - positive.sum()),
-        bias=bias,
-        lower=bias - 1.96 * sd,
-        upper=bias + 1.96 * sd,
-        axis=axis if not outside else 10.0 * (np.floor(largest / 10.0) + 1.0),
-        outside=outside,
-    )
-
-
-def signed(value: float) -> str:
-    """A percentage with its sign and one decimal, the minus sign typeset (−20.8, +1.3)."""
-    return f"{value:+.1f}".replace("-", "−")
-
-
-def bland_altman_caption(
-    data: BlandAltman,
-    *,
-    device: str = "BGM",
-    limits: tuple[AgreementLimit, ...] = ISO_LIMITS,
-    standard: str = "ISO 15197:2013",
-) -> str:
-    """What the modified Bland–Altman plot shows, every line named, and when the axis was
-    widened, how many pairs lie outside ±50 % and to what it was widened. ``device`` names the
-    device ("BGM", "CGM"), ``limits`` the standard's limits drawn dotted (``standard`` its
-    title; no limits: none drawn)."""
-    if np.isfinite(data.bias):
-        lines = (
-            f"solid line: mean bias {signed(data.bias)} %; dashed lines: 95 % limits of "
-            f"agreement {signed(data.lower)} % and {signed(data.upper)} % (bias ± 1.96 SD)"
-        )
-    else:
-        lines = "too few pairs for the bias and the limits of agreement"
-    left_out = (
-        f" ({counted(data.left_out, 'pair')} with REF = 0 not drawn)" if data.left_out else ""
-    )
-    axis = (
-        f" {counted(data.outside, 'pair')} outside ±{BLAND_ALTMAN_AXIS:g} %: axis widened to "
-        f"±{data.axis:g} %."
-        if data.outside
-        else f" Axis ±{data.axis:g} %, like the official SEG tool."
-    )
-    drawn = (
-        f"; dotted lines: {standard} limits, " + " and ".join(x.text() for x in limits)
-        if limits
-        else ""
-    )
-    return (
-        f"Modified Bland–Altman plot: {counted(data.rel.size, 'analysed pair')}{left_out} "
-        f"(dots, or pairs per cell where there are many), difference {device} − REF in % of "
-        f"REF against REF; {lines}{drawn}.{axis}"
-    )
-
-
-def bland_altman_plot(
-    data: BlandAltman,
-    *,
-    unit: str = "mg/dL",
-    title: str | None = None,
-    device: str = "BGM",
-    limits: tuple[AgreementLimit, ...] = ISO_LIMITS,
-) -> Figure:
-    """The modified Bland–Altman plot as a matplotlib figure (6.4 × 4 in: 1280 × 800 px at
-    ``PNG_DPI``): BGM − REF in % of REF against REF (0–600 mg/dL), the mean bias (solid), the
-    95 % limits of agreement (dashed) and the ISO 15197:2013 limits (dotted); the pairs as
-    points, or as density from ``DENSITY_FROM`` pairs on. ``unit`` "mmol/L" adds a mmol/L axis
-    on top."""
-    fig = Figure(figsize=(FIGURE_INCHES, 4.0))
-    height = 0.58 if unit == "mmol/L" else 0.7
-    ax = fig.add_axes((0.13, 0.16, 0.7, height))
-    bar = fig.add_axes((0.86, 0.16, 0.022, height))
-    if data.rel.size >= DENSITY_FROM:
-        cells = ax.hexbin(
-            data.ref,
-            data.rel,
-            gridsize=(90, 40),
-            extent=(0, GLUCOSE_MAX, -data.axis, data.axis),
-            mincnt=1,
-            bins="log",
-            cmap=DENSITY_CMAP,
-            linewidths=0,
-            zorder=3,
-        )
-        scale = fig.colorbar(cells, cax=bar, format="{x:g}", label="pairs per cell (log)")
-        scale.ax.yaxis.set_minor_formatter(NullFormatter())
-    else:
-        bar.set_visible(False)
-        ax.scatter(
-            data.ref, data.rel, s=9, c="#08306b", edgecolors="white", linewidths=0.4, zorder=3
-        )
-    ref_axis = np.arange(10.0, GLUCOSE_MAX + 1)
-    for limit in limits:  # the standard's limits, dotted
-        for sign in (1, -1):
-            ax.plot(
-                ref_axis,
-                sign * limit.percent_at(ref_axis),
-                color="#555555",
-                linewidth=0.9,
-                linestyle=":",
-                zorder=2,
-                gid=f"standard limit {limit.percent:g} {'+' if sign > 0 else '−'}",
-            )
-    ax.axhline(0, color="#999999", linewidth=0.5, zorder=1)
-    if np.isfinite(data.bias):
-        for name, value, style, label in (
-            ("bias", data.bias, "-", "bias "),
-            ("limit of agreement lower", data.lower, "--", "95 % LoA "),
-            ("limit of agreement upper", data.upper, "--", "95 % LoA "),
-        ):
-            ax.axhline(value, color="#b42318", linewidth=1.2, linestyle=style, zorder=4, gid=name)
-            ax.annotate(  # inside the frame at the right, just above its line
-                f"{label}{signed(value)} %",
-                (GLUCOSE_MAX - 6, value),
-                xytext=(0, 2.5),
-                textcoords="offset points",
-                color="#b42318",
-                va="bottom",
-                ha="right",
-                zorder=5,
-                bbox={"facecolor": "white", "alpha": 0.75, "edgecolor": "none", "pad": 0.5},
-            )
-    ax.set_xlim(0, GLUCOSE_MAX)
-    ax.set_ylim(-data.axis, data.axis)
-    ax.set_xlabel(REF_TITLE)
-    ax.set_ylabel(f"{device} − REF (% of REF)")
-    if unit == "mmol/L":
-        to_mmol = (lambda v: v / MGDL_PER_MMOLL, lambda v: v * MGDL_PER_MMOLL)
-        ax.secondary_xaxis("top", functions=to_mmol).set_xlabel("reference (mmol/L)")
-    ax.set_title(
-        title or f"Modified Bland–Altman ({data.rel.size} pairs)",
-        pad=24 if unit == "mmol/L" else 6,
-    )
     return style_figure(fig, SHOWN_WIDTH_PX)
