@@ -53,3 +53,42 @@ def test_a_fit_uses_every_core_only_when_it_is_large_and_the_cores_are_free(
     with fit_threads(n_ratings):
         threads = {p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"}
     assert threads == {2 if expected == "cores" else 1}
+
+
+def test_one_thread_holds_while_any_thread_is_inside_the_block():
+    """Two threads enter and leave the single-thread block out of order (A in, B in, A out,
+    B out, as two tasks of a Dask worker of threads do): BLAS stays on one thread until the last
+    leaves, then has its count from before."""
+    import threading
+
+    import numpy  # noqa: F401  (the BLAS must be loaded for threadpoolctl to see it)
+
+    from ranking_core.blas_threads import single_blas_thread
+
+    def counts() -> list[int]:
+        return [p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"]
+
+    before = counts()
+    a_in, b_in, a_out = threading.Event(), threading.Event(), threading.Event()
+    seen: dict[str, list[int]] = {}
+
+    def task_a() -> None:
+        with single_blas_thread():
+            a_in.set()
+            b_in.wait(10)
+        a_out.set()
+
+    def task_b() -> None:
+        a_in.wait(10)
+        with single_blas_thread():
+            b_in.set()
+            a_out.wait(10)
+            seen["b after a left"] = counts()
+
+    threads = [threading.Thread(target=task_a), threading.Thread(target=task_b)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(20)
+    assert seen["b after a left"] and all(n == 1 for n in seen["b after a left"])
+    assert counts() == before
