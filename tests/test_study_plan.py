@@ -311,3 +311,77 @@ def test_a_target_that_a_no_error_criterion_caps_is_not_reached(tmp_path):
     payload, _, _ = _plan_json(tmp_path, "--agreement", "A=0.95,H=0.999", *options)
     needed = payload["sensors_needed"]
     assert needed is not None and 0.999 ** (30 * needed) >= 0.8
+
+
+@pytest.mark.parametrize("bound", ["cp", "kg", "wilson-cc"])
+def test_a_study_passes_only_with_its_observed_share_above_the_required(bound):
+    """The premise of the Hoeffding limit: every bound a plan simulates lies at or below the
+    observed share, so a passing study has observed more than the required share. Brute force
+    over every count and every spread of it over the sensors that integers allow."""
+    from ranking_core.meter.standards.bounds import equal_clusters_exceed
+
+    for clusters, pairs in ((1, 40), (3, 10), (8, 12), (30, 5)):
+        n = clusters * pairs
+        for required in (0.7, 0.85, 0.98):
+            for k in range(n + 1):
+                base, extra = divmod(k, clusters)  # the most even spread of k hits ...
+                even = extra * (base + 1) ** 2 + (clusters - extra) * base**2
+                full, rest = divmod(k, pairs)  # ... and the most uneven
+                uneven = full * pairs**2 + rest**2
+                squares = np.arange(even, uneven + 1)
+                passed = equal_clusters_exceed(
+                    bound, np.full(squares.shape, k), squares, clusters, pairs, required
+                )
+                assert not passed.any() or k / n > required, (clusters, pairs, k, required)
+
+
+def test_the_hoeffding_limit_holds_and_changes_no_plan(tmp_path):
+    """Past the limit the simulated chance of the criterion below its share is under
+    Hoeffding's exp(−2·S·t²), below the target, and the search says no study reaches it; with
+    every agreement above its share there is no limit."""
+    from ranking_core.meter.standards import study_plan
+    from ranking_core.meter.standards.registry import get_profile
+
+    criteria = {c.id: c for c in get_profile("icgm").criteria}
+    agreement = {"A": 0.9, "B": 0.66, "G": 0.85}  # B's 66 % is below its 70 %
+    limit = study_plan.hoeffding_limit(
+        tuple(criteria[k] for k in agreement), tuple(agreement.values()), 0.8
+    )
+    assert limit == int(np.log(1 / 0.8) / (2 * (0.70 - 0.66) ** 2))
+    plan = study_plan.plan("icgm", limit + 1, 10, agreement, icc=0.05, target=0.8)
+    assert plan.criteria[1].probability_pass <= np.exp(-2 * (limit + 1) * 0.04**2) < 0.8
+    assert plan.sensors_needed is None
+    reachable = {"A": 0.9, "B": 0.74, "G": 0.9}
+    assert (
+        study_plan.hoeffding_limit(
+            tuple(criteria[k] for k in reachable), tuple(reachable.values()), 0.8
+        )
+        is None
+    )
+
+
+def test_the_sensors_quality_is_interpolated_as_numpy_does_to_the_last_bit():
+    """The simulation reads each criterion's beta quantile at the sensors' qualities through
+    one search of the grid per block: equal to np.interp bit for bit, at the grid's points, just
+    beside them, past its ends and at random qualities."""
+    from ranking_core.meter.standards.plan_simulation import (
+        _Z_GRID,
+        _quantile_table,
+        grid_cells,
+        interpolate,
+    )
+
+    rng = np.random.default_rng(3)
+    z = np.concatenate(
+        [
+            3 * rng.standard_normal(100_000),
+            _Z_GRID,
+            np.nextafter(_Z_GRID, 9.0),
+            np.nextafter(_Z_GRID, -9.0),
+            [-12.0, 12.0],
+        ]
+    )
+    cells = grid_cells(z)
+    for agreement, icc in ((0.657, 0.064), (0.999, 0.5), (0.001, 0.9), (0.5, 0.01)):
+        table = _quantile_table(agreement, icc)
+        assert np.array_equal(interpolate(table, cells), np.interp(z, _Z_GRID, table))

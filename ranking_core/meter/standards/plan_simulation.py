@@ -38,7 +38,14 @@ from scipy.stats import beta, norm
 from ranking_core.meter.standards.bounds import equal_clusters_exceed
 from ranking_core.meter.standards.registry import Criterion, PairsView
 
-__all__ = ["BLOCK", "JointSimulation", "RangeStructure", "range_structure"]
+__all__ = [
+    "BLOCK",
+    "JointSimulation",
+    "RangeStructure",
+    "grid_cells",
+    "interpolate",
+    "range_structure",
+]
 
 BLOCK = 64  # sensors drawn at once
 _PROBE_PAIRS = 20_000
@@ -125,6 +132,29 @@ def _quantile_table(agreement: float, icc: float) -> NDArray[np.float64]:
     return beta.ppf(norm.cdf(_Z_GRID), agreement * scale, (1 - agreement) * scale)
 
 
+def grid_cells(z: NDArray[np.float64]) -> tuple[NDArray[np.intp], NDArray[np.float64]]:
+    """For each quality ``z`` (clipped to :data:`_Z_GRID`), the cell j with
+    grid[j] ≤ z < grid[j + 1] (the last point for z at the grid's end) and z − grid[j]: found
+    once per block of sensors and shared by every criterion's table. The grid is even, so j is
+    read off, then set right where rounding put it one cell off."""
+    last = _Z_GRID.size - 1
+    z = np.clip(z, _Z_GRID[0], _Z_GRID[-1])
+    j = np.clip(((z - _Z_GRID[0]) / (_Z_GRID[1] - _Z_GRID[0])).astype(np.intp), 0, last)
+    j -= _Z_GRID[j] > z
+    j += (j < last) & (_Z_GRID[np.minimum(j + 1, last)] <= z)
+    return j, z - _Z_GRID[j]
+
+
+def interpolate(
+    table: NDArray[np.float64], cells: tuple[NDArray[np.intp], NDArray[np.float64]]
+) -> NDArray[np.float64]:
+    """``np.interp(z, _Z_GRID, table)`` from :func:`grid_cells` of z, to the last bit: the
+    same arithmetic, slope·(z − grid[j]) + table[j], without a search per criterion."""
+    j, offset = cells
+    slopes = np.append(np.diff(table) / np.diff(_Z_GRID), 0.0)
+    return slopes[j] * offset + table[j]
+
+
 class JointSimulation:
     """The module's model for ``criteria`` (with their expected ``agreement``, 0–1), ``pairs``
     per sensor in each range, intra-class correlation ``icc`` and the lower bound ``bound``,
@@ -157,8 +187,9 @@ class JointSimulation:
             return self._last[1]
         rng = np.random.default_rng([self.seed, index])
         z = rng.standard_normal((self.studies, BLOCK))
+        cells = grid_cells(z)
         share = [
-            np.full(z.shape, p) if table is None else np.interp(z, _Z_GRID, table)
+            np.full(z.shape, p) if table is None else interpolate(table, cells)
             for p, table in zip(self.agreement, self._tables, strict=True)
         ]
         counts = np.empty((len(self.criteria), self.studies, BLOCK), dtype=np.int64)

@@ -289,7 +289,10 @@ def plan(
     )
     needed = None
     if target is not None:
-        needed = _sensors_needed(planner.at, target, pairs_per_sensor, planner.no_error)
+        beyond = hoeffding_limit(planner.criteria, planner.agreement, target)
+        needed = _sensors_needed(
+            planner.at, target, pairs_per_sensor, planner.no_error, beyond=beyond
+        )
     return StudyPlan(
         profile,
         sensors,
@@ -306,18 +309,54 @@ def plan(
     )
 
 
+def passing_share(criterion: Criterion) -> float:
+    """The observed share (0–1) of counted pairs a study must exceed, or reach, to pass
+    ``criterion``: its required share for a lower bound (every bound of :data:`PLAN_BOUNDS` lies
+    at or below the observed share) and for a share, one less the allowed share of errors for
+    "at most", every pair for "none"."""
+    need = criterion.required_percent / 100.0
+    if criterion.rule == "at-most":
+        return 1.0 - need
+    if criterion.rule == "none":
+        return 1.0
+    return need
+
+
+def hoeffding_limit(
+    criteria: tuple[Criterion, ...], agreement: tuple[float, ...], target: float
+) -> int | None:
+    """Sensors beyond which no study reaches ``target``, by Hoeffding's inequality; None when
+    every expected agreement reaches its criterion's passing share.
+
+    A study passes criterion c only if its observed share p̂ of counted pairs reaches
+    :func:`passing_share` s_c. Under the model, p̂ is the mean of S independent sensors' shares
+    in [0, 1] with mean p_c, so for p_c < s_c, P(p̂ ≥ s_c) ≤ exp(−2·S·(s_c − p_c)²) (Hoeffding
+    1963, Theorem 1), below ``target`` once S > ln(1/target) / (2·(s_c − p_c)²). Passing all
+    criteria is no likelier than passing that one."""
+    limits = [
+        int(np.floor(np.log(1.0 / target) / (2.0 * (passing_share(c) - p) ** 2)))
+        for c, p in zip(criteria, agreement, strict=True)
+        if p < passing_share(c)
+    ]
+    return min(limits) if limits else None
+
+
 def _sensors_needed(
     at: Callable[[int], tuple[tuple[float, ...], float]],
     target: float,
     pairs: int,
     no_error: tuple[int, ...] = (),
+    beyond: int | None = None,
 ) -> int | None:
     """Fewest sensors whose probability of passing all reaches ``target``: doubling, then
     bisection (the probability grows with the sensors but for the count's discreteness; the
     simulated one is compared on common random numbers). The doubling stops early when a
     criterion that allows no error (indices ``no_error``) passes with less than ``target``: more
-    sensors only add pairs that may err, so no larger study reaches it."""
-    limit = min(MAX_SENSORS, MAX_TOTAL // pairs)
+    sensors only add pairs that may err, so no larger study reaches it; and it looks no further
+    than ``beyond`` sensors, past which no study reaches it (:func:`hoeffding_limit`)."""
+    limit = min(MAX_SENSORS, MAX_TOTAL // pairs, MAX_SENSORS if beyond is None else beyond)
+    if limit < 1:
+        return None
 
     def ok(s: int) -> bool | None:  # None: neither this study nor a larger one reaches it
         each, together = at(s)
