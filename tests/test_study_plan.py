@@ -344,13 +344,14 @@ def test_the_hoeffding_limit_holds_and_changes_no_plan(tmp_path):
 
     criteria = {c.id: c for c in get_profile("icgm").criteria}
     agreement = {"A": 0.9, "B": 0.66, "G": 0.85}  # B's 66 % is below its 70 %
-    limit = study_plan.hoeffding_limit(
+    limit, which = study_plan.hoeffding_limit(
         tuple(criteria[k] for k in agreement), tuple(agreement.values()), 0.8
     )
-    assert limit == int(np.log(1 / 0.8) / (2 * (0.70 - 0.66) ** 2))
+    assert (limit, which) == (int(np.log(1 / 0.8) / (2 * (0.70 - 0.66) ** 2)), 1)
     plan = study_plan.plan("icgm", limit + 1, 10, agreement, icc=0.05, target=0.8)
     assert plan.criteria[1].probability_pass <= np.exp(-2 * (limit + 1) * 0.04**2) < 0.8
     assert plan.sensors_needed is None
+    assert any(note.startswith("B: the expected agreement 66.0 %") for note in plan.notes)
     reachable = {"A": 0.9, "B": 0.74, "G": 0.9}
     assert (
         study_plan.hoeffding_limit(

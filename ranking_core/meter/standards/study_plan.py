@@ -291,8 +291,16 @@ def plan(
     if target is not None:
         beyond = hoeffding_limit(planner.criteria, planner.agreement, target)
         needed = _sensors_needed(
-            planner.at, target, pairs_per_sensor, planner.no_error, beyond=beyond
+            planner.at,
+            target,
+            pairs_per_sensor,
+            planner.no_error,
+            beyond=None if beyond is None else beyond[0],
         )
+        if needed is None and beyond is not None:
+            limit, i = beyond
+            note = _unreachable_note(planner.criteria[i], planner.agreement[i], limit, target)
+            notes = (*notes, note)
     return StudyPlan(
         profile,
         sensors,
@@ -324,9 +332,10 @@ def passing_share(criterion: Criterion) -> float:
 
 def hoeffding_limit(
     criteria: tuple[Criterion, ...], agreement: tuple[float, ...], target: float
-) -> int | None:
-    """Sensors beyond which no study reaches ``target``, by Hoeffding's inequality; None when
-    every expected agreement reaches its criterion's passing share.
+) -> tuple[int, int] | None:
+    """(Sensors beyond which no study reaches ``target``, the index of the criterion that sets
+    it), by Hoeffding's inequality; None when every expected agreement reaches its criterion's
+    passing share.
 
     A study passes criterion c only if its observed share p̂ of counted pairs reaches
     :func:`passing_share` s_c. Under the model, p̂ is the mean of S independent sensors' shares
@@ -334,11 +343,19 @@ def hoeffding_limit(
     1963, Theorem 1), below ``target`` once S > ln(1/target) / (2·(s_c − p_c)²). Passing all
     criteria is no likelier than passing that one."""
     limits = [
-        int(np.floor(np.log(1.0 / target) / (2.0 * (passing_share(c) - p) ** 2)))
-        for c, p in zip(criteria, agreement, strict=True)
+        (int(np.floor(np.log(1.0 / target) / (2.0 * (passing_share(c) - p) ** 2))), i)
+        for i, (c, p) in enumerate(zip(criteria, agreement, strict=True))
         if p < passing_share(c)
     ]
     return min(limits) if limits else None
+
+
+def _unreachable_note(criterion: Criterion, agreement: float, limit: int, target: float) -> str:
+    return (
+        f"{criterion.id}: the expected agreement {100 * agreement:.1f} % is below the "
+        f"{100 * passing_share(criterion):g} % a passing study must observe, so past {limit:,} "
+        f"sensors no study reaches P(pass) ≥ {target:g} (Hoeffding's inequality)."
+    )
 
 
 def _sensors_needed(
