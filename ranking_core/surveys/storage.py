@@ -27,7 +27,6 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from sqlalchemy import Connection, Row, func, insert, select, update
-from sqlalchemy.dialects import postgresql, sqlite
 
 from ranking_core.storage import SAVED_BY_MAX, StorageError, Store, check_record_name
 from ranking_core.surveys.design import (
@@ -423,6 +422,8 @@ class SurveyStore:
         rating = float(rating)
         if rating not in RISK_OPTIONS:
             raise SurveyError(f"an answer is one of 0, 0.5, … 4; got {rating:g}")
+        from sqlalchemy.dialects import postgresql, sqlite  # the upsert only (0.1 s to import)
+
         now = _now()
         dialect = {"sqlite": sqlite, "postgresql": postgresql}.get(self.store.dialect)
         if dialect is None:
