@@ -7,21 +7,21 @@ described in docs/ARCHITECTURE.md. The names below are imported on first use (PE
 
 from __future__ import annotations
 
-import importlib
+from ranking_core.lazy import lazy_exports
 
 # public name → the module that defines it
 _EXPORTS = {
     "LEARNERS": "ranking_core.learners",
-    "GaussianKernel": "ranking_core.kernels",
-    "LaplacianKernel": "ranking_core.kernels",
-    "LinearKernel": "ranking_core.kernels",
-    "PolynomialKernel": "ranking_core.kernels",
-    "IteratedLavrentiev": "ranking_core.filters",
-    "Landweber": "ranking_core.filters",
-    "Lavrentiev": "ranking_core.filters",
-    "NuMethod": "ranking_core.filters",
-    "Showalter": "ranking_core.filters",
-    "SpectralCutoff": "ranking_core.filters",
+    "GaussianKernel": "ranking_core.kernels.definitions",
+    "LaplacianKernel": "ranking_core.kernels.definitions",
+    "LinearKernel": "ranking_core.kernels.definitions",
+    "PolynomialKernel": "ranking_core.kernels.definitions",
+    "IteratedLavrentiev": "ranking_core.filters.definitions",
+    "Landweber": "ranking_core.filters.definitions",
+    "Lavrentiev": "ranking_core.filters.definitions",
+    "NuMethod": "ranking_core.filters.definitions",
+    "Showalter": "ranking_core.filters.definitions",
+    "SpectralCutoff": "ranking_core.filters.definitions",
     "RegularizationPath": "ranking_core.learners.base",
     "DORM": "ranking_core.learners.dorm",
     "NystromRanker": "ranking_core.learners.nystrom",
@@ -37,15 +37,4 @@ _EXPORTS = {
 }
 
 __all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str) -> object:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'ranking_core' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_EXPORTS[name]), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

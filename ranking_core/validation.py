@@ -1,9 +1,17 @@
-"""Input checks shared by every learner: one sentence shape per rule, naming the bad rows."""
+"""Input checks shared by every learner: one sentence shape per rule, naming the bad rows.
+
+NumPy and scikit-learn are imported by the checks of arrays, on use: the checks of parameters
+(:func:`one_of`, :func:`positive_float`) serve settings and registries that load without them.
+"""
 
 from __future__ import annotations
 
-import numpy as np
-from numpy.typing import ArrayLike, NDArray
+import math
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import ArrayLike, NDArray
 
 # the largest random seed a command takes (NumPy's legacy seeds are 32-bit; one bound everywhere)
 MAX_SEED = 2**32 - 1
@@ -20,6 +28,8 @@ __all__ = [
 
 def describe_rows(rows: NDArray[np.intp], limit: int = 10) -> str:
     """'rows 3, 17 and 40' (0-based), abbreviated after ``limit`` rows."""
+    import numpy as np
+
     rows = np.asarray(rows).ravel()
     shown = ", ".join(str(int(r)) for r in rows[:limit])
     more = f" and {len(rows) - limit} more" if len(rows) > limit else ""
@@ -34,6 +44,7 @@ def counted(n: int, noun: str, plural: str | None = None) -> str:
 
 def check_inputs(X: ArrayLike, owner: str, n_features: int | None = None) -> NDArray[np.float64]:
     """X as a finite 2-D float64 array; names the first non-finite rows."""
+    import numpy as np
     from sklearn.utils.validation import check_array  # imported on use: the readers need none
 
     values: NDArray[np.float64] = check_array(
@@ -64,6 +75,7 @@ def check_training_data(
     """
     if y is None:
         raise ValueError(f"{owner} requires y to be passed, but the target y is None")
+    import numpy as np
     from sklearn.utils.validation import check_array, column_or_1d
 
     values: NDArray[np.float64] = check_array(
@@ -96,7 +108,7 @@ def positive_float(value: object, name: str, owner: str) -> float:
         number = float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):
         number = float("nan")
-    if not np.isfinite(number) or number <= 0:
+    if not math.isfinite(number) or number <= 0:
         raise ValueError(
             f"{owner}: parameter {name!r} must be a positive finite number; got {value!r}"
         )

@@ -1,6 +1,6 @@
 """Write docs/STANDARDS.md from the registry of acceptance standards
 (:data:`ranking_core.meter.standards.registry.STANDARDS`) and the bound methods
-(:data:`ranking_core.meter.standards.bounds.BOUNDS`): every criterion with its quoted text,
+(:data:`ranking_core.meter.standards.bound_methods.BOUNDS`): every criterion with its quoted text,
 paragraph, threshold and verdict rule. ``--check`` exits 1 when the committed file differs.
 
     python scripts/standards_doc.py            # writes docs/STANDARDS.md

@@ -1,7 +1,8 @@
 """The recipes of docs/ARCHITECTURE.md, performed on throw-away entries: a learner is a module,
-one registry entry and its test; a λ rule is a label and a function in selection/choose.py and
-its test. Each recipe is checked to be enough (the entry reaches the protocol, the CLI and the
-learn pipeline) against an independent result: a closed-form solve, or the same λ set by hand."""
+one registry entry and its test; a λ rule is a label in lambda_rules.py, a function in
+selection/choose.py and its test. Each recipe is checked to be enough (the entry reaches the
+protocol, the CLI and the learn pipeline) against an independent result: a closed-form solve, or
+the same λ set by hand."""
 
 from __future__ import annotations
 
@@ -132,10 +133,16 @@ def ratings(tmp_path_factory):
     return path
 
 
-def test_the_rule_recipe_names_one_library_file_and_its_test():
+def test_the_rule_recipe_names_its_two_library_files_and_its_test():
     recipe = _recipe("How to add a λ rule")
-    assert "RULES" in recipe and "RULE_CHOICES" in recipe and "selection/choose.py" in recipe
+    assert "RULES" in recipe and "lambda_rules.py" in recipe
+    assert "RULE_CHOICES" in recipe and "selection/choose.py" in recipe
     assert "tests/test_selection.py" in recipe
+
+
+def test_every_rule_named_is_computed_and_every_computation_named():
+    """The λ rules' names (lambda_rules.py, no NumPy) and their computations (choose.py) agree."""
+    assert list(RULE_CHOICES) == list(RULES)
 
 
 def test_a_rule_listed_without_its_computation_is_refused_with_a_sentence(monkeypatch):

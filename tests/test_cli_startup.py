@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import click
+import pytest
 import typer
 from typer.testing import CliRunner
 
@@ -44,7 +45,18 @@ def test_every_listed_command_loads_under_its_name() -> None:
 
 
 # the heavy modules a command that reads no table and fits nothing must not load
-NUMERICAL = ("numpy", "pandas", "scipy", "sklearn", "plotly", "dask", "streamlit")
+NUMERICAL = (
+    "numpy",
+    "pandas",
+    "scipy",
+    "sklearn",
+    "plotly",
+    "dask",
+    "streamlit",
+    "statsmodels",
+    "matplotlib",
+    "reportlab",
+)
 PROBE = (
     "import runpy, sys\n"
     "sys.argv = ['riskgrid', *sys.argv[1:]]\n"
@@ -58,8 +70,8 @@ PROBE = (
 
 
 def _loaded(tmp_path, *words: str) -> tuple[int, set[str]]:
-    """The exit status of ``riskgrid WORDS`` run in a fresh process (the checkout's code, a fresh
-    SQLite database) and the top-level modules it imported."""
+    """The exit status of ``riskgrid WORDS`` run in a fresh process (the checkout's code, the
+    SQLite database ``records.sqlite3`` in ``tmp_path``) and the top-level modules it imported."""
     import ast
     import os
     from pathlib import Path
@@ -79,28 +91,47 @@ def _loaded(tmp_path, *words: str) -> tuple[int, set[str]]:
         timeout=300,
     )
     lines = dict(line.split(" ", 1) for line in result.stderr.splitlines() if " " in line)
-    return int(lines["EXIT"]), set(ast.literal_eval(lines["LOADED"]))
+    return int(lines["EXIT"] or 0), set(ast.literal_eval(lines["LOADED"]))
 
 
-def test_commands_that_read_records_or_show_help_load_no_numerical_stack(tmp_path) -> None:
-    """Imports only where used: the records database is read with SQLAlchemy alone (no NumPy,
-    pandas or Alembic, which only an upgrade needs); help and refusals print without them."""
+@pytest.mark.parametrize("name", list(COMMANDS))
+def test_every_commands_help_loads_no_numerical_library(tmp_path, name: str) -> None:
+    """Imports only where used: a command's help (its options' choices and defaults, read from
+    the registries of kernels, filters, λ rules, recipes, standards, bounds, learners, input
+    formats, …) is built without NumPy, pandas, SciPy, scikit-learn or the plotting stack."""
+    status, loaded = _loaded(tmp_path, name, "--help")
+    assert status == 0
+    assert not loaded & set(NUMERICAL), sorted(loaded & set(NUMERICAL))
+
+
+def test_commands_that_read_records_load_no_numerical_library(tmp_path) -> None:
+    """The records database is read with SQLAlchemy alone (no NumPy or pandas, nor Alembic,
+    which only an upgrade needs): ``records list``, ``db status`` and the ``survey status`` of a
+    survey with raters and answers; the probe sees what a command imports, and a command that
+    learns does load the numerical stack."""
+    from ranking_core.panels import start_design
     from ranking_core.storage import Store
+    from ranking_core.surveys import SurveySettings, SurveyStore
 
-    store = Store(f"sqlite:///{tmp_path / 'records.sqlite3'}")
+    url = f"sqlite:///{tmp_path / 'records.sqlite3'}"
+    store = Store(url)
     store.upgrade()  # a database in use (a new one is created, by Alembic, on first use)
     store.dispose()
-    for words in (
-        ("db", "--help"),
-        ("records", "--help"),
-        ("conformance", "--help"),
-        ("records", "list"),
-        ("db", "status"),
-    ):
+    for words in (("records", "list"), ("db", "status")):
         status, loaded = _loaded(tmp_path, *words)
         assert status == 0, words
         assert not loaded & {*NUMERICAL, "alembic"}, (words, sorted(loaded & {*NUMERICAL}))
-    status, loaded = _loaded(tmp_path, "records", "list")
-    assert "sqlalchemy" in loaded  # the probe sees what a command imports
-    status, loaded = _loaded(tmp_path, "learn", "--help")
-    assert status == 0 and {"numpy", "sklearn"} <= loaded  # and it can fail: learn's help has them
+        assert "sqlalchemy" in loaded  # the probe sees what a command imports
+    surveys = SurveyStore(url)
+    surveys.create("ward", start_design(12, seed=0), SurveySettings(per_rater=6))
+    ((_, link),) = surveys.invite("ward", 1)
+    access = surveys.rater("ward", link.rsplit("token=", 1)[1])
+    for item in surveys.queue(access.rater_id)[:4]:
+        surveys.answer(access, item.position, 1.0)
+    status, loaded = _loaded(tmp_path, "survey", "status", "ward")
+    assert status == 0 and "sqlalchemy" in loaded
+    assert not loaded & {*NUMERICAL, "alembic"}, sorted(loaded & {*NUMERICAL})
+    # and it can fail: comparing learners loads NumPy and scikit-learn before the bad name is
+    # refused
+    status, loaded = _loaded(tmp_path, "learners", "compare", "--learner", "no-such-learner")
+    assert status == 2 and {"numpy", "sklearn"} <= loaded

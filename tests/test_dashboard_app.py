@@ -35,7 +35,7 @@ try:
     from ranking_core.experiments.learners import compare_learners
     from ranking_core.grids.compare import compare_grids
     from ranking_core.grids.learned import learned_grid
-    from ranking_core.grids.zone_grid import zone_grid
+    from ranking_core.grids.zone_codes import zone_grid
     from ranking_core.learn import PRESETS, LearnSettings, learn_grid
     from ranking_core.learners import LEARNERS
     from ranking_core.panels import parkes_surface, simulate_panel

@@ -231,7 +231,7 @@ def test_at_two_thousand_ratings_both_paths_pick_one_lambda_and_predict_alike():
 
 
 def test_learned_grid_reads_the_lattice_surface_and_blocks_the_centres(monkeypatch):
-    import ranking_core.kernels as kernels
+    import ranking_core.kernels.definitions as kernels
     from ranking_core.grids.learned import learned_grid
 
     X, y = _ratings(80, 13, step=20.0)

@@ -239,7 +239,7 @@ def test_a_rater_whose_maps_differ_is_flagged_and_kept():
 
 def test_differences_and_category_changes_against_seg_and_dts():
     from ranking_core.grids.risk_scale import risk_category, risk_grade
-    from ranking_core.grids.zone_grid import zone_grid
+    from ranking_core.grids.zone_codes import zone_grid
 
     rng = np.random.default_rng(2)
     grid = rng.uniform(0, 4, (601, 601))

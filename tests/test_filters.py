@@ -186,14 +186,25 @@ def test_nu_method_residual_and_qualification() -> None:
         NuMethod(step=2.0).factors(np.array([1.0]), 0.1)
 
 
-def test_every_registered_filter_has_a_name_and_a_label() -> None:
-    """The CLI and the dashboard list FILTERS with these; a filter added without them would
-    break the pages' choice boxes."""
+def test_every_registered_filter_has_a_label_and_a_class_and_every_class_is_registered() -> None:
+    """The CLI and the dashboard list FILTERS with their labels (without importing the classes);
+    each entry's class is a distinct Filter of the definitions module, and every filter defined
+    there is registered (the light registry and the heavy module agree)."""
+    import inspect
+
+    import ranking_core.filters.definitions as definitions
     from ranking_core.filters import FILTERS
 
-    for name, filter_class in FILTERS.items():
-        assert filter_class.name == name and filter_class.label
+    classes = [entry.load() for entry in FILTERS.values()]
+    for name, entry in FILTERS.items():
+        assert entry.label and issubclass(entry.load(), definitions.Filter)
         assert make_filter(name).factors(np.array([0.5, 1.0]), 0.1).shape == (2,)
+    defined = {
+        c
+        for _, c in inspect.getmembers(definitions, inspect.isclass)
+        if issubclass(c, definitions.Filter) and c is not definitions.Filter
+    }
+    assert len(set(classes)) == len(classes) and set(classes) == defined
 
 
 @pytest.mark.parametrize("k", [1, 2, 3, 9, 40, 100])

@@ -118,3 +118,90 @@ def test_the_cycle_check_finds_a_cycle_planted_inside_a_package(tmp_path, monkey
     cycles = _cycles_anywhere(planted, "nested")
     assert len(cycles) == 1, cycles
     assert "nested.sub.deeper.reader" in cycles[0] and "nested.sub.deeper.errors" in cycles[0]
+
+
+def _lazy_export_problems(package: str) -> list[str]:
+    """What is wrong with the lazy exports (``_HOMES``, :func:`ranking_core.lazy.lazy_exports`)
+    of ``package``: a name that does not resolve to its home's object, a name that is also one
+    of the package's modules (the import system binds the module over it once imported), or a
+    type checkers' import (``if TYPE_CHECKING:``) naming another home than ``_HOMES``."""
+    import ast
+    import importlib
+    import inspect
+    import pkgutil
+
+    module = importlib.import_module(package)
+    homes: dict[str, str] = module._HOMES
+    problems = [
+        f"{package}.{name}: also a module of the package"
+        for name in sorted({m.name for m in pkgutil.iter_modules(module.__path__)} & set(homes))
+    ]
+    tree = ast.parse(inspect.getsource(module))
+    checked: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.If) and getattr(node.test, "id", "") == "TYPE_CHECKING":
+            for inner in node.body:
+                if isinstance(inner, ast.ImportFrom) and inner.module:
+                    checked |= {alias.name: inner.module for alias in inner.names}
+    problems += [
+        f"{package}.{name}: type checkers import it from {checked.get(name)}, _HOMES from {home}"
+        for name, home in sorted(homes.items())
+        if checked.get(name) != home
+    ]
+    own = package.split(".")[0]  # imports of other libraries serve annotations only
+    problems += [
+        f"{package}.{name}: only for type checkers"
+        for name in sorted(checked.keys() - homes)
+        if checked[name].split(".")[0] == own
+    ]
+    for name, home in sorted(homes.items()):
+        if f"{package}.{name}: also a module of the package" in problems:
+            continue  # the attribute may be the module, and importing the home would make it so
+        if getattr(module, name) is not getattr(importlib.import_module(home), name):
+            problems.append(f"{package}.{name}: not the object of {home}")
+    return problems
+
+
+LAZY_PACKAGES = [
+    f"{PACKAGE}.{name}"
+    for name in (
+        "cf",
+        "filters",
+        "grids",
+        "inputs",
+        "kernels",
+        "learn",
+        "learners",
+        "meter",
+        "panels",
+        "surveys",
+    )
+]
+
+
+@pytest.mark.parametrize("package", LAZY_PACKAGES)
+def test_every_lazy_export_resolves_to_its_home_as_type_checkers_see_it(package: str) -> None:
+    assert _lazy_export_problems(package) == []
+
+
+def test_the_lazy_export_check_finds_a_shadowed_name_and_a_wrong_home(tmp_path, monkeypatch):
+    """Not vacuous: a package exporting ``helper`` from its module ``helper`` (which the import
+    of that module then hides) and naming another home for type checkers is reported twice."""
+    root = tmp_path / "shadowed"
+    root.mkdir()
+    (root / "__init__.py").write_text(
+        "from typing import TYPE_CHECKING\n"
+        "from ranking_core.lazy import lazy_exports\n"
+        "if TYPE_CHECKING:\n"
+        "    from shadowed.other import helper, size\n"
+        "_HOMES = {'helper': 'shadowed.helper', 'size': 'shadowed.other'}\n"
+        "__getattr__, __dir__ = lazy_exports(__name__, _HOMES)\n"
+    )
+    (root / "helper.py").write_text("def helper():\n    return 1\n")
+    (root / "other.py").write_text("size = 3\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    problems = _lazy_export_problems("shadowed")
+    assert problems == [
+        "shadowed.helper: also a module of the package",
+        "shadowed.helper: type checkers import it from shadowed.other, _HOMES from shadowed.helper",
+    ]

@@ -120,7 +120,7 @@ def test_every_estimator_takes_its_kernel_default_from_the_kernel_class(name: st
         SVRank,
     )
 
-    expected = KERNELS[name]()
+    expected = KERNELS[name].load()()
     rng = np.random.default_rng(0)
     X, y = rng.uniform(0, 2, (12, 2)), rng.uniform(0, 4, 12)
     for estimator in (
@@ -143,3 +143,26 @@ def test_make_kernel_passes_only_the_parameters_a_kernel_has() -> None:
     )
     with pytest.raises(ValueError, match="one scalar gamma"):
         make_kernel("laplacian", gamma=[1.0, 2.0])
+
+
+def test_the_registry_names_every_kernel_class_once() -> None:
+    """The light registry (names, glucose labels and widths, no NumPy) and the definitions agree:
+    each entry loads a distinct Kernel class of the definitions module and every kernel defined
+    there is registered; the kernels offered for glucose grids have a label, a unit and a default
+    width inside their suited range."""
+    import inspect
+
+    import ranking_core.kernels.definitions as definitions
+
+    classes = [entry.load() for entry in KERNELS.values()]
+    defined = {
+        c
+        for _, c in inspect.getmembers(definitions, inspect.isclass)
+        if issubclass(c, definitions.Kernel) and c is not definitions.Kernel
+    }
+    assert len(set(classes)) == len(classes) and set(classes) == defined
+    for entry in KERNELS.values():
+        if entry.glucose_width is not None:
+            assert entry.label and entry.width_unit and entry.suited_widths is not None
+            low, high = entry.suited_widths
+            assert low <= entry.glucose_width <= high

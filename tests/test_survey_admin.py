@@ -71,7 +71,7 @@ def test_the_raters_needed_are_the_fewest_whose_chunks_give_every_pair_its_overl
 def test_start_counts_equal_the_brute_force_counts(n, k, raters):
     counts = start_counts(n, k, raters)
     brute = _brute_counts(n, k, raters)
-    assert counts.tolist() == [brute[p] for p in range(n)]
+    assert counts == [brute[p] for p in range(n)]
 
 
 def test_two_raters_of_an_overlap_needing_five_are_warned_about_what_is_left_out():

@@ -32,7 +32,7 @@ from ranking_core.grids.files import GRID_FILE_SUFFIXES, GridFileError, read_gri
 from ranking_core.grids.learned import GLUCOSE_AXIS
 from ranking_core.grids.registry import get_grid
 from ranking_core.grids.seg import SEGTable
-from ranking_core.grids.zone_grid import zone_grid, zone_grid_names
+from ranking_core.grids.zone_codes import zone_grid, zone_grid_names
 from ranking_core.learners import LEARNERS
 from ranking_core.panels import parkes_surface
 

@@ -1,33 +1,54 @@
 """Collaborative-filtering experiments of the papers (Cortes et al. 2007, §4, Kriukova et al. 2014,
 §4.2, Duchi et al. 2010, §4): rating data, a synthetic generator, the per-user ranking protocol and
-its parallel runner."""
+its parallel runner.
 
-from ranking_core.cf.data import (
-    FORMATS,
-    RatingMatrix,
-    read_jester,
-    read_jester_long,
-    read_movielens_1m,
-    read_movielens_100k,
-    read_ratings,
-)
-from ranking_core.cf.pairs import PairsConfig, run_pairs
-from ranking_core.cf.parallel import run_per_user
-from ranking_core.cf.per_user import LEARNERS, PerUserConfig
-from ranking_core.cf.synthetic import synthetic_ratings
+The names are imported on first use (PEP 562): the protocol's learners
+(:mod:`~ranking_core.cf.protocol_learners`) load without NumPy, for the command line's help.
+"""
 
-__all__ = [
-    "FORMATS",
-    "LEARNERS",
-    "PairsConfig",
-    "PerUserConfig",
-    "RatingMatrix",
-    "read_jester",
-    "read_jester_long",
-    "read_movielens_1m",
-    "read_movielens_100k",
-    "read_ratings",
-    "run_pairs",
-    "run_per_user",
-    "synthetic_ratings",
-]
+# ruff: noqa: F401 (the imports for type checkers re-export the names of _HOMES)
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ranking_core.lazy import lazy_exports
+
+if TYPE_CHECKING:  # the same names, for type checkers (exported at run time by _HOMES)
+    from ranking_core.cf.data import (
+        FORMATS,
+        RatingMatrix,
+        read_jester,
+        read_jester_long,
+        read_movielens_1m,
+        read_movielens_100k,
+        read_ratings,
+    )
+    from ranking_core.cf.pairs import PairsConfig, run_pairs
+    from ranking_core.cf.parallel import run_per_user
+    from ranking_core.cf.per_user import PerUserConfig
+    from ranking_core.cf.protocol_learners import LEARNERS
+    from ranking_core.cf.synthetic import synthetic_ratings
+
+# public name → the module that defines it
+_HOMES = {
+    **dict.fromkeys(
+        (
+            "FORMATS",
+            "RatingMatrix",
+            "read_jester",
+            "read_jester_long",
+            "read_movielens_100k",
+            "read_movielens_1m",
+            "read_ratings",
+        ),
+        "ranking_core.cf.data",
+    ),
+    **dict.fromkeys(("PairsConfig", "run_pairs"), "ranking_core.cf.pairs"),
+    **dict.fromkeys(("run_per_user",), "ranking_core.cf.parallel"),
+    **dict.fromkeys(("PerUserConfig",), "ranking_core.cf.per_user"),
+    **dict.fromkeys(("LEARNERS",), "ranking_core.cf.protocol_learners"),
+    **dict.fromkeys(("synthetic_ratings",), "ranking_core.cf.synthetic"),
+}
+__all__ = sorted(_HOMES)
+__getattr__, __dir__ = lazy_exports(__name__, _HOMES)

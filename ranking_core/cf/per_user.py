@@ -21,7 +21,8 @@ learner tries its registry grid on the same fit / validation parts, all by
 :func:`ranking_core.selection.choose` (hold-out, the model kept on the fit part). A learner
 with a ``max_m`` is skipped (NaN) for test reviewers whose training half (fit + validation)
 exceeds it; the summary counts the reviewers each learner ran on. The column names of Kriukova
-et al. 2014, Table 2 (:data:`PROTOCOL_LEARNERS`) stay as short names of five registry entries.
+et al. 2014, Table 2 (:data:`~ranking_core.cf.protocol_learners.PROTOCOL_LEARNERS`) stay as short
+names of five registry entries.
 
 Reported per test reviewer on the test half:
 pairwise misranking (eq. (1)), MSD and M1D (Cortes et al. 2007, eqs. (67)–(68)) and NDCG@10;
@@ -42,6 +43,7 @@ from numpy.typing import NDArray
 
 from ranking_core.blas_threads import single_blas_thread
 from ranking_core.cf.data import RatingMatrix
+from ranking_core.cf.protocol_learners import LEARNERS, PROTOCOL_LEARNERS
 from ranking_core.learners import LEARNERS as REGISTRY
 from ranking_core.learners import LearnerSpec
 from ranking_core.metrics import (
@@ -67,27 +69,9 @@ __all__ = [
     "summarize",
 ]
 
-# The per-user protocol learners (Kriukova et al. 2014, Table 2's columns) → their registry entries.
-PROTOCOL_LEARNERS = {
-    "iterated-lavrentiev": "spectral-iterated-lavrentiev",
-    "lavrentiev": "spectral-lavrentiev",
-    "spectral-cutoff": "spectral-spectral-cutoff",
-    "slr": "regressor",
-    "rankboost": "rankboost",
-}
-# Every registry learner once (but those made for glucose pairs only): under its protocol name if
-# it has one, else its registry name.
 # Kriukova et al. 2014, §4.2: Jester ratings (−10..10) are shifted by +10, so that −1 can mean
 # "not rated".
 JESTER_SHIFT = 10.0
-LEARNERS = (
-    *PROTOCOL_LEARNERS,
-    *(
-        name
-        for name, spec in REGISTRY.items()
-        if name not in PROTOCOL_LEARNERS.values() and not spec.glucose_pairs
-    ),
-)
 METRICS = ("pairwise_misranking", "msd", "m1d", "ndcg10")
 # what a table calls each metric (misranking in %, the others as computed)
 METRIC_LABELS = {

@@ -6,29 +6,22 @@ from __future__ import annotations
 import json
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from ranking_core.cf import RatingMatrix, read_ratings, synthetic_ratings
-from ranking_core.cf.pairs import (
-    DUCHI_2010_TABLE1,
-    PairsConfig,
-    read_movie_info,
-    run_pairs,
-    synthetic_movie_info,
-)
-from ranking_core.cf.parallel import run_per_user
-from ranking_core.cf.per_user import JESTER_SHIFT, LEARNERS, METRICS, PerUserConfig
-from ranking_core.cf.published import CORTES_2007_TABLE1, KRIUKOVA_2014_TABLE2
+from ranking_core.cf.protocol_learners import LEARNERS
 from ranking_core.cli import MAX_CF_PAIRS, MAX_REPS, MAX_ROUNDS, MAX_USERS, MAX_WORKERS, shown
 from ranking_core.cli.options import ProtocolOption, SeedOption
 from ranking_core.cli.output import OutputError, check_output, fail, write_output
 from ranking_core.cli.progress import progress_bar
 from ranking_core.inputs.text import named
-from ranking_core.learners.pairwise_linear import LOSSES
+from ranking_core.learners.choices import PAIRWISE_LOSSES as LOSSES
+
+if TYPE_CHECKING:  # the experiments load when a command runs (the help starts at once)
+    from ranking_core.cf import RatingMatrix
 
 app = typer.Typer(
     help="Collaborative-filtering experiments of the papers (MovieLens, Jester).",
@@ -62,6 +55,8 @@ def _range(text: str, option: str) -> tuple[int, int]:
 
 def load(data: Path | None, format: DataFormat, seed: int) -> RatingMatrix:
     """The rating data named on the command line (``synthetic`` needs no path)."""
+    from ranking_core.cf import read_ratings, synthetic_ratings
+
     if format is DataFormat.synthetic:
         return synthetic_ratings(seed=seed)
     if data is None:
@@ -73,6 +68,9 @@ def load(data: Path | None, format: DataFormat, seed: int) -> RatingMatrix:
 
 
 def _print_table(result: dict, dataset: str, group: str) -> None:
+    from ranking_core.cf.per_user import METRICS
+    from ranking_core.cf.published import CORTES_2007_TABLE1, KRIUKOVA_2014_TABLE2
+
     table = Table(
         title=f"per-user ranking, {dataset} {group}, protocol "
         f"{result['config']['protocol']}: mean ± sd over repetitions"
@@ -178,6 +176,9 @@ def per_user(
 ) -> None:
     """Per-user ranking on MovieLens / Jester (Cortes et al. 2007, §4.1, Kriukova et al. 2014, §4.2,
     Table 2)."""
+    from ranking_core.cf.parallel import run_per_user
+    from ranking_core.cf.per_user import JESTER_SHIFT, PerUserConfig
+
     _check_json(out, data)
     jester = format in (DataFormat.jester, DataFormat.jester_long)
     try:
@@ -289,6 +290,14 @@ def pairs(
 ) -> None:
     """Pair-sampling experiment of Duchi et al. 2010, §4 (Table 1): linear models from weighted
     pairs."""
+    from ranking_core.cf.pairs import (
+        DUCHI_2010_TABLE1,
+        PairsConfig,
+        read_movie_info,
+        run_pairs,
+        synthetic_movie_info,
+    )
+
     _check_json(out, data, items)
     defaults = PairsConfig()
     try:

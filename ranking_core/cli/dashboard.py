@@ -21,7 +21,7 @@ import typer
 
 import ranking_core
 from dashboard import APP_PATH, DATA_DIR_ENV, METRICS_ENV, PUBLIC_ENV
-from ranking_core.grids.seg import SEG_TABLE_ENV
+from ranking_core.grids.seg_source import SEG_TABLE_ENV
 from ranking_core.job_cluster import SCHEDULER_ENV, check_scheduler_address
 
 app = typer.Typer(help="Start the web dashboard.", add_completion=False)

@@ -25,9 +25,8 @@ from ranking_core.cli.output import OutputError, check_output, fail, write_outpu
 from ranking_core.filters import FILTERS, MAX_LAMBDA, MAX_ORDER
 from ranking_core.inputs import format_names
 from ranking_core.learn import KERNELS, PRESETS, RULES
-from ranking_core.learn.pipeline import OnScale, settings_from_options
 
-__all__ = ["OnScale", "learn", "settings_from_options", "write_band"]
+__all__ = ["learn", "write_band"]
 
 console = Console(highlight=False, soft_wrap=True)
 MAX_ANCHORS = 10_000  # zero-risk diagonal points (the default is 101)
@@ -75,8 +74,8 @@ GammaOption = Annotated[
     typer.Option(
         help="Kernel width γ of the glucose coordinates (default: the kernel's own, "
         + ", ".join(
-            f"{cls.glucose_width:g} {cls.width_unit} for the {name}"
-            for name, cls in KERNELS.items()
+            f"{entry.glucose_width:g} {entry.width_unit} for the {name}"
+            for name, entry in KERNELS.items()
         )
         + ")."
     ),

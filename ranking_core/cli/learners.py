@@ -14,8 +14,6 @@ from ranking_core.cli import MAX_REPS, MAX_SIZE, MAX_TEST_SIZE, shown
 from ranking_core.cli.options import SeedOption
 from ranking_core.cli.output import OutputError, check_output, fail, write_output
 from ranking_core.cli.progress import progress_bar
-from ranking_core.experiments.learners import check_learner_names, compare_learners
-from ranking_core.grids import find_seg_table
 from ranking_core.learners import LEARNERS
 
 app = typer.Typer(
@@ -51,11 +49,13 @@ def compare(
 ) -> None:
     """Misranking (Kriukova et al. 2014, eq. (1)) of every learner on the SEG reconstruction, mean ±
     sd."""
+    from ranking_core.experiments.learners import check_learner_names, compare_learners
+    from ranking_core.grids.seg import SEGTableError, SEGTableMissing, find_seg_table
+
     try:
         names = check_learner_names(learner or list(LEARNERS))
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--learner") from exc
-    from ranking_core.grids.seg import SEGTableError, SEGTableMissing
 
     try:
         if out is not None:

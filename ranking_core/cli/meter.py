@@ -7,45 +7,36 @@ and prints."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 
 from ranking_core.cli import shown
 from ranking_core.cli.output import OutputError, check_outputs, fail, write_output, write_outputs
-from ranking_core.cli.text_tables import print_table
-from ranking_core.grids.seg import SEGTableError
 from ranking_core.inputs import MGDL_PER_MMOLL, format_names
-from ranking_core.meter.drawing.display import FAILS, MEETS, PASSES
-from ranking_core.meter.pairs.readings import PairsFileError
-from ranking_core.meter.pipeline import (
-    ReportRequest,
-    ReportRun,
-    failed_verdicts,
-    judge_settings,
-    out_dir_files,
-    pairs_csv,
-    report_document,
-    report_json,
-    run_report,
-)
-from ranking_core.meter.report import MeterReport
-from ranking_core.meter.standards.bounds import BOUNDS
+from ranking_core.meter.standards.bound_methods import BOUNDS
 from ranking_core.meter.standards.registry import profile_names
 from ranking_core.validation import MAX_SEED
+
+if TYPE_CHECKING:  # the report's modules load when the command runs (the help starts at once)
+    from ranking_core.meter.pipeline import ReportRun
+    from ranking_core.meter.report import MeterReport
 
 console = Console(highlight=False, soft_wrap=True)
 STANDARD_NAMES = profile_names()
 BOUND_NAMES = tuple(BOUNDS)
 REPORT_FORMATS = (".pdf", ".html")
-VERDICT_STYLES = {PASSES: "bold green", MEETS: "bold green", FAILS: "bold red"}
 
 
 def print_report(report: MeterReport) -> None:
     """Every section of the report in order: its title, its one-line summary, its cautions,
     its tables at the terminal's width (stacked when they do not fit; nothing cut) and the
     figures that the documents and ``--out-dir`` hold."""
+    from ranking_core.cli.text_tables import print_table
+    from ranking_core.meter.drawing.display import FAILS, MEETS, PASSES
+
+    verdict_styles = {PASSES: "bold green", MEETS: "bold green", FAILS: "bold red"}
     for view in report.views():
         console.print(f"\n[bold]{shown(view.title)}[/bold]", highlight=False, soft_wrap=False)
         console.print(shown(view.summary), highlight=False, soft_wrap=False)
@@ -63,7 +54,7 @@ def print_report(report: MeterReport) -> None:
                 )
         for table in view.tables:
             text = table.reader(report.glucose_unit)
-            print_table(console, table.title, text, table.caption, VERDICT_STYLES)
+            print_table(console, table.title, text, table.caption, verdict_styles)
         for figure in view.figures:
             console.print(
                 f"[dim]figure {shown(figure.name)}: in --report and --out-dir[/dim]",
@@ -271,6 +262,16 @@ def meter_report(
     """Meter or CGM accuracy report of BGM/REF pairs: the verdicts of the standards chosen, point
     accuracy, the method comparison (Passing–Bablok, Deming, bias at decision levels,
     Bland–Altman), the SEG tool's tables, DTS, Clarke and Parkes zones, the CGM analyses."""
+    from ranking_core.grids.files import GridFileError
+    from ranking_core.grids.seg_source import SEGTableError
+    from ranking_core.meter.pairs.readings import PairsFileError
+    from ranking_core.meter.pipeline import (
+        ReportRequest,
+        failed_verdicts,
+        judge_settings,
+        run_report,
+    )
+
     request = ReportRequest(
         device=device,
         profile=profile,
@@ -297,8 +298,6 @@ def meter_report(
             raise OutputError(f"--out-dir {out_dir} is not a folder; give a folder")
     except (ValueError, OutputError) as exc:
         fail(exc)
-    from ranking_core.grids.files import GridFileError
-
     try:
         run = run_report(
             pairs,
@@ -358,6 +357,7 @@ def _write_outputs(
     """Every output of ``meter-report`` through :func:`~ranking_core.cli.output.write_output`
     (never an input file, never through a symbolic link, one sentence on failure)."""
     from ranking_core.meter.documents.export import FigureExportError
+    from ranking_core.meter.pipeline import out_dir_files, pairs_csv, report_document, report_json
 
     report = run.report
     if pairs_out is not None:

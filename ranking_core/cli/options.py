@@ -1,6 +1,6 @@
 """Typer options that several commands take, defined once: the random seed of the papers'
 reproductions and experiments, and the protocol of the papers' tables (which function is
-tested, :data:`~ranking_core.selection.PROTOCOLS`)."""
+tested, :data:`~ranking_core.lambda_rules.PROTOCOLS`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from ranking_core.selection import PROTOCOLS
+from ranking_core.lambda_rules import PROTOCOLS
 from ranking_core.validation import MAX_SEED
 
 __all__ = ["ProtocolOption", "SeedOption"]

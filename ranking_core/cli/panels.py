@@ -13,7 +13,7 @@ from rich.text import Text
 from ranking_core.cli import shown
 from ranking_core.cli.output import OutputError, check_outputs, fail, titled_table, write_output
 from ranking_core.inputs import format_names
-from ranking_core.panels.design import DEFAULT_PLAN_METHOD, PLAN_METHOD_LABELS
+from ranking_core.panels.planning import DEFAULT_PLAN_METHOD, PLAN_METHOD_LABELS
 from ranking_core.validation import MAX_SEED
 
 console = Console(highlight=False, soft_wrap=True)

@@ -15,8 +15,7 @@ from rich.text import Text
 from ranking_core.cli import shown
 from ranking_core.cli.output import err, fail
 from ranking_core.inputs.text import printable
-from ranking_core.meter.standards.bounds import BOUNDS
-from ranking_core.meter.standards.study_plan import MODEL, PLAN_BOUNDS
+from ranking_core.meter.standards.bound_methods import BOUNDS, PLAN_BOUNDS
 from ranking_core.validation import MAX_SEED
 
 console = Console()
@@ -104,7 +103,7 @@ def plan_study(
     """Probability of passing each criterion of a standard, and all of them, for a planned study
     (S sensors × M pairs, expected agreement, intra-class correlation)."""
     from ranking_core.meter.standards.registry import UnknownProfileError
-    from ranking_core.meter.standards.study_plan import plan
+    from ranking_core.meter.standards.study_plan import MODEL, plan
 
     try:
         result = plan(

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import numpy as np
 import typer
 from rich.console import Console
 from rich.table import Table
@@ -14,12 +13,11 @@ from ranking_core.cli import MAX_REPS, MAX_SIZE
 from ranking_core.cli.options import ProtocolOption, SeedOption
 from ranking_core.cli.output import OutputError, check_output, fail, write_json
 from ranking_core.cli.progress import progress_bar
-from ranking_core.experiments.academic import PAPER_TABLE1, run_academic
-from ranking_core.experiments.seg import PAPER_APRIORI, PAPER_TABLE3, run_apriori, run_seg_table3
-from ranking_core.grids.compare import DIFFERENCE_BINS
-from ranking_core.grids.seg import SEGTable, SEGTableError, SEGTableMissing, find_seg_table
 from ranking_core.inputs.text import named
-from ranking_core.selection import PROTOCOLS
+from ranking_core.lambda_rules import PROTOCOLS
+
+if TYPE_CHECKING:
+    from ranking_core.grids.seg import SEGTable
 
 app = typer.Typer(
     help="Reproduce the experiments of the source papers.",
@@ -50,6 +48,8 @@ def academic(
 ) -> None:
     """Kriukova et al. 2014, §4.1 (Table 1): ranking vs regression on x ∈ {0..100}, y = ⌊x/10⌋, γ =
     100."""
+    from ranking_core.experiments.academic import PAPER_TABLE1, run_academic
+
     sizes = m or [12, 20, 28]
     _check_json(out)
     if protocol not in PROTOCOLS:
@@ -103,6 +103,8 @@ def _right_aligned_table(title: str, columns: tuple[str, ...]) -> Table:
 
 def _seg_table_or_exit(path: Path | None) -> SEGTable:
     """The SEG table from --seg-table or $SEG_TABLE; otherwise say how to get one, exit 2."""
+    from ranking_core.grids.seg import SEGTableError, SEGTableMissing, find_seg_table
+
     try:
         return find_seg_table(path)
     except (SEGTableMissing, SEGTableError) as exc:
@@ -152,6 +154,9 @@ def seg_table3(
 ) -> None:
     """Kriukova et al. 2014, §4.3 (Table 3): reconstruct the SEG from m ratings, m/2 fit and m/2
     choose λ."""
+    from ranking_core.experiments.seg import PAPER_TABLE3, run_seg_table3
+    from ranking_core.grids.compare import DIFFERENCE_BINS
+
     _check_json(out, seg_table)
     table = _seg_table_or_exit(seg_table)
     chosen = _recipe_or_exit(recipe)
@@ -205,6 +210,10 @@ def apriori(
 ) -> None:
     """Kriukova et al. 2014, §4.4: a-priori λ̃(m) = α·m^(−β/2) from λ₊ on m = 20..50, applied at m =
     400."""
+    import numpy as np
+
+    from ranking_core.experiments.seg import PAPER_APRIORI, run_apriori
+
     _check_json(out, seg_table)
     table = _seg_table_or_exit(seg_table)
     chosen = _recipe_or_exit(recipe)

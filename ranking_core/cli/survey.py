@@ -341,7 +341,7 @@ def status(
     from ranking_core.cli.survey_seg import is_seg, seg_status
     from ranking_core.panels.missing import reason_note, shown
     from ranking_core.storage import StorageError
-    from ranking_core.surveys.results import status as survey_status
+    from ranking_core.surveys.progress import status as survey_status
 
     if is_seg(_surveys(), name):
         seg_status(_surveys(), name, json_out)

@@ -33,7 +33,7 @@ def is_seg(surveys, name: str) -> bool:
     """Whether the stored survey ``name`` asks by the SEG's method (fails with the store's
     sentence when it cannot be opened)."""
     from ranking_core.storage import StorageError
-    from ranking_core.surveys.seg_method import SEG_METHOD
+    from ranking_core.surveys.design import SEG_METHOD
 
     try:
         return surveys.get(name).method == SEG_METHOD

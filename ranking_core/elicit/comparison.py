@@ -12,7 +12,7 @@ flag is a note for the organiser: the rater's maps stay in every grid.
 **Difference from SEG and DTS.** ``elicited − other`` on the lattice ``[REF, BGM]``. Against
 the SEG (its table, risk 0..4) the share of lattice pairs whose risk category (the 8 categories
 of :func:`~ranking_core.grids.risk_scale.risk_category`) changes; against DTS, a zone grid coded
-A = 0 … E = 4 (:func:`~ranking_core.grids.zone_grid.zone_grid`), the share whose grade A..E
+A = 0 … E = 4 (:func:`~ranking_core.grids.zone_codes.zone_grid`), the share whose grade A..E
 (:func:`~ranking_core.grids.risk_scale.risk_grade`) differs from the DTS zone.
 """
 
@@ -76,7 +76,7 @@ def grid_differences(pooled: ArrayLike, seg: ArrayLike | None = None) -> list[Gr
     """The difference from the SEG (when its table's ``absolute`` grid is given) and from DTS
     (module notes)."""
     from ranking_core.grids.risk_scale import risk_category, risk_grade
-    from ranking_core.grids.zone_grid import zone_grid
+    from ranking_core.grids.zone_codes import zone_grid
 
     grid = np.asarray(pooled, dtype=np.float64)
     out = []

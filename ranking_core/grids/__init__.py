@@ -1,79 +1,90 @@
 """Clinical error grids on the 0..600 mg/dL lattice: one risk scale and a registry of grids (SEG,
-DTS, Clarke, Parkes type 1 and 2, learned)."""
+DTS, Clarke, Parkes type 1 and 2, learned).
 
-from ranking_core.grids.clarke import CLARKE_ZONES, clarke_zone
-from ranking_core.grids.compare import GridComparison, compare_grids, difference_shares
-from ranking_core.grids.coordinates import GlucoseTransform, TransformedKernel
-from ranking_core.grids.dts import DTS_ZONES, dts_zone
-from ranking_core.grids.learned import GLUCOSE_AXIS, lattice_points, learned_grid
-from ranking_core.grids.parkes import PARKES_ZONES, parkes_zone
-from ranking_core.grids.registry import (
-    ErrorGrid,
-    RiskGrid,
-    UnknownGridError,
-    ZoneGrid,
-    get_grid,
-    grid_names,
-    grids,
-)
-from ranking_core.grids.risk_scale import (
-    RISK_CATEGORIES,
-    RISK_GRADES,
-    risk_category,
-    risk_grade,
-)
-from ranking_core.grids.seg import (
-    GLUCOSE_MAX,
-    MISSING_SEG_MESSAGE,
-    SEG_TABLE_ENV,
-    SEGTable,
-    SEGTableError,
-    SEGTableMissing,
-    find_seg_table,
-    load_seg_table,
-)
-from ranking_core.grids.signed import AbsoluteRisk, side_of_diagonal, signed_ratings
-from ranking_core.grids.zone_grid import zone_grid, zone_grid_names
-from ranking_core.grids.zone_lines import zone_polylines
+The names below are imported on first use (PEP 562): the light modules of the package (the
+lattice, where the SEG table comes from) load without NumPy, for the command line's help."""
 
-__all__ = [
-    "CLARKE_ZONES",
-    "DTS_ZONES",
-    "GLUCOSE_AXIS",
-    "GLUCOSE_MAX",
-    "MISSING_SEG_MESSAGE",
-    "PARKES_ZONES",
-    "RISK_CATEGORIES",
-    "RISK_GRADES",
-    "SEG_TABLE_ENV",
-    "AbsoluteRisk",
-    "ErrorGrid",
-    "GlucoseTransform",
-    "GridComparison",
-    "RiskGrid",
-    "SEGTable",
-    "SEGTableError",
-    "SEGTableMissing",
-    "TransformedKernel",
-    "UnknownGridError",
-    "ZoneGrid",
-    "clarke_zone",
-    "compare_grids",
-    "difference_shares",
-    "dts_zone",
-    "find_seg_table",
-    "get_grid",
-    "grid_names",
-    "grids",
-    "lattice_points",
-    "learned_grid",
-    "load_seg_table",
-    "parkes_zone",
-    "risk_category",
-    "risk_grade",
-    "side_of_diagonal",
-    "signed_ratings",
-    "zone_grid",
-    "zone_grid_names",
-    "zone_polylines",
-]
+# ruff: noqa: F401 (the imports for type checkers re-export the names of _HOMES)
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ranking_core.lazy import lazy_exports
+
+if TYPE_CHECKING:  # the same names, for type checkers (exported at run time by _HOMES)
+    from ranking_core.grids.clarke import CLARKE_ZONES, clarke_zone
+    from ranking_core.grids.compare import GridComparison, compare_grids, difference_shares
+    from ranking_core.grids.coordinates import GlucoseTransform, TransformedKernel
+    from ranking_core.grids.dts import DTS_ZONES, dts_zone
+    from ranking_core.grids.lattice import GLUCOSE_MAX
+    from ranking_core.grids.learned import GLUCOSE_AXIS, lattice_points, learned_grid
+    from ranking_core.grids.parkes import PARKES_ZONES, parkes_zone
+    from ranking_core.grids.registry import (
+        ErrorGrid,
+        RiskGrid,
+        UnknownGridError,
+        ZoneGrid,
+        get_grid,
+        grid_names,
+        grids,
+    )
+    from ranking_core.grids.risk_scale import (
+        RISK_CATEGORIES,
+        RISK_GRADES,
+        risk_category,
+        risk_grade,
+    )
+    from ranking_core.grids.seg import SEGTable, find_seg_table, load_seg_table
+    from ranking_core.grids.seg_source import (
+        MISSING_SEG_MESSAGE,
+        SEG_TABLE_ENV,
+        SEGTableError,
+        SEGTableMissing,
+    )
+    from ranking_core.grids.signed import AbsoluteRisk, side_of_diagonal, signed_ratings
+    from ranking_core.grids.zone_codes import zone_grid, zone_grid_names
+    from ranking_core.grids.zone_lines import zone_polylines
+
+# public name → the module that defines it
+_HOMES = {
+    **dict.fromkeys(("CLARKE_ZONES", "clarke_zone"), "ranking_core.grids.clarke"),
+    **dict.fromkeys(
+        ("GridComparison", "compare_grids", "difference_shares"), "ranking_core.grids.compare"
+    ),
+    **dict.fromkeys(("GlucoseTransform", "TransformedKernel"), "ranking_core.grids.coordinates"),
+    **dict.fromkeys(("DTS_ZONES", "dts_zone"), "ranking_core.grids.dts"),
+    **dict.fromkeys(("GLUCOSE_MAX",), "ranking_core.grids.lattice"),
+    **dict.fromkeys(
+        ("GLUCOSE_AXIS", "lattice_points", "learned_grid"), "ranking_core.grids.learned"
+    ),
+    **dict.fromkeys(("PARKES_ZONES", "parkes_zone"), "ranking_core.grids.parkes"),
+    **dict.fromkeys(
+        (
+            "ErrorGrid",
+            "RiskGrid",
+            "UnknownGridError",
+            "ZoneGrid",
+            "get_grid",
+            "grid_names",
+            "grids",
+        ),
+        "ranking_core.grids.registry",
+    ),
+    **dict.fromkeys(
+        ("RISK_CATEGORIES", "RISK_GRADES", "risk_category", "risk_grade"),
+        "ranking_core.grids.risk_scale",
+    ),
+    **dict.fromkeys(("SEGTable", "find_seg_table", "load_seg_table"), "ranking_core.grids.seg"),
+    **dict.fromkeys(
+        ("MISSING_SEG_MESSAGE", "SEGTableError", "SEGTableMissing", "SEG_TABLE_ENV"),
+        "ranking_core.grids.seg_source",
+    ),
+    **dict.fromkeys(
+        ("AbsoluteRisk", "side_of_diagonal", "signed_ratings"), "ranking_core.grids.signed"
+    ),
+    **dict.fromkeys(("zone_grid", "zone_grid_names"), "ranking_core.grids.zone_codes"),
+    **dict.fromkeys(("zone_polylines",), "ranking_core.grids.zone_lines"),
+}
+__all__ = sorted(_HOMES)
+__getattr__, __dir__ = lazy_exports(__name__, _HOMES)

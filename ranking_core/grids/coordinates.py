@@ -16,18 +16,15 @@ a Gaussian base kernel still factorises over coordinates on the product lattice 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ranking_core.grids.seg import GLUCOSE_MAX
+from ranking_core.grids.lattice import GLUCOSE_MAX, SCALES
 from ranking_core.kernels import Kernel
 from ranking_core.validation import one_of
 
-__all__ = ["GlucoseTransform", "TransformedKernel"]
-
-SCALES = ("linear", "log")
+__all__ = ["SCALES", "GlucoseTransform", "TransformedKernel"]
 
 
 @dataclass(frozen=True)
@@ -64,7 +61,6 @@ class TransformedKernel(Kernel):
 
     base: Kernel
     transform: GlucoseTransform
-    name: ClassVar[str] = "transformed"
 
     @property
     def smooth(self) -> bool:  # type: ignore[override]

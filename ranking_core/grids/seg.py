@@ -23,7 +23,14 @@ from numpy.typing import ArrayLike, NDArray
 
 from ranking_core.grids.lattice import GLUCOSE_MAX
 from ranking_core.grids.registry import risk_grid
-from ranking_core.inputs import reader_named
+from ranking_core.grids.seg_source import (
+    MISSING_SEG_MESSAGE,
+    SEG_TABLE_ENV,
+    SEG_TABLE_SUFFIXES,
+    WORKBOOK_SUFFIXES,
+    SEGTableError,
+    SEGTableMissing,
+)
 from ranking_core.validation import describe_rows
 
 __all__ = [
@@ -41,20 +48,7 @@ __all__ = [
     "seg_table_from_frame",
 ]
 
-SEG_TABLE_ENV = "SEG_TABLE"
-# the SEG table's files: CSV, gzip-compressed CSV, and the input layer's workbooks (READERS)
-WORKBOOK_SUFFIXES = reader_named("xlsx").suffixes
-SEG_TABLE_SUFFIXES = (".csv", ".gz", *WORKBOOK_SUFFIXES)
 SEG_COLUMNS = ("RiskPairID", "REF", "BGM", "RiskFactor", "abs_risk")
-MISSING_SEG_MESSAGE = (
-    "No SEG risk table is configured. riskgrid does not ship the official Surveillance Error Grid "
-    "table; obtain RiskPairData (the 2014 SEG risk table, distributed for example with the R "
-    "package segtools as data/RiskPairData.rda, or from the Diabetes Technology Society) as CSV, "
-    "CSV.gz or "
-    "XLSX with columns RiskPairID, REF, BGM, RiskFactor, abs_risk, then either set the environment "
-    f"variable {SEG_TABLE_ENV}=/path/to/RiskPairData.csv.gz, pass --seg-table PATH on the command "
-    "line, or upload the file on the dashboard's settings panel."
-)
 GRIDS = (
     risk_grid(
         "seg",
@@ -68,17 +62,6 @@ GRIDS = (
 )
 # abs_risk and RiskFactor are each rounded to 5 significant digits in the distributed file
 _ABS_TOLERANCE = 1e-4
-
-
-class SEGTableError(ValueError):
-    """The file is not a valid SEG risk table; the message names the rows and the rule."""
-
-
-class SEGTableMissing(LookupError):
-    """No SEG table was given; the message says how to provide one."""
-
-    def __init__(self, message: str = MISSING_SEG_MESSAGE) -> None:
-        super().__init__(message)
 
 
 @dataclass(frozen=True)

@@ -14,23 +14,27 @@ The names are imported on first use (PEP 562): importing one light module of the
 help starts at once).
 """
 
+# ruff: noqa: F401 (the imports for type checkers re-export the names of _HOMES)
+
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
 
-# the modules that define the public names, lightest first (read by __getattr__ below)
-_HOMES = (
-    "ranking_core.inputs.units",
-    "ranking_core.inputs.schema",
-    "ranking_core.inputs.rows",
-    "ranking_core.inputs.decoding",
-    "ranking_core.inputs.table",
-)
+from ranking_core.lazy import lazy_exports
 
-if TYPE_CHECKING:  # the same names, for type checkers
+if TYPE_CHECKING:  # the same names, for type checkers (exported at run time by _HOMES)
     from ranking_core.inputs.decoding import open_binary, read_text
-    from ranking_core.inputs.rows import Reader
+    from ranking_core.inputs.formats import (
+        ACCEPTED_FORMATS,
+        READERS,
+        Reader,
+        accepted_formats,
+        format_names,
+        reader_named,
+        register_reader,
+        unregister_reader,
+        upload_types,
+    )
     from ranking_core.inputs.schema import (
         Field,
         HeaderNotFound,
@@ -44,18 +48,7 @@ if TYPE_CHECKING:  # the same names, for type checkers
         quote,
         with_limits,
     )
-    from ranking_core.inputs.table import (
-        ACCEPTED_FORMATS,
-        READERS,
-        accepted_formats,
-        format_names,
-        read_table,
-        reader_for,
-        reader_named,
-        register_reader,
-        unregister_reader,
-        upload_types,
-    )
+    from ranking_core.inputs.table import read_table, reader_for
     from ranking_core.inputs.units import (
         MGDL_PER_MMOLL,
         PHYSICAL_MAX_MGDL,
@@ -67,51 +60,53 @@ if TYPE_CHECKING:  # the same names, for type checkers
     )
 
 
-__all__ = [
-    "ACCEPTED_FORMATS",
-    "MGDL_PER_MMOLL",
-    "PHYSICAL_MAX_MGDL",
-    "READERS",
-    "UNITS",
-    "Field",
-    "HeaderNotFound",
-    "InputError",
-    "Limits",
-    "Reader",
-    "RefusedRows",
-    "Role",
-    "Schema",
-    "TableRead",
-    "UnitError",
-    "accepted_formats",
-    "check_unit",
-    "format_names",
-    "from_mgdl",
-    "name_lines",
-    "open_binary",
-    "quote",
-    "read_table",
-    "read_text",
-    "reader_for",
-    "reader_named",
-    "register_reader",
-    "to_mgdl",
-    "unregister_reader",
-    "upload_types",
-    "with_limits",
-]
-
-
-def __getattr__(name: str) -> object:
-    if name in __all__:
-        for home in _HOMES:
-            module = importlib.import_module(home)
-            if name in vars(module):
-                value = vars(module)[name]
-                globals()[name] = value
-                return value
-    raise AttributeError(f"module 'ranking_core.inputs' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+# public name → the module that defines it (lightest first: the formats' names and the units
+# load without pandas)
+_HOMES = {
+    **dict.fromkeys(
+        (
+            "ACCEPTED_FORMATS",
+            "READERS",
+            "Reader",
+            "accepted_formats",
+            "format_names",
+            "reader_named",
+            "register_reader",
+            "unregister_reader",
+            "upload_types",
+        ),
+        "ranking_core.inputs.formats",
+    ),
+    **dict.fromkeys(
+        (
+            "MGDL_PER_MMOLL",
+            "PHYSICAL_MAX_MGDL",
+            "UNITS",
+            "UnitError",
+            "check_unit",
+            "from_mgdl",
+            "to_mgdl",
+        ),
+        "ranking_core.inputs.units",
+    ),
+    **dict.fromkeys(
+        (
+            "Field",
+            "HeaderNotFound",
+            "InputError",
+            "Limits",
+            "RefusedRows",
+            "Role",
+            "Schema",
+            "TableRead",
+            "name_lines",
+            "quote",
+            "with_limits",
+        ),
+        "ranking_core.inputs.schema",
+    ),
+    **dict.fromkeys(("open_binary", "read_text"), "ranking_core.inputs.decoding"),
+    **dict.fromkeys(("read_table", "reader_for"), "ranking_core.inputs.table"),
+}
+__all__ = sorted(_HOMES)
+__getattr__, __dir__ = lazy_exports(__name__, _HOMES)

@@ -1,6 +1,7 @@
 """What a format reader gives the table collector: the header found (each role's column) and the
-data rows in chunks, plus the rows it refused itself; and :class:`Reader`, a format's entry in the
-registry :data:`ranking_core.inputs.table.READERS`.
+data rows in chunks, plus the rows it refused itself (a format's entry in the registry,
+:class:`~ranking_core.inputs.formats.Reader`, names its reader, which takes a
+:class:`ReadRequest`).
 
 A header line is the first line (within :attr:`~ranking_core.inputs.Limits.header_lines`) whose
 cells name every required role of the schema, by the role's name or one of its aliases (any case,
@@ -11,8 +12,7 @@ refuse the file, naming both.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import IO
 
@@ -34,7 +34,6 @@ __all__ = [
     "Chunk",
     "Header",
     "ReadRequest",
-    "Reader",
     "Refusals",
     "Rows",
     "frame_rows",
@@ -206,29 +205,3 @@ class ReadRequest:
     limits: Limits
     refuse: Refusals
     sheet: str | None = None
-
-
-@dataclass(frozen=True)
-class Reader:
-    """A file format :func:`~ranking_core.inputs.read_table` accepts: one entry of
-    :data:`~ranking_core.inputs.table.READERS`.
-
-    Attributes
-    ----------
-    name : a short word for messages ("text", "xlsx"): "--sheet applies to …; this is text".
-    suffixes : the file-name suffixes it reads, lower case with the dot ("" for a name without
-        one, such as an upload).
-    label : what it reads, for people (error messages, help texts, the documentation).
-    read : ``read(request)`` (a :class:`ReadRequest`) → a context manager giving :class:`Rows`;
-        the rows are collected inside it (a workbook stays open while its rows stream).
-    magic : leading bytes that identify the format whatever the file is called (the content is
-        sniffed before the suffix is trusted).
-    sheets : the format has named sheets (``sheet`` / ``--sheet`` applies).
-    """
-
-    name: str
-    suffixes: tuple[str, ...]
-    label: str
-    read: Callable[[ReadRequest], AbstractContextManager[Rows]]
-    magic: tuple[bytes, ...] = ()
-    sheets: bool = False

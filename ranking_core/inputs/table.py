@@ -1,6 +1,6 @@
 """The one table reader, :func:`read_table`: text (CSV / TSV / TXT) and XLSX files, uploads and
 DataFrames → typed columns of the valid rows, the refused rows with their line numbers and rules,
-and a summary; and :data:`READERS`, the formats it accepts.
+and a summary, in the formats of :data:`~ranking_core.inputs.formats.READERS`.
 
 The parts: :mod:`~ranking_core.inputs.schema` (schemas, limits, errors, the result),
 :mod:`~ranking_core.inputs.decoding` (opening, encodings, line ends),
@@ -48,11 +48,10 @@ from ranking_core.inputs.decoding import (
     source_label,
     text_stream,
 )
-from ranking_core.inputs.json_records import read_json_records
+from ranking_core.inputs.formats import READERS, Reader, accepted_formats
 from ranking_core.inputs.rows import (
     CHUNK_ROWS,
     Chunk,
-    Reader,
     ReadRequest,
     Refusals,
     Rows,
@@ -63,20 +62,8 @@ from ranking_core.inputs.rows import (
 from ranking_core.inputs.schema import InputError, Limits, Schema, TableRead, name_lines, quote
 from ranking_core.inputs.times import Clock
 from ranking_core.inputs.units import UnitError, check_unit
-from ranking_core.inputs.xlsx import read_xlsx
 
-__all__ = [
-    "ACCEPTED_FORMATS",
-    "READERS",
-    "accepted_formats",
-    "format_names",
-    "read_table",
-    "reader_for",
-    "reader_named",
-    "register_reader",
-    "unregister_reader",
-    "upload_types",
-]
+__all__ = ["read_delimited", "read_table", "reader_for"]
 
 CHUNK_CHARS = 1 << 22  # text is read in chunks of about 4 million characters
 DELIMITERS = (",", ";", "\t")
@@ -371,53 +358,6 @@ def _plain_block(
     return values
 
 
-# -- the formats ----------------------------------------------------------------------------------
-
-READERS: list[Reader] = [
-    Reader(
-        "text",
-        (".csv", ".tsv", ".txt", ".tab", ""),
-        "CSV, TSV or TXT text (UTF-8 with or without BOM, or UTF-16 with BOM; "
-        "delimiter comma, semicolon or tab)",
-        read_delimited,
-    ),
-    Reader(
-        "xlsx",
-        (".xlsx", ".xlsm"),
-        "XLSX workbooks (.xlsx, .xlsm)",
-        read_xlsx,
-        magic=(b"PK\x03\x04",),
-        sheets=True,
-    ),
-    Reader(
-        "json",
-        (".json",),
-        "JSON lists of records (.json; device exports such as Nightscout and Tidepool)",
-        read_json_records,
-    ),
-]
-
-
-def accepted_formats() -> str:
-    """The formats accepted, for people: the readers' labels joined ("… and …")."""
-    labels = [reader.label for reader in READERS]
-    return ", ".join(labels[:-1]) + " and " + labels[-1] if len(labels) > 1 else labels[0]
-
-
-ACCEPTED_FORMATS = accepted_formats()
-
-
-def upload_types() -> list[str]:
-    """The file-name suffixes accepted, without the dot (for an upload widget's ``type=``)."""
-    return [s.removeprefix(".") for reader in READERS for s in reader.suffixes if s]
-
-
-def format_names() -> str:
-    """The suffixes accepted in capitals, for help texts: "CSV, TSV, TXT, TAB, XLSX or XLSM"."""
-    names = [name.upper() for name in upload_types()]
-    return ", ".join(names[:-1]) + " or " + names[-1] if len(names) > 1 else names[0]
-
-
 def reader_for(suffix: str, head: bytes = b"") -> Reader:
     """The reader of a file whose name ends in ``suffix`` (lower case, with the dot) and whose
     content starts with ``head``: the first whose :attr:`Reader.magic` the content starts with,
@@ -429,33 +369,6 @@ def reader_for(suffix: str, head: bytes = b"") -> Reader:
         if suffix in reader.suffixes:
             return reader
     raise InputError(f"{suffix} files are not accepted; accepted: {accepted_formats()}")
-
-
-def reader_named(name: str) -> Reader:
-    """The entry of :data:`READERS` called ``name`` ("text", "xlsx"); KeyError when none is."""
-    for reader in READERS:
-        if reader.name == name:
-            return reader
-    raise KeyError(name)
-
-
-def register_reader(reader: Reader) -> None:
-    """Add a format to :data:`READERS`. Raises ValueError when its name or one of its suffixes
-    is taken already (one reader per suffix)."""
-    for known in READERS:
-        taken = set(known.suffixes) & set(reader.suffixes)
-        if known.name == reader.name or taken:
-            raise ValueError(
-                f"reader {reader.name!r}: "
-                + (f"suffix {sorted(taken)[0]!r}" if taken else "the name")
-                + f" is taken by reader {known.name!r}"
-            )
-    READERS.append(reader)
-
-
-def unregister_reader(name: str) -> None:
-    """Remove the format called ``name`` from :data:`READERS` (KeyError when there is none)."""
-    READERS.remove(reader_named(name))
 
 
 # -- reading --------------------------------------------------------------------------------------

@@ -8,9 +8,11 @@ by 10 (1 mmol/L = 180.16 mg/L = 18.016 mg/dL).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import numpy as np
-from numpy.typing import NDArray
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
 
 __all__ = [
     "LOOKS_LIKE_MMOLL",
@@ -72,6 +74,8 @@ def resolve_unit(
     naming mmol/L and ``option``; otherwise they are mg/dL. The other way round, mmol/L stated
     for values whose median is above :data:`LOOKS_LIKE_MMOLL` (mg/dL values) is refused too.
     """
+    import numpy as np  # on use: the unit names and factor load without it (command-line help)
+
     stated = check_unit(stated)
     if in_header is not None:
         if stated is not None and stated != in_header:

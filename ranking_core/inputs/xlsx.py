@@ -4,7 +4,7 @@ The archive's declared uncompressed sizes are checked first (all parts, the shar
 and the worksheet read), so a zip bomb or a huge shared-string table is refused before any of it
 is decompressed; :mod:`zipfile` never inflates a member beyond its declared size. The sheet is
 then read row by row with openpyxl's read-only mode (first sheet unless one is named).
-:func:`read_xlsx` is the table reader's XLSX format (:data:`ranking_core.inputs.table.READERS`):
+:func:`read_xlsx` is the table reader's XLSX format (:data:`ranking_core.inputs.formats.READERS`):
 the header is the first non-blank row naming every required role.
 """
 

@@ -19,102 +19,132 @@ The files of a learned grid are written by :func:`ranking_core.grids.files.write
 :func:`ranking_core.panels.uncertainty.write_band_files`; both are re-exported here, as are the
 registries the settings are checked against (:data:`RULES`, :data:`CRITERIA`, …), so that
 ``from ranking_core.learn import X`` serves every front end.
+
+The names are imported on first use (PEP 562): the settings and their presets, labels and
+registries load without NumPy (``riskgrid learn --help`` lists them at once); the fit, its plan
+and its files load when first asked for.
 """
+
+# ruff: noqa: F401 (the imports for type checkers re-export the names of _HOMES)
 
 from __future__ import annotations
 
-from ranking_core.grids.coordinates import SCALES
-from ranking_core.grids.files import grid_metadata, write_grid_files
-from ranking_core.learn.fit import APRIORI_SIZES, ENGINES, learn_grid, learn_panel
-from ranking_core.learn.plan import (
-    CHOLESKY_UP_TO,
-    DENSE_UP_TO,
-    MEMORY_BUDGET,
-    METHOD_LABELS,
-    METHODS,
-    ROBUST_LAM_STRIDE,
-    FitPlan,
-    fit_method,
-    glucose_kernel,
-    glucose_ranker,
-    plan_fit,
-)
-from ranking_core.learn.result import NO_RATER, LearnedGrid, PanelFit, panel_fit, settings_advice
-from ranking_core.learn.settings import (
-    CRITERION_LABELS,
-    DIAGONAL_ANCHORS,
-    FILTER_LABELS,
-    KERNEL_LABELS,
-    KERNELS,
-    PRESET_LABELS,
-    PRESETS,
-    ROBUST_LABELS,
-    RULE_LABELS,
-    LearnSettings,
-    describe_settings,
-    preset_name,
-    robust_settings,
-    with_robust,
-)
-from ranking_core.learn.training import (
-    MIN_RATINGS,
-    check_rating_count,
-    default_recipe,
-    panel_traits,
-    rating_positions,
-    ratings_checksum,
-    with_diagonal_anchors,
-)
-from ranking_core.panels.uncertainty import write_band_files
-from ranking_core.selection import CRITERIA, RULES, VALIDATED_RULES
+from typing import TYPE_CHECKING
 
-__all__ = [
-    "APRIORI_SIZES",
-    "CHOLESKY_UP_TO",
-    "CRITERIA",
-    "CRITERION_LABELS",
-    "DENSE_UP_TO",
-    "DIAGONAL_ANCHORS",
-    "ENGINES",
-    "FILTER_LABELS",
-    "KERNELS",
-    "KERNEL_LABELS",
-    "MEMORY_BUDGET",
-    "METHODS",
-    "METHOD_LABELS",
-    "MIN_RATINGS",
-    "NO_RATER",
-    "PRESETS",
-    "PRESET_LABELS",
-    "ROBUST_LABELS",
-    "ROBUST_LAM_STRIDE",
-    "RULES",
-    "RULE_LABELS",
-    "SCALES",
-    "VALIDATED_RULES",
-    "FitPlan",
-    "LearnSettings",
-    "LearnedGrid",
-    "PanelFit",
-    "check_rating_count",
-    "default_recipe",
-    "describe_settings",
-    "fit_method",
-    "glucose_kernel",
-    "glucose_ranker",
-    "grid_metadata",
-    "learn_grid",
-    "learn_panel",
-    "panel_fit",
-    "panel_traits",
-    "plan_fit",
-    "preset_name",
-    "rating_positions",
-    "ratings_checksum",
-    "robust_settings",
-    "settings_advice",
-    "with_diagonal_anchors",
-    "with_robust",
-    "write_band_files",
-    "write_grid_files",
-]
+from ranking_core.lazy import lazy_exports
+
+if TYPE_CHECKING:  # the same names, for type checkers (exported at run time by _HOMES)
+    from ranking_core.grids.files import grid_metadata, write_grid_files
+    from ranking_core.grids.lattice import SCALES
+    from ranking_core.lambda_rules import CRITERIA, RULES, VALIDATED_RULES
+    from ranking_core.learn.fit import APRIORI_SIZES, ENGINES, learn_grid, learn_panel
+    from ranking_core.learn.plan import (
+        CHOLESKY_UP_TO,
+        DENSE_UP_TO,
+        MEMORY_BUDGET,
+        METHOD_LABELS,
+        ROBUST_LAM_STRIDE,
+        FitPlan,
+        fit_method,
+        glucose_kernel,
+        glucose_ranker,
+        plan_fit,
+    )
+    from ranking_core.learn.result import (
+        NO_RATER,
+        LearnedGrid,
+        PanelFit,
+        panel_fit,
+        settings_advice,
+    )
+    from ranking_core.learn.settings import (
+        CRITERION_LABELS,
+        DIAGONAL_ANCHORS,
+        FILTER_LABELS,
+        KERNEL_LABELS,
+        KERNELS,
+        METHODS,
+        PRESET_LABELS,
+        PRESETS,
+        ROBUST_LABELS,
+        RULE_LABELS,
+        LearnSettings,
+        describe_settings,
+        preset_name,
+        robust_settings,
+        with_robust,
+    )
+    from ranking_core.learn.training import (
+        MIN_RATINGS,
+        check_rating_count,
+        default_recipe,
+        panel_traits,
+        rating_positions,
+        ratings_checksum,
+        with_diagonal_anchors,
+    )
+    from ranking_core.panels.uncertainty import write_band_files
+
+# public name → the module that defines it
+_HOMES = {
+    **dict.fromkeys(("grid_metadata", "write_grid_files"), "ranking_core.grids.files"),
+    **dict.fromkeys(("SCALES",), "ranking_core.grids.lattice"),
+    **dict.fromkeys(("CRITERIA", "RULES", "VALIDATED_RULES"), "ranking_core.lambda_rules"),
+    **dict.fromkeys(
+        ("APRIORI_SIZES", "ENGINES", "learn_grid", "learn_panel"), "ranking_core.learn.fit"
+    ),
+    **dict.fromkeys(
+        (
+            "CHOLESKY_UP_TO",
+            "DENSE_UP_TO",
+            "FitPlan",
+            "MEMORY_BUDGET",
+            "METHOD_LABELS",
+            "ROBUST_LAM_STRIDE",
+            "fit_method",
+            "glucose_kernel",
+            "glucose_ranker",
+            "plan_fit",
+        ),
+        "ranking_core.learn.plan",
+    ),
+    **dict.fromkeys(
+        ("LearnedGrid", "NO_RATER", "PanelFit", "panel_fit", "settings_advice"),
+        "ranking_core.learn.result",
+    ),
+    **dict.fromkeys(
+        (
+            "CRITERION_LABELS",
+            "DIAGONAL_ANCHORS",
+            "FILTER_LABELS",
+            "KERNELS",
+            "KERNEL_LABELS",
+            "LearnSettings",
+            "METHODS",
+            "PRESETS",
+            "PRESET_LABELS",
+            "ROBUST_LABELS",
+            "RULE_LABELS",
+            "describe_settings",
+            "preset_name",
+            "robust_settings",
+            "with_robust",
+        ),
+        "ranking_core.learn.settings",
+    ),
+    **dict.fromkeys(
+        (
+            "MIN_RATINGS",
+            "check_rating_count",
+            "default_recipe",
+            "panel_traits",
+            "rating_positions",
+            "ratings_checksum",
+            "with_diagonal_anchors",
+        ),
+        "ranking_core.learn.training",
+    ),
+    **dict.fromkeys(("write_band_files",), "ranking_core.panels.uncertainty"),
+}
+__all__ = sorted(_HOMES)
+__getattr__, __dir__ = lazy_exports(__name__, _HOMES)

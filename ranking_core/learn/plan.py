@@ -2,8 +2,8 @@
 
 :func:`plan_fit` reads the settings and the number of ratings and fixes, before any work: the
 kernel (built once from its name, width and glucose coordinates; every later step reuses this
-object), the unfitted ranker on it, how the λ rule is computed (:data:`METHODS`: every fold
-exactly, the first fold only, the glucose lattice, or every rule on one low-rank factor of a
+object), the unfitted ranker on it, how the λ rule is computed (the settings' ``method``: every
+fold exactly, the first fold only, the glucose lattice, or every rule on one low-rank factor of a
 smooth kernel), the engine that computes it (a name of
 :data:`ranking_core.learn.fit.ENGINES`) and whether the points fit in the memory budget. The
 size rule is the one of :func:`ranking_core.learners.direct.choose_method` (exact up to
@@ -23,7 +23,6 @@ from numpy.typing import NDArray
 from ranking_core.filters import Filter, IteratedLavrentiev
 from ranking_core.grids.coordinates import GlucoseTransform, TransformedKernel
 from ranking_core.kernels import Kernel, make_kernel
-from ranking_core.learners.direct import METHODS as DIRECT_METHODS
 from ranking_core.learners.direct import (
     ONE_FOLD_TRAIN,
     choose_method,
@@ -102,7 +101,6 @@ __all__ = [
     "LOW_RANK_FROM",
     "LOW_RANK_UP_TO",
     "MEMORY_BUDGET",
-    "METHODS",
     "METHOD_LABELS",
     "ROBUST_LAM_STRIDE",
     "FitPlan",
@@ -127,10 +125,6 @@ METHOD_LABELS = {
     "lattice": "a search of λ on the glucose lattice, a lattice refit",
     "low-rank": "every λ from one low-rank factor of the kernel (pivoted Cholesky)",
 }
-# the methods a LearnSettings may name: "auto", the direct ones and "low-rank" (a smooth kernel
-# factored once to a tolerance on the discarded kernel mass, every rule and filter on it,
-# ranking_core.learners.lowrank)
-METHODS = (*DIRECT_METHODS, "low-rank")
 # "auto" factors a smooth kernel (the Gaussian) from this many training points on: below, the
 # dense eigendecomposition is as fast and exact. The factor's memory, 8·m·r bytes with its rank
 # r ≤ the budget's share, bounds the points at LOW_RANK_UP_TO.

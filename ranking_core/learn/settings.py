@@ -19,26 +19,24 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-
-import numpy as np
-from numpy.typing import NDArray
+from typing import TYPE_CHECKING
 
 from ranking_core.filters import FILTERS
-from ranking_core.grids.coordinates import SCALES, GlucoseTransform
-from ranking_core.kernels import KERNELS as KERNEL_CLASSES
-from ranking_core.kernels import Kernel
-from ranking_core.learn.plan import (
-    METHODS,
-    ROBUST_LAM_STRIDE,
-    candidate_lams,
-    glucose_transform,
-    settings_kernel,
-    settings_ranker,
-)
-from ranking_core.learners.robust import LOSSES, RobustRanker
-from ranking_core.learners.spectral import SpectralRanker
-from ranking_core.selection import CRITERIA, RULES, VALIDATED_RULES
+from ranking_core.grids.lattice import SCALES
+from ranking_core.kernels import KERNELS as KERNEL_ENTRIES
+from ranking_core.kernels import KernelEntry
+from ranking_core.lambda_rules import CRITERIA, RULES, VALIDATED_RULES
+from ranking_core.learners.choices import DIRECT_METHODS, ROBUST_LOSSES
 from ranking_core.validation import one_of, positive_float
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+    from ranking_core.grids.coordinates import GlucoseTransform
+    from ranking_core.kernels import Kernel
+    from ranking_core.learners.robust import RobustRanker
+    from ranking_core.learners.spectral import SpectralRanker
 
 __all__ = [
     "CRITERION_LABELS",
@@ -46,6 +44,7 @@ __all__ = [
     "FILTER_LABELS",
     "KERNELS",
     "KERNEL_LABELS",
+    "METHODS",
     "PRESETS",
     "PRESET_LABELS",
     "ROBUST_LABELS",
@@ -62,9 +61,13 @@ __all__ = [
 # Suited widths measured on 300 SEG ratings (log coordinates, otherwise the best recipe),
 # misranking against the SEG: Gaussian γ = 250 / 10³ / 4·10³ / 10⁴ / 4·10⁵ → 28.4 / 14.0 / 4.6 /
 # 3.4 / 4.0 %; Laplacian γ = 30 / 100 / 10³ / 2·10⁴ / 10⁵ → 11.6 / 3.3 / 1.7 / 2.0 / 5.7 %.
-KERNELS: dict[str, type[Kernel]] = {
-    name: cls for name, cls in KERNEL_CLASSES.items() if cls.glucose_width is not None
+KERNELS: dict[str, KernelEntry] = {
+    name: entry for name, entry in KERNEL_ENTRIES.items() if entry.glucose_width is not None
 }
+# how λ is computed (LearnSettings.method; ranking_core.learn.plan): "auto", the methods of the
+# direct ranker's fast k-fold choice and "low-rank" (a smooth kernel factored once to a tolerance
+# on the discarded kernel mass, every rule and filter on it, ranking_core.learners.lowrank)
+METHODS = (*DIRECT_METHODS, "low-rank")
 # zero-risk diagonal points (the best and robust presets): one every 6 mg/dL. The exact zeros pin
 # the signed surface where the ratings are smallest relative to their noise; 41 → 101 anchors
 # lowered the misranking by about 0.1–0.2 point on noisy panels and 0.1 on clean ratings, 201
@@ -84,7 +87,7 @@ class LearnSettings:
         (exp(−‖Δ‖²/γ), the paper's).
     gamma : kernel width γ > 0: mg/dL of the glucose coordinates for the Laplacian, (mg/dL)²
         for the Gaussian; None (the default) takes the kernel's own default width for glucose
-        pairs (``glucose_width`` in :mod:`ranking_core.kernels`: 10³ and 10⁴).
+        pairs (``glucose_width`` of :data:`ranking_core.kernels.KERNELS`: 10³ and 10⁴).
     scale : glucose coordinates, ``"log"`` (t(g) = 600·log(1 + g/g₀)/log(1 + 600/g₀)) or
         ``"linear"`` (mg/dL as is).
     log_offset : g₀ of the log coordinates in mg/dL.
@@ -99,7 +102,7 @@ class LearnSettings:
         ``"apriori"`` (λ(m) = α·m^(−β/2) fitted on subsets) or ``"manual"`` (``lam``).
     lam : λ of the ``"manual"`` rule (required by it; None and dropped for the other rules,
         whose λ is chosen and reported as :attr:`LearnedGrid.lam`).
-    method : how λ is computed (:data:`~ranking_core.learn.plan.METHODS`):
+    method : how λ is computed (:data:`METHODS`):
         ``"auto"`` chooses by the number of ratings and the memory budget
         (:func:`~ranking_core.learn.plan.plan_fit`); ``"exact"`` every fold and the refit by
         eigendecomposition; ``"one-fold"`` the first fold's exact curve and a direct
@@ -149,7 +152,7 @@ class LearnSettings:
         owner = "LearnSettings"
         one_of(self.criterion, "criterion", CRITERIA, owner)
         if self.robust is not None:
-            one_of(self.robust, "robust", LOSSES, owner)
+            one_of(self.robust, "robust", ROBUST_LOSSES, owner)
         one_of(self.kernel, "kernel", tuple(KERNELS), owner)
         one_of(self.scale, "scale", SCALES, owner)
         one_of(self.filter, "filter", tuple(sorted(FILTERS)), owner)
@@ -178,14 +181,20 @@ class LearnSettings:
             if isinstance(value, bool) or int(value) != value or value < low:
                 raise ValueError(f"{owner}: {name} must be an integer ≥ {low}; got {value!r}")
 
+    # the numerical parts are computed by the plan, imported on use (the settings and the presets
+    # load without NumPy: the command line's help lists them at once)
     def transform(self) -> GlucoseTransform | None:
         """The glucose coordinates' warp (None for mg/dL as measured;
         :func:`~ranking_core.learn.plan.glucose_transform`)."""
+        from ranking_core.learn.plan import glucose_transform
+
         return glucose_transform(self)
 
     def glucose_kernel(self) -> Kernel:
         """The kernel built from its name, width and coordinates
         (:func:`~ranking_core.learn.plan.settings_kernel`)."""
+        from ranking_core.learn.plan import settings_kernel
+
         return settings_kernel(self)
 
     def ranker(self, kernel: Kernel | None = None) -> SpectralRanker | RobustRanker:
@@ -193,11 +202,15 @@ class LearnSettings:
         :class:`~ranking_core.panels.RobustRanker` with ``robust``;
         :func:`~ranking_core.learn.plan.settings_ranker`). ``kernel``: the kernel already built
         from these settings (built here when None)."""
+        from ranking_core.learn.plan import settings_ranker
+
         return settings_ranker(self, self.glucose_kernel() if kernel is None else kernel)
 
     def lams(self) -> NDArray[np.float64]:
         """The candidate λ, decreasing (λ₀·q^j; every fourth of them with ``robust``;
         :func:`~ranking_core.learn.plan.candidate_lams`)."""
+        from ranking_core.learn.plan import candidate_lams
+
         return candidate_lams(self)
 
     @property
@@ -220,8 +233,8 @@ class LearnSettings:
         return dataclasses.replace(self, robust=None)
 
 
-KERNEL_LABELS = {name: cls.label for name, cls in KERNELS.items()}
-FILTER_LABELS = {name: filter_class.label for name, filter_class in FILTERS.items()}
+KERNEL_LABELS = {name: entry.label for name, entry in KERNELS.items()}
+FILTER_LABELS = {name: entry.label for name, entry in FILTERS.items()}
 ROBUST_LABELS = {
     None: "no (least squares)",
     "huber": "Huber weights, rater model, coarse answers as intervals",
@@ -239,6 +252,8 @@ CRITERION_LABELS = {
 
 def describe_settings(settings: LearnSettings) -> dict[str, str]:
     """The settings in plain words, label → value (for reports and the dashboard)."""
+    from ranking_core.learn.plan import ROBUST_LAM_STRIDE
+
     width_unit = KERNELS[settings.kernel].width_unit
     rule = RULE_LABELS[settings.rule]
     if settings.rule == "kfold":

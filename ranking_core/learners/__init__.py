@@ -16,32 +16,35 @@ glucose-lattice solve, with its fast k-fold choice ``fast_kfold_lambda``); share
 Gaussian kernel width γ (mg/dL²), what it is, whether it has a λ path (``path``/``resolve``, so
 λ is chosen on one decomposition by :func:`ranking_core.selection.choose`), and otherwise
 which parameter a small grid searches. The CLI, the dashboard and the experiments read it.
+The registry loads without NumPy or scikit-learn (the command line's help lists it at once): a
+learner's module is imported when the learner is first built, and the classes exported here
+(``DirectRanker``, ``RobustRanker``) when first asked for (PEP 562). The names some learners'
+parameters take are :mod:`~ranking_core.learners.choices`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-
-import numpy as np
-from numpy.typing import NDArray
-from sklearn.base import BaseEstimator
-from sklearn.kernel_approximation import Nystroem
-from sklearn.pipeline import make_pipeline
+from typing import TYPE_CHECKING, Any
 
 from ranking_core.filters import FILTERS
-from ranking_core.learners.direct import DirectRanker
-from ranking_core.learners.dorm import DORM
-from ranking_core.learners.nystrom import NystromRanker
-from ranking_core.learners.online import OnlineMPRank
-from ranking_core.learners.preference import PreferenceRanker
-from ranking_core.learners.rankboost import RankBoost
-from ranking_core.learners.robust import RobustRanker
-from ranking_core.learners.spectral import SpectralRanker, SpectralRegressor
-from ranking_core.learners.svrank import SVRank
-from ranking_core.selection import paper_lambda_grid
+from ranking_core.lazy import imported, lazy_exports
 
+if TYPE_CHECKING:  # the same names, for type checkers
+    import numpy as np
+    from numpy.typing import NDArray
+    from sklearn.base import BaseEstimator
+
+    from ranking_core.learners.direct import DirectRanker
+    from ranking_core.learners.robust import RobustRanker
+
+_HOMES = {
+    "DirectRanker": "ranking_core.learners.direct",
+    "RobustRanker": "ranking_core.learners.robust",
+}
 __all__ = ["LEARNERS", "DirectRanker", "LearnerSpec", "RobustRanker"]
+__getattr__, __dir__ = lazy_exports(__name__, _HOMES)
 
 
 @dataclass(frozen=True)
@@ -63,7 +66,45 @@ class LearnerSpec:
     glucose_pairs: bool = False
 
 
+def _built(path: str, **params: Any) -> Callable[[float], BaseEstimator]:
+    """``make(gamma)`` of the estimator class at ``path`` (``"package.module:Class"``, imported
+    at the first build) with ``gamma`` and ``params``."""
+
+    def make(gamma: float) -> BaseEstimator:
+        estimator: BaseEstimator = imported(path)(gamma=gamma, **params)
+        return estimator
+
+    return make
+
+
+def _robust(gamma: float) -> BaseEstimator:
+    from ranking_core.learners.robust import RobustRanker
+    from ranking_core.learners.spectral import SpectralRanker
+
+    return RobustRanker(SpectralRanker(gamma=gamma))
+
+
+def _dorm(gamma: float) -> BaseEstimator:
+    from sklearn.kernel_approximation import Nystroem
+    from sklearn.pipeline import make_pipeline
+
+    from ranking_core.learners.dorm import DORM
+
+    return make_pipeline(
+        Nystroem(gamma=1.0 / gamma, n_components=40, random_state=0),
+        DORM(measure="ndcg", n=None, tol=1e-3, max_iter=100),
+    )
+
+
+def _rankboost(gamma: float) -> BaseEstimator:
+    from ranking_core.learners.rankboost import RankBoost
+
+    return RankBoost()
+
+
 def _paper_grid(m: int) -> NDArray[np.float64]:
+    from ranking_core.selection import paper_lambda_grid
+
     return paper_lambda_grid()
 
 
@@ -71,13 +112,24 @@ def _m_squared(m: int) -> float:
     return float(m * m)
 
 
+def _preference_grid(m: int) -> NDArray[np.float64]:
+    return _m_squared(m) * _paper_grid(m)
+
+
 def _fixed(*values: float) -> Callable[[int], NDArray[np.float64]]:
-    return lambda m: np.array(values, dtype=np.float64)
+    """The grid of these values whatever m is (float64 for floats, integers for integers)."""
+
+    def grid(m: int) -> NDArray[np.float64]:
+        import numpy as np
+
+        return np.array(values)
+
+    return grid
 
 
 def _spectral(name: str) -> LearnerSpec:
     return LearnerSpec(
-        lambda gamma: SpectralRanker(gamma=gamma, filter=name),
+        _built("ranking_core.learners.spectral:SpectralRanker", filter=name),
         f"SpectralRanker, {name} filter (Kriukova et al. 2014, eqs. (3)–(4)); exact O(m³) "
         "decomposition",
         True,
@@ -89,7 +141,7 @@ def _spectral(name: str) -> LearnerSpec:
 LEARNERS: dict[str, LearnerSpec] = {
     **{f"spectral-{name}": _spectral(name) for name in FILTERS},
     "regressor": LearnerSpec(
-        lambda gamma: SpectralRegressor(gamma=gamma),
+        _built("ranking_core.learners.spectral:SpectralRegressor"),
         "SpectralRegressor: kernel ridge regression, the supervised baseline of Kriukova et al. "
         "2014",
         True,
@@ -97,7 +149,7 @@ LEARNERS: dict[str, LearnerSpec] = {
         _paper_grid,
     ),
     "nystrom": LearnerSpec(
-        lambda gamma: NystromRanker(gamma=gamma, n_centers=200),
+        _built("ranking_core.learners.nystrom:NystromRanker", n_centers=200),
         "NystromRanker: Lavrentiev on 200 greedy pivoted-Cholesky centres (Pahikkala et al. "
         "2009, §3.5)",
         True,
@@ -105,23 +157,23 @@ LEARNERS: dict[str, LearnerSpec] = {
         _paper_grid,
     ),
     "preference": LearnerSpec(
-        lambda gamma: PreferenceRanker(gamma=gamma),
+        _built("ranking_core.learners.preference:PreferenceRanker"),
         "PreferenceRanker: RankRLS on the full preference graph, magnitude cost (Pahikkala et "
         "al. 2009, eq. (21)); λ = m²·λ of Kriukova et al. 2014",
         True,
         "lam",
-        lambda m: _m_squared(m) * paper_lambda_grid(),
+        _preference_grid,
         lam_scale=_m_squared,
     ),
     "online-mprank": LearnerSpec(
-        lambda gamma: OnlineMPRank(gamma=gamma, max_passes=300, tol=1e-6),
+        _built("ranking_core.learners.online:OnlineMPRank", max_passes=300, tol=1e-6),
         "OnlineMPRank: MPRank by coordinate sweeps (Cortes et al. 2007, §2.5), ≤ 300 passes",
         False,
         "lam",
         _fixed(1e-2, 1e-3, 1e-4),
     ),
     "svrank": LearnerSpec(
-        lambda gamma: SVRank(gamma=gamma, epsilon=0.05, tol=1e-6),
+        _built("ranking_core.learners.svrank:SVRank", epsilon=0.05, tol=1e-6),
         "SVRank: ε-insensitive pairwise loss via the pair kernel (Cortes et al. 2007, §2.4), "
         "ε = 0.05; O(m⁴) memory, so m ≤ 80",
         False,
@@ -130,10 +182,7 @@ LEARNERS: dict[str, LearnerSpec] = {
         max_m=80,
     ),
     "dorm": LearnerSpec(
-        lambda gamma: make_pipeline(
-            Nystroem(gamma=1.0 / gamma, n_components=40, random_state=0),
-            DORM(measure="ndcg", n=None, tol=1e-3, max_iter=100),
-        ),
+        _dorm,
         "DORM (Le & Smola 2007): max-margin full-list NDCG, linear on 40 Nyström Gaussian "
         "features; all points form one query",
         False,
@@ -142,7 +191,7 @@ LEARNERS: dict[str, LearnerSpec] = {
         max_m=1000,
     ),
     "robust": LearnerSpec(
-        lambda gamma: RobustRanker(SpectralRanker(gamma=gamma)),
+        _robust,
         "RobustRanker: Lavrentiev with Huber weights, a rater model and coarse answers as "
         "intervals (the robust recipe's learner)",
         True,
@@ -151,18 +200,18 @@ LEARNERS: dict[str, LearnerSpec] = {
         glucose_pairs=True,
     ),
     "direct": LearnerSpec(
-        lambda gamma: DirectRanker("gaussian", gamma=gamma),
+        _built("ranking_core.learners.direct:DirectRanker", kernel="gaussian"),
         "DirectRanker: Lavrentiev at one λ by one Cholesky solve (the fast path's refit)",
         False,
         "lam",
         _fixed(1e-2, 1e-3, 1e-4),
     ),
     "rankboost": LearnerSpec(
-        lambda gamma: RankBoost(),
+        _rankboost,
         "RankBoost with threshold weak rankers (Freund et al. 2003), a baseline",
         False,
         "n_rounds",
-        lambda m: np.array([50, 100]),
+        _fixed(50, 100),
         max_m=400,
     ),
 }

@@ -79,6 +79,7 @@ from ranking_core.learners.base import (
     RankingScoreMixin,
     store_params,
 )
+from ranking_core.learners.choices import DIRECT_METHODS
 from ranking_core.selection import (
     CRITERIA,
     Choice,
@@ -109,7 +110,7 @@ __all__ = [
 ]
 
 SOLVERS = ("auto", "cholesky", "lattice")
-METHODS = ("auto", "exact", "one-fold", "lattice")
+METHODS = DIRECT_METHODS
 EXACT_UP_TO = 2000  # "auto": every fold (the exact k-fold curve) up to this many ratings
 # "auto": the first fold's exact curve up to here, the lattice beyond (DirectRanker's "auto"
 # solver too: below, the dense Cholesky solve is faster, 8m² bytes: 288 MB at m = 6,000)

@@ -25,11 +25,12 @@ from sklearn.svm import LinearSVC
 from sklearn.utils.validation import check_is_fitted
 
 from ranking_core.learners.base import CheckedInputsMixin, store_params
+from ranking_core.learners.choices import PAIRWISE_LOSSES
 from ranking_core.validation import check_inputs, describe_rows, one_of, positive_float
 
 __all__ = ["LOSSES", "PairwiseLinearRanker", "weighted_disagreement"]
 
-LOSSES = ("value-linear", "hinge", "logistic")
+LOSSES = PAIRWISE_LOSSES
 
 
 def weighted_disagreement(scores: ArrayLike, pairs: ArrayLike, weights: ArrayLike) -> float:

@@ -49,6 +49,7 @@ from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
 from ranking_core.learners.base import RegularizationPath, store_params
+from ranking_core.learners.choices import ROBUST_LOSSES
 from ranking_core.learners.direct import DirectRanker
 from ranking_core.learners.panel_answers import (
     RATING_MAX,
@@ -74,7 +75,7 @@ __all__ = [
     "rating_step",
 ]
 
-LOSSES = ("squared", "huber", "tukey")
+LOSSES = ROBUST_LOSSES
 COARSE = ("interval", "midpoint")
 HUBER_C = 1.345  # Huber's constant: 95 % efficiency under Gaussian noise
 TUKEY_C = 4.685  # Tukey's biweight constant: 95 % efficiency under Gaussian noise

@@ -28,22 +28,30 @@ import pandas as pd
 from numpy.typing import NDArray
 from scipy.stats import qmc
 
+from ranking_core.grids.lattice import check_range
 from ranking_core.grids.monotone import MonotoneRisk
-from ranking_core.grids.seg import GLUCOSE_MAX
 from ranking_core.grids.signed import AbsoluteRisk
 from ranking_core.learners.robust import RobustRanker
 from ranking_core.learners.spectral import SpectralRanker
+from ranking_core.panels.planning import (
+    DEFAULT_PLAN_METHOD,
+    DEFAULT_RANGE,
+    PLAN_METHOD_LABELS,
+    PLAN_METHODS,
+)
 from ranking_core.panels.uncertainty import posterior_covariance, training_inputs
 from ranking_core.ratings import MAX_ROWS, RatingSet
 from ranking_core.validation import one_of
 
 __all__ = [
     "DEFAULT_PLAN_METHOD",
+    "DEFAULT_RANGE",
     "FORM_COLUMNS",
     "MAX_NEXT",
     "PLAN_METHODS",
     "PLAN_METHOD_LABELS",
     "check_next",
+    "check_range",
     "plan_pairs",
     "rating_form_csv",
     "rating_form_html",
@@ -51,31 +59,10 @@ __all__ = [
     "write_rating_form",
 ]
 
-# how the next pairs are picked (see the module docstring), each with the label the command
-# line's help and the dashboard show; the first is the default (measured best)
-PLAN_METHOD_LABELS = {
-    "imse": "largest reduction of the grid's total uncertainty (measured best)",
-    "variance": "most uncertain pairs first",
-    "random": "uniformly at random",
-}
-PLAN_METHODS = tuple(PLAN_METHOD_LABELS)
-DEFAULT_PLAN_METHOD = PLAN_METHODS[0]
 FORM_COLUMNS = ("pair", "reference", "estimate", "rating", "rater")
 MIN_RATINGS = 10  # below this many ratings the next pairs come from the start design
 N_CANDIDATES = 1024
-DEFAULT_RANGE = (20.0, 600.0)  # mg/dL: the glucose range of proposed pairs (meters read ≥ 20)
 MAX_NEXT = MAX_ROWS  # more pairs could not be read back as one rating set
-
-
-def check_range(glucose_range: tuple[float, float]) -> tuple[float, float]:
-    """(LO, HI) in mg/dL as floats; ValueError unless 0 ≤ LO < HI ≤ 600."""
-    low, high = (float(v) for v in glucose_range)
-    if not 0 <= low < high <= GLUCOSE_MAX:
-        raise ValueError(
-            f"the glucose range must satisfy 0 ≤ LO < HI ≤ {GLUCOSE_MAX} mg/dL; "
-            f"got {low:g}-{high:g}"
-        )
-    return low, high
 
 
 def _halton(

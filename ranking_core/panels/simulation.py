@@ -28,7 +28,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.ndimage import gaussian_filter
 
 from ranking_core.grids.seg import GLUCOSE_MAX, SEGTable
-from ranking_core.grids.zone_grid import zone_grid
+from ranking_core.grids.zone_codes import zone_grid
 from ranking_core.validation import one_of
 
 __all__ = [

@@ -28,6 +28,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.interpolate import RegularGridInterpolator
 from scipy.stats import norm
 
+from ranking_core.filters import Lavrentiev
 from ranking_core.grids.compare import risk_category
 from ranking_core.grids.files import SIZE, grid_npy
 from ranking_core.grids.learned import GLUCOSE_AXIS, lattice_points, learned_grid
@@ -165,7 +166,7 @@ def risk_band(
             "risk_band: needs a fitted RobustRanker, or a SpectralRanker with "
             f"noise_sd (or an AbsoluteRisk around one); got {type(inner).__name__}"
         )
-    if getattr(ranker.filter_, "name", "") != "lavrentiev":
+    if not isinstance(ranker.filter_, Lavrentiev):
         raise ValueError(
             "risk_band: the Gaussian-process band holds for the Lavrentiev filter "
             f"only; got {ranker.filter_!r}"

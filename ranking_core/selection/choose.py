@@ -32,6 +32,7 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, clone
 from sklearn.model_selection import KFold
 
+from ranking_core.lambda_rules import CRITERIA, PROTOCOLS, RULES, VALIDATED_RULES
 from ranking_core.metrics import Predictor, pairwise_misranking, pairwise_misranking_rows
 from ranking_core.validation import check_training_data, one_of
 
@@ -54,24 +55,6 @@ __all__ = [
     "validation_scores",
 ]
 
-# the λ rules, name → what a reader sees (the CLI help and the Learn page read this registry)
-RULES = {
-    "kfold": "cross-validation",
-    "holdout": "hold-out (half fits, half chooses)",
-    "quasi-optimality": "quasi-optimality",
-    "apriori": "a-priori λ(m) = α·m^(−β/2)",
-    "manual": "set by hand",
-}
-# the rules that score validation ratings, by a criterion of CRITERIA (the others do not)
-VALIDATED_RULES = ("kfold", "holdout")
-# The two readings of the papers' hold-out protocols (Kriukova et al. 2014, §4.1–4.2 say which
-# part fits and which chooses λ, not which function is then tested): the CLI help and the
-# dashboard read these sentences.
-PROTOCOLS = {
-    "refit": "test the function refitted on all training ratings at the chosen λ",
-    "split": "test the function fitted on the first part only (the other part chose λ)",
-}
-CRITERIA = ("misranking", "absolute-error")
 # Validation misranking values (shares of pairs, eq. (1)) closer than this are tied. A value is
 # a count of misranked pairs over a count of pairs (averaged over folds), so two distinct values
 # differ by at least 1/(k·P) ≫ 10⁻⁹ for P < 10⁸ pairs a fold, while the same counts summed in

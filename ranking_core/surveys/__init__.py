@@ -8,28 +8,49 @@ overlap, repeats, tokens); :mod:`~ranking_core.surveys.results` what is computed
 the Surveillance Error Grid's method (scenarios, action thresholds, 5 × 5 risk matrices) has its
 logic in :mod:`~ranking_core.surveys.seg_method` and its storage in
 :mod:`~ranking_core.surveys.seg_storage`.
+
+The names are imported on first use (PEP 562): a survey's settings, store and state
+(:mod:`~ranking_core.surveys.design`, :mod:`~ranking_core.surveys.storage`,
+:mod:`~ranking_core.surveys.progress`) load with SQLAlchemy alone, without NumPy or pandas.
 """
 
-from ranking_core.surveys.design import (
-    RISK_OPTIONS,
-    SurveySettings,
-    check_pairs,
-    new_token,
-    risk_label,
-    token_hash,
-    tokens_match,
-)
-from ranking_core.surveys.storage import InviteInterrupted, SurveyError, SurveyStore
+# ruff: noqa: F401 (the imports for type checkers re-export the names of _HOMES)
 
-__all__ = [
-    "RISK_OPTIONS",
-    "InviteInterrupted",
-    "SurveyError",
-    "SurveySettings",
-    "SurveyStore",
-    "check_pairs",
-    "new_token",
-    "risk_label",
-    "token_hash",
-    "tokens_match",
-]
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ranking_core.lazy import lazy_exports
+
+if TYPE_CHECKING:  # the same names, for type checkers (exported at run time by _HOMES)
+    from ranking_core.surveys.design import (
+        RISK_OPTIONS,
+        SurveySettings,
+        check_pairs,
+        new_token,
+        risk_label,
+        token_hash,
+        tokens_match,
+    )
+    from ranking_core.surveys.storage import InviteInterrupted, SurveyError, SurveyStore
+
+# public name → the module that defines it
+_HOMES = {
+    **dict.fromkeys(
+        (
+            "RISK_OPTIONS",
+            "SurveySettings",
+            "check_pairs",
+            "new_token",
+            "risk_label",
+            "token_hash",
+            "tokens_match",
+        ),
+        "ranking_core.surveys.design",
+    ),
+    **dict.fromkeys(
+        ("InviteInterrupted", "SurveyError", "SurveyStore"), "ranking_core.surveys.storage"
+    ),
+}
+__all__ = sorted(_HOMES)
+__getattr__, __dir__ = lazy_exports(__name__, _HOMES)

@@ -1,4 +1,5 @@
-"""How many raters a survey's overlap needs, and what its invited raters cover (pure).
+"""How many raters a survey's overlap needs, and what its invited raters cover (pure Python: a
+survey's state is read without NumPy).
 
 The start design is dealt out by :func:`~ranking_core.surveys.design.start_chunk`: rater j (in
 order of invitation, from 0) gets the K = ``per_rater`` pairs jK, jK + 1, … (mod n) of a design
@@ -15,9 +16,8 @@ the sentences here say so when the raters invited cannot give any.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
-
-import numpy as np
+from collections.abc import Iterable, Sequence
+from itertools import accumulate
 
 from ranking_core.surveys.design import SurveySettings
 
@@ -52,24 +52,25 @@ def raters_needed(n_pairs: int, per_rater: int | None, overlap: int) -> int:
     return math.ceil(n_pairs * int(overlap) / k)
 
 
-def start_counts(n_pairs: int, per_rater: int | None, raters: Iterable[int]) -> np.ndarray:
+def start_counts(n_pairs: int, per_rater: int | None, raters: Iterable[int]) -> list[int]:
     """How many of the given raters (their invitation indices, from 0) have each start pair
-    in their chunk (:func:`~ranking_core.surveys.design.start_chunk`): an array of n counts.
-    Each chunk is an arc of the cycle of pairs, counted in O(1) (a difference array)."""
+    in their chunk (:func:`~ranking_core.surveys.design.start_chunk`): a list of n counts.
+    Each chunk is an arc of the cycle of pairs, counted in O(1) (a difference array): O(n +
+    raters) in all."""
     if n_pairs < 1:
-        return np.zeros(0, dtype=np.int64)
+        return []
     k = _per_rater(n_pairs, per_rater)
-    starts = (np.fromiter(raters, dtype=np.int64) * k) % n_pairs
-    diff = np.zeros(n_pairs + 1, dtype=np.int64)
-    ends = starts + k
-    inside = ends <= n_pairs
-    np.add.at(diff, starts, 1)
-    np.add.at(diff, ends[inside], -1)
-    wrapped = ends[~inside] - n_pairs  # the arc runs past the last pair and on from the first
-    diff[n_pairs] -= int((~inside).sum())
-    diff[0] += int((~inside).sum())
-    np.add.at(diff, wrapped, -1)
-    return np.cumsum(diff)[:n_pairs]
+    diff = [0] * (n_pairs + 1)
+    for rater in raters:
+        start = (int(rater) * k) % n_pairs
+        end = start + k
+        diff[start] += 1
+        if end <= n_pairs:
+            diff[end] -= 1
+        else:  # the arc runs past the last pair and on from the first
+            diff[0] += 1
+            diff[end - n_pairs] -= 1
+    return list(accumulate(diff[:n_pairs]))
 
 
 class Coverage:
@@ -85,7 +86,7 @@ class Coverage:
     fewer : pairs rated, but by fewer than ``overlap`` raters.
     not_asked : pairs no active rater is asked.
     shared : pairs rated by two raters at least (what Krippendorff's α is measured on).
-    counts : (n_pairs,) raters of each start pair, in the order the pairs are stored.
+    counts : n_pairs counts: the raters of each start pair, in the order the pairs are stored.
     more : further raters to invite for every pair to reach the overlap (0: none).
     """
 
@@ -103,21 +104,21 @@ class Coverage:
         counts = start_counts(n_pairs, per_rater, indices)
         self.n_pairs, self.overlap, self.raters = n_pairs, int(overlap), len(indices)
         self.needed = raters_needed(n_pairs, per_rater, overlap)
-        self.full = int((counts >= self.overlap).sum())
-        self.not_asked = int((counts == 0).sum())
+        self.full = sum(c >= self.overlap for c in counts)
+        self.not_asked = counts.count(0)
         self.fewer = n_pairs - self.full - self.not_asked
-        self.shared = int((counts >= 2).sum())
+        self.shared = sum(c >= 2 for c in counts)
         self.counts = counts
         self.more = self._more(counts, per_rater, int(next_index))
 
-    def _more(self, counts: np.ndarray, per_rater: int | None, first: int) -> int:
+    def _more(self, counts: list[int], per_rater: int | None, first: int) -> int:
         """The fewest further raters (indices ``first``, ``first`` + 1, …) after whom every pair
         has the overlap: a binary search, since adding raters never lowers a count; at most
         :attr:`needed` (that many consecutive chunks run the overlap's rounds in full)."""
 
         def enough(more: int) -> bool:
             extra = start_counts(self.n_pairs, per_rater, range(first, first + more))
-            return bool((counts + extra >= self.overlap).all())
+            return all(c + e >= self.overlap for c, e in zip(counts, extra, strict=True))
 
         low, high = 0, self.needed
         while low < high:
@@ -165,15 +166,19 @@ def overlap_needs(
     )
 
 
-def pair_ranges(indices: np.ndarray, shown: int = 3) -> str:
-    """Start pairs by their place in the stored design (from 1), as ranges: "pairs 25-30",
-    "pairs 1-6, 13-18"; at most ``shown`` ranges, then how many more."""
+def pair_ranges(indices: Sequence[int], shown: int = 3) -> str:
+    """Start pairs by their place in the stored design (0-based ``indices``, increasing; shown
+    from 1), as ranges: "pairs 25-30", "pairs 1-6, 13-18"; at most ``shown`` ranges, then how
+    many more."""
     if not len(indices):
         return "none"
-    breaks = np.flatnonzero(np.diff(indices) > 1)
-    starts = np.concatenate([[indices[0]], indices[breaks + 1]]) + 1
-    ends = np.concatenate([indices[breaks], [indices[-1]]]) + 1
-    ranges = [f"{a}" if a == b else f"{a}-{b}" for a, b in zip(starts, ends, strict=True)]
+    runs: list[list[int]] = []  # [first, last] of each run of consecutive indices
+    for index in indices:
+        if runs and index == runs[-1][1] + 1:
+            runs[-1][1] = index
+        else:
+            runs.append([index, index])
+    ranges = [f"{a + 1}" if a == b else f"{a + 1}-{b + 1}" for a, b in runs]
     more = f" and {len(ranges) - shown:,} more ranges" if len(ranges) > shown else ""
     return f"pair{'s' if len(indices) > 1 else ''} {', '.join(ranges[:shown])}{more}"
 
@@ -187,12 +192,11 @@ def coverage_warning(state: Coverage) -> str | None:
     counts = state.counts
     parts = [f"{state.full:,} of {state.n_pairs:,} start pairs are rated {_times(state.overlap)}"]
     if state.fewer:
-        fewer = np.flatnonzero((counts > 0) & (counts < state.overlap))
+        fewer = [i for i, c in enumerate(counts) if 0 < c < state.overlap]
         parts.append(f"{state.fewer:,} rated fewer times ({pair_ranges(fewer)})")
     if state.not_asked:
-        parts.append(
-            f"{state.not_asked:,} not asked at all ({pair_ranges(np.flatnonzero(counts == 0))})"
-        )
+        not_asked = [i for i, c in enumerate(counts) if c == 0]
+        parts.append(f"{state.not_asked:,} not asked at all ({pair_ranges(not_asked)})")
     alpha = (
         "; no pair is rated twice, so Krippendorff's α and rater agreement are not measurable"
         if state.shared == 0

@@ -21,13 +21,16 @@ import hmac
 import math
 import secrets
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
-import pandas as pd
-
-from ranking_core.inputs import MGDL_PER_MMOLL
-from ranking_core.panels.design import DEFAULT_RANGE, check_range
+from ranking_core.grids.lattice import check_range
+from ranking_core.inputs.units import MGDL_PER_MMOLL
+from ranking_core.panels.planning import DEFAULT_RANGE
 from ranking_core.validation import MAX_SEED
+
+if TYPE_CHECKING:  # pandas and NumPy load where used: a survey's settings and state need neither
+    import numpy as np
+    import pandas as pd
 
 __all__ = [
     "CHECK_EXTREME",
@@ -39,8 +42,11 @@ __all__ = [
     "MAX_QUEUE_ROWS",
     "MAX_RATERS",
     "MAX_SEED",
+    "METHODS",
+    "PAIRS_METHOD",
     "RISK_OPTIONS",
     "ROLES",
+    "SEG_METHOD",
     "SEG_WORDS",
     "UNITS",
     "SurveySettings",
@@ -59,10 +65,12 @@ __all__ = [
     "tokens_match",
 ]
 
-RISK_OPTIONS = tuple(float(v) for v in np.arange(0.0, 4.01, 0.5))  # the answer scale, 0..4
+RISK_OPTIONS = tuple(step / 2 for step in range(9))  # the answer scale, 0..4 in halves
 SEG_WORDS = {0: "none", 1: "slight", 2: "moderate", 3: "great", 4: "extreme"}
 UNITS = ("mg/dL", "mmol/L")
 ROLES = ("pair", "repeat", "check")  # a design pair, a test-retest repeat, a check pair
+PAIRS_METHOD, SEG_METHOD = "pairs", "seg"
+METHODS = (PAIRS_METHOD, SEG_METHOD)  # how a survey asks: rated pairs, or the SEG's method
 CHECK_NONE, CHECK_EXTREME = "none", "extreme"
 TOKEN_BYTES = 32  # 256 bits
 REPEAT_GAP = 3  # a repeat comes at least this many pairs after the first showing
@@ -188,6 +196,8 @@ def check_pairs(n: int, glucose_range: tuple[float, float] = DEFAULT_RANGE) -> p
     none), odd ones in the SEG's extreme corner (:data:`EXTREME_CORNER`, a reference of
     40..50 mg/dL read as 400 mg/dL or more: risk extreme) when the range reaches it, else on
     the diagonal too; spread so that no two are alike where the range allows."""
+    import pandas as pd
+
     low, high = check_range(glucose_range)
     extreme = extreme_checks_fit(glucose_range)
     ref_low, ref_high = max(low, 40.0), EXTREME_CORNER[0][1]
@@ -197,7 +207,7 @@ def check_pairs(n: int, glucose_range: tuple[float, float] = DEFAULT_RANGE) -> p
         step = i // 2
         if i % 2 == 0 or not extreme:
             place = (0.3 + 0.37 * (step % 3)) if i % 2 == 0 else (0.15 + 0.37 * (step % 3))
-            value = np.clip(low + (high - low) * place + 7.0 * (i // 6), low, high)
+            value = min(max(low + (high - low) * place + 7.0 * (i // 6), low), high)
             rows.append((round(value), round(value), CHECK_NONE))
         else:
             reference = min(ref_low + 2.0 * step, ref_high) if ref_low <= ref_high else low

@@ -1,5 +1,6 @@
 """What is computed from a survey's answers: progress per rater, test-retest agreement, check
-answers, the export, the grid learned so far and the next batch.
+answers (as frames, from :mod:`~ranking_core.surveys.progress`, which also gives the survey's
+state), the export, the grid learned so far and the next batch.
 
 Every function here takes the frame of :meth:`SurveyStore.answers
 <ranking_core.surveys.storage.SurveyStore.answers>` (one row per queue place, rating NaN where
@@ -11,11 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import numpy as np
 import pandas as pd
 
 from ranking_core.panels.design import MIN_RATINGS
-from ranking_core.surveys.design import MAX_PAIRS, check_passed
+from ranking_core.surveys.design import MAX_PAIRS
+from ranking_core.surveys.progress import (
+    PROGRESS_COLUMNS,
+    batch_answered_rows,
+    rater_progress_rows,
+)
 from ranking_core.surveys.storage import SurveyError, SurveyStore
 
 __all__ = [
@@ -28,13 +33,11 @@ __all__ = [
     "propose_batch",
     "rater_progress",
     "ratings_so_far",
-    "status",
 ]
 
 EXPORT_COLUMNS = ("reference", "estimate", "rating", "rater", "answered_at", "role")
 # the planner's method that won in plan-panel's measurements (benchmarks/panels.py, design)
 PLAN_METHOD = "imse"
-RETEST_TOLERANCE = 0.5  # a repeat agrees when it differs by at most this (one answer step)
 
 
 def _answered(frame: pd.DataFrame) -> pd.DataFrame:
@@ -56,68 +59,20 @@ def ratings_so_far(frame: pd.DataFrame) -> pd.DataFrame:
     return _answered(frame)[["reference", "estimate", "rating", "rater"]].reset_index(drop=True)
 
 
-def _retest(group: pd.DataFrame) -> tuple[int, float, float]:
-    """(repeats answered, share within one step, mean |difference|) of one rater."""
-    done = group[group["rating"].notna()]
-    first = done[done["role"] == "pair"].set_index("pair_id")["rating"]
-    again = done[done["role"] == "repeat"].set_index("pair_id")["rating"]
-    both = again.index.intersection(first.index)
-    if not len(both):
-        return 0, float("nan"), float("nan")
-    difference = np.abs(again.loc[both].to_numpy() - first.loc[both].to_numpy())
-    return len(both), float(np.mean(difference <= RETEST_TOLERANCE)), float(difference.mean())
-
-
 def rater_progress(frame: pd.DataFrame) -> pd.DataFrame:
     """One row per rater: answered, queued, seconds_per_answer (median time between answers),
     repeats (answered twice), retest_agreement (share of repeats within 0.5 of the first answer),
-    retest_difference (mean |difference|), checks_answered, checks_passed, revoked."""
-    rows = []
-    for rater, group in frame.groupby("rater", sort=False):
-        done = group[group["rating"].notna()]
-        times = np.sort(done["first_answered_at"].to_numpy(dtype="datetime64[ns]"))
-        gaps = np.diff(times) / np.timedelta64(1, "s")
-        repeats, agreement, difference = _retest(group)
-        checks = done[done["role"] == "check"]
-        passed = sum(
-            check_passed(x, r) for x, r in zip(checks["expected"], checks["rating"], strict=True)
-        )
-        rows.append(
-            {
-                "rater": rater,
-                "answered": len(done),
-                "queued": len(group),
-                "seconds_per_answer": float(np.median(gaps)) if len(gaps) else float("nan"),
-                "repeats": repeats,
-                "retest_agreement": agreement,
-                "retest_difference": difference,
-                "checks_answered": len(checks),
-                "checks_passed": int(passed),
-                "revoked": bool(group["revoked"].iloc[0]),
-            }
-        )
-    return pd.DataFrame(
-        rows,
-        columns=[
-            "rater",
-            "answered",
-            "queued",
-            "seconds_per_answer",
-            "repeats",
-            "retest_agreement",
-            "retest_difference",
-            "checks_answered",
-            "checks_passed",
-            "revoked",
-        ],
-    )
+    retest_difference (mean |difference|), checks_answered, checks_passed, revoked
+    (:func:`~ranking_core.surveys.progress.rater_progress_rows`, as a frame)."""
+    rows = rater_progress_rows(frame.itertuples(index=False))
+    return pd.DataFrame(rows, columns=list(PROGRESS_COLUMNS))
 
 
 def batch_answered(frame: pd.DataFrame, batch: int) -> bool:
     """Whether every active rater has answered every pair of ``batch`` in their queue (and
-    there is at least one answer in it)."""
-    rows = frame[(frame["batch"] == batch) & ~frame["revoked"]]
-    return bool(len(rows)) and bool(rows["rating"].notna().all())
+    there is at least one answer in it; :func:`~ranking_core.surveys.progress.
+    batch_answered_rows`)."""
+    return batch_answered_rows(frame.itertuples(index=False), batch)
 
 
 def fit_answers(frame: pd.DataFrame, progress: Callable[[int, int], None] | None = None):
@@ -187,44 +142,3 @@ def next_batch(
     if pairs.empty:
         raise SurveyError("the planner found no new pair inside the survey's range")
     return surveys.append_batch(name, pairs, survey.batches, added=added)
-
-
-def status(surveys: SurveyStore, name: str) -> dict:
-    """The survey's state as plain data (the ``riskgrid survey status`` JSON)."""
-    survey = surveys.get(name)
-    frame = surveys.answers(name)
-    raters = surveys.raters(name)
-    progress = rater_progress(frame)
-    by_rater = {r.rater: r for r in progress.itertuples(index=False)}
-
-    def number(value: float) -> float | None:
-        return None if pd.isna(value) else round(float(value), 3)
-
-    return {
-        "survey": survey.name,
-        "open": survey.is_open,
-        "batches": survey.batches,
-        "unit": survey.settings.unit,
-        "range_mg_dl": list(survey.settings.glucose_range),
-        "pairs_asked": int(frame["pair_id"].nunique()) if len(frame) else 0,
-        "answers": int(frame["rating"].notna().sum()),
-        "queued": len(frame),
-        "last_batch_answered": batch_answered(frame, survey.batches - 1),
-        "raters": [
-            {
-                "rater": r.rater,
-                "revoked": bool(r.revoked),
-                "answered": int(getattr(by_rater.get(r.rater), "answered", 0)),
-                "queued": int(getattr(by_rater.get(r.rater), "queued", 0)),
-                "seconds_per_answer": number(
-                    getattr(by_rater.get(r.rater), "seconds_per_answer", np.nan)
-                ),
-                "retest_agreement": number(
-                    getattr(by_rater.get(r.rater), "retest_agreement", np.nan)
-                ),
-                "checks_passed": int(getattr(by_rater.get(r.rater), "checks_passed", 0)),
-                "checks_answered": int(getattr(by_rater.get(r.rater), "checks_answered", 0)),
-            }
-            for r in raters.itertuples(index=False)
-        ],
-    }

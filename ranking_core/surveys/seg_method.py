@@ -45,6 +45,7 @@ from ranking_core.elicit.rules import (
     score_problems,
 )
 from ranking_core.inputs.units import MGDL_PER_MMOLL, to_mgdl
+from ranking_core.surveys.design import METHODS, SEG_METHOD
 
 __all__ = [
     "ACTIONS",
@@ -73,8 +74,6 @@ __all__ = [
     "threshold_rows",
 ]
 
-PAIRS_METHOD, SEG_METHOD = "pairs", "seg"
-METHODS = (PAIRS_METHOD, SEG_METHOD)  # how a survey asks: rated pairs, or the SEG's method
 # the actions and the score scale are riskgrid elicit's (ranking_core.elicit.mapping), which reads
 # this survey's export; a rater sees D as "insulin" or, without insulin, "exercise and eat less"
 INSULIN_D, NO_INSULIN_D = "insulin", "exercise and eat less"

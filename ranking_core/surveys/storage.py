@@ -24,14 +24,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-import numpy as np
-import pandas as pd
 from sqlalchemy import Connection, Row, func, insert, select, update
-from sqlalchemy.dialects import postgresql, sqlite
 
-from ranking_core.elicit.rules import MAX_RATERS as SEG_MAX_RATERS
 from ranking_core.storage import SAVED_BY_MAX, StorageError, Store, check_record_name
 from ranking_core.surveys.design import (
     RISK_OPTIONS,
@@ -46,6 +42,7 @@ from ranking_core.surveys.design import (
     tokens_match,
 )
 from ranking_core.surveys.tables import (
+    ANSWER_COLUMNS,
     ANSWERS,
     INSTRUCTIONS_MAX,
     PAIRS,
@@ -62,6 +59,9 @@ from ranking_core.surveys.tables import (
     _survey,
     check_instructions,
 )
+
+if TYPE_CHECKING:  # NumPy and pandas load where a method uses them (reading a survey's state
+    import pandas as pd  # needs neither: riskgrid survey status)
 
 __all__ = [
     "INSTRUCTIONS_MAX",
@@ -232,7 +232,7 @@ class SurveyStore:
         survey = self.get(name)
         if not survey.is_open:
             raise SurveyError(f"survey {name!r} is closed; no raters can be invited")
-        if isinstance(raters, int | np.integer):
+        if not isinstance(raters, Sequence):  # a number (a Python or NumPy integer)
             listed, total = None, int(raters)
         else:
             listed = [check_record_name(r, "rater") for r in raters]
@@ -254,6 +254,8 @@ class SurveyStore:
         clash = sorted(set(listed or ()) & taken)
         if clash:
             raise SurveyError(f"rater names must be unique in a survey; {clash[0]!r} is taken")
+        from ranking_core.elicit.rules import MAX_RATERS as SEG_MAX_RATERS
+
         if survey.method == "seg" and len(taken) + total > SEG_MAX_RATERS:
             raise SurveyError(
                 f"a SEG-method survey has at most {SEG_MAX_RATERS:,} raters (the limit of "
@@ -290,6 +292,8 @@ class SurveyStore:
     ) -> list[tuple[str, str]]:
         """Invite up to ``left`` more raters in this transaction, stopping once about
         :data:`INVITE_ROWS` queue places are written; returns their links."""
+        import numpy as np
+
         settings = survey.settings
         if conn.scalar(select(SURVEYS.c.closed_at).where(SURVEYS.c.id == survey.id)):
             raise SurveyError(f"survey {survey.name!r} was closed; no raters can be invited")
@@ -418,6 +422,8 @@ class SurveyStore:
         rating = float(rating)
         if rating not in RISK_OPTIONS:
             raise SurveyError(f"an answer is one of 0, 0.5, … 4; got {rating:g}")
+        from sqlalchemy.dialects import postgresql, sqlite  # the upsert only (0.1 s to import)
+
         now = _now()
         dialect = {"sqlite": sqlite, "postgresql": postgresql}.get(self.store.dialect)
         if dialect is None:
@@ -448,10 +454,10 @@ class SurveyStore:
             conn.execute(statement)
 
     # -- what the organiser reads ----------------------------------------------------------------
-    def answers(self, name: str) -> pd.DataFrame:
-        """Every queue place of the survey with its answer (NaN if not answered): rater,
-        revoked, position, batch, role, pair_id, reference, estimate (mg/dL), expected (checks),
-        rating, first_answered_at, answered_at (UTC)."""
+    def answer_rows(self, name: str) -> list[Row]:
+        """Every queue place of the survey with its answer, by rater (in order of invitation) and
+        position: database rows of the fields :data:`~ranking_core.surveys.tables.ANSWER_COLUMNS`
+        (reference, estimate in mg/dL; rating None if not answered; expected for checks)."""
         survey = self.get(name)
         query = (
             select(
@@ -478,39 +484,41 @@ class SurveyStore:
             .order_by(RATERS.c.invited, QUEUE.c.position)
         )
         with self._read(f"reading the answers of survey {name!r}") as conn:
-            frame = pd.DataFrame(
-                conn.execute(query).all(),
-                columns=[
-                    "rater",
-                    "revoked",
-                    "position",
-                    "batch",
-                    "role",
-                    "pair_id",
-                    "reference",
-                    "estimate",
-                    "expected",
-                    "rating",
-                    "first_answered_at",
-                    "answered_at",
-                ],
-            )
+            return list(conn.execute(query).all())
+
+    def answers(self, name: str) -> pd.DataFrame:
+        """:meth:`answer_rows` as a frame: rating NaN where not answered, the times as UTC
+        timestamps."""
+        import pandas as pd
+
+        frame = pd.DataFrame(self.answer_rows(name), columns=list(ANSWER_COLUMNS))
         for column in ("first_answered_at", "answered_at"):
             frame[column] = pd.to_datetime(frame[column], utc=True)
         frame["rating"] = frame["rating"].astype(float)
         frame["revoked"] = frame["revoked"].astype(bool)
         return frame
 
-    def raters(self, name: str) -> pd.DataFrame:
-        """The invited raters: rater, invited (order), revoked."""
+    def rater_rows(self, name: str) -> list[Row]:
+        """The invited raters as database rows (name, invited: their order, revoked)."""
         survey = self.get(name)
         with self._read(f"reading the raters of survey {name!r}") as conn:
-            rows = conn.execute(
-                select(RATERS.c.name, RATERS.c.invited, RATERS.c.revoked_at.isnot(None))
-                .where(RATERS.c.survey_id == survey.id)
-                .order_by(RATERS.c.invited)
-            ).all()
-        return pd.DataFrame(rows, columns=["rater", "invited", "revoked"])
+            return list(
+                conn.execute(
+                    select(
+                        RATERS.c.name,
+                        RATERS.c.invited,
+                        RATERS.c.revoked_at.isnot(None).label("revoked"),
+                    )
+                    .where(RATERS.c.survey_id == survey.id)
+                    .order_by(RATERS.c.invited)
+                ).all()
+            )
+
+    def raters(self, name: str) -> pd.DataFrame:
+        """The invited raters: rater, invited (order), revoked."""
+        import pandas as pd
+
+        return pd.DataFrame(self.rater_rows(name), columns=["rater", "invited", "revoked"])
 
     def append_batch(
         self, name: str, pairs: pd.DataFrame, after_batches: int, added: dict | None = None
@@ -557,6 +565,8 @@ class SurveyStore:
                 .scalars()
                 .all()
             )
+            import numpy as np
+
             for index, rater in enumerate(active):
                 chunk = [
                     pair_ids[i]

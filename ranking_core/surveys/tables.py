@@ -6,10 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, overload
 
-import numpy as np
-import pandas as pd
 from sqlalchemy import (
     JSON,
     Column,
@@ -26,8 +24,27 @@ from ranking_core.storage import METADATA, NAME_MAX, SAVED_BY_MAX, StorageError
 from ranking_core.storage.schema import parent_key
 from ranking_core.surveys.design import SurveySettings
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 INSTRUCTIONS_MAX = 20_000  # characters
 HASH_LENGTH = 64  # hex SHA-256
+# a queue place with its answer as the survey store returns it (SurveyStore.answer_rows, in
+# order; the columns of SurveyStore.answers)
+ANSWER_COLUMNS = (
+    "rater",
+    "revoked",
+    "position",
+    "batch",
+    "role",
+    "pair_id",
+    "reference",
+    "estimate",
+    "expected",
+    "rating",
+    "first_answered_at",
+    "answered_at",
+)
 
 SURVEYS = Table(
     "surveys",
@@ -199,6 +216,9 @@ def check_instructions(text: str) -> str:
 def _check_pairs_frame(pairs: pd.DataFrame, settings: SurveySettings) -> pd.DataFrame:
     """Whole-mg/dL pairs inside the survey's range, without repeats; the message names the
     rows that break a rule."""
+    import numpy as np  # on use: reading a survey's state needs neither (survey status)
+    import pandas as pd
+
     values = pairs[["reference", "estimate"]].apply(pd.to_numeric, errors="coerce")
     low, high = settings.glucose_range
     bad = ~np.isfinite(values.to_numpy(np.float64)).all(axis=1)

@@ -27,7 +27,7 @@ from ranking_core.grids.registry import ErrorGrid, RiskGrid, ZoneGrid, get_grid
 from ranking_core.grids.risk_scale import RISK_COLOR_STOPS, RISK_GRADE_EDGES, RISK_MAX
 from ranking_core.grids.seg import SEGTable
 from ranking_core.grids.style import MEASURED_TITLE, REF_TITLE, RISK_TITLE, style_figure
-from ranking_core.grids.zone_grid import zone_grid
+from ranking_core.grids.zone_codes import zone_grid
 from ranking_core.inputs import MGDL_PER_MMOLL
 from ranking_core.meter.cgm.cg_diva import CgDivaRange
 

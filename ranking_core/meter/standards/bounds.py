@@ -1,5 +1,7 @@
 """One-sided lower confidence bounds of an agreement rate (the share of pairs within a limit), by
-the methods the field uses side by side (:data:`BOUNDS`); :func:`lower_bound` computes any of them.
+the methods the field uses side by side (the registry
+:data:`~ranking_core.meter.standards.bound_methods.BOUNDS`); :func:`lower_bound` computes any of
+them.
 
 * ``cp`` — exact Clopper–Pearson: the (1 − confidence) quantile of Beta(k, n − k + 1), 0 when
   k = 0 (Clopper & Pearson, Biometrika 1934;26:404–413). Pairs are taken as independent.
@@ -51,6 +53,8 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 from scipy.stats import beta, norm, t
 
+from ranking_core.meter.standards.bound_methods import BOUNDS, BoundMethod, default_bound
+
 __all__ = [
     "BOUNDS",
     "MAX_RESAMPLES",
@@ -66,56 +70,6 @@ __all__ = [
 MIN_BOOTSTRAP_CLUSTERS = 5  # C(2C − 1, C) = 126 distinct resamples at 5 clusters
 MAX_RESAMPLES = 1_000_000
 _CHUNK_CELLS = 2_000_000  # resampled cluster indices held at once (16 MB)
-
-
-@dataclass(frozen=True)
-class BoundMethod:
-    """A bound method: its registry key, a label for reports and the text it follows."""
-
-    key: str
-    label: str
-    citation: str
-    clustered: bool
-
-
-BOUNDS: dict[str, BoundMethod] = {
-    m.key: m
-    for m in (
-        BoundMethod(
-            "cp",
-            "exact Clopper–Pearson",
-            "Clopper CJ, Pearson ES. Biometrika 1934;26:404–413",
-            False,
-        ),
-        BoundMethod(
-            "kg",
-            "Korn–Graubard (Clopper–Pearson on the effective sample size, with the "
-            "degrees-of-freedom factor of R survey::svyciprop)",
-            "Korn EL, Graubard BI. Survey Methodology 1998;24:193–201",
-            True,
-        ),
-        BoundMethod(
-            "wilson-cc",
-            "clustered continuity-corrected Wilson",
-            "Short MI et al. Stat Methods Med Res 2020;29(1):111–121",
-            True,
-        ),
-        BoundMethod(
-            "bootstrap",
-            "BCa bootstrap over clusters",
-            "Stephan P et al. Diabetes Technol Ther 2022, doi:10.1089/dia.2022.0331; "
-            "DiCiccio TJ, Efron B. Stat Sci 1996;11:189–228",
-            True,
-        ),
-    )
-}
-
-
-def default_bound(clustered: bool) -> str:
-    """The bound judged when none is chosen: ``kg`` when the pairs come in clusters (a sensor or
-    subject column; a planned study with an intra-class correlation above 0), else ``cp``. The
-    report and the planner both read it here."""
-    return "kg" if clustered else "cp"
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,8 @@ import numpy as np
 import pandas as pd
 from scipy.stats import binom
 
-from ranking_core.meter.standards.bounds import BOUNDS, default_bound, equal_clusters_exceed
+from ranking_core.meter.standards.bound_methods import BOUNDS, PLAN_BOUNDS, default_bound
+from ranking_core.meter.standards.bounds import equal_clusters_exceed
 from ranking_core.meter.standards.plan_simulation import JointSimulation
 from ranking_core.meter.standards.registry import Criterion, get_profile
 
@@ -66,8 +67,6 @@ MAX_TOTAL = 2_000_000  # pairs per criterion
 SIMULATIONS = 4_000
 # the shares a plan takes: an observed 0 or 100 % starts just inside
 START_SHARES = (0.001, 0.999)
-# the bound methods a plan simulates (the bootstrap's 10,000 resamples per draw are too costly)
-PLAN_BOUNDS = ("cp", "kg", "wilson-cc")
 _COUNTED_RULES = ("share", "lower-bound")  # the others count errors
 MODEL = (
     "S sensors x M pairs in each criterion's range; a sensor's agreement in every criterion is "

@@ -1,4 +1,6 @@
-"""Reproducing kernels K(x, x') and their Gram / cross-kernel blocks.
+"""Reproducing kernels K(x, x') and their Gram / cross-kernel blocks: the entries of the registry
+:data:`ranking_core.kernels.KERNELS`, which names each one (with, for learned glucose grids, its
+label and widths).
 
 Every kernel is a small frozen dataclass with ``__call__(X, Y) -> (len(X), len(Y))`` evaluated in
 float64 without Python loops over points. The Gaussian kernel follows the papers' convention
@@ -19,6 +21,8 @@ from typing import ClassVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.spatial.distance import cdist
+
+from ranking_core.kernels import KERNELS
 
 __all__ = [
     "GaussianKernel",
@@ -44,14 +48,7 @@ def _widths(gamma: float | ArrayLike, n_features: int) -> NDArray[np.float64]:
 class Kernel:
     """Base class: a symmetric positive semi-definite kernel K(x, x')."""
 
-    name: ClassVar[str] = ""
     smooth: ClassVar[bool] = False  # numerically low-rank Gram matrices on low-dimensional inputs
-    # for learned glucose grids (None: not offered there): a label, the unit of γ, the default γ
-    # and the range of γ that suits a few hundred SEG ratings (ranking_core.learn)
-    label: ClassVar[str] = ""
-    width_unit: ClassVar[str] = ""
-    glucose_width: ClassVar[float | None] = None
-    suited_widths: ClassVar[tuple[float, float] | None] = None
 
     def __call__(self, X: ArrayLike, Y: ArrayLike) -> NDArray[np.float64]:
         raise NotImplementedError
@@ -66,15 +63,7 @@ class GaussianKernel(Kernel):
     """K(x, x') = exp(−‖x − x'‖²/γ); ``gamma`` scalar or one width per coordinate."""
 
     gamma: float | tuple[float, ...] = 1e4
-    name: ClassVar[str] = "gaussian"
     smooth: ClassVar[bool] = True
-    label: ClassVar[str] = "Gaussian, exp(−‖Δ‖²/γ)"
-    width_unit: ClassVar[str] = "(mg/dL)²"
-    # on log glucose coordinates, the best recipe otherwise, 400 SEG ratings (3 draws,
-    # benchmarks/seg_recipes.py): γ = 10⁴ / 2·10⁴ / 4·10⁴ / 10⁵ → 3.27 / 3.24 / 3.55 / 3.91 %
-    # misranking; the Laplacian's γ = 10³ (31.9 % for this kernel) was never meant for it
-    glucose_width: ClassVar[float | None] = 1e4
-    suited_widths: ClassVar[tuple[float, float] | None] = (4e3, 4e5)
 
     def _scaled(self, Z: ArrayLike) -> NDArray[np.float64]:
         Z = np.atleast_2d(np.asarray(Z, dtype=np.float64))
@@ -92,11 +81,6 @@ class LaplacianKernel(Kernel):
     """K(x, x') = exp(−‖x − x'‖₁/γ)."""
 
     gamma: float = 1e2
-    name: ClassVar[str] = "laplacian"
-    label: ClassVar[str] = "Laplacian, exp(−‖Δ‖₁/γ)"
-    width_unit: ClassVar[str] = "mg/dL"
-    glucose_width: ClassVar[float | None] = 1e3
-    suited_widths: ClassVar[tuple[float, float] | None] = (1e2, 2e4)
 
     def __call__(self, X: ArrayLike, Y: ArrayLike) -> NDArray[np.float64]:
         X = np.atleast_2d(np.asarray(X, dtype=np.float64))
@@ -110,8 +94,6 @@ class LaplacianKernel(Kernel):
 @dataclass(frozen=True)
 class LinearKernel(Kernel):
     """K(x, x') = ⟨x, x'⟩; explicit features, so the ranker may solve in the primal."""
-
-    name: ClassVar[str] = "linear"
 
     def __call__(self, X: ArrayLike, Y: ArrayLike) -> NDArray[np.float64]:
         return (
@@ -131,7 +113,6 @@ class PolynomialKernel(Kernel):
     gamma: float = 1.0
     degree: int = 3
     coef0: float = 1.0
-    name: ClassVar[str] = "polynomial"
 
     def __call__(self, X: ArrayLike, Y: ArrayLike) -> NDArray[np.float64]:
         inner = LinearKernel()(X, Y) / float(_widths(self.gamma, 1)[0])
@@ -140,11 +121,6 @@ class PolynomialKernel(Kernel):
     def diagonal(self, X: ArrayLike) -> NDArray[np.float64]:
         inner = LinearKernel().diagonal(X) / float(_widths(self.gamma, 1)[0])
         return (inner + self.coef0) ** self.degree
-
-
-KERNELS: dict[str, type[Kernel]] = {
-    k.name: k for k in (GaussianKernel, LaplacianKernel, LinearKernel, PolynomialKernel)
-}
 
 
 def make_kernel(
@@ -164,7 +140,7 @@ def make_kernel(
         return kernel
     if kernel not in KERNELS:
         raise ValueError(f"unknown kernel {kernel!r}; expected one of {sorted(KERNELS)}")
-    cls = KERNELS[kernel]
+    cls = KERNELS[kernel].load()
     names = {field.name for field in fields(cls)}
     given = {"gamma": gamma, "degree": degree, "coef0": coef0}
     params = {name: value for name, value in given.items() if name in names and value is not None}

@@ -1,4 +1,5 @@
-"""Spectral regularization filters g_λ(σ) (Kriukova et al. 2014, §3).
+"""Spectral regularization filters g_λ(σ) (Kriukova et al. 2014, §3): the entries of the registry
+:data:`ranking_core.filters.FILTERS`, which names each one and its label.
 
 A ranking function is f_z^λ = g_λ(S*DS/m²)·S*Dy/m² (Kriukova et al. 2014, the display before eq.
 (13)); each filter below is one family {g_λ}. They act on the eigenvalues σ ≥ 0 of K̃ = CKC/m and
@@ -19,9 +20,9 @@ from typing import ClassVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ranking_core.filters import FILTERS, MAX_ORDER
+
 __all__ = [
-    "MAX_LAMBDA",
-    "MAX_ORDER",
     "Filter",
     "IteratedLavrentiev",
     "Landweber",
@@ -31,15 +32,6 @@ __all__ = [
     "SpectralCutoff",
     "make_filter",
 ]
-
-
-# k of the iterated Lavrentiev filter: its qualification; beyond a few the filter is a spectral
-# cut-off in all but name (Kriukova et al. 2014 use k = 2); the bound keeps every use finite
-MAX_ORDER = 100
-# λ far above the spectrum: K̃ = CKC/m has eigenvalues at most trace(K)/m = 1 for the kernels of
-# glucose grids (k(x, x) = 1), so at λ ≫ 1 every factor is ≈ 1/λ and the fit keeps only the mean;
-# the candidate grids start at λ₀ = 1
-MAX_LAMBDA = 100.0
 
 
 def _iteration_step(sigma: NDArray, step: float | None, owner: str) -> float:
@@ -78,8 +70,6 @@ def _one_minus_power_over_t(t: NDArray, k: NDArray | float, sign: float) -> NDAr
 class Filter:
     """A regularization family g_λ(σ) with its qualification (Kriukova et al. 2014, §3)."""
 
-    name: ClassVar[str] = ""
-    label: ClassVar[str] = ""  # shown to users (CLI, dashboard)
     qualification: ClassVar[float] = math.inf
 
     def factors(self, sigma: ArrayLike, lam: ArrayLike) -> NDArray[np.float64]:
@@ -97,8 +87,6 @@ class Lavrentiev(Filter):
     magnitude-preserving cost (Pahikkala et al. 2009, eqs. 17, 21, λ_RankRLS = m²λ).
     """
 
-    name: ClassVar[str] = "lavrentiev"
-    label: ClassVar[str] = "Lavrentiev (Tikhonov)"
     qualification: ClassVar[float] = 1.0
 
     def factors(self, sigma: ArrayLike, lam: ArrayLike) -> NDArray[np.float64]:
@@ -120,8 +108,6 @@ class IteratedLavrentiev(Filter):
     """
 
     k: int = 2
-    name: ClassVar[str] = "iterated-lavrentiev"
-    label: ClassVar[str] = "iterated Lavrentiev"
 
     def __post_init__(self) -> None:
         if int(self.k) != self.k or not 1 <= self.k <= MAX_ORDER:
@@ -149,9 +135,6 @@ class SpectralCutoff(Filter):
     Qualification ∞.
     """
 
-    name: ClassVar[str] = "spectral-cutoff"
-    label: ClassVar[str] = "spectral cut-off"
-
     def factors(self, sigma: ArrayLike, lam: ArrayLike) -> NDArray[np.float64]:
         sigma, lam = _as_arrays(sigma, lam)
         keep = sigma >= lam
@@ -169,8 +152,6 @@ class Landweber(Filter):
     """
 
     step: float | None = None
-    name: ClassVar[str] = "landweber"
-    label: ClassVar[str] = "Landweber iteration"
 
     def factors(self, sigma: ArrayLike, lam: ArrayLike) -> NDArray[np.float64]:
         sigma, lam = _as_arrays(sigma, lam)
@@ -188,9 +169,6 @@ class Showalter(Filter):
 
     Evaluated as −expm1(−σ/λ)/σ; g_λ(0) = 1/λ. Qualification ∞.
     """
-
-    name: ClassVar[str] = "showalter"
-    label: ClassVar[str] = "Showalter (asymptotic)"
 
     def factors(self, sigma: ArrayLike, lam: ArrayLike) -> NDArray[np.float64]:
         sigma, lam = _as_arrays(sigma, lam)
@@ -220,8 +198,6 @@ class NuMethod(Filter):
 
     nu: float = 1.0
     step: float | None = None
-    name: ClassVar[str] = "nu-method"
-    label: ClassVar[str] = "ν-method (Brakhage)"
 
     def __post_init__(self) -> None:
         if not np.isfinite(self.nu) or self.nu <= 0:
@@ -262,12 +238,6 @@ class NuMethod(Filter):
         return mu * out
 
 
-FILTERS: dict[str, type[Filter]] = {
-    f.name: f
-    for f in (Lavrentiev, IteratedLavrentiev, SpectralCutoff, Landweber, Showalter, NuMethod)
-}
-
-
 def make_filter(filter: str | Filter) -> Filter:
     """Resolve a filter name (a key of :data:`FILTERS`: ``"lavrentiev"``,
     ``"iterated-lavrentiev"``, ``"spectral-cutoff"``, ``"landweber"``, ``"showalter"``,
@@ -276,4 +246,5 @@ def make_filter(filter: str | Filter) -> Filter:
         return filter
     if filter not in FILTERS:
         raise ValueError(f"unknown filter {filter!r}; expected one of {sorted(FILTERS)}")
-    return FILTERS[filter]()
+    filter_class: type[Filter] = FILTERS[filter].load()
+    return filter_class()
