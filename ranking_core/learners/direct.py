@@ -420,7 +420,8 @@ def fast_kfold_lambda(
         :func:`~ranking_core.selection.choose`.
     method : ``"auto"`` (:func:`choose_method`), ``"exact"``, ``"one-fold"`` or ``"lattice"``.
     lattice_step : lattice spacing in mg/dL for ``"lattice"`` (1 = integer mg/dL).
-    progress : called with (done, total) after each fold or lattice solve.
+    progress : called with (done, total) after each fold, or after each lattice solve and the
+        refit.
     criterion : ``"misranking"`` or ``"absolute-error"``
         (:func:`~ranking_core.selection.validation_scores`).
 
@@ -476,9 +477,14 @@ def fast_kfold_lambda(
             step=None if progress is None else (lambda: progress(next(steps), n_folds)),
         )[0]
     best = near_minimum(curve, owner=owner)
+    scored = int(np.sum(~np.isnan(curve)))
+    if method == "lattice" and progress is not None:  # the search is over: the refit is left
+        progress(scored, scored + 1)
     model = DirectRanker(
         kernel, lam=float(lams[best]), solver=solver, lattice_step=lattice_step
     ).fit(X, y)
+    if method == "lattice" and progress is not None:
+        progress(scored + 1, scored + 1)
     return Choice(
         float(lams[best]), "lam", None, lams, None, curve, model, f"kfold-{method}", refit=True
     )
@@ -495,7 +501,8 @@ def _lattice_curve(
     criterion: str,
 ) -> NDArray:
     """The validation criterion of one fold at the λ a golden-section search visits (NaN elsewhere);
-    validation inputs are read off the fitted lattice surface."""
+    validation inputs are read off the fitted lattice surface. ``progress(done, total)`` after
+    each solve, ``total`` counting the refit that follows the search."""
     curve = np.full(len(lams), np.nan)
     expected = int(np.ceil(np.log(len(lams)) / np.log(1.618034))) + 1
 
@@ -505,7 +512,7 @@ def _lattice_curve(
             curve[index] = validation_scores(y[test], model.lattice_values(X[test]), criterion)[0]
             if progress is not None:
                 done = int(np.sum(~np.isnan(curve)))
-                progress(done, max(expected, done))
+                progress(done, max(expected, done) + 1)
         return float(curve[index])
 
     _golden_index(score, len(lams))
