@@ -65,7 +65,6 @@ from collections.abc import Callable
 import numpy as np
 import scipy.linalg
 import scipy.sparse
-import scipy.sparse.linalg
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.utils.validation import check_is_fitted

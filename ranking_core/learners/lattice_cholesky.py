@@ -16,15 +16,20 @@ halves passed up. Eliminating S there,
 
     L_SS = chol(F_SS),   X = L_SS⁻¹ F_SB,   U = F_BB − XᵀX  (passed to the parent),
 
-keeps L_SS and X: LL^T = A with L's column block of S equal to [L_SS; Xᵀ]. Rectangles of one
-depth have at most four shapes (sides differ by at most one), so each depth is a few batched
-dense operations (NumPy's stacked Cholesky, solve and matmul; LAPACK and BLAS one front at a
-time for the large separators near the top) and the Python overhead does not grow with n.
+keeps L_SS and X: LLᵀ = A with L's column block of S equal to [L_SS; Xᵀ]. Rectangles of one
+depth have at most four shapes (sides differ by at most one) and a few positions against the
+lattice's edges (a side on the edge has no ring beyond it), so each depth is a few batched
+dense operations over fronts of one layout (NumPy's stacked Cholesky and matmul, forward
+substitution row by row over the stack; LAPACK one front at a time for the separators of more
+than ``BATCH_SEPARATOR`` nodes near the top), and the Python overhead does not grow with n.
 
-Cost on the 601 × 601 mg/dL lattice (361,201 unknowns): about 4·10⁹ multiply-adds for the
-factorisation and 2.3·10⁷ stored numbers (about 180 MB) for L, whatever m is; SuperLU's LU of
-the same matrix (minimum-degree ordering on AᵀA + A) stores about 3.7·10⁷ numbers plus an index
-per number of U. A is symmetric positive definite (d ≥ 0 and λ > 0), so no pivoting is needed.
+Cost on the 601 × 601 mg/dL lattice (361,201 unknowns), whatever m is: about 4·10⁹
+multiply-adds for the factorisation and 2.0·10⁷ stored numbers (151 MB) for L; a solve reads
+them twice. SuperLU's LU of the same matrix (minimum-degree ordering on AᵀA + A, what the
+lattice used before) stores 3.7·10⁷ numbers and an index per number of U, about 365 MB, and took
+about 1.5 times as long (docs/SCALE.md). A is symmetric positive definite (d ≥ 0, λ > 0), so
+no pivoting is needed; the result equals a dense Cholesky solve to round-off
+(``tests/test_lattice_cholesky.py``).
 """
 
 from __future__ import annotations
