@@ -240,8 +240,12 @@ class LatticeCholesky:
                 s = group.s
                 y = _solve_lower(L, x[group.ids[:, :s]])
                 x[group.ids[:, :s]] = y
-                if X.shape[2]:
-                    np.add.at(x, group.ids[:, s:], -np.matmul(X.transpose(0, 2, 1), y))
+                if X.shape[2]:  # into the ring, where rings overlap: added at (flat) indices
+                    ring = group.ids[:, s:, None] * x.shape[1] + np.arange(
+                        x.shape[1], dtype=np.int32
+                    )
+                    change = np.matmul(X.transpose(0, 2, 1), y)
+                    np.subtract.at(x.reshape(-1), ring.ravel(), change.ravel())
         for groups, factors in zip(reversed(tree), reversed(self._factors), strict=True):
             for group, (L, X) in zip(groups, factors, strict=True):
                 s = group.s
@@ -260,7 +264,8 @@ def _solve_lower(L: NDArray, y: NDArray) -> NDArray:
             [scipy.linalg.solve_triangular(a, v, lower=True) for a, v in zip(L, y, strict=True)]
         )
     out = np.empty_like(y)
-    for i in range(L.shape[1]):
+    out[:, 0, :] = y[:, 0, :] / L[:, 0, 0, None]
+    for i in range(1, L.shape[1]):
         row = y[:, i, :] - np.matmul(L[:, i, None, :i], out[:, :i, :])[:, 0, :]
         out[:, i, :] = row / L[:, i, i, None]
     return out
@@ -278,7 +283,8 @@ def _solve_upper(L: NDArray, y: NDArray) -> NDArray:
         )
     s = L.shape[1]
     out = np.empty_like(y)
-    for i in range(s - 1, -1, -1):
+    out[:, s - 1, :] = y[:, s - 1, :] / L[:, s - 1, s - 1, None]
+    for i in range(s - 2, -1, -1):
         row = y[:, i, :] - np.matmul(L[:, None, i + 1 :, i], out[:, i + 1 :, :])[:, 0, :]
         out[:, i, :] = row / L[:, i, i, None]
     return out
