@@ -154,11 +154,24 @@ def test_golden_search_finds_the_minimum_of_a_unimodal_curve():
 def test_lattice_method_chooses_the_lambda_of_its_best_scored_solve():
     X, y = _ratings(300, 9, step=10.0)
     lams = 0.8 ** np.arange(40)
+    reports: list[tuple[int, int]] = []
     choice = fast_kfold_lambda(
-        SpectralRanker(WARPED_L1), X, y, lams, method="lattice", lattice_step=10.0
+        SpectralRanker(WARPED_L1),
+        X,
+        y,
+        lams,
+        method="lattice",
+        lattice_step=10.0,
+        progress=lambda done, total: reports.append((done, total)),
     )
     scored = ~np.isnan(choice.curve)
     assert 5 < scored.sum() < 20
+    # one report per solve; when the search ends the total becomes the solves and the refit,
+    # and the refit's report fills the bar
+    n = int(scored.sum())
+    assert [done for done, _ in reports] == [*range(1, n + 1), n, n + 1]
+    assert reports[-2:] == [(n, n + 1), (n + 1, n + 1)]
+    assert all(done <= total for done, total in reports)
     values = choice.curve[scored]
     assert (
         choice.value

@@ -20,10 +20,11 @@ and f(x) = Σ c_i K(x, x_i) + b with b putting the mean training prediction on t
 
       (diag(s)/m − uuᵀ + λQ) F = Sᵀ(y − ȳ)/m,   s = Sᵀ1 (points per node), u = s/m,
 
-  a sparse system of N = 361,201 unknowns whatever m is, solved by one sparse LU factorisation
-  (SuperLU) and the Sherman–Morrison formula for uuᵀ. Then c = C(y − SF)/(mλ) (from
-  λc = C(y − Kc)/m) and b = ȳ − mean(SF). Memory is that of the sparse factor (about 0.5 GB),
-  never an m × m matrix.
+  a sparse system of N = 361,201 unknowns whatever m is, solved by one sparse Cholesky
+  factorisation of diag(s)/m + λQ by nested dissection of the lattice
+  (:mod:`~ranking_core.learners.lattice_cholesky`) and the Sherman–Morrison formula for uuᵀ.
+  Then c = C(y − SF)/(mλ) (from λc = C(y − Kc)/m) and b = ȳ − mean(SF). Memory is that of the
+  factor (about 150 MB), never an m × m matrix.
 
 Its cross-validation lives beside it (as scikit-learn keeps ``RidgeCV`` beside ``Ridge``):
 :func:`fast_kfold_lambda` chooses λ by k-fold validation and refits with a
@@ -64,7 +65,6 @@ from collections.abc import Callable
 import numpy as np
 import scipy.linalg
 import scipy.sparse
-import scipy.sparse.linalg
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.utils.validation import check_is_fitted
@@ -80,6 +80,7 @@ from ranking_core.learners.base import (
     store_params,
 )
 from ranking_core.learners.choices import DIRECT_METHODS
+from ranking_core.learners.lattice_cholesky import LatticeCholesky, lattice_cholesky
 from ranking_core.selection import (
     CRITERIA,
     Choice,
@@ -194,9 +195,9 @@ class DirectRanker(
     lattice_axis_ : (n,) the lattice axis in mg/dL (``"lattice"`` only).
     """
 
-    # the kept factorisation: (Cholesky factor, lower) or the lattice's sparse LU; None when
+    # the kept factorisation: (Cholesky factor, lower) or the lattice's sparse Cholesky; None when
     # not kept (set by the fit, not a parameter)
-    _factor: tuple[NDArray[np.float64], bool] | scipy.sparse.linalg.SuperLU | None
+    _factor: tuple[NDArray[np.float64], bool] | LatticeCholesky | None
 
     def __init__(
         self,
@@ -294,7 +295,7 @@ class DirectRanker(
             assert isinstance(factor, tuple), "solve_targets checks that the factor is kept"
             self._set_coef(scipy.linalg.cho_solve(factor, (y - y.mean()) / m), y)
             return
-        assert isinstance(factor, scipy.sparse.linalg.SuperLU), "the lattice keeps its LU"
+        assert isinstance(factor, LatticeCholesky), "the lattice keeps its Cholesky factor"
         flat, u, w = self._lattice_parts
         z = factor.solve(np.bincount(flat, weights=y - y.mean(), minlength=u.size) / m)
         F = z + w * (u @ z) / (1.0 - u @ w)
@@ -320,17 +321,15 @@ class DirectRanker(
         T = ou_precision(coords, gamma)
         m, N = len(y), n * n
         flat = index[:, 0] * n + index[:, 1]
-        counts = np.bincount(flat, minlength=N).astype(np.float64)
-        u = counts / m
+        u = np.bincount(flat, minlength=N) / m
         rhs = np.bincount(flat, weights=y - y.mean(), minlength=N) / m
-        Q = scipy.sparse.kron(T, T, format="csc")
-        B = (scipy.sparse.diags(u) + lam * Q).tocsc()
-        lu = scipy.sparse.linalg.splu(B, permc_spec="MMD_AT_PLUS_A")
-        z, w = lu.solve(rhs), lu.solve(u)
+        factor = lattice_cholesky(T, T, lam, u)
+        z, w = factor.solve(np.column_stack([rhs, u])).T
         F = z + w * (u @ z) / (1.0 - u @ w)  # Sherman–Morrison for −uuᵀ
-        residual = B @ F - u * (u @ F) - rhs
+        Q_F = (T @ (T @ F.reshape(n, n)).T).T.ravel()  # (T ⊗ T)F without forming T ⊗ T
+        residual = u * F + lam * Q_F - u * (u @ F) - rhs
         self.relative_residual_ = float(np.linalg.norm(residual) / np.linalg.norm(rhs))
-        self._factor = lu if self.keep_factor else None
+        self._factor = factor if self.keep_factor else None
         self._lattice_parts = (flat, u, w)
         self.X_fit_ = index.astype(np.float64) * step
         self.lattice_step_ = step
@@ -421,7 +420,8 @@ def fast_kfold_lambda(
         :func:`~ranking_core.selection.choose`.
     method : ``"auto"`` (:func:`choose_method`), ``"exact"``, ``"one-fold"`` or ``"lattice"``.
     lattice_step : lattice spacing in mg/dL for ``"lattice"`` (1 = integer mg/dL).
-    progress : called with (done, total) after each fold or lattice solve.
+    progress : called with (done, total) after each fold, or after each lattice solve and the
+        refit.
     criterion : ``"misranking"`` or ``"absolute-error"``
         (:func:`~ranking_core.selection.validation_scores`).
 
@@ -477,9 +477,14 @@ def fast_kfold_lambda(
             step=None if progress is None else (lambda: progress(next(steps), n_folds)),
         )[0]
     best = near_minimum(curve, owner=owner)
+    scored = int(np.sum(~np.isnan(curve)))
+    if method == "lattice" and progress is not None:  # the search is over: the refit is left
+        progress(scored, scored + 1)
     model = DirectRanker(
         kernel, lam=float(lams[best]), solver=solver, lattice_step=lattice_step
     ).fit(X, y)
+    if method == "lattice" and progress is not None:
+        progress(scored + 1, scored + 1)
     return Choice(
         float(lams[best]), "lam", None, lams, None, curve, model, f"kfold-{method}", refit=True
     )
@@ -496,7 +501,8 @@ def _lattice_curve(
     criterion: str,
 ) -> NDArray:
     """The validation criterion of one fold at the λ a golden-section search visits (NaN elsewhere);
-    validation inputs are read off the fitted lattice surface."""
+    validation inputs are read off the fitted lattice surface. ``progress(done, total)`` after
+    each solve, ``total`` counting the refit that follows the search."""
     curve = np.full(len(lams), np.nan)
     expected = int(np.ceil(np.log(len(lams)) / np.log(1.618034))) + 1
 
@@ -506,7 +512,7 @@ def _lattice_curve(
             curve[index] = validation_scores(y[test], model.lattice_values(X[test]), criterion)[0]
             if progress is not None:
                 done = int(np.sum(~np.isnan(curve)))
-                progress(done, max(expected, done))
+                progress(done, max(expected, done) + 1)
         return float(curve[index])
 
     _golden_index(score, len(lams))

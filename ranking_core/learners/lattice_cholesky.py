@@ -1,0 +1,377 @@
+"""Sparse Cholesky of the glucose-lattice system by nested dissection of the lattice itself.
+
+The lattice solve of :class:`~ranking_core.learners.direct.DirectRanker` factors
+
+    A = diag(d) + λ·T₀ ⊗ T₁
+
+on the n₀ × n₁ lattice (T₀, T₁ tridiagonal, :func:`~ranking_core.learners.direct.ou_precision`;
+node (i, j) has index i·n₁ + j). A couples each node with its eight neighbours only, so the
+lattice's own geometry orders the elimination (George 1973, nested dissection): a rectangle of
+the lattice is split by one row or column of nodes (its separator) into two halves that share no
+entry of A; each half is split again, down to rectangles of at most ``LEAF`` × ``LEAF`` nodes.
+The factorisation is multifrontal (Duff & Reid 1983): every rectangle's front is a dense matrix
+over its separator S (or, for a leaf, all its nodes) and the ring B of nodes around it, which
+holds the entries of A in the columns of S and the Schur complements (update matrices) its two
+halves passed up. Eliminating S there,
+
+    L_SS = chol(F_SS),   X = L_SS⁻¹ F_SB,   U = F_BB − XᵀX  (passed to the parent),
+
+keeps L_SS and X: LLᵀ = A with L's column block of S equal to [L_SS; Xᵀ]. Rectangles of one
+depth have at most four shapes (sides differ by at most one) and a few positions against the
+lattice's edges (a side on the edge has no ring beyond it), so each depth is a few batched
+dense operations over fronts of one layout (NumPy's stacked Cholesky and matmul, forward
+substitution row by row over the stack; LAPACK one front at a time for the separators of more
+than ``BATCH_SEPARATOR`` nodes near the top), and the Python overhead does not grow with n.
+
+Cost on the 601 × 601 mg/dL lattice (361,201 unknowns), whatever m is: about 4·10⁹
+multiply-adds for the factorisation and 2.0·10⁷ stored numbers (151 MB) for L; a solve reads
+them twice. SuperLU's LU of the same matrix (minimum-degree ordering on AᵀA + A, what the
+lattice used before) stores 3.7·10⁷ numbers and an index per number of U, about 365 MB, and took
+about 1.5 times as long (docs/SCALE.md). A is symmetric positive definite (d ≥ 0, λ > 0), so
+no pivoting is needed; the result equals a dense Cholesky solve to round-off
+(``tests/test_lattice_cholesky.py``).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+import scipy.linalg
+from numpy.typing import NDArray
+
+__all__ = ["LEAF", "LatticeCholesky", "lattice_cholesky"]
+
+LEAF = 2  # rectangles of at most LEAF × LEAF nodes are eliminated whole
+BATCH_SEPARATOR = 48  # separators up to this size are factored in stacks (NumPy), larger ones
+# one front at a time with LAPACK
+CHUNK = 1 << 21  # numbers of the fronts assembled at once (16 MB)
+
+
+Key = tuple[int, int, int, int, int, int]  # height, width, and which sides lie on the edge
+Children = tuple[tuple[int, NDArray[np.intp], NDArray[np.intp]], ...]
+
+
+@dataclass(frozen=True)
+class _Group:
+    """Rectangles of one depth, one shape and one position against the lattice's edges: their
+    fronts have one layout.
+
+    ``ids`` (g, f): lattice index of each front's nodes, S first then the ring B; ``s``: |S|;
+    ``rows``, ``cols`` (p,): the front positions that hold an entry of A (both triangles of
+    S × S, B × S and S × B) and ``stencil`` (p,) which of the nine neighbour offsets of the
+    column's node each is (:func:`_stencil`); ``children``: for each half, (its group one depth
+    below, its positions in that group (g,), where its ring lies in this front as runs of
+    consecutive positions (:func:`_runs`)); empty for a leaf.
+    """
+
+    ids: NDArray[np.int32]
+    s: int
+    rows: NDArray[np.intp]
+    cols: NDArray[np.intp]
+    stencil: NDArray[np.intp]
+    children: Children
+
+
+def _ring(h: int, w: int, edges: tuple[int, ...]) -> NDArray[np.intp]:
+    """(b, 2) offsets (row, column) from its corner of the lattice nodes around an h × w
+    rectangle; ``edges``: whether its top, bottom, left and right sides lie on the lattice's
+    edge (no nodes beyond)."""
+    top, bottom, left, right = edges
+    ring = [(r, c) for r in (-1, h) for c in range(-1, w + 1)] + [
+        (r, c) for c in (-1, w) for r in range(h)
+    ]
+    kept = [
+        (r, c)
+        for r, c in ring
+        if not ((r < 0 and top) or (r >= h and bottom) or (c < 0 and left) or (c >= w and right))
+    ]
+    return np.array(kept, dtype=np.intp).reshape(-1, 2)
+
+
+def _layout(h: int, w: int, axis: int | None, edges: tuple[int, ...]) -> NDArray[np.intp]:
+    """(f, 2) offsets of the front's nodes, S then B, of an h × w rectangle split across
+    ``axis`` (0: a row separates, 1: a column; None: a leaf, S all its nodes)."""
+    if axis is None:
+        rows, cols = np.meshgrid(np.arange(h), np.arange(w), indexing="ij")
+        sep = np.column_stack([rows.ravel(), cols.ravel()])
+    elif axis == 1:
+        sep = np.column_stack([np.arange(h), np.full(h, w // 2)])
+    else:
+        sep = np.column_stack([np.full(w, h // 2), np.arange(w)])
+    return np.vstack([sep, _ring(h, w, edges)])
+
+
+def _halves(h: int, w: int, axis: int) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """The two halves of an h × w rectangle split across ``axis``: ((row, column) offset,
+    (height, width)) each."""
+    if axis == 1:
+        return [((0, 0), (h, w // 2)), ((0, w // 2 + 1), (h, w - w // 2 - 1))]
+    return [((0, 0), (h // 2, w)), ((h // 2 + 1, 0), (h - h // 2 - 1, w))]
+
+
+def _runs(local: NDArray[np.intp]) -> NDArray[np.intp]:
+    """(k, 3) runs (start in the child's ring, start in the front, length) of consecutive
+    positions of a child's ring in its parent's front (a few per side of the ring)."""
+    breaks = np.flatnonzero(np.diff(local) != 1) + 1
+    starts = np.concatenate([[0], breaks])
+    lengths = np.diff(np.concatenate([starts, [len(local)]]))
+    return np.column_stack([starts, local[starts], lengths])
+
+
+def _dissect(n0: int, n1: int) -> tuple[list[NDArray[np.intp]], list[int | None]]:
+    """Rectangles (row, column, height, width) per depth, root first, the halves of rectangle
+    k at 2k and 2k + 1 one depth below, and the axis each depth is split across (the longer
+    side; None at the leaves)."""
+    levels = [np.array([[0, 0, n0, n1]], dtype=np.intp)]
+    axes: list[int | None] = []
+    while max(levels[-1][:, 2].max(), levels[-1][:, 3].max()) > LEAF:
+        rect = levels[-1]
+        axis = 1 if rect[:, 3].max() >= rect[:, 2].max() else 0
+        size = rect[:, 2 + axis]
+        first, second = rect.copy(), rect.copy()
+        first[:, 2 + axis] = size // 2
+        second[:, axis] += size // 2 + 1
+        second[:, 2 + axis] = size - size // 2 - 1
+        levels.append(np.stack([first, second], axis=1).reshape(-1, 4))
+        axes.append(axis)
+    return levels, [*axes, None]
+
+
+def _keys(rect: NDArray[np.intp], n0: int, n1: int) -> NDArray[np.intp]:
+    """(k, 6) the layout key of each rectangle: height, width and whether its top, bottom,
+    left and right sides lie on the lattice's edge. A side lies on the edge or on a separator,
+    so its ring nodes there are all outside the lattice or all inside: the key fixes the
+    front's layout."""
+    edges = np.column_stack(
+        [
+            rect[:, 0] == 0,
+            rect[:, 0] + rect[:, 2] == n0,
+            rect[:, 1] == 0,
+            rect[:, 1] + rect[:, 3] == n1,
+        ]
+    )
+    return np.column_stack([rect[:, 2:], edges]).astype(np.intp)
+
+
+def _pattern(offsets: NDArray[np.intp], s: int) -> tuple[NDArray, NDArray, NDArray]:
+    """Front positions (rows, cols) that hold an entry of A — the eight-neighbour pairs of
+    S × S, B × S and S × B — and the neighbour offset of each, 3(a + 1) + (b + 1) for the row
+    node at (a, b) from the column node."""
+    near = np.abs(offsets[:, None, :] - offsets[None, :s, :]).max(axis=2) <= 1
+    front_row, s_col = np.nonzero(near)
+    outer = front_row >= s  # B × S, mirrored to S × B
+    rows = np.concatenate([front_row, s_col[outer]])
+    cols = np.concatenate([s_col, front_row[outer]])
+    step = offsets[rows] - offsets[cols]
+    return rows, cols, (step[:, 0] + 1) * 3 + step[:, 1] + 1
+
+
+@lru_cache(maxsize=4)
+def _tree(n0: int, n1: int) -> tuple[list[list[_Group]], int]:
+    """The dissection of the n₀ × n₁ lattice: per depth (deepest first) its groups, and the
+    number of stored numbers of L. Depends on the lattice size only (cached)."""
+    levels, axes = _dissect(n0, n1)
+    tree: list[list[_Group]] = []
+    below: dict[Key, tuple[int, NDArray[np.intp]]] = {}  # group and positions, one depth below
+    keys_below = np.zeros((0, 6), dtype=np.intp)
+    stored = 0
+    for rect, axis in zip(reversed(levels), reversed(axes), strict=True):
+        keys = _keys(rect, n0, n1)
+        groups: list[_Group] = []
+        position = np.zeros(len(rect), dtype=np.intp)
+        index_of: dict[Key, int] = {}
+        for key in sorted({tuple(int(v) for v in row) for row in keys}):
+            h, w = key[0], key[1]
+            if h <= 0 or w <= 0:
+                continue
+            which = np.flatnonzero(np.all(keys == key, axis=1))
+            offsets = _layout(h, w, axis, key[2:])
+            s = h * w if axis is None else (h if axis == 1 else w)
+            corner = rect[which, :2]
+            ids = (corner[:, 0, None] + offsets[:, 0]) * n1 + corner[:, 1, None] + offsets[:, 1]
+            children: list[tuple[int, NDArray[np.intp], NDArray[np.intp]]] = []
+            where = {(int(r), int(c)): k for k, (r, c) in enumerate(offsets)}
+            for side, (start, (hc, wc)) in enumerate([] if axis is None else _halves(h, w, axis)):
+                if hc <= 0 or wc <= 0:
+                    continue
+                child = 2 * which + side
+                child_key = tuple(int(v) for v in keys_below[child[0]])
+                group, positions = below[child_key]  # type: ignore[index]
+                ring = _ring(hc, wc, child_key[2:]) + np.array(start)
+                local = np.array([where[(int(r), int(c))] for r, c in ring], dtype=np.intp)
+                children.append((group, positions[child], _runs(local)))
+            groups.append(_Group(ids.astype(np.int32), s, *_pattern(offsets, s), tuple(children)))
+            position[which] = np.arange(len(which))
+            index_of[key] = len(groups) - 1  # type: ignore[index]
+            stored += len(which) * s * len(offsets)
+        below = {key: (index, position) for key, index in index_of.items()}
+        keys_below = keys
+        tree.append(groups)
+    return tree, stored
+
+
+class LatticeCholesky:
+    """The Cholesky factor L (LLᵀ = A) of ``diag(d) + λ·T₀ ⊗ T₁`` on the n₀ × n₁ lattice
+    (module doc); :meth:`solve` applies A⁻¹. Built by :func:`lattice_cholesky`."""
+
+    def __init__(
+        self, shape: tuple[int, int], factors: list[list[tuple[NDArray, NDArray]]]
+    ) -> None:
+        self.shape = shape
+        self._factors = factors
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the factor."""
+        return sum(L.nbytes + X.nbytes for level in self._factors for L, X in level)
+
+    def solve(self, b: NDArray[np.float64]) -> NDArray[np.float64]:
+        """A⁻¹b for b of shape (N,) or (N, k), N = n₀n₁: one forward and one backward sweep
+        over the fronts, O(stored numbers) per right-hand side."""
+        n0, n1 = self.shape
+        tree, _ = _tree(n0, n1)
+        vector = b.ndim == 1
+        x = np.array(b[:, None] if vector else b, dtype=np.float64)
+        for groups, factors in zip(tree, self._factors, strict=True):
+            for group, (L, X) in zip(groups, factors, strict=True):
+                s = group.s
+                y = _solve_lower(L, x[group.ids[:, :s]])
+                x[group.ids[:, :s]] = y
+                if X.shape[2]:  # into the ring, where rings overlap: added at (flat) indices
+                    ring = group.ids[:, s:, None] * x.shape[1] + np.arange(
+                        x.shape[1], dtype=np.int32
+                    )
+                    change = np.matmul(X.transpose(0, 2, 1), y)
+                    np.subtract.at(x.reshape(-1), ring.ravel(), change.ravel())
+        for groups, factors in zip(reversed(tree), reversed(self._factors), strict=True):
+            for group, (L, X) in zip(groups, factors, strict=True):
+                s = group.s
+                y = x[group.ids[:, :s]]
+                if X.shape[2]:
+                    y -= np.matmul(X, x[group.ids[:, s:]])
+                x[group.ids[:, :s]] = _solve_upper(L, y)
+        return x[:, 0] if vector else x
+
+
+def _solve_lower(L: NDArray, y: NDArray) -> NDArray:
+    """L⁻¹y for stacked lower-triangular L (g, s, s) and y (g, s, k): LAPACK one front at a
+    time for large s, else forward substitution over the rows, each row for the whole stack."""
+    if len(L) == 1 or L.shape[1] > BATCH_SEPARATOR:
+        return np.stack(
+            [scipy.linalg.solve_triangular(a, v, lower=True) for a, v in zip(L, y, strict=True)]
+        )
+    out = np.empty_like(y)
+    out[:, 0, :] = y[:, 0, :] / L[:, 0, 0, None]
+    for i in range(1, L.shape[1]):
+        row = y[:, i, :] - np.matmul(L[:, i, None, :i], out[:, :i, :])[:, 0, :]
+        out[:, i, :] = row / L[:, i, i, None]
+    return out
+
+
+def _solve_upper(L: NDArray, y: NDArray) -> NDArray:
+    """L⁻ᵀy for stacked lower-triangular L (g, s, s) and y (g, s, k) (as :func:`_solve_lower`,
+    backward)."""
+    if len(L) == 1 or L.shape[1] > BATCH_SEPARATOR:
+        return np.stack(
+            [
+                scipy.linalg.solve_triangular(a, v, lower=True, trans="T")
+                for a, v in zip(L, y, strict=True)
+            ]
+        )
+    s = L.shape[1]
+    out = np.empty_like(y)
+    out[:, s - 1, :] = y[:, s - 1, :] / L[:, s - 1, s - 1, None]
+    for i in range(s - 2, -1, -1):
+        row = y[:, i, :] - np.matmul(L[:, None, i + 1 :, i], out[:, i + 1 :, :])[:, 0, :]
+        out[:, i, :] = row / L[:, i, i, None]
+    return out
+
+
+def _eliminate(F: NDArray, s: int, L: NDArray, X: NDArray, U: NDArray) -> None:
+    """Eliminate the first s rows and columns of stacked symmetric fronts F (g, f, f) into
+    L = chol(F_SS), X = L⁻¹F_SB and the update U = F_BB − XᵀX."""
+    if len(F) > 1 and s <= BATCH_SEPARATOR:
+        L[:] = np.linalg.cholesky(F[:, :s, :s])
+        X[:] = _solve_lower(L, F[:, :s, s:])
+        np.matmul(X.transpose(0, 2, 1), X, out=U)
+        np.subtract(F[:, s:, s:], U, out=U)
+        return
+    for k in range(len(F)):
+        L[k] = scipy.linalg.cholesky(F[k, :s, :s], lower=True, check_finite=False)
+        X[k] = scipy.linalg.solve_triangular(L[k], F[k, :s, s:], lower=True, check_finite=False)
+        U[k] = F[k, s:, s:] - X[k].T @ X[k]
+
+
+def _bands(T) -> NDArray[np.float64]:
+    """(n, 3): T[i, i − 1], T[i, i], T[i, i + 1] of a tridiagonal T (dense or sparse; 0 beyond
+    the ends)."""
+    out = np.zeros((T.shape[0], 3))
+    out[1:, 0] = T.diagonal(-1)
+    out[:, 1] = T.diagonal(0)
+    out[:-1, 2] = T.diagonal(1)
+    return out
+
+
+def _assemble(
+    group: _Group, part: slice, below: list, problem: tuple[NDArray, NDArray, float, NDArray]
+) -> NDArray[np.float64]:
+    """The fronts ``part`` of ``group`` (c, f, f): A's entries in the columns of S (the node
+    (i, j) and its neighbour (i + a, j + b) couple by λ·T₀[i, i + a]·T₁[j, j + b], plus d at
+    the node itself) and the update matrices of their halves, added run by run."""
+    bands0, bands1, lam, diag = problem
+    ids = group.ids[part]
+    g, f = ids.shape
+    F = np.zeros((g, f, f))
+    node = ids[:, group.cols]
+    n1 = len(bands1)
+    a, b = np.divmod(group.stencil, 3)
+    values = lam * bands0[node // n1, a] * bands1[node % n1, b]
+    values += np.where(group.stencil == 4, diag[node], 0.0)
+    F[:, group.rows, group.cols] = values
+    for index, positions, runs in group.children:
+        update = below[index][positions[part]]
+        for c0, p0, k0 in runs:
+            for c1, p1, k1 in runs:
+                F[:, p0 : p0 + k0, p1 : p1 + k1] += update[:, c0 : c0 + k0, c1 : c1 + k1]
+    return F
+
+
+def lattice_cholesky(T0, T1, lam: float, diag: NDArray[np.float64]) -> LatticeCholesky:
+    """Factor A = diag(d) + λ·T₀ ⊗ T₁ (module doc).
+
+    Parameters
+    ----------
+    T0, T1 : (n₀, n₀), (n₁, n₁) tridiagonal symmetric positive definite matrices (dense or
+        SciPy sparse).
+    lam : λ > 0.
+    diag : (n₀n₁,) d ≥ 0, node (i, j) at i·n₁ + j.
+
+    Memory: the factor (:attr:`LatticeCholesky.nbytes`), the update matrices of at most two
+    depths and ``CHUNK`` numbers of fronts being assembled.
+    """
+    tree, _ = _tree(T0.shape[0], T1.shape[0])
+    problem = (_bands(T0), _bands(T1), float(lam), np.asarray(diag, dtype=np.float64))
+    factors: list[list[tuple[NDArray, NDArray]]] = []
+    below: list = []
+    for groups in tree:
+        uses = Counter(index for group in groups for index, _, _ in group.children)
+        updates, level = [], []
+        for group in groups:
+            g, f = group.ids.shape
+            s = group.s
+            L, X, U = np.empty((g, s, s)), np.empty((g, s, f - s)), np.empty((g, f - s, f - s))
+            for start in range(0, g, max(1, CHUNK // (f * f))):
+                part = slice(start, min(start + max(1, CHUNK // (f * f)), g))
+                _eliminate(_assemble(group, part, below, problem), s, L[part], X[part], U[part])
+            for index, _, _ in group.children:  # an update matrix read by all its parents
+                uses[index] -= 1
+                if not uses[index]:
+                    below[index] = None
+            level.append((L, X))
+            updates.append(U)
+        factors.append(level)
+        below = updates
+    return LatticeCholesky((T0.shape[0], T1.shape[0]), factors)
