@@ -18,7 +18,6 @@ from typing import ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.spatial.distance import cdist
 
 __all__ = [
     "GaussianKernel",
@@ -81,6 +80,8 @@ class GaussianKernel(Kernel):
         return Z / np.sqrt(_widths(self.gamma, Z.shape[1]))
 
     def __call__(self, X: ArrayLike, Y: ArrayLike) -> NDArray[np.float64]:
+        from scipy.spatial.distance import cdist  # loaded when a kernel is evaluated
+
         return np.exp(-cdist(self._scaled(X), self._scaled(Y), "sqeuclidean"))
 
     def diagonal(self, X: ArrayLike) -> NDArray[np.float64]:
@@ -99,6 +100,8 @@ class LaplacianKernel(Kernel):
     suited_widths: ClassVar[tuple[float, float] | None] = (1e2, 2e4)
 
     def __call__(self, X: ArrayLike, Y: ArrayLike) -> NDArray[np.float64]:
+        from scipy.spatial.distance import cdist  # loaded when a kernel is evaluated
+
         X = np.atleast_2d(np.asarray(X, dtype=np.float64))
         Y = np.atleast_2d(np.asarray(Y, dtype=np.float64))
         return np.exp(-cdist(X, Y, "cityblock") / float(_widths(self.gamma, 1)[0]))

@@ -357,8 +357,6 @@ def _write_outputs(
 ) -> None:
     """Every output of ``meter-report`` through :func:`~ranking_core.cli.output.write_output`
     (never an input file, never through a symbolic link, one sentence on failure)."""
-    from ranking_core.meter.documents.export import FigureExportError
-
     report = run.report
     if pairs_out is not None:
         write_output(pairs_out, pairs_csv(report), "--pairs-out", inputs)
@@ -372,6 +370,8 @@ def _write_outputs(
         write_output(json_out, report_json(report), "--json", inputs)
         console.print(f"wrote {shown(json_out)}")
     if out_dir is not None:
+        from ranking_core.meter.documents.export import FigureExportError
+
         try:
             files = out_dir_files(report, png=png)
         except FigureExportError as exc:
