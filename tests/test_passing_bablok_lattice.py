@@ -146,3 +146,16 @@ def test_counts_the_fft_cannot_round_leave_the_slopes_to_the_pairs(monkeypatch):
     assert lattice_slopes(x, y) is None
     monkeypatch.setattr(pb_module, "LATTICE_PAIRS_PER_CELL", 0)
     assert repr(passing_bablok(x, y)) == repr(expected)
+
+
+def test_the_fft_counts_round_exactly_at_the_largest_report():
+    """The rounding margin where the FFT's error is largest: all 50,000 pairs a report allows on
+    two points of the 601 × 601 box (Σ M² = 1.25·10⁹); every count stays within 10⁻⁴ of its
+    integer, and the counts are the exact ones (n₁·n₂ pairs at the one offset)."""
+    lattice = np.zeros((601, 601))
+    lattice[0, 0] = lattice[600, 600] = 25_000
+    found = lattice_module._autocorrelation(lattice)
+    assert np.abs(found - np.rint(found)).max() < 1e-4
+    counts = np.rint(found)
+    assert counts[600, 600] == 25_000**2 and counts[0, 0] == 2 * 25_000**2
+    assert counts.sum() == counts[600, 600] + counts[0, 0]

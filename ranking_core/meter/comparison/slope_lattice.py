@@ -16,10 +16,11 @@ lattice M (M[x, y] = the pairs at (x, y), over the box the pairs span):
 
 W is computed by FFT, O(A log A) for a box of A = X·Y cells (X, Y the spans of x and y), and
 rounded to integers. The rounding is exact: every W is an integer at most Σ M² ≤ n², and the
-FFT's absolute error is of order ε·log₂(A)·Σ M² (ε = 2⁻⁵²), below 10⁻⁵ for the 50,000 pairs a
-report allows; the counts are checked besides (each rounded away by less than 0.25, the total
-equal to the pairs of different x counted directly), and a failed check leaves the slopes to
-the pair-by-pair reading.
+FFT's absolute error is of order ε·log₂(A)·Σ M² (ε = 2⁻⁵²), about 10⁻⁵ at most for the 50,000
+pairs a report allows (5·10⁻⁷ with all of them on two points, the worst case:
+tests/test_passing_bablok_lattice.py); the counts are checked besides (each rounded away by
+less than 0.25, the total equal to the pairs of different x counted directly), and a failed
+check leaves the slopes to the pair-by-pair reading.
 
 The vertical pairs (Δx = 0, Δy ≠ 0) are the only ones whose slope depends on the order the pairs
 were read: the paper's S_ij is −∞ when y_i < y_j and +∞ when y_i > y_j (i < j). Their number is
