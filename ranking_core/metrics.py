@@ -12,7 +12,6 @@ from typing import Protocol
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.stats import kendalltau
 
 __all__ = [
     "Predictor",
@@ -80,6 +79,8 @@ def pairwise_misranking(y_true: ArrayLike, y_score: ArrayLike) -> float:
     untied = total - tied_y - tied_f + _tied_pairs(y, f)
     concordant = 0
     if untied > 0:
+        from scipy.stats import kendalltau  # scipy.stats costs 0.5 s to import: when used
+
         tau = kendalltau(y, f, variant="b").statistic
         c_minus_d = round(tau * math.sqrt(total - tied_y) * math.sqrt(total - tied_f))
         concordant = (untied + c_minus_d) // 2

@@ -97,6 +97,24 @@ def test_normal_mard_interval_matches_the_bootstrap_beyond_the_limit():
     assert abs((low + high) / 2 - mard) < 1e-9
 
 
+def test_the_bootstrap_interval_does_not_depend_on_its_batches(monkeypatch):
+    """Resamples drawn in batches of 100 pairs' worth or all at once: the same integers in the
+    same order, so the same interval to the last bit, equal to scipy's one-call bootstrap."""
+    rng = np.random.default_rng(6)
+    ref = rng.integers(40, 400, 3000).astype(np.float64)
+    bgm = np.rint(ref * (1 + 0.1 * rng.standard_normal(ref.size)))
+    ard = 100 * np.abs(bgm - ref) / ref
+    one_call = bootstrap(
+        (ard,), np.mean, n_resamples=1000, method="percentile", rng=np.random.default_rng(0)
+    ).confidence_interval
+    monkeypatch.setattr(statistics, "BOOTSTRAP_BATCH_VALUES", 100 * ref.size)
+    batched = mard_interval(ref, bgm)
+    monkeypatch.setattr(statistics, "BOOTSTRAP_BATCH_VALUES", 10**9)
+    whole = mard_interval(ref, bgm)
+    assert batched == whole
+    assert whole[1:] == (one_call.low, one_call.high)
+
+
 def test_normal_interval_only_beyond_the_limit(monkeypatch):
     rng = np.random.default_rng(5)
     ref = rng.integers(40, 400, 500).astype(np.float64)

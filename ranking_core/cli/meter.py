@@ -356,7 +356,6 @@ def _write_outputs(
 ) -> None:
     """Every output of ``meter-report`` through :func:`~ranking_core.cli.output.write_output`
     (never an input file, never through a symbolic link, one sentence on failure)."""
-    from ranking_core.meter.documents.export import FigureExportError
     from ranking_core.meter.pipeline import out_dir_files, pairs_csv, report_document, report_json
 
     report = run.report
@@ -372,6 +371,8 @@ def _write_outputs(
         write_output(json_out, report_json(report), "--json", inputs)
         console.print(f"wrote {shown(json_out)}")
     if out_dir is not None:
+        from ranking_core.meter.documents.export import FigureExportError
+
         try:
             files = out_dir_files(report, png=png)
         except FigureExportError as exc:

@@ -5,11 +5,11 @@ The width is the console's: the terminal's, else $COLUMNS, else 80 (piped or red
 
 from __future__ import annotations
 
-import io
 import re
 
 import pandas as pd
 from rich.console import Console
+from rich.segment import Segment, Segments
 from rich.table import Table
 from rich.text import Text
 
@@ -54,14 +54,17 @@ def _table(title: str | None, text: pd.DataFrame, styles: dict[str, str]) -> Tab
     return table
 
 
-def _drawn_width(table: Table, width: int) -> int:
-    """The widest line of ``table`` drawn at ``width`` characters (Rich may draw it wider
-    when its columns cannot shrink: then it does not fit)."""
-    drawn = io.StringIO()
-    Console(width=width, file=drawn, color_system=None, legacy_windows=False).print(
-        table, crop=False
+def _drawn(console: Console, table: Table) -> list[Segment] | None:
+    """``table`` drawn as ``console.print(table, soft_wrap=False)`` draws it, or None when a
+    line is wider than the console (Rich draws a table wider when its columns cannot shrink:
+    then it does not fit). Drawn once, printed as drawn."""
+    options = console.options.update(
+        justify=None, overflow=None, height=None, no_wrap=None, markup=None, highlight=None
     )
-    return max((len(line) for line in drawn.getvalue().splitlines()), default=0)
+    segments = list(console.render(table, options))
+    lines = Segment.split_lines(segments)
+    widest = max((Segment.get_line_length(line) for line in lines), default=0)
+    return segments if widest <= console.width else None
 
 
 def print_table(
@@ -80,9 +83,10 @@ def print_table(
     text = text.map(printable)
     text.columns = [printable(c) for c in text.columns]
     title, caption = printable(title), printable(caption)
-    whole = _table(title, text, styles)
-    if table_fits(text, console.width) and _drawn_width(whole, console.width) <= console.width:
-        console.print(whole, soft_wrap=False)
+    fits = table_fits(text, console.width)
+    drawn = _drawn(console, _table(title, text, styles)) if fits else None
+    if drawn is not None:
+        console.print(Segments(drawn), soft_wrap=False)
     else:
         console.print(Text(title, style="italic"), soft_wrap=False)
         cells = text.astype(str)

@@ -29,7 +29,6 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
-from ranking_core.grids.raster import grid_image, png_bytes
 from ranking_core.grids.risk_scale import RISK_MAX
 from ranking_core.grids.seg import GLUCOSE_MAX
 from ranking_core.version import riskgrid_version
@@ -86,7 +85,10 @@ def grid_csv(grid: ArrayLike) -> bytes:
 def grid_png(grid: ArrayLike, title: str = "Learned risk grid") -> bytes:
     """``grid.png`` bytes: the grid clipped to 0..4 in the SEG colours (1 pixel per mg/dL),
     reference on the x axis, measured on the y axis, ticks every 100 mg/dL and a colour bar for
-    risk 0..4 (:func:`~ranking_core.grids.raster.grid_image`)."""
+    risk 0..4 (:func:`~ranking_core.grids.raster.grid_image`; Pillow and contourpy are loaded
+    here, not when a grid file is read)."""
+    from ranking_core.grids.raster import grid_image, png_bytes
+
     return png_bytes(grid_image(_on_scale(grid), title))
 
 

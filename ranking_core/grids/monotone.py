@@ -28,7 +28,6 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.optimize import isotonic_regression
 
 from ranking_core.grids.lattice import GLUCOSE_MAX
 from ranking_core.grids.learned import GLUCOSE_AXIS, learned_grid
@@ -55,6 +54,8 @@ def project_rows(grid: ArrayLike) -> NDArray[np.float64]:
     """The L2-nearest grid whose every row is 0 on the diagonal and non-decreasing away from it
     (both sides), row by row: isotonic regression of each half-row from the diagonal outwards,
     clipped at 0. Apply to the transpose for columns."""
+    from scipy.optimize import isotonic_regression  # scipy.optimize: loaded when projecting
+
     grid = _square(grid, "project_rows")
     out = np.zeros_like(grid)
     n = len(grid)

@@ -15,13 +15,9 @@ import warnings
 import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 import numpy as np
-from openpyxl import Workbook
-from openpyxl.reader.excel import ExcelReader
-from openpyxl.styles.stylesheet import apply_stylesheet
-from openpyxl.worksheet._read_only import ReadOnlyWorksheet
 
 from ranking_core.inputs.rows import (
     CHUNK_ROWS,
@@ -32,6 +28,9 @@ from ranking_core.inputs.rows import (
     missing_header,
 )
 from ranking_core.inputs.schema import InputError, Limits, Schema, cell_text, name_lines, quote
+
+if TYPE_CHECKING:  # openpyxl is loaded when a workbook is read, not with the table reader
+    from openpyxl import Workbook
 
 __all__ = ["read_xlsx", "xlsx_rows"]
 
@@ -64,6 +63,9 @@ def _check_sizes(archive: zipfile.ZipFile, label: str, limits: Limits) -> None:
 def _open_book(binary: IO[bytes]) -> tuple[Workbook, list, list[str]]:
     """The workbook's manifest, shared strings, sheet list and styles, and no worksheet: unlike
     ``openpyxl.load_workbook``, which opens every sheet, only the sheet read is ever parsed."""
+    from openpyxl.reader.excel import ExcelReader
+    from openpyxl.styles.stylesheet import apply_stylesheet
+
     reader = ExcelReader(binary, read_only=True, data_only=True)
     reader.read_manifest()
     reader.read_strings()
@@ -120,6 +122,8 @@ def xlsx_rows(
                     f"over the {limits.max_xlsx_part:,}-byte limit (save it as "
                     "CSV, or raise the limit)"
                 )
+            from openpyxl.worksheet._read_only import ReadOnlyWorksheet
+
             try:
                 worksheet = ReadOnlyWorksheet(book, chosen, part, strings)
                 worksheet.reset_dimensions()  # never trust the declared size

@@ -20,7 +20,6 @@ from typing import ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.spatial.distance import cdist
 
 from ranking_core.kernels import KERNELS
 
@@ -70,6 +69,8 @@ class GaussianKernel(Kernel):
         return Z / np.sqrt(_widths(self.gamma, Z.shape[1]))
 
     def __call__(self, X: ArrayLike, Y: ArrayLike) -> NDArray[np.float64]:
+        from scipy.spatial.distance import cdist  # loaded when a kernel is evaluated
+
         return np.exp(-cdist(self._scaled(X), self._scaled(Y), "sqeuclidean"))
 
     def diagonal(self, X: ArrayLike) -> NDArray[np.float64]:
@@ -83,6 +84,8 @@ class LaplacianKernel(Kernel):
     gamma: float = 1e2
 
     def __call__(self, X: ArrayLike, Y: ArrayLike) -> NDArray[np.float64]:
+        from scipy.spatial.distance import cdist  # loaded when a kernel is evaluated
+
         X = np.atleast_2d(np.asarray(X, dtype=np.float64))
         Y = np.atleast_2d(np.asarray(Y, dtype=np.float64))
         return np.exp(-cdist(X, Y, "cityblock") / float(_widths(self.gamma, 1)[0]))

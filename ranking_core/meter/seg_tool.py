@@ -13,7 +13,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
-from scipy.stats import binom
 
 from ranking_core.grids.registry import ZoneGrid
 from ranking_core.grids.risk_scale import (
@@ -25,6 +24,7 @@ from ranking_core.grids.risk_scale import (
     risk_grade,
 )
 from ranking_core.grids.seg import GLUCOSE_MAX, SEGTable
+from ranking_core.meter.distributions import binomial_quantile
 from ranking_core.meter.pairs.readings import MeterPairs, name_rows
 from ranking_core.meter.statistics import add_intervals, mean_sd, proportion_interval
 
@@ -58,7 +58,7 @@ def binomial_lower_bound(n: int) -> int:
     """Fewest compliant pairs for the SEG surveillance accuracy standard: the 5th percentile of
     Binomial(n, 0.95), i.e. R's ``qbinom(0.05, n, 0.95)`` (smallest k with P(X ≤ k) ≥ 0.05), and
     at least 1: with one pair the quantile is 0, and 0 compliant pairs never meet a standard."""
-    return max(1, int(binom.ppf(BINOMIAL_QUANTILE, n, BINOMIAL_PROBABILITY))) if n > 0 else 0
+    return max(1, binomial_quantile(BINOMIAL_QUANTILE, n, BINOMIAL_PROBABILITY)) if n > 0 else 0
 
 
 def counts_table(

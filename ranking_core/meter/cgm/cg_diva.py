@@ -39,7 +39,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
-from scipy.stats import norm
+
+from ranking_core.meter.distributions import normal_cdf, normal_quantile
 
 __all__ = [
     "CG_DIVA_ABOUT",
@@ -251,11 +252,11 @@ def bca_quantile(
         return float("nan")
     if data.min() >= estimate or data.max() <= estimate or np.isnan(acceleration):
         return float(np.quantile(data, level))
-    z0 = norm.ppf(np.count_nonzero(data < estimate) / data.size)
+    z0 = normal_quantile(np.count_nonzero(data < estimate) / data.size)
     if np.isinf(z0):
         return float("nan")
-    z = z0 + norm.ppf(level)
-    return float(np.quantile(data, norm.cdf(z0 + z / (1.0 - acceleration * z))))
+    z = z0 + normal_quantile(level)
+    return float(np.quantile(data, normal_cdf(z0 + z / (1.0 - acceleration * z))))
 
 
 def _sensor_spread(

@@ -20,10 +20,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
-from scipy.stats import t as student_t
 
 from ranking_core.inputs import MGDL_PER_MMOLL
 from ranking_core.meter.comparison.common import CONFIDENCE, check_pairs, json_number
+from ranking_core.meter.distributions import t_quantile
 
 __all__ = [
     "CUT_MGDL",
@@ -130,7 +130,7 @@ def agreement_part(
         bias = float(d.mean()) if n else nan
         return AgreementPart(part, unit, n, bias, *([nan] * 9))
     bias, sd = float(d.mean()), float(d.std(ddof=1))
-    t = float(student_t.ppf(0.5 + confidence / 2, n - 1))
+    t = float(t_quantile(0.5 + confidence / 2, n - 1))
     half_bias = t * sd / math.sqrt(n)
     half_limit = t * math.sqrt(3.0 * sd**2 / n)
     low, high = bias - LIMIT_Z * sd, bias + LIMIT_Z * sd

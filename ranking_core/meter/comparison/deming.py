@@ -23,9 +23,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
-from scipy.stats import t as student_t
 
 from ranking_core.meter.comparison.common import CONFIDENCE, check_pairs, json_number
+from ranking_core.meter.distributions import t_quantile
 
 __all__ = [
     "Deming",
@@ -122,7 +122,7 @@ def jackknife_interval(
     """(SE, lower, upper): SE = √((n − 1)/n · Σ(θ₋ᵢ − θ̄)²), limits estimate ∓ t·SE."""
     n = leave_one_out.size
     se = math.sqrt((n - 1) / n * float(np.sum((leave_one_out - leave_one_out.mean()) ** 2)))
-    half = float(student_t.ppf(0.5 + confidence / 2, n - 1)) * se
+    half = float(t_quantile(0.5 + confidence / 2, n - 1)) * se
     return se, estimate - half, estimate + half
 
 

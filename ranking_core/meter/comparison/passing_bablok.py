@@ -40,12 +40,18 @@ results mcr's tests quote) takes the limits' ranks as quantiles like the median'
 (N − C)/2 and takes one slope: the estimates agree, the limits can differ by about a rank
 (tests/test_passing_bablok_published.py).
 
-Cost: every slope is computed, O(n²) time, in blocks of at most ``block_slopes`` values, so the
-memory stays O(block + n) however many pairs: 10,000 pairs (5·10⁷ slopes) take two passes (a
-random sample of slopes brackets each wanted rank, one full pass counts the slopes below each
-bracket and keeps those inside it, then an exact selection; the randomised bracketing of order
-statistics as in Dillencourt, Mount & Netanyahu 1992 and Matoušek 1991). The result is exact
-whatever the sample; a bracket that misses its rank is widened and the pass repeated.
+Cost: pairs of whole numbers (glucose in whole mg/dL) in a box of values small against the
+pairs (more than :data:`LATTICE_PAIRS_PER_CELL` pairs of pairs per cell) give their slopes as a
+weighted multiset, exactly, from the autocorrelation of their count lattice
+(:mod:`ranking_core.meter.comparison.slope_lattice`; 10,000 meter pairs, 5·10⁷ slopes, in
+about 0.1 s). Otherwise every slope is computed, O(n²) time, in blocks of at most
+``block_slopes`` values, so the memory stays O(block + n) however many pairs: 10,000 pairs
+(5·10⁷ slopes) take two passes (a random sample of slopes brackets each wanted rank, one full
+pass counts the slopes below each bracket and keeps those inside it, then an exact selection;
+the randomised bracketing of order statistics as in Dillencourt, Mount & Netanyahu 1992 and
+Matoušek 1991). The result is exact whatever the sample; a bracket that misses its rank is
+widened and the pass repeated. Both ways give the same numbers, bit for bit
+(tests/test_passing_bablok_lattice.py); a slope of 0 is +0.0 either way.
 """
 
 from __future__ import annotations
@@ -59,6 +65,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import ndtri
 
 from ranking_core.meter.comparison.common import CONFIDENCE, check_pairs, json_number
+from ranking_core.meter.comparison.slope_lattice import lattice_slopes
 
 __all__ = [
     "CUSUM_CRITICAL",
@@ -70,10 +77,11 @@ __all__ = [
 ]
 
 CUSUM_CRITICAL = 1.36  # Kolmogorov–Smirnov quantile at α = 5 % (Passing & Bablok 1983)
-BLOCK_SLOPES = 2_000_000  # slopes computed at once (about 16 MB per array)
+BLOCK_SLOPES = 250_000  # slopes computed at once (2 MB per array: in cache, no page faults)
 DIRECT_SLOPES = 4_000_000  # up to this many pairs of pairs: every slope held and partitioned
 SAMPLE_SLOPES = 400_000  # random pairs that bracket the wanted ranks
 BRACKET_SDS = 5.0  # a bracket's half-width in sampling SDs of a quantile (at most 1/(2√m))
+LATTICE_PAIRS_PER_CELL = 4  # whole numbers with more pairs of pairs per box cell: the lattice
 _SEED = 20_231_983  # the bracketing sample's seed (the result does not depend on it)
 
 
@@ -264,6 +272,30 @@ def _slope_at(slopes: dict[int, float], sorted_or_none: NDArray | None, rank: in
     return slopes[rank]
 
 
+def _ranked_slopes(
+    x: NDArray, y: NDArray, confidence: float, block_slopes: int
+) -> tuple[int, int, list[float]]:
+    """N, K and the slopes at :func:`slope_ranks` (NaN outside 1 … N): from the count lattice
+    when the pairs are whole numbers in a small box, else read pair by pair (held, or
+    bracketed when there are many). A slope of 0 is +0.0 whichever way it was computed."""
+    pairs = x.size * (x.size - 1) // 2
+    lattice = None
+    if pairs > LATTICE_PAIRS_PER_CELL * (np.ptp(x) + 1) * (np.ptp(y) + 1):
+        lattice = lattice_slopes(x, y)
+    if lattice is not None:
+        total, shift = lattice.total, lattice.below_minus_one
+        ranks = slope_ranks(total, shift, x.size, confidence) if total else ()
+        return total, shift, [lattice.at_rank(r) + 0.0 for r in ranks]
+    held: NDArray | None = None
+    found: dict[int, float] = {}
+    if pairs <= DIRECT_SLOPES:
+        total, shift, held = _select_direct(x, y, block_slopes)
+    else:
+        total, shift, found = _select_bracketed(x, y, confidence, block_slopes)
+    ranks = slope_ranks(total, shift, x.size, confidence) if total else ()
+    return total, shift, [_slope_at(found, held, r, total) + 0.0 for r in ranks]
+
+
 def passing_bablok(
     x: ArrayLike,
     y: ArrayLike,
@@ -273,21 +305,14 @@ def passing_bablok(
 ) -> PassingBablok:
     """Passing–Bablok regression of ``y`` (device) on ``x`` (reference), every pair read, with
     two-sided ``confidence`` limits (module docstring: the paper's definitions). Time O(n²),
-    memory O(n + ``block_slopes``)."""
+    memory O(n + ``block_slopes``); for whole numbers in a box of A cells with more than
+    4·A pairs of pairs, O(A log A + n log² n) and memory O(A + n) from the count lattice."""
     xs, ys = check_pairs(x, y)
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence {confidence}: must lie between 0 and 1")
-    pairs = xs.size * (xs.size - 1) // 2
-    held: NDArray | None = None
-    found: dict[int, float] = {}
-    if pairs <= DIRECT_SLOPES:
-        total, shift, held = _select_direct(xs, ys, block_slopes)
-    else:
-        total, shift, found = _select_bracketed(xs, ys, confidence, block_slopes)
+    total, shift, values = _ranked_slopes(xs, ys, confidence, block_slopes)
     if total == 0:
         raise ValueError("no two pairs differ: Passing–Bablok needs at least one slope")
-    ranks = slope_ranks(total, shift, xs.size, confidence)
-    values = [_slope_at(found, held, r, total) for r in ranks]
     slope = 0.5 * (values[0] + values[1])
     lower, upper = values[-2], values[-1]
     intercept = float(np.median(ys - slope * xs)) if math.isfinite(slope) else math.nan

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -28,6 +29,9 @@ from ranking_core.meter.sections.base import (
 )
 from ranking_core.meter.standards.registry import profile_title
 from ranking_core.meter.statistics import AgreementLimit
+
+if TYPE_CHECKING:  # matplotlib is loaded when a figure is drawn
+    from matplotlib.figure import Figure
 
 __all__ = ["AGREEMENT_LIMITS", "METHOD_COMPARISON", "ComparisonResult", "reader_text"]
 
@@ -155,18 +159,30 @@ def _bland_altman_caption(result: ComparisonResult, device: str, report: CoreRep
     )
 
 
-def _figures(result: ComparisonResult, report: CoreReport) -> tuple[ReportFigure, ...]:
-    from ranking_core.meter.comparison.plots import bland_altman_limits_plot, regression_plot
+def _bland_altman_plot(
+    result: ComparisonResult, device: str, limits: tuple[AgreementLimit, ...]
+) -> Figure:
+    from ranking_core.meter.comparison.plots import bland_altman_limits_plot
 
+    return bland_altman_limits_plot(result.bland_altman, device_name=device, limits=limits)
+
+
+def _regression_plot(result: ComparisonResult, found: MethodComparison, device: str) -> Figure:
+    from ranking_core.meter.comparison.plots import regression_plot
+
+    return regression_plot(result.reference, result.device, found, device_name=device)
+
+
+def _figures(result: ComparisonResult, report: CoreReport) -> tuple[ReportFigure, ...]:
+    """The Bland–Altman plot and, with the regressions, the regression plot (matplotlib loaded
+    when one is drawn, never for the terminal or the JSON)."""
     device = report.device.upper()
     limits, _ = _limits_of(report)
     figures = [
         ReportFigure(
             "bland_altman",
             _bland_altman_caption(result, device, report),
-            lambda: bland_altman_limits_plot(
-                result.bland_altman, device_name=device, limits=limits
-            ),
+            lambda: _bland_altman_plot(result, device, limits),
             "Bland–Altman plot",
         )
     ]
@@ -177,7 +193,7 @@ def _figures(result: ComparisonResult, report: CoreReport) -> tuple[ReportFigure
                 "regression",
                 f"Method comparison: {device} against REF ({result.unit}), the identity line "
                 "(dotted), the Passing–Bablok line (solid) and the Deming line (dashed).",
-                lambda: regression_plot(result.reference, result.device, found, device_name=device),
+                lambda: _regression_plot(result, found, device),
                 "regression plot",
             )
         )

@@ -23,6 +23,8 @@ from ranking_core.meter.sections.base import (
 )
 
 if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
     from ranking_core.grids.seg import SEGTable
 
 __all__ = ["LEARNED", "SEG", "ZONE_GRIDS", "figure_caption", "grid_figure"]
@@ -47,15 +49,16 @@ def figure_caption(name: str, n: int, unit: str = "mg/dL") -> str:
 def grid_figure(report: CoreReport, name: str, surface: Any = None) -> ReportFigure:
     """The plot of grid ``name`` with the report's included pairs (``surface``: the SEG table
     or a learned surface; None for a zone grid)."""
-    from ranking_core.meter.drawing.grid_plots import grid_plot
-
     pairs = report.pairs[report.pairs["included"]]
     ref, bgm = pairs["REF"].to_numpy(), pairs["BGM"].to_numpy()
+
+    def draw() -> Figure:  # matplotlib is loaded when the figure is drawn
+        from ranking_core.meter.drawing.grid_plots import grid_plot
+
+        return grid_plot(name, ref, bgm, surface=surface, unit=report.glucose_unit)
+
     return ReportFigure(
-        name,
-        figure_caption(name, ref.size, report.glucose_unit),
-        lambda: grid_plot(name, ref, bgm, surface=surface, unit=report.glucose_unit),
-        get_grid(name).title,
+        name, figure_caption(name, ref.size, report.glucose_unit), draw, get_grid(name).title
     )
 
 

@@ -51,8 +51,14 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
-from scipy.stats import beta, norm, t
 
+from ranking_core.meter.distributions import (
+    beta_cdf,
+    beta_quantile,
+    normal_cdf,
+    normal_quantile,
+    t_quantile,
+)
 from ranking_core.meter.standards.bound_methods import BOUNDS, BoundMethod, default_bound
 
 __all__ = [
@@ -91,7 +97,7 @@ def _clopper_pearson(k: float, n: float, confidence: float) -> float:
     """Share 0–1: the (1 − confidence) quantile of Beta(k, n − k + 1); 0 when k = 0."""
     if k <= 0:
         return 0.0
-    return float(beta.ppf(1.0 - confidence, k, n - k + 1.0))
+    return float(beta_quantile(1.0 - confidence, k, n - k + 1.0))
 
 
 def _korn_graubard(
@@ -117,7 +123,7 @@ def _korn_graubard(
         )
     alpha = 2.0 * (1.0 - confidence)  # two-sided level of the one-sided bound
     n_eff = _kg_effective_size(p, variance, n, clusters, confidence)
-    return float(beta.ppf(alpha / 2, n_eff * p, n_eff * (1 - p) + 1.0)), ""
+    return float(beta_quantile(alpha / 2, n_eff * p, n_eff * (1 - p) + 1.0)), ""
 
 
 def _kg_effective_size(
@@ -125,7 +131,9 @@ def _kg_effective_size(
 ) -> NDArray[np.float64]:
     """Korn–Graubard's n* = p̂(1 − p̂)/v̂ · (t_{α/2, n − 1} / t_{α/2, C − 1})² (elementwise)."""
     alpha = 2.0 * (1.0 - confidence)
-    ratio = t.ppf(alpha / 2, np.asarray(n) - 1) / t.ppf(alpha / 2, np.asarray(clusters) - 1)
+    ratio = t_quantile(alpha / 2, np.asarray(n) - 1) / t_quantile(
+        alpha / 2, np.asarray(clusters) - 1
+    )
     return np.asarray(p) * (1 - np.asarray(p)) / np.asarray(variance) * ratio**2
 
 
@@ -175,7 +183,7 @@ def _wilson_lower(
     negative)."""
     p, m1, m2, rho = (np.asarray(v, dtype=np.float64) for v in (p, m1, m2, rho))
     xi = 1.0 + rho * (m2 - m1) / m1
-    z = float(norm.ppf(confidence))
+    z = float(normal_quantile(confidence))
     root = xi * z**2 - 2.0 - 1.0 / m1 + 4.0 * p * (m1 * (1.0 - p) + 1.0)
     lower = (2 * m1 * p + xi * z**2 - 1 - np.sqrt(xi) * z * np.sqrt(np.maximum(root, 0.0))) / (
         2 * (m1 + xi * z**2)
@@ -223,7 +231,7 @@ def equal_clusters_exceed(
     p = k / n
     level = 1.0 - confidence
     cp_shape = np.where(k > 0, k, 1.0)  # k = 0 bounds to 0: never exceeds
-    out = (k > 0) & (beta.cdf(required, cp_shape, n - k + 1.0) < level)
+    out = (k > 0) & (beta_cdf(required, cp_shape, n - k + 1.0) < level)
     if method == "cp" or clusters < 2:
         return out
     if method == "kg":
@@ -235,7 +243,7 @@ def equal_clusters_exceed(
         n_eff = _kg_effective_size(
             safe_p, np.where(clustered, variance, 1.0), n, clusters, confidence
         )
-        kg = beta.cdf(required, n_eff * safe_p, n_eff * (1 - safe_p) + 1.0) < level
+        kg = beta_cdf(required, n_eff * safe_p, n_eff * (1 - safe_p) + 1.0) < level
         return np.where(clustered, kg, out)
     if method == "wilson-cc":
         m1, m2 = n, float(clusters * pairs**2)
@@ -291,10 +299,10 @@ def _bootstrap(
 
 def _bca_quantile(rates: NDArray[np.float64], theta: float, accel: float, conf: float) -> float:
     """The BCa lower quantile of the resampled ``rates`` around the estimate ``theta``."""
-    z0 = float(norm.ppf(np.count_nonzero(rates < theta) / rates.size))
-    z_alpha = float(norm.ppf(1.0 - conf))
+    z0 = float(normal_quantile(np.count_nonzero(rates < theta) / rates.size))
+    z_alpha = float(normal_quantile(1.0 - conf))
     shifted = z0 + z_alpha
-    level = float(norm.cdf(z0 + shifted / (1.0 - accel * shifted)))
+    level = float(normal_cdf(z0 + shifted / (1.0 - accel * shifted)))
     if not np.isfinite(level):
         level = 0.0 if z0 < 0 else 1.0
     return _quantile_type7(rates, level)
