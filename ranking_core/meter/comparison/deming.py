@@ -119,9 +119,12 @@ def jackknife_fits(
 def jackknife_interval(
     estimate: float, leave_one_out: NDArray[np.float64], confidence: float = CONFIDENCE
 ) -> tuple[float, float, float]:
-    """(SE, lower, upper): SE = √((n − 1)/n · Σ(θ₋ᵢ − θ̄)²), limits estimate ∓ t·SE."""
+    """(SE, lower, upper): SE = √((n − 1)/n · Σ(θ₋ᵢ − θ̄)²), limits estimate ∓ t·SE; not a
+    number when a leave-one-out estimate is infinite (a vertical line without one pair)."""
     n = leave_one_out.size
-    se = math.sqrt((n - 1) / n * float(np.sum((leave_one_out - leave_one_out.mean()) ** 2)))
+    with np.errstate(invalid="ignore"):  # ∞ − ∞: the SE is not a number, said as such
+        spread = float(np.sum((leave_one_out - leave_one_out.mean()) ** 2))
+    se = math.sqrt((n - 1) / n * spread)
     half = float(t_quantile(0.5 + confidence / 2, n - 1)) * se
     return se, estimate - half, estimate + half
 

@@ -108,9 +108,12 @@ def _compute(inputs: SectionInputs) -> ComparisonResult | None:
         limits = bland_altman_limits(reference, device, unit=inputs.unit)
         return ComparisonResult(*args, None, limits, f"regressions left out: {reason}")
     try:
-        found = method_comparison(
-            reference, device, unit=inputs.unit, error_ratio=settings.error_ratio, levels=levels
-        )
+        # a line through pairs that leave one vertical gives infinite leave-one-out estimates:
+        # their standard errors are not numbers, reported as such, not warned about
+        with np.errstate(invalid="ignore", divide="ignore"):
+            found = method_comparison(
+                reference, device, unit=inputs.unit, error_ratio=settings.error_ratio, levels=levels
+            )
     except ValueError as exc:  # no two pairs differ: no slope
         limits = bland_altman_limits(reference, device, unit=inputs.unit)
         return ComparisonResult(*args, None, limits, f"regressions left out: {exc}")
