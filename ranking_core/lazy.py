@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Deferred", "imported", "lazy_exports"]
+__all__ = ["Deferred", "checked_homes", "imported", "lazy_exports"]
 
 
 def imported(path: str) -> Any:
@@ -30,6 +30,32 @@ def imported(path: str) -> Any:
     if not attribute:
         raise ValueError(f"an import path reads 'package.module:attribute'; got {path!r}")
     return getattr(importlib.import_module(module), attribute)
+
+
+def checked_homes(package: str) -> dict[str, str]:
+    """The public names of ``package`` (its ``__name__``) and the module of the package each
+    comes from, as its ``if TYPE_CHECKING:`` block imports them: the one list a lazily
+    exporting package keeps (type checkers read the block, :func:`lazy_exports` this map). The
+    package's source is parsed, not run; imports from outside the project are type hints."""
+    import ast
+
+    source = sys.modules[package].__file__
+    if source is None:
+        raise ImportError(f"{package} has no source file to read its exports from")
+    with open(source, encoding="utf-8") as handle:
+        tree = ast.parse(handle.read())
+    project = package.split(".")[0] + "."
+    homes: dict[str, str] = {}
+    for node in tree.body:
+        if not (isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"):
+            continue
+        for statement in node.body:
+            if isinstance(statement, ast.ImportFrom) and (statement.module or "").startswith(
+                project
+            ):
+                for alias in statement.names:
+                    homes[alias.asname or alias.name] = str(statement.module)
+    return homes
 
 
 def lazy_exports(

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ranking_core.lazy import lazy_exports
+from ranking_core.lazy import checked_homes, lazy_exports
 
 if TYPE_CHECKING:  # the same names, for type checkers (exported at run time by _HOMES)
     from ranking_core.cf.data import (
@@ -31,24 +31,6 @@ if TYPE_CHECKING:  # the same names, for type checkers (exported at run time by 
     from ranking_core.cf.synthetic import synthetic_ratings
 
 # public name → the module that defines it
-_HOMES = {
-    **dict.fromkeys(
-        (
-            "FORMATS",
-            "RatingMatrix",
-            "read_jester",
-            "read_jester_long",
-            "read_movielens_100k",
-            "read_movielens_1m",
-            "read_ratings",
-        ),
-        "ranking_core.cf.data",
-    ),
-    **dict.fromkeys(("PairsConfig", "run_pairs"), "ranking_core.cf.pairs"),
-    **dict.fromkeys(("run_per_user",), "ranking_core.cf.parallel"),
-    **dict.fromkeys(("PerUserConfig",), "ranking_core.cf.per_user"),
-    **dict.fromkeys(("LEARNERS",), "ranking_core.cf.protocol_learners"),
-    **dict.fromkeys(("synthetic_ratings",), "ranking_core.cf.synthetic"),
-}
+_HOMES = checked_homes(__name__)  # name → its module, from the TYPE_CHECKING imports
 __all__ = sorted(_HOMES)
 __getattr__, __dir__ = lazy_exports(__name__, _HOMES)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ranking_core.lazy import imported, lazy_exports
+from ranking_core.lazy import checked_homes, imported, lazy_exports
 
 if TYPE_CHECKING:  # the same names, for type checkers (exported at run time by _HOMES)
     from ranking_core.filters.definitions import (
@@ -63,18 +63,6 @@ FILTERS: dict[str, FilterEntry] = {
     "nu-method": FilterEntry("ν-method (Brakhage)", f"{_DEFINITIONS}:NuMethod"),
 }
 
-_HOMES = dict.fromkeys(
-    (
-        "Filter",
-        "IteratedLavrentiev",
-        "Landweber",
-        "Lavrentiev",
-        "NuMethod",
-        "Showalter",
-        "SpectralCutoff",
-        "make_filter",
-    ),
-    _DEFINITIONS,
-)
+_HOMES = checked_homes(__name__)  # name → its module, from the TYPE_CHECKING imports
 __all__ = ["FILTERS", "MAX_LAMBDA", "MAX_ORDER", "FilterEntry", *sorted(_HOMES)]
 __getattr__, __dir__ = lazy_exports(__name__, _HOMES)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ranking_core.lazy import lazy_exports
+from ranking_core.lazy import checked_homes, lazy_exports
 
 if TYPE_CHECKING:  # the same names, for type checkers (exported at run time by _HOMES)
     from ranking_core.grids.clarke import CLARKE_ZONES, clarke_zone
@@ -47,44 +47,6 @@ if TYPE_CHECKING:  # the same names, for type checkers (exported at run time by 
     from ranking_core.grids.zone_lines import zone_polylines
 
 # public name → the module that defines it
-_HOMES = {
-    **dict.fromkeys(("CLARKE_ZONES", "clarke_zone"), "ranking_core.grids.clarke"),
-    **dict.fromkeys(
-        ("GridComparison", "compare_grids", "difference_shares"), "ranking_core.grids.compare"
-    ),
-    **dict.fromkeys(("GlucoseTransform", "TransformedKernel"), "ranking_core.grids.coordinates"),
-    **dict.fromkeys(("DTS_ZONES", "dts_zone"), "ranking_core.grids.dts"),
-    **dict.fromkeys(("GLUCOSE_MAX",), "ranking_core.grids.lattice"),
-    **dict.fromkeys(
-        ("GLUCOSE_AXIS", "lattice_points", "learned_grid"), "ranking_core.grids.learned"
-    ),
-    **dict.fromkeys(("PARKES_ZONES", "parkes_zone"), "ranking_core.grids.parkes"),
-    **dict.fromkeys(
-        (
-            "ErrorGrid",
-            "RiskGrid",
-            "UnknownGridError",
-            "ZoneGrid",
-            "get_grid",
-            "grid_names",
-            "grids",
-        ),
-        "ranking_core.grids.registry",
-    ),
-    **dict.fromkeys(
-        ("RISK_CATEGORIES", "RISK_GRADES", "risk_category", "risk_grade"),
-        "ranking_core.grids.risk_scale",
-    ),
-    **dict.fromkeys(("SEGTable", "find_seg_table", "load_seg_table"), "ranking_core.grids.seg"),
-    **dict.fromkeys(
-        ("MISSING_SEG_MESSAGE", "SEGTableError", "SEGTableMissing", "SEG_TABLE_ENV"),
-        "ranking_core.grids.seg_source",
-    ),
-    **dict.fromkeys(
-        ("AbsoluteRisk", "side_of_diagonal", "signed_ratings"), "ranking_core.grids.signed"
-    ),
-    **dict.fromkeys(("zone_grid", "zone_grid_names"), "ranking_core.grids.zone_codes"),
-    **dict.fromkeys(("zone_polylines",), "ranking_core.grids.zone_lines"),
-}
+_HOMES = checked_homes(__name__)  # name → its module, from the TYPE_CHECKING imports
 __all__ = sorted(_HOMES)
 __getattr__, __dir__ = lazy_exports(__name__, _HOMES)

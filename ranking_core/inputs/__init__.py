@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ranking_core.lazy import lazy_exports
+from ranking_core.lazy import checked_homes, lazy_exports
 
 if TYPE_CHECKING:  # the same names, for type checkers (exported at run time by _HOMES)
     from ranking_core.inputs.decoding import open_binary, read_text
@@ -62,51 +62,6 @@ if TYPE_CHECKING:  # the same names, for type checkers (exported at run time by 
 
 # public name → the module that defines it (lightest first: the formats' names and the units
 # load without pandas)
-_HOMES = {
-    **dict.fromkeys(
-        (
-            "ACCEPTED_FORMATS",
-            "READERS",
-            "Reader",
-            "accepted_formats",
-            "format_names",
-            "reader_named",
-            "register_reader",
-            "unregister_reader",
-            "upload_types",
-        ),
-        "ranking_core.inputs.formats",
-    ),
-    **dict.fromkeys(
-        (
-            "MGDL_PER_MMOLL",
-            "PHYSICAL_MAX_MGDL",
-            "UNITS",
-            "UnitError",
-            "check_unit",
-            "from_mgdl",
-            "to_mgdl",
-        ),
-        "ranking_core.inputs.units",
-    ),
-    **dict.fromkeys(
-        (
-            "Field",
-            "HeaderNotFound",
-            "InputError",
-            "Limits",
-            "RefusedRows",
-            "Role",
-            "Schema",
-            "TableRead",
-            "name_lines",
-            "quote",
-            "with_limits",
-        ),
-        "ranking_core.inputs.schema",
-    ),
-    **dict.fromkeys(("open_binary", "read_text"), "ranking_core.inputs.decoding"),
-    **dict.fromkeys(("read_table", "reader_for"), "ranking_core.inputs.table"),
-}
+_HOMES = checked_homes(__name__)  # name → its module, from the TYPE_CHECKING imports
 __all__ = sorted(_HOMES)
 __getattr__, __dir__ = lazy_exports(__name__, _HOMES)

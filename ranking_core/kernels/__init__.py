@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ranking_core.lazy import imported, lazy_exports
+from ranking_core.lazy import checked_homes, imported, lazy_exports
 
 if TYPE_CHECKING:  # the same names, for type checkers (exported at run time by _HOMES)
     from ranking_core.kernels.definitions import (
@@ -74,18 +74,6 @@ KERNELS: dict[str, KernelEntry] = {
     "polynomial": KernelEntry(f"{_DEFINITIONS}:PolynomialKernel"),
 }
 
-_HOMES = dict.fromkeys(
-    (
-        "GaussianKernel",
-        "Kernel",
-        "LaplacianKernel",
-        "LinearKernel",
-        "PolynomialKernel",
-        "gaussian_lattice",
-        "laplacian_lattice",
-        "make_kernel",
-    ),
-    _DEFINITIONS,
-)
+_HOMES = checked_homes(__name__)  # name → its module, from the TYPE_CHECKING imports
 __all__ = ["KERNELS", "KernelEntry", *sorted(_HOMES)]
 __getattr__, __dir__ = lazy_exports(__name__, _HOMES)

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ranking_core.lazy import lazy_exports
+from ranking_core.lazy import checked_homes, lazy_exports
 
 if TYPE_CHECKING:  # the same names, for type checkers (exported at run time by _HOMES)
     from ranking_core.grids.files import grid_metadata, write_grid_files
@@ -86,65 +86,6 @@ if TYPE_CHECKING:  # the same names, for type checkers (exported at run time by 
     from ranking_core.panels.uncertainty import write_band_files
 
 # public name → the module that defines it
-_HOMES = {
-    **dict.fromkeys(("grid_metadata", "write_grid_files"), "ranking_core.grids.files"),
-    **dict.fromkeys(("SCALES",), "ranking_core.grids.lattice"),
-    **dict.fromkeys(("CRITERIA", "RULES", "VALIDATED_RULES"), "ranking_core.lambda_rules"),
-    **dict.fromkeys(
-        ("APRIORI_SIZES", "ENGINES", "learn_grid", "learn_panel"), "ranking_core.learn.fit"
-    ),
-    **dict.fromkeys(
-        (
-            "CHOLESKY_UP_TO",
-            "DENSE_UP_TO",
-            "FitPlan",
-            "MEMORY_BUDGET",
-            "METHOD_LABELS",
-            "ROBUST_LAM_STRIDE",
-            "fit_method",
-            "glucose_kernel",
-            "glucose_ranker",
-            "plan_fit",
-        ),
-        "ranking_core.learn.plan",
-    ),
-    **dict.fromkeys(
-        ("LearnedGrid", "NO_RATER", "PanelFit", "panel_fit", "settings_advice"),
-        "ranking_core.learn.result",
-    ),
-    **dict.fromkeys(
-        (
-            "CRITERION_LABELS",
-            "DIAGONAL_ANCHORS",
-            "FILTER_LABELS",
-            "KERNELS",
-            "KERNEL_LABELS",
-            "LearnSettings",
-            "METHODS",
-            "PRESETS",
-            "PRESET_LABELS",
-            "ROBUST_LABELS",
-            "RULE_LABELS",
-            "describe_settings",
-            "preset_name",
-            "robust_settings",
-            "with_robust",
-        ),
-        "ranking_core.learn.settings",
-    ),
-    **dict.fromkeys(
-        (
-            "MIN_RATINGS",
-            "check_rating_count",
-            "default_recipe",
-            "panel_traits",
-            "rating_positions",
-            "ratings_checksum",
-            "with_diagonal_anchors",
-        ),
-        "ranking_core.learn.training",
-    ),
-    **dict.fromkeys(("write_band_files",), "ranking_core.panels.uncertainty"),
-}
+_HOMES = checked_homes(__name__)  # name → its module, from the TYPE_CHECKING imports
 __all__ = sorted(_HOMES)
 __getattr__, __dir__ = lazy_exports(__name__, _HOMES)

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ranking_core.filters import FILTERS
-from ranking_core.lazy import imported, lazy_exports
+from ranking_core.lazy import checked_homes, imported, lazy_exports
 
 if TYPE_CHECKING:  # the same names, for type checkers
     import numpy as np
@@ -39,10 +39,7 @@ if TYPE_CHECKING:  # the same names, for type checkers
     from ranking_core.learners.direct import DirectRanker
     from ranking_core.learners.robust import RobustRanker
 
-_HOMES = {
-    "DirectRanker": "ranking_core.learners.direct",
-    "RobustRanker": "ranking_core.learners.robust",
-}
+_HOMES = checked_homes(__name__)  # name → its module, from the TYPE_CHECKING imports
 __all__ = ["LEARNERS", "DirectRanker", "LearnerSpec", "RobustRanker"]
 __getattr__, __dir__ = lazy_exports(__name__, _HOMES)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ranking_core.lazy import lazy_exports
+from ranking_core.lazy import checked_homes, lazy_exports
 
 if TYPE_CHECKING:  # the same names, for type checkers (exported at run time by _HOMES)
     from ranking_core.meter.pairs.readings import (
@@ -25,13 +25,6 @@ if TYPE_CHECKING:  # the same names, for type checkers (exported at run time by 
     from ranking_core.meter.seg_tool import ISO_RANGES, binomial_lower_bound
 
 # public name → the module that defines it
-_HOMES = {
-    **dict.fromkeys(
-        ("MeterPairs", "PAIR_COLUMNS", "PairsFileError", "pairs_from_frame", "read_pairs"),
-        "ranking_core.meter.pairs.readings",
-    ),
-    **dict.fromkeys(("MeterReport", "iso_difference", "meter_report"), "ranking_core.meter.report"),
-    **dict.fromkeys(("ISO_RANGES", "binomial_lower_bound"), "ranking_core.meter.seg_tool"),
-}
+_HOMES = checked_homes(__name__)  # name → its module, from the TYPE_CHECKING imports
 __all__ = sorted(_HOMES)
 __getattr__, __dir__ = lazy_exports(__name__, _HOMES)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ranking_core.lazy import lazy_exports
+from ranking_core.lazy import checked_homes, lazy_exports
 
 if TYPE_CHECKING:  # the same names, for type checkers (exported at run time by _HOMES)
     from ranking_core.learners.robust import RobustRanker, rating_step
@@ -35,29 +35,6 @@ if TYPE_CHECKING:  # the same names, for type checkers (exported at run time by 
     from ranking_core.panels.uncertainty import RiskBand, risk_band
 
 # public name → the module that defines it
-_HOMES = {
-    **dict.fromkeys(("RobustRanker", "rating_step"), "ranking_core.learners.robust"),
-    **dict.fromkeys(
-        ("plan_pairs", "start_design", "write_rating_form"), "ranking_core.panels.design"
-    ),
-    **dict.fromkeys(
-        ("DEFAULT_PLAN_METHOD", "DEFAULT_RANGE", "PLAN_METHODS", "PLAN_METHOD_LABELS"),
-        "ranking_core.panels.planning",
-    ),
-    **dict.fromkeys(("PanelReport", "panel_report"), "ranking_core.panels.report"),
-    **dict.fromkeys(
-        (
-            "DESIGNS",
-            "PANEL_MODELS",
-            "RATER_EFFECT_PANELS",
-            "SEG_OUTLIER_FRACTION",
-            "parkes_surface",
-            "simulate_panel",
-            "simulate_rater_effects_panel",
-        ),
-        "ranking_core.panels.simulation",
-    ),
-    **dict.fromkeys(("RiskBand", "risk_band"), "ranking_core.panels.uncertainty"),
-}
+_HOMES = checked_homes(__name__)  # name → its module, from the TYPE_CHECKING imports
 __all__ = sorted(_HOMES)
 __getattr__, __dir__ = lazy_exports(__name__, _HOMES)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ranking_core.lazy import lazy_exports
+from ranking_core.lazy import checked_homes, lazy_exports
 
 if TYPE_CHECKING:  # the same names, for type checkers (exported at run time by _HOMES)
     from ranking_core.surveys.design import (
@@ -35,22 +35,6 @@ if TYPE_CHECKING:  # the same names, for type checkers (exported at run time by 
     from ranking_core.surveys.storage import InviteInterrupted, SurveyError, SurveyStore
 
 # public name → the module that defines it
-_HOMES = {
-    **dict.fromkeys(
-        (
-            "RISK_OPTIONS",
-            "SurveySettings",
-            "check_pairs",
-            "new_token",
-            "risk_label",
-            "token_hash",
-            "tokens_match",
-        ),
-        "ranking_core.surveys.design",
-    ),
-    **dict.fromkeys(
-        ("InviteInterrupted", "SurveyError", "SurveyStore"), "ranking_core.surveys.storage"
-    ),
-}
+_HOMES = checked_homes(__name__)  # name → its module, from the TYPE_CHECKING imports
 __all__ = sorted(_HOMES)
 __getattr__, __dir__ = lazy_exports(__name__, _HOMES)
