@@ -23,14 +23,11 @@ one thread (:func:`one_blas_thread`).
 from __future__ import annotations
 
 import os
-import threading
-from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager
-from typing import Any
+from contextlib import AbstractContextManager
 
 from threadpoolctl import threadpool_limits
 
-__all__ = ["PARALLEL_FIT_FROM", "fit_threads", "one_blas_thread", "single_blas_thread"]
+__all__ = ["PARALLEL_FIT_FROM", "fit_threads", "one_blas_thread"]
 
 PARALLEL_FIT_FROM = 1500  # ratings: from here on a fit on a free machine uses every core
 
@@ -42,33 +39,6 @@ def one_blas_thread() -> None:
     import scipy.linalg  # noqa: F401
 
     threadpool_limits(limits=1, user_api="blas")
-
-
-_single_lock = threading.Lock()
-_single_holders = 0
-_single_limit: Any = None
-
-
-@contextmanager
-def single_blas_thread() -> Iterator[None]:
-    """A block whose BLAS/LAPACK calls run on one thread, safe when several threads of the
-    process enter it at once (a Dask worker of threads): BLAS's thread count is one setting of
-    the whole process, so the limit is set by the first block to enter and given back by the
-    last to leave. (Nested ``threadpool_limits`` blocks in two threads give back the count in
-    the wrong order: one thread's block ending restores two BLAS threads under another's.)"""
-    global _single_holders, _single_limit
-    with _single_lock:
-        if _single_holders == 0:
-            _single_limit = threadpool_limits(limits=1, user_api="blas")
-        _single_holders += 1
-    try:
-        yield
-    finally:
-        with _single_lock:
-            _single_holders -= 1
-            if _single_holders == 0:
-                _single_limit.restore_original_limits()
-                _single_limit = None
 
 
 def fit_threads(n_ratings: int) -> AbstractContextManager:

@@ -40,8 +40,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 from numpy.typing import NDArray
+from threadpoolctl import threadpool_limits
 
-from ranking_core.blas_threads import single_blas_thread
 from ranking_core.cf.data import RatingMatrix
 from ranking_core.cf.protocol_learners import LEARNERS, PROTOCOL_LEARNERS
 from ranking_core.learners import LEARNERS as REGISTRY
@@ -322,11 +322,10 @@ def evaluate_tasks(
 ) -> NDArray[np.float64]:
     """:func:`evaluate_user` for a batch of tasks, shape (len(tasks), learners, metrics).
 
-    BLAS runs single-threaded here (:func:`~ranking_core.blas_threads.single_blas_thread`, safe
-    in a Dask worker of threads): the per-user matrices are small, and a multi-threaded BLAS
+    BLAS runs single-threaded here: the per-user matrices are small, and a multi-threaded BLAS
     may round differently from a single-threaded one (Dask workers run with one thread), which
     would make results depend on the scheduler."""
-    with single_blas_thread():
+    with threadpool_limits(limits=1, user_api="blas"):
         return np.stack([evaluate_user(data, config, task) for task in tasks])
 
 

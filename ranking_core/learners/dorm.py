@@ -38,8 +38,8 @@ import scipy.optimize
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
+from threadpoolctl import threadpool_limits
 
-from ranking_core.blas_threads import single_blas_thread
 from ranking_core.learners.base import CheckedInputsMixin, store_params
 from ranking_core.metrics import ndcg
 from ranking_core.validation import one_of, positive_float
@@ -123,7 +123,7 @@ def _solve_dual(gram: NDArray, delta: NDArray, budget: float, start: NDArray) ->
     thread: threaded BLAS inside SLSQP's many small calls is 100× slower on a loaded machine.
     """
     scaled = budget * gram
-    with single_blas_thread():
+    with threadpool_limits(1, user_api="blas"):
         result = _slsqp(scaled, delta, start / budget)
     return budget * np.clip(result.x, 0.0, 1.0)
 
