@@ -88,7 +88,7 @@ def shifted_solutions(
         previous = betas[-1] if betas else 0.0
         w = precondition(q) - alpha * v - previous * v_old
         pw = q - alpha * pv - previous * pv_old
-        beta = float(np.sqrt(max(w @ pw, 0.0)))
+        beta = float(np.sqrt(max(float(w @ pw), 0.0)))
         alphas.append(alpha)
         betas.append(beta)
         coefficients = _tridiagonal_solutions(np.array(alphas), np.array(betas[:-1]), shifts)
