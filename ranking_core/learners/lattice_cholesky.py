@@ -189,11 +189,15 @@ def _tree(n0: int, n1: int) -> tuple[list[list[_Group]], int]:
         groups: list[_Group] = []
         position = np.zeros(len(rect), dtype=np.intp)
         index_of: dict[Key, int] = {}
-        for key in sorted({tuple(int(v) for v in row) for row in keys}):
+        # one integer per key, ordered as the key tuples: (h, w) then the four edge flags
+        code = (keys[:, 0] * (n1 + 2) + keys[:, 1]) * 16 + keys[:, 2:] @ np.array([8, 4, 2, 1])
+        _, first, kind = np.unique(code, return_index=True, return_inverse=True)
+        members = np.split(np.argsort(kind, kind="stable"), np.cumsum(np.bincount(kind))[:-1])
+        for row, which in zip(keys[first], members, strict=True):
+            key = tuple(int(v) for v in row)
             h, w = key[0], key[1]
             if h <= 0 or w <= 0:
                 continue
-            which = np.flatnonzero(np.all(keys == key, axis=1))
             offsets = _layout(h, w, axis, key[2:])
             s = h * w if axis is None else (h if axis == 1 else w)
             corner = rect[which, :2]
