@@ -22,7 +22,6 @@ from __future__ import annotations
 import io
 import json
 import os
-from functools import lru_cache
 from pathlib import Path
 from typing import IO, Protocol
 
@@ -75,15 +74,15 @@ def grid_npy(grid: ArrayLike) -> bytes:
 
 def grid_csv(grid: ArrayLike) -> bytes:
     """``grid.csv`` bytes: columns REF, BGM (mg/dL) and risk (4 decimals), REF varying slowest."""
-    risks = map("%.4f".__mod__, _on_scale(grid).ravel().tolist())  # Python's own rounding
-    lines = map(str.__add__, _pair_prefixes(), risks)
-    return ("REF,BGM,risk\n" + "\n".join(lines) + "\n").encode()
-
-
-@lru_cache(maxsize=1)
-def _pair_prefixes() -> list[str]:
-    """The "REF,BGM," of every row of ``grid.csv``, REF varying slowest (built once a process)."""
-    return [f"{ref},{bgm}," for ref in range(SIZE) for bgm in range(SIZE)]
+    values = _on_scale(grid)
+    tails = [f",{bgm}," for bgm in range(SIZE)]
+    rows = ["REF,BGM,risk\n"]
+    for ref in range(SIZE):  # row by row: no table of 361,201 strings at once
+        risks = values[ref].tolist()
+        rows.append(
+            "".join([f"{ref}{tail}{r:.4f}\n" for tail, r in zip(tails, risks, strict=True)])
+        )
+    return "".join(rows).encode()
 
 
 def grid_png(grid: ArrayLike, title: str = "Learned risk grid") -> bytes:

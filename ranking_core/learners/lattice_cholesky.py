@@ -35,6 +35,7 @@ no pivoting is needed; the result equals a dense Cholesky solve to round-off
 from __future__ import annotations
 
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, nullcontext
@@ -395,23 +396,33 @@ def lattice_cholesky(
 
 def _depth(groups: list[_Group], below: list, problem: tuple, run: Callable):
     """Eliminate every front of one depth: (L, X) and the update matrix U of each group, the
-    fronts in parts of at most ``CHUNK`` numbers, at least ``PARTS`` parts per group."""
+    fronts in parts of at most ``CHUNK`` numbers, at least ``PARTS`` parts per group. An update
+    matrix of the depth below is freed once every group that reads it is done."""
     level, updates, parts = [], [], []
-    for group in groups:
+    for index, group in enumerate(groups):
         g, f = group.ids.shape
         s = group.s
         L, X, U = np.empty((g, s, s)), np.empty((g, s, f - s)), np.empty((g, f - s, f - s))
         step = max(1, min(CHUNK // (f * f), -(-g // PARTS)))
-        parts += [(group, slice(k, min(k + step, g)), L, X, U) for k in range(0, g, step)]
+        parts += [(index, slice(k, min(k + step, g)), L, X, U) for k in range(0, g, step)]
         level.append((L, X))
         updates.append(U)
+    left = Counter(index for index, *_ in parts)  # parts of each group not yet done
+    readers = Counter(child for group in groups for child, _, _ in group.children)
 
-    def eliminate(part: tuple) -> None:
-        group, rows, L, X, U = part
+    def eliminate(part: tuple) -> int:
+        index, rows, L, X, U = part
+        group = groups[index]
         _eliminate(_assemble(group, rows, below, problem), group.s, L[rows], X[rows], U[rows])
+        return index
 
-    for _ in run(eliminate, parts):
-        pass
+    for index in run(eliminate, parts):  # in the order of the parts
+        left[index] -= 1
+        if left[index] == 0:
+            for child, _, _ in groups[index].children:
+                readers[child] -= 1
+                if readers[child] == 0:
+                    below[child] = None
     return level, updates
 
 
