@@ -276,7 +276,10 @@ def _solve_lower(L: NDArray, y: NDArray) -> NDArray:
     time for large s, else forward substitution over the rows, each row for the whole stack."""
     if len(L) == 1 or L.shape[1] > BATCH_SEPARATOR:
         return np.stack(
-            [scipy.linalg.solve_triangular(a, v, lower=True) for a, v in zip(L, y, strict=True)]
+            [
+                scipy.linalg.solve_triangular(a, v, lower=True, check_finite=False)
+                for a, v in zip(L, y, strict=True)
+            ]
         )
     out = np.empty_like(y)
     out[:, 0, :] = y[:, 0, :] / L[:, 0, 0, None]
@@ -292,7 +295,7 @@ def _solve_upper(L: NDArray, y: NDArray) -> NDArray:
     if len(L) == 1 or L.shape[1] > BATCH_SEPARATOR:
         return np.stack(
             [
-                scipy.linalg.solve_triangular(a, v, lower=True, trans="T")
+                scipy.linalg.solve_triangular(a, v, lower=True, trans="T", check_finite=False)
                 for a, v in zip(L, y, strict=True)
             ]
         )
