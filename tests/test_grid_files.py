@@ -17,7 +17,9 @@ from typer.testing import CliRunner
 
 from ranking_core.cli import app
 from ranking_core.grids.files import (
+    SIZE,
     GridFileError,
+    grid_csv,
     grid_png,
     read_grid_file,
 )
@@ -242,3 +244,20 @@ def test_meter_report_refuses_a_bad_grid_file_in_one_line(tmp_path, name, conten
     result = runner.invoke(app, ["meter-report", str(pairs), "--learned-grid", str(grid)])
     assert result.exit_code == 1 and message in result.output
     assert "Traceback" not in result.output and isinstance(result.exception, SystemExit)
+
+
+def test_grid_csv_is_what_pandas_writes_with_four_decimals():
+    # the reference: pandas' own CSV writer with float_format="%.4f" (what the file was before)
+    rng = np.random.default_rng(11)
+    halves = np.round(rng.uniform(0, 4, (SIZE, SIZE)) * 2e4) / 2e4  # many exact x.xxxx5 values
+    for grid in (rng.uniform(-0.5, 4.5, (SIZE, SIZE)), halves, np.full((SIZE, SIZE), -0.0)):
+        axis = np.arange(SIZE)
+        frame = pd.DataFrame(
+            {
+                "REF": np.repeat(axis, SIZE),
+                "BGM": np.tile(axis, SIZE),
+                "risk": np.clip(grid, 0.0, 4.0).ravel(),
+            }
+        )
+        expected = frame.to_csv(index=False, float_format="%.4f", lineterminator="\n").encode()
+        assert grid_csv(grid) == expected

@@ -59,3 +59,17 @@ def test_every_node_is_eliminated_once_and_the_stored_count_is_the_factor():
     T0, T1, d, _ = _system(40, 33, 1e-3, seed=4)
     factor = lattice_cholesky(T0, T1, 1e-3, d)
     assert factor.nbytes == 8 * _tree(40, 33)[1]
+
+
+def test_the_factor_is_the_same_whatever_the_number_of_workers():
+    # the fronts are split into parts that do not depend on the workers, so the result may not
+    # depend on the machine's load (which sets the workers through the BLAS threads)
+    T0, T1, d, _ = _system(61, 47, 1e-6, seed=5)
+    b = np.random.default_rng(6).standard_normal(61 * 47)
+    one = lattice_cholesky(T0, T1, 1e-6, d, workers=1)
+    three = lattice_cholesky(T0, T1, 1e-6, d, workers=3)
+    np.testing.assert_array_equal(one.solve(b), three.solve(b))
+    for level_one, level_three in zip(one._factors, three._factors, strict=True):
+        for (L1, X1), (L3, X3) in zip(level_one, level_three, strict=True):
+            np.testing.assert_array_equal(L1, L3)
+            np.testing.assert_array_equal(X1, X3)

@@ -75,11 +75,14 @@ def grid_npy(grid: ArrayLike) -> bytes:
 def grid_csv(grid: ArrayLike) -> bytes:
     """``grid.csv`` bytes: columns REF, BGM (mg/dL) and risk (4 decimals), REF varying slowest."""
     values = _on_scale(grid)
-    axis = np.arange(SIZE)
-    frame = pd.DataFrame(
-        {"REF": np.repeat(axis, SIZE), "BGM": np.tile(axis, SIZE), "risk": values.ravel()}
-    )
-    return frame.to_csv(index=False, float_format="%.4f", lineterminator="\n").encode()
+    tails = [f",{bgm}," for bgm in range(SIZE)]
+    rows = ["REF,BGM,risk\n"]
+    for ref in range(SIZE):  # row by row: no table of 361,201 strings at once
+        risks = values[ref].tolist()
+        rows.append(
+            "".join([f"{ref}{tail}{r:.4f}\n" for tail, r in zip(tails, risks, strict=True)])
+        )
+    return "".join(rows).encode()
 
 
 def grid_png(grid: ArrayLike, title: str = "Learned risk grid") -> bytes:
