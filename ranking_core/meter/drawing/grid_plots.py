@@ -18,7 +18,7 @@ from matplotlib.axes import Axes
 from matplotlib.colors import LinearSegmentedColormap, ListedColormap
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
-from matplotlib.ticker import NullFormatter
+from matplotlib.ticker import FixedLocator, NullFormatter
 from numpy.typing import ArrayLike, NDArray
 from scipy import ndimage
 
@@ -26,7 +26,13 @@ from ranking_core.grids.lattice import GLUCOSE_MAX
 from ranking_core.grids.registry import ErrorGrid, RiskGrid, ZoneGrid, get_grid
 from ranking_core.grids.risk_scale import RISK_COLOR_STOPS, RISK_GRADE_EDGES, RISK_MAX
 from ranking_core.grids.seg import SEGTable
-from ranking_core.grids.style import MEASURED_TITLE, REF_TITLE, RISK_TITLE, style_figure
+from ranking_core.grids.style import (
+    MEASURED_TITLE,
+    REF_TITLE,
+    RISK_TITLE,
+    fixed_title,
+    style_figure,
+)
 from ranking_core.grids.zone_codes import zone_grid
 from ranking_core.inputs import MGDL_PER_MMOLL
 from ranking_core.meter.cgm.cg_diva import CgDivaRange
@@ -77,6 +83,15 @@ def zone_label_positions(name: str) -> tuple[tuple[str, float, float], ...]:
     return tuple(labels)
 
 
+def _minor_ticks_inside(bar: Axes) -> None:
+    """Keep only the minor ticks of a log colour bar that lie inside it: its locator gives 32
+    over four decades, each one made and measured at every draw, half of them never drawn (the
+    bar looks the same)."""
+    low, high = bar.get_ylim()
+    minor = bar.yaxis.get_minor_locator()()
+    bar.yaxis.set_minor_locator(FixedLocator([v for v in minor if low <= v <= high]))
+
+
 def _draw_pairs(fig: Figure, ax, bar, ref: NDArray[np.float64], bgm: NDArray[np.float64]) -> None:
     if ref.size >= DENSITY_FROM:
         cells = ax.hexbin(
@@ -93,6 +108,7 @@ def _draw_pairs(fig: Figure, ax, bar, ref: NDArray[np.float64], bgm: NDArray[np.
         if bar is not None:
             scale = fig.colorbar(cells, cax=bar, format="{x:g}", label="pairs per cell (log)")
             scale.ax.yaxis.set_minor_formatter(NullFormatter())  # plain labels, no mathtext
+            _minor_ticks_inside(bar)
     else:
         ax.scatter(
             ref, bgm, s=9, c="#08306b", edgecolors="white", linewidths=0.4, zorder=3, label="pairs"
@@ -204,7 +220,11 @@ def grid_plot(
         to_mmol = (lambda v: v / MGDL_PER_MMOLL, lambda v: v * MGDL_PER_MMOLL)
         ax.secondary_xaxis("top", functions=to_mmol).set_xlabel("reference (mmol/L)")
         ax.secondary_yaxis("right", functions=to_mmol).set_ylabel("measured (mmol/L)")
-    ax.set_title(title or f"{grid.title} ({ref.size} pairs)", pad=24 if unit == "mmol/L" else 6)
+    shown_title = title or f"{grid.title} ({ref.size} pairs)"
+    if unit == "mmol/L":  # above the mmol/L axis on top: matplotlib places it
+        ax.set_title(shown_title, pad=24)
+    else:
+        fixed_title(ax, shown_title, pad=6)
     return style_figure(fig, SHOWN_WIDTH_PX)
 
 
@@ -283,5 +303,5 @@ def cg_diva_plot(results: Sequence[CgDivaRange], title: str = "CG-DIVA") -> Figu
     ax.autoscale(axis="y")
     ax.margins(y=0.05)
     fig.legend(loc="lower center", ncol=1, frameon=False)
-    ax.set_title(title)
+    fixed_title(ax, title)
     return style_figure(fig, SHOWN_WIDTH_PX)
