@@ -13,6 +13,7 @@ from pypdf import PdfReader
 
 from ranking_core.grids import SEGTable, grids
 from ranking_core.meter import meter_report
+from ranking_core.meter.documents.blocks import FigureBlock
 from ranking_core.meter.documents.document import (
     report_blocks,
     report_html,
@@ -73,6 +74,21 @@ def test_pdf_opens_and_names_every_grid_and_the_data(parts):
         assert needle in text, needle
     counts = report.zones["dts"]["count"].tolist()
     assert f"A no risk {counts[0]}" in text
+
+
+def test_pdf_figures_have_150_pixels_per_inch_as_printed(parts):
+    """Square figures print 12.5 cm wide, wide ones 16 cm; each is rastered for that size at
+    150 pixels per inch (738 and 944 px wide), not larger."""
+    _, blocks = parts
+    reader = PdfReader(io.BytesIO(report_pdf(blocks)))
+    sizes = [image.image.size for page in reader.pages for image in page.images]
+    figures = [block.figure for block in blocks if isinstance(block, FigureBlock)]
+    assert len(sizes) == len(figures) >= 5
+    for (width, height), figure in zip(sizes, figures, strict=True):
+        inches_wide, inches_high = figure.get_size_inches()
+        printed_cm = 12.5 if inches_wide == inches_high else 16.0
+        assert width == int(150 * printed_cm / 2.54)
+        assert height == pytest.approx(width * inches_high / inches_wide, abs=1)
 
 
 def test_html_escapes_text_and_embeds_the_same_figures(parts):
