@@ -63,12 +63,15 @@ def collecting_new_objects_only() -> Iterator[None]:
     (``gc.freeze``; they are all scanned again after it). Writing a document makes matplotlib
     and ReportLab objects by the hundred thousand, which set off full collections, and each one
     would also walk every object already there (the report, pandas, matplotlib's modules):
-    0.06–0.09 s of the 10,000-pair report's PDF."""
-    gc.freeze()
+    0.06–0.09 s of the 10,000-pair report's PDF. Objects someone else froze stay frozen."""
+    owner = gc.get_freeze_count() == 0
+    if owner:
+        gc.freeze()
     try:
         yield
     finally:
-        gc.unfreeze()
+        if owner:
+            gc.unfreeze()
 
 
 def report_figures(
