@@ -186,10 +186,11 @@ def _every_report_plot() -> dict[str, Figure]:
     }
 
 
-def test_fixed_titles_and_the_bars_inner_ticks_draw_what_matplotlib_draws(monkeypatch):
-    """Titles at a fixed place (matplotlib would measure every tick label to place them) and
-    only the colour bar's minor ticks inside it: every plot is the same, pixel for pixel, as
-    when matplotlib places the titles itself and makes every tick of its locator."""
+def test_the_plots_shortcuts_draw_what_matplotlib_draws_without_them(monkeypatch):
+    """Titles at a fixed place (matplotlib would measure every tick label to place them), only
+    the colour bar's minor ticks inside it, and the lattice's nearest points picked before the
+    colour map: every plot is the same, pixel for pixel, as when matplotlib places the titles
+    itself, makes every tick of its locator and colours the lattice before resampling it."""
     from ranking_core.grids import style
     from ranking_core.meter.comparison import plots
 
@@ -201,6 +202,7 @@ def test_fixed_titles_and_the_bars_inner_ticks_draw_what_matplotlib_draws(monkey
     for module in (style, plots, grid_plots):
         monkeypatch.setattr(module, "fixed_title", placed_by_matplotlib)
     monkeypatch.setattr(grid_plots, "_minor_ticks_inside", lambda bar: None)
+    monkeypatch.setitem(grid_plots.LATTICE_IMAGE, "interpolation_stage", "rgba")
     plain = {name: _pixels(fig) for name, fig in _every_report_plot().items()}
     for name, pixels in fast.items():
         assert np.array_equal(pixels, plain[name]), name

@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 from collections.abc import Sequence
 from functools import lru_cache
+from typing import Any
 
 import matplotlib as mpl
 import numpy as np
@@ -61,6 +62,16 @@ DENSITY_CMAP = LinearSegmentedColormap.from_list("pairs", list(DENSITY_COLOURS))
 RISK_CMAP = LinearSegmentedColormap.from_list(
     "risk", [(risk / RISK_MAX, colour) for risk, colour in RISK_COLOR_STOPS]
 )
+# how a 601 × 601 lattice (rows BGM, columns REF) is drawn below the pairs: one square per mg/dL,
+# each picture pixel the value of its nearest lattice point, picked before the colour map (the
+# same pixels as picking it after, with one number to resample per point instead of four)
+LATTICE_IMAGE: dict[str, Any] = {
+    "origin": "lower",
+    "extent": (-0.5, GLUCOSE_MAX + 0.5, -0.5, GLUCOSE_MAX + 0.5),
+    "interpolation": "nearest",
+    "interpolation_stage": "data",
+    "zorder": 1,
+}
 
 
 @lru_cache(maxsize=8)
@@ -144,19 +155,15 @@ def grid_plot(
     side = 0.62 if unit == "mmol/L" else 0.7  # square axes; room above for the mmol/L axis
     ax = fig.add_axes((0.13, 0.12, side, side))
     bar: Axes | None = fig.add_axes((0.87, 0.12, 0.022, side))
-    extent = (-0.5, GLUCOSE_MAX + 0.5, -0.5, GLUCOSE_MAX + 0.5)
     if isinstance(grid, ZoneGrid):
         colours = ListedColormap(list(grid.colours))
         ax.imshow(
             zone_grid(grid.name).T,
-            origin="lower",
-            extent=extent,
             cmap=colours,
             vmin=-0.5,
             vmax=len(grid.zones) - 0.5,
             alpha=ZONE_ALPHA,
-            interpolation="nearest",
-            zorder=1,
+            **LATTICE_IMAGE,
         )
         for name, line in grid.lines().items():
             ax.plot(
@@ -184,16 +191,7 @@ def grid_plot(
         if surface is None:
             raise ValueError(f"grid_plot: {grid.title} needs {grid.needs}")
         values = np.abs(np.asarray(getattr(surface, "absolute", surface), dtype=np.float64))
-        image = ax.imshow(
-            values.T,
-            origin="lower",
-            extent=extent,
-            cmap=RISK_CMAP,
-            vmin=0,
-            vmax=RISK_MAX,
-            interpolation="nearest",
-            zorder=1,
-        )
+        image = ax.imshow(values.T, cmap=RISK_CMAP, vmin=0, vmax=RISK_MAX, **LATTICE_IMAGE)
         ax.contour(
             np.arange(GLUCOSE_MAX + 1),
             np.arange(GLUCOSE_MAX + 1),
