@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -272,3 +275,28 @@ def test_fail_on_verdict_names_the_group_of_each_failure(tmp_path, monkeypatch):
         f"meter-report: {len(failed)} of {len(rows_out)} acceptance criteria failed: "
         + ", ".join(failed)
     )
+
+
+def test_meter_report_leaves_its_objects_to_the_system_at_exit(pairs_file, tmp_path):
+    """Once its outputs are written, the command's process freezes its objects at exit (Python's
+    last collections skip them); the handler registered before it runs after it and sees them
+    frozen. The JSON is whole."""
+    script = (
+        "import atexit, gc, sys\n"
+        "atexit.register(lambda: print('frozen at exit:', gc.get_freeze_count()))\n"
+        "from ranking_core.cli import app\n"
+        "app(sys.argv[1:], prog_name='riskgrid')\n"
+    )
+    out = tmp_path / "report.json"
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run(
+        [sys.executable, "-c", script, "meter-report", str(pairs_file), "--json", str(out)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(root)},
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    frozen = int(done.stdout.rsplit("frozen at exit:", 1)[1])
+    assert frozen > 10_000  # the modules and the report, not a handful
+    assert json.loads(out.read_text())["pair_types"]

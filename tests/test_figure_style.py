@@ -155,3 +155,54 @@ def test_the_raster_pictures_text_is_readable_as_the_pages_show_it():
         shown_px(raster.FONT_SIZE, raster.LEFT + raster.SIZE + raster.RIGHT, raster.SHOWN_WIDTH_PX)
         >= MIN_TEXT_PX
     )
+
+
+# -- the report's plots skip two of matplotlib's measurements, and draw the same ------------------
+def _pixels(fig: Figure) -> np.ndarray:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    return np.asarray(canvas.buffer_rgba()).copy()
+
+
+def _every_report_plot() -> dict[str, Figure]:
+    """One plot of each kind the report draws, the grids with density shading and its colour
+    bar (2,500 pairs)."""
+    from ranking_core.meter.cgm.dgr import dgr, dgr_plot
+    from ranking_core.meter.comparison.plots import regression_plot
+    from ranking_core.meter.comparison.summary import method_comparison
+
+    draws = np.random.default_rng(3)
+    ref = np.round(draws.uniform(40, 400, 2500))
+    bgm = np.round(ref * draws.normal(1.0, 0.08, ref.size))
+    roc = draws.normal(0.0, 1.5, ref.size)
+    return {
+        **_report_plots(),
+        "dts": grid_plots.grid_plot("dts", ref, bgm),
+        "seg density": grid_plots.grid_plot("seg", ref, bgm, surface=SURFACE),
+        "regression": regression_plot(ref, bgm, method_comparison(ref, bgm)),
+        "dgr": dgr_plot(dgr(ref, roc)),
+    }
+
+
+def test_the_plots_shortcuts_draw_what_matplotlib_draws_without_them(monkeypatch):
+    """Titles at a fixed place (matplotlib would measure every tick label to place them), only
+    the colour bar's minor ticks inside it, and the lattice's nearest points picked before the
+    colour map: every plot is the same, pixel for pixel, as when matplotlib places the titles
+    itself, makes every tick of its locator and colours the lattice before resampling it."""
+    from ranking_core.grids import style
+    from ranking_core.meter.comparison import plots
+
+    fast = {name: _pixels(fig) for name, fig in _every_report_plot().items()}
+
+    def placed_by_matplotlib(ax, text, **kwargs):
+        ax.set_title(text, **kwargs)
+
+    for module in (style, plots, grid_plots):
+        monkeypatch.setattr(module, "fixed_title", placed_by_matplotlib)
+    monkeypatch.setattr(grid_plots, "_minor_ticks_inside", lambda bar: None)
+    monkeypatch.setitem(grid_plots.LATTICE_IMAGE, "interpolation_stage", "rgba")
+    plain = {name: _pixels(fig) for name, fig in _every_report_plot().items()}
+    for name, pixels in fast.items():
+        assert np.array_equal(pixels, plain[name]), name

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import io
 import os
+import weakref
 from datetime import UTC, datetime
 
 import numpy as np
@@ -13,7 +15,9 @@ from pypdf import PdfReader
 
 from ranking_core.grids import SEGTable, grids
 from ranking_core.meter import meter_report
+from ranking_core.meter.documents.blocks import FigureBlock
 from ranking_core.meter.documents.document import (
+    collecting_new_objects_only,
     report_blocks,
     report_html,
     report_pdf,
@@ -73,6 +77,50 @@ def test_pdf_opens_and_names_every_grid_and_the_data(parts):
         assert needle in text, needle
     counts = report.zones["dts"]["count"].tolist()
     assert f"A no risk {counts[0]}" in text
+
+
+def test_pdf_figures_have_150_pixels_per_inch_as_printed(parts):
+    """Square figures print 12.5 cm wide, wide ones 16 cm; each is rastered for that size at
+    150 pixels per inch (738 and 944 px wide), not larger."""
+    _, blocks = parts
+    reader = PdfReader(io.BytesIO(report_pdf(blocks)))
+    sizes = [image.image.size for page in reader.pages for image in page.images]
+    figures = [block.figure for block in blocks if isinstance(block, FigureBlock)]
+    assert len(sizes) == len(figures) >= 5
+    for (width, height), figure in zip(sizes, figures, strict=True):
+        inches_wide, inches_high = figure.get_size_inches()
+        printed_cm = 12.5 if inches_wide == inches_high else 16.0
+        assert width == int(150 * printed_cm / 2.54)
+        assert height == pytest.approx(width * inches_high / inches_wide, abs=1)
+
+
+class _Node:
+    """An object in a reference cycle: only the garbage collector frees it."""
+
+    def __init__(self) -> None:
+        self.me = self
+
+
+def test_a_document_is_written_with_older_objects_frozen_then_thawed():
+    older = _Node()
+    with collecting_new_objects_only():
+        assert gc.get_freeze_count() > 0
+        made_inside = weakref.ref(_Node())
+        gc.collect()
+        assert made_inside() is None  # new garbage is still collected
+    assert gc.get_freeze_count() == 0
+    left = weakref.ref(older)
+    del older
+    gc.collect()
+    assert left() is None  # the frozen objects are collected again afterwards
+    gc.freeze()  # someone else's freeze is left alone
+    try:
+        frozen = gc.get_freeze_count()
+        with collecting_new_objects_only():
+            pass
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()
 
 
 def test_html_escapes_text_and_embeds_the_same_figures(parts):

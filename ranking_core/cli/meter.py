@@ -13,7 +13,14 @@ import typer
 from rich.console import Console
 
 from ranking_core.cli import shown
-from ranking_core.cli.output import OutputError, check_outputs, fail, write_output, write_outputs
+from ranking_core.cli.output import (
+    OutputError,
+    check_outputs,
+    exit_without_collecting,
+    fail,
+    write_output,
+    write_outputs,
+)
 from ranking_core.inputs import MGDL_PER_MMOLL, format_names
 from ranking_core.meter.standards.bound_methods import BOUNDS
 from ranking_core.meter.standards.registry import profile_names
@@ -298,6 +305,7 @@ def meter_report(
             raise OutputError(f"--out-dir {out_dir} is not a folder; give a folder")
     except (ValueError, OutputError) as exc:
         fail(exc)
+    exit_without_collecting()  # every output below goes through write_output; no database
     try:
         run = run_report(
             pairs,

@@ -43,13 +43,17 @@ def _outside(
 
 
 def nested_zones(
-    ref: NDArray[np.float64], bgm: NDArray[np.float64], lines: NestedLines
+    ref: NDArray[np.float64],
+    bgm: NDArray[np.float64],
+    shape: tuple[int, ...],
+    lines: NestedLines,
 ) -> NDArray[np.str_]:
-    """Zone letter of each (REF, BGM) pair (mg/dL, checked arrays) for nested boundary lines;
-    O(n·k) for k vertices, no loop over pairs."""
-    zone = np.full(ref.shape, "A", dtype="<U1")
+    """Zone letter of each (REF, BGM) pair (mg/dL, checked arrays broadcasting to ``shape``)
+    for nested boundary lines; O(n·k) for k vertices, no loop over pairs (each line read once
+    per value of REF or BGM: once per row or column of a lattice)."""
+    zone = np.full(shape, "A", dtype="<U1")
     for name, (upper, lower) in lines.items():
-        zone[_outside(ref, bgm, upper, lower)] = name
+        zone[np.broadcast_to(_outside(ref, bgm, upper, lower), shape)] = name
     return zone
 
 

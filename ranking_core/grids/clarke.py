@@ -44,8 +44,8 @@ def clarke_zone(ref: ArrayLike, bgm: ArrayLike) -> NDArray[np.str_]:
     -------
     zones : array of one-letter strings with the broadcast shape. O(n) time.
     """
-    ref, bgm = check_glucose_pairs(ref, bgm, "clarke_zone")
-    zone = np.full(ref.shape, "B", dtype="<U1")
+    ref, bgm, shape = check_glucose_pairs(ref, bgm, "clarke_zone")
+    zone = np.full(shape, "B", dtype="<U1")
     zone[((ref <= 70) & (bgm >= 180)) | ((ref >= 180) & (bgm <= 70))] = "E"
     zone[(bgm >= 70) & (bgm < 180) & ((ref < 70) | (ref > 240))] = "D"
     zone[

@@ -55,8 +55,8 @@ def dts_zone(ref: ArrayLike, bgm: ArrayLike) -> NDArray[np.str_]:
     -------
     zones : array of one-letter strings with the broadcast shape; O(n) time, no loop over pairs.
     """
-    ref, bgm = check_glucose_pairs(ref, bgm, "dts_zone")
-    return nested_zones(ref, bgm, DTS_LINES)
+    ref, bgm, shape = check_glucose_pairs(ref, bgm, "dts_zone")
+    return nested_zones(ref, bgm, shape, DTS_LINES)
 
 
 GRIDS = (

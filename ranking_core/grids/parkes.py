@@ -65,8 +65,8 @@ def parkes_zone(ref: ArrayLike, bgm: ArrayLike, diabetes_type: int = 1) -> NDArr
     """
     if diabetes_type not in PARKES_LINES:
         raise ValueError(f"parkes_zone: diabetes_type must be 1 or 2; got {diabetes_type!r}")
-    ref, bgm = check_glucose_pairs(ref, bgm, "parkes_zone")
-    return nested_zones(ref, bgm, PARKES_LINES[diabetes_type])
+    ref, bgm, shape = check_glucose_pairs(ref, bgm, "parkes_zone")
+    return nested_zones(ref, bgm, shape, PARKES_LINES[diabetes_type])
 
 
 def _grid(diabetes_type: int) -> ZoneGrid:

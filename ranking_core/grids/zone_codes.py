@@ -34,7 +34,6 @@ def zone_grid(kind: str) -> NDArray[np.float64]:
     """
     grid = get_grid(kind, ZoneGrid)
     axis = np.arange(GLUCOSE_MAX + 1, dtype=np.float64)
-    ref, bgm = np.meshgrid(axis, axis, indexing="ij")
-    codes = grid.zone_index(ref, bgm).astype(np.float64)
+    codes = grid.zone_index(axis[:, None], axis[None, :]).astype(np.float64)
     codes.setflags(write=False)
     return codes

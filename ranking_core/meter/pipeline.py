@@ -272,10 +272,16 @@ def report_json(report: MeterReport) -> str:
 
 def report_document(report: MeterReport, suffix: str, name: str | None = None) -> bytes:
     """The whole report as one PDF (``suffix`` ".pdf") or HTML (".html") document."""
-    from ranking_core.meter.documents.document import report_blocks, report_html, report_pdf
+    from ranking_core.meter.documents.document import (
+        collecting_new_objects_only,
+        report_blocks,
+        report_html,
+        report_pdf,
+    )
 
-    blocks = report_blocks(report, name=name)
-    return report_pdf(blocks) if suffix.lower() == ".pdf" else report_html(blocks).encode()
+    with collecting_new_objects_only():
+        blocks = report_blocks(report, name=name)
+        return report_pdf(blocks) if suffix.lower() == ".pdf" else report_html(blocks).encode()
 
 
 def out_dir_files(report: MeterReport, png: bool = False) -> dict[str, bytes]:

@@ -221,7 +221,7 @@ def dgr_plot(result: DgrResult, title: str = "Dynamic Glucose Regions"):
     from matplotlib.figure import Figure
     from matplotlib.patches import Polygon
 
-    from ranking_core.grids.style import style_figure
+    from ranking_core.grids.style import fixed_title, style_figure
     from ranking_core.meter.comparison.plots import FIGURE_INCHES, SHOWN_WIDTH_PX
 
     fig = Figure(figsize=(FIGURE_INCHES, FIGURE_INCHES * 0.72))
@@ -243,7 +243,7 @@ def dgr_plot(result: DgrResult, title: str = "Dynamic Glucose Regions"):
     ax.set_ylim(0, 400)
     ax.set_xlabel("comparator rate of change (mg/dL/min)")
     ax.set_ylabel("comparator glucose (mg/dL)")
-    ax.set_title(f"{title} (n = {result.after.total:,})")
+    fixed_title(ax, f"{title} (n = {result.after.total:,})")
     share = result.after.percent()
     order = ("low", "alert_low", "stable", "alert_high", "high")
     bars.barh(

@@ -12,7 +12,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from numpy.typing import ArrayLike, NDArray
 
-from ranking_core.grids.style import REF_TITLE, style_figure
+from ranking_core.grids.style import REF_TITLE, fixed_title, style_figure
 from ranking_core.inputs import MGDL_PER_MMOLL
 from ranking_core.meter.comparison.bland_altman import BlandAltmanLimits
 from ranking_core.meter.comparison.summary import MethodComparison
@@ -70,7 +70,7 @@ def regression_plot(
     ax.set_xlabel(REF_TITLE.replace("mg/dL", result.unit))  # the one style's title
     ax.set_ylabel(f"{device_name} ({result.unit})")
     ax.legend(loc="upper left", frameon=False)
-    ax.set_title(title or f"Method comparison ({pb.n:,} pairs)")
+    fixed_title(ax, title or f"Method comparison ({pb.n:,} pairs)")
     return style_figure(fig, SHOWN_WIDTH_PX)
 
 
@@ -121,6 +121,6 @@ def bland_altman_limits_plot(
         ax.axhline(0.0, color="0.6", linewidth=0.6)
         ax.set_xlabel(REF_TITLE.replace("mg/dL", result.unit))  # the one style's title
         ax.set_ylabel(f"{device_name} − reference ({part.unit})")
-        ax.set_title(f"{part.part} ({part.n:,})")
+        fixed_title(ax, f"{part.part} ({part.n:,})")
     fig.suptitle(title or "Bland–Altman limits of agreement with their 95 % intervals")
     return style_figure(fig, SHOWN_WIDTH_PX)

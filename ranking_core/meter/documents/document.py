@@ -12,9 +12,11 @@ layout is :mod:`ranking_core.meter.documents.pdf`.
 from __future__ import annotations
 
 import base64
+import gc
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -41,6 +43,7 @@ from ranking_core.version import riskgrid_version
 
 __all__ = [
     "REPORT_FORMATS",
+    "collecting_new_objects_only",
     "figure_caption",
     "report_blocks",
     "report_figures",
@@ -52,6 +55,23 @@ __all__ = [
 ]
 
 REPORT_FORMATS = (".pdf", ".html")
+
+
+@contextmanager
+def collecting_new_objects_only() -> Iterator[None]:
+    """Inside the block, Python's garbage collector scans only the objects made in it
+    (``gc.freeze``; they are all scanned again after it). Writing a document makes matplotlib
+    and ReportLab objects by the hundred thousand, which set off full collections, and each one
+    would also walk every object already there (the report, pandas, matplotlib's modules):
+    0.06–0.09 s of the 10,000-pair report's PDF. Objects someone else froze stay frozen."""
+    owner = gc.get_freeze_count() == 0
+    if owner:
+        gc.freeze()
+    try:
+        yield
+    finally:
+        if owner:
+            gc.unfreeze()
 
 
 def report_figures(
@@ -210,12 +230,13 @@ def write_report(
             f"write_report: the report file must end in {' or '.join(REPORT_FORMATS)}"
             f"; got {path.name!r}"
         )
-    blocks = report_blocks(report, seg_table, learned_risk, name=name)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if suffix == ".pdf":
-        path.write_bytes(report_pdf(blocks))
-    else:
-        path.write_text(report_html(blocks), encoding="utf-8")
+    with collecting_new_objects_only():
+        blocks = report_blocks(report, seg_table, learned_risk, name=name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if suffix == ".pdf":
+            path.write_bytes(report_pdf(blocks))
+        else:
+            path.write_text(report_html(blocks), encoding="utf-8")
     return path
 
 
@@ -232,8 +253,9 @@ def report_pdf_file(
     (:mod:`ranking_core.jobs`), which may stop it between the steps."""
     report_progress = progress or (lambda done, total: None)
     report_progress(0, 2)
-    blocks = report_blocks(report, seg_table, learned_risk, name=name)
-    report_progress(1, 2)
-    document = report_pdf(blocks)
+    with collecting_new_objects_only():
+        blocks = report_blocks(report, seg_table, learned_risk, name=name)
+        report_progress(1, 2)
+        document = report_pdf(blocks)
     report_progress(2, 2)
     return document

@@ -26,6 +26,7 @@ from reportlab.lib.utils import ImageReader
 from reportlab.pdfgen.canvas import Canvas
 from reportlab.platypus import Flowable
 
+from ranking_core.grids.style import POINTS_PER_INCH
 from ranking_core.inputs.text import printable
 from ranking_core.meter.documents.blocks import (
     VERDICT_COLOURS,
@@ -48,7 +49,7 @@ MARGIN = 1.5 * cm
 HEADER_GAP = 0.7 * cm  # between the running header's baseline and the page's top edge
 FIGURE_CM = 12.5  # a square figure: a grid's heading, text, zone table and plot fit on one page
 WIDE_FIGURE_CM = 16.0  # a wide figure (the Bland–Altman plot)
-PDF_DPI = 150  # 960 px for a 15 cm figure: 160 dpi in print
+PRINT_PPI = 150  # pixels per inch of every figure at the size the page prints it
 
 
 @lru_cache(maxsize=1)
@@ -108,9 +109,11 @@ def column_widths(
     return np.maximum(floor, np.minimum(natural, low)).tolist()
 
 
-def _raster(fig: Figure, dpi: int = PDF_DPI) -> PILImage.Image:
-    """The figure drawn by Agg as an RGB image (no PNG encoding and decoding on the way)."""
-    fig.set_dpi(dpi)
+def _raster(fig: Figure, width: float) -> PILImage.Image:
+    """The figure drawn by Agg as an RGB image of ``PRINT_PPI`` pixels per inch at its printed
+    ``width`` (points): 738 px wide for a 12.5 cm figure, 945 px for a 16 cm one (no PNG
+    encoding and decoding on the way)."""
+    fig.set_dpi(PRINT_PPI * width / POINTS_PER_INCH / fig.get_size_inches()[0])
     canvas = FigureCanvasAgg(fig)
     canvas.draw()
     return PILImage.fromarray(np.asarray(canvas.buffer_rgba())[..., :3])
@@ -301,7 +304,9 @@ def report_pdf(blocks: list[Block], header: str | None = None) -> bytes:
                 portrait, (WIDE_FIGURE_CM if inches[0] > inches[1] else FIGURE_CM) * cm
             )
             picture = _Picture(
-                _raster(block.figure), figure_width, figure_width * inches[1] / inches[0]
+                _raster(block.figure, figure_width),
+                figure_width,
+                figure_width * inches[1] / inches[0],
             )
             place(picture, para(block.caption, body))
     story.extend(pending)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 from collections.abc import Sequence
 from functools import lru_cache
+from typing import Any
 
 import matplotlib as mpl
 import numpy as np
@@ -18,7 +19,7 @@ from matplotlib.axes import Axes
 from matplotlib.colors import LinearSegmentedColormap, ListedColormap
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
-from matplotlib.ticker import NullFormatter
+from matplotlib.ticker import FixedLocator, NullFormatter
 from numpy.typing import ArrayLike, NDArray
 from scipy import ndimage
 
@@ -26,7 +27,13 @@ from ranking_core.grids.lattice import GLUCOSE_MAX
 from ranking_core.grids.registry import ErrorGrid, RiskGrid, ZoneGrid, get_grid
 from ranking_core.grids.risk_scale import RISK_COLOR_STOPS, RISK_GRADE_EDGES, RISK_MAX
 from ranking_core.grids.seg import SEGTable
-from ranking_core.grids.style import MEASURED_TITLE, REF_TITLE, RISK_TITLE, style_figure
+from ranking_core.grids.style import (
+    MEASURED_TITLE,
+    REF_TITLE,
+    RISK_TITLE,
+    fixed_title,
+    style_figure,
+)
 from ranking_core.grids.zone_codes import zone_grid
 from ranking_core.inputs import MGDL_PER_MMOLL
 from ranking_core.meter.cgm.cg_diva import CgDivaRange
@@ -55,6 +62,16 @@ DENSITY_CMAP = LinearSegmentedColormap.from_list("pairs", list(DENSITY_COLOURS))
 RISK_CMAP = LinearSegmentedColormap.from_list(
     "risk", [(risk / RISK_MAX, colour) for risk, colour in RISK_COLOR_STOPS]
 )
+# how a 601 × 601 lattice (rows BGM, columns REF) is drawn below the pairs: one square per mg/dL,
+# each picture pixel the value of its nearest lattice point, picked before the colour map (the
+# same pixels as picking it after, with one number to resample per point instead of four)
+LATTICE_IMAGE: dict[str, Any] = {
+    "origin": "lower",
+    "extent": (-0.5, GLUCOSE_MAX + 0.5, -0.5, GLUCOSE_MAX + 0.5),
+    "interpolation": "nearest",
+    "interpolation_stage": "data",
+    "zorder": 1,
+}
 
 
 @lru_cache(maxsize=8)
@@ -77,6 +94,15 @@ def zone_label_positions(name: str) -> tuple[tuple[str, float, float], ...]:
     return tuple(labels)
 
 
+def _minor_ticks_inside(bar: Axes) -> None:
+    """Keep only the minor ticks of a log colour bar that lie inside it: its locator gives 32
+    over four decades, each one made and measured at every draw, half of them never drawn (the
+    bar looks the same)."""
+    low, high = bar.get_ylim()
+    minor = bar.yaxis.get_minor_locator()()
+    bar.yaxis.set_minor_locator(FixedLocator([v for v in minor if low <= v <= high]))
+
+
 def _draw_pairs(fig: Figure, ax, bar, ref: NDArray[np.float64], bgm: NDArray[np.float64]) -> None:
     if ref.size >= DENSITY_FROM:
         cells = ax.hexbin(
@@ -93,6 +119,7 @@ def _draw_pairs(fig: Figure, ax, bar, ref: NDArray[np.float64], bgm: NDArray[np.
         if bar is not None:
             scale = fig.colorbar(cells, cax=bar, format="{x:g}", label="pairs per cell (log)")
             scale.ax.yaxis.set_minor_formatter(NullFormatter())  # plain labels, no mathtext
+            _minor_ticks_inside(bar)
     else:
         ax.scatter(
             ref, bgm, s=9, c="#08306b", edgecolors="white", linewidths=0.4, zorder=3, label="pairs"
@@ -128,19 +155,15 @@ def grid_plot(
     side = 0.62 if unit == "mmol/L" else 0.7  # square axes; room above for the mmol/L axis
     ax = fig.add_axes((0.13, 0.12, side, side))
     bar: Axes | None = fig.add_axes((0.87, 0.12, 0.022, side))
-    extent = (-0.5, GLUCOSE_MAX + 0.5, -0.5, GLUCOSE_MAX + 0.5)
     if isinstance(grid, ZoneGrid):
         colours = ListedColormap(list(grid.colours))
         ax.imshow(
             zone_grid(grid.name).T,
-            origin="lower",
-            extent=extent,
             cmap=colours,
             vmin=-0.5,
             vmax=len(grid.zones) - 0.5,
             alpha=ZONE_ALPHA,
-            interpolation="nearest",
-            zorder=1,
+            **LATTICE_IMAGE,
         )
         for name, line in grid.lines().items():
             ax.plot(
@@ -168,16 +191,7 @@ def grid_plot(
         if surface is None:
             raise ValueError(f"grid_plot: {grid.title} needs {grid.needs}")
         values = np.abs(np.asarray(getattr(surface, "absolute", surface), dtype=np.float64))
-        image = ax.imshow(
-            values.T,
-            origin="lower",
-            extent=extent,
-            cmap=RISK_CMAP,
-            vmin=0,
-            vmax=RISK_MAX,
-            interpolation="nearest",
-            zorder=1,
-        )
+        image = ax.imshow(values.T, cmap=RISK_CMAP, vmin=0, vmax=RISK_MAX, **LATTICE_IMAGE)
         ax.contour(
             np.arange(GLUCOSE_MAX + 1),
             np.arange(GLUCOSE_MAX + 1),
@@ -204,7 +218,11 @@ def grid_plot(
         to_mmol = (lambda v: v / MGDL_PER_MMOLL, lambda v: v * MGDL_PER_MMOLL)
         ax.secondary_xaxis("top", functions=to_mmol).set_xlabel("reference (mmol/L)")
         ax.secondary_yaxis("right", functions=to_mmol).set_ylabel("measured (mmol/L)")
-    ax.set_title(title or f"{grid.title} ({ref.size} pairs)", pad=24 if unit == "mmol/L" else 6)
+    shown_title = title or f"{grid.title} ({ref.size} pairs)"
+    if unit == "mmol/L":  # above the mmol/L axis on top: matplotlib places it
+        ax.set_title(shown_title, pad=24)
+    else:
+        fixed_title(ax, shown_title, pad=6)
     return style_figure(fig, SHOWN_WIDTH_PX)
 
 
@@ -283,5 +301,5 @@ def cg_diva_plot(results: Sequence[CgDivaRange], title: str = "CG-DIVA") -> Figu
     ax.autoscale(axis="y")
     ax.margins(y=0.05)
     fig.legend(loc="lower center", ncol=1, frameon=False)
-    ax.set_title(title)
+    fixed_title(ax, title)
     return style_figure(fig, SHOWN_WIDTH_PX)
