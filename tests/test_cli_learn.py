@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -94,3 +98,34 @@ def test_the_panel_report_works_with_the_hold_out_rule(tmp_path):
     assert 0 < fitted.sum() < 60  # the paper's hold-out fits the first half only
     assert not rows.loc[~fitted, "flagged"].any()
     assert "nan %" not in result.output  # the variance explained is that of the fitted half
+
+
+@pytest.mark.parametrize("save", [False, True])
+def test_learn_leaves_its_objects_to_the_system_at_exit_unless_it_holds_a_database(tmp_path, save):
+    """Written files only: the process freezes its objects at exit (Python's last collections
+    skip them; the handler registered first runs last and sees them frozen). With --save the
+    database's connections are collected and closed as usual. The files are whole either way."""
+    source = tmp_path / "ratings.csv"
+    continuous_ratings(40).to_csv(source, index=False)
+    script = (
+        "import atexit, gc, sys\n"
+        "atexit.register(lambda: print('frozen at exit:', gc.get_freeze_count()))\n"
+        "from ranking_core.cli import app\n"
+        "app(sys.argv[1:], prog_name='riskgrid')\n"
+    )
+    out = tmp_path / "grid"
+    options = ["--save", "exit-check"] if save else []
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    env["RISKGRID_DATABASE_URL"] = f"sqlite:///{tmp_path / 'records.db'}"
+    done = subprocess.run(
+        [sys.executable, "-c", script, "learn", str(source), "--out-dir", str(out), *options],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    frozen = int(done.stdout.rsplit("frozen at exit:", 1)[1])
+    assert (frozen == 0) if save else (frozen > 10_000)
+    assert np.load(out / "grid.npy").shape == (601, 601)

@@ -21,7 +21,13 @@ from rich.console import Console
 from rich.table import Table
 
 from ranking_core.cli import shown
-from ranking_core.cli.output import OutputError, check_output, fail, write_outputs
+from ranking_core.cli.output import (
+    OutputError,
+    check_output,
+    exit_without_collecting,
+    fail,
+    write_outputs,
+)
 from ranking_core.filters import FILTERS, MAX_LAMBDA, MAX_ORDER
 from ranking_core.inputs import format_names
 from ranking_core.learn import KERNELS, PRESETS, RULES
@@ -272,6 +278,8 @@ def _fit_write_and_save(
         from ranking_core.cli.records import store_for_saving
 
         saving = store_for_saving(save)
+    else:  # only files, each written and closed by write_outputs
+        exit_without_collecting()
     console.print(choice.line, soft_wrap=True, highlight=False)
     try:
         with progress_bar("fitting") as update, fit_threads(len(data.frame)):
