@@ -1,6 +1,6 @@
 """Test configuration: point SEG_TABLE, MOVIELENS_100K, JESTER and RISKGRID_CONFORMANCE at ../shared
 when they are unset; databases for the storage tests on SQLite and on a throw-away PostgreSQL
-server."""
+server; one dashboard server of a fresh machine shared by the tests that only look at it."""
 
 from __future__ import annotations
 
@@ -47,6 +47,39 @@ def database_url(request, tmp_path):
         return f"sqlite:///{tmp_path / 'db' / 'riskgrid.sqlite3'}"
     server = request.getfixturevalue("postgresql_server")
     return fresh_database(server, f"riskgrid_{os.getpid()}_{next(_database_numbers)}")
+
+
+# the environment variables that change what a dashboard server does (and SEG_TABLE, its data)
+DASHBOARD_SETTINGS = (
+    "SEG_TABLE",
+    "RISKGRID_DATA_DIR",
+    "RISKGRID_PUBLIC",
+    "RISKGRID_METRICS",
+    "RISKGRID_SCHEDULER",
+)
+
+
+@pytest.fixture(scope="session")
+def fresh_dashboard(tmp_path_factory):
+    """The URL of one ``riskgrid dashboard --headless`` of a fresh machine (an empty database, no
+    SEG table, an empty home folder), served for the whole session (in each process of
+    ``pytest -n``) to the tests that open its pages without storing anything: a server start
+    costs seconds of two cores. Tests that store records, sign in or stop the server start
+    their own."""
+    from scripts.screenshots import free_port, serve
+
+    folder = tmp_path_factory.mktemp("fresh_dashboard")
+    (folder / "home").mkdir()
+    env = {
+        **os.environ,
+        "HOME": str(folder / "home"),
+        "BROWSER": "true",
+        "RISKGRID_DATABASE_URL": f"sqlite:///{folder / 'db.sqlite3'}",
+    }
+    for variable in DASHBOARD_SETTINGS:  # a fresh machine: built-in data, the defaults
+        env.pop(variable, None)
+    with serve(free_port(), env) as url:
+        yield url
 
 
 @pytest.fixture
