@@ -5,8 +5,10 @@ Each rater reads the pair shown (``k of n``, ``Reference`` and ``Meter``), picks
 ``rating(reference, estimate)`` gives in the radio group ``Risk``, presses ``Save and next`` and
 waits for the next pair (or ``All pairs rated``). An answer counts as acknowledged when the next
 pair was shown; the seconds from the click to then are its latency. When the server goes away in
-the middle, the rater waits until ``server_up`` is set and opens the link again (it resumes
-where the rater stopped). Used by the browser test and ``benchmarks/survey_browser.py``.
+the middle (``server_up`` is cleared before, and set again once the server is back), a rater
+waiting for the page stops waiting once the server is back (or at the timeout, if sooner) and
+opens the link again: it resumes where the rater stopped. Used by the browser test and
+``benchmarks/survey_browser.py``.
 """
 
 from __future__ import annotations
@@ -15,11 +17,13 @@ import asyncio
 import random
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from scripts.screenshots import CHROMIUM, CHROMIUM_ARGS
 
+T = TypeVar("T")
 NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?")
 SHOWN_JS = """() => {
   const main = document.querySelector("[data-testid='stMain']");
@@ -55,8 +59,39 @@ class Answer:
     seconds: float | None
 
 
-async def _shown(page, timeout_ms: float) -> dict:
-    handle = await page.wait_for_function(SHOWN_JS, timeout=timeout_ms, polling=50)
+class ServerRestarted(Exception):
+    """The server went away and is back (``server_up`` cleared, then set again) while a rater
+    waited for the page of the server that went away."""
+
+
+async def _unless_restarted(waiting: Awaitable[T], server_up: asyncio.Event) -> T:
+    """``waiting``'s result; ServerRestarted once ``server_up`` has been cleared (checked every
+    50 ms) and set again first: the page of the server that went away shows what reached it
+    before (an answer acknowledged just before a kill counts), and no longer waits for a
+    timeout after the server is back."""
+
+    async def restarted() -> None:
+        while server_up.is_set():
+            await asyncio.sleep(0.05)
+        await server_up.wait()
+
+    page_wait, restart = asyncio.ensure_future(waiting), asyncio.ensure_future(restarted())
+    try:
+        await asyncio.wait({page_wait, restart}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in (page_wait, restart):
+            if not task.done():
+                task.cancel()
+        await asyncio.gather(page_wait, restart, return_exceptions=True)
+    if page_wait.cancelled():
+        raise ServerRestarted
+    return page_wait.result()
+
+
+async def _shown(page, timeout_ms: float, server_up: asyncio.Event) -> dict:
+    handle = await _unless_restarted(
+        page.wait_for_function(SHOWN_JS, timeout=timeout_ms, polling=50), server_up
+    )
     return await handle.json_value()
 
 
@@ -89,7 +124,7 @@ async def answer_survey(
                 await server_up.wait()
                 await page.goto(link)
             try:
-                state = await _shown(page, timeout_ms)
+                state = await _shown(page, timeout_ms, server_up)
             except Exception:  # the server went away: open the link again once it is back
                 await server_up.wait()
                 await page.goto(link)
@@ -117,8 +152,11 @@ async def answer_survey(
                     await save.dblclick()
                 else:
                     await save.click()
-                await page.wait_for_function(
-                    CHANGED_JS, arg=state["progress"], timeout=timeout_ms, polling=20
+                await _unless_restarted(
+                    page.wait_for_function(
+                        CHANGED_JS, arg=state["progress"], timeout=timeout_ms, polling=20
+                    ),
+                    server_up,
                 )
             except Exception:
                 acknowledged = False
