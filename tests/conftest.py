@@ -1,6 +1,7 @@
 """Test configuration: point SEG_TABLE, MOVIELENS_100K, JESTER and RISKGRID_CONFORMANCE at ../shared
 when they are unset; databases for the storage tests on SQLite and on a throw-away PostgreSQL
-server; one dashboard server of a fresh machine shared by the tests that only look at it."""
+server; one dashboard server of a fresh machine shared by the tests that only look at it, and a
+team's scheduler for the long jobs of the other browser tests' servers."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import os
 from pathlib import Path
 
 import pytest
+from dask_team import dask_team
 from postgres_server import fresh_database, server_binaries, throwaway_postgresql
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
@@ -80,6 +82,18 @@ def fresh_dashboard(tmp_path_factory):
         env.pop(variable, None)
     with serve(free_port(), env) as url:
         yield url
+
+
+@pytest.fixture(scope="session")
+def team_scheduler(tmp_path_factory):
+    """The address of a team's scheduler with one worker (tests/dask_team.py), for the session
+    (in each process of ``pytest -n``): a dashboard server given it in ``RISKGRID_SCHEDULER``
+    (the documented setting) sends its long jobs there and starts no local cluster of two
+    worker processes (several seconds of two cores at each start). For the servers of tests
+    that do not look at the local cluster; the default set-up is served by
+    :func:`fresh_dashboard` and tests/test_cli_dashboard.py."""
+    with dask_team(tmp_path_factory.mktemp("team_scheduler"), ["browser-tests"]) as team:
+        yield team.address
 
 
 @pytest.fixture

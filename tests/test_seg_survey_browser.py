@@ -75,13 +75,16 @@ def _answer_scenario(page, rater: str, index: int, n: int) -> None:
 @pytest.mark.skipif(
     not CHROMIUM.exists(), reason=f"{CHROMIUM} is absent (apt-get install chromium)"
 )
-def test_two_raters_answer_a_seg_survey_and_the_export_holds_what_they_typed(tmp_path):
+def test_two_raters_answer_a_seg_survey_and_the_export_holds_what_they_typed(
+    team_scheduler, tmp_path
+):
     pytest.importorskip("playwright.sync_api", reason="the playwright Python package is missing")
     from playwright.sync_api import sync_playwright
 
     port = free_port()
     database = f"sqlite:///{tmp_path / 'riskgrid.sqlite3'}"
     env = {**os.environ, "RISKGRID_DATABASE_URL": database, "PYTHONPATH": str(ROOT)}
+    env["RISKGRID_SCHEDULER"] = team_scheduler  # no local cluster (tests/conftest.py)
     env.pop("SEG_TABLE", None)
     scenarios = tmp_path / "scenarios.csv"
     scenarios.write_text(

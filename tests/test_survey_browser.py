@@ -72,10 +72,11 @@ async def _run(links: list[tuple[str, str]], port: int, env: dict, kill_after: i
 )
 # on PostgreSQL: a server killed mid-survey on SQLite is tests/test_seg_survey_browser.py's case
 @pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
-def test_answers_survive_a_server_killed_mid_survey(database_url, tmp_path):
+def test_answers_survive_a_server_killed_mid_survey(database_url, team_scheduler, tmp_path):
     pytest.importorskip("playwright.async_api", reason="the playwright Python package is missing")
     port = free_port()
     env = {**os.environ, "RISKGRID_DATABASE_URL": database_url}
+    env["RISKGRID_SCHEDULER"] = team_scheduler  # no local cluster (tests/conftest.py)
     env.pop("SEG_TABLE", None)
     surveys = SurveyStore(database_url)
     settings = SurveySettings(
