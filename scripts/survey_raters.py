@@ -6,9 +6,9 @@ Each rater reads the pair shown (``k of n``, ``Reference`` and ``Meter``), picks
 waits for the next pair (or ``All pairs rated``). An answer counts as acknowledged when the next
 pair was shown; the seconds from the click to then are its latency. When the server goes away in
 the middle (``server_up`` is cleared before, and set again once the server is back), a rater
-waiting for the page stops waiting once the server is back (or at the timeout, if sooner) and
-opens the link again: it resumes where the rater stopped. Used by the browser test and
-``benchmarks/survey_browser.py``.
+whose page was opened on the server that went away waits for it until the server is back (or
+the timeout, if sooner), answers nothing more there and opens the link again: it resumes where
+the rater stopped. Used by the browser test and ``benchmarks/survey_browser.py``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import re
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from scripts.screenshots import CHROMIUM, CHROMIUM_ARGS
 
@@ -60,39 +60,61 @@ class Answer:
 
 
 class ServerRestarted(Exception):
-    """The server went away and is back (``server_up`` cleared, then set again) while a rater
-    waited for the page of the server that went away."""
+    """The server a page was opened on went away and is back (restarted) while a rater waited
+    for that page."""
 
 
-async def _unless_restarted(waiting: Awaitable[T], server_up: asyncio.Event) -> T:
-    """``waiting``'s result; ServerRestarted once ``server_up`` has been cleared (checked every
-    50 ms) and set again first: the page of the server that went away shows what reached it
-    before (an answer acknowledged just before a kill counts), and no longer waits for a
-    timeout after the server is back."""
+class _RaterPage:
+    """A rater's page, and whether the server it was opened on has gone away since (``server_up``
+    seen cleared: watched every 50 ms by a task of its own until :meth:`close`)."""
 
-    async def restarted() -> None:
-        while server_up.is_set():
+    def __init__(self, page: Any, link: str, server_up: asyncio.Event) -> None:
+        self.page, self.link, self.server_up = page, link, server_up
+        self.went_away = False
+        self._watching = asyncio.ensure_future(self._watch())
+
+    async def _watch(self) -> None:
+        while True:
+            if not self.server_up.is_set():
+                self.went_away = True
             await asyncio.sleep(0.05)
-        await server_up.wait()
 
-    page_wait, restart = asyncio.ensure_future(waiting), asyncio.ensure_future(restarted())
-    try:
-        await asyncio.wait({page_wait, restart}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for task in (page_wait, restart):
-            if not task.done():
-                task.cancel()
-        await asyncio.gather(page_wait, restart, return_exceptions=True)
-    if page_wait.cancelled():
-        raise ServerRestarted
-    return page_wait.result()
+    def close(self) -> None:
+        self._watching.cancel()
 
+    async def open(self) -> None:
+        """Open the rater's link once the server is up (where the rater stopped)."""
+        await self.server_up.wait()
+        self.went_away = False
+        await self.page.goto(self.link)
 
-async def _shown(page, timeout_ms: float, server_up: asyncio.Event) -> dict:
-    handle = await _unless_restarted(
-        page.wait_for_function(SHOWN_JS, timeout=timeout_ms, polling=50), server_up
-    )
-    return await handle.json_value()
+    async def wait(self, waiting: Awaitable[T]) -> T:
+        """``waiting``'s result, or ServerRestarted as soon as the server this page was opened on
+        went away and a server is back: until then, the page shows what reached it before (an
+        answer acknowledged just before a kill counts); after, it can show nothing new."""
+
+        async def restarted() -> None:
+            while not (self.went_away and self.server_up.is_set()):
+                await asyncio.sleep(0.05)
+
+        page_wait, restart = asyncio.ensure_future(waiting), asyncio.ensure_future(restarted())
+        try:
+            await asyncio.wait({page_wait, restart}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (page_wait, restart):
+                if not task.done():
+                    task.cancel()
+            await asyncio.gather(page_wait, restart, return_exceptions=True)
+        if page_wait.cancelled():
+            raise ServerRestarted
+        return page_wait.result()
+
+    async def shown(self, timeout_ms: float) -> dict:
+        """What the page shows once it has drawn a pair or the end (:data:`SHOWN_JS`)."""
+        handle = await self.wait(
+            self.page.wait_for_function(SHOWN_JS, timeout=timeout_ms, polling=50)
+        )
+        return await handle.json_value()
 
 
 async def answer_survey(
@@ -115,25 +137,26 @@ async def answer_survey(
     from ranking_core.surveys import risk_label
 
     context = await browser.new_context(viewport={"width": 1200, "height": 900})
-    page = await context.new_page()
+    tab = _RaterPage(await context.new_page(), link, server_up)
+    page = tab.page
     presses = 0
     try:
-        await page.goto(link)
+        await tab.open()
         while True:
-            if not server_up.is_set():  # the server is being restarted
-                await server_up.wait()
-                await page.goto(link)
+            if not server_up.is_set() or tab.went_away:  # being (or was) restarted
+                await tab.open()
             try:
-                state = await _shown(page, timeout_ms, server_up)
+                state = await tab.shown(timeout_ms)
             except Exception:  # the server went away: open the link again once it is back
-                await server_up.wait()
-                await page.goto(link)
+                await tab.open()
                 continue
             if state["done"]:
                 if finished is None or finished.is_set():
                     return
                 await asyncio.sleep(2.0)
-                await page.goto(link)
+                await tab.open()
+                continue
+            if tab.went_away:  # a pair shown by a server that went away since: not answered there
                 continue
             reference, estimate = (float(NUMBER.search(v).group()) for v in state["values"])
             value = rating(reference, estimate)
@@ -152,11 +175,10 @@ async def answer_survey(
                     await save.dblclick()
                 else:
                     await save.click()
-                await _unless_restarted(
+                await tab.wait(
                     page.wait_for_function(
                         CHANGED_JS, arg=state["progress"], timeout=timeout_ms, polling=20
-                    ),
-                    server_up,
+                    )
                 )
             except Exception:
                 acknowledged = False
@@ -174,9 +196,9 @@ async def answer_survey(
             )
             presses += 1
             if not acknowledged:
-                await server_up.wait()
-                await page.goto(link)
+                await tab.open()
     finally:
+        tab.close()
         await context.close()
 
 
