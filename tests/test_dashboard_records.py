@@ -194,7 +194,7 @@ def test_the_server_refuses_to_start_without_its_database(tmp_path):
 
 
 @pytest.mark.slow
-def test_the_metrics_endpoint_is_off_unless_asked_for(fresh_dashboard, tmp_path):
+def test_the_metrics_endpoint_is_off_unless_asked_for(fresh_dashboard, team_scheduler, tmp_path):
     with pytest.raises(urllib.error.HTTPError) as answer:  # the session's default server
         urllib.request.urlopen(f"{fresh_dashboard}/_stcore/metrics", timeout=10)
     assert answer.value.code == 404 and b"metrics are off" in answer.value.read()
@@ -203,6 +203,7 @@ def test_the_metrics_endpoint_is_off_unless_asked_for(fresh_dashboard, tmp_path)
         "HOME": str(tmp_path),
         "BROWSER": "true",
         "RISKGRID_DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
+        "RISKGRID_SCHEDULER": team_scheduler,  # no local cluster (tests/conftest.py)
     }
     env.pop("RISKGRID_METRICS", None)
     with (
