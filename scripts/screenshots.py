@@ -106,11 +106,13 @@ def launch(
 
 def stop(process: subprocess.Popen, signal: int = signals.SIGTERM, timeout: float = 20.0) -> None:
     """Stop a server started by :func:`launch` and wait for it: ``signal`` SIGTERM (the default)
-    goes to the server process itself, as ``kill`` or a service manager sends it, and the server
-    closes its job workers on its way out; SIGKILL goes to its whole process group (the server
-    and its workers die at once, as in a crash). Anything of the group still there afterwards
-    (nothing, after a clean exit) is killed, also when the server does not end in ``timeout``
-    seconds (then TimeoutExpired is raised)."""
+    goes to the server process itself, as ``kill PID`` sends it, and the server closes its job
+    workers on its way out; SIGKILL goes to its whole process group (the server and its workers
+    die at once, as in a crash), and the named semaphores its processes leave in /dev/shm are
+    removed. Anything of the group still there afterwards (nothing, after a clean exit) is
+    killed, also when the server does not end in ``timeout`` seconds (then TimeoutExpired is
+    raised)."""
+    killed = _processes_of(process.pid) if signal == signals.SIGKILL else set()
     with contextlib.suppress(ProcessLookupError):
         if signal == signals.SIGTERM:
             os.kill(process.pid, signal)
@@ -122,6 +124,26 @@ def stop(process: subprocess.Popen, signal: int = signals.SIGTERM, timeout: floa
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signals.SIGKILL)
         process.wait(timeout=timeout)
+        _remove_semaphores_of(killed)
+
+
+def _processes_of(pid: int) -> set[int]:
+    """The process ``pid`` and its descendants (their ids)."""
+    import psutil
+
+    try:
+        return {pid, *(child.pid for child in psutil.Process(pid).children(recursive=True))}
+    except psutil.NoSuchProcess:
+        return set()
+
+
+def _remove_semaphores_of(pids: set[int]) -> None:
+    """Remove the named semaphores that joblib's loky made in the processes ``pids``
+    (``/dev/shm/sem.loky-PID-…``): a process killed by SIGKILL never unlinks them, nor does its
+    resource tracker, killed with it."""
+    for pid in pids:
+        for semaphore in Path("/dev/shm").glob(f"sem.loky-{pid}-*"):
+            semaphore.unlink(missing_ok=True)
 
 
 @contextlib.contextmanager
