@@ -51,16 +51,6 @@ def database_url(request, tmp_path):
     return fresh_database(server, f"riskgrid_{os.getpid()}_{next(_database_numbers)}")
 
 
-# the environment variables that change what a dashboard server does (and SEG_TABLE, its data)
-DASHBOARD_SETTINGS = (
-    "SEG_TABLE",
-    "RISKGRID_DATA_DIR",
-    "RISKGRID_PUBLIC",
-    "RISKGRID_METRICS",
-    "RISKGRID_SCHEDULER",
-)
-
-
 @pytest.fixture(scope="session")
 def fresh_dashboard(tmp_path_factory):
     """The URL of one ``riskgrid dashboard --headless`` of a fresh machine (an empty database, no
@@ -68,6 +58,9 @@ def fresh_dashboard(tmp_path_factory):
     ``pytest -n``) to the tests that open its pages without storing anything: a server start
     costs seconds of two cores. Tests that store records, sign in or stop the server start
     their own."""
+    from dashboard import DATA_DIR_ENV, METRICS_ENV, PUBLIC_ENV
+    from ranking_core.grids.seg_source import SEG_TABLE_ENV
+    from ranking_core.job_cluster import SCHEDULER_ENV
     from scripts.screenshots import free_port, serve
 
     folder = tmp_path_factory.mktemp("fresh_dashboard")
@@ -78,7 +71,8 @@ def fresh_dashboard(tmp_path_factory):
         "BROWSER": "true",
         "RISKGRID_DATABASE_URL": f"sqlite:///{folder / 'db.sqlite3'}",
     }
-    for variable in DASHBOARD_SETTINGS:  # a fresh machine: built-in data, the defaults
+    # a fresh machine: built-in data only, every setting of the server at its default
+    for variable in (SEG_TABLE_ENV, DATA_DIR_ENV, PUBLIC_ENV, METRICS_ENV, SCHEDULER_ENV):
         env.pop(variable, None)
     with serve(free_port(), env) as url:
         yield url
