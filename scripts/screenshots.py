@@ -17,13 +17,14 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import signal as signals
 import socket
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -53,11 +54,16 @@ def free_port() -> int:
 
 
 def launch(
-    port: int, env: dict[str, str], timeout: float = 90.0, headless: bool = True
+    port: int,
+    env: dict[str, str],
+    timeout: float = 90.0,
+    headless: bool = True,
+    options: Sequence[str] = (),
 ) -> subprocess.Popen:
-    """Start ``riskgrid dashboard [--headless] --port PORT`` in its own process group and return
-    the process once ``/_stcore/health`` answers. Standard input is closed, so a prompt would
-    fail, not wait."""
+    """Start ``riskgrid dashboard [--headless] --port PORT [OPTIONS]`` in its own process group
+    and return the process once ``/_stcore/health`` answers. Standard input is closed, so a
+    prompt would fail, not wait; standard output and error are one pipe (read it once the
+    server has stopped)."""
     command = [
         sys.executable,
         "-m",
@@ -66,6 +72,7 @@ def launch(
         "--port",
         str(port),
         *(["--headless"] if headless else []),
+        *options,
     ]
     process = subprocess.Popen(
         command,
@@ -97,20 +104,59 @@ def launch(
         raise
 
 
-def stop(process: subprocess.Popen, signal: int = 15) -> None:
-    """Send ``signal`` (default SIGTERM; 9 is SIGKILL) to the server's process group and wait."""
+def stop(process: subprocess.Popen, signal: int = signals.SIGTERM, timeout: float = 20.0) -> None:
+    """Stop a server started by :func:`launch` and wait for it: ``signal`` SIGTERM (the default)
+    goes to the server process itself, as ``kill PID`` sends it, and the server closes its job
+    workers on its way out; SIGKILL goes to its whole process group (the server and its workers
+    die at once, as in a crash), and the named semaphores its processes leave in /dev/shm are
+    removed. Anything of the group still there afterwards (nothing, after a clean exit) is
+    killed, also when the server does not end in ``timeout`` seconds (then TimeoutExpired is
+    raised)."""
+    killed = _processes_of(process.pid) if signal == signals.SIGKILL else set()
     with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal)  # the CLI and the streamlit child it started
-    process.wait(timeout=20)
+        if signal == signals.SIGTERM:
+            os.kill(process.pid, signal)
+        else:
+            os.killpg(process.pid, signal)
+    try:
+        process.wait(timeout=timeout)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signals.SIGKILL)
+        process.wait(timeout=timeout)
+        _remove_semaphores_of(killed)
+
+
+def _processes_of(pid: int) -> set[int]:
+    """The process ``pid`` and its descendants (their ids)."""
+    import psutil
+
+    try:
+        return {pid, *(child.pid for child in psutil.Process(pid).children(recursive=True))}
+    except psutil.NoSuchProcess:
+        return set()
+
+
+def _remove_semaphores_of(pids: set[int]) -> None:
+    """Remove the named semaphores that joblib's loky made in the processes ``pids``
+    (``/dev/shm/sem.loky-PID-…``): a process killed by SIGKILL never unlinks them, nor does its
+    resource tracker, killed with it."""
+    for pid in pids:
+        for semaphore in Path("/dev/shm").glob(f"sem.loky-{pid}-*"):
+            semaphore.unlink(missing_ok=True)
 
 
 @contextlib.contextmanager
 def serve(
-    port: int, env: dict[str, str], timeout: float = 90.0, headless: bool = True
+    port: int,
+    env: dict[str, str],
+    timeout: float = 90.0,
+    headless: bool = True,
+    options: Sequence[str] = (),
 ) -> Iterator[str]:
-    """Run ``riskgrid dashboard [--headless] --port PORT`` (:func:`launch`) until the block
-    ends; yield its URL once it answers."""
-    process = launch(port, env, timeout, headless)
+    """Run ``riskgrid dashboard [--headless] --port PORT [OPTIONS]`` (:func:`launch`) until the
+    block ends; yield its URL once it answers."""
+    process = launch(port, env, timeout, headless, options)
     try:
         yield f"http://127.0.0.1:{port}"
     finally:

@@ -5,8 +5,10 @@ Each rater reads the pair shown (``k of n``, ``Reference`` and ``Meter``), picks
 ``rating(reference, estimate)`` gives in the radio group ``Risk``, presses ``Save and next`` and
 waits for the next pair (or ``All pairs rated``). An answer counts as acknowledged when the next
 pair was shown; the seconds from the click to then are its latency. When the server goes away in
-the middle, the rater waits until ``server_up`` is set and opens the link again (it resumes
-where the rater stopped). Used by the browser test and ``benchmarks/survey_browser.py``.
+the middle (``server_up`` is cleared before, and set again once the server is back), a rater
+whose page was opened on the server that went away waits for it until the server is back (or
+the timeout, if sooner), answers nothing more there and opens the link again: it resumes where
+the rater stopped. Used by the browser test and ``benchmarks/survey_browser.py``.
 """
 
 from __future__ import annotations
@@ -15,11 +17,13 @@ import asyncio
 import random
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from scripts.screenshots import CHROMIUM, CHROMIUM_ARGS
 
+T = TypeVar("T")
 NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?")
 SHOWN_JS = """() => {
   const main = document.querySelector("[data-testid='stMain']");
@@ -55,9 +59,62 @@ class Answer:
     seconds: float | None
 
 
-async def _shown(page, timeout_ms: float) -> dict:
-    handle = await page.wait_for_function(SHOWN_JS, timeout=timeout_ms, polling=50)
-    return await handle.json_value()
+class ServerRestarted(Exception):
+    """The server a page was opened on went away and is back (restarted) while a rater waited
+    for that page."""
+
+
+class _RaterPage:
+    """A rater's page, and whether the server it was opened on has gone away since (``server_up``
+    seen cleared: watched every 50 ms by a task of its own until :meth:`close`)."""
+
+    def __init__(self, page: Any, link: str, server_up: asyncio.Event) -> None:
+        self.page, self.link, self.server_up = page, link, server_up
+        self.went_away = False
+        self._watching = asyncio.ensure_future(self._watch())
+
+    async def _watch(self) -> None:
+        while True:
+            if not self.server_up.is_set():
+                self.went_away = True
+            await asyncio.sleep(0.05)
+
+    def close(self) -> None:
+        self._watching.cancel()
+
+    async def open(self) -> None:
+        """Open the rater's link once the server is up (where the rater stopped)."""
+        await self.server_up.wait()
+        self.went_away = False
+        await self.page.goto(self.link)
+
+    async def wait(self, waiting: Awaitable[T]) -> T:
+        """``waiting``'s result, or ServerRestarted as soon as the server this page was opened on
+        went away and a server is back: until then, the page shows what reached it before (an
+        answer acknowledged just before a kill counts); after, it can show nothing new."""
+
+        async def restarted() -> None:
+            while not (self.went_away and self.server_up.is_set()):
+                await asyncio.sleep(0.05)
+
+        page_wait, restart = asyncio.ensure_future(waiting), asyncio.ensure_future(restarted())
+        try:
+            await asyncio.wait({page_wait, restart}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (page_wait, restart):
+                if not task.done():
+                    task.cancel()
+            await asyncio.gather(page_wait, restart, return_exceptions=True)
+        if page_wait.cancelled():
+            raise ServerRestarted
+        return page_wait.result()
+
+    async def shown(self, timeout_ms: float) -> dict:
+        """What the page shows once it has drawn a pair or the end (:data:`SHOWN_JS`)."""
+        handle = await self.wait(
+            self.page.wait_for_function(SHOWN_JS, timeout=timeout_ms, polling=50)
+        )
+        return await handle.json_value()
 
 
 async def answer_survey(
@@ -80,25 +137,26 @@ async def answer_survey(
     from ranking_core.surveys import risk_label
 
     context = await browser.new_context(viewport={"width": 1200, "height": 900})
-    page = await context.new_page()
+    tab = _RaterPage(await context.new_page(), link, server_up)
+    page = tab.page
     presses = 0
     try:
-        await page.goto(link)
+        await tab.open()
         while True:
-            if not server_up.is_set():  # the server is being restarted
-                await server_up.wait()
-                await page.goto(link)
+            if not server_up.is_set() or tab.went_away:  # being (or was) restarted
+                await tab.open()
             try:
-                state = await _shown(page, timeout_ms)
+                state = await tab.shown(timeout_ms)
             except Exception:  # the server went away: open the link again once it is back
-                await server_up.wait()
-                await page.goto(link)
+                await tab.open()
                 continue
             if state["done"]:
                 if finished is None or finished.is_set():
                     return
                 await asyncio.sleep(2.0)
-                await page.goto(link)
+                await tab.open()
+                continue
+            if tab.went_away:  # a pair shown by a server that went away since: not answered there
                 continue
             reference, estimate = (float(NUMBER.search(v).group()) for v in state["values"])
             value = rating(reference, estimate)
@@ -117,8 +175,10 @@ async def answer_survey(
                     await save.dblclick()
                 else:
                     await save.click()
-                await page.wait_for_function(
-                    CHANGED_JS, arg=state["progress"], timeout=timeout_ms, polling=20
+                await tab.wait(
+                    page.wait_for_function(
+                        CHANGED_JS, arg=state["progress"], timeout=timeout_ms, polling=20
+                    )
                 )
             except Exception:
                 acknowledged = False
@@ -136,9 +196,9 @@ async def answer_survey(
             )
             presses += 1
             if not acknowledged:
-                await server_up.wait()
-                await page.goto(link)
+                await tab.open()
     finally:
+        tab.close()
         await context.close()
 
 

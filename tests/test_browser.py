@@ -1,26 +1,22 @@
-"""One end-to-end browser test: the README's command serves the app, headless Chromium renders the
-Learn page's figures, as pictures and then interactive. Needs Debian's /usr/bin/chromium (never
-downloads a browser)."""
+"""One end-to-end browser test: the README's command serves the app (the session's server of a fresh
+machine, tests/conftest.py), headless Chromium renders the Learn page's figures, as pictures and
+then interactive. Needs Debian's /usr/bin/chromium (never downloads a browser)."""
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
-from scripts.screenshots import CHROMIUM, free_port, open_browser, serve, wait_until_rendered
+from scripts.screenshots import CHROMIUM, open_browser, wait_until_rendered
 
 
 @pytest.mark.slow
 @pytest.mark.skipif(
     not CHROMIUM.exists(), reason=f"{CHROMIUM} is absent (apt-get install chromium)"
 )
-def test_learn_page_renders_its_figure_in_chromium(tmp_path):
+def test_learn_page_renders_its_figure_in_chromium(fresh_dashboard, tmp_path):
     pytest.importorskip("playwright.sync_api", reason="the playwright Python package is missing")
-    env = {**os.environ, "RISKGRID_DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}"}
-    env.pop("SEG_TABLE", None)  # a fresh machine: built-in data only
-    with serve(free_port(), env) as url, open_browser() as page:
-        page.goto(url)
+    with open_browser() as page:
+        page.goto(fresh_dashboard)
         wait_until_rendered(page)
         # the λ curve and the learned grid open as pictures, the grid one pixel per mg/dL
         widths = page.locator("[data-testid='stMain'] [data-testid='stImage'] img").evaluate_all(

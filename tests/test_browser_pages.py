@@ -5,12 +5,11 @@ offers every zone grid (DTS included) and draws each grid at least 400 px wide. 
 
 from __future__ import annotations
 
-import os
 import re
 
 import pytest
 
-from scripts.screenshots import CHROMIUM, PAGES, free_port, open_browser, serve, wait_until_rendered
+from scripts.screenshots import CHROMIUM, PAGES, open_browser, wait_until_rendered
 
 pytestmark = [
     pytest.mark.slow,
@@ -35,13 +34,11 @@ PLOT_WIDTHS_JS = """() => Array.from(document.querySelectorAll(
 
 
 @pytest.fixture(scope="module")
-def browser_page(tmp_path_factory):
+def browser_page(fresh_dashboard):
+    """The session's server of a fresh machine (tests/conftest.py) and a page at 1280 × 800."""
     pytest.importorskip("playwright.sync_api", reason="the playwright Python package is missing")
-    folder = tmp_path_factory.mktemp("pages")
-    env = {**os.environ, "RISKGRID_DATABASE_URL": f"sqlite:///{folder / 'db.sqlite3'}"}
-    env.pop("SEG_TABLE", None)  # a fresh machine: built-in data only
-    with serve(free_port(), env) as url, open_browser(1280, 800) as page:
-        yield url, page
+    with open_browser(1280, 800) as page:
+        yield fresh_dashboard, page
 
 
 @pytest.mark.parametrize("path", list(PAGES))

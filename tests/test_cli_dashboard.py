@@ -9,9 +9,9 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 import tomllib
 import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -21,7 +21,7 @@ import ranking_core
 from dashboard import APP_PATH
 from ranking_core.cli import app
 from ranking_core.cli.dashboard import streamlit_command, streamlit_environment
-from scripts.screenshots import free_port, launch, serve, stop
+from scripts.screenshots import free_port, launch, stop
 
 
 def test_command_runs_streamlit_on_the_app_with_safe_defaults():
@@ -52,37 +52,6 @@ def test_command_runs_streamlit_on_the_app_with_safe_defaults():
         "auto",
     ]
     assert APP_PATH.is_file() and (APP_PATH.parent / ".streamlit" / "config.toml").is_file()
-
-
-@pytest.mark.slow
-def test_readme_command_starts_on_a_fresh_machine_without_prompting(tmp_path):
-    """`riskgrid dashboard` as the README gives it, a HOME with no Streamlit credentials and
-    stdin closed (Streamlit's first-run e-mail question would otherwise stop the start)."""
-    env = {
-        **os.environ,
-        "HOME": str(tmp_path),
-        "BROWSER": "true",
-        "RISKGRID_DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
-    }
-    env.pop("SEG_TABLE", None)
-    with serve(free_port(), env, headless=False) as url:
-        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=5) as answer:
-            assert answer.read() == b"ok"
-
-
-@pytest.mark.slow
-def test_the_start_log_holds_only_riskgrid_and_server_lines(tmp_path):
-    """Started as a user starts it, the server logs what it does (preparing, ready, where it
-    listens) and no warning: Streamlit's "No runtime found" notice came from a module of the
-    pages imported before the runtime existed."""
-    env = {**os.environ, "RISKGRID_DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}"}
-    env.pop("SEG_TABLE", None)
-    process = launch(free_port(), env)
-    stop(process)
-    log = process.stdout.read().decode(errors="replace") if process.stdout else ""
-    assert "riskgrid dashboard: ready after" in log, log
-    for noise in ("WARNING", "No runtime found", "Traceback"):
-        assert noise not in log, log
 
 
 def test_dashboard_opens_no_browser_unless_asked(monkeypatch):
@@ -170,49 +139,108 @@ def _listening_addresses(port: int) -> set[str]:
     return found
 
 
-@pytest.mark.slow
-def test_the_server_listens_on_loopback_only_and_stops_cleanly_on_sigterm(tmp_path):
-    """`riskgrid dashboard` is the server itself (no child): it listens on 127.0.0.1 only, and
-    SIGTERM to that one process stops it, frees the port and leaves no process of its group."""
-    env = {
-        **os.environ,
-        "HOME": str(tmp_path),
-        "BROWSER": "true",
-        "RISKGRID_DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
-    }
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "ranking_core.cli", "dashboard", "--headless", "--port", str(port)],
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+def _printed_so_far(process: subprocess.Popen) -> str:
+    """What ``process`` (started by :func:`launch`: output and errors on one pipe) has printed
+    so far, read without waiting for more."""
+    assert process.stdout is not None
+    os.set_blocking(process.stdout.fileno(), False)
+    return (process.stdout.read() or b"").decode(errors="replace")
+
+
+def _group_alive(group: int) -> bool:
+    """A process of the process group ``group`` exists."""
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            assert process.poll() is None, "the dashboard exited"
-            with (
-                contextlib.suppress(OSError),
-                urllib.request.urlopen(
-                    f"http://127.0.0.1:{port}/_stcore/health", timeout=2
-                ) as answer,
-            ):
-                if answer.read() == b"ok":
-                    break
-            assert time.monotonic() < deadline, "the dashboard did not answer"
-            time.sleep(0.5)
-        assert _listening_addresses(port) == {"127.0.0.1"}
-        os.kill(process.pid, signal.SIGTERM)  # the one process, not its group
-        assert process.wait(timeout=30) in (0, -signal.SIGTERM)
-        with pytest.raises(ProcessLookupError):
-            os.killpg(process.pid, 0)  # nothing of its process group is left
-        assert _listening_addresses(port) == set()
-        with socket.socket() as s:  # a new server can take the port (as servers do, past the
-            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # health checks' TIME_WAIT)
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _port_takes_a_server(port: int) -> bool:
+    """A new server can listen on ``port`` of 127.0.0.1 at once (as servers do, with
+    SO_REUSEADDR, past the health checks' TIME_WAIT)."""
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
             s.bind(("127.0.0.1", port))
             s.listen()
+        except OSError:
+            return False
+    return True
+
+
+@dataclass(frozen=True)
+class ServerLife:
+    """What one server's life showed: started with the README's command on a fresh machine,
+    asked for its health, looked at while it listened, stopped by SIGTERM to its one process."""
+
+    health: bytes  # what /_stcore/health answered
+    listening: set[str]  # local addresses listening on its port while it ran
+    returncode: int  # its exit status after SIGTERM
+    group_left: bool  # a process of its process group outlived it
+    listening_after: set[str]  # local addresses listening on its port once it had ended
+    port_free: bool  # a new server could take the port at once
+    start_log: str  # its standard output and error until it was sent SIGTERM
+
+
+@pytest.fixture(scope="module")
+def server_life(tmp_path_factory) -> ServerLife:
+    """One ``riskgrid dashboard`` as the README gives it (no option: not headless), with a HOME
+    holding no Streamlit credentials, stdin closed (Streamlit's first-run e-mail question would
+    otherwise stop the start), run once for the tests of this module (a start costs seconds of
+    two cores): asked for its health, its listening sockets read, then SIGTERM to that one
+    process (``riskgrid dashboard`` is the server itself, no child) and its group and port
+    checked once it has ended."""
+    folder = tmp_path_factory.mktemp("server_life")
+    env = {
+        **os.environ,
+        "HOME": str(folder),
+        "BROWSER": "true",
+        "RISKGRID_DATABASE_URL": f"sqlite:///{folder / 'db.sqlite3'}",
+    }
+    env.pop("SEG_TABLE", None)
+    port = free_port()
+    process = launch(port, env, headless=False)
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=5) as ok:
+            health = ok.read()
+        listening = _listening_addresses(port)
+        start_log = _printed_so_far(process)
+        os.kill(process.pid, signal.SIGTERM)  # the one process, not its group
+        returncode = process.wait(timeout=30)
+        group_left = _group_alive(process.pid)
+        listening_after = _listening_addresses(port)
+        port_free = _port_takes_a_server(port)
     finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
+        stop(process, signal.SIGKILL)  # whatever is left of it
+    return ServerLife(
+        health, listening, returncode, group_left, listening_after, port_free, start_log
+    )
+
+
+@pytest.mark.slow
+def test_readme_command_starts_on_a_fresh_machine_without_prompting(server_life):
+    """`riskgrid dashboard` as the README gives it answers its health check."""
+    assert server_life.health == b"ok", server_life.start_log
+
+
+@pytest.mark.slow
+def test_the_start_log_holds_only_riskgrid_and_server_lines(server_life):
+    """Started as a user starts it, the server logs what it does (preparing, ready, where it
+    listens) and no warning: Streamlit's "No runtime found" notice came from a module of the
+    pages imported before the runtime existed."""
+    log = server_life.start_log
+    assert "riskgrid dashboard: ready after" in log, log
+    for noise in ("WARNING", "No runtime found", "Traceback"):
+        assert noise not in log, log
+
+
+@pytest.mark.slow
+def test_the_server_listens_on_loopback_only_and_stops_cleanly_on_sigterm(server_life):
+    """`riskgrid dashboard` is the server itself (no child): it listens on 127.0.0.1 only, and
+    SIGTERM to that one process stops it, frees the port and leaves no process of its group."""
+    assert server_life.listening == {"127.0.0.1"}
+    assert server_life.returncode in (0, -signal.SIGTERM)
+    assert not server_life.group_left  # nothing of its process group is left
+    assert server_life.listening_after == set()
+    assert server_life.port_free

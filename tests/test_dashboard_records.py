@@ -11,7 +11,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 import zipfile
@@ -195,52 +194,24 @@ def test_the_server_refuses_to_start_without_its_database(tmp_path):
 
 
 @pytest.mark.slow
-def test_the_metrics_endpoint_is_off_unless_asked_for(tmp_path):
+def test_the_metrics_endpoint_is_off_unless_asked_for(fresh_dashboard, team_scheduler, tmp_path):
+    with pytest.raises(urllib.error.HTTPError) as answer:  # the session's default server
+        urllib.request.urlopen(f"{fresh_dashboard}/_stcore/metrics", timeout=10)
+    assert answer.value.code == 404 and b"metrics are off" in answer.value.read()
     env = {
         **os.environ,
         "HOME": str(tmp_path),
         "BROWSER": "true",
         "RISKGRID_DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
+        "RISKGRID_SCHEDULER": team_scheduler,  # no local cluster (tests/conftest.py)
     }
-    with serve(free_port(), env) as url:
-        with pytest.raises(urllib.error.HTTPError) as answer:
-            urllib.request.urlopen(f"{url}/_stcore/metrics", timeout=10)
-        assert answer.value.code == 404 and b"metrics are off" in answer.value.read()
-    port = free_port()
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "ranking_core.cli",
-            "dashboard",
-            "--headless",
-            "--metrics",
-            "--port",
-            str(port),
-        ],
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    body = b""
-    try:
-        for _ in range(240):
-            try:
-                with urllib.request.urlopen(
-                    f"http://127.0.0.1:{port}/_stcore/metrics", timeout=2
-                ) as answer:
-                    body = answer.read()
-                    break
-            except OSError:
-                process.poll()
-                assert process.returncode is None, "the dashboard exited"
-                time.sleep(0.5)
-        assert b"# TYPE" in body or b"# EOF" in body  # OpenMetrics text
-    finally:
-        os.killpg(process.pid, 15)
-        process.wait(timeout=30)
+    env.pop("RISKGRID_METRICS", None)
+    with (
+        serve(free_port(), env, options=["--metrics"]) as url,
+        urllib.request.urlopen(f"{url}/_stcore/metrics", timeout=10) as answer,
+    ):
+        body = answer.read()
+    assert b"# TYPE" in body or b"# EOF" in body  # OpenMetrics text
 
 
 @pytest.mark.parametrize("public", [False, True])

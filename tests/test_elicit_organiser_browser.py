@@ -61,7 +61,9 @@ def _pooled(typed: dict) -> np.ndarray:
 @pytest.mark.skipif(
     not CHROMIUM.exists(), reason=f"{CHROMIUM} is absent (apt-get install chromium)"
 )
-def test_the_organiser_sees_the_pooled_grid_and_its_difference_from_the_seg(tmp_path):
+def test_the_organiser_sees_the_pooled_grid_and_its_difference_from_the_seg(
+    team_scheduler, tmp_path
+):
     pytest.importorskip("playwright.sync_api", reason="the playwright Python package is missing")
     from playwright.sync_api import sync_playwright
 
@@ -72,6 +74,7 @@ def test_the_organiser_sees_the_pooled_grid_and_its_difference_from_the_seg(tmp_
     port = free_port()
     url = f"sqlite:///{tmp_path / 'riskgrid.sqlite3'}"
     env = {**os.environ, "RISKGRID_DATABASE_URL": url, "PYTHONPATH": str(ROOT)}
+    env["RISKGRID_SCHEDULER"] = team_scheduler  # the job on the session's team (conftest.py)
     link, typed = _answers(url, port)
     changed = np.mean(risk_category(_pooled(typed)) != risk_category(seg))
     server = launch(port, env)

@@ -6,78 +6,21 @@ cancel and error sentences; the runner's shutdown leaves the team's scheduler ru
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-import time
-from pathlib import Path
-
 import psutil
 import pytest
+from dask_team import dask_team
 
 from ranking_core.job_cluster import SCHEDULER_ENV, scheduler_address
 from tests.test_jobs import divide, forever, wait_until, worker_process
-
-ROOT = Path(__file__).resolve().parents[1]
-START_WAIT = 120  # seconds at most for the scheduler and workers to start on a busy machine
-
-
-def _stop(processes: list[subprocess.Popen]) -> None:
-    """End each process in turn (the workers before their scheduler)."""
-    for process in processes:
-        if process.poll() is None:
-            process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 @pytest.fixture(scope="module")
 def team(tmp_path_factory):
     """``(address, worker process ids, scheduler process)`` of a scheduler and two
     single-threaded workers (no nanny: each worker is the process started here)."""
-    from distributed import Client
-
-    folder = tmp_path_factory.mktemp("team")
-    file = folder / "scheduler.json"
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
-    dask = [sys.executable, "-m", "dask"]
-    local = ["--host", "127.0.0.1", "--dashboard-address", "127.0.0.1:0", "--no-dashboard"]
-    started = [
-        subprocess.Popen(
-            [*dask, "scheduler", *local, "--port", "0", "--scheduler-file", str(file)],
-            cwd=folder,
-            env=env,
-            stderr=subprocess.DEVNULL,
-        )
-    ]
-    try:
-        deadline = time.monotonic() + START_WAIT
-        while not file.exists() or not file.read_text().strip():
-            assert time.monotonic() < deadline, "the scheduler did not start"
-            assert started[0].poll() is None, "the scheduler stopped"
-            time.sleep(0.1)
-        time.sleep(0.2)  # the file is written in one go, but give it a moment
-        address = json.loads(file.read_text())["address"]
-        for name in ("second-machine-a", "second-machine-b"):
-            worker = [*dask, "worker", address, *local, "--nthreads", "1", "--no-nanny"]
-            started.append(
-                subprocess.Popen(
-                    [*worker, "--name", name, "--local-directory", str(folder / name)],
-                    cwd=folder,
-                    env=env,
-                    stderr=subprocess.DEVNULL,
-                )
-            )
-        with Client(address, timeout=START_WAIT, set_as_default=False) as client:
-            client.wait_for_workers(2, timeout=START_WAIT)
-        yield address, {worker.pid for worker in started[1:]}, started[0]
-    finally:
-        _stop(started[::-1])
+    names = ("second-machine-a", "second-machine-b")
+    with dask_team(tmp_path_factory.mktemp("team"), names) as started:
+        yield started.address, started.worker_pids, started.scheduler
 
 
 def test_jobs_given_the_one_setting_run_on_the_teams_two_workers(team, monkeypatch):

@@ -35,7 +35,7 @@ def sign_in(page, url: str, provider, user: str) -> None:
 @pytest.mark.skipif(
     not CHROMIUM.exists(), reason=f"{CHROMIUM} is absent (apt-get install chromium)"
 )
-def test_two_users_signed_in_through_a_login_provider(tmp_path):
+def test_two_users_signed_in_through_a_login_provider(team_scheduler, tmp_path):
     pytest.importorskip("playwright.sync_api", reason="the playwright Python package is missing")
     database = f"sqlite:///{tmp_path / 'db.sqlite3'}"
     store = Store(database)
@@ -52,6 +52,7 @@ def test_two_users_signed_in_through_a_login_provider(tmp_path):
         (home / ".streamlit").mkdir(parents=True)
         (home / ".streamlit" / "secrets.toml").write_text(secrets_toml(provider, port))
         env = {**os.environ, "HOME": str(home), "RISKGRID_DATABASE_URL": database}
+        env["RISKGRID_SCHEDULER"] = team_scheduler  # no local cluster (tests/conftest.py)
         env.pop("SEG_TABLE", None)
         with serve(port, env) as url, open_browser() as page:
             sign_in(page, url, provider, ADA)

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
 
 import numpy as np
 import pandas as pd
 import pytest
+from typer.testing import CliRunner
 
 from dashboard.seg_rater import cell_label, threshold_label
+from ranking_core.cli import app
 from ranking_core.surveys.seg_method import ACTIONS, CUT_ACTIONS
 from scripts.screenshots import CHROMIUM, CHROMIUM_ARGS, ROOT, free_port, launch, stop
 
@@ -36,15 +36,12 @@ DIP = [[1, 2, 4, 3, 9], [2, 1, 2, 4, 8], [5, 2, 1, 2, 6], [7, 5, 3, 1, 2], [9, 8
 MATRICES = {("ann", 0): SMOOTH, ("ann", 1): DIP, ("bo", 0): DIP, ("bo", 1): SMOOTH}
 
 
-def _cli(*args: str, env: dict) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "ranking_core.cli", "survey", *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
+def _cli(*args: str, database: str) -> None:
+    """``riskgrid ARGS`` (the command line's app, run in this process) on ``database``."""
+    result = CliRunner().invoke(
+        app, list(args), env={"RISKGRID_DATABASE_URL": database, "SEG_TABLE": None}
     )
+    assert result.exit_code == 0, (result.output, result.exception)
 
 
 def _answer_scenario(page, rater: str, index: int, n: int) -> None:
@@ -78,16 +75,16 @@ def _answer_scenario(page, rater: str, index: int, n: int) -> None:
 @pytest.mark.skipif(
     not CHROMIUM.exists(), reason=f"{CHROMIUM} is absent (apt-get install chromium)"
 )
-def test_two_raters_answer_a_seg_survey_and_the_export_holds_what_they_typed(tmp_path):
+def test_two_raters_answer_a_seg_survey_and_the_export_holds_what_they_typed(
+    team_scheduler, tmp_path
+):
     pytest.importorskip("playwright.sync_api", reason="the playwright Python package is missing")
     from playwright.sync_api import sync_playwright
 
     port = free_port()
-    env = {
-        **os.environ,
-        "RISKGRID_DATABASE_URL": f"sqlite:///{tmp_path / 'riskgrid.sqlite3'}",
-        "PYTHONPATH": str(ROOT),
-    }
+    database = f"sqlite:///{tmp_path / 'riskgrid.sqlite3'}"
+    env = {**os.environ, "RISKGRID_DATABASE_URL": database, "PYTHONPATH": str(ROOT)}
+    env["RISKGRID_SCHEDULER"] = team_scheduler  # no local cluster (tests/conftest.py)
     env.pop("SEG_TABLE", None)
     scenarios = tmp_path / "scenarios.csv"
     scenarios.write_text(
@@ -95,11 +92,13 @@ def test_two_raters_answer_a_seg_survey_and_the_export_holds_what_they_typed(tmp
         "Diet only,*No* <b>insulin</b>,no\n"
     )
     _cli(
-        "create", "ward", "--method", "seg", "--unit", "mmol/L", "--scenarios", str(scenarios),
-        "--base-url", f"http://127.0.0.1:{port}", env=env,
+        "survey", "create", "ward", "--method", "seg", "--unit", "mmol/L",
+        "--scenarios", str(scenarios), "--base-url", f"http://127.0.0.1:{port}",
+        database=database,
     )  # fmt: skip
-    _cli("invite", "ward", "--raters", "2", "-o", str(tmp_path / "links.csv"), env=env)
-    links = pd.read_csv(tmp_path / "links.csv")
+    links_file = tmp_path / "links.csv"
+    _cli("survey", "invite", "ward", "--raters", "2", "-o", str(links_file), database=database)
+    links = pd.read_csv(links_file)
     links["rater"] = ["ann", "bo"]
     server = launch(port, env)
     try:
@@ -141,7 +140,7 @@ def test_two_raters_answer_a_seg_survey_and_the_export_holds_what_they_typed(tmp
         stop(server)
 
     folder = tmp_path / "export"
-    _cli("export", "ward", "-o", str(folder), env=env)
+    _cli("survey", "export", "ward", "-o", str(folder), database=database)
     thresholds = pd.read_csv(folder / "thresholds.csv")
     matrix = pd.read_csv(folder / "matrix.csv")
     assert list(thresholds.columns) == ["rater", "scenario", "action", "max"]
@@ -167,17 +166,10 @@ def test_two_raters_answer_a_seg_survey_and_the_export_holds_what_they_typed(tmp
     # risk(REF, BGM) = (score[action(BGM), action(REF)] - 1) / 2, averaged over the raters of a
     # scenario, then over the scenarios (computed here cell block by cell block from what was typed)
     out = tmp_path / "grid"
-    subprocess.run(
-        [
-            *(sys.executable, "-m", "ranking_core.cli", "elicit"),
-            *(str(folder / "thresholds.csv"), str(folder / "matrix.csv")),
-            *("--out-dir", str(out), "--no-learn"),
-        ],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
+    _cli(
+        *("elicit", str(folder / "thresholds.csv"), str(folder / "matrix.csv")),
+        *("--out-dir", str(out), "--no-learn"),
+        database=database,
     )
     glucose = np.arange(601)
     scenario_means = []

@@ -8,15 +8,15 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import subprocess
-import sys
 
 import pandas as pd
 import pytest
+from typer.testing import CliRunner
 
+from ranking_core.cli import app
 from ranking_core.panels import start_design
 from ranking_core.surveys import SurveySettings, SurveyStore
-from scripts.screenshots import CHROMIUM, ROOT, free_port, launch, stop
+from scripts.screenshots import CHROMIUM, free_port, launch, stop
 from scripts.survey_raters import answer_survey, open_chromium
 
 
@@ -72,10 +72,11 @@ async def _run(links: list[tuple[str, str]], port: int, env: dict, kill_after: i
 )
 # on PostgreSQL: a server killed mid-survey on SQLite is tests/test_seg_survey_browser.py's case
 @pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
-def test_answers_survive_a_server_killed_mid_survey(database_url, tmp_path):
+def test_answers_survive_a_server_killed_mid_survey(database_url, team_scheduler, tmp_path):
     pytest.importorskip("playwright.async_api", reason="the playwright Python package is missing")
     port = free_port()
     env = {**os.environ, "RISKGRID_DATABASE_URL": database_url}
+    env["RISKGRID_SCHEDULER"] = team_scheduler  # no local cluster (tests/conftest.py)
     env.pop("SEG_TABLE", None)
     surveys = SurveyStore(database_url)
     settings = SurveySettings(
@@ -87,13 +88,12 @@ def test_answers_survive_a_server_killed_mid_survey(database_url, tmp_path):
     answers = asyncio.run(_run(links, port, env, kill_after=6))
 
     out = tmp_path / "ratings.csv"
-    subprocess.run(
-        [sys.executable, "-m", "ranking_core.cli", "survey", "export", "ward", "-o", str(out)],
-        check=True,
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
+    exported = CliRunner().invoke(  # `riskgrid survey export` (the app, run in this process)
+        app,
+        ["survey", "export", "ward", "-o", str(out)],
+        env={"RISKGRID_DATABASE_URL": database_url},
     )
+    assert exported.exit_code == 0, (exported.output, exported.exception)
     export = pd.read_csv(out)
     assert len(export) == queued  # everyone finished: every place answered, none twice
     acknowledged = [a for a in answers if a.acknowledged]
