@@ -53,3 +53,45 @@ def test_a_fit_uses_every_core_only_when_it_is_large_and_the_cores_are_free(
     with fit_threads(n_ratings):
         threads = {p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"}
     assert threads == {2 if expected == "cores" else 1}
+
+
+ARENAS = """
+import ctypes, sys, tempfile, threading
+import numpy as np
+from ranking_core.blas_threads import one_malloc_arena
+if sys.argv[1] == "one":
+    assert one_malloc_arena()
+held, ready = [], threading.Barrier(4)
+def allocate():
+    ready.wait()  # the three threads allocate at the same time
+    held.append([np.ones(1000) for _ in range(200)])
+threads = [threading.Thread(target=allocate) for _ in range(3)]
+for t in threads:
+    t.start()
+ready.wait()
+for t in threads:
+    t.join()
+libc = ctypes.CDLL(None)
+libc.fopen.restype = ctypes.c_void_p
+path = tempfile.mktemp()
+stream = libc.fopen(path.encode(), b"w")
+libc.malloc_info(0, ctypes.c_void_p(stream))
+libc.fclose(ctypes.c_void_p(stream))
+print(open(path).read().count("<heap nr="))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc arenas")
+def test_one_malloc_arena_keeps_every_thread_on_one_heap():
+    """glibc's own report (malloc_info): threads allocating at once get heaps of their own by
+    default, and share one after ``one_malloc_arena``."""
+
+    def heaps(mode: str) -> int:
+        done = subprocess.run(
+            [sys.executable, "-c", ARENAS, mode], capture_output=True, text=True, cwd=ROOT
+        )
+        assert done.returncode == 0, done.stderr
+        return int(done.stdout)
+
+    assert heaps("default") > 1
+    assert heaps("one") == 1
