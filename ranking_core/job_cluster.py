@@ -351,7 +351,11 @@ _ENGINES: weakref.WeakSet[Engine] = weakref.WeakSet()
 
 
 def _close_every_engine_at_exit(engine: Engine) -> None:
-    """Remember an engine for :func:`_stop_at_exit`, hooked to the interpreter's exit once."""
+    """Remember an engine for :func:`_stop_at_exit`, hooked to the interpreter's exit once,
+    after multiprocessing's own exit handler (registered as its ``util`` is first imported), so
+    that it runs before that one (:func:`kill_left_workers`)."""
+    import multiprocessing.util  # noqa: F401 - registers multiprocessing's exit handler
+
     if not _ENGINES:
         atexit.unregister(_stop_at_exit)
         atexit.register(_stop_at_exit)
