@@ -39,14 +39,22 @@ def call_by_name(target: str, /, *args: Any, **kwargs: Any) -> Any:
     return function(*args, **kwargs)
 
 
-def warm_worker(*, progress: Callable[[int, int], None]) -> None:
-    """Runs in a worker: import what the pages' jobs import, so that the first job a visitor
-    starts does not wait for a fresh interpreter's imports (several seconds)."""
-    _quiet_streamlit()
-    import dashboard.learn_data  # noqa: F401 - the Learn page's fit (ranking_core.learn)
-    import ranking_core.cf.parallel
-    import ranking_core.experiments.learners
-    import ranking_core.experiments.seg
-    import ranking_core.meter.documents.document  # noqa: F401 - the Meter page's report (matplotlib)
+WARM_MODULES = (
+    "dashboard.learn_data",  # the Learn page's fit (ranking_core.learn)
+    "ranking_core.cf.parallel",
+    "ranking_core.experiments.learners",
+    "ranking_core.experiments.seg",
+    "ranking_core.meter.documents.document",  # the Meter page's report (matplotlib)
+)
 
-    progress(1, 1)
+
+def warm_worker(*, progress: Callable[[int, int], None]) -> None:
+    """Runs in a worker: import what the pages' jobs import (:data:`WARM_MODULES`), so that the
+    first job a visitor starts does not wait for a fresh interpreter's imports (several
+    seconds); one progress step per module, so that a server stopping meanwhile ends it at the
+    next module."""
+    _quiet_streamlit()
+    for done, module in enumerate(WARM_MODULES):
+        progress(done, len(WARM_MODULES))
+        importlib.import_module(module)
+    progress(len(WARM_MODULES), len(WARM_MODULES))

@@ -60,6 +60,8 @@ def warm_workers() -> threading.Thread:
         try:
             for worker in range(runner.limits.workers):
                 runner.submit(("warm-up", worker), warm_worker, owner=f"warm-up {worker}")
+        except JobRefused:  # the server is stopping already
+            pass
         except Exception:  # never keep the server from starting; the first job says why
             LOG.exception("the long jobs' cluster did not start at warm-up")
 

@@ -16,9 +16,13 @@ the engine the collaborative-filtering experiments already use (:mod:`ranking_co
   last step), so a job reporting 10⁵ steps sends a few messages a second to the scheduler, not
   10⁵; a cancelled job stops at its first report after the flag is set.
 
-Worker processes of the local cluster are forked by multiprocessing's fork server, started
-while ``__main__`` is empty (:func:`no_main_script`): a worker the cluster restarts later (after
-it died) never runs the server's ``__main__`` again, which under Streamlit is a page script.
+Worker processes of the local cluster are forked by multiprocessing's fork server, which imports
+:mod:`ranking_core.job_fork_server` first: no worker, started with the cluster or restarted
+later by its nanny, runs the server's ``__main__`` (under Streamlit, the last page script run),
+and the SIGINT or SIGTERM sent to the server's whole process group (Ctrl-C, a service manager)
+leaves the workers to the server, which closes the cluster in order as it stops
+(:meth:`Engine.shutdown`: no new job, every job cancelled, the running ones awaited a moment,
+then the client and the cluster closed), so that no nanny restarts a worker meanwhile.
 """
 
 from __future__ import annotations
@@ -40,12 +44,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from ranking_core.jobs import JobRefused
+
 LOG = logging.getLogger("riskgrid.jobs")
 
 SCHEDULER_ENV = "RISKGRID_SCHEDULER"
 REPORT_SECONDS = 0.2  # at most one progress message (and cancel check) per job this often
 CONNECT_SECONDS = 30.0  # seconds at most to reach a team's scheduler
 CLOSE_SECONDS = 30.0  # seconds at most to close the local cluster
+STOP_JOBS_SECONDS = 1.0  # seconds at most a shutdown waits for running jobs to see their cancel
 TRACKER_WAIT = 10.0  # seconds the exit waits for multiprocessing's resource tracker to end
 SCHEMES = ("tcp", "tls")
 
@@ -78,7 +85,9 @@ def scheduler_address(environ: Mapping[str, str] | None = None) -> str | None:
 def no_main_script() -> Iterator[None]:
     """Start processes with an empty ``__main__``. A spawned process first runs the parent's
     ``__main__`` file again; a server that runs scripts as ``__main__`` (Streamlit runs each
-    page script so) would have the worker re-run a page script, or fail on one that is gone."""
+    page script so) would have the worker re-run a page script, or fail on one that is gone.
+    (Where a fork server forks the workers, :mod:`ranking_core.job_fork_server` also covers the
+    workers restarted later.)"""
     main = sys.modules["__main__"]
     sys.modules["__main__"] = types.ModuleType("__main__")
     try:
@@ -113,10 +122,31 @@ class ClusterChannel:
         self._open[0].set([1, 0, 0])
 
     def cancelled(self) -> bool:
-        return bool(self._open[1].is_set())
+        """The job's cancel flag is set, or its worker is closing (the cluster shuts down: the
+        worker's client is closed and the job's outcome would reach no one)."""
+        flag = self._open[1]
+        if _client_closing(flag.client):
+            return True
+        try:
+            return bool(flag.is_set())
+        except Exception:
+            if _client_closing(flag.client):  # closed while asking
+                return True
+            raise
 
     def report(self, done: int, total: int) -> None:
-        self._open[0].set([1, done, total])
+        """Write the job's progress (nothing once its worker is closing)."""
+        progress = self._open[0]
+        try:
+            progress.set([1, done, total])
+        except Exception:
+            if not _client_closing(progress.client):
+                raise
+
+
+def _client_closing(client: Any) -> bool:
+    """A ``distributed.Client`` that is closing or closed (its scheduler gone)."""
+    return getattr(client, "status", "closed") in ("closing", "closed") or client.scheduler is None
 
 
 class Engine:
@@ -139,7 +169,7 @@ class Engine:
         """The client, connected (and the local cluster started) on first use."""
         with self._lock:
             if self._closed:
-                raise RuntimeError("the job engine has been shut down")
+                raise JobRefused("the server is stopping; no new long job starts")
             if self._client is None:
                 self._client, self._cluster = _connect(self.workers, self.scheduler)
             return self._client
@@ -190,9 +220,12 @@ class Engine:
             Event(cancel, self._client).clear()
 
     def shutdown(self) -> None:
-        """Cancel every job of this engine (queued ones never start, running ones stop at their
-        next report), then close the client and the local cluster (never a team's scheduler).
-        Calling it again does nothing more."""
+        """Stop the engine, in this order: no new job (:class:`~ranking_core.jobs.JobRefused`);
+        every job's cancel flag raised (a queued job ends as it starts, a running one at its
+        next progress report) and the jobs awaited at most :data:`STOP_JOBS_SECONDS`, those
+        left taken off the cluster; then the client closed, then the local cluster (never a
+        team's scheduler), whose workers so close with no job running, or cut one a job still
+        runs in short. Calling it again does nothing more."""
         with self._lock:
             if self._closed:
                 return
@@ -200,12 +233,8 @@ class Engine:
             client, cluster = self._client, self._cluster
         if client is None:
             return
-        from distributed import Event
-
-        with contextlib.suppress(Exception):
-            for job_id in list(self._futures):
-                Event(_names(job_id)[1], client).set()
-            client.cancel(list(self._futures.values()))
+        with contextlib.suppress(Exception):  # a cluster already gone has no job to stop
+            self._stop_jobs(client)
         with contextlib.suppress(Exception):
             client.close(timeout=CLOSE_SECONDS)
         if cluster is not None:
@@ -213,6 +242,20 @@ class Engine:
                 cluster.close(timeout=CLOSE_SECONDS)
             except Exception:
                 LOG.exception("the local cluster of the job engine did not close cleanly")
+
+    def _stop_jobs(self, client: Any) -> None:
+        """Raise every job's cancel flag (a queued job then ends as soon as it starts, a running
+        one at its next progress report), wait at most :data:`STOP_JOBS_SECONDS` for all of them
+        to end, and take those left off the cluster."""
+        from distributed import Event
+
+        futures = list(self._futures.items())
+        for job_id, _ in futures:
+            Event(_names(job_id)[1], client).set()
+        deadline = time.monotonic() + STOP_JOBS_SECONDS
+        while time.monotonic() < deadline and not all(future.done() for _, future in futures):
+            time.sleep(0.02)
+        client.cancel([future for _, future in futures if not future.done()])
 
 
 def _quiet_distributed() -> None:
@@ -270,10 +313,11 @@ WORKER_ENVIRON_UNSET = (
 
 def _configure_local_workers() -> None:
     """Settings of dask for the local cluster's workers, for this process: forked by
-    multiprocessing's fork server (where the platform has one), so that no worker, started now
-    or restarted later, runs ``__main__``; and the BLAS threads and memory handling of a plain
-    process (:data:`WORKER_ENVIRON_UNSET`; a job's fit sets its own BLAS threads,
-    :func:`ranking_core.blas_threads.fit_threads`)."""
+    multiprocessing's fork server (where the platform has one), which imports
+    :data:`FORK_SERVER_MODULE` first, so that no worker, started now or restarted later, runs
+    ``__main__`` or dies of a signal sent to the server's process group; and the BLAS threads
+    and memory handling of a plain process (:data:`WORKER_ENVIRON_UNSET`; a job's fit sets its
+    own BLAS threads, :func:`ranking_core.blas_threads.fit_threads`)."""
     import dask
 
     settings: dict[str, Any] = {
@@ -282,13 +326,36 @@ def _configure_local_workers() -> None:
     if "forkserver" in multiprocessing.get_all_start_methods():
         settings["distributed.worker.multiprocessing-method"] = "forkserver"
     dask.config.set(settings)
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        _preload_fork_server()
+
+
+FORK_SERVER_MODULE = "ranking_core.job_fork_server"
+
+
+def _preload_fork_server() -> None:
+    """Add :data:`FORK_SERVER_MODULE` to the modules multiprocessing's fork server imports when
+    it starts, after those dask.distributed puts there (set by it once, on its first use of the
+    fork server's context)."""
+    from multiprocessing import forkserver
+
+    from distributed.utils import get_mp_context
+
+    context = get_mp_context()
+    preload = list(getattr(forkserver._forkserver, "_preload_modules", ["distributed"]))
+    if FORK_SERVER_MODULE not in preload:
+        context.set_forkserver_preload([*preload, FORK_SERVER_MODULE])
 
 
 _ENGINES: weakref.WeakSet[Engine] = weakref.WeakSet()
 
 
 def _close_every_engine_at_exit(engine: Engine) -> None:
-    """Remember an engine for :func:`_stop_at_exit`, hooked to the interpreter's exit once."""
+    """Remember an engine for :func:`_stop_at_exit`, hooked to the interpreter's exit once,
+    after multiprocessing's own exit handler (registered as its ``util`` is first imported), so
+    that it runs before that one (:func:`kill_left_workers`)."""
+    import multiprocessing.util  # noqa: F401 - registers multiprocessing's exit handler
+
     if not _ENGINES:
         atexit.unregister(_stop_at_exit)
         atexit.register(_stop_at_exit)
@@ -297,7 +364,8 @@ def _close_every_engine_at_exit(engine: Engine) -> None:
 
 def _stop_at_exit() -> None:
     """At the interpreter's exit: every engine shut down (its local cluster's workers joined),
-    then multiprocessing's fork server, then its resource tracker, which would otherwise
+    any worker left killed, then multiprocessing's fork server, then its resource tracker,
+    which would otherwise
     outlive the server as processes of its group (zombies where nothing reaps orphans).
 
     The order matters: the fork server ends when every holder of its "alive" pipe (this
@@ -309,8 +377,26 @@ def _stop_at_exit() -> None:
         except Exception:  # an exit handler never raises; the next engine still stops
             LOG.exception("a job engine did not stop cleanly at exit")
     _ENGINES.clear()
+    kill_left_workers(TRACKER_WAIT)
     stop_fork_server()
     stop_resource_tracker(TRACKER_WAIT)
+
+
+def kill_left_workers(wait: float) -> list[int]:
+    """Kill (SIGKILL) the daemonic child processes of multiprocessing still alive: workers of a
+    local cluster that did not close (the engines' shutdown has run and logged why). Their ids.
+
+    multiprocessing's own exit handler, which runs after this one, sends each daemonic child
+    SIGTERM and then waits for it without end; a worker ignores SIGTERM
+    (:mod:`ranking_core.job_fork_server`), so the exit would wait for ever. Each killed process
+    is awaited at most ``wait`` seconds."""
+    left = [child for child in multiprocessing.active_children() if child.daemon]
+    for child in left:
+        LOG.warning("a job worker (process %d) was left running at exit; killed", child.pid)
+        child.kill()
+    for child in left:
+        child.join(wait)
+    return [child.pid for child in left if child.pid is not None]
 
 
 def stop_fork_server() -> bool:

@@ -9,6 +9,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 import tomllib
 import urllib.request
 from dataclasses import dataclass
@@ -21,7 +22,20 @@ import ranking_core
 from dashboard import APP_PATH
 from ranking_core.cli import app
 from ranking_core.cli.dashboard import streamlit_command, streamlit_environment
-from scripts.screenshots import free_port, launch, stop
+from scripts.screenshots import (
+    CHROMIUM,
+    free_port,
+    launch,
+    open_browser,
+    stop,
+    wait_until_rendered,
+)
+
+STOP_CEILING = 15.0  # seconds: a stop taking longer has hung (it takes a few; not a benchmark)
+GROUP_GONE_WAIT = 10.0  # seconds at most for the last process of a stopped server's group to end
+# what a stopped server's log must not hold: a traceback, a warning (dask.distributed's, of a
+# worker closed while a job ran), a job's failure, a page script run bare by a job worker
+STOP_NOISE = ("Traceback", "WARNING", "a job failed", "Error", "ScriptRunContext")
 
 
 def test_command_runs_streamlit_on_the_app_with_safe_defaults():
@@ -181,6 +195,8 @@ class ServerLife:
     listening_after: set[str]  # local addresses listening on its port once it had ended
     port_free: bool  # a new server could take the port at once
     start_log: str  # its standard output and error until it was sent SIGTERM
+    stop_log: str  # what it printed from SIGTERM on, until its process group had ended
+    stop_seconds: float  # from SIGTERM to its exit
 
 
 @pytest.fixture(scope="module")
@@ -192,6 +208,41 @@ def server_life(tmp_path_factory) -> ServerLife:
     process (``riskgrid dashboard`` is the server itself, no child) and its group and port
     checked once it has ended."""
     folder = tmp_path_factory.mktemp("server_life")
+    port = free_port()
+    process = launch(port, _fresh_machine(folder), headless=False)
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=5) as ok:
+            health = ok.read()
+        listening = _listening_addresses(port)
+        start_log = _printed_so_far(process)
+        # the one process, not its group; its warm-up jobs are still running on its workers
+        sent = time.monotonic()
+        os.kill(process.pid, signal.SIGTERM)
+        returncode = process.wait(timeout=30)
+        stop_seconds = time.monotonic() - sent
+        group_left = _group_alive(process.pid)
+        listening_after = _listening_addresses(port)
+        port_free = _port_takes_a_server(port)
+        _wait_until_gone(process.pid)
+        stop_log = _printed_so_far(process)
+    finally:
+        stop(process, signal.SIGKILL)  # whatever is left of it
+    return ServerLife(
+        health,
+        listening,
+        returncode,
+        group_left,
+        listening_after,
+        port_free,
+        start_log,
+        stop_log,
+        stop_seconds,
+    )
+
+
+def _fresh_machine(folder: Path) -> dict[str, str]:
+    """The environment of a server on a fresh machine: a HOME holding no Streamlit credentials
+    and no browser to open, an empty database in ``folder``, no SEG table."""
     env = {
         **os.environ,
         "HOME": str(folder),
@@ -199,23 +250,14 @@ def server_life(tmp_path_factory) -> ServerLife:
         "RISKGRID_DATABASE_URL": f"sqlite:///{folder / 'db.sqlite3'}",
     }
     env.pop("SEG_TABLE", None)
-    port = free_port()
-    process = launch(port, env, headless=False)
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=5) as ok:
-            health = ok.read()
-        listening = _listening_addresses(port)
-        start_log = _printed_so_far(process)
-        os.kill(process.pid, signal.SIGTERM)  # the one process, not its group
-        returncode = process.wait(timeout=30)
-        group_left = _group_alive(process.pid)
-        listening_after = _listening_addresses(port)
-        port_free = _port_takes_a_server(port)
-    finally:
-        stop(process, signal.SIGKILL)  # whatever is left of it
-    return ServerLife(
-        health, listening, returncode, group_left, listening_after, port_free, start_log
-    )
+    return env
+
+
+def _wait_until_gone(group: int) -> None:
+    """Wait at most :data:`GROUP_GONE_WAIT` seconds for every process of ``group`` to end."""
+    deadline = time.monotonic() + GROUP_GONE_WAIT
+    while _group_alive(group) and time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
 @pytest.mark.slow
@@ -244,3 +286,47 @@ def test_the_server_listens_on_loopback_only_and_stops_cleanly_on_sigterm(server
     assert not server_life.group_left  # nothing of its process group is left
     assert server_life.listening_after == set()
     assert server_life.port_free
+
+
+@pytest.mark.slow
+def test_a_sigterm_while_jobs_run_stops_the_server_quickly_and_quietly(server_life):
+    """SIGTERM while the warm-up jobs run on the workers: the server cancels them and closes its
+    cluster in order (a job cut short is cancelled, not failed), and logs nothing but Streamlit's
+    "Stopping..."."""
+    assert "Stopping..." in server_life.stop_log, server_life.stop_log
+    for noise in STOP_NOISE:
+        assert noise not in server_life.stop_log, server_life.stop_log
+    assert server_life.stop_seconds < STOP_CEILING, server_life.stop_log
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    not CHROMIUM.exists(), reason=f"{CHROMIUM} is absent (apt-get install chromium)"
+)
+@pytest.mark.skipif(sys.platform != "linux", reason="process groups as on the servers (Linux)")
+def test_a_signal_to_the_process_group_after_a_page_ran_stops_the_server_quietly(tmp_path):
+    """Ctrl-C in a terminal or a service manager's stop signals the server's whole process group
+    (its job workers too) after a page has run: the workers are not restarted (a restarted one
+    ran the last page script bare and filled the log with its errors), the stop is quick, and
+    the log holds nothing but Streamlit's "Stopping..."."""
+    port = free_port()
+    process = launch(port, _fresh_machine(tmp_path))
+    try:
+        with open_browser() as page:
+            page.goto(f"http://127.0.0.1:{port}/")
+            wait_until_rendered(page)
+        start_log = _printed_so_far(process)
+        sent = time.monotonic()
+        os.killpg(process.pid, signal.SIGTERM)
+        returncode = process.wait(timeout=30)
+        seconds = time.monotonic() - sent
+        _wait_until_gone(process.pid)
+        group_left = _group_alive(process.pid)
+        stop_log = _printed_so_far(process)
+    finally:
+        stop(process, signal.SIGKILL)
+    assert returncode in (0, -signal.SIGTERM)
+    assert "Stopping..." in stop_log, start_log + stop_log
+    for noise in STOP_NOISE:
+        assert noise not in stop_log, stop_log
+    assert seconds < STOP_CEILING and not group_left, stop_log

@@ -4,16 +4,20 @@ dask.distributed cluster (one per module: it takes a few seconds to start) and i
 
 from __future__ import annotations
 
+import logging
 import os
+import signal
+import sys
 import threading
 import time
+import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import psutil
 import pytest
 
-from ranking_core.job_cluster import REPORT_SECONDS, WORKER_ENVIRON_UNSET
+from ranking_core.job_cluster import REPORT_SECONDS, WORKER_ENVIRON_UNSET, ClusterChannel
 from ranking_core.jobs import JobLimits, JobRefused, JobRunner, JobStatus, run_in_worker
 
 WAIT = 120  # seconds at most for a worker process to start on a busy machine
@@ -138,6 +142,116 @@ def test_cancel_stops_a_running_job_and_frees_its_worker(processes):
     assert status.state == "cancelled" and time.monotonic() - started < 10
     processes.submit("after", squares, 5, 0.0, owner="a")  # the one worker is free again
     assert wait_until(processes, "after", lambda s: s.finished).result == 30
+
+
+def worker_pid(runner: JobRunner, key: str) -> int:
+    """The process id of the worker that runs the job ``key`` (submitted now, awaited)."""
+    runner.submit(key, worker_process, 0.0, owner="a")
+    status = wait_until(runner, key, lambda s: s.finished)
+    assert status.state == "done", status
+    return status.result
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="signals and process groups as on the servers")
+def test_a_worker_leaves_the_signals_of_the_servers_process_group_to_the_server(processes):
+    # Ctrl-C and a service manager's stop signal the whole group: a worker dying of them would be
+    # restarted by its nanny while the server closes the cluster
+    pid = worker_pid(processes, "before the signals")
+    for number in (signal.SIGINT, signal.SIGTERM):
+        os.kill(pid, number)
+    time.sleep(0.5)  # a signal's default action (the end of the process) would be over by now
+    assert psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    assert worker_pid(processes, "after the signals") == pid  # the same worker, still serving
+
+
+PAGE_SCRIPT = """from pathlib import Path\nPath({marker!r}).write_text("the page ran")\n"""
+
+
+def test_a_worker_restarted_by_its_nanny_runs_no_main_script_of_the_server(
+    processes, tmp_path, monkeypatch
+):
+    # under Streamlit, __main__ is the last page script the server ran; a restarted worker that
+    # ran it bare filled the log with a page's errors as the server stopped
+    marker = tmp_path / "ran"
+    script = tmp_path / "page.py"
+    script.write_text(PAGE_SCRIPT.format(marker=str(marker)))
+    page = types.ModuleType("__main__")
+    page.__file__ = str(script)
+    monkeypatch.setitem(sys.modules, "__main__", page)
+    pid = worker_pid(processes, "before the restart")
+    os.kill(pid, signal.SIGKILL)  # died (out of memory, say): the nanny starts a new worker
+    deadline = time.monotonic() + WAIT
+    restarted = pid
+    while restarted == pid and time.monotonic() < deadline:
+        restarted = worker_pid(processes, f"after the restart {time.monotonic()}")
+    assert restarted != pid  # the job ran in the new worker
+    assert not marker.exists()
+
+
+class _ClosedClient:
+    """A worker's client once the worker closes (the cluster shuts down)."""
+
+    status = "closed"
+    scheduler = None
+
+
+@dataclass
+class _FlagOfAClosedWorker:
+    """A job's progress or cancel flag in a worker that closes: asking the scheduler fails as
+    dask.distributed fails then."""
+
+    client: object = field(default_factory=_ClosedClient)
+
+    def is_set(self) -> bool:
+        raise AttributeError("'NoneType' object has no attribute 'event_is_set'")
+
+    def set(self, value: object = None) -> None:
+        raise AttributeError("'NoneType' object has no attribute 'variable_set'")
+
+
+def test_a_job_whose_worker_closes_ends_cancelled_without_a_traceback(caplog):
+    channel = ClusterChannel("job", interval=0.0)
+    channel._open = (_FlagOfAClosedWorker(), _FlagOfAClosedWorker())
+    channel.report(3, 10)  # no progress written, no error
+    with caplog.at_level(logging.DEBUG):
+        outcome = run_in_worker(squares, (5, 0.0), {}, AlreadyStarted(channel))
+    assert outcome.cancelled and outcome.error is None and outcome.value is None
+    assert caplog.records == []  # nothing logged: no "a job failed", no traceback
+
+
+@dataclass
+class AlreadyStarted:
+    """A channel whose job is opened already (its flags set by the test)."""
+
+    channel: ClusterChannel
+    interval: float = 0.0
+
+    def open(self) -> None:
+        pass
+
+    def cancelled(self) -> bool:
+        return self.channel.cancelled()
+
+    def report(self, done: int, total: int) -> None:
+        self.channel.report(done, total)
+
+
+def test_a_flag_that_fails_while_the_worker_runs_is_not_taken_for_a_cancel():
+    channel = ClusterChannel("job", interval=0.0)
+    running = types.SimpleNamespace(status="running", scheduler=object())
+    channel._open = (_FlagOfAClosedWorker(running), _FlagOfAClosedWorker(running))
+    with pytest.raises(AttributeError):
+        channel.cancelled()
+    with pytest.raises(AttributeError):
+        channel.report(3, 10)
+
+
+def test_a_runner_shut_down_refuses_new_jobs_with_a_sentence():
+    runner = JobRunner(JobLimits(workers=1))
+    runner.shutdown()  # before any job: no cluster was started
+    with pytest.raises(JobRefused, match="the server is stopping"):
+        runner.submit("late", squares, 3, 0.0, owner="a")
+    assert runner._engine._cluster is None
 
 
 @dataclass

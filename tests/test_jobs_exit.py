@@ -95,3 +95,52 @@ def test_an_interpreter_with_two_cluster_runners_exits_and_leaves_no_process():
             break
         time.sleep(0.1)
     assert left == [] and in_session == []
+
+
+LEFT_WORKER_SCRIPT = textwrap.dedent(
+    """
+    import multiprocessing, signal, time
+    from ranking_core.jobs import JobLimits, JobRunner
+
+    def worker(ready):  # a job worker ignores SIGTERM, as ranking_core.job_fork_server sets it
+        signal.signal(signal.SIGTERM, lambda *_: None)
+        ready.set()
+        time.sleep(600)
+
+    if __name__ == "__main__":
+        runner = JobRunner(JobLimits(workers=1))  # hooks the exit handler of the job engines
+        context = multiprocessing.get_context("fork")
+        ready = context.Event()
+        left = context.Process(target=worker, args=(ready,), daemon=True)
+        left.start()
+        assert ready.wait(60)
+        print(left.pid, flush=True)
+    """
+)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="process groups as on the servers (Linux)")
+def test_a_worker_left_running_at_exit_does_not_hold_the_exit(tmp_path):
+    # multiprocessing's own exit handler sends a daemonic child SIGTERM, then waits for it
+    # without end; a worker ignores SIGTERM, so the exit kills a worker its cluster left
+    script_file = tmp_path / "left_worker.py"
+    script_file.write_text(LEFT_WORKER_SCRIPT)
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    script = subprocess.Popen(
+        [sys.executable, str(script_file)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        out, err = script.communicate(timeout=EXIT_WAIT)
+    except subprocess.TimeoutExpired:
+        os.killpg(script.pid, 9)
+        script.communicate()
+        pytest.fail(f"the interpreter did not exit within {EXIT_WAIT} s: it waited for its worker")
+    assert script.returncode == 0, err
+    pid = int(out.split()[0])
+    assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
