@@ -44,9 +44,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from ranking_core.jobs import JobRefused
-
 LOG = logging.getLogger("riskgrid.jobs")
+
+
+class JobRefused(ValueError):
+    """A job past a bound of :class:`~ranking_core.jobs.JobLimits`, or one submitted while the
+    server stops, refused before it starts (raised by both; :mod:`ranking_core.jobs` exports
+    it)."""
+
 
 SCHEDULER_ENV = "RISKGRID_SCHEDULER"
 REPORT_SECONDS = 0.2  # at most one progress message (and cancel check) per job this often

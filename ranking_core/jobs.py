@@ -44,6 +44,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from ranking_core.job_cluster import JobRefused
+
 if TYPE_CHECKING:
     from ranking_core.job_cluster import Engine
 
@@ -51,10 +53,6 @@ LOG = logging.getLogger("riskgrid.jobs")
 
 JobState = Literal["queued", "running", "done", "failed", "cancelled"]
 STATES: tuple[JobState, ...] = ("queued", "running", "done", "failed", "cancelled")
-
-
-class JobRefused(ValueError):
-    """A job past a bound of :class:`JobLimits`, refused before it starts."""
 
 
 class JobCancelled(Exception):
