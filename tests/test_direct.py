@@ -22,8 +22,8 @@ from ranking_core.learners.direct import (
     _golden_index,
     choose_method,
     fast_kfold_lambda,
-    ou_precision,
 )
+from ranking_core.learners.lattice_cholesky import ou_precision
 from ranking_core.selection import TIE_TOLERANCE, choose
 
 WARPED_L1 = TransformedKernel(LaplacianKernel(1e3), GlucoseTransform("log", 50.0))

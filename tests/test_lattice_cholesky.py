@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 import scipy.sparse
 
-from ranking_core.learners.direct import ou_precision
-from ranking_core.learners.lattice_cholesky import _tree, lattice_cholesky
+from ranking_core.learners.lattice_cholesky import _tree, lattice_cholesky, ou_precision
 
 
 def _system(n0: int, n1: int, lam: float, seed: int):

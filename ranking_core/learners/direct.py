@@ -80,7 +80,7 @@ from ranking_core.learners.base import (
     store_params,
 )
 from ranking_core.learners.choices import DIRECT_METHODS
-from ranking_core.learners.lattice_cholesky import LatticeCholesky, lattice_cholesky
+from ranking_core.learners.lattice_cholesky import LatticeCholesky, lattice_cholesky, ou_precision
 from ranking_core.learners.lattice_shifted import shifted_solutions
 from ranking_core.selection import (
     CRITERIA,
@@ -108,7 +108,6 @@ __all__ = [
     "choose_method",
     "fast_kfold_lambda",
     "lattice_kernel_parts",
-    "ou_precision",
 ]
 
 SOLVERS = ("auto", "cholesky", "lattice")
@@ -126,26 +125,6 @@ ONE_FOLD_TRAIN = 2000
 # when they lie within this factor of each other: about 20 Lanczos steps, the cost of about
 # two factorisations, where the search would spend four or five
 BRACKET_RATIO = 16.0
-
-
-def ou_precision(coords: ArrayLike, gamma: float) -> scipy.sparse.csc_matrix:
-    """Inverse of the Gram matrix exp(−|u_i − u_j|/γ) on strictly increasing points u (tridiagonal).
-
-    With ρ_i = exp(−(u_{i+1} − u_i)/γ) (the AR(1) form of the Ornstein–Uhlenbeck process):
-    T_{i,i+1} = −ρ_i/(1 − ρ_i²) = −1/(2 sinh(Δ_i/γ)) and
-    T_ii = 1 + Σ_{neighbour gaps} ρ²/(1 − ρ²), with ρ²/(1 − ρ²) = 1/expm1(2Δ/γ).
-    """
-    u = np.asarray(coords, dtype=np.float64)
-    gaps = np.diff(u)
-    if np.any(gaps <= 0):
-        raise ValueError("ou_precision: the coordinates must be strictly increasing")
-    scaled = gaps / float(gamma)
-    ratio = 1.0 / np.expm1(2.0 * scaled)
-    main = np.ones(u.size)
-    main[:-1] += ratio
-    main[1:] += ratio
-    off = -0.5 / np.sinh(scaled)
-    return scipy.sparse.diags([off, main, off], [-1, 0, 1], format="csc")
 
 
 def lattice_kernel_parts(kernel: Kernel) -> tuple[float, GlucoseTransform | None] | None:
@@ -303,7 +282,7 @@ class DirectRanker(
         assert isinstance(factor, LatticeCholesky), "the lattice keeps its Cholesky factor"
         flat, u, w, _ = self._lattice_parts
         z = factor.solve(np.bincount(flat, weights=y - y.mean(), minlength=u.size) / m)
-        F = z + w * (u @ z) / (1.0 - u @ w)
+        F = _without_uu(z, u, w)
         self._set_lattice(F, flat, y, float(self.lam))
 
     def _fit_lattice(
@@ -330,7 +309,7 @@ class DirectRanker(
         rhs = np.bincount(flat, weights=y - y.mean(), minlength=N) / m
         factor = lattice_cholesky(T, T, lam, u)
         z, w = factor.solve(np.column_stack([rhs, u])).T
-        F = z + w * (u @ z) / (1.0 - u @ w)  # Sherman–Morrison for −uuᵀ
+        F = _without_uu(z, u, w)
         residual = u * F + lam * _kron_mul(T, F) - u * (u @ F) - rhs
         self.relative_residual_ = float(np.linalg.norm(residual) / np.linalg.norm(rhs))
         self._factor = factor if self.keep_factor else None
@@ -381,14 +360,8 @@ class DirectRanker(
         )
         nodes = index[:, 0].astype(np.intp) * n + index[:, 1].astype(np.intp)
         rhs = np.bincount(flat, weights=y - y.mean(), minlength=u.size) / len(y)
-        scale = 1.0 / (1.0 - u @ w)
-
-        def precondition(v: NDArray[np.float64]) -> NDArray[np.float64]:
-            z = factor.solve(v)
-            return z + w * ((u @ z) * scale)  # Sherman–Morrison for −uuᵀ, as in the fit
-
         values, _ = shifted_solutions(
-            precondition,
+            lambda v: _without_uu(factor.solve(v), u, w),
             lambda v: _kron_mul(T, v),
             rhs,
             np.asarray(lams, dtype=np.float64) - float(self.lam),
@@ -396,6 +369,13 @@ class DirectRanker(
         )
         # f = F + b with b = ȳ − mean(F at the training nodes) = ȳ − u·F (as _set_lattice)
         return values[:, :-1] + (y.mean() - values[:, -1])[:, None]
+
+
+def _without_uu(
+    z: NDArray[np.float64], u: NDArray[np.float64], w: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    """(A − uuᵀ)⁻¹b from z = A⁻¹b and w = A⁻¹u (Sherman–Morrison): z + w·(uᵀz)/(1 − uᵀw)."""
+    return z + w * (u @ z) / (1.0 - u @ w)
 
 
 def _kron_mul(T: scipy.sparse.csc_matrix, F: NDArray[np.float64]) -> NDArray[np.float64]:

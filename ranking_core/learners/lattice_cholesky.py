@@ -4,7 +4,7 @@ The lattice solve of :class:`~ranking_core.learners.direct.DirectRanker` factors
 
     A = diag(d) + λ·T₀ ⊗ T₁
 
-on the n₀ × n₁ lattice (T₀, T₁ tridiagonal, :func:`~ranking_core.learners.direct.ou_precision`;
+on the n₀ × n₁ lattice (T₀, T₁ tridiagonal, :func:`ou_precision`;
 node (i, j) has index i·n₁ + j). A couples each node with its eight neighbours only, so the
 lattice's own geometry orders the elimination (George 1973, nested dissection): a rectangle of
 the lattice is split by one row or column of nodes (its separator) into two halves that share no
@@ -44,10 +44,11 @@ from functools import lru_cache
 
 import numpy as np
 import scipy.linalg
-from numpy.typing import NDArray
+import scipy.sparse
+from numpy.typing import ArrayLike, NDArray
 from threadpoolctl import ThreadpoolController
 
-__all__ = ["LEAF", "LatticeCholesky", "lattice_cholesky"]
+__all__ = ["LEAF", "LatticeCholesky", "lattice_cholesky", "ou_precision"]
 
 LEAF = 2  # rectangles of at most LEAF × LEAF nodes are eliminated whole
 BATCH_SEPARATOR = 48  # separators up to this size are factored in stacks (NumPy), larger ones
@@ -444,3 +445,23 @@ def one_blas_thread_here() -> Iterator[int]:
         threads = max((info["num_threads"] for info in controller.info()), default=1)
         with controller.limit(limits=1):
             yield threads
+
+
+def ou_precision(coords: ArrayLike, gamma: float) -> scipy.sparse.csc_matrix:
+    """Inverse of the Gram matrix exp(−|u_i − u_j|/γ) on strictly increasing points u (tridiagonal).
+
+    With ρ_i = exp(−(u_{i+1} − u_i)/γ) (the AR(1) form of the Ornstein–Uhlenbeck process):
+    T_{i,i+1} = −ρ_i/(1 − ρ_i²) = −1/(2 sinh(Δ_i/γ)) and
+    T_ii = 1 + Σ_{neighbour gaps} ρ²/(1 − ρ²), with ρ²/(1 − ρ²) = 1/expm1(2Δ/γ).
+    """
+    u = np.asarray(coords, dtype=np.float64)
+    gaps = np.diff(u)
+    if np.any(gaps <= 0):
+        raise ValueError("ou_precision: the coordinates must be strictly increasing")
+    scaled = gaps / float(gamma)
+    ratio = 1.0 / np.expm1(2.0 * scaled)
+    main = np.ones(u.size)
+    main[:-1] += ratio
+    main[1:] += ratio
+    off = -0.5 / np.sinh(scaled)
+    return scipy.sparse.diags([off, main, off], [-1, 0, 1], format="csc")
