@@ -25,11 +25,19 @@ from __future__ import annotations
 import ctypes
 import os
 import sys
-from contextlib import AbstractContextManager
+import threading
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
 
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController, threadpool_limits
 
-__all__ = ["PARALLEL_FIT_FROM", "fit_threads", "one_blas_thread", "one_malloc_arena"]
+__all__ = [
+    "PARALLEL_FIT_FROM",
+    "blas_on_one_thread",
+    "fit_threads",
+    "one_blas_thread",
+    "one_malloc_arena",
+]
 
 PARALLEL_FIT_FROM = 1500  # ratings: from here on a fit on a free machine uses every core
 
@@ -51,6 +59,25 @@ def fit_threads(n_ratings: int) -> AbstractContextManager:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
     threads = cores if n_ratings >= PARALLEL_FIT_FROM and load < cores else 1
     return threadpool_limits(limits=threads, user_api="blas")
+
+
+_ONE_THREAD_LOCK = threading.Lock()
+
+
+@contextmanager
+def blas_on_one_thread() -> Iterator[int]:
+    """BLAS on one thread inside the block, yielding how many threads it had before (the
+    lattice factorisation's small fronts: ``learners/lattice_cholesky.py``, whose own workers
+    then take the cores BLAS had).
+
+    threadpoolctl's limits are per process: two threads limiting and restoring at once could
+    restore out of order. The lock makes these blocks take turns (a factorisation spreads itself
+    over its workers, so nothing is lost by queueing another behind it)."""
+    with _ONE_THREAD_LOCK:
+        controller = ThreadpoolController().select(user_api="blas")
+        threads = max((info["num_threads"] for info in controller.info()), default=1)
+        with controller.limit(limits=1):
+            yield threads
 
 
 M_ARENA_MAX = -8  # glibc's mallopt parameter: the number of malloc arenas

@@ -95,3 +95,21 @@ def test_one_malloc_arena_keeps_every_thread_on_one_heap():
 
     assert heaps("default") > 1
     assert heaps("one") == 1
+
+
+def test_blas_on_one_thread_limits_inside_and_gives_the_threads_back():
+    """threadpoolctl's own reading of every loaded BLAS: one thread inside the block, the count
+    the block yielded before and after it."""
+    import numpy  # noqa: F401 - the BLAS libraries are loaded before they are read
+    import scipy.linalg  # noqa: F401
+
+    from ranking_core.blas_threads import blas_on_one_thread
+
+    def counts() -> set[int]:
+        return {p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"}
+
+    before = counts()
+    with blas_on_one_thread() as threads:
+        assert counts() == {1}
+    assert threads == max(before)
+    assert counts() == before

@@ -34,11 +34,10 @@ no pivoting is needed; the result equals a dense Cholesky solve to round-off
 
 from __future__ import annotations
 
-import threading
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager, nullcontext
+from contextlib import nullcontext
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -46,7 +45,8 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse
 from numpy.typing import ArrayLike, NDArray
-from threadpoolctl import ThreadpoolController
+
+from ranking_core.blas_threads import blas_on_one_thread
 
 __all__ = ["LEAF", "LatticeCholesky", "lattice_cholesky", "ou_precision"]
 
@@ -243,7 +243,7 @@ class LatticeCholesky:
     def solve(self, b: NDArray[np.float64]) -> NDArray[np.float64]:
         """A⁻¹b for b of shape (N,) or (N, k), N = n₀n₁: one forward and one backward sweep
         over the fronts, O(stored numbers) per right-hand side."""
-        with one_blas_thread_here():
+        with blas_on_one_thread():
             return self._solve(b)
 
     def _solve(self, b: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -374,7 +374,7 @@ def lattice_cholesky(
 
     The fronts are small (a few hundred rows at most), where a BLAS spreading every call over
     its threads spends more time waking them than computing: the whole factorisation runs with
-    BLAS on one thread (:func:`one_blas_thread_here`) and its own ``workers`` threads eliminate
+    BLAS on one thread (:func:`blas_on_one_thread`) and its own ``workers`` threads eliminate
     the fronts of one depth side by side (NumPy and LAPACK release the GIL). On the 601 × 601
     lattice: 2.0 s with two BLAS threads, 0.73 s with one, 0.45 s with two workers
     (docs/SCALE.md). The factor is the same number for number whatever ``workers`` is: each
@@ -385,7 +385,7 @@ def lattice_cholesky(
     """
     tree, _ = _tree(T0.shape[0], T1.shape[0])
     problem = (_bands(T0), _bands(T1), float(lam), np.asarray(diag, dtype=np.float64))
-    with one_blas_thread_here() as blas_threads:
+    with blas_on_one_thread() as blas_threads:
         count = max(1, blas_threads if workers is None else workers)
         with ThreadPoolExecutor(count) if count > 1 else nullcontext() as pool:
             run = pool.map if pool is not None else map
@@ -428,23 +428,6 @@ def _depth(groups: list[_Group], below: list, problem: tuple, run: Callable):
                 if readers[child] == 0:
                     below[child] = None
     return level, updates
-
-
-_BLAS_LOCK = threading.Lock()
-
-
-@contextmanager
-def one_blas_thread_here() -> Iterator[int]:
-    """BLAS on one thread for the lattice's small fronts, yielding how many threads it had.
-
-    threadpoolctl's limits are per process: two threads limiting and restoring at once could
-    restore out of order. The lock makes the lattice's own limits take turns (a factorisation
-    spreads itself over its workers, so nothing is lost by queueing another behind it)."""
-    with _BLAS_LOCK:
-        controller = ThreadpoolController().select(user_api="blas")
-        threads = max((info["num_threads"] for info in controller.info()), default=1)
-        with controller.limit(limits=1):
-            yield threads
 
 
 def ou_precision(coords: ArrayLike, gamma: float) -> scipy.sparse.csc_matrix:
