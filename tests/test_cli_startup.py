@@ -65,7 +65,8 @@ PROBE = (
     "except SystemExit as exc:\n"
     "    code = exc.code\n"
     "print('EXIT', code, file=sys.stderr)\n"
-    "print('LOADED', sorted({m.split('.')[0] for m in sys.modules}), file=sys.stderr)\n"
+    "print('LOADED', sorted({m.split('.')[0] for m, module in sys.modules.items()\n"
+    "                        if module is not None}), file=sys.stderr)\n"
 )
 
 
@@ -135,3 +136,28 @@ def test_commands_that_read_records_load_no_numerical_library(tmp_path) -> None:
     # refused
     status, loaded = _loaded(tmp_path, "learners", "compare", "--learner", "no-such-learner")
     assert status == 2 and {"numpy", "sklearn"} <= loaded
+
+
+def test_a_command_reading_a_table_leaves_arrow_unloaded(tmp_path) -> None:
+    """pandas imports pyarrow whenever it is installed (the dashboard's Streamlit installs it);
+    the command line marks it absent (:func:`ranking_core.cli.without_arrow`), so that a
+    command reading a table with pandas does not pay its memory."""
+    import importlib.util
+
+    import numpy as np
+
+    if importlib.util.find_spec("pyarrow") is None:
+        pytest.skip("pyarrow is not installed: there is nothing to keep unloaded")
+    rng = np.random.default_rng(0)
+    pairs = rng.uniform(40, 400, size=(60, 2))
+    ratings = np.minimum(np.abs(pairs[:, 0] - pairs[:, 1]) / 60, 4)
+    table = tmp_path / "ratings.csv"
+    table.write_text(
+        "reference,estimate,rating\n"
+        + "".join(f"{a:.1f},{b:.1f},{r:.3f}\n" for (a, b), r in zip(pairs, ratings, strict=True))
+    )
+    status, loaded = _loaded(tmp_path, "learn", str(table), "--out-dir", str(tmp_path / "out"))
+    assert status == 0
+    assert "pandas" in loaded  # the command did read its table with pandas
+    assert "pyarrow" not in loaded
+    assert (tmp_path / "out" / "grid.csv").exists()

@@ -8,6 +8,7 @@ module is imported when the command is called or asked for its own help.
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -233,5 +234,19 @@ def riskgrid(
     """Learned clinical error grids by regularized ranking."""
 
 
+def without_arrow() -> None:
+    """Keep pandas from importing Arrow in a command's process.
+
+    pandas imports ``pyarrow`` whenever it is installed (Streamlit, for the dashboard, installs
+    it), and no command reads or writes Arrow: the dashboard runs in a process of its own. With
+    the module marked absent (Python's import system: ``sys.modules[name] = None``) pandas takes
+    its Arrow-less path, as where pyarrow is not installed. On ``riskgrid learn`` with 20,000
+    ratings the peak memory falls from 462–468 to 423–424 MiB (``/usr/bin/time``, docs/SCALE.md).
+    A process that has already imported it keeps it."""
+    if "pyarrow" not in sys.modules:
+        sys.modules["pyarrow"] = None  # type: ignore[assignment]  # the import system's "absent"
+
+
 def main() -> None:  # pragma: no cover - console entry point
+    without_arrow()
     app()

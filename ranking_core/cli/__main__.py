@@ -1,3 +1,4 @@
-from ranking_core.cli import app
+from ranking_core.cli import app, without_arrow
 
+without_arrow()
 app(prog_name="riskgrid")

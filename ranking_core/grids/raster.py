@@ -8,6 +8,7 @@ step) and the ``grid.png`` file (:mod:`ranking_core.grids.files`) are this image
 
 from __future__ import annotations
 
+import importlib.util
 import io
 from functools import lru_cache
 from pathlib import Path
@@ -40,11 +41,12 @@ SHOWN_WIDTH_PX = 560
 
 @lru_cache(maxsize=1)
 def _font() -> ImageFont.FreeTypeFont:
-    """DejaVu Sans (shipped with Matplotlib): Pillow's built-in font lacks "−" and "Δ".
-    Matplotlib is imported here, on the first drawing, not with the module (0.1 s)."""
-    import matplotlib
-
-    path = Path(matplotlib.get_data_path()) / "fonts" / "ttf" / "DejaVuSans.ttf"
+    """DejaVu Sans (shipped with Matplotlib): Pillow's built-in font lacks "−" and "Δ". The
+    file is found in Matplotlib's package data without importing Matplotlib (0.1 s)."""
+    spec = importlib.util.find_spec("matplotlib")
+    if spec is None or spec.origin is None:
+        raise RuntimeError("Matplotlib, which ships the DejaVu Sans font, is not installed")
+    path = Path(spec.origin).parent / "mpl-data" / "fonts" / "ttf" / "DejaVuSans.ttf"
     return ImageFont.truetype(str(path), size=FONT_SIZE)
 
 
@@ -182,11 +184,9 @@ def grid_image(
 
 
 def png_bytes(image: Image.Image, *, small: bool = True) -> bytes:
-    """PNG bytes of ``image``: ``small`` spends time on the smallest file (a download);
-    otherwise the fastest encoding (a screen redrawn on every step)."""
+    """PNG bytes of ``image``: ``small``, zlib's default level for a file (a learned grid's
+    picture: 70 kB in 0.024 s, where Pillow's ``optimize`` made 64 kB in 0.17 s); otherwise the
+    fastest encoding (a screen redrawn on every step: 96 kB in 0.012 s)."""
     out = io.BytesIO()
-    if small:
-        image.save(out, format="PNG", optimize=True)
-    else:
-        image.save(out, format="PNG", compress_level=1)
+    image.save(out, format="PNG", compress_level=6 if small else 1)
     return out.getvalue()

@@ -164,17 +164,36 @@ def _keys(rect: NDArray[np.intp], n0: int, n1: int) -> NDArray[np.intp]:
     return np.column_stack([rect[:, 2:], edges]).astype(np.intp)
 
 
+class _Positions:
+    """The front position of each node of a front by its offset (row, column) from the
+    rectangle's corner: a small array over the offsets' bounding box with a margin of one, −1
+    where the front has no node."""
+
+    def __init__(self, offsets: NDArray[np.intp]) -> None:
+        self.low = offsets.min(axis=0) - 1
+        self.table = np.full(offsets.max(axis=0) - self.low + 2, -1, dtype=np.intp)
+        self.table[tuple((offsets - self.low).T)] = np.arange(len(offsets))
+
+    def __call__(self, offsets: NDArray[np.intp]) -> NDArray[np.intp]:
+        """Positions of nodes at ``offsets`` (..., 2), each within one of the front's nodes."""
+        shifted = offsets - self.low
+        return self.table[shifted[..., 0], shifted[..., 1]]
+
+
+_STENCIL = np.array([(a, b) for a in (-1, 0, 1) for b in (-1, 0, 1)])  # offset 3(a + 1) + (b + 1)
+
+
 def _pattern(offsets: NDArray[np.intp], s: int) -> tuple[NDArray, NDArray, NDArray]:
     """Front positions (rows, cols) that hold an entry of A — the eight-neighbour pairs of
     S × S, B × S and S × B — and the neighbour offset of each, 3(a + 1) + (b + 1) for the row
     node at (a, b) from the column node."""
-    near = np.abs(offsets[:, None, :] - offsets[None, :s, :]).max(axis=2) <= 1
-    front_row, s_col = np.nonzero(near)
+    front_row = _Positions(offsets)(offsets[:s, None, :] + _STENCIL)  # (s, 9), −1: no node
+    s_col, stencil = np.nonzero(front_row >= 0)
+    front_row = front_row[s_col, stencil]
     outer = front_row >= s  # B × S, mirrored to S × B
     rows = np.concatenate([front_row, s_col[outer]])
     cols = np.concatenate([s_col, front_row[outer]])
-    step = offsets[rows] - offsets[cols]
-    return rows, cols, (step[:, 0] + 1) * 3 + step[:, 1] + 1
+    return rows, cols, np.concatenate([stencil, 8 - stencil[outer]])
 
 
 @lru_cache(maxsize=4)
@@ -205,7 +224,7 @@ def _tree(n0: int, n1: int) -> tuple[list[list[_Group]], int]:
             corner = rect[which, :2]
             ids = (corner[:, 0, None] + offsets[:, 0]) * n1 + corner[:, 1, None] + offsets[:, 1]
             children: list[tuple[int, NDArray[np.intp], NDArray[np.intp]]] = []
-            where = {(int(r), int(c)): k for k, (r, c) in enumerate(offsets)}
+            where = _Positions(offsets)
             for side, (start, (hc, wc)) in enumerate([] if axis is None else _halves(h, w, axis)):
                 if hc <= 0 or wc <= 0:
                     continue
@@ -213,7 +232,7 @@ def _tree(n0: int, n1: int) -> tuple[list[list[_Group]], int]:
                 child_key = tuple(int(v) for v in keys_below[child[0]])
                 group, positions = below[child_key]  # type: ignore[index]
                 ring = _ring(hc, wc, child_key[2:]) + np.array(start)
-                local = np.array([where[(int(r), int(c))] for r, c in ring], dtype=np.intp)
+                local = where(ring)
                 children.append((group, positions[child], _runs(local)))
             groups.append(_Group(ids.astype(np.int32), s, *_pattern(offsets, s), tuple(children)))
             position[which] = np.arange(len(which))
@@ -242,26 +261,28 @@ class LatticeCholesky:
 
     def solve(self, b: NDArray[np.float64]) -> NDArray[np.float64]:
         """A⁻¹b for b of shape (N,) or (N, k), N = n₀n₁: one forward and one backward sweep
-        over the fronts, O(stored numbers) per right-hand side."""
+        over the fronts, O(stored numbers) per right-hand side. The columns of b are solved one
+        at a time: the gathers and scatters of one column are NumPy's fast path, and two
+        columns at once took 2.5 times one column (0.16 against 0.064 s on the 601 × 601
+        lattice)."""
         with blas_on_one_thread():
-            return self._solve(b)
+            if b.ndim == 1:
+                return self._solve(b)[:, 0]
+            return np.column_stack([self._solve(column)[:, 0] for column in b.T])
 
     def _solve(self, b: NDArray[np.float64]) -> NDArray[np.float64]:
+        """(N, 1) A⁻¹b for one right-hand side b (N,)."""
         n0, n1 = self.shape
         tree, _ = _tree(n0, n1)
-        vector = b.ndim == 1
-        x = np.array(b[:, None] if vector else b, dtype=np.float64)
+        x = np.array(b[:, None], dtype=np.float64)
         for groups, factors in zip(tree, self._factors, strict=True):
             for group, (L, X) in zip(groups, factors, strict=True):
                 s = group.s
                 y = _solve_lower(L, x[group.ids[:, :s]])
                 x[group.ids[:, :s]] = y
-                if X.shape[2]:  # into the ring, where rings overlap: added at (flat) indices
-                    ring = group.ids[:, s:, None] * x.shape[1] + np.arange(
-                        x.shape[1], dtype=np.int32
-                    )
+                if X.shape[2]:  # into the ring; rings overlap, so added node by node
                     change = np.matmul(X.transpose(0, 2, 1), y)
-                    np.subtract.at(x.reshape(-1), ring.ravel(), change.ravel())
+                    np.subtract.at(x[:, 0], group.ids[:, s:].ravel(), change.ravel())
         for groups, factors in zip(reversed(tree), reversed(self._factors), strict=True):
             for group, (L, X) in zip(groups, factors, strict=True):
                 s = group.s
@@ -269,7 +290,7 @@ class LatticeCholesky:
                 if X.shape[2]:
                     y -= np.matmul(X, x[group.ids[:, s:]])
                 x[group.ids[:, :s]] = _solve_upper(L, y)
-        return x[:, 0] if vector else x
+        return x
 
 
 def _solve_lower(L: NDArray, y: NDArray) -> NDArray:
