@@ -26,6 +26,7 @@ import ctypes
 import os
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 
@@ -35,6 +36,7 @@ __all__ = [
     "PARALLEL_FIT_FROM",
     "blas_on_one_thread",
     "fit_threads",
+    "machine_load",
     "one_blas_thread",
     "one_malloc_arena",
 ]
@@ -53,12 +55,39 @@ def one_blas_thread() -> None:
 
 def fit_threads(n_ratings: int) -> AbstractContextManager:
     """A context in which a fit of ``n_ratings`` ratings runs: every core when there are at
-    least ``PARALLEL_FIT_FROM`` ratings and the 1-minute load average is below the number of
-    cores, else one thread."""
+    least ``PARALLEL_FIT_FROM`` ratings and the machine's load (:func:`machine_load`) is below
+    the number of cores, else one thread."""
     cores = os.cpu_count() or 1
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
-    threads = cores if n_ratings >= PARALLEL_FIT_FROM and load < cores else 1
+    threads = cores if n_ratings >= PARALLEL_FIT_FROM and machine_load() < cores else 1
     return threadpool_limits(limits=threads, user_api="blas")
+
+
+LOAD_STATUS = "/proc/loadavg"  # Linux: load averages, then "runnable/all" threads
+LOAD_READINGS = 3  # readings of the runnable count, LOAD_GAP seconds apart
+LOAD_GAP = 0.01
+
+
+def machine_load() -> float:
+    """The cores other work takes: the 1-minute load average, or fewer when fewer threads of
+    other processes are running or waiting for a core now.
+
+    The average lags: a minute after two busy cores fall idle it still reads about 1.3, so a
+    fit started right after other work (a benchmark's reference, the user's previous command)
+    took one core on an idle machine. Linux's /proc/loadavg also gives the threads runnable at
+    this moment (its fourth field, this process's reading thread among them); the largest of
+    ``LOAD_READINGS`` readings, less the reader, is the load now. A load that is there now, or
+    that comes and goes within the readings, still counts."""
+    average = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+    try:
+        readings = []
+        for reading in range(LOAD_READINGS):
+            if reading:
+                time.sleep(LOAD_GAP)
+            with open(LOAD_STATUS, encoding="ascii") as status:
+                readings.append(int(status.read().split()[3].split("/")[0]) - 1)
+    except (OSError, ValueError, IndexError):  # not Linux: the average alone
+        return average
+    return min(average, float(max(readings)))
 
 
 _ONE_THREAD_LOCK = threading.Lock()

@@ -36,16 +36,25 @@ def test_the_server_runs_every_blas_on_one_thread():
 
 
 @pytest.mark.parametrize(
-    ("n_ratings", "load", "expected"),
+    ("n_ratings", "load", "runnable", "expected"),
     [
-        (300, 0.0, 1),  # small fits: one thread is as fast
-        (PARALLEL_FIT_FROM, 0.0, "cores"),  # a large fit on a free machine: every core
-        (PARALLEL_FIT_FROM, 2.0, 1),  # … but not when the cores are busy
+        (300, 0.0, "1/80", 1),  # small fits: one thread is as fast
+        (PARALLEL_FIT_FROM, 0.0, "1/80", "cores"),  # a large fit on a free machine: every core
+        (PARALLEL_FIT_FROM, 2.0, "3/80", 1),  # … but not when the cores are busy
+        (PARALLEL_FIT_FROM, 2.0, "1/80", "cores"),  # the average lags: nothing else runs now
+        (PARALLEL_FIT_FROM, 0.5, "5/80", "cores"),  # a low average still lets a fit use them
+        (PARALLEL_FIT_FROM, 2.0, None, 1),  # no /proc/loadavg: the average alone
     ],
 )
 def test_a_fit_uses_every_core_only_when_it_is_large_and_the_cores_are_free(
-    monkeypatch, n_ratings, load, expected
+    monkeypatch, tmp_path, n_ratings, load, runnable, expected
 ):
+    from ranking_core import blas_threads
+
+    status = tmp_path / "loadavg"
+    if runnable is not None:  # the reading thread is one of the runnable threads
+        status.write_text(f"{load} {load} {load} {runnable} 12345\n")
+    monkeypatch.setattr(blas_threads, "LOAD_STATUS", str(status))
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
     monkeypatch.setattr(os, "getloadavg", lambda: (load, load, load))
     import numpy  # noqa: F401 - loads the BLAS whose threads are counted
@@ -53,6 +62,20 @@ def test_a_fit_uses_every_core_only_when_it_is_large_and_the_cores_are_free(
     with fit_threads(n_ratings):
         threads = {p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"}
     assert threads == {2 if expected == "cores" else 1}
+
+
+def test_the_load_now_is_read_from_this_machine():
+    """On Linux the runnable count is read (this process's reading thread is one of them), so
+    the load now is a whole number of other threads, never more than the average allows."""
+    from ranking_core.blas_threads import LOAD_STATUS, machine_load
+
+    if not Path(LOAD_STATUS).exists():
+        pytest.skip(f"{LOAD_STATUS} is Linux's; elsewhere the average alone is used")
+    before = os.getloadavg()[0]
+    load = machine_load()
+    after = os.getloadavg()[0]  # the average may be updated meanwhile (every 5 s)
+    assert 0.0 <= load <= max(before, after)
+    assert load in (before, after) or float(load).is_integer()
 
 
 ARENAS = """
