@@ -120,6 +120,47 @@ def test_one_malloc_arena_keeps_every_thread_on_one_heap():
     assert heaps("one") == 1
 
 
+KEPT = """
+import ctypes, json, sys
+import numpy as np
+from ranking_core.blas_threads import reuse_freed_memory
+if sys.argv[1] == "reuse":
+    assert reuse_freed_memory()
+class MallInfo2(ctypes.Structure):  # glibc's mallinfo2: ten counts of bytes
+    _fields_ = [(name, ctypes.c_size_t) for name in (
+        "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks",
+        "fordblks", "keepcost")]
+libc = ctypes.CDLL(None)
+libc.mallinfo2.restype = MallInfo2
+block = np.ones(5_000_000)  # 40 MB: over the largest block glibc keeps by default (32 MB)
+held = libc.mallinfo2()
+del block
+freed = libc.mallinfo2()
+print(json.dumps({"mapped_while_held": held.hblkhd, "free_in_heap_after": freed.fordblks}))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc")
+def test_freed_memory_is_kept_for_the_next_block():
+    """glibc's own counts (mallinfo2): by default a 40 MB block is mapped on its own and
+    returned when freed; after ``reuse_freed_memory`` it comes from the heap and stays there,
+    free for the next factorisation's blocks."""
+
+    def counts(mode: str) -> dict:
+        done = subprocess.run(
+            [sys.executable, "-c", KEPT, mode], capture_output=True, text=True, cwd=ROOT
+        )
+        if "mallinfo2" in done.stderr:
+            pytest.skip("glibc older than 2.33 has no mallinfo2")
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    size = 40_000_000
+    default, reuse = counts("default"), counts("reuse")
+    assert default["mapped_while_held"] >= size and default["free_in_heap_after"] < size
+    assert reuse["mapped_while_held"] < size and reuse["free_in_heap_after"] >= size
+
+
 def test_blas_on_one_thread_limits_inside_and_gives_the_threads_back():
     """threadpoolctl's own reading of every loaded BLAS: one thread inside the block, the count
     the block yielded before and after it."""

@@ -269,11 +269,12 @@ def _fit_write_and_save(
 ) -> None:
     """The fit and its one check (:func:`ranking_core.learn.pipeline.fit_checked`), then what
     the options ask for: the grid's files, the record, the band, the panel report."""
-    from ranking_core.blas_threads import fit_threads, one_malloc_arena
+    from ranking_core.blas_threads import fit_threads, one_malloc_arena, reuse_freed_memory
     from ranking_core.cli.progress import progress_bar
     from ranking_core.learn.pipeline import fit_checked
 
     one_malloc_arena()  # the fit's worker threads give back what they free (memory bound)
+    reuse_freed_memory()  # … and each λ's factorisation reuses the last one's memory
     saving = None
     if save is not None:  # the database opens and takes the name before the fit, not after it
         from ranking_core.cli.records import store_for_saving
